@@ -1,0 +1,11 @@
+// Umbrella header: everything an embedding program needs.
+#ifndef FEEDCORE_FEEDCORE_H_
+#define FEEDCORE_FEEDCORE_H_
+
+#include "feedcore/clock.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "feedcore/stats.h"
+#include "feedcore/types.h"
+
+#endif  // FEEDCORE_FEEDCORE_H_

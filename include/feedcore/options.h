@@ -1,0 +1,90 @@
+// Options for creating an engine, inserting and reading.
+//
+// Every field has a default that suits a social feed; each comment says what
+// the field trades off and its valid range. Out-of-range values are rejected
+// with `InvalidArgument` naming the field; nothing is clamped silently.
+#ifndef FEEDCORE_OPTIONS_H_
+#define FEEDCORE_OPTIONS_H_
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "feedcore/clock.h"
+#include "feedcore/types.h"
+
+namespace feedcore {
+
+// Longest time-to-live accepted anywhere (100 years): keeps `now + ttl` far
+// from overflowing.
+inline constexpr Micros kMaxTtl = 100LL * 365 * kMicrosPerDay;
+// Hard limits on the options below.
+inline constexpr size_t kMaxShards = 65536;
+inline constexpr size_t kMaxTimelineLengthLimit = 10'000'000;
+inline constexpr size_t kMaxPageSizeLimit = 100'000;
+
+struct EngineOptions {
+  // Number of lock shards, 1..kMaxShards. 0 picks the smallest power of two
+  // that is at least 4 x the hardware threads. More shards mean less lock
+  // contention between writers and a little more fixed memory per shard.
+  size_t shards = 0;
+
+  // Time-to-live of an entry when its insert does not say otherwise,
+  // 1..kMaxTtl microseconds.
+  Micros default_ttl = 30 * kMicrosPerDay;
+
+  // Entries kept per timeline, 1..kMaxTimelineLengthLimit. Beyond it the
+  // oldest entries are trimmed at insert time. A feed rarely pages past a
+  // few hundred items; the cap bounds memory per reader.
+  size_t max_timeline_length = 1000;
+
+  // Largest `ReadOptions::limit` accepted, 1..kMaxPageSizeLimit. Bounds the
+  // work and the memory of a single read call.
+  size_t max_page_size = 1000;
+
+  // How often the background sweeper evicts expired entries. 0 starts no
+  // thread at all: the host then calls `FeedEngine::EvictExpired` itself.
+  // Expired entries are never returned either way; the sweeper only
+  // reclaims their memory. Must be 0 or 1 ms..1 day. The interval is real
+  // (wall) time; the decision of what expired uses `clock`.
+  Micros sweep_interval = kMicrosPerSecond;
+
+  // Most entries the sweeper reclaims per pass, 1..2^32. Bounds how long
+  // one pass holds any shard lock.
+  size_t sweep_budget = 100'000;
+
+  // Source of time. Null means a `SystemClock`.
+  std::shared_ptr<Clock> clock;
+};
+
+struct InsertOptions {
+  // Time-to-live of the inserted entry, 1..kMaxTtl. 0 means the engine's
+  // `default_ttl`. Ignored when `expires_at` is set.
+  Micros ttl = 0;
+  // Absolute expiry time; must be later than now. For copying an entry
+  // that already has an expiry (e.g. back-filling an existing activity).
+  std::optional<Micros> expires_at;
+};
+
+enum class ReadOrder {
+  kNewestFirst,  // descending (ts, activity_id): the usual feed order
+  kOldestFirst,  // ascending (ts, activity_id)
+};
+
+struct ReadOptions {
+  // Entries per page, 1..EngineOptions::max_page_size.
+  size_t limit = 50;
+  // Empty for the first page; otherwise the `next_cursor` of the previous
+  // page of the same timeline, read in the same order.
+  std::string cursor;
+  ReadOrder order = ReadOrder::kNewestFirst;
+  // Optional inclusive time window on `ts`. When both are set,
+  // min_ts <= max_ts is required.
+  std::optional<Micros> min_ts;
+  std::optional<Micros> max_ts;
+};
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_OPTIONS_H_

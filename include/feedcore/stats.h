@@ -1,0 +1,38 @@
+// Counters describing an engine's contents and memory.
+#ifndef FEEDCORE_STATS_H_
+#define FEEDCORE_STATS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace feedcore {
+
+struct ShardStats {
+  size_t timelines = 0;
+  size_t entries = 0;
+  size_t bytes_used = 0;
+  size_t bytes_reserved = 0;
+};
+
+// A sum over shards, each read under its own lock: every per-shard figure is
+// exact at some instant, the totals are not one global instant when writers
+// are running.
+struct EngineStats {
+  size_t timelines = 0;  // timelines holding at least one entry
+  // Entries held, including expired ones that eviction has not reclaimed.
+  size_t entries = 0;
+  // Bytes of live data structures: timeline nodes, timeline headers, the
+  // hash-table slots holding them and the expiry indexes.
+  size_t bytes_used = 0;
+  // Bytes held from the system allocator or the OS for the above, including
+  // free space inside node blocks. Falls when eviction empties node blocks.
+  size_t bytes_reserved = 0;
+  uint64_t evicted = 0;  // expired entries reclaimed since creation
+  uint64_t trimmed = 0;  // entries dropped by `max_timeline_length`
+  std::vector<ShardStats> shards;
+};
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_STATS_H_

@@ -1,0 +1,70 @@
+// Basic vocabulary of feedcore: identifiers, time, and the entries that
+// timelines hold.
+//
+// Every id is an opaque 64-bit number chosen by the embedding program: a
+// user, a channel, a city or an artist are all just `EntityId`s. Time is
+// always microseconds, and always comes from the engine's injected `Clock`
+// (see clock.h), never from the system directly.
+#ifndef FEEDCORE_TYPES_H_
+#define FEEDCORE_TYPES_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace feedcore {
+
+// Any followable or readable thing: a user, a channel, a city, an artist.
+using EntityId = uint64_t;
+// Identifies one activity (a post, a like, a "went live" event).
+using ActivityId = uint64_t;
+// Timestamps and durations, in microseconds. Timestamps are microseconds
+// since the Unix epoch when the system clock is used.
+using Micros = int64_t;
+
+inline constexpr Micros kMicrosPerMillisecond = 1000;
+inline constexpr Micros kMicrosPerSecond = 1000 * kMicrosPerMillisecond;
+inline constexpr Micros kMicrosPerMinute = 60 * kMicrosPerSecond;
+inline constexpr Micros kMicrosPerHour = 60 * kMicrosPerMinute;
+inline constexpr Micros kMicrosPerDay = 24 * kMicrosPerHour;
+
+// One item of a timeline. Its key is `(ts, activity_id)`: two items with the
+// same timestamp never collide, and putting the same key twice overwrites
+// instead of duplicating.
+struct TimelineEntry {
+  Micros ts = 0;               // when it happened; must be >= 0
+  ActivityId activity_id = 0;  // second half of the key
+  EntityId actor = 0;          // who did it (used to remove by producer)
+
+  friend bool operator==(const TimelineEntry&, const TimelineEntry&) = default;
+};
+
+// An entry as returned by a read: the stored entry plus the absolute time at
+// which it stops being visible.
+struct StoredEntry {
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+  EntityId actor = 0;
+  Micros expires_at = 0;  // visible while clock.Now() < expires_at
+
+  friend bool operator==(const StoredEntry&, const StoredEntry&) = default;
+};
+
+// One entry addressed to one timeline, for batched inserts.
+struct OwnedEntry {
+  EntityId owner = 0;
+  TimelineEntry entry;
+};
+
+// One page of a read. `next_cursor` is opaque: pass it back in
+// `ReadOptions::cursor` to get the following page; it is empty when there is
+// nothing after this page.
+struct Page {
+  std::vector<StoredEntry> entries;
+  std::string next_cursor;
+};
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_TYPES_H_

@@ -1,0 +1,64 @@
+// A reader/writer mutex from the standard library, annotated for clang's
+// -Wthread-safety analysis.
+//
+// Why not absl::Mutex: Debian's abseil is not built with ThreadSanitizer
+// instrumentation, so TSan reports false races on data guarded by it, while
+// the standard library's mutexes are understood by TSan. Abseil's
+// annotations still let the compiler check which lock guards what.
+#ifndef FEEDCORE_SRC_MUTEX_H_
+#define FEEDCORE_SRC_MUTEX_H_
+
+#include <shared_mutex>
+
+#include "absl/base/thread_annotations.h"
+
+namespace feedcore::internal {
+
+class ABSL_LOCKABLE SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+  void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { mu_.lock_shared(); }
+  void ReaderUnlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds `mu` exclusively for the enclosing scope.
+class ABSL_SCOPED_LOCKABLE WriterLock {
+ public:
+  explicit WriterLock(SharedMutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu)
+      : mu_(mu) {
+    mu_->Lock();
+  }
+  ~WriterLock() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
+// Holds `mu` shared for the enclosing scope.
+class ABSL_SCOPED_LOCKABLE ReaderLock {
+ public:
+  explicit ReaderLock(SharedMutex* mu) ABSL_SHARED_LOCK_FUNCTION(mu)
+      : mu_(mu) {
+    mu_->ReaderLock();
+  }
+  ~ReaderLock() ABSL_UNLOCK_FUNCTION() { mu_->ReaderUnlock(); }
+  ReaderLock(const ReaderLock&) = delete;
+  ReaderLock& operator=(const ReaderLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_MUTEX_H_
