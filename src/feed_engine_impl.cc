@@ -221,6 +221,10 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
 
 absl::Status FeedEngineImpl::Remove(EntityId owner, Micros ts,
                                     ActivityId activity_id) {
+  if (ts < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
+  }
   Shard& shard = shards_[ShardIndex(owner)];
   WriterLock lock(&shard.mu);
   auto it = shard.timelines.find(owner);
@@ -248,8 +252,12 @@ absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
   if (options.min_ts.has_value() && *options.min_ts > 0) {
     lo = {*options.min_ts, 0};
   }
-  if (options.max_ts.has_value()) {
-    if (*options.max_ts < 0) return Page{};
+  // A window entirely below zero holds nothing (timestamps are >= 0), but
+  // the cursor is still checked first: a bad cursor is an error whatever
+  // the window.
+  const bool window_below_zero =
+      options.max_ts.has_value() && *options.max_ts < 0;
+  if (options.max_ts.has_value() && !window_below_zero) {
     hi = {*options.max_ts, std::numeric_limits<ActivityId>::max()};
   }
   if (!options.cursor.empty()) {
@@ -279,7 +287,7 @@ absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
     }
   }
   Page page;
-  if (lo > hi) return page;
+  if (window_below_zero || lo > hi) return page;
   const Micros now = options_.clock->Now();
   page.entries.reserve(options.limit + 1);
   {

@@ -97,7 +97,7 @@ class FeedEngine {
 
   // Removes the entry with key `(ts, activity_id)` from `owner`'s timeline.
   // `NotFound` if there is no such entry (expired entries that are not yet
-  // reclaimed are still found and removed).
+  // reclaimed are still found and removed); `InvalidArgument` if ts < 0.
   virtual absl::Status Remove(EntityId owner, Micros ts,
                               ActivityId activity_id) = 0;
 
