@@ -4,6 +4,9 @@
 #   make demo    install missing packages, build, run the demo
 #   make test    install missing packages, build, run all tests
 #   make bench   install missing packages, build, run the benchmarks
+#   make sanitize  clang builds: every test under AddressSanitizer and
+#                UndefinedBehaviorSanitizer (build-asan/), the concurrency
+#                tests under ThreadSanitizer (build-tsan/)
 #   make format  clang-format every C++ file in place
 #   make clean   remove build/
 
@@ -15,7 +18,16 @@ FORMAT_DIRS := include src tests bench examples
 # Prerequisites run in the order listed (deps, then build, then the rest);
 # CMake parallelizes the compilation itself.
 .NOTPARALLEL:
-.PHONY: all deps build demo test bench format clean
+.PHONY: all deps build demo test bench sanitize asan tsan format clean
+
+# Sanitizer builds use clang (its -Wthread-safety also checks the lock
+# annotations) and only build what the tests need. The consumer tests are
+# skipped there: they check packaging, not memory or threads.
+SAN_CMAKE := CC=clang CXX=clang++ cmake -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 
 all: build
 
@@ -44,9 +56,26 @@ bench: deps build
 	  exit 1; \
 	fi
 
+sanitize: asan tsan
+
+asan:
+	scripts/install-deps --sanitize
+	$(SAN_CMAKE) -B build-asan -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)"
+	cmake --build build-asan -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j2 -LE consumer
+
+tsan:
+	scripts/install-deps --sanitize
+	$(SAN_CMAKE) -B build-tsan -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)"
+	cmake --build build-tsan -j$(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir build-tsan --output-on-failure -L stress
+
 format:
 	find $(FORMAT_DIRS) -type f \( -name '*.h' -o -name '*.cc' \) -print0 \
 	  | xargs -0 -r $(CLANG_FORMAT) -i
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-asan build-tsan

@@ -12,10 +12,6 @@
 namespace feedcore::internal {
 namespace {
 
-// Seeds the checksum so that a cursor of another format that happens to
-// carry an XXH3 checksum of its own is still rejected.
-constexpr uint64_t kChecksumSeed = 0x66656564636f7265ULL;  // "feedcore"
-
 // version, kind, order, owner, ts, activity_id, checksum
 constexpr size_t kTimelineCursorBytes = 1 + 1 + 1 + 8 + 8 + 8 + 8;
 
@@ -49,7 +45,7 @@ std::string EncodeTimelineCursor(const TimelineCursor& cursor) {
   PutU64(cursor.owner, &raw[3]);
   PutU64(static_cast<uint64_t>(cursor.ts), &raw[11]);
   PutU64(cursor.activity_id, &raw[19]);
-  PutU64(XXH3_64bits_withSeed(raw.data(), 27, kChecksumSeed), &raw[27]);
+  PutU64(XXH3_64bits_withSeed(raw.data(), 27, kCursorChecksumSeed), &raw[27]);
   return absl::WebSafeBase64Escape(absl::string_view(raw.data(), raw.size()));
 }
 
@@ -67,7 +63,7 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   if (raw.size() != kTimelineCursorBytes) {
     return Invalid("wrong decoded length");
   }
-  if (GetU64(&raw[27]) != XXH3_64bits_withSeed(raw.data(), 27, kChecksumSeed)) {
+  if (GetU64(&raw[27]) != XXH3_64bits_withSeed(raw.data(), 27, kCursorChecksumSeed)) {
     return Invalid("checksum mismatch (damaged or edited)");
   }
   if (static_cast<uint8_t>(raw[0]) != kCursorVersion) {

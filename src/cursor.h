@@ -2,7 +2,8 @@
 //
 // A cursor is a short printable string (web-safe base64) of a fixed binary
 // layout: version, kind, a kind-specific list of 64-bit fields, and an
-// XXH3-64 checksum of everything before it. Decoding checks the encoding,
+// XXH3-64 checksum (seeded with kCursorChecksumSeed) of everything before it;
+// multi-byte fields are little-endian. Decoding checks the encoding,
 // the length, the version, the kind and the checksum, so a truncated,
 // corrupted or hand-edited cursor gets InvalidArgument rather than reading
 // a wrong position. The checksum detects damage, not forgery: a forged but
@@ -24,6 +25,9 @@
 namespace feedcore::internal {
 
 inline constexpr uint8_t kCursorVersion = 1;
+// Seed of the checksum, so that bytes of another format that happen to end
+// in an unseeded XXH3 of themselves are still rejected.
+inline constexpr uint64_t kCursorChecksumSeed = 0x66656564636f7265ULL;
 
 enum class CursorKind : uint8_t {
   kTimeline = 1,

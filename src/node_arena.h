@@ -4,8 +4,9 @@
 // up to a 16-byte multiple plus an 8-byte header, which alone would cost
 // ~10 bytes per entry. The arena carves nodes of exactly the requested size
 // (rounded to 8 bytes) out of 64 KiB blocks mapped straight from the OS, and
-// gives a block back to the OS as soon as its last node is freed, so memory
-// freed by eviction really leaves the process.
+// gives a block back to the OS when its last node is freed (keeping at most
+// one empty block per size class until ReleaseSpareBlocks), so memory freed
+// by eviction really leaves the process.
 //
 // Requests larger than kMaxSlabBytes go to operator new. Under
 // AddressSanitizer every request does, so that ASan sees each node as its
@@ -30,7 +31,10 @@ class NodeArena {
   static constexpr size_t kMaxSlabBytes = 128;
 
   NodeArena() = default;
-  // Returns every block to the OS. Nodes still allocated become invalid.
+  // Returns every block to the OS; slab nodes still allocated become
+  // invalid. REQUIRES: every allocation that went to operator new (over
+  // kMaxSlabBytes, or any under AddressSanitizer) was freed, since the
+  // arena does not track those.
   ~NodeArena();
   NodeArena(const NodeArena&) = delete;
   NodeArena& operator=(const NodeArena&) = delete;

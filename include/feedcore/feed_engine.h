@@ -90,7 +90,8 @@ class FeedEngine {
       const InsertOptions& options = {}) = 0;
 
   // Puts many (owner, entry) pairs, taking each shard's lock once per call.
-  // `options` applies to every pair.
+  // `options` applies to every pair. Pairs for the same owner are applied
+  // in the order given.
   virtual absl::StatusOr<InsertResult> InsertBatch(
       absl::Span<const OwnedEntry> entries,
       const InsertOptions& options = {}) = 0;
@@ -108,8 +109,8 @@ class FeedEngine {
   virtual absl::StatusOr<Page> ReadTimeline(
       EntityId owner, const ReadOptions& options) const = 0;
 
-  // Reclaims up to `budget` expired entries and returns how many it
-  // reclaimed; costs time in proportion to that number (plus a logarithmic
+  // Reclaims min(budget, expired entries held) expired entries and returns
+  // how many it reclaimed; costs time in proportion to that number (plus a logarithmic
   // term per timeline touched), never to the number of stored entries.
   virtual size_t EvictExpired(size_t budget) = 0;
 

@@ -35,7 +35,9 @@ struct EngineOptions {
   Micros default_ttl = 30 * kMicrosPerDay;
 
   // Entries kept per timeline, 1..kMaxTimelineLengthLimit. Beyond it the
-  // oldest entries are trimmed at insert time. A feed rarely pages past a
+  // oldest entries are trimmed at insert time. Expired entries not yet
+  // reclaimed count towards it (trimming takes the oldest, whatever their
+  // expiry). A feed rarely pages past a
   // few hundred items; the cap bounds memory per reader.
   size_t max_timeline_length = 1000;
 

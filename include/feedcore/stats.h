@@ -29,7 +29,10 @@ struct EngineStats {
   // free space inside node blocks. Falls when eviction empties node blocks.
   size_t bytes_reserved = 0;
   uint64_t evicted = 0;  // expired entries reclaimed since creation
-  uint64_t trimmed = 0;  // entries dropped by `max_timeline_length`
+  // Entries dropped by `max_timeline_length` to make room. Inserts rejected
+  // because they were older than a full timeline are not counted here
+  // (see InsertResult::rejected_by_cap).
+  uint64_t trimmed = 0;
   std::vector<ShardStats> shards;
 };
 

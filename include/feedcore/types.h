@@ -58,8 +58,8 @@ struct OwnedEntry {
 };
 
 // One page of a read. `next_cursor` is opaque: pass it back in
-// `ReadOptions::cursor` to get the following page; it is empty when there is
-// nothing after this page.
+// `ReadOptions::cursor` to get the following page; it is empty when nothing
+// visible (unexpired, inside the window) follows this page.
 struct Page {
   std::vector<StoredEntry> entries;
   std::string next_cursor;
