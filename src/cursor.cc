@@ -53,8 +53,8 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   // Checked before decoding so that a huge string costs nothing.
   constexpr size_t kEncodedLength = (kTimelineCursorBytes * 4 + 2) / 3;
   if (text.size() != kEncodedLength) {
-    return Invalid(absl::StrCat("length ", text.size(), ", expected ",
-                                kEncodedLength));
+    return Invalid(
+        absl::StrCat("length ", text.size(), ", expected ", kEncodedLength));
   }
   std::string raw;
   if (!absl::WebSafeBase64Unescape(text, &raw)) {
@@ -63,12 +63,13 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   if (raw.size() != kTimelineCursorBytes) {
     return Invalid("wrong decoded length");
   }
-  if (GetU64(&raw[27]) != XXH3_64bits_withSeed(raw.data(), 27, kCursorChecksumSeed)) {
+  if (GetU64(&raw[27]) !=
+      XXH3_64bits_withSeed(raw.data(), 27, kCursorChecksumSeed)) {
     return Invalid("checksum mismatch (damaged or edited)");
   }
   if (static_cast<uint8_t>(raw[0]) != kCursorVersion) {
-    return Invalid(absl::StrCat("unsupported version ",
-                                static_cast<uint8_t>(raw[0])));
+    return Invalid(
+        absl::StrCat("unsupported version ", static_cast<uint8_t>(raw[0])));
   }
   if (static_cast<uint8_t>(raw[1]) !=
       static_cast<uint8_t>(CursorKind::kTimeline)) {
@@ -76,7 +77,8 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   }
   if (raw[2] != 0 && raw[2] != 1) return Invalid("unknown order");
   TimelineCursor cursor;
-  cursor.order = raw[2] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
+  cursor.order =
+      raw[2] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
   cursor.owner = GetU64(&raw[3]);
   cursor.ts = static_cast<Micros>(GetU64(&raw[11]));
   cursor.activity_id = GetU64(&raw[19]);

@@ -16,9 +16,9 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 

@@ -12,8 +12,8 @@ namespace {
 
 absl::Status OutOfRange(absl::string_view field, long long value,
                         absl::string_view range) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, " is ", value, "; it must be ", range));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", value, "; it must be ", range));
 }
 
 }  // namespace
@@ -34,8 +34,7 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
                       static_cast<long long>(options.max_timeline_length),
                       absl::StrCat("1..", kMaxTimelineLengthLimit));
   }
-  if (options.max_page_size == 0 ||
-      options.max_page_size > kMaxPageSizeLimit) {
+  if (options.max_page_size == 0 || options.max_page_size > kMaxPageSizeLimit) {
     return OutOfRange("EngineOptions.max_page_size",
                       static_cast<long long>(options.max_page_size),
                       absl::StrCat("1..", kMaxPageSizeLimit));
@@ -43,10 +42,10 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
   if (options.sweep_interval != 0 &&
       (options.sweep_interval < kMicrosPerMillisecond ||
        options.sweep_interval > kMicrosPerDay)) {
-    return OutOfRange("EngineOptions.sweep_interval", options.sweep_interval,
-                      absl::StrCat("0 (no sweeper thread) or ",
-                                   kMicrosPerMillisecond, "..", kMicrosPerDay,
-                                   " microseconds"));
+    return OutOfRange(
+        "EngineOptions.sweep_interval", options.sweep_interval,
+        absl::StrCat("0 (no sweeper thread) or ", kMicrosPerMillisecond, "..",
+                     kMicrosPerDay, " microseconds"));
   }
   if (options.sweep_budget == 0 || options.sweep_budget > (size_t{1} << 32)) {
     return OutOfRange("EngineOptions.sweep_budget",
@@ -72,9 +71,9 @@ absl::StatusOr<Micros> ResolveExpiry(const InsertOptions& options,
     return *options.expires_at;
   }
   if (options.ttl < 0 || options.ttl > kMaxTtl) {
-    return OutOfRange("InsertOptions.ttl", options.ttl,
-                      absl::StrCat("0 (engine default) or 1..", kMaxTtl,
-                                   " microseconds"));
+    return OutOfRange(
+        "InsertOptions.ttl", options.ttl,
+        absl::StrCat("0 (engine default) or 1..", kMaxTtl, " microseconds"));
   }
   const Micros ttl = options.ttl == 0 ? default_ttl : options.ttl;
   // A clock near the top of the range would overflow; saturate instead.
@@ -93,10 +92,9 @@ absl::Status ValidateEntry(const TimelineEntry& entry) {
 
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
   if (options.limit == 0 || options.limit > max_page_size) {
-    return OutOfRange("ReadOptions.limit",
-                      static_cast<long long>(options.limit),
-                      absl::StrCat("1..", max_page_size,
-                                   " (EngineOptions.max_page_size)"));
+    return OutOfRange(
+        "ReadOptions.limit", static_cast<long long>(options.limit),
+        absl::StrCat("1..", max_page_size, " (EngineOptions.max_page_size)"));
   }
   if (options.min_ts.has_value() && options.max_ts.has_value() &&
       *options.min_ts > *options.max_ts) {

@@ -94,10 +94,9 @@ size_t FeedEngineImpl::ShardIndex(EntityId owner) const {
 }
 
 void FeedEngineImpl::PutLocked(Shard& shard, EntityId owner,
-                               const StoredEntry& entry,
-                               InsertResult* result) {
-  auto it = shard.timelines.try_emplace(owner, &shard.arena, height_seed_)
-                .first;
+                               const StoredEntry& entry, InsertResult* result) {
+  auto it =
+      shard.timelines.try_emplace(owner, &shard.arena, height_seed_).first;
   Timeline& timeline = it->second.timeline;
   const size_t index_bytes_before = timeline.index_bytes();
   const size_t size_before = timeline.size();
@@ -138,8 +137,8 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
     absl::Span<const EntityId> owners, const TimelineEntry& entry,
     const InsertOptions& options) {
   if (absl::Status status = ValidateEntry(entry); !status.ok()) return status;
-  absl::StatusOr<Micros> expires_at = ResolveExpiry(
-      options, options_.default_ttl, options_.clock->Now());
+  absl::StatusOr<Micros> expires_at =
+      ResolveExpiry(options, options_.default_ttl, options_.clock->Now());
   if (!expires_at.ok()) return expires_at.status();
   const StoredEntry stored{entry.ts, entry.activity_id, entry.actor,
                            *expires_at};
@@ -185,8 +184,8 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
           absl::StrCat("entries[", i, "]: ", status.message()));
     }
   }
-  absl::StatusOr<Micros> expires_at = ResolveExpiry(
-      options, options_.default_ttl, options_.clock->Now());
+  absl::StatusOr<Micros> expires_at =
+      ResolveExpiry(options, options_.default_ttl, options_.clock->Now());
   if (!expires_at.ok()) return expires_at.status();
   const size_t shard_count = options_.shards;
   std::vector<uint32_t> shard_of(entries.size());
@@ -302,8 +301,8 @@ absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
   if (page.entries.size() > options.limit) {
     page.entries.pop_back();
     const StoredEntry& last = page.entries.back();
-    page.next_cursor = EncodeTimelineCursor(
-        {owner, options.order, last.ts, last.activity_id});
+    page.next_cursor =
+        EncodeTimelineCursor({owner, options.order, last.ts, last.activity_id});
   }
   return page;
 }
@@ -336,8 +335,8 @@ size_t FeedEngineImpl::EvictExpired(size_t budget) {
       shard_count;
   size_t evicted = 0;
   for (size_t k = 0; k < shard_count && evicted < budget; ++k) {
-    evicted += EvictShard(shards_[(first + k) % shard_count], now,
-                          budget - evicted);
+    evicted +=
+        EvictShard(shards_[(first + k) % shard_count], now, budget - evicted);
   }
   return evicted;
 }
@@ -353,8 +352,8 @@ EngineStats FeedEngineImpl::Stats() const {
     out.timelines = shard.timelines.size();
     out.entries = shard.entries;
     const size_t structures =
-        shard.timelines.size() * (TimelineOverheadBytes<Map>() +
-                                  kExpiryIndexBytesPerTimeline) +
+        shard.timelines.size() *
+            (TimelineOverheadBytes<Map>() + kExpiryIndexBytesPerTimeline) +
         shard.index_bytes;
     out.bytes_used = shard.arena.bytes_used() + structures;
     out.bytes_reserved = shard.arena.bytes_reserved() + structures +

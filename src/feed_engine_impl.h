@@ -62,8 +62,7 @@ class FeedEngineImpl final : public FeedEngine {
   struct alignas(64) Shard {
     mutable SharedMutex mu;
     NodeArena arena ABSL_GUARDED_BY(mu);
-    absl::node_hash_map<EntityId, TimelineRecord> timelines
-        ABSL_GUARDED_BY(mu);
+    absl::node_hash_map<EntityId, TimelineRecord> timelines ABSL_GUARDED_BY(mu);
     // (earliest expiry, owner) of every non-empty timeline.
     absl::btree_set<std::pair<Micros, EntityId>> expiry ABSL_GUARDED_BY(mu);
     size_t entries ABSL_GUARDED_BY(mu) = 0;
@@ -81,8 +80,7 @@ class FeedEngineImpl final : public FeedEngine {
   // index, and drops the timeline when it became empty. `it` is invalid
   // afterwards.
   void AfterChangeLocked(
-      Shard& shard,
-      absl::node_hash_map<EntityId, TimelineRecord>::iterator it,
+      Shard& shard, absl::node_hash_map<EntityId, TimelineRecord>::iterator it,
       size_t index_bytes_before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Evicts up to `budget` from one shard; returns how many.
   size_t EvictShard(Shard& shard, Micros now, size_t budget);

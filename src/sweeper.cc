@@ -4,8 +4,7 @@
 
 namespace feedcore::internal {
 
-Sweeper::Sweeper(std::function<bool()> pass,
-                 std::chrono::microseconds interval)
+Sweeper::Sweeper(std::function<bool()> pass, std::chrono::microseconds interval)
     : pass_(std::move(pass)), interval_(interval), thread_([this] { Run(); }) {}
 
 Sweeper::~Sweeper() {

@@ -32,7 +32,7 @@ class Sweeper {
   const std::chrono::microseconds interval_;
   std::mutex mu_;
   std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mu_
+  bool stop_ = false;   // guarded by mu_
   std::thread thread_;  // last: starts after the members above exist
 };
 

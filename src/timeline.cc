@@ -39,8 +39,8 @@ uint64_t Mix(uint64_t x) {
 }  // namespace
 
 int Timeline::HeightFor(TimelineKey key, uint64_t seed) {
-  uint64_t bits = Mix(Mix(static_cast<uint64_t>(key.ts) ^ seed) ^
-                      key.activity_id);
+  uint64_t bits =
+      Mix(Mix(static_cast<uint64_t>(key.ts) ^ seed) ^ key.activity_id);
   int height = 1;
   while (height < kMaxHeight && (bits & 3) == 0) {
     ++height;
@@ -150,7 +150,8 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     if (height > height_) height_ = height;
     if (tail_ == nullptr) tail_ = node;
     AddPairs(node, first, +1);
-    if (expiry_index_ != nullptr) expiry_index_->insert({entry.expires_at, key});
+    if (expiry_index_ != nullptr)
+      expiry_index_->insert({entry.expires_at, key});
     ++size_;
   } else {
     std::array<Node*, kMaxHeight> prev;
@@ -193,7 +194,8 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     AddPairs(before, node, +1);
     AddPairs(node, after, +1);
     if (after == nullptr) tail_ = node;
-    if (expiry_index_ != nullptr) expiry_index_->insert({entry.expires_at, key});
+    if (expiry_index_ != nullptr)
+      expiry_index_->insert({entry.expires_at, key});
     ++size_;
   }
   if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();

@@ -43,7 +43,9 @@ class ManualClock final : public Clock {
   Micros Now() const override { return now_.load(std::memory_order_acquire); }
   // Moves time forward by `delta` (which may be negative in tests that
   // want to see what a clock going backwards does).
-  void Advance(Micros delta) { now_.fetch_add(delta, std::memory_order_acq_rel); }
+  void Advance(Micros delta) {
+    now_.fetch_add(delta, std::memory_order_acq_rel);
+  }
   void Set(Micros now) { now_.store(now, std::memory_order_release); }
 
  private:

@@ -110,8 +110,9 @@ class FeedEngine {
       EntityId owner, const ReadOptions& options) const = 0;
 
   // Reclaims min(budget, expired entries held) expired entries and returns
-  // how many it reclaimed; costs time in proportion to that number (plus a logarithmic
-  // term per timeline touched), never to the number of stored entries.
+  // how many it reclaimed; costs time in proportion to that number (plus a
+  // logarithmic term per timeline touched), never to the number of stored
+  // entries.
   virtual size_t EvictExpired(size_t budget) = 0;
 
   virtual EngineStats Stats() const = 0;
