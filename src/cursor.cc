@@ -2,8 +2,7 @@
 
 #include <xxhash.h>
 
-#include <array>
-#include <cstring>
+#include <cassert>
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
@@ -12,11 +11,12 @@
 namespace feedcore::internal {
 namespace {
 
-// version, kind, order, owner, ts, activity_id, checksum
-constexpr size_t kTimelineCursorBytes = 1 + 1 + 1 + 8 + 8 + 8 + 8;
+constexpr size_t kHeaderBytes = 2;  // version, kind
+constexpr size_t kChecksumBytes = 8;
 
-void PutU64(uint64_t value, char* out) {
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(value >> (8 * i));
+void PutU64(uint64_t value, std::string* out) {
+  for (int i = 0; i < 8; ++i)
+    out->push_back(static_cast<char>(value >> (8 * i)));
 }
 
 uint64_t GetU64(const char* in) {
@@ -28,61 +28,91 @@ uint64_t GetU64(const char* in) {
   return value;
 }
 
-absl::Status Invalid(absl::string_view why) {
+absl::Status Invalid(absl::string_view what, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(
-      "invalid cursor: ", why,
+      "invalid ", what, ": ", why,
       "; pass back the next_cursor of a previous page unchanged, or an "
       "empty cursor for the first page"));
 }
 
-}  // namespace
-
-std::string EncodeTimelineCursor(const TimelineCursor& cursor) {
-  std::array<char, kTimelineCursorBytes> raw;
-  raw[0] = static_cast<char>(kCursorVersion);
-  raw[1] = static_cast<char>(CursorKind::kTimeline);
-  raw[2] = cursor.order == ReadOrder::kNewestFirst ? 0 : 1;
-  PutU64(cursor.owner, &raw[3]);
-  PutU64(static_cast<uint64_t>(cursor.ts), &raw[11]);
-  PutU64(cursor.activity_id, &raw[19]);
-  PutU64(XXH3_64bits_withSeed(raw.data(), 27, kCursorChecksumSeed), &raw[27]);
-  return absl::WebSafeBase64Escape(absl::string_view(raw.data(), raw.size()));
+size_t RawBytes(size_t field_count) {
+  return kHeaderBytes + 8 * field_count + kChecksumBytes;
 }
 
-absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
-  // Checked before decoding so that a huge string costs nothing.
-  constexpr size_t kEncodedLength = (kTimelineCursorBytes * 4 + 2) / 3;
-  if (text.size() != kEncodedLength) {
-    return Invalid(
-        absl::StrCat("length ", text.size(), ", expected ", kEncodedLength));
+size_t EncodedLength(size_t raw_bytes) {
+  // Unpadded base64: 4 characters per 3 bytes, rounded up.
+  return (raw_bytes * 4 + 2) / 3;
+}
+
+}  // namespace
+
+std::string EncodeCursor(CursorKind kind, absl::Span<const uint64_t> fields) {
+  assert(fields.size() <= kMaxCursorFields);
+  std::string raw;
+  raw.reserve(RawBytes(fields.size()));
+  raw.push_back(static_cast<char>(kCursorVersion));
+  raw.push_back(static_cast<char>(kind));
+  for (const uint64_t field : fields) PutU64(field, &raw);
+  PutU64(XXH3_64bits_withSeed(raw.data(), raw.size(), kCursorChecksumSeed),
+         &raw);
+  return absl::WebSafeBase64Escape(raw);
+}
+
+absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
+    absl::string_view text, CursorKind kind, size_t field_count,
+    absl::string_view what) {
+  assert(field_count <= kMaxCursorFields);
+  const size_t raw_bytes = RawBytes(field_count);
+  const size_t expected_length = EncodedLength(raw_bytes);
+  if (text.size() != expected_length) {
+    return Invalid(what, absl::StrCat("length ", text.size(), ", expected ",
+                                      expected_length));
   }
   std::string raw;
   if (!absl::WebSafeBase64Unescape(text, &raw)) {
-    return Invalid("not web-safe base64");
+    return Invalid(what, "not web-safe base64");
   }
-  if (raw.size() != kTimelineCursorBytes) {
-    return Invalid("wrong decoded length");
-  }
-  if (GetU64(&raw[27]) !=
-      XXH3_64bits_withSeed(raw.data(), 27, kCursorChecksumSeed)) {
-    return Invalid("checksum mismatch (damaged or edited)");
+  if (raw.size() != raw_bytes) return Invalid(what, "wrong decoded length");
+  const size_t body = raw_bytes - kChecksumBytes;
+  if (GetU64(&raw[body]) !=
+      XXH3_64bits_withSeed(raw.data(), body, kCursorChecksumSeed)) {
+    return Invalid(what, "checksum mismatch (damaged or edited)");
   }
   if (static_cast<uint8_t>(raw[0]) != kCursorVersion) {
-    return Invalid(
-        absl::StrCat("unsupported version ", static_cast<uint8_t>(raw[0])));
+    return Invalid(what, absl::StrCat("unsupported version ",
+                                      static_cast<uint8_t>(raw[0])));
   }
-  if (static_cast<uint8_t>(raw[1]) !=
-      static_cast<uint8_t>(CursorKind::kTimeline)) {
-    return Invalid("not a timeline cursor");
+  if (static_cast<uint8_t>(raw[1]) != static_cast<uint8_t>(kind)) {
+    return Invalid(what, absl::StrCat("it is a cursor of another kind (",
+                                      static_cast<uint8_t>(raw[1]), ")"));
   }
-  if (raw[2] != 0 && raw[2] != 1) return Invalid("unknown order");
+  std::array<uint64_t, kMaxCursorFields> fields{};
+  for (size_t i = 0; i < field_count; ++i) {
+    fields[i] = GetU64(&raw[kHeaderBytes + 8 * i]);
+  }
+  return fields;
+}
+
+std::string EncodeTimelineCursor(const TimelineCursor& cursor) {
+  const uint64_t fields[] = {cursor.order == ReadOrder::kNewestFirst ? 0u : 1u,
+                             cursor.owner, static_cast<uint64_t>(cursor.ts),
+                             cursor.activity_id};
+  return EncodeCursor(CursorKind::kTimeline, fields);
+}
+
+absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
+  constexpr absl::string_view kWhat = "timeline cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kTimeline, 4, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] > 1) return Invalid(kWhat, "unknown order");
   TimelineCursor cursor;
-  cursor.order =
-      raw[2] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
-  cursor.owner = GetU64(&raw[3]);
-  cursor.ts = static_cast<Micros>(GetU64(&raw[11]));
-  cursor.activity_id = GetU64(&raw[19]);
-  if (cursor.ts < 0) return Invalid("negative timestamp");
+  cursor.order = f[0] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
+  cursor.owner = f[1];
+  cursor.ts = static_cast<Micros>(f[2]);
+  cursor.activity_id = f[3];
+  if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
   return cursor;
 }
 

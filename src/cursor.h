@@ -1,24 +1,30 @@
 // Opaque, versioned, checksummed page cursors.
 //
 // A cursor is a short printable string (web-safe base64) of a fixed binary
-// layout: version, kind, a kind-specific list of 64-bit fields, and an
-// XXH3-64 checksum (seeded with kCursorChecksumSeed) of everything before it;
-// multi-byte fields are little-endian. Decoding checks the encoding,
-// the length, the version, the kind and the checksum, so a truncated,
-// corrupted or hand-edited cursor gets InvalidArgument rather than reading
-// a wrong position. The checksum detects damage, not forgery: a forged but
+// layout: version (1 byte), kind (1 byte), a kind-specific number of 64-bit
+// fields (little-endian), and an XXH3-64 checksum (seeded with
+// kCursorChecksumSeed, little-endian) of everything before it. Decoding
+// checks the length (before decoding, so a huge string costs nothing), the
+// encoding, the checksum, the version and the kind, so a truncated,
+// corrupted or hand-edited cursor gets InvalidArgument rather than reading a
+// wrong position. The checksum detects damage, not forgery: a forged but
 // well-formed cursor can only position a reader inside data it may read
-// anyway, because the caller re-checks whose cursor it is.
+// anyway, because each caller re-checks whose cursor it is.
+//
+// Each kind of cursor (timeline, leaderboard, follower list...) has its own
+// struct and Encode/Decode pair built on EncodeCursor/DecodeCursor.
 //
 // Thread safety: pure functions.
 #ifndef FEEDCORE_SRC_CURSOR_H_
 #define FEEDCORE_SRC_CURSOR_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 
@@ -28,10 +34,24 @@ inline constexpr uint8_t kCursorVersion = 1;
 // Seed of the checksum, so that bytes of another format that happen to end
 // in an unseeded XXH3 of themselves are still rejected.
 inline constexpr uint64_t kCursorChecksumSeed = 0x66656564636f7265ULL;
+inline constexpr size_t kMaxCursorFields = 8;
 
 enum class CursorKind : uint8_t {
   kTimeline = 1,
+  kLeaderboard = 2,
+  kFollowList = 3,
 };
+
+// Encodes `fields` (at most kMaxCursorFields) under `kind`.
+std::string EncodeCursor(CursorKind kind, absl::Span<const uint64_t> fields);
+
+// Decodes a cursor of `kind` with exactly `field_count` fields into the
+// first `field_count` elements of the result. InvalidArgument naming the
+// problem for anything else; `what` names the cursor in messages (e.g.
+// "timeline cursor").
+absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
+    absl::string_view text, CursorKind kind, size_t field_count,
+    absl::string_view what);
 
 // Position after `(ts, activity_id)` in `owner`'s timeline read in `order`.
 struct TimelineCursor {
