@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <cassert>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
@@ -96,23 +97,50 @@ absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
 std::string EncodeTimelineCursor(const TimelineCursor& cursor) {
   const uint64_t fields[] = {cursor.order == ReadOrder::kNewestFirst ? 0u : 1u,
                              cursor.owner, static_cast<uint64_t>(cursor.ts),
-                             cursor.activity_id};
+                             cursor.activity_id, cursor.feed};
   return EncodeCursor(CursorKind::kTimeline, fields);
 }
 
 absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   constexpr absl::string_view kWhat = "timeline cursor";
   absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
-      DecodeCursor(text, CursorKind::kTimeline, 4, kWhat);
+      DecodeCursor(text, CursorKind::kTimeline, 5, kWhat);
   if (!fields.ok()) return fields.status();
   const auto& f = *fields;
   if (f[0] > 1) return Invalid(kWhat, "unknown order");
+  if (f[4] > 2) return Invalid(kWhat, "unknown feed");
   TimelineCursor cursor;
   cursor.order = f[0] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
   cursor.owner = f[1];
   cursor.ts = static_cast<Micros>(f[2]);
   cursor.activity_id = f[3];
+  cursor.feed = static_cast<uint8_t>(f[4]);
   if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
+  return cursor;
+}
+
+std::string EncodeFollowListCursor(const FollowListCursor& cursor) {
+  const uint64_t fields[] = {cursor.followers ? 0u : 1u, cursor.entity,
+                             cursor.shard, cursor.last};
+  return EncodeCursor(CursorKind::kFollowList, fields);
+}
+
+absl::StatusOr<FollowListCursor> DecodeFollowListCursor(
+    absl::string_view text) {
+  constexpr absl::string_view kWhat = "follow list cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kFollowList, 4, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] > 1) return Invalid(kWhat, "unknown list");
+  if (f[2] > std::numeric_limits<uint32_t>::max()) {
+    return Invalid(kWhat, "shard out of range");
+  }
+  FollowListCursor cursor;
+  cursor.followers = f[0] == 0;
+  cursor.entity = f[1];
+  cursor.shard = static_cast<uint32_t>(f[2]);
+  cursor.last = f[3];
   return cursor;
 }
 

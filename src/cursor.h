@@ -53,12 +53,15 @@ absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
     absl::string_view text, CursorKind kind, size_t field_count,
     absl::string_view what);
 
-// Position after `(ts, activity_id)` in `owner`'s timeline read in `order`.
+// Position after `(ts, activity_id)` in `owner`'s feed read in `order`.
+// `feed` tells which of the owner's feeds (home timeline, own feed, world
+// feed), so a cursor of one cannot be used on another.
 struct TimelineCursor {
   EntityId owner = 0;
   ReadOrder order = ReadOrder::kNewestFirst;
   Micros ts = 0;
   ActivityId activity_id = 0;
+  uint8_t feed = 0;
 
   friend bool operator==(const TimelineCursor&,
                          const TimelineCursor&) = default;
@@ -68,6 +71,21 @@ std::string EncodeTimelineCursor(const TimelineCursor& cursor);
 // InvalidArgument with a reason for anything that is not a cursor this
 // version wrote for a timeline.
 absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text);
+
+// Position after `last` in `entity`'s follower list (ordered by (shard,
+// id); `followers` true) or followee list (ordered by id; shard 0).
+struct FollowListCursor {
+  bool followers = true;
+  EntityId entity = 0;
+  uint32_t shard = 0;
+  EntityId last = 0;
+
+  friend bool operator==(const FollowListCursor&,
+                         const FollowListCursor&) = default;
+};
+
+std::string EncodeFollowListCursor(const FollowListCursor& cursor);
+absl::StatusOr<FollowListCursor> DecodeFollowListCursor(absl::string_view text);
 
 }  // namespace feedcore::internal
 

@@ -52,6 +52,45 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
                       static_cast<long long>(options.sweep_budget),
                       "1..4294967296");
   }
+  if (options.hybrid_fanout_threshold > (size_t{1} << 32)) {
+    return OutOfRange("EngineOptions.hybrid_fanout_threshold",
+                      static_cast<long long>(options.hybrid_fanout_threshold),
+                      "0 (off) or 1..4294967296");
+  }
+  if (options.default_backfill > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.default_backfill",
+                      static_cast<long long>(options.default_backfill),
+                      absl::StrCat("0..", kMaxTimelineLengthLimit));
+  }
+  if (options.world_timeline_length == 0 ||
+      options.world_timeline_length > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.world_timeline_length",
+                      static_cast<long long>(options.world_timeline_length),
+                      absl::StrCat("1..", kMaxTimelineLengthLimit));
+  }
+  if (options.max_payload_bytes > kMaxPayloadBytesLimit) {
+    return OutOfRange("EngineOptions.max_payload_bytes",
+                      static_cast<long long>(options.max_payload_bytes),
+                      absl::StrCat("0..", kMaxPayloadBytesLimit));
+  }
+  if (options.fanout_threads > kMaxFanoutThreads) {
+    return OutOfRange("EngineOptions.fanout_threads",
+                      static_cast<long long>(options.fanout_threads),
+                      absl::StrCat("0..", kMaxFanoutThreads));
+  }
+  if (options.parallel_fanout_min_followers == 0 ||
+      options.parallel_fanout_min_followers > (size_t{1} << 32)) {
+    return OutOfRange(
+        "EngineOptions.parallel_fanout_min_followers",
+        static_cast<long long>(options.parallel_fanout_min_followers),
+        "1..4294967296");
+  }
+  if (options.fanout_queue_capacity == 0 ||
+      options.fanout_queue_capacity > kMaxFanoutQueueCapacity) {
+    return OutOfRange("EngineOptions.fanout_queue_capacity",
+                      static_cast<long long>(options.fanout_queue_capacity),
+                      absl::StrCat("1..", kMaxFanoutQueueCapacity));
+  }
   if (options.shards == 0) {
     const size_t threads = std::max(1u, std::thread::hardware_concurrency());
     options.shards = std::min(kMaxShards, std::bit_ceil(4 * threads));
@@ -86,6 +125,41 @@ absl::StatusOr<Micros> ResolveExpiry(const InsertOptions& options,
 absl::Status ValidateEntry(const TimelineEntry& entry) {
   if (entry.ts < 0) {
     return OutOfRange("TimelineEntry.ts", entry.ts, ">= 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateActivity(const Activity& activity,
+                              size_t max_payload_bytes) {
+  if (activity.ts < 0) return OutOfRange("Activity.ts", activity.ts, ">= 0");
+  if (activity.payload.size() > max_payload_bytes) {
+    return OutOfRange("Activity.payload size",
+                      static_cast<long long>(activity.payload.size()),
+                      absl::StrCat("at most ", max_payload_bytes,
+                                   " bytes (EngineOptions.max_payload_bytes)"));
+  }
+  if (activity.ttl < 0 || activity.ttl > kMaxTtl) {
+    return OutOfRange(
+        "Activity.ttl", activity.ttl,
+        absl::StrCat("0 (engine default) or 1..", kMaxTtl, " microseconds"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBackfill(size_t backfill) {
+  if (backfill > kMaxTimelineLengthLimit) {
+    return OutOfRange("FollowOptions.backfill",
+                      static_cast<long long>(backfill),
+                      absl::StrCat("0..", kMaxTimelineLengthLimit));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateList(const ListOptions& options, size_t max_page_size) {
+  if (options.limit == 0 || options.limit > max_page_size) {
+    return OutOfRange(
+        "ListOptions.limit", static_cast<long long>(options.limit),
+        absl::StrCat("1..", max_page_size, " (EngineOptions.max_page_size)"));
   }
   return absl::OkStatus();
 }

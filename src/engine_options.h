@@ -20,6 +20,16 @@ absl::StatusOr<Micros> ResolveExpiry(const InsertOptions& options,
 
 absl::Status ValidateEntry(const TimelineEntry& entry);
 
+// Checks ts, payload size and ttl of an activity to publish.
+absl::Status ValidateActivity(const Activity& activity,
+                              size_t max_payload_bytes);
+
+// Checks a back-fill count.
+absl::Status ValidateBackfill(size_t backfill);
+
+// Checks the limit of a follower/followee page.
+absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
+
 // Checks limit and window (not the cursor, which needs the owner).
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);
 

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <latch>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -34,7 +35,11 @@ constexpr size_t TimelineOverheadBytes() {
 }
 // A btree_set node is at least half full.
 constexpr size_t kExpiryIndexBytesPerTimeline =
-    2 * sizeof(std::pair<Micros, EntityId>);
+    2 * sizeof(std::pair<Micros, TimelineId>);
+// A follow edge is one element in the followee's follower set and one in
+// the follower's followee set, in btrees at least half full.
+constexpr size_t kBytesPerFollowEdge =
+    2 * (sizeof(std::pair<uint32_t, EntityId>) + sizeof(EntityId));
 
 // The key just older than `key`, if any.
 std::optional<TimelineKey> OlderKey(TimelineKey key) {
@@ -71,12 +76,91 @@ void AddPut(const Timeline::PutResult& put, InsertResult* result) {
   result->trimmed += put.trimmed;
 }
 
+TimelineKey KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
+
+// Merges per-source pages (each sorted in `order`) into `out`: sorted,
+// without duplicate keys (an entry may be both copied and merged while an
+// actor becomes hybrid), at most `want`.
+void MergeSources(std::vector<std::vector<StoredEntry>>& sources,
+                  ReadOrder order, size_t want, std::vector<StoredEntry>* out) {
+  std::vector<StoredEntry> all;
+  for (auto& source : sources) {
+    for (auto& e : source) all.push_back(std::move(e));
+  }
+  if (order == ReadOrder::kNewestFirst) {
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return KeyOf(a) > KeyOf(b); });
+  } else {
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return KeyOf(a) < KeyOf(b); });
+  }
+  for (auto& e : all) {
+    if (out->size() == want) break;
+    if (!out->empty() && KeyOf(out->back()) == KeyOf(e)) continue;
+    out->push_back(std::move(e));
+  }
+}
+
+uint64_t FeedCode(FeedKind kind) { return static_cast<uint64_t>(kind); }
+
+const char* FeedName(FeedKind kind) {
+  switch (kind) {
+    case FeedKind::kHome:
+      return "timeline";
+    case FeedKind::kOwn:
+      return "own feed";
+    case FeedKind::kWorld:
+      return "world feed";
+  }
+  return "feed";
+}
+
 }  // namespace
+
+// One publish's fan-out: the entry, the followers to reach, and the ticket
+// that Unfollow/Retract wait on. The publisher and any workers pull shard
+// groups from `next_group`; whoever delivers the last group ends the
+// ticket and wakes a publisher waiting for completion.
+struct FeedEngineImpl::FanoutJob {
+  FanoutJob(FanoutTracker* tracker, EntityId actor)
+      : tracker(tracker), actor(actor), ticket(tracker->Begin(actor)) {}
+  FanoutTracker* const tracker;
+  const EntityId actor;
+  const uint64_t ticket;
+  StoredEntry entry;
+  FollowerSnapshot followers;
+  std::atomic<size_t> next_group{0};
+  std::atomic<size_t> groups_done{0};
+
+  // Ends the ticket at once when there is nothing to deliver.
+  void FinishIfEmpty() {
+    if (followers.groups() == 0) tracker->End(actor, ticket);
+  }
+  void GroupDone() {
+    if (groups_done.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+        followers.groups()) {
+      tracker->End(actor, ticket);
+      groups_done.notify_all();
+    }
+  }
+  void WaitAllGroups() {
+    size_t done = groups_done.load(std::memory_order_acquire);
+    while (done < followers.groups()) {
+      groups_done.wait(done, std::memory_order_acquire);
+      done = groups_done.load(std::memory_order_acquire);
+    }
+  }
+};
 
 FeedEngineImpl::FeedEngineImpl(EngineOptions options)
     : options_(std::move(options)),
       height_seed_(kHeightSeed),
-      shards_(new Shard[options_.shards]) {
+      shards_(new Shard[options_.shards]),
+      store_(options_.shards) {
+  if (options_.fanout_threads > 0) {
+    pool_ = std::make_unique<FanoutPool>(options_.fanout_threads,
+                                         options_.fanout_queue_capacity);
+  }
   if (options_.sweep_interval > 0) {
     const size_t budget = options_.sweep_budget;
     sweeper_ = std::make_unique<Sweeper>(
@@ -87,32 +171,48 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
 
 FeedEngineImpl::~FeedEngineImpl() {
   sweeper_.reset();  // no pass may run while the shards are destroyed
+  pool_.reset();     // runs what is still queued, then joins
 }
 
-size_t FeedEngineImpl::ShardIndex(EntityId owner) const {
-  return XXH3_64bits(&owner, sizeof(owner)) % options_.shards;
+size_t FeedEngineImpl::ShardIndex(EntityId entity) const {
+  return XXH3_64bits(&entity, sizeof(entity)) % options_.shards;
 }
 
-void FeedEngineImpl::PutLocked(Shard& shard, EntityId owner,
+size_t FeedEngineImpl::CapFor(FeedKind kind) const {
+  return kind == FeedKind::kWorld ? options_.world_timeline_length
+                                  : options_.max_timeline_length;
+}
+
+void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
                                const StoredEntry& entry, InsertResult* result) {
-  auto it =
-      shard.timelines.try_emplace(owner, &shard.arena, height_seed_).first;
+  auto it = shard.timelines.try_emplace(id, &shard.arena, height_seed_).first;
   Timeline& timeline = it->second.timeline;
   const size_t index_bytes_before = timeline.index_bytes();
   const size_t size_before = timeline.size();
-  const Timeline::PutResult put =
-      timeline.Put(entry, options_.max_timeline_length);
+  const Timeline::PutResult put = timeline.Put(entry, CapFor(id.kind));
   AddPut(put, result);
-  shard.entries += timeline.size();
-  shard.entries -= size_before;
   shard.trimmed += put.trimmed;
-  AfterChangeLocked(shard, it, index_bytes_before);
+  AfterChangeLocked(shard, it, index_bytes_before, size_before);
 }
 
-void FeedEngineImpl::AfterChangeLocked(
-    Shard& shard, absl::node_hash_map<EntityId, TimelineRecord>::iterator it,
-    size_t index_bytes_before) {
+bool FeedEngineImpl::RemoveKeyLocked(Shard& shard, TimelineId id,
+                                     TimelineKey key) {
+  auto it = shard.timelines.find(id);
+  if (it == shard.timelines.end()) return false;
+  Timeline& timeline = it->second.timeline;
+  const size_t index_bytes_before = timeline.index_bytes();
+  const size_t size_before = timeline.size();
+  const bool removed = timeline.Remove(key);
+  AfterChangeLocked(shard, it, index_bytes_before, size_before);
+  return removed;
+}
+
+void FeedEngineImpl::AfterChangeLocked(Shard& shard, TimelineMap::iterator it,
+                                       size_t index_bytes_before,
+                                       size_t size_before) {
   TimelineRecord& record = it->second;
+  shard.entries += record.timeline.size();
+  shard.entries -= size_before;
   shard.index_bytes += record.timeline.index_bytes();
   shard.index_bytes -= index_bytes_before;
   const Micros min_expiry = record.timeline.MinExpiry();
@@ -128,6 +228,14 @@ void FeedEngineImpl::AfterChangeLocked(
   if (record.timeline.empty()) shard.timelines.erase(it);
 }
 
+void FeedEngineImpl::MaybeEraseGraphNodeLocked(Shard& shard, EntityId entity) {
+  auto it = shard.graph.find(entity);
+  if (it != shard.graph.end() && it->second.Unused()) shard.graph.erase(it);
+}
+
+// ---------------------------------------------------------------------------
+// Low-level inserts
+
 absl::StatusOr<InsertResult> FeedEngineImpl::Insert(
     EntityId owner, const TimelineEntry& entry, const InsertOptions& options) {
   return InsertFanout(absl::MakeConstSpan(&owner, 1), entry, options);
@@ -140,13 +248,13 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   absl::StatusOr<Micros> expires_at =
       ResolveExpiry(options, options_.default_ttl, options_.clock->Now());
   if (!expires_at.ok()) return expires_at.status();
-  const StoredEntry stored{entry.ts, entry.activity_id, entry.actor,
-                           *expires_at};
+  const StoredEntry stored{
+      entry.ts, entry.activity_id, entry.actor, *expires_at, {}};
   InsertResult result;
   if (owners.size() == 1) {
     Shard& shard = shards_[ShardIndex(owners[0])];
     WriterLock lock(&shard.mu);
-    PutLocked(shard, owners[0], stored, &result);
+    PutLocked(shard, {owners[0], FeedKind::kHome}, stored, &result);
     return result;
   }
   // Group by shard (a counting sort) so each shard's lock is taken once.
@@ -170,7 +278,7 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
     Shard& shard = shards_[s];
     WriterLock lock(&shard.mu);
     for (size_t i = start[s]; i < start[s + 1]; ++i) {
-      PutLocked(shard, grouped[i], stored, &result);
+      PutLocked(shard, {grouped[i], FeedKind::kHome}, stored, &result);
     }
   }
   return result;
@@ -210,9 +318,12 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
     WriterLock lock(&shard.mu);
     for (size_t g = start[s]; g < start[s + 1]; ++g) {
       const OwnedEntry& item = entries[grouped[g]];
-      const StoredEntry stored{item.entry.ts, item.entry.activity_id,
-                               item.entry.actor, *expires_at};
-      PutLocked(shard, item.owner, stored, &result);
+      const StoredEntry stored{item.entry.ts,
+                               item.entry.activity_id,
+                               item.entry.actor,
+                               *expires_at,
+                               {}};
+      PutLocked(shard, {item.owner, FeedKind::kHome}, stored, &result);
     }
   }
   return result;
@@ -226,22 +337,73 @@ absl::Status FeedEngineImpl::Remove(EntityId owner, Micros ts,
   }
   Shard& shard = shards_[ShardIndex(owner)];
   WriterLock lock(&shard.mu);
-  auto it = shard.timelines.find(owner);
-  const size_t index_bytes_before =
-      it == shard.timelines.end() ? 0 : it->second.timeline.index_bytes();
-  if (it == shard.timelines.end() ||
-      !it->second.timeline.Remove({ts, activity_id})) {
+  if (!RemoveKeyLocked(shard, {owner, FeedKind::kHome}, {ts, activity_id})) {
     return absl::NotFoundError(absl::StrCat("timeline ", owner,
                                             " has no entry with ts ", ts,
                                             " and activity id ", activity_id));
   }
-  --shard.entries;
-  AfterChangeLocked(shard, it, index_bytes_before);
   return absl::OkStatus();
 }
 
-absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
-    EntityId owner, const ReadOptions& options) const {
+// ---------------------------------------------------------------------------
+// Reads
+
+void FeedEngineImpl::CollectOne(size_t shard_index, TimelineId id,
+                                ReadOrder order, TimelineKey lo, TimelineKey hi,
+                                Micros now, size_t want,
+                                std::vector<StoredEntry>* out) const {
+  const Shard& shard = shards_[shard_index];
+  ReaderLock lock(&shard.mu);
+  auto it = shard.timelines.find(id);
+  if (it == shard.timelines.end()) return;
+  it->second.timeline.Collect(order, lo, hi, now, want, out);
+}
+
+void FeedEngineImpl::CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
+                                 TimelineKey lo, TimelineKey hi, Micros now,
+                                 size_t want,
+                                 std::vector<StoredEntry>* out) const {
+  if (kind == FeedKind::kOwn) {
+    CollectOne(ShardIndex(owner), {owner, kind}, order, lo, hi, now, want, out);
+    return;
+  }
+  std::vector<std::vector<StoredEntry>> sources;
+  if (kind == FeedKind::kWorld) {
+    sources.resize(options_.shards);
+    for (size_t s = 0; s < options_.shards; ++s) {
+      CollectOne(s, {0, FeedKind::kWorld}, order, lo, hi, now, want,
+                 &sources[s]);
+    }
+  } else {
+    // The home timeline and the list of merged-at-read followees come from
+    // one shard under one lock; each followee's own feed from its shard.
+    std::vector<EntityId> hybrid;
+    sources.emplace_back();
+    {
+      const Shard& shard = shards_[ShardIndex(owner)];
+      ReaderLock lock(&shard.mu);
+      auto it = shard.timelines.find({owner, FeedKind::kHome});
+      if (it != shard.timelines.end()) {
+        it->second.timeline.Collect(order, lo, hi, now, want, &sources[0]);
+      }
+      auto node = shard.graph.find(owner);
+      if (node != shard.graph.end()) hybrid = node->second.hybrid_following;
+    }
+    if (hybrid.empty()) {
+      *out = std::move(sources[0]);
+      return;
+    }
+    for (const EntityId actor : hybrid) {
+      sources.emplace_back();
+      CollectOne(ShardIndex(actor), {actor, FeedKind::kOwn}, order, lo, hi, now,
+                 want, &sources.back());
+    }
+  }
+  MergeSources(sources, order, want, out);
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadFeed(
+    FeedKind kind, EntityId owner, const ReadOptions& options) const {
   if (absl::Status status = ValidateRead(options, options_.max_page_size);
       !status.ok()) {
     return status;
@@ -263,10 +425,15 @@ absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
     absl::StatusOr<TimelineCursor> cursor =
         DecodeTimelineCursor(options.cursor);
     if (!cursor.ok()) return cursor.status();
+    if (cursor->feed != FeedCode(kind)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor belongs to a ", FeedName(static_cast<FeedKind>(cursor->feed)),
+          ", not to a ", FeedName(kind)));
+    }
     if (cursor->owner != owner) {
       return absl::InvalidArgumentError(
-          absl::StrCat("cursor belongs to timeline ", cursor->owner,
-                       ", not to timeline ", owner));
+          absl::StrCat("cursor belongs to the ", FeedName(kind), " of ",
+                       cursor->owner, ", not of ", owner));
     }
     if (cursor->order != options.order) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -287,39 +454,532 @@ absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
   }
   Page page;
   if (window_below_zero || lo > hi) return page;
-  const Micros now = options_.clock->Now();
   page.entries.reserve(options.limit + 1);
-  {
-    const Shard& shard = shards_[ShardIndex(owner)];
-    ReaderLock lock(&shard.mu);
-    auto it = shard.timelines.find(owner);
-    if (it == shard.timelines.end()) return page;
-    // One more than asked tells whether another page follows.
-    it->second.timeline.Collect(options.order, lo, hi, now, options.limit + 1,
-                                &page.entries);
-  }
+  // One more than asked tells whether another page follows.
+  CollectFeed(kind, owner, options.order, lo, hi, options_.clock->Now(),
+              options.limit + 1, &page.entries);
   if (page.entries.size() > options.limit) {
     page.entries.pop_back();
     const StoredEntry& last = page.entries.back();
-    page.next_cursor =
-        EncodeTimelineCursor({owner, options.order, last.ts, last.activity_id});
+    TimelineCursor next{owner, options.order, last.ts, last.activity_id,
+                        static_cast<uint8_t>(FeedCode(kind))};
+    page.next_cursor = EncodeTimelineCursor(next);
+  }
+  if (options.hydrate) store_.Hydrate(&page.entries);
+  return page;
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
+    EntityId owner, const ReadOptions& options) const {
+  return ReadFeed(FeedKind::kHome, owner, options);
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadOwn(EntityId actor,
+                                             const ReadOptions& options) const {
+  return ReadFeed(FeedKind::kOwn, actor, options);
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadWorld(
+    const ReadOptions& options) const {
+  return ReadFeed(FeedKind::kWorld, 0, options);
+}
+
+absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
+                                                  ActivityId activity_id,
+                                                  size_t max_count) const {
+  if (ts < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
+  }
+  if (max_count == 0 || max_count > options_.max_page_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_count is ", max_count, "; it must be 1..",
+                     options_.max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  std::optional<TimelineKey> lo = NewerKey({ts, activity_id});
+  if (!lo.has_value()) return 0;
+  std::vector<StoredEntry> newer;
+  CollectFeed(FeedKind::kHome, reader, ReadOrder::kOldestFirst, *lo,
+              TimelineKey::Max(), options_.clock->Now(), max_count, &newer);
+  return newer.size();
+}
+
+absl::StatusOr<EntityPage> FeedEngineImpl::ReadList(
+    bool followers, EntityId entity, const ListOptions& options) const {
+  if (absl::Status status = ValidateList(options, options_.max_page_size);
+      !status.ok()) {
+    return status;
+  }
+  std::optional<FollowListCursor> after;
+  if (!options.cursor.empty()) {
+    absl::StatusOr<FollowListCursor> cursor =
+        DecodeFollowListCursor(options.cursor);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->followers != followers || cursor->entity != entity) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor belongs to the ", cursor->followers ? "follower" : "followee",
+          " list of ", cursor->entity, ", not to the ",
+          followers ? "follower" : "followee", " list of ", entity));
+    }
+    after = *cursor;
+  }
+  EntityPage page;
+  const Shard& shard = shards_[ShardIndex(entity)];
+  ReaderLock lock(&shard.mu);
+  auto node = shard.graph.find(entity);
+  if (node == shard.graph.end()) return page;
+  bool more = false;
+  if (followers) {
+    const auto& set = node->second.followers;
+    auto it = after.has_value() ? set.upper_bound({after->shard, after->last})
+                                : set.begin();
+    for (; it != set.end(); ++it) {
+      if (page.ids.size() == options.limit) {
+        more = true;
+        break;
+      }
+      page.ids.push_back(it->second);
+    }
+    if (more) {
+      page.next_cursor = EncodeFollowListCursor(
+          {true, entity, static_cast<uint32_t>(ShardIndex(page.ids.back())),
+           page.ids.back()});
+    }
+  } else {
+    const auto& set = node->second.following;
+    auto it = after.has_value() ? set.upper_bound(after->last) : set.begin();
+    for (; it != set.end(); ++it) {
+      if (page.ids.size() == options.limit) {
+        more = true;
+        break;
+      }
+      page.ids.push_back(*it);
+    }
+    if (more) {
+      page.next_cursor =
+          EncodeFollowListCursor({false, entity, 0, page.ids.back()});
+    }
   }
   return page;
 }
+
+absl::StatusOr<EntityPage> FeedEngineImpl::Followers(
+    EntityId entity, const ListOptions& options) const {
+  return ReadList(true, entity, options);
+}
+
+absl::StatusOr<EntityPage> FeedEngineImpl::Following(
+    EntityId entity, const ListOptions& options) const {
+  return ReadList(false, entity, options);
+}
+
+size_t FeedEngineImpl::FollowerCount(EntityId entity) const {
+  const Shard& shard = shards_[ShardIndex(entity)];
+  ReaderLock lock(&shard.mu);
+  auto node = shard.graph.find(entity);
+  return node == shard.graph.end() ? 0 : node->second.followers.size();
+}
+
+size_t FeedEngineImpl::FollowingCount(EntityId entity) const {
+  const Shard& shard = shards_[ShardIndex(entity)];
+  ReaderLock lock(&shard.mu);
+  auto node = shard.graph.find(entity);
+  return node == shard.graph.end() ? 0 : node->second.following.size();
+}
+
+// ---------------------------------------------------------------------------
+// Fan-out
+
+void FeedEngineImpl::SnapshotFollowersLocked(const GraphNode& node,
+                                             FollowerSnapshot* snapshot) const {
+  snapshot->ids.reserve(node.followers.size());
+  uint32_t current = std::numeric_limits<uint32_t>::max();
+  for (const auto& [shard, follower] : node.followers) {
+    if (shard != current) {
+      current = shard;
+      snapshot->starts.push_back(snapshot->ids.size());
+      snapshot->shard_of_group.push_back(shard);
+    }
+    snapshot->ids.push_back(follower);
+  }
+  snapshot->starts.push_back(snapshot->ids.size());
+}
+
+void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
+                                  size_t group, const StoredEntry& entry) {
+  const absl::Span<const EntityId> owners =
+      absl::MakeConstSpan(snapshot.ids.data() + snapshot.starts[group],
+                          snapshot.starts[group + 1] - snapshot.starts[group]);
+  Shard& shard = shards_[snapshot.shard_of_group[group]];
+  {
+    WriterLock lock(&shard.mu);
+    InsertResult ignored;
+    for (const EntityId owner : owners) {
+      PutLocked(shard, {owner, FeedKind::kHome}, entry, &ignored);
+    }
+  }
+  if (options_.on_delivery) {
+    options_.on_delivery(
+        owners, TimelineEntry{entry.ts, entry.activity_id, entry.actor});
+  }
+}
+
+void FeedEngineImpl::PurgeFromFollowers(const FollowerSnapshot& snapshot,
+                                        TimelineKey key) {
+  for (size_t g = 0; g < snapshot.groups(); ++g) {
+    Shard& shard = shards_[snapshot.shard_of_group[g]];
+    WriterLock lock(&shard.mu);
+    for (size_t i = snapshot.starts[g]; i < snapshot.starts[g + 1]; ++i) {
+      RemoveKeyLocked(shard, {snapshot.ids[i], FeedKind::kHome}, key);
+    }
+  }
+}
+
+absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
+    const Activity& activity, const PublishOptions& options) {
+  if (absl::Status status =
+          ValidateActivity(activity, options_.max_payload_bytes);
+      !status.ok()) {
+    return status;
+  }
+  InsertOptions expiry_options;
+  expiry_options.ttl = activity.ttl;
+  absl::StatusOr<Micros> expires_at = ResolveExpiry(
+      expiry_options, options_.default_ttl, options_.clock->Now());
+  if (!expires_at.ok()) return expires_at.status();
+
+  Shard& actor_shard = shards_[ShardIndex(activity.actor)];
+  bool hybrid = false;
+  size_t follower_count = 0;
+  {
+    ReaderLock lock(&actor_shard.mu);
+    auto node = actor_shard.graph.find(activity.actor);
+    if (node != actor_shard.graph.end()) {
+      hybrid = node->second.hybrid;
+      follower_count = node->second.followers.size();
+    }
+  }
+  // Room in the queue is reserved before anything changes, so a full
+  // queue rejects the publish cleanly.
+  const bool parallel =
+      pool_ != nullptr && !hybrid &&
+      follower_count >= options_.parallel_fanout_min_followers;
+  const size_t workers = parallel
+                             ? std::min({options_.fanout_threads,
+                                         options_.shards, pool_->capacity()})
+                             : 0;
+  const bool async =
+      parallel && options.completion == FanoutCompletion::kAsynchronous;
+  size_t reserved = 0;
+  if (async) {
+    if (!pool_->Reserve(workers, options.wait_when_queue_full)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "fan-out queue is full (EngineOptions.fanout_queue_capacity = ",
+          options_.fanout_queue_capacity,
+          "); nothing was published: retry later, or publish with "
+          "wait_when_queue_full"));
+    }
+    reserved = workers;
+  }
+
+  StoredActivity record;
+  record.actor = activity.actor;
+  record.ts = activity.ts;
+  record.expires_at = *expires_at;
+  record.payload = activity.payload;
+  // Hybrid is never undone, so an actor seen hybrid here gets no copies.
+  record.copied = !hybrid;
+  absl::StatusOr<bool> created = store_.Put(activity.id, record);
+  if (!created.ok() || !*created) {
+    if (reserved > 0) pool_->Unreserve(reserved);
+    if (!created.ok()) return created.status();
+    return PublishResult{};  // the same activity again: nothing to do
+  }
+
+  auto job = std::make_shared<FanoutJob>(&tracker_, activity.actor);
+  job->entry =
+      StoredEntry{activity.ts, activity.id, activity.actor, *expires_at, {}};
+  PublishResult result;
+  result.created = true;
+  {
+    // Own feed and world feed first, then the followers as of now: a
+    // concurrent Follow either is in this snapshot or back-fills from the
+    // own feed, which already holds the entry.
+    WriterLock lock(&actor_shard.mu);
+    InsertResult ignored;
+    PutLocked(actor_shard, {activity.actor, FeedKind::kOwn}, job->entry,
+              &ignored);
+    PutLocked(actor_shard, {0, FeedKind::kWorld}, job->entry, &ignored);
+    auto node = actor_shard.graph.find(activity.actor);
+    if (node != actor_shard.graph.end()) {
+      if (node->second.hybrid) {
+        result.merged_at_read = true;
+      } else {
+        SnapshotFollowersLocked(node->second, &job->followers);
+      }
+    }
+  }
+  result.fanned_out = job->followers.ids.size();
+  const size_t groups = job->followers.groups();
+  job->FinishIfEmpty();
+
+  auto run = [this](FanoutJob& j) {
+    for (size_t g = j.next_group.fetch_add(1, std::memory_order_relaxed);
+         g < j.followers.groups();
+         g = j.next_group.fetch_add(1, std::memory_order_relaxed)) {
+      DeliverGroup(j.followers, g, j.entry);
+      j.GroupDone();
+    }
+  };
+  const size_t tasks = std::min(workers, groups);
+  if (async) {
+    pool_->Unreserve(reserved - tasks);
+    for (size_t t = 0; t < tasks; ++t) {
+      pool_->Submit([job, run] { run(*job); });
+    }
+    result.pending = tasks > 0;
+    return result;
+  }
+  // Synchronous: workers help if there is room for them right now; the
+  // publisher works too and waits only for the groups, not for the tasks.
+  if (tasks > 0 && pool_->Reserve(tasks, /*wait=*/false)) {
+    for (size_t t = 0; t < tasks; ++t) {
+      pool_->Submit([job, run] { run(*job); });
+    }
+  }
+  run(*job);
+  job->WaitAllGroups();
+  return result;
+}
+
+void FeedEngineImpl::WaitForFanout() {
+  if (pool_ != nullptr) pool_->WaitIdle();
+}
+
+absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
+  bool already = false;
+  absl::StatusOr<StoredActivity> activity =
+      store_.Retract(activity_id, &already);
+  if (!activity.ok()) return activity.status();
+  if (already) return absl::OkStatus();
+  const TimelineKey key{activity->ts, activity_id};
+  const EntityId actor = activity->actor;
+  Shard& actor_shard = shards_[ShardIndex(actor)];
+  {
+    // From the own feed first: a Follow that back-fills after this point
+    // cannot copy it any more.
+    WriterLock lock(&actor_shard.mu);
+    RemoveKeyLocked(actor_shard, {actor, FeedKind::kOwn}, key);
+    RemoveKeyLocked(actor_shard, {0, FeedKind::kWorld}, key);
+  }
+  if (!activity->copied) return absl::OkStatus();
+  // Deliveries that began earlier may still be writing copies.
+  tracker_.WaitForEarlier(actor);
+  FollowerSnapshot followers;
+  {
+    ReaderLock lock(&actor_shard.mu);
+    auto node = actor_shard.graph.find(actor);
+    if (node != actor_shard.graph.end()) {
+      SnapshotFollowersLocked(node->second, &followers);
+    }
+  }
+  PurgeFromFollowers(followers, key);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------
+// Social graph
+
+absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
+    EntityId follower, EntityId followee, const FollowOptions& options) {
+  if (follower == followee) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "entity ", follower, " cannot follow itself (follower == followee)"));
+  }
+  if (options.backfill.has_value()) {
+    if (absl::Status status = ValidateBackfill(*options.backfill);
+        !status.ok()) {
+      return status;
+    }
+  }
+  // More than the cap could not be kept anyway.
+  const size_t backfill =
+      std::min(options.backfill.value_or(options_.default_backfill),
+               options_.max_timeline_length);
+  std::lock_guard<std::mutex> serial(
+      follow_stripes_[XXH3_64bits(&follower, sizeof(follower)) %
+                      kFollowStripes]);
+  Shard& followee_shard = shards_[ShardIndex(followee)];
+  Shard& follower_shard = shards_[ShardIndex(follower)];
+  bool followee_hybrid = false;
+  bool start_transition = false;
+  {
+    WriterLock lock(&followee_shard.mu);
+    GraphNode& node = followee_shard.graph[followee];
+    if (!node.followers
+             .insert({static_cast<uint32_t>(ShardIndex(follower)), follower})
+             .second) {
+      return FollowResult{};
+    }
+    ++followee_shard.follow_edges;
+    followee_hybrid = node.hybrid || node.becoming_hybrid;
+    if (!followee_hybrid && options_.hybrid_fanout_threshold > 0 &&
+        node.followers.size() > options_.hybrid_fanout_threshold) {
+      node.becoming_hybrid = true;
+      start_transition = true;
+      followee_hybrid = true;
+    }
+  }
+  auto add_following = [&](bool merged) {
+    WriterLock lock(&follower_shard.mu);
+    GraphNode& node = follower_shard.graph[follower];
+    node.following.insert(followee);
+    if (merged &&
+        std::find(node.hybrid_following.begin(), node.hybrid_following.end(),
+                  followee) == node.hybrid_following.end()) {
+      node.hybrid_following.push_back(followee);
+    }
+  };
+  add_following(followee_hybrid);
+  if (start_transition) {
+    BecomeHybrid(followee);
+  } else if (!followee_hybrid) {
+    // Another Follow may have started a transition after the check above
+    // and before this follower was in the followee set it told; look again.
+    {
+      ReaderLock lock(&followee_shard.mu);
+      auto node = followee_shard.graph.find(followee);
+      followee_hybrid = node != followee_shard.graph.end() &&
+                        (node->second.hybrid || node->second.becoming_hybrid);
+    }
+    if (followee_hybrid) add_following(true);
+  }
+  FollowResult result;
+  result.created = true;
+  if (!followee_hybrid && backfill > 0) {
+    result.backfilled = Backfill(follower, followee, backfill);
+  }
+  return result;
+}
+
+void FeedEngineImpl::BecomeHybrid(EntityId actor) {
+  Shard& actor_shard = shards_[ShardIndex(actor)];
+  FollowerSnapshot followers;
+  {
+    ReaderLock lock(&actor_shard.mu);
+    auto node = actor_shard.graph.find(actor);
+    if (node != actor_shard.graph.end()) {
+      SnapshotFollowersLocked(node->second, &followers);
+    }
+  }
+  // Every follower merges the actor before publishes stop copying it;
+  // until then entries may be both copied and merged (reads drop the
+  // duplicate).
+  for (size_t g = 0; g < followers.groups(); ++g) {
+    Shard& shard = shards_[followers.shard_of_group[g]];
+    WriterLock lock(&shard.mu);
+    for (size_t i = followers.starts[g]; i < followers.starts[g + 1]; ++i) {
+      auto node = shard.graph.find(followers.ids[i]);
+      if (node == shard.graph.end() ||
+          !node->second.following.contains(actor)) {
+        continue;  // unfollowed meanwhile
+      }
+      auto& merged = node->second.hybrid_following;
+      if (std::find(merged.begin(), merged.end(), actor) == merged.end()) {
+        merged.push_back(actor);
+      }
+    }
+  }
+  WriterLock lock(&actor_shard.mu);
+  GraphNode& node = actor_shard.graph[actor];
+  node.hybrid = true;
+  node.becoming_hybrid = false;
+}
+
+size_t FeedEngineImpl::Backfill(EntityId follower, EntityId followee,
+                                size_t count) {
+  // A delivery like a publish: Unfollow/Retract wait for it.
+  FanoutTicket ticket(&tracker_, followee);
+  std::vector<StoredEntry> recent;
+  CollectOne(ShardIndex(followee), {followee, FeedKind::kOwn},
+             ReadOrder::kNewestFirst, TimelineKey::Min(), TimelineKey::Max(),
+             options_.clock->Now(), count, &recent);
+  if (recent.empty()) return 0;
+  Shard& shard = shards_[ShardIndex(follower)];
+  WriterLock lock(&shard.mu);
+  InsertResult result;
+  for (const StoredEntry& entry : recent) {
+    PutLocked(shard, {follower, FeedKind::kHome}, entry, &result);
+  }
+  return result.inserted + result.replaced;
+}
+
+absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
+                                                        EntityId followee) {
+  if (follower == followee) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "entity ", follower, " cannot unfollow itself (follower == followee)"));
+  }
+  std::lock_guard<std::mutex> serial(
+      follow_stripes_[XXH3_64bits(&follower, sizeof(follower)) %
+                      kFollowStripes]);
+  Shard& followee_shard = shards_[ShardIndex(followee)];
+  Shard& follower_shard = shards_[ShardIndex(follower)];
+  UnfollowResult result;
+  {
+    WriterLock lock(&followee_shard.mu);
+    auto node = followee_shard.graph.find(followee);
+    if (node != followee_shard.graph.end() &&
+        node->second.followers.erase(
+            {static_cast<uint32_t>(ShardIndex(follower)), follower}) > 0) {
+      result.was_following = true;
+      --followee_shard.follow_edges;
+      MaybeEraseGraphNodeLocked(followee_shard, followee);
+    }
+  }
+  if (!result.was_following) return result;
+  {
+    WriterLock lock(&follower_shard.mu);
+    auto node = follower_shard.graph.find(follower);
+    if (node != follower_shard.graph.end()) {
+      node->second.following.erase(followee);
+      auto& merged = node->second.hybrid_following;
+      merged.erase(std::remove(merged.begin(), merged.end(), followee),
+                   merged.end());
+      MaybeEraseGraphNodeLocked(follower_shard, follower);
+    }
+  }
+  // A publish or back-fill of the followee that read the old follower set
+  // must finish writing before its copies are removed.
+  tracker_.WaitForEarlier(followee);
+  WriterLock lock(&follower_shard.mu);
+  auto it = follower_shard.timelines.find({follower, FeedKind::kHome});
+  if (it != follower_shard.timelines.end()) {
+    Timeline& timeline = it->second.timeline;
+    const size_t index_bytes_before = timeline.index_bytes();
+    const size_t size_before = timeline.size();
+    result.removed = timeline.RemoveActor(followee);
+    AfterChangeLocked(follower_shard, it, index_bytes_before, size_before);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Expiry and statistics
 
 size_t FeedEngineImpl::EvictShard(Shard& shard, Micros now, size_t budget) {
   WriterLock lock(&shard.mu);
   size_t evicted = 0;
   while (evicted < budget && !shard.expiry.empty() &&
          shard.expiry.begin()->first <= now) {
-    const EntityId owner = shard.expiry.begin()->second;
-    auto it = shard.timelines.find(owner);
+    const TimelineId id = shard.expiry.begin()->second;
+    auto it = shard.timelines.find(id);
     Timeline& timeline = it->second.timeline;
     const size_t index_bytes_before = timeline.index_bytes();
+    const size_t size_before = timeline.size();
     const size_t n = timeline.EvictExpired(now, budget - evicted);
     evicted += n;
-    shard.entries -= n;
-    AfterChangeLocked(shard, it, index_bytes_before);
+    AfterChangeLocked(shard, it, index_bytes_before, size_before);
     if (n == 0) break;  // cannot happen while MinExpiry is exact
   }
   shard.evicted += evicted;
@@ -338,11 +998,11 @@ size_t FeedEngineImpl::EvictExpired(size_t budget) {
     evicted +=
         EvictShard(shards_[(first + k) % shard_count], now, budget - evicted);
   }
+  if (evicted < budget) store_.EvictExpired(now, budget - evicted);
   return evicted;
 }
 
 EngineStats FeedEngineImpl::Stats() const {
-  using Map = absl::node_hash_map<EntityId, TimelineRecord>;
   EngineStats stats;
   stats.shards.resize(options_.shards);
   for (size_t s = 0; s < options_.shards; ++s) {
@@ -352,9 +1012,9 @@ EngineStats FeedEngineImpl::Stats() const {
     out.timelines = shard.timelines.size();
     out.entries = shard.entries;
     const size_t structures =
-        shard.timelines.size() *
-            (TimelineOverheadBytes<Map>() + kExpiryIndexBytesPerTimeline) +
-        shard.index_bytes;
+        shard.timelines.size() * (TimelineOverheadBytes<TimelineMap>() +
+                                  kExpiryIndexBytesPerTimeline) +
+        shard.index_bytes + shard.follow_edges * kBytesPerFollowEdge;
     out.bytes_used = shard.arena.bytes_used() + structures;
     out.bytes_reserved = shard.arena.bytes_reserved() + structures +
                          shard.timelines.bucket_count() * sizeof(void*);
@@ -364,7 +1024,15 @@ EngineStats FeedEngineImpl::Stats() const {
     stats.bytes_reserved += out.bytes_reserved;
     stats.evicted += shard.evicted;
     stats.trimmed += shard.trimmed;
+    stats.follow_edges += shard.follow_edges;
   }
+  const ActivityStoreStats store = store_.Stats();
+  stats.activities = store.activities;
+  stats.retracted_activities = store.retracted;
+  stats.payload_bytes = store.payload_bytes;
+  stats.activities_evicted = store.evicted;
+  stats.bytes_used += store.bytes_used;
+  stats.bytes_reserved += store.bytes_used;
   return stats;
 }
 

@@ -1,25 +1,38 @@
 // FeedEngineImpl: the in-memory FeedEngine.
 //
-// Layout. S shards, each aligned to its own cache lines. An owner's
-// timeline lives in shard XXH3_64bits(owner) % S. Each shard has a mutex,
-// a node arena, a hash map owner -> timeline, and an expiry index: the set
-// of (earliest expiry, owner) of its timelines, so that eviction visits
-// only timelines holding something expired.
+// Layout. S shards, each on its own cache lines. Everything about an
+// entity lives in shard XXH3_64bits(entity) % S: its timeline (home feed),
+// its own feed, and its graph node (followers, grouped by the follower's
+// shard; followees; the hybrid followees merged into its reads). Each
+// shard also holds a slice of the world feed: the activities of the actors
+// routed to it. A shard has a mutex, a node arena, a map of timelines, an
+// expiry index ((earliest expiry, timeline) of its timelines) and a map of
+// graph nodes. Activities are stored once in the ActivityStore, sharded by
+// activity id with locks of its own.
 //
-// Lock order. A call holds at most one shard lock at a time (batched
-// inserts take the shards one after another), so there is no order to
-// respect between shards. The sweeper's own mutex is never held while a
-// shard lock is taken.
+// Lock order (see docs/architecture.md):
+//   follow stripe (per follower; Follow/Unfollow only)
+//     -> at most one shard lock at a time
+//          -> leaf locks: activity store shard, fan-out pool, tracker stripe
+// No call ever holds two shard locks. Work that spans shards (fan-out,
+// purges, merged reads) snapshots what it needs under one shard's lock,
+// releases it, and then visits the other shards one at a time. Callbacks
+// run with no lock held.
 #ifndef FEEDCORE_SRC_FEED_ENGINE_IMPL_H_
 #define FEEDCORE_SRC_FEED_ENGINE_IMPL_H_
 
+#include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/node_hash_map.h"
+#include "activity_store.h"
+#include "fanout_pool.h"
+#include "fanout_tracker.h"
 #include "feedcore/feed_engine.h"
 #include "mutex.h"
 #include "node_arena.h"
@@ -27,6 +40,22 @@
 #include "timeline.h"
 
 namespace feedcore::internal {
+
+enum class FeedKind : uint8_t { kHome = 0, kOwn = 1, kWorld = 2 };
+
+// Names one timeline in a shard: an entity's home or own feed, or the
+// shard's slice of the world feed (id 0).
+struct TimelineId {
+  EntityId id = 0;
+  FeedKind kind = FeedKind::kHome;
+
+  friend bool operator==(const TimelineId&, const TimelineId&) = default;
+  friend auto operator<=>(const TimelineId&, const TimelineId&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const TimelineId& t) {
+    return H::combine(std::move(h), t.id, static_cast<uint8_t>(t.kind));
+  }
+};
 
 class FeedEngineImpl final : public FeedEngine {
  public:
@@ -47,6 +76,26 @@ class FeedEngineImpl final : public FeedEngine {
                       ActivityId activity_id) override;
   absl::StatusOr<Page> ReadTimeline(EntityId owner,
                                     const ReadOptions& options) const override;
+  absl::StatusOr<Page> ReadOwn(EntityId actor,
+                               const ReadOptions& options) const override;
+  absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const override;
+  absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
+                                    ActivityId activity_id,
+                                    size_t max_count) const override;
+  absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
+                                      const FollowOptions& options) override;
+  absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
+                                          EntityId followee) override;
+  absl::StatusOr<EntityPage> Followers(
+      EntityId entity, const ListOptions& options) const override;
+  absl::StatusOr<EntityPage> Following(
+      EntityId entity, const ListOptions& options) const override;
+  size_t FollowerCount(EntityId entity) const override;
+  size_t FollowingCount(EntityId entity) const override;
+  absl::StatusOr<PublishResult> Publish(const Activity& activity,
+                                        const PublishOptions& options) override;
+  void WaitForFanout() override;
+  absl::Status Retract(ActivityId activity_id) override;
   size_t EvictExpired(size_t budget) override;
   EngineStats Stats() const override;
   const EngineOptions& options() const override { return options_; }
@@ -58,40 +107,104 @@ class FeedEngineImpl final : public FeedEngine {
     // The key this timeline has in Shard::expiry, or Micros max if none.
     Micros indexed_expiry = std::numeric_limits<Micros>::max();
   };
+  using TimelineMap = absl::node_hash_map<TimelineId, TimelineRecord>;
+
+  struct GraphNode {
+    // (shard of the follower, follower): iterating in order yields the
+    // followers already grouped by the shard their timeline lives in.
+    absl::btree_set<std::pair<uint32_t, EntityId>> followers;
+    absl::btree_set<EntityId> following;
+    // Followees that are merged at read time rather than copied.
+    std::vector<EntityId> hybrid_following;
+    // Set while this actor's followers are being told to merge it; copies
+    // continue until `hybrid` is set.
+    bool becoming_hybrid = false;
+    bool hybrid = false;
+
+    bool Unused() const {
+      return followers.empty() && following.empty() &&
+             hybrid_following.empty() && !becoming_hybrid && !hybrid;
+    }
+  };
 
   struct alignas(64) Shard {
     mutable SharedMutex mu;
     NodeArena arena ABSL_GUARDED_BY(mu);
-    absl::node_hash_map<EntityId, TimelineRecord> timelines ABSL_GUARDED_BY(mu);
-    // (earliest expiry, owner) of every non-empty timeline.
-    absl::btree_set<std::pair<Micros, EntityId>> expiry ABSL_GUARDED_BY(mu);
+    TimelineMap timelines ABSL_GUARDED_BY(mu);
+    // (earliest expiry, timeline) of every non-empty timeline.
+    absl::btree_set<std::pair<Micros, TimelineId>> expiry ABSL_GUARDED_BY(mu);
+    absl::node_hash_map<EntityId, GraphNode> graph ABSL_GUARDED_BY(mu);
+    size_t follow_edges ABSL_GUARDED_BY(mu) = 0;
     size_t entries ABSL_GUARDED_BY(mu) = 0;
     size_t index_bytes ABSL_GUARDED_BY(mu) = 0;
     uint64_t evicted ABSL_GUARDED_BY(mu) = 0;
     uint64_t trimmed ABSL_GUARDED_BY(mu) = 0;
   };
 
-  size_t ShardIndex(EntityId owner) const;
-  // Puts one entry into `owner`'s timeline, creating it if needed, and
-  // keeps the shard's counters and expiry index current.
-  void PutLocked(Shard& shard, EntityId owner, const StoredEntry& entry,
+  // Followers of an actor, grouped by shard: ids[starts[g]..starts[g+1])
+  // all live in shard shard_of_group[g].
+  struct FollowerSnapshot {
+    std::vector<EntityId> ids;
+    std::vector<size_t> starts;
+    std::vector<uint32_t> shard_of_group;
+    size_t groups() const { return shard_of_group.size(); }
+  };
+  struct FanoutJob;
+
+  size_t ShardIndex(EntityId entity) const;
+  size_t CapFor(FeedKind kind) const;
+  // Puts one entry into a timeline, creating it if needed.
+  void PutLocked(Shard& shard, TimelineId id, const StoredEntry& entry,
                  InsertResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
-  // Call after any change to `record`'s timeline: re-keys it in the expiry
-  // index, and drops the timeline when it became empty. `it` is invalid
-  // afterwards.
-  void AfterChangeLocked(
-      Shard& shard, absl::node_hash_map<EntityId, TimelineRecord>::iterator it,
-      size_t index_bytes_before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
-  // Evicts up to `budget` from one shard; returns how many.
+  // Removes one key from a timeline; false if absent.
+  bool RemoveKeyLocked(Shard& shard, TimelineId id, TimelineKey key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Call after any change to a timeline: re-keys it in the expiry index and
+  // drops it when empty. `it` is invalid afterwards.
+  void AfterChangeLocked(Shard& shard, TimelineMap::iterator it,
+                         size_t index_bytes_before, size_t size_before)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Drops a graph node that no longer holds anything.
+  void MaybeEraseGraphNodeLocked(Shard& shard, EntityId entity)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void SnapshotFollowersLocked(const GraphNode& node,
+                               FollowerSnapshot* snapshot) const;
+  // Puts `entry` into the home timelines of one shard group (one lock).
+  void DeliverGroup(const FollowerSnapshot& snapshot, size_t group,
+                    const StoredEntry& entry);
+  // Removes `key` from the home timelines of every follower in `snapshot`.
+  void PurgeFromFollowers(const FollowerSnapshot& snapshot, TimelineKey key);
+  // The visible entries of `kind`/`owner` (merged with hybrid followees
+  // for home feeds) within [lo, hi], at most `want`, in `order`.
+  void CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
+                   TimelineKey lo, TimelineKey hi, Micros now, size_t want,
+                   std::vector<StoredEntry>* out) const;
+  void CollectOne(size_t shard_index, TimelineId id, ReadOrder order,
+                  TimelineKey lo, TimelineKey hi, Micros now, size_t want,
+                  std::vector<StoredEntry>* out) const;
+  absl::StatusOr<Page> ReadFeed(FeedKind kind, EntityId owner,
+                                const ReadOptions& options) const;
+  absl::StatusOr<EntityPage> ReadList(bool followers, EntityId entity,
+                                      const ListOptions& options) const;
+  // Marks `actor` merged-at-read: tells its followers, then stops copying.
+  void BecomeHybrid(EntityId actor);
+  size_t Backfill(EntityId follower, EntityId followee, size_t count);
   size_t EvictShard(Shard& shard, Micros now, size_t budget);
 
   const EngineOptions options_;
   const uint64_t height_seed_;
   std::unique_ptr<Shard[]> shards_;
+  ActivityStore store_;
+  FanoutTracker tracker_;
+  // Serializes Follow/Unfollow per follower (by stripe).
+  static constexpr size_t kFollowStripes = 64;
+  std::array<std::mutex, kFollowStripes> follow_stripes_;
   // Shard where the next eviction pass starts, so a budget that runs out
   // does not always favour the first shards.
   std::atomic<size_t> next_eviction_shard_{0};
-  // Last: stopped and joined first on destruction, before the shards go.
+  // Destroyed before everything above: queued tasks drain into live shards.
+  std::unique_ptr<FanoutPool> pool_;
+  // Last: stopped and joined first on destruction.
   std::unique_ptr<Sweeper> sweeper_;
 };
 

@@ -17,7 +17,9 @@ struct Timeline::Node {
   Node* next[1];
 
   TimelineKey key() const { return {ts, activity_id}; }
-  StoredEntry entry() const { return {ts, activity_id, actor, expires_at}; }
+  StoredEntry entry() const {
+    return {ts, activity_id, actor, expires_at, {}};
+  }
   static size_t Bytes(int height) {
     return offsetof(Node, next) + sizeof(Node*) * static_cast<size_t>(height);
   }
@@ -304,6 +306,38 @@ void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
   for (size_t i = 0; i < keep; ++i) {
     out->push_back(ring[(pushed - 1 - i) % want]->entry());
   }
+}
+
+size_t Timeline::RemoveActor(EntityId actor) {
+  // prev[i] tracks the last kept node of height > i seen so far, which is
+  // each removed node's predecessor on its levels.
+  std::array<Node*, kMaxHeight> prev;
+  prev.fill(nullptr);
+  size_t removed = 0;
+  Node* node = head_[0];
+  while (node != nullptr) {
+    const int height = HeightFor(node->key(), height_seed_);
+    Node* next = node->next[0];
+    if (node->actor != actor) {
+      for (int i = 0; i < height; ++i) prev[i] = node;
+      node = next;
+      continue;
+    }
+    AddPairs(prev[0], node, -1);
+    AddPairs(node, next, -1);
+    AddPairs(prev[0], next, +1);
+    for (int i = 0; i < height; ++i) SetNextAt(prev[i], i, node->next[i]);
+    if (next == nullptr) tail_ = prev[0];
+    if (expiry_index_ != nullptr) {
+      expiry_index_->erase({node->expires_at, node->key()});
+    }
+    FreeNode(node, height);
+    --size_;
+    ++removed;
+    node = next;
+  }
+  while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
+  return removed;
 }
 
 size_t Timeline::EvictExpired(Micros now, size_t budget) {

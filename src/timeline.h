@@ -90,6 +90,10 @@ class Timeline {
   void Collect(ReadOrder order, TimelineKey lo, TimelineKey hi, Micros now,
                size_t want, std::vector<StoredEntry>* out) const;
 
+  // Removes every entry whose actor is `actor`; returns how many. One walk
+  // of the list, O(n + removed x height), no descents.
+  size_t RemoveActor(EntityId actor);
+
   // Removes up to `budget` entries with expires_at <= now; returns how many.
   size_t EvictExpired(Micros now, size_t budget);
 

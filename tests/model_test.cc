@@ -105,7 +105,7 @@ class Model {
         if (order == ReadOrder::kNewestFirst && !(k < *after)) return;
         if (order == ReadOrder::kOldestFirst && !(k > *after)) return;
       }
-      out.push_back({k.first, k.second, v.actor, v.expires_at});
+      out.push_back({k.first, k.second, v.actor, v.expires_at, {}});
     };
     if (order == ReadOrder::kNewestFirst) {
       for (auto e = it->second.rbegin(); e != it->second.rend(); ++e) {

@@ -1,6 +1,19 @@
-// FeedEngine: per-entity timelines in memory, sharded by lock.
+// FeedEngine: activity feeds in memory: a social graph, fan-out on write,
+// per-entity timelines sharded by lock.
 //
-// A timeline is an ordered set of entries keyed by `(ts, activity_id)`, read
+// Three kinds of feed are read with the same paging:
+//   * an entity's timeline (home feed): what it follows, ReadTimeline;
+//   * an actor's own feed: what it published, ReadOwn;
+//   * the world feed: everything published, ReadWorld.
+// Publish stores an activity once and puts its key into the actor's own
+// feed, the world feed and every follower's timeline (fan-out on write).
+// Follow copies the followee's recent activities into the follower's
+// timeline (back-fill); Unfollow removes them again; Retract removes an
+// activity from every feed. With hybrid fan-out, actors with very many
+// followers are not copied; their followers' reads merge them in, with the
+// same ordering, cursors and expiry as if they had been copied.
+//
+// A feed is an ordered set of entries keyed by `(ts, activity_id)`, read
 // newest-first (or oldest-first) a page at a time with opaque cursors.
 // Every entry expires; expired entries are never returned and their memory
 // is reclaimed by `EvictExpired` or by a background sweeper. Each timeline
@@ -27,6 +40,15 @@
 // `InvalidArgument` (bad option, malformed or foreign cursor, timestamp
 // below zero, expiry in the past) or `NotFound` (removing an absent entry),
 // with a message naming the offending argument.
+//
+// Consistency of the social calls
+// -------------------------------
+// Publish, Follow, Unfollow and Retract are linearizable per actor with
+// respect to the copies they leave: after Unfollow(r, a) returns, r's
+// timeline holds none of a's activities, even if a publish of a's was
+// fanning out concurrently (Unfollow waits for deliveries of a that began
+// before it); after Retract(id) returns, no feed returns id. Follow and
+// Unfollow calls of the same follower are serialized.
 //
 // Thread safety
 // -------------
@@ -60,6 +82,30 @@ struct InsertResult {
   // inserted and immediately trimmed.
   size_t rejected_by_cap = 0;
   size_t trimmed = 0;  // older entries dropped to make room
+};
+
+struct FollowResult {
+  bool created = false;   // false: already following (nothing changed)
+  size_t backfilled = 0;  // entries copied into the follower's timeline
+};
+
+struct UnfollowResult {
+  bool was_following = false;  // false: nothing to undo (nothing changed)
+  size_t removed = 0;          // entries removed from the follower's timeline
+};
+
+struct PublishResult {
+  // False when this exact activity was already published (idempotent
+  // re-publish: nothing changed).
+  bool created = false;
+  // Follower timelines that received (or, asynchronously, will receive)
+  // the entry.
+  size_t fanned_out = 0;
+  // True when the actor is past the hybrid threshold: followers merge it at
+  // read time instead.
+  bool merged_at_read = false;
+  // True when part of the fan-out was queued and may still be running.
+  bool pending = false;
 };
 
 class FeedEngine {
@@ -102,17 +148,88 @@ class FeedEngine {
   virtual absl::Status Remove(EntityId owner, Micros ts,
                               ActivityId activity_id) = 0;
 
-  // One page of `owner`'s timeline. An unknown owner reads as empty.
-  // `InvalidArgument` for a limit of 0 or above `max_page_size`, an empty
-  // or inverted time window, or a cursor that is malformed, was made by
-  // another timeline or for the other order.
+  // One page of `owner`'s timeline: its materialized entries merged with
+  // the own feeds of the hybrid (merged-at-read) actors it follows. An
+  // unknown owner reads as empty. `InvalidArgument` for a limit of 0 or
+  // above `max_page_size`, an inverted time window, or a cursor that is
+  // malformed, or was made by another feed or for the other order.
   virtual absl::StatusOr<Page> ReadTimeline(
       EntityId owner, const ReadOptions& options) const = 0;
 
-  // Reclaims min(budget, expired entries held) expired entries and returns
-  // how many it reclaimed; costs time in proportion to that number (plus a
-  // logarithmic term per timeline touched), never to the number of stored
-  // entries.
+  // One page of what `actor` published (its own feed, capped at
+  // `max_timeline_length`). Errors as ReadTimeline.
+  virtual absl::StatusOr<Page> ReadOwn(EntityId actor,
+                                       const ReadOptions& options) const = 0;
+
+  // One page of everything published (the world feed). Errors as
+  // ReadTimeline.
+  virtual absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const = 0;
+
+  // How many visible entries of `reader`'s timeline (merged as in
+  // ReadTimeline) are newer than the key `(ts, activity_id)`, counting at
+  // most `max_count` (1..max_page_size): the "new since I last looked"
+  // badge. InvalidArgument for ts < 0 or max_count out of range.
+  virtual absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
+                                            ActivityId activity_id,
+                                            size_t max_count) const = 0;
+
+  // --- Social graph ---
+
+  // `follower` follows `followee` and gets the followee's most recent
+  // activities (FollowOptions::backfill) in its timeline. Following again
+  // is a no-op (`created` false). InvalidArgument when follower ==
+  // followee or the back-fill is out of range.
+  virtual absl::StatusOr<FollowResult> Follow(
+      EntityId follower, EntityId followee,
+      const FollowOptions& options = {}) = 0;
+
+  // Stops following and removes the followee's entries from the follower's
+  // timeline. Unfollowing what is not followed is a no-op that says so
+  // (`was_following` false). Removal walks the follower's timeline once:
+  // O(timeline length), no searches.
+  virtual absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
+                                                  EntityId followee) = 0;
+
+  // A page of `entity`'s followers, in a stable order (by shard, then id),
+  // keyset-paged like timelines. InvalidArgument for a bad limit or
+  // cursor.
+  virtual absl::StatusOr<EntityPage> Followers(
+      EntityId entity, const ListOptions& options) const = 0;
+  // A page of what `entity` follows, by ascending id. As Followers.
+  virtual absl::StatusOr<EntityPage> Following(
+      EntityId entity, const ListOptions& options) const = 0;
+  // O(1).
+  virtual size_t FollowerCount(EntityId entity) const = 0;
+  virtual size_t FollowingCount(EntityId entity) const = 0;
+
+  // --- Publishing ---
+
+  // Stores `activity` once and delivers its key to the actor's own feed,
+  // the world feed and every follower's timeline, taking each target
+  // shard's lock once for its whole group of followers. Re-publishing the
+  // same activity (same id, actor, ts and payload) is a no-op (`created`
+  // false). Errors, all before anything changes: InvalidArgument (ts < 0,
+  // ttl out of range, payload too large), AlreadyExists (the id belongs to
+  // a different activity), FailedPrecondition (the id was retracted),
+  // ResourceExhausted (asynchronous fan-out, queue full, and
+  // `wait_when_queue_full` false).
+  virtual absl::StatusOr<PublishResult> Publish(
+      const Activity& activity, const PublishOptions& options = {}) = 0;
+
+  // Returns once every fan-out queued before the call has completed.
+  virtual void WaitForFanout() = 0;
+
+  // Removes the activity from every feed before returning (its copies'
+  // memory comes back at once) and drops its payload; the id stays
+  // reserved until the activity would have expired. NotFound for an
+  // unknown (or already evicted) id; retracting twice is a no-op.
+  virtual absl::Status Retract(ActivityId activity_id) = 0;
+
+  // Reclaims min(budget, expired entries held) expired timeline entries and
+  // returns how many it reclaimed (expired activities in the store are
+  // dropped too, within what is left of the budget); costs time in proportion
+  // to that number (plus a logarithmic term per timeline touched), never to the
+  // number of stored entries.
   virtual size_t EvictExpired(size_t budget) = 0;
 
   virtual EngineStats Stats() const = 0;

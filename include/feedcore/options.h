@@ -7,10 +7,12 @@
 #define FEEDCORE_OPTIONS_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/types/span.h"
 #include "feedcore/clock.h"
 #include "feedcore/types.h"
 
@@ -23,6 +25,9 @@ inline constexpr Micros kMaxTtl = 100LL * 365 * kMicrosPerDay;
 inline constexpr size_t kMaxShards = 65536;
 inline constexpr size_t kMaxTimelineLengthLimit = 10'000'000;
 inline constexpr size_t kMaxPageSizeLimit = 100'000;
+inline constexpr size_t kMaxPayloadBytesLimit = 64 << 20;
+inline constexpr size_t kMaxFanoutThreads = 256;
+inline constexpr size_t kMaxFanoutQueueCapacity = 1 << 20;
 
 struct EngineOptions {
   // Number of lock shards, 1..kMaxShards. 0 picks the smallest power of two
@@ -58,6 +63,76 @@ struct EngineOptions {
 
   // Source of time. Null means a `SystemClock`.
   std::shared_ptr<Clock> clock;
+
+  // --- Social graph and fan-out ---
+
+  // Hybrid fan-out: an actor with more followers than this is no longer
+  // copied into its followers' timelines; their reads merge its own feed
+  // instead. Trades read cost for write cost on very large producers.
+  // 0 turns it off (always copy). Once an actor passes the threshold it
+  // stays merged-at-read, even if it later loses followers.
+  size_t hybrid_fanout_threshold = 0;
+
+  // Recent activities of the followee copied into the follower's timeline
+  // by Follow, unless FollowOptions says otherwise;
+  // 0..kMaxTimelineLengthLimit (at most max_timeline_length are copied).
+  size_t default_backfill = 20;
+
+  // Entries kept per shard in the world feed (all activity),
+  // 1..kMaxTimelineLengthLimit. The world feed holds at least the newest
+  // `world_timeline_length` activities overall.
+  size_t world_timeline_length = 10000;
+
+  // Largest payload Publish accepts, 0..kMaxPayloadBytesLimit.
+  size_t max_payload_bytes = 64 * 1024;
+
+  // Worker threads that share large fan-outs with the publishing thread,
+  // 0..256. 0 starts no threads: every fan-out runs on the publisher.
+  size_t fanout_threads = 1;
+
+  // Fan-outs to at least this many followers are split into per-shard
+  // tasks and run on the workers as well; smaller ones run inline.
+  // 1..2^32.
+  size_t parallel_fanout_min_followers = 4096;
+
+  // Fan-out tasks that may wait in the queue, 1..1048576. When full, an
+  // asynchronous Publish waits or fails, by PublishOptions.
+  size_t fanout_queue_capacity = 1024;
+
+  // Called after an activity's key reached a group of followers' timelines
+  // (one call per shard group, from whichever thread delivered it, with no
+  // engine lock held). For pushing notifications. Must be thread-safe and
+  // must not call back into the engine's writing methods of the same
+  // actor's followers. Null: no calls.
+  std::function<void(absl::Span<const EntityId> timelines,
+                     const TimelineEntry& entry)>
+      on_delivery;
+};
+
+struct FollowOptions {
+  // Recent activities to copy; unset means EngineOptions::default_backfill.
+  // 0..kMaxTimelineLengthLimit (at most max_timeline_length are copied).
+  std::optional<size_t> backfill;
+};
+
+enum class FanoutCompletion {
+  kSynchronous,   // Publish returns after every follower timeline has it
+  kAsynchronous,  // large fan-outs finish in the background; see
+                  // FeedEngine::WaitForFanout
+};
+
+struct PublishOptions {
+  FanoutCompletion completion = FanoutCompletion::kSynchronous;
+  // For asynchronous fan-out when the task queue is full: true waits for
+  // room, false fails with ResourceExhausted having changed nothing.
+  bool wait_when_queue_full = true;
+};
+
+// Paging through follower or followee lists.
+struct ListOptions {
+  // Ids per page, 1..EngineOptions::max_page_size.
+  size_t limit = 100;
+  std::string cursor;
 };
 
 struct InsertOptions {
@@ -85,6 +160,8 @@ struct ReadOptions {
   // min_ts <= max_ts is required.
   std::optional<Micros> min_ts;
   std::optional<Micros> max_ts;
+  // Fill each entry's `payload` from the activity store.
+  bool hydrate = false;
 };
 
 }  // namespace feedcore

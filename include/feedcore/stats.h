@@ -33,6 +33,17 @@ struct EngineStats {
   // because they were older than a full timeline are not counted here
   // (see InsertResult::rejected_by_cap).
   uint64_t trimmed = 0;
+
+  // Activity store: activities stored once (including retracted ones kept
+  // as tombstones until they expire), their payload bytes, and how many
+  // expired ones eviction dropped.
+  size_t activities = 0;
+  size_t retracted_activities = 0;
+  size_t payload_bytes = 0;
+  uint64_t activities_evicted = 0;
+  // Follow relations.
+  size_t follow_edges = 0;
+
   std::vector<ShardStats> shards;
 };
 

@@ -47,6 +47,10 @@ struct StoredEntry {
   ActivityId activity_id = 0;
   EntityId actor = 0;
   Micros expires_at = 0;  // visible while clock.Now() < expires_at
+  // The activity's body, only when the read asked for it
+  // (`ReadOptions::hydrate`) and the activity was published (entries put
+  // with the low-level Insert calls have none).
+  std::string payload;
 
   friend bool operator==(const StoredEntry&, const StoredEntry&) = default;
 };
@@ -55,6 +59,24 @@ struct StoredEntry {
 struct OwnedEntry {
   EntityId owner = 0;
   TimelineEntry entry;
+};
+
+// Something that happened: stored once, delivered by key to the actor's own
+// feed, the world feed and every follower's timeline.
+struct Activity {
+  ActivityId id = 0;
+  EntityId actor = 0;
+  Micros ts = 0;  // >= 0
+  std::string
+      payload;  // opaque bytes, at most EngineOptions::max_payload_bytes
+  // Time-to-live, 1..kMaxTtl; 0 means EngineOptions::default_ttl.
+  Micros ttl = 0;
+};
+
+// One page of a follower or followee list.
+struct EntityPage {
+  std::vector<EntityId> ids;
+  std::string next_cursor;  // empty at the end
 };
 
 // One page of a read. `next_cursor` is opaque: pass it back in

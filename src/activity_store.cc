@@ -1,0 +1,133 @@
+#include "activity_store.h"
+
+#include <xxhash.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace feedcore::internal {
+
+ActivityStore::ActivityStore(size_t shards)
+    : shard_count_(shards), shards_(new Shard[shards]) {}
+
+size_t ActivityStore::ShardIndex(ActivityId id) const {
+  // A different seed from the timeline routing, so that ids used both as
+  // entity and activity ids do not pile onto the same shard numbers.
+  return XXH3_64bits_withSeed(&id, sizeof(id), 0x61637469766974ULL) %
+         shard_count_;
+}
+
+absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
+                                        const StoredActivity& activity) {
+  Shard& shard = shards_[ShardIndex(id)];
+  WriterLock lock(&shard.mu);
+  auto [it, inserted] = shard.activities.try_emplace(id, activity);
+  if (!inserted) {
+    const StoredActivity& existing = it->second;
+    if (existing.retracted) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("activity ", id,
+                       " was retracted; a retracted id cannot be "
+                       "published again until it expires"));
+    }
+    if (existing.actor != activity.actor || existing.ts != activity.ts ||
+        existing.payload != activity.payload) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("activity ", id, " already exists with a different ",
+                       existing.actor != activity.actor ? "actor"
+                       : existing.ts != activity.ts     ? "timestamp"
+                                                        : "payload",
+                       "; activity ids must be unique"));
+    }
+    return false;
+  }
+  shard.expiry.insert({activity.expires_at, id});
+  shard.payload_bytes += activity.payload.size();
+  return true;
+}
+
+absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
+                                                      bool* already) {
+  Shard& shard = shards_[ShardIndex(id)];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("no activity ", id, " (never published, or expired)"));
+  }
+  StoredActivity& activity = it->second;
+  *already = activity.retracted;
+  StoredActivity before = activity;
+  if (!activity.retracted) {
+    activity.retracted = true;
+    shard.payload_bytes -= activity.payload.size();
+    std::string().swap(activity.payload);  // give the bytes back now
+    ++shard.retracted;
+  }
+  return before;
+}
+
+void ActivityStore::Hydrate(std::vector<StoredEntry>* entries) const {
+  if (entries->empty()) return;
+  std::vector<uint32_t> shard_of(entries->size());
+  for (size_t i = 0; i < entries->size(); ++i) {
+    shard_of[i] = static_cast<uint32_t>(ShardIndex((*entries)[i].activity_id));
+  }
+  std::vector<bool> done(entries->size(), false);
+  for (size_t first = 0; first < entries->size(); ++first) {
+    if (done[first]) continue;
+    const Shard& shard = shards_[shard_of[first]];
+    ReaderLock lock(&shard.mu);
+    for (size_t i = first; i < entries->size(); ++i) {
+      if (done[i] || shard_of[i] != shard_of[first]) continue;
+      done[i] = true;
+      StoredEntry& entry = (*entries)[i];
+      auto it = shard.activities.find(entry.activity_id);
+      if (it != shard.activities.end() && !it->second.retracted) {
+        entry.payload = it->second.payload;
+      }
+    }
+  }
+}
+
+size_t ActivityStore::EvictExpired(Micros now, size_t budget) {
+  size_t evicted = 0;
+  for (size_t s = 0; s < shard_count_ && evicted < budget; ++s) {
+    Shard& shard = shards_[s];
+    WriterLock lock(&shard.mu);
+    while (evicted < budget && !shard.expiry.empty() &&
+           shard.expiry.begin()->first <= now) {
+      const ActivityId id = shard.expiry.begin()->second;
+      shard.expiry.erase(shard.expiry.begin());
+      auto it = shard.activities.find(id);
+      if (it->second.retracted) --shard.retracted;
+      shard.payload_bytes -= it->second.payload.size();
+      shard.activities.erase(it);
+      ++shard.evicted;
+      ++evicted;
+    }
+  }
+  return evicted;
+}
+
+ActivityStoreStats ActivityStore::Stats() const {
+  using Map = absl::flat_hash_map<ActivityId, StoredActivity>;
+  ActivityStoreStats stats;
+  for (size_t s = 0; s < shard_count_; ++s) {
+    const Shard& shard = shards_[s];
+    ReaderLock lock(&shard.mu);
+    stats.activities += shard.activities.size();
+    stats.retracted += shard.retracted;
+    stats.payload_bytes += shard.payload_bytes;
+    stats.evicted += shard.evicted;
+    // Table slots (value + control byte) and the expiry btree (nodes at
+    // least half full), plus the payload bytes themselves.
+    stats.bytes_used +=
+        shard.activities.capacity() * (sizeof(Map::value_type) + 1) +
+        2 * shard.expiry.size() * sizeof(std::pair<Micros, ActivityId>) +
+        shard.payload_bytes;
+  }
+  return stats;
+}
+
+}  // namespace feedcore::internal

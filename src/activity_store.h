@@ -1,0 +1,94 @@
+// ActivityStore: every published activity, stored once, sharded by id.
+//
+// Timelines hold only keys `(ts, activity_id, actor)`; the body (opaque
+// payload bytes) lives here once, however many timelines reference it.
+// A retracted activity stays as a tombstone (no payload) until it expires,
+// so that re-publishing its id cannot bring it back.
+//
+// Thread safety
+// -------------
+// Every method is thread-safe. Each call holds at most one store shard lock
+// and takes no other lock while holding it (a leaf in the engine's lock
+// order).
+#ifndef FEEDCORE_SRC_ACTIVITY_STORE_H_
+#define FEEDCORE_SRC_ACTIVITY_STORE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "feedcore/types.h"
+#include "mutex.h"
+
+namespace feedcore::internal {
+
+struct StoredActivity {
+  EntityId actor = 0;
+  Micros ts = 0;
+  Micros expires_at = 0;
+  std::string payload;
+  // True when its key was copied into followers' timelines (not merged at
+  // read time), so retraction must purge those copies.
+  bool copied = false;
+  bool retracted = false;
+};
+
+struct ActivityStoreStats {
+  size_t activities = 0;  // live and retracted
+  size_t retracted = 0;
+  size_t payload_bytes = 0;
+  size_t bytes_used = 0;
+  uint64_t evicted = 0;
+};
+
+class ActivityStore {
+ public:
+  explicit ActivityStore(size_t shards);
+  ActivityStore(const ActivityStore&) = delete;
+  ActivityStore& operator=(const ActivityStore&) = delete;
+
+  // Stores `activity` under `id`. Returns true if it was new, false if the
+  // same activity (actor, ts and payload) is already stored. AlreadyExists
+  // when the id is taken by a different activity; FailedPrecondition when
+  // the id was retracted.
+  absl::StatusOr<bool> Put(ActivityId id, const StoredActivity& activity);
+
+  // Marks `id` retracted and frees its payload; returns the activity as it
+  // was. NotFound if the id is unknown (never stored, or evicted).
+  // `already` is set when it was retracted before (nothing changes then).
+  absl::StatusOr<StoredActivity> Retract(ActivityId id, bool* already);
+
+  // Sets the payload of every entry whose activity is stored and not
+  // retracted. Takes each shard's lock once.
+  void Hydrate(std::vector<StoredEntry>* entries) const;
+
+  // Drops up to `budget` activities (and tombstones) with expires_at <= now.
+  size_t EvictExpired(Micros now, size_t budget);
+
+  ActivityStoreStats Stats() const;
+
+ private:
+  struct alignas(64) Shard {
+    mutable SharedMutex mu;
+    absl::flat_hash_map<ActivityId, StoredActivity> activities
+        ABSL_GUARDED_BY(mu);
+    absl::btree_set<std::pair<Micros, ActivityId>> expiry ABSL_GUARDED_BY(mu);
+    size_t retracted ABSL_GUARDED_BY(mu) = 0;
+    size_t payload_bytes ABSL_GUARDED_BY(mu) = 0;
+    uint64_t evicted ABSL_GUARDED_BY(mu) = 0;
+  };
+
+  size_t ShardIndex(ActivityId id) const;
+
+  const size_t shard_count_;
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_ACTIVITY_STORE_H_
