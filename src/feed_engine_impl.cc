@@ -27,11 +27,12 @@ namespace {
 // Fixed so that runs are reproducible; heights only affect speed.
 constexpr uint64_t kHeightSeed = 0x9e3779b97f4a7c15ULL;
 
-// Approximate bytes one timeline costs in its shard's hash map: the node
-// (key, record) plus its slot pointer and control byte.
-template <typename Map>
+// Approximate bytes one timeline costs in its shard's hash map: the slot
+// (key, pointer) and control byte, and the boxed record with the
+// allocator's header.
+template <typename Map, typename Record>
 constexpr size_t TimelineOverheadBytes() {
-  return sizeof(typename Map::value_type) + sizeof(void*) + 1;
+  return sizeof(typename Map::value_type) + 1 + sizeof(Record) + 16;
 }
 // A btree_set node is at least half full.
 constexpr size_t kExpiryIndexBytesPerTimeline =
@@ -185,8 +186,11 @@ size_t FeedEngineImpl::CapFor(FeedKind kind) const {
 
 void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
                                const StoredEntry& entry, InsertResult* result) {
-  auto it = shard.timelines.try_emplace(id, &shard.arena, height_seed_).first;
-  Timeline& timeline = it->second.timeline;
+  auto [it, created] = shard.timelines.try_emplace(id);
+  if (created) {
+    it->second = std::make_unique<TimelineRecord>(&shard.arena, height_seed_);
+  }
+  Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
   const size_t size_before = timeline.size();
   const Timeline::PutResult put = timeline.Put(entry, CapFor(id.kind));
@@ -195,11 +199,41 @@ void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
   AfterChangeLocked(shard, it, index_bytes_before, size_before);
 }
 
+void FeedEngineImpl::PutManyLocked(Shard& shard,
+                                   absl::Span<const EntityId> owners,
+                                   FeedKind kind, const StoredEntry& entry,
+                                   InsertResult* result) {
+  // Each put misses the cache on the hash slot and on the record; fetch
+  // both early so the misses of consecutive owners overlap.
+  constexpr size_t kSlotsAhead = 16;
+  constexpr size_t kRecordsAhead = 8;
+  const size_t n = owners.size();
+  for (size_t i = 0; i < std::min(n, kSlotsAhead); ++i) {
+    shard.timelines.prefetch(TimelineId{owners[i], kind});
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kSlotsAhead < n) {
+      shard.timelines.prefetch(TimelineId{owners[i + kSlotsAhead], kind});
+    }
+    if (i + kRecordsAhead < n) {
+      auto ahead =
+          shard.timelines.find(TimelineId{owners[i + kRecordsAhead], kind});
+      if (ahead != shard.timelines.end()) {
+        const char* record = reinterpret_cast<const char*>(ahead->second.get());
+        for (size_t line = 0; line < sizeof(TimelineRecord); line += 64) {
+          __builtin_prefetch(record + line, /*rw=*/1);
+        }
+      }
+    }
+    PutLocked(shard, {owners[i], kind}, entry, result);
+  }
+}
+
 bool FeedEngineImpl::RemoveKeyLocked(Shard& shard, TimelineId id,
                                      TimelineKey key) {
   auto it = shard.timelines.find(id);
   if (it == shard.timelines.end()) return false;
-  Timeline& timeline = it->second.timeline;
+  Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
   const size_t size_before = timeline.size();
   const bool removed = timeline.Remove(key);
@@ -210,7 +244,7 @@ bool FeedEngineImpl::RemoveKeyLocked(Shard& shard, TimelineId id,
 void FeedEngineImpl::AfterChangeLocked(Shard& shard, TimelineMap::iterator it,
                                        size_t index_bytes_before,
                                        size_t size_before) {
-  TimelineRecord& record = it->second;
+  TimelineRecord& record = *it->second;
   shard.entries += record.timeline.size();
   shard.entries -= size_before;
   shard.index_bytes += record.timeline.index_bytes();
@@ -277,9 +311,10 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
     if (start[s] == start[s + 1]) continue;
     Shard& shard = shards_[s];
     WriterLock lock(&shard.mu);
-    for (size_t i = start[s]; i < start[s + 1]; ++i) {
-      PutLocked(shard, {grouped[i], FeedKind::kHome}, stored, &result);
-    }
+    PutManyLocked(
+        shard,
+        absl::MakeConstSpan(grouped.data() + start[s], start[s + 1] - start[s]),
+        FeedKind::kHome, stored, &result);
   }
   return result;
 }
@@ -356,7 +391,7 @@ void FeedEngineImpl::CollectOne(size_t shard_index, TimelineId id,
   ReaderLock lock(&shard.mu);
   auto it = shard.timelines.find(id);
   if (it == shard.timelines.end()) return;
-  it->second.timeline.Collect(order, lo, hi, now, want, out);
+  it->second->timeline.Collect(order, lo, hi, now, want, out);
 }
 
 void FeedEngineImpl::CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
@@ -384,7 +419,7 @@ void FeedEngineImpl::CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
       ReaderLock lock(&shard.mu);
       auto it = shard.timelines.find({owner, FeedKind::kHome});
       if (it != shard.timelines.end()) {
-        it->second.timeline.Collect(order, lo, hi, now, want, &sources[0]);
+        it->second->timeline.Collect(order, lo, hi, now, want, &sources[0]);
       }
       auto node = shard.graph.find(owner);
       if (node != shard.graph.end()) hybrid = node->second.hybrid_following;
@@ -614,9 +649,7 @@ void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
   {
     WriterLock lock(&shard.mu);
     InsertResult ignored;
-    for (const EntityId owner : owners) {
-      PutLocked(shard, {owner, FeedKind::kHome}, entry, &ignored);
-    }
+    PutManyLocked(shard, owners, FeedKind::kHome, entry, &ignored);
   }
   if (options_.on_delivery) {
     options_.on_delivery(
@@ -955,7 +988,7 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
   WriterLock lock(&follower_shard.mu);
   auto it = follower_shard.timelines.find({follower, FeedKind::kHome});
   if (it != follower_shard.timelines.end()) {
-    Timeline& timeline = it->second.timeline;
+    Timeline& timeline = it->second->timeline;
     const size_t index_bytes_before = timeline.index_bytes();
     const size_t size_before = timeline.size();
     result.removed = timeline.RemoveActor(followee);
@@ -974,7 +1007,7 @@ size_t FeedEngineImpl::EvictShard(Shard& shard, Micros now, size_t budget) {
          shard.expiry.begin()->first <= now) {
     const TimelineId id = shard.expiry.begin()->second;
     auto it = shard.timelines.find(id);
-    Timeline& timeline = it->second.timeline;
+    Timeline& timeline = it->second->timeline;
     const size_t index_bytes_before = timeline.index_bytes();
     const size_t size_before = timeline.size();
     const size_t n = timeline.EvictExpired(now, budget - evicted);
@@ -1012,8 +1045,9 @@ EngineStats FeedEngineImpl::Stats() const {
     out.timelines = shard.timelines.size();
     out.entries = shard.entries;
     const size_t structures =
-        shard.timelines.size() * (TimelineOverheadBytes<TimelineMap>() +
-                                  kExpiryIndexBytesPerTimeline) +
+        shard.timelines.size() *
+            (TimelineOverheadBytes<TimelineMap, TimelineRecord>() +
+             kExpiryIndexBytesPerTimeline) +
         shard.index_bytes + shard.follow_edges * kBytesPerFollowEdge;
     out.bytes_used = shard.arena.bytes_used() + structures;
     out.bytes_reserved = shard.arena.bytes_reserved() + structures +

@@ -29,6 +29,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "activity_store.h"
 #include "fanout_pool.h"
@@ -107,7 +108,11 @@ class FeedEngineImpl final : public FeedEngine {
     // The key this timeline has in Shard::expiry, or Micros max if none.
     Micros indexed_expiry = std::numeric_limits<Micros>::max();
   };
-  using TimelineMap = absl::node_hash_map<TimelineId, TimelineRecord>;
+  // Records are boxed so that a Timeline never moves, and the key sits in
+  // the slot so a lookup touches the record only when it is needed (the
+  // fan-out loop prefetches slots and records ahead).
+  using TimelineMap =
+      absl::flat_hash_map<TimelineId, std::unique_ptr<TimelineRecord>>;
 
   struct GraphNode {
     // (shard of the follower, follower): iterating in order yields the
@@ -156,6 +161,12 @@ class FeedEngineImpl final : public FeedEngine {
   // Puts one entry into a timeline, creating it if needed.
   void PutLocked(Shard& shard, TimelineId id, const StoredEntry& entry,
                  InsertResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Puts `entry` into the `kind` timeline of every owner (all in `shard`),
+  // prefetching hash slots and records a few owners ahead.
+  void PutManyLocked(Shard& shard, absl::Span<const EntityId> owners,
+                     FeedKind kind, const StoredEntry& entry,
+                     InsertResult* result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Removes one key from a timeline; false if absent.
   bool RemoveKeyLocked(Shard& shard, TimelineId id, TimelineKey key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);

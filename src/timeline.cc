@@ -17,9 +17,7 @@ struct Timeline::Node {
   Node* next[1];
 
   TimelineKey key() const { return {ts, activity_id}; }
-  StoredEntry entry() const {
-    return {ts, activity_id, actor, expires_at, {}};
-  }
+  StoredEntry entry() const { return {ts, activity_id, actor, expires_at, {}}; }
   static size_t Bytes(int height) {
     return offsetof(Node, next) + sizeof(Node*) * static_cast<size_t>(height);
   }
@@ -141,8 +139,9 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
   PutResult result{PutOutcome::kInserted, 0};
   Node* const first = head_[0];
 
-  if (first == nullptr || key > first->key()) {
-    // Newer than everything: link in at the head without a search.
+  if (first == nullptr || key > newest_key_) {
+    // Newer than everything: link in at the head without a search, and
+    // without reading the old first node (its key and expiry are cached).
     const int height = HeightFor(key, height_seed_);
     Node* node = NewNode(entry, height);
     for (int i = 0; i < height; ++i) {
@@ -150,11 +149,26 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
       head_[i] = node;
     }
     if (height > height_) height_ = height;
-    if (tail_ == nullptr) tail_ = node;
-    AddPairs(node, first, +1);
-    if (expiry_index_ != nullptr)
+    const bool was_sorted = inversions_ == 0;
+    if (first == nullptr) {
+      tail_ = node;
+    } else if (entry.expires_at < newest_expiry_) {
+      ++inversions_;
+    }
+    if (expiry_index_ != nullptr) {
       expiry_index_->insert({entry.expires_at, key});
+    }
     ++size_;
+    newest_key_ = key;
+    newest_expiry_ = entry.expires_at;
+    if (first == nullptr) {
+      min_expiry_ = entry.expires_at;
+    } else if (!(was_sorted && inversions_ == 0)) {
+      // Sorted before and after means the tail, and so the minimum, did
+      // not change; otherwise work it out.
+      if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
+      RefreshCaches();
+    }
   } else {
     std::array<Node*, kMaxHeight> prev;
     Node* found = FindGreaterOrEqualPrev(key, &prev);
@@ -175,6 +189,7 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
         AddPairs(found, after, +1);
       }
       if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
+      RefreshCaches();
       return result;
     }
     if (found == nullptr && size_ >= cap) {
@@ -196,11 +211,13 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     AddPairs(before, node, +1);
     AddPairs(node, after, +1);
     if (after == nullptr) tail_ = node;
-    if (expiry_index_ != nullptr)
+    if (expiry_index_ != nullptr) {
       expiry_index_->insert({entry.expires_at, key});
+    }
     ++size_;
+    if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
+    RefreshCaches();
   }
-  if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
   while (size_ > cap) {
     RemoveOldest();
     ++result.trimmed;
@@ -226,6 +243,7 @@ void Timeline::Unlink(Node* node, const std::array<Node*, kMaxHeight>& prev) {
   --size_;
   FreeNode(node, height);
   while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
+  RefreshCaches();
 }
 
 void Timeline::RemoveOldest() {
@@ -337,6 +355,7 @@ size_t Timeline::RemoveActor(EntityId actor) {
     node = next;
   }
   while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
+  RefreshCaches();
   return removed;
 }
 
@@ -374,6 +393,7 @@ size_t Timeline::EvictSortedSuffix(Micros now, size_t budget) {
   size_ -= evicted;
   if (node == nullptr) tail_ = prev[0];
   while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
+  RefreshCaches();
   return evicted;
 }
 
@@ -389,12 +409,18 @@ size_t Timeline::EvictByIndex(Micros now, size_t budget) {
   return evicted;
 }
 
-Micros Timeline::MinExpiry() const {
-  if (size_ == 0) return std::numeric_limits<Micros>::max();
-  if (inversions_ == 0) return tail_->expires_at;
-  return expiry_index_->begin()->first;
+void Timeline::RefreshCaches() {
+  if (size_ == 0) {
+    newest_key_ = {};
+    newest_expiry_ = 0;
+    min_expiry_ = std::numeric_limits<Micros>::max();
+    return;
+  }
+  newest_key_ = head_[0]->key();
+  newest_expiry_ = head_[0]->expires_at;
+  min_expiry_ =
+      inversions_ == 0 ? tail_->expires_at : expiry_index_->begin()->first;
 }
-
 size_t Timeline::index_bytes() const {
   if (expiry_index_ == nullptr) return 0;
   // btree nodes are at least half full; count the worst case of that.
@@ -448,6 +474,15 @@ bool Timeline::CheckInvariants() const {
     if (upper != nullptr) return false;
   }
   if (inversions_ > 0 && expiry_index_ == nullptr) return false;
+  if (size_ > 0 && (newest_key_ != head_[0]->key() ||
+                    newest_expiry_ != head_[0]->expires_at)) {
+    return false;
+  }
+  Micros min_expiry = std::numeric_limits<Micros>::max();
+  for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {
+    min_expiry = std::min(min_expiry, n->expires_at);
+  }
+  if (min_expiry != min_expiry_) return false;
   if (expiry_index_ != nullptr) {
     if (expiry_index_->size() != size_) return false;
     for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {

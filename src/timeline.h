@@ -97,8 +97,8 @@ class Timeline {
   // Removes up to `budget` entries with expires_at <= now; returns how many.
   size_t EvictExpired(Micros now, size_t budget);
 
-  // The earliest expiry of any entry, or Micros max when empty.
-  Micros MinExpiry() const;
+  // The earliest expiry of any entry, or Micros max when empty. O(1).
+  Micros MinExpiry() const { return min_expiry_; }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -150,16 +150,27 @@ class Timeline {
   size_t EvictByIndex(Micros now, size_t budget);
   void CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
                           size_t want, std::vector<StoredEntry>* out) const;
+  // Recompute the cached newest key/expiry and earliest expiry after a
+  // change that may have moved them.
+  void RefreshCaches();
 
+  // Fields the common insert touches come first, so that a record spans as
+  // few cache lines as possible on that path.
   NodeArena* const arena_;
   const uint64_t height_seed_;
-  std::array<Node*, kMaxHeight> head_{};
-  Node* tail_ = nullptr;  // the oldest entry
+  // Copies of the first node's key and expiry, and of the earliest expiry,
+  // so that the common insert (newer than everything) and the engine's
+  // expiry bookkeeping touch neither the first nor the last node.
+  TimelineKey newest_key_{};
+  Micros newest_expiry_ = 0;
   size_t size_ = 0;
-  int height_ = 1;  // levels in use
   // Adjacent (newer, older) pairs where the newer expires first.
   size_t inversions_ = 0;
+  int height_ = 1;  // levels in use
   std::unique_ptr<ExpiryIndex> expiry_index_;
+  Micros min_expiry_ = std::numeric_limits<Micros>::max();
+  Node* tail_ = nullptr;  // the oldest entry
+  std::array<Node*, kMaxHeight> head_{};
 };
 
 }  // namespace feedcore::internal
