@@ -101,9 +101,10 @@ struct EngineOptions {
 
   // Called after an activity's key reached a group of followers' timelines
   // (one call per shard group, from whichever thread delivered it, with no
-  // engine lock held). For pushing notifications. Must be thread-safe and
-  // must not call back into the engine's writing methods of the same
-  // actor's followers. Null: no calls.
+  // engine lock held). For pushing notifications. Must be thread-safe. It
+  // may read from the engine (ReadTimeline, CountNewer...) but must not
+  // call Publish, Follow, Unfollow or Retract: those may wait for the very
+  // delivery that is running the callback. Null: no calls.
   std::function<void(absl::Span<const EntityId> timelines,
                      const TimelineEntry& entry)>
       on_delivery;
