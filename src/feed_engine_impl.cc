@@ -79,28 +79,65 @@ void AddPut(const Timeline::PutResult& put, InsertResult* result) {
 
 TimelineKey KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
 
-// Merges per-source pages (each sorted in `order`) into `out`: sorted,
+// The best `want` entries of several sources, kept sorted in `order`
 // without duplicate keys (an entry may be both copied and merged while an
-// actor becomes hybrid), at most `want`.
-void MergeSources(std::vector<std::vector<StoredEntry>>& sources,
-                  ReadOrder order, size_t want, std::vector<StoredEntry>* out) {
-  std::vector<StoredEntry> all;
-  for (auto& source : sources) {
-    for (auto& e : source) all.push_back(std::move(e));
+// actor becomes hybrid). Once it holds `want` entries, only keys that would
+// still make the page are worth collecting from the next source, so each
+// source is read within a narrowing range: merging k sources copies about
+// want x ln(k) entries instead of want x k.
+class PageMerger {
+ public:
+  PageMerger(ReadOrder order, size_t want) : order_(order), want_(want) {}
+
+  // Narrows [lo, hi] to the keys that could still enter the page; false if
+  // none can.
+  bool Narrow(TimelineKey* lo, TimelineKey* hi) const {
+    if (best_.size() < want_) return true;
+    const TimelineKey worst = KeyOf(best_.back());
+    if (order_ == ReadOrder::kNewestFirst) {
+      std::optional<TimelineKey> newer = NewerKey(worst);
+      if (!newer.has_value()) return false;
+      *lo = std::max(*lo, *newer);
+    } else {
+      std::optional<TimelineKey> older = OlderKey(worst);
+      if (!older.has_value()) return false;
+      *hi = std::min(*hi, *older);
+    }
+    return *lo <= *hi;
   }
-  if (order == ReadOrder::kNewestFirst) {
-    std::sort(all.begin(), all.end(),
-              [](const auto& a, const auto& b) { return KeyOf(a) > KeyOf(b); });
-  } else {
-    std::sort(all.begin(), all.end(),
-              [](const auto& a, const auto& b) { return KeyOf(a) < KeyOf(b); });
+
+  // Adds a source's entries, sorted in `order`.
+  void Add(std::vector<StoredEntry>&& source) {
+    if (source.empty()) return;
+    if (best_.empty()) {
+      best_ = std::move(source);
+      return;
+    }
+    merged_.clear();
+    merged_.reserve(std::min(want_, best_.size() + source.size()));
+    auto a = best_.begin();
+    auto b = source.begin();
+    while (merged_.size() < want_ && (a != best_.end() || b != source.end())) {
+      const bool take_a =
+          b == source.end() ||
+          (a != best_.end() &&
+           (order_ == ReadOrder::kNewestFirst ? KeyOf(*a) >= KeyOf(*b)
+                                              : KeyOf(*a) <= KeyOf(*b)));
+      StoredEntry& next = take_a ? *a++ : *b++;
+      if (!merged_.empty() && KeyOf(merged_.back()) == KeyOf(next)) continue;
+      merged_.push_back(std::move(next));
+    }
+    best_.swap(merged_);
   }
-  for (auto& e : all) {
-    if (out->size() == want) break;
-    if (!out->empty() && KeyOf(out->back()) == KeyOf(e)) continue;
-    out->push_back(std::move(e));
-  }
-}
+
+  std::vector<StoredEntry> Take() { return std::move(best_); }
+
+ private:
+  const ReadOrder order_;
+  const size_t want_;
+  std::vector<StoredEntry> best_;
+  std::vector<StoredEntry> merged_;
+};
 
 uint64_t FeedCode(FeedKind kind) { return static_cast<uint64_t>(kind); }
 
@@ -402,39 +439,45 @@ void FeedEngineImpl::CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
     CollectOne(ShardIndex(owner), {owner, kind}, order, lo, hi, now, want, out);
     return;
   }
-  std::vector<std::vector<StoredEntry>> sources;
+  PageMerger merger(order, want);
+  auto add_source = [&](size_t shard_index, TimelineId id) {
+    TimelineKey source_lo = lo;
+    TimelineKey source_hi = hi;
+    if (!merger.Narrow(&source_lo, &source_hi)) return;
+    std::vector<StoredEntry> entries;
+    CollectOne(shard_index, id, order, source_lo, source_hi, now, want,
+               &entries);
+    merger.Add(std::move(entries));
+  };
   if (kind == FeedKind::kWorld) {
-    sources.resize(options_.shards);
     for (size_t s = 0; s < options_.shards; ++s) {
-      CollectOne(s, {0, FeedKind::kWorld}, order, lo, hi, now, want,
-                 &sources[s]);
+      add_source(s, {0, FeedKind::kWorld});
     }
   } else {
     // The home timeline and the list of merged-at-read followees come from
     // one shard under one lock; each followee's own feed from its shard.
     std::vector<EntityId> hybrid;
-    sources.emplace_back();
+    std::vector<StoredEntry> home;
     {
       const Shard& shard = shards_[ShardIndex(owner)];
       ReaderLock lock(&shard.mu);
       auto it = shard.timelines.find({owner, FeedKind::kHome});
       if (it != shard.timelines.end()) {
-        it->second->timeline.Collect(order, lo, hi, now, want, &sources[0]);
+        it->second->timeline.Collect(order, lo, hi, now, want, &home);
       }
       auto node = shard.graph.find(owner);
       if (node != shard.graph.end()) hybrid = node->second.hybrid_following;
     }
     if (hybrid.empty()) {
-      *out = std::move(sources[0]);
+      *out = std::move(home);
       return;
     }
+    merger.Add(std::move(home));
     for (const EntityId actor : hybrid) {
-      sources.emplace_back();
-      CollectOne(ShardIndex(actor), {actor, FeedKind::kOwn}, order, lo, hi, now,
-                 want, &sources.back());
+      add_source(ShardIndex(actor), {actor, FeedKind::kOwn});
     }
   }
-  MergeSources(sources, order, want, out);
+  *out = merger.Take();
 }
 
 absl::StatusOr<Page> FeedEngineImpl::ReadFeed(
