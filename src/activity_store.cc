@@ -90,6 +90,21 @@ void ActivityStore::Hydrate(std::vector<StoredEntry>* entries) const {
   }
 }
 
+void ActivityStore::KeepCopyable(std::vector<StoredEntry>* entries) const {
+  std::vector<StoredEntry> kept;
+  kept.reserve(entries->size());
+  for (StoredEntry& entry : *entries) {
+    const Shard& shard = shards_[ShardIndex(entry.activity_id)];
+    ReaderLock lock(&shard.mu);
+    auto it = shard.activities.find(entry.activity_id);
+    if (it != shard.activities.end() && it->second.copied &&
+        !it->second.retracted) {
+      kept.push_back(std::move(entry));
+    }
+  }
+  entries->swap(kept);
+}
+
 size_t ActivityStore::EvictExpired(Micros now, size_t budget) {
   size_t evicted = 0;
   for (size_t s = 0; s < shard_count_ && evicted < budget; ++s) {

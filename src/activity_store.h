@@ -67,6 +67,11 @@ class ActivityStore {
   // retracted. Takes each shard's lock once.
   void Hydrate(std::vector<StoredEntry>* entries) const;
 
+  // Keeps only the entries whose activity is stored, not retracted, and
+  // was copied to followers at publish time (the others reach followers
+  // through the read-time merge, or not at all). For back-fill.
+  void KeepCopyable(std::vector<StoredEntry>* entries) const;
+
   // Drops up to `budget` activities (and tombstones) with expires_at <= now.
   size_t EvictExpired(Micros now, size_t budget);
 

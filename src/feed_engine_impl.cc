@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <iterator>
 #include <latch>
 #include <utility>
 
@@ -669,16 +670,29 @@ size_t FeedEngineImpl::FollowingCount(EntityId entity) const {
 // Fan-out
 
 void FeedEngineImpl::SnapshotFollowersLocked(const GraphNode& node,
-                                             FollowerSnapshot* snapshot) const {
-  snapshot->ids.reserve(node.followers.size());
+                                             FollowerSnapshot* snapshot,
+                                             bool unfollowing) const {
   uint32_t current = std::numeric_limits<uint32_t>::max();
-  for (const auto& [shard, follower] : node.followers) {
-    if (shard != current) {
-      current = shard;
+  auto add = [&](const std::pair<uint32_t, EntityId>& follower) {
+    if (follower.first != current) {
+      current = follower.first;
       snapshot->starts.push_back(snapshot->ids.size());
-      snapshot->shard_of_group.push_back(shard);
+      snapshot->shard_of_group.push_back(follower.first);
     }
-    snapshot->ids.push_back(follower);
+    snapshot->ids.push_back(follower.second);
+  };
+  if (unfollowing && !node.unfollowing.empty()) {
+    // Both sets are ordered by (shard, id) and disjoint: merge them.
+    std::vector<std::pair<uint32_t, EntityId>> all;
+    all.reserve(node.followers.size() + node.unfollowing.size());
+    std::merge(node.followers.begin(), node.followers.end(),
+               node.unfollowing.begin(), node.unfollowing.end(),
+               std::back_inserter(all));
+    snapshot->ids.reserve(all.size());
+    for (const auto& follower : all) add(follower);
+  } else {
+    snapshot->ids.reserve(node.followers.size());
+    for (const auto& follower : node.followers) add(follower);
   }
   snapshot->starts.push_back(snapshot->ids.size());
 }
@@ -765,14 +779,17 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
   record.payload = activity.payload;
   // Hybrid is never undone, so an actor seen hybrid here gets no copies.
   record.copied = !hybrid;
+  // The delivery ticket is taken before the activity becomes visible in
+  // the store: a Retract that finds it waits for this whole delivery.
+  auto job = std::make_shared<FanoutJob>(&tracker_, activity.actor);
   absl::StatusOr<bool> created = store_.Put(activity.id, record);
   if (!created.ok() || !*created) {
     if (reserved > 0) pool_->Unreserve(reserved);
+    job->FinishIfEmpty();  // no followers snapshotted: ends the ticket
     if (!created.ok()) return created.status();
     return PublishResult{};  // the same activity again: nothing to do
   }
 
-  auto job = std::make_shared<FanoutJob>(&tracker_, activity.actor);
   job->entry =
       StoredEntry{activity.ts, activity.id, activity.actor, *expires_at, {}};
   PublishResult result;
@@ -840,23 +857,22 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
   if (already) return absl::OkStatus();
   const TimelineKey key{activity->ts, activity_id};
   const EntityId actor = activity->actor;
+  // The tombstone is set. Deliveries of the actor that began earlier (the
+  // publish of this very activity among them) may still be writing it;
+  // later ones see the tombstone (back-fill skips retracted activities).
+  tracker_.WaitForEarlier(actor);
   Shard& actor_shard = shards_[ShardIndex(actor)];
+  FollowerSnapshot followers;
   {
-    // From the own feed first: a Follow that back-fills after this point
-    // cannot copy it any more.
     WriterLock lock(&actor_shard.mu);
     RemoveKeyLocked(actor_shard, {actor, FeedKind::kOwn}, key);
     RemoveKeyLocked(actor_shard, {0, FeedKind::kWorld}, key);
-  }
-  if (!activity->copied) return absl::OkStatus();
-  // Deliveries that began earlier may still be writing copies.
-  tracker_.WaitForEarlier(actor);
-  FollowerSnapshot followers;
-  {
-    ReaderLock lock(&actor_shard.mu);
     auto node = actor_shard.graph.find(actor);
-    if (node != actor_shard.graph.end()) {
-      SnapshotFollowersLocked(node->second, &followers);
+    if (activity->copied && node != actor_shard.graph.end()) {
+      // Followers who followed later got it by back-fill and are in the
+      // set; those who left are either gone (their Unfollow purged all of
+      // the actor's entries) or still leaving (purged here too).
+      SnapshotFollowersLocked(node->second, &followers, /*unfollowing=*/true);
     }
   }
   PurgeFromFollowers(followers, key);
@@ -980,6 +996,11 @@ size_t FeedEngineImpl::Backfill(EntityId follower, EntityId followee,
   CollectOne(ShardIndex(followee), {followee, FeedKind::kOwn},
              ReadOrder::kNewestFirst, TimelineKey::Min(), TimelineKey::Max(),
              options_.clock->Now(), count, &recent);
+  // Activities published while the followee was merged at read time reach
+  // this follower through the merge, and retracted ones not at all; a
+  // Retract that set its tombstone before this check waits for this
+  // ticket and purges after us, one that sets it later sees our copy.
+  store_.KeepCopyable(&recent);
   if (recent.empty()) return 0;
   Shard& shard = shards_[ShardIndex(follower)];
   WriterLock lock(&shard.mu);
@@ -1005,12 +1026,14 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
   {
     WriterLock lock(&followee_shard.mu);
     auto node = followee_shard.graph.find(followee);
+    const std::pair<uint32_t, EntityId> edge{
+        static_cast<uint32_t>(ShardIndex(follower)), follower};
     if (node != followee_shard.graph.end() &&
-        node->second.followers.erase(
-            {static_cast<uint32_t>(ShardIndex(follower)), follower}) > 0) {
+        node->second.followers.erase(edge) > 0) {
       result.was_following = true;
       --followee_shard.follow_edges;
-      MaybeEraseGraphNodeLocked(followee_shard, followee);
+      // Until its copies are gone, a Retract must still reach them.
+      node->second.unfollowing.insert(edge);
     }
   }
   if (!result.was_following) return result;
@@ -1028,14 +1051,23 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
   // A publish or back-fill of the followee that read the old follower set
   // must finish writing before its copies are removed.
   tracker_.WaitForEarlier(followee);
-  WriterLock lock(&follower_shard.mu);
-  auto it = follower_shard.timelines.find({follower, FeedKind::kHome});
-  if (it != follower_shard.timelines.end()) {
-    Timeline& timeline = it->second->timeline;
-    const size_t index_bytes_before = timeline.index_bytes();
-    const size_t size_before = timeline.size();
-    result.removed = timeline.RemoveActor(followee);
-    AfterChangeLocked(follower_shard, it, index_bytes_before, size_before);
+  {
+    WriterLock lock(&follower_shard.mu);
+    auto it = follower_shard.timelines.find({follower, FeedKind::kHome});
+    if (it != follower_shard.timelines.end()) {
+      Timeline& timeline = it->second->timeline;
+      const size_t index_bytes_before = timeline.index_bytes();
+      const size_t size_before = timeline.size();
+      result.removed = timeline.RemoveActor(followee);
+      AfterChangeLocked(follower_shard, it, index_bytes_before, size_before);
+    }
+  }
+  WriterLock lock(&followee_shard.mu);
+  auto node = followee_shard.graph.find(followee);
+  if (node != followee_shard.graph.end()) {
+    node->second.unfollowing.erase(
+        {static_cast<uint32_t>(ShardIndex(follower)), follower});
+    MaybeEraseGraphNodeLocked(followee_shard, followee);
   }
   return result;
 }

@@ -119,6 +119,9 @@ class FeedEngineImpl final : public FeedEngine {
     // followers already grouped by the shard their timeline lives in.
     absl::btree_set<std::pair<uint32_t, EntityId>> followers;
     absl::btree_set<EntityId> following;
+    // Followers whose Unfollow is still removing this entity's entries
+    // from their timeline; Retract purges them too.
+    absl::btree_set<std::pair<uint32_t, EntityId>> unfollowing;
     // Followees that are merged at read time rather than copied.
     std::vector<EntityId> hybrid_following;
     // Set while this actor's followers are being told to merge it; copies
@@ -127,7 +130,7 @@ class FeedEngineImpl final : public FeedEngine {
     bool hybrid = false;
 
     bool Unused() const {
-      return followers.empty() && following.empty() &&
+      return followers.empty() && following.empty() && unfollowing.empty() &&
              hybrid_following.empty() && !becoming_hybrid && !hybrid;
     }
   };
@@ -178,8 +181,10 @@ class FeedEngineImpl final : public FeedEngine {
   // Drops a graph node that no longer holds anything.
   void MaybeEraseGraphNodeLocked(Shard& shard, EntityId entity)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // With `unfollowing`, also the followers whose Unfollow is in progress.
   void SnapshotFollowersLocked(const GraphNode& node,
-                               FollowerSnapshot* snapshot) const;
+                               FollowerSnapshot* snapshot,
+                               bool unfollowing = false) const;
   // Puts `entry` into the home timelines of one shard group (one lock).
   void DeliverGroup(const FollowerSnapshot& snapshot, size_t group,
                     const StoredEntry& entry);

@@ -11,7 +11,11 @@
 // timeline (back-fill); Unfollow removes them again; Retract removes an
 // activity from every feed. With hybrid fan-out, actors with very many
 // followers are not copied; their followers' reads merge them in, with the
-// same ordering, cursors and expiry as if they had been copied.
+// same ordering, cursors and expiry as if they had been copied. A merged
+// actor's whole own feed is visible to its followers, as if back-fill had
+// copied all of it and the follower's timeline had room for all of it; so
+// the threshold changes nothing a reader sees as long as back-fill covers
+// the followee's own feed and no timeline reaches `max_timeline_length`.
 //
 // A feed is an ordered set of entries keyed by `(ts, activity_id)`, read
 // newest-first (or oldest-first) a page at a time with opaque cursors.
@@ -185,8 +189,9 @@ class FeedEngine {
 
   // Stops following and removes the followee's entries from the follower's
   // timeline. Unfollowing what is not followed is a no-op that says so
-  // (`was_following` false). Removal walks the follower's timeline once:
-  // O(timeline length), no searches.
+  // (`was_following` false); InvalidArgument when follower == followee.
+  // Removal walks the follower's timeline once: O(timeline length), no
+  // searches.
   virtual absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
                                                   EntityId followee) = 0;
 
@@ -207,12 +212,13 @@ class FeedEngine {
   // Stores `activity` once and delivers its key to the actor's own feed,
   // the world feed and every follower's timeline, taking each target
   // shard's lock once for its whole group of followers. Re-publishing the
-  // same activity (same id, actor, ts and payload) is a no-op (`created`
-  // false). Errors, all before anything changes: InvalidArgument (ts < 0,
-  // ttl out of range, payload too large), AlreadyExists (the id belongs to
-  // a different activity), FailedPrecondition (the id was retracted),
-  // ResourceExhausted (asynchronous fan-out, queue full, and
-  // `wait_when_queue_full` false).
+  // same activity (same id, actor, ts and payload; the ttl is not compared)
+  // is a no-op (`created` false). Followers of a merged-at-read actor get no
+  // copy and no `on_delivery` call; they see it through the merge. Errors, all
+  // before anything changes: InvalidArgument (ts < 0, ttl out of range, payload
+  // too large), AlreadyExists (the id belongs to a different activity),
+  // FailedPrecondition (the id was retracted), ResourceExhausted (asynchronous
+  // fan-out, queue full, and `wait_when_queue_full` false).
   virtual absl::StatusOr<PublishResult> Publish(
       const Activity& activity, const PublishOptions& options = {}) = 0;
 
@@ -221,7 +227,7 @@ class FeedEngine {
 
   // Removes the activity from every feed before returning (its copies'
   // memory comes back at once) and drops its payload; the id stays
-  // reserved until the activity would have expired. NotFound for an
+  // reserved until the activity expires and eviction drops it. NotFound for an
   // unknown (or already evicted) id; retracting twice is a no-op.
   virtual absl::Status Retract(ActivityId activity_id) = 0;
 

@@ -99,12 +99,14 @@ struct EngineOptions {
   // asynchronous Publish waits or fails, by PublishOptions.
   size_t fanout_queue_capacity = 1024;
 
-  // Called after an activity's key reached a group of followers' timelines
-  // (one call per shard group, from whichever thread delivered it, with no
-  // engine lock held). For pushing notifications. Must be thread-safe. It
-  // may read from the engine (ReadTimeline, CountNewer...) but must not
-  // call Publish, Follow, Unfollow or Retract: those may wait for the very
-  // delivery that is running the callback. Null: no calls.
+  // Called after a publish put an activity's key into a group of
+  // followers' timelines (one call per shard group, from whichever thread
+  // delivered it, with no engine lock held; not for back-fill, and not for
+  // followers of merged-at-read actors, who can poll CountNewer). For pushing
+  // notifications. Must be thread-safe. It may read from the engine
+  // (ReadTimeline, CountNewer...) but must not call Publish, Follow, Unfollow
+  // or Retract: those may wait for the very delivery that is running the
+  // callback. Null: no calls.
   std::function<void(absl::Span<const EntityId> timelines,
                      const TimelineEntry& entry)>
       on_delivery;
@@ -161,7 +163,9 @@ struct ReadOptions {
   // min_ts <= max_ts is required.
   std::optional<Micros> min_ts;
   std::optional<Micros> max_ts;
-  // Fill each entry's `payload` from the activity store.
+  // Fill each entry's `payload` from the activity store, looked up by
+  // activity id (an entry put with the low-level Insert calls under a
+  // published activity's id gets that activity's payload).
   bool hydrate = false;
 };
 

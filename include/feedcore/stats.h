@@ -17,13 +17,16 @@ struct ShardStats {
 
 // A sum over shards, each read under its own lock: every per-shard figure is
 // exact at some instant, the totals are not one global instant when writers
-// are running.
+// are running. `bytes_used` and `bytes_reserved` totals also include the
+// activity store, which belongs to no timeline shard, so they exceed the
+// sum of the per-shard figures once anything is published.
 struct EngineStats {
   size_t timelines = 0;  // timelines holding at least one entry
   // Entries held, including expired ones that eviction has not reclaimed.
   size_t entries = 0;
   // Bytes of live data structures: timeline nodes, timeline headers, the
-  // hash-table slots holding them and the expiry indexes.
+  // hash-table slots holding them, the expiry indexes, the follow graph
+  // (estimated per edge) and the activity store with its payloads.
   size_t bytes_used = 0;
   // Bytes held from the system allocator or the OS for the above, including
   // free space inside node blocks. Falls when eviction empties node blocks.
