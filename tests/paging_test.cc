@@ -39,8 +39,11 @@ struct Fixture {
 
 // Entry i of a test timeline: three entries share each timestamp.
 StoredEntry Nth(int i) {
-  return {static_cast<Micros>(i / 3) * 10, static_cast<ActivityId>(i % 3 + 1),
-          static_cast<EntityId>(i), kStart + kTtl, {}};
+  return {static_cast<Micros>(i / 3) * 10,
+          static_cast<ActivityId>(i % 3 + 1),
+          static_cast<EntityId>(i),
+          kStart + kTtl,
+          {}};
 }
 
 void Fill(FeedEngine& engine, EntityId owner, int n) {
