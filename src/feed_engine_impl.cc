@@ -457,23 +457,22 @@ void FeedEngineImpl::CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
   } else {
     // The home timeline and the list of merged-at-read followees come from
     // one shard under one lock; each followee's own feed from its shard.
+    // Collected straight into `out` (reserved by the caller): with no
+    // merged-at-read followee, that is the whole answer.
     std::vector<EntityId> hybrid;
-    std::vector<StoredEntry> home;
     {
       const Shard& shard = shards_[ShardIndex(owner)];
       ReaderLock lock(&shard.mu);
       auto it = shard.timelines.find({owner, FeedKind::kHome});
       if (it != shard.timelines.end()) {
-        it->second->timeline.Collect(order, lo, hi, now, want, &home);
+        it->second->timeline.Collect(order, lo, hi, now, want, out);
       }
       auto node = shard.graph.find(owner);
       if (node != shard.graph.end()) hybrid = node->second.hybrid_following;
     }
-    if (hybrid.empty()) {
-      *out = std::move(home);
-      return;
-    }
-    merger.Add(std::move(home));
+    if (hybrid.empty()) return;
+    merger.Add(std::move(*out));
+    out->clear();
     for (const EntityId actor : hybrid) {
       add_source(ShardIndex(actor), {actor, FeedKind::kOwn});
     }
