@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <iterator>
-#include <latch>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
