@@ -549,11 +549,16 @@ void RunMixed(size_t threshold) {
                   << " published " << published.size());
   CHECK(counts.follows > 0);
   CHECK(counts.unfollows > 0);
-  CHECK(counts.removed > 0);
-  CHECK(counts.backfilled > 0);
   CHECK(counts.retracts > 0);
-  CHECK(counts.async_pending > 0);
   CHECK(counts.walks > 0);
+  if (threshold == 0) {
+    // With hybrid fan-out, actors that cross the threshold early get no
+    // copies, so back-fill, removal and queued fan-out may never happen;
+    // how early depends on thread timing. Copying everything, they must.
+    CHECK(counts.removed > 0);
+    CHECK(counts.backfilled > 0);
+    CHECK(counts.async_pending > 0);
+  }
   CHECK((counts.merged > 0) == (threshold > 0));
 }
 
