@@ -4,6 +4,7 @@
 
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"

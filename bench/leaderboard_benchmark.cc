@@ -1,0 +1,426 @@
+// Micro-benchmarks of feedcore's leaderboard (see docs/benchmarks.md,
+// section "Leaderboard", for results and how to read them):
+//
+//   BM_Increment/<keys>/<scores>/<tie>/partitions:<N>/threads:<T>
+//       Increment(member, delta) with a delta of 1..100 on a board of
+//       1,000,000 members, on 1 and 2 threads, with 1 and 16 partitions.
+//       <keys> is `uniform` (every member equally likely) or `zipf` (Zipf,
+//       theta 0.99: a few hot members get most updates, as in YCSB).
+//       <scores> is how the board was filled: `dense` (scores drawn from
+//       [0, 1,000,000): neighbours are about one point apart, so nearly
+//       every increment passes dozens of members and relinks the node) or
+//       `spread` (scores drawn from [0, 10^12): an increment almost never
+//       passes anyone and updates the node in place). <tie> is
+//       `update_order` (the default tie-break: every change takes a number
+//       from one board-wide counter) or `member_id` (no shared counter).
+//       items_per_second is the total rate of all threads (wall time).
+//   BM_TopK/<merge>/k:100        top 100 of the dense board in 16
+//       partitions: `lazy_merge` (Leaderboard::TopK, reads k + N - 1
+//       entries) next to `read_k_per_partition` (copy the best k of every
+//       partition, sort N x k, keep k), in the same run on the same board.
+//       entries_read is per call.
+//   BM_Rank/partitions:<N>       Rank of a random member, N = 16, 4, 1.
+//   BM_Around/partitions:16      Around(member, 10, 10) of a random member.
+//   BM_ReadPage/partitions:16    a 50-entry best-first page from a cursor
+//       at a random position.
+//   BM_Score/partitions:16       Score of a random member.
+//   BM_CreateBoard/partitions:16 LeaderboardRegistry::GetOrCreate of a new
+//       name: the cost of one more board.
+//
+// Every Increment configuration starts from a freshly filled board (member
+// ids 0..999,999); the read benchmarks share one dense board per partition
+// count. Keys, deltas, scores and probes come from fixed-seed generators and
+// are drawn before the timed loops. By default each benchmark runs 5
+// repetitions and reports only the aggregates (mean, median, stddev, cv);
+// `--benchmark_*` flags on the command line override that.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedcore/feedcore.h"
+#include "leaderboard_impl.h"
+
+namespace feedcore::bench {
+namespace {
+
+constexpr size_t kMembers = 1'000'000;
+// Scores of a filled board are drawn from [0, range).
+constexpr int64_t kDenseRange = 1'000'000;
+constexpr int64_t kSpreadRange = 1'000'000'000'000;
+constexpr uint64_t kFillSeed = 20240612;
+// Pre-drawn keys per distribution (a power of two), shared by the threads,
+// which start at different offsets.
+constexpr size_t kDrawn = size_t{1} << 22;
+constexpr uint64_t kKeySeed = 777;
+constexpr int64_t kIncrementsPerThread = 1'000'000;
+constexpr double kZipfTheta = 0.99;
+
+[[noreturn]] void Die(std::string_view what) {
+  std::fprintf(stderr, "feedcore_leaderboard_benchmarks: %.*s\n",
+               static_cast<int>(what.size()), what.data());
+  std::abort();
+}
+
+// Zipf-distributed ranks 0..n-1 (0 the most frequent), by the method of
+// Gray et al., "Quickly generating billion-record synthetic databases"
+// (the generator YCSB uses).
+class Zipf {
+ public:
+  Zipf(size_t n, double theta) : n_(static_cast<double>(n)), theta_(theta) {
+    double zeta_n = 0;
+    for (size_t i = 1; i <= n; ++i) {
+      zeta_n += 1.0 / std::pow(static_cast<double>(i), theta);
+    }
+    const double zeta_2 = 1.0 + 1.0 / std::pow(2.0, theta);
+    zeta_n_ = zeta_n;
+    alpha_ = 1.0 / (1.0 - theta);
+    eta_ = (1.0 - std::pow(2.0 / n_, 1.0 - theta)) / (1.0 - zeta_2 / zeta_n);
+  }
+
+  template <typename Rng>
+  uint64_t operator()(Rng& rng) {
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    const double uz = u * zeta_n_;
+    if (uz < 1.0) return 0;
+    if (uz < 1.0 + std::pow(0.5, theta_)) return 1;
+    const double rank = n_ * std::pow(eta_ * u - eta_ + 1.0, alpha_);
+    return std::min(static_cast<uint64_t>(rank), static_cast<uint64_t>(n_) - 1);
+  }
+
+ private:
+  double n_, theta_, zeta_n_ = 0, alpha_ = 0, eta_ = 0;
+};
+
+enum class Keys { kUniform, kZipf };
+
+struct Draws {
+  std::vector<uint32_t> members;  // kDrawn member ids
+  std::vector<int8_t> deltas;     // kDrawn deltas, 1..100
+};
+
+const Draws& DrawsFor(Keys keys) {
+  static const Draws* const draws[2] = {
+      [] {
+        auto* d = new Draws;
+        std::mt19937_64 rng(kKeySeed);
+        for (size_t i = 0; i < kDrawn; ++i) {
+          d->members.push_back(static_cast<uint32_t>(rng() % kMembers));
+          d->deltas.push_back(static_cast<int8_t>(1 + rng() % 100));
+        }
+        return d;
+      }(),
+      [] {
+        auto* d = new Draws;
+        std::mt19937_64 rng(kKeySeed + 1);
+        Zipf zipf(kMembers, kZipfTheta);
+        for (size_t i = 0; i < kDrawn; ++i) {
+          d->members.push_back(static_cast<uint32_t>(zipf(rng)));
+          d->deltas.push_back(static_cast<int8_t>(1 + rng() % 100));
+        }
+        return d;
+      }(),
+  };
+  return *draws[keys == Keys::kUniform ? 0 : 1];
+}
+
+std::unique_ptr<internal::LeaderboardImpl> FilledBoard(size_t partitions,
+                                                       TieBreak tie_break,
+                                                       int64_t range) {
+  auto board = std::make_unique<internal::LeaderboardImpl>(
+      LeaderboardOptions{.partitions = partitions, .tie_break = tie_break});
+  std::mt19937_64 rng(kFillSeed);
+  for (MemberId m = 0; m < kMembers; ++m) {
+    if (!board->Set(m, static_cast<int64_t>(rng() % range)).ok()) {
+      Die("fill failed");
+    }
+  }
+  return board;
+}
+
+// The board every thread of the running benchmark uses. Increment
+// benchmarks get a fresh one per configuration (a new `name`); the read
+// benchmarks share one per partition count.
+struct SharedBoard {
+  std::mutex mu;
+  std::string name;                                  // guarded by mu
+  std::unique_ptr<internal::LeaderboardImpl> board;  // guarded by mu
+};
+
+SharedBoard& Shared() {
+  static SharedBoard* const shared = new SharedBoard;
+  return *shared;
+}
+
+internal::LeaderboardImpl* AcquireBoard(const std::string& name,
+                                        size_t partitions, TieBreak tie_break,
+                                        int64_t range) {
+  SharedBoard& shared = Shared();
+  std::lock_guard<std::mutex> lock(shared.mu);
+  if (shared.name != name) {
+    shared.board.reset();  // at most one filled board in memory
+    shared.board = FilledBoard(partitions, tie_break, range);
+    shared.name = name;
+  }
+  return shared.board.get();
+}
+
+void BM_Increment(benchmark::State& state, Keys keys, int64_t range,
+                  TieBreak tie_break, size_t partitions,
+                  const std::string& name) {
+  const Draws& draws = DrawsFor(keys);
+  internal::LeaderboardImpl* const board =
+      AcquireBoard(name, partitions, tie_break, range);
+  size_t pos =
+      (static_cast<size_t>(state.thread_index()) * 1'048'573) & (kDrawn - 1);
+  for (auto _ : state) {
+    absl::StatusOr<int64_t> score =
+        board->Increment(draws.members[pos], draws.deltas[pos]);
+    benchmark::DoNotOptimize(score);
+    pos = (pos + 1) & (kDrawn - 1);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Members to probe in the read benchmarks, drawn uniformly.
+const std::vector<MemberId>& Probes() {
+  static const std::vector<MemberId>* const probes = [] {
+    auto* p = new std::vector<MemberId>;
+    std::mt19937_64 rng(kKeySeed + 2);
+    for (size_t i = 0; i < (size_t{1} << 16); ++i)
+      p->push_back(rng() % kMembers);
+    return p;
+  }();
+  return *probes;
+}
+
+internal::LeaderboardImpl* ReadBoard(size_t partitions) {
+  return AcquireBoard("read/" + std::to_string(partitions), partitions,
+                      TieBreak::kEarlierUpdateFirst, kDenseRange);
+}
+
+void BM_TopK(benchmark::State& state, bool lazy) {
+  internal::LeaderboardImpl* const board = ReadBoard(16);
+  const size_t k = static_cast<size_t>(state.range(0));
+  size_t entries_read = 0;
+  for (auto _ : state) {
+    auto top = lazy ? board->TopKCounted(k, &entries_read)
+                    : board->TopKReadingKPerPartition(k, &entries_read);
+    if (!top.ok() || top->size() != k) {
+      state.SkipWithError("TopK failed");
+      break;
+    }
+    benchmark::DoNotOptimize(top);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["entries_read"] = static_cast<double>(entries_read) /
+                                   static_cast<double>(state.iterations());
+}
+
+void BM_Rank(benchmark::State& state) {
+  internal::LeaderboardImpl* const board =
+      ReadBoard(static_cast<size_t>(state.range(0)));
+  const std::vector<MemberId>& probes = Probes();
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<uint64_t> rank =
+        board->Rank(probes[i++ & (probes.size() - 1)]);
+    benchmark::DoNotOptimize(rank);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Around(benchmark::State& state) {
+  internal::LeaderboardImpl* const board =
+      ReadBoard(static_cast<size_t>(state.range(0)));
+  const std::vector<MemberId>& probes = Probes();
+  size_t i = 0;
+  for (auto _ : state) {
+    auto around = board->Around(probes[i++ & (probes.size() - 1)], 10, 10);
+    benchmark::DoNotOptimize(around);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Score(benchmark::State& state) {
+  internal::LeaderboardImpl* const board =
+      ReadBoard(static_cast<size_t>(state.range(0)));
+  const std::vector<MemberId>& probes = Probes();
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<int64_t> score =
+        board->Score(probes[i++ & (probes.size() - 1)]);
+    benchmark::DoNotOptimize(score);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Cursors at every 1000th rank of `board`, in a shuffled order, collected
+// by paging through it once with the largest page. Kept for the last board
+// asked about.
+const std::vector<std::string>& PageCursors(
+    const internal::LeaderboardImpl& board) {
+  static uint64_t board_id = 0;
+  static std::vector<std::string>* const cursors = new std::vector<std::string>;
+  if (board_id != board.board_id()) {
+    cursors->clear();
+    LeaderboardReadOptions read;
+    read.limit = board.options().max_page_size;
+    do {
+      auto page = board.ReadPage(read);
+      if (!page.ok()) Die(page.status().ToString());
+      read.cursor = std::move(page->next_cursor);
+      if (!read.cursor.empty()) cursors->push_back(read.cursor);
+    } while (!read.cursor.empty());
+    std::shuffle(cursors->begin(), cursors->end(),
+                 std::mt19937_64(kKeySeed + 3));
+    board_id = board.board_id();
+  }
+  return *cursors;
+}
+
+void BM_ReadPage(benchmark::State& state) {
+  internal::LeaderboardImpl* const board =
+      ReadBoard(static_cast<size_t>(state.range(0)));
+  const std::vector<std::string>& cursors = PageCursors(*board);
+  LeaderboardReadOptions read;
+  read.limit = 50;
+  size_t i = 0;
+  for (auto _ : state) {
+    read.cursor = cursors[i++ % cursors.size()];
+    auto page = board->ReadPage(read);
+    if (!page.ok() || page->entries.size() != read.limit) {
+      state.SkipWithError("ReadPage failed");
+      break;
+    }
+    benchmark::DoNotOptimize(page);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_CreateBoard(benchmark::State& state) {
+  LeaderboardRegistry registry;
+  const LeaderboardOptions options{.partitions =
+                                       static_cast<size_t>(state.range(0))};
+  uint64_t next = 0;
+  for (auto _ : state) {
+    auto board =
+        registry.GetOrCreate("board-" + std::to_string(next++), options);
+    benchmark::DoNotOptimize(board);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["boards"] = static_cast<double>(registry.size());
+}
+
+void RegisterIncrement(Keys keys, int64_t range, TieBreak tie_break,
+                       size_t partitions) {
+  const std::string name =
+      std::string("BM_Increment/") +
+      (keys == Keys::kUniform ? "uniform" : "zipf") + "/" +
+      (range == kDenseRange ? "dense" : "spread") + "/" +
+      (tie_break == TieBreak::kEarlierUpdateFirst ? "update_order"
+                                                  : "member_id") +
+      "/partitions:" + std::to_string(partitions);
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [=](benchmark::State& state) {
+                                 BM_Increment(state, keys, range, tie_break,
+                                              partitions, name);
+                               })
+      ->Iterations(kIncrementsPerThread)
+      ->Threads(1)
+      ->Threads(2)
+      // Wall time, so that items_per_second is the total rate of all
+      // threads rather than the rate per thread.
+      ->UseRealTime();
+}
+
+void RegisterReads(size_t partitions) {
+  if (partitions == 16) {
+    benchmark::RegisterBenchmark("BM_TopK/lazy_merge",
+                                 [](benchmark::State& s) { BM_TopK(s, true); })
+        ->ArgName("k")
+        ->Arg(100);
+    benchmark::RegisterBenchmark("BM_TopK/read_k_per_partition",
+                                 [](benchmark::State& s) { BM_TopK(s, false); })
+        ->ArgName("k")
+        ->Arg(100);
+  }
+  const auto n = static_cast<int64_t>(partitions);
+  benchmark::RegisterBenchmark("BM_Rank", BM_Rank)
+      ->ArgName("partitions")
+      ->Arg(n);
+  if (partitions == 16) {
+    benchmark::RegisterBenchmark("BM_Around", BM_Around)
+        ->ArgName("partitions")
+        ->Arg(n);
+    benchmark::RegisterBenchmark("BM_ReadPage", BM_ReadPage)
+        ->ArgName("partitions")
+        ->Arg(n);
+    benchmark::RegisterBenchmark("BM_Score", BM_Score)
+        ->ArgName("partitions")
+        ->Arg(n);
+  }
+}
+
+void RegisterAll() {
+  for (Keys keys : {Keys::kUniform, Keys::kZipf}) {
+    for (int64_t range : {kDenseRange, kSpreadRange}) {
+      for (size_t partitions : {1, 16}) {
+        RegisterIncrement(keys, range, TieBreak::kEarlierUpdateFirst,
+                          partitions);
+      }
+    }
+  }
+  RegisterIncrement(Keys::kUniform, kSpreadRange, TieBreak::kLowerMemberFirst,
+                    16);
+  // Grouped by partition count, so that each read board is filled once.
+  for (size_t partitions : {16, 4, 1}) RegisterReads(partitions);
+  benchmark::RegisterBenchmark("BM_CreateBoard", BM_CreateBoard)
+      ->ArgName("partitions")
+      ->Arg(16);
+}
+
+}  // namespace
+}  // namespace feedcore::bench
+
+int main(int argc, char** argv) {
+  // Defaults first, so that the same flags given on the command line,
+  // which are parsed later, win.
+  std::vector<char*> args;
+  args.push_back(argv[0]);
+  std::string repetitions = "--benchmark_repetitions=5";
+  std::string aggregates = "--benchmark_report_aggregates_only=true";
+  args.push_back(repetitions.data());
+  args.push_back(aggregates.data());
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  int args_count = static_cast<int>(args.size());
+  benchmark::Initialize(&args_count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) {
+    return 1;
+  }
+  benchmark::AddCustomContext("leaderboard_members",
+                              std::to_string(feedcore::bench::kMembers));
+  benchmark::AddCustomContext("leaderboard_dense_range",
+                              std::to_string(feedcore::bench::kDenseRange));
+  benchmark::AddCustomContext("leaderboard_spread_range",
+                              std::to_string(feedcore::bench::kSpreadRange));
+  // Draw the keys before any benchmark runs.
+  feedcore::bench::DrawsFor(feedcore::bench::Keys::kUniform);
+  feedcore::bench::DrawsFor(feedcore::bench::Keys::kZipf);
+  feedcore::bench::Probes();
+
+  feedcore::bench::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

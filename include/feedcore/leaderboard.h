@@ -1,0 +1,298 @@
+// Leaderboard: members ranked by an integer score, write-sharded so that
+// heavy concurrent score updates do not meet on one lock, with exact ranks.
+//
+//   auto board = feedcore::Leaderboard::Create({.partitions = 16}).value();
+//   board->Increment(/*member=*/42, /*delta=*/150).value();  // 150
+//   board->Set(7, 900).IgnoreError();  // cannot fail in memory
+//   board->TopK(10).value();     // [{7, 900, rank 0}, {42, 150, rank 1}]
+//   board->Rank(42).value();     // 1: one member ranks above 42
+//   board->Around(42, 5, 5).value();  // up to 5 neighbours either side
+//
+// Several independent boards (one per game mode, per region, per season)
+// live in a `LeaderboardRegistry` under names, or anywhere the program keeps
+// the handles `Create` returns.
+//
+// Scores and order
+// ----------------
+// A score is an `int64_t`; every value is valid, negatives included. Integers,
+// not doubles: game scores need exact sums, and an increment that would leave
+// the int64 range is reported as an error instead of wrapping or rounding.
+//
+// Members are ordered by the higher score first. Ties are broken by
+// `LeaderboardOptions::tie_break`:
+//   * `kEarlierUpdateFirst` (the default): the member who reached the score
+//     first ranks above. Each board numbers the score changes it applies
+//     (an update sequence, not wall time, so the order is exact and
+//     reproducible); a member carries the number of the change that gave it
+//     its current score. A `Set` to the score it already has, or an
+//     `Increment` by 0, changes nothing and keeps the member's place.
+//   * `kLowerMemberFirst`: the lower member id ranks above.
+// Either way the lower member id decides last, so the order is a strict
+// total order: every member has exactly one rank, and the same sequence of
+// calls on one thread always gives the same board.
+//
+// A rank is 0-based: the number of members ranked above. The leader has
+// rank 0.
+//
+// Partitions
+// ----------
+// A member lives in partition `XXH3_64bits(member) % partitions`. Each
+// partition has its own lock, an order-statistic skiplist of its members
+// (updates and counting the members above a key are O(log n)), and a
+// member -> node map (score lookups are O(1)). Writes touch one partition.
+// Reads that need the whole board (ranks, top-k, neighbours, pages) combine the
+// partitions: a rank is the sum over partitions of the members ranking
+// above; a top-k or a page is a lazy k-way merge of the partitions' sorted
+// lists that reads at most k + partitions - 1 entries (k + partitions for a
+// page, which also learns whether another page follows).
+//
+// Consistency
+// -----------
+// Every read that spans partitions (`Rank`, `TopK`, `Around`, `ReadPage`,
+// `Size`) takes every partition's lock shared, in ascending partition
+// order, and keeps them all until it has its answer: it sees one global
+// snapshot of the board, in which each write happened either completely or
+// not at all. The answer is exactly the board's state at one instant between
+// the call and its return (the reads are linearizable). A per-partition
+// snapshot (locking, reading and releasing one partition after another)
+// would hold each lock for less time, but a lazy merge must go back to every
+// partition until it is done, and a rank compares one key against all of
+// them; with per-partition snapshots a top-k could be a ranking that never
+// existed (A shown above B although B led A at every moment). The price is
+// that a cross-partition read delays writers on every partition for its
+// duration, which is microseconds for a top-100 and grows with the page
+// size (bounded by `max_page_size`). `Score` and every write lock one
+// partition.
+//
+// Paging
+// ------
+// `ReadPage` walks the whole board best-first or worst-first, a page at a
+// time. The opaque `next_cursor` names the last entry returned (its score,
+// update sequence and member), so paging is keyset-based: members whose
+// scores do not change while a reader pages are each returned exactly once,
+// with no duplicates or skips, whatever else is written meanwhile. A member
+// whose score changes mid-way is returned where its current key places it
+// relative to the cursor: it may appear twice (moved from the part already
+// read to the part still ahead) or not at all (moved the other way). Ranks
+// in a page are the ranks at the instant that page was read. A cursor is
+// only valid on the board (and in the order) that made it; `Clear()` does
+// not invalidate cursors, which then simply continue from their position.
+//
+// Errors
+// ------
+// Every call validates its arguments before changing anything: a call that
+// returns an error has changed nothing. `NotFound` for a member that is not
+// on the board (`Score`, `Rank`, `Around`, `Remove`); `OutOfRange` for an
+// `Increment` whose result would not fit in int64; `InvalidArgument` for a
+// bad option, a `k`, `limit`, `before` or `after` out of range, or a cursor
+// that is malformed, damaged, from another board or for the other order.
+// Messages name the offending argument.
+//
+// Thread safety
+// -------------
+// Every method of `Leaderboard` and `LeaderboardRegistry` may be called from
+// any number of threads at once. Writes to members in different partitions
+// never wait for each other (with `kEarlierUpdateFirst` they do share one
+// atomic counter, the update sequence). Lock order: a call that holds more than
+// one partition lock (every cross-partition read shared, `Clear` exclusive)
+// takes them in ascending partition index and holds no other lock of the board;
+// writes hold one partition lock; the registry's lock is never held while a
+// partition lock is taken, nor taken while one is held. Readers share the
+// standard library's reader/writer lock, which on Linux lets new readers in
+// while a writer waits: a continuous overlap of cross-partition readers
+// from many threads can delay writers.
+#ifndef FEEDCORE_LEADERBOARD_H_
+#define FEEDCORE_LEADERBOARD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/types.h"
+
+namespace feedcore {
+
+// A ranked member: a player, a team, an image. Any 64-bit id.
+using MemberId = EntityId;
+
+// Hard limits on LeaderboardOptions.
+inline constexpr size_t kMaxLeaderboardPartitions = 1024;
+inline constexpr size_t kMaxLeaderboardPageSizeLimit = 100'000;
+// Longest name a LeaderboardRegistry accepts, in bytes.
+inline constexpr size_t kMaxLeaderboardNameLength = 1024;
+
+// How members with equal scores are ordered (see the file comment).
+enum class TieBreak {
+  kEarlierUpdateFirst,  // reached the score first, then lower member id
+  kLowerMemberFirst,    // lower member id
+};
+
+struct LeaderboardOptions {
+  // Write partitions, 1..kMaxLeaderboardPartitions. More partitions let
+  // more threads update scores at once without waiting on each other; each
+  // cross-partition read (rank, top-k, neighbours, pages) takes every
+  // partition's lock and does a little work per partition (a rank is one
+  // O(log n) descent per partition; a top-k reads up to partitions - 1
+  // entries beyond k). Around 4 x the number of writing threads is a good
+  // start.
+  size_t partitions = 16;
+
+  TieBreak tie_break = TieBreak::kEarlierUpdateFirst;
+
+  // Largest `k` of TopK, `limit` of ReadPage and `before`/`after` of Around,
+  // 1..kMaxLeaderboardPageSizeLimit. Bounds the work of a single read and
+  // so how long it holds the partition locks.
+  size_t max_page_size = 1000;
+
+  friend bool operator==(const LeaderboardOptions&,
+                         const LeaderboardOptions&) = default;
+};
+
+// A member's place on the board.
+struct LeaderboardEntry {
+  MemberId member = 0;
+  int64_t score = 0;
+  // 0-based: the number of members ranked above, at the instant of the read.
+  uint64_t rank = 0;
+
+  friend bool operator==(const LeaderboardEntry&,
+                         const LeaderboardEntry&) = default;
+};
+
+enum class LeaderboardOrder {
+  kBestFirst,   // rank 0 first
+  kWorstFirst,  // last rank first
+};
+
+struct LeaderboardReadOptions {
+  // Entries per page, 1..LeaderboardOptions::max_page_size.
+  size_t limit = 50;
+  // Empty for the first page; otherwise the `next_cursor` of the previous
+  // page of the same board, read in the same order.
+  std::string cursor;
+  LeaderboardOrder order = LeaderboardOrder::kBestFirst;
+};
+
+// One page of a board. `next_cursor` is opaque; it is empty when no entry
+// follows this page (at the instant it was read).
+struct LeaderboardPage {
+  std::vector<LeaderboardEntry> entries;
+  std::string next_cursor;
+};
+
+class Leaderboard {
+ public:
+  // Creates an empty board. `InvalidArgument` naming the option when one is
+  // out of range. Cheap: a few hundred bytes per partition, no threads.
+  static absl::StatusOr<std::unique_ptr<Leaderboard>> Create(
+      const LeaderboardOptions& options = {});
+
+  virtual ~Leaderboard() = default;
+  Leaderboard(const Leaderboard&) = delete;
+  Leaderboard& operator=(const Leaderboard&) = delete;
+
+  // Gives `member` the score `score`, adding the member if absent.
+  // O(log n) expected; O(1) when the new score keeps the member between its
+  // two neighbours. Always OK for the in-memory board; the status is for
+  // backends that can fail.
+  virtual absl::Status Set(MemberId member, int64_t score) = 0;
+
+  // Adds `delta` (which may be negative) to `member`'s score and returns the
+  // new score; an absent member is added with score `delta`. `OutOfRange`,
+  // changing nothing, if the sum would not fit in int64.
+  virtual absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) = 0;
+
+  // Removes `member` from the board. `NotFound` if it is not on it.
+  virtual absl::Status Remove(MemberId member) = 0;
+
+  // Removes every member (a season reset). Atomic: a cross-partition read
+  // sees the board either entirely before or entirely after. The memory of
+  // the removed members is released after the locks are dropped, so
+  // writers wait only for the exchange, not for the release.
+  virtual void Clear() = 0;
+
+  // `member`'s score. `NotFound` if it is not on the board. Locks one
+  // partition.
+  virtual absl::StatusOr<int64_t> Score(MemberId member) const = 0;
+
+  // `member`'s exact global rank (0-based). `NotFound` if absent.
+  // O(partitions x log n).
+  virtual absl::StatusOr<uint64_t> Rank(MemberId member) const = 0;
+
+  // The best min(k, Size()) entries, best first, ranks 0, 1, 2...
+  // `InvalidArgument` unless 1 <= k <= max_page_size. Reads at most
+  // k + partitions - 1 entries: O(partitions + k log partitions).
+  virtual absl::StatusOr<std::vector<LeaderboardEntry>> TopK(
+      size_t k) const = 0;
+
+  // `member` with up to `before` entries ranked immediately above it and
+  // up to `after` ranked immediately below, best first, with their ranks
+  // (fewer near either end of the board). `NotFound` if `member` is absent;
+  // `InvalidArgument` if `before` or `after` exceeds max_page_size.
+  virtual absl::StatusOr<std::vector<LeaderboardEntry>> Around(
+      MemberId member, size_t before, size_t after) const = 0;
+
+  // One page of the whole board in `options.order`; see "Paging" above.
+  // `InvalidArgument` for a limit of 0 or above max_page_size, or a cursor
+  // that is malformed, damaged, from another board or for the other order.
+  virtual absl::StatusOr<LeaderboardPage> ReadPage(
+      const LeaderboardReadOptions& options) const = 0;
+
+  // Number of members.
+  virtual size_t Size() const = 0;
+
+  // The options the board runs with.
+  virtual const LeaderboardOptions& options() const = 0;
+
+ protected:
+  Leaderboard() = default;
+};
+
+// Named leaderboards of one program, e.g. one per game mode. Creating a
+// board is cheap, so a registry may hold thousands.
+//
+// Ownership: the registry holds one reference to each board it lists;
+// callers get shared handles. `Drop` takes a name off the registry at once,
+// but the board stays valid for every handle still held and is destroyed
+// when the last one goes. A name that is dropped and created again names a
+// new, empty board; cursors of the old board are rejected by the new one.
+class LeaderboardRegistry {
+ public:
+  LeaderboardRegistry();
+  ~LeaderboardRegistry();
+  LeaderboardRegistry(const LeaderboardRegistry&) = delete;
+  LeaderboardRegistry& operator=(const LeaderboardRegistry&) = delete;
+
+  // The board named `name`, created with `options` if there is none.
+  // `InvalidArgument` for an empty name, one longer than
+  // kMaxLeaderboardNameLength, or invalid options; `AlreadyExists` if a
+  // board of that name exists with different options.
+  absl::StatusOr<std::shared_ptr<Leaderboard>> GetOrCreate(
+      absl::string_view name, const LeaderboardOptions& options = {});
+
+  // The board named `name`; `NotFound` if there is none.
+  absl::StatusOr<std::shared_ptr<Leaderboard>> Get(
+      absl::string_view name) const;
+
+  // Takes `name` off the registry; `NotFound` if there is no such board.
+  absl::Status Drop(absl::string_view name);
+
+  // The names of every board, sorted.
+  std::vector<std::string> Names() const;
+
+  // Number of boards.
+  size_t size() const;
+
+ private:
+  struct State;
+  const std::unique_ptr<State> state_;
+};
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_LEADERBOARD_H_

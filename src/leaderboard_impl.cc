@@ -1,0 +1,498 @@
+#include "leaderboard_impl.h"
+
+// Inlined: routing is on every call, and an out-of-line call into the
+// shared library costs as much as the hash itself. Same function, same
+// values as XXH3_64bits from libxxhash.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "leaderboard_cursor.h"
+#include "leaderboard_options.h"
+
+namespace feedcore::internal {
+namespace {
+
+// Decides skiplist node heights. Fixed, so layouts are reproducible.
+constexpr uint64_t kHeightSeed = 0x6c6561646572626fULL;
+
+// Board ids are unique within the process, never reused, and start at 1.
+std::atomic<uint64_t> next_board_id{1};
+
+absl::Status MemberNotFound(MemberId member) {
+  return absl::NotFoundError(
+      absl::StrCat("member ", member, " is not on the leaderboard"));
+}
+
+LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
+  return LeaderboardEntry{key.member, key.score, rank};
+}
+
+// A value-initialized array of `n` elements of T that lives on the stack
+// for up to 32 partitions, so that the per-partition scratch space of a read
+// costs no allocation in the common configurations.
+template <typename T>
+class PerPartition {
+ public:
+  explicit PerPartition(size_t n) : size_(n) {
+    if (n > kInline) heap_.resize(n);
+    data_ = n > kInline ? heap_.data() : inline_.data();
+  }
+  PerPartition(const PerPartition&) = delete;
+  PerPartition& operator=(const PerPartition&) = delete;
+
+  T* data() { return data_; }
+  T& operator[](size_t i) { return data_[i]; }
+  size_t size() const { return size_; }
+  absl::Span<const T> span() const { return {data_, size_}; }
+
+ private:
+  static constexpr size_t kInline = 32;
+  std::array<T, kInline> inline_{};
+  std::vector<T> heap_;
+  T* data_;
+  const size_t size_;
+};
+
+}  // namespace
+
+// Holds every partition's lock shared, taken in ascending index and
+// released in descending index, and is the proof of holding them that
+// reading a partition's data requires. clang's analysis cannot follow a
+// lock taken in a loop, so this class is where it is told.
+class LeaderboardImpl::SharedSnapshot {
+ public:
+  explicit SharedSnapshot(const LeaderboardImpl& board)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS : board_(board) {
+    for (size_t p = 0; p < board_.options_.partitions; ++p) {
+      board_.partitions_[p].mu.ReaderLock();
+    }
+  }
+  ~SharedSnapshot() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (size_t p = board_.options_.partitions; p-- > 0;) {
+      board_.partitions_[p].mu.ReaderUnlock();
+    }
+  }
+  SharedSnapshot(const SharedSnapshot&) = delete;
+  SharedSnapshot& operator=(const SharedSnapshot&) = delete;
+
+  const PartitionData& data(size_t p) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return *board_.partitions_[p].data;
+  }
+  size_t partitions() const { return board_.options_.partitions; }
+
+  // For every partition p: nodes[p] (if nodes is not null) and counts[p]
+  // get the partition's lower bound of `key` (upper bound with `upper`),
+  // found by interleaved descents.
+  void Bounds(const RankKey& key, bool upper, Node** nodes,
+              size_t* counts) const {
+    PerPartition<const RankedSkiplist*> lists(partitions());
+    for (size_t p = 0; p < lists.size(); ++p) lists[p] = &data(p).list;
+    RankedSkiplist::BoundMany(lists.data(), lists.size(), key, upper, nodes,
+                              counts);
+  }
+
+ private:
+  const LeaderboardImpl& board_;
+};
+
+LeaderboardImpl::LeaderboardImpl(const LeaderboardOptions& options)
+    : options_(options),
+      board_id_(next_board_id.fetch_add(1, std::memory_order_relaxed)),
+      partitions_(new Partition[options.partitions]) {
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    WriterLock lock(&partitions_[p].mu);
+    partitions_[p].data = std::make_unique<PartitionData>(kHeightSeed);
+  }
+}
+
+LeaderboardImpl::~LeaderboardImpl() = default;
+
+}  // namespace feedcore::internal
+
+namespace feedcore {
+
+absl::StatusOr<std::unique_ptr<Leaderboard>> Leaderboard::Create(
+    const LeaderboardOptions& options) {
+  if (absl::Status s = internal::ValidateLeaderboardOptions(options); !s.ok()) {
+    return s;
+  }
+  return std::make_unique<internal::LeaderboardImpl>(options);
+}
+
+}  // namespace feedcore
+
+namespace feedcore::internal {
+
+size_t LeaderboardImpl::PartitionOf(MemberId member) const {
+  if (options_.partitions == 1) return 0;
+  return XXH3_64bits(&member, sizeof(member)) % options_.partitions;
+}
+
+uint64_t LeaderboardImpl::NextSeq() {
+  if (options_.tie_break == TieBreak::kLowerMemberFirst) return 0;
+  // Relaxed: only the uniqueness and the single modification order of the
+  // counter matter. A read-modify-write always sees the latest value, so a
+  // change that happens-before another (same thread, or ordered through the
+  // partition lock for the same member) gets the smaller number.
+  return next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
+  Partition& partition = partitions_[PartitionOf(member)];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  auto [it, inserted] = data.members.try_emplace(member, nullptr);
+  if (inserted) {
+    try {
+      it->second = data.list.Insert(RankKey{score, NextSeq(), member});
+    } catch (...) {
+      data.members.erase(it);  // keep map and list in step if out of memory
+      throw;
+    }
+  } else if (it->second->key().score != score) {
+    data.list.Update(it->second, RankKey{score, NextSeq(), member});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
+                                                   int64_t delta) {
+  Partition& partition = partitions_[PartitionOf(member)];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  auto [it, inserted] = data.members.try_emplace(member, nullptr);
+  if (inserted) {
+    try {
+      it->second = data.list.Insert(RankKey{delta, NextSeq(), member});
+    } catch (...) {
+      data.members.erase(it);
+      throw;
+    }
+    return delta;
+  }
+  Node* node = it->second;
+  const int64_t old_score = node->key().score;
+  int64_t new_score = 0;
+  if (__builtin_add_overflow(old_score, delta, &new_score)) {
+    return absl::OutOfRangeError(
+        absl::StrCat("Increment(member ", member, ", delta ", delta,
+                     ") would overflow the score: ", old_score, " + ", delta,
+                     " is outside the int64 range; the score is unchanged"));
+  }
+  if (delta != 0) {
+    data.list.Update(node, RankKey{new_score, NextSeq(), member});
+  }
+  return new_score;
+}
+
+absl::Status LeaderboardImpl::Remove(MemberId member) {
+  Partition& partition = partitions_[PartitionOf(member)];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  auto it = data.members.find(member);
+  if (it == data.members.end()) return MemberNotFound(member);
+  data.list.Erase(it->second);
+  data.members.erase(it);
+  return absl::OkStatus();
+}
+
+void LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Allocate the empty partitions before taking any lock, exchange them
+  // under all the locks, free the old ones after releasing them.
+  std::vector<std::unique_ptr<PartitionData>> swapped;
+  swapped.reserve(options_.partitions);
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    swapped.push_back(std::make_unique<PartitionData>(kHeightSeed));
+  }
+  for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    partitions_[p].data.swap(swapped[p]);
+  }
+  for (size_t p = options_.partitions; p-- > 0;) partitions_[p].mu.Unlock();
+}
+
+absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
+  const Partition& partition = partitions_[PartitionOf(member)];
+  ReaderLock lock(&partition.mu);
+  const PartitionData& data = *partition.data;
+  auto it = data.members.find(member);
+  if (it == data.members.end()) return MemberNotFound(member);
+  return it->second->key().score;
+}
+
+absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
+  const size_t home = PartitionOf(member);
+  SharedSnapshot snapshot(*this);
+  const PartitionData& home_data = snapshot.data(home);
+  auto it = home_data.members.find(member);
+  if (it == home_data.members.end()) return MemberNotFound(member);
+  const RankKey key = it->second->key();
+  PerPartition<size_t> counts(snapshot.partitions());
+  snapshot.Bounds(key, /*upper=*/false, nullptr, counts.data());
+  uint64_t rank = 0;
+  for (size_t p = 0; p < counts.size(); ++p) rank += counts[p];
+  return rank;
+}
+
+template <typename Emit>
+bool LeaderboardImpl::Merge(absl::Span<Node* const> runs, bool best_first,
+                            size_t want, bool probe, size_t* entries_read,
+                            Emit&& emit) {
+  if (want == 0 && !probe) return false;
+  // A binary heap whose top is the next node in the merged order.
+  const auto after = [best_first](const Node* a, const Node* b) {
+    return best_first ? RanksAbove(b->key(), a->key())
+                      : RanksAbove(a->key(), b->key());
+  };
+  PerPartition<Node*> storage(runs.size());
+  Node** const heap = storage.data();
+  size_t size = 0;
+  for (Node* start : runs) {
+    if (start != nullptr) heap[size++] = start;
+  }
+  *entries_read += size;
+  std::make_heap(heap, heap + size, after);
+  for (size_t emitted = 0; emitted < want && size > 0;) {
+    std::pop_heap(heap, heap + size, after);
+    Node* node = heap[size - 1];
+    emit(node);
+    ++emitted;
+    Node* successor = best_first ? node->next() : node->prev();
+    if (successor != nullptr && (emitted < want || probe)) {
+      heap[size - 1] = successor;
+      ++*entries_read;
+      std::push_heap(heap, heap + size, after);
+    } else {
+      --size;
+    }
+  }
+  return probe && size > 0;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopK(
+    size_t k) const {
+  size_t entries_read = 0;
+  return TopKCounted(k, &entries_read);
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
+    size_t k, size_t* entries_read) const {
+  if (absl::Status s = ValidateReadSize("TopK k", k, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<LeaderboardEntry> out;
+  PerPartition<Node*> runs(options_.partitions);
+  SharedSnapshot snapshot(*this);
+  size_t size = 0;
+  for (size_t p = 0; p < snapshot.partitions(); ++p) {
+    runs[p] = snapshot.data(p).list.First();
+    size += snapshot.data(p).list.size();
+  }
+  out.reserve(std::min(k, size));
+  Merge(runs.span(), /*best_first=*/true, k, /*probe=*/false, entries_read,
+        [&out](const Node* node) {
+          out.push_back(EntryOf(node->key(), out.size()));
+        });
+  return out;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>>
+LeaderboardImpl::TopKReadingKPerPartition(size_t k,
+                                          size_t* entries_read) const {
+  if (absl::Status s = ValidateReadSize("TopK k", k, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<RankKey> gathered;
+  {
+    SharedSnapshot snapshot(*this);
+    gathered.reserve(k * snapshot.partitions());
+    for (size_t p = 0; p < snapshot.partitions(); ++p) {
+      size_t taken = 0;
+      for (const Node* node = snapshot.data(p).list.First();
+           node != nullptr && taken < k; node = node->next(), ++taken) {
+        gathered.push_back(node->key());
+      }
+      *entries_read += taken;
+    }
+  }
+  const size_t keep = std::min(k, gathered.size());
+  std::partial_sort(gathered.begin(), gathered.begin() + keep, gathered.end(),
+                    RanksAbove);
+  std::vector<LeaderboardEntry> out;
+  out.reserve(keep);
+  for (size_t i = 0; i < keep; ++i) out.push_back(EntryOf(gathered[i], i));
+  return out;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
+    MemberId member, size_t before, size_t after) const {
+  if (absl::Status s =
+          ValidateReadSize("Around before", before, 0, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ValidateReadSize("Around after", after, 0, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const size_t home = PartitionOf(member);
+  const size_t partitions = options_.partitions;
+  PerPartition<Node*> above(partitions);  // runs towards the leader
+  PerPartition<Node*> below(partitions);  // runs away from it
+  std::vector<LeaderboardEntry> out;
+  SharedSnapshot snapshot(*this);
+  const PartitionData& home_data = snapshot.data(home);
+  auto it = home_data.members.find(member);
+  if (it == home_data.members.end()) return MemberNotFound(member);
+  const RankKey key = it->second->key();
+  PerPartition<size_t> counts(partitions);
+  snapshot.Bounds(key, /*upper=*/false, below.data(), counts.data());
+  uint64_t rank = 0;
+  for (size_t p = 0; p < partitions; ++p) {
+    rank += counts[p];
+    // below[p] is the first node not above `key`; the run towards the
+    // leader starts just before it.
+    above[p] =
+        below[p] != nullptr ? below[p]->prev() : snapshot.data(p).list.Last();
+  }
+  below[home] = it->second->next();
+  out.reserve(std::min<uint64_t>(before, rank) + 1 + after);
+  size_t entries_read = 0;
+  Merge(above.span(), /*best_first=*/false, before, /*probe=*/false,
+        &entries_read, [&out, rank](const Node* node) {
+          out.push_back(EntryOf(node->key(), rank - 1 - out.size()));
+        });
+  std::reverse(out.begin(), out.end());
+  out.push_back(EntryOf(key, rank));
+  uint64_t next_rank = rank + 1;
+  Merge(below.span(), /*best_first=*/true, after, /*probe=*/false,
+        &entries_read, [&out, &next_rank](const Node* node) {
+          out.push_back(EntryOf(node->key(), next_rank++));
+        });
+  return out;
+}
+
+absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
+    const LeaderboardReadOptions& options) const {
+  if (absl::Status s =
+          ValidateReadSize("LeaderboardReadOptions.limit", options.limit, 1,
+                           options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const bool best_first = options.order == LeaderboardOrder::kBestFirst;
+  if (!best_first && options.order != LeaderboardOrder::kWorstFirst) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LeaderboardReadOptions.order is ", static_cast<int>(options.order),
+        "; it must be LeaderboardOrder::kBestFirst or "
+        "LeaderboardOrder::kWorstFirst"));
+  }
+  std::optional<RankKey> after;
+  if (!options.cursor.empty()) {
+    absl::StatusOr<LeaderboardCursor> cursor =
+        DecodeLeaderboardCursor(options.cursor);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->board_id != board_id_) {
+      return ForeignLeaderboardCursor("it was made by another leaderboard");
+    }
+    if (cursor->order != options.order) {
+      return ForeignLeaderboardCursor(best_first
+                                          ? "it was made for worst-first order"
+                                          : "it was made for best-first order");
+    }
+    after = cursor->key;
+  }
+
+  LeaderboardPage page;
+  PerPartition<Node*> runs(options_.partitions);
+  {
+    SharedSnapshot snapshot(*this);
+    // Best-first: `rank` is the rank of the next entry to return, the
+    // number of entries at or above the cursor. Worst-first: it is one more
+    // than that rank, the number of entries above the cursor.
+    uint64_t rank = 0;
+    const size_t partitions = snapshot.partitions();
+    PerPartition<size_t> counts(partitions);
+    if (after.has_value()) {
+      // Best-first: the first node below the cursor. Worst-first: the
+      // first node not above it, whose predecessor is where the run starts.
+      snapshot.Bounds(*after, /*upper=*/best_first, runs.data(), counts.data());
+    }
+    for (size_t p = 0; p < partitions; ++p) {
+      const RankedSkiplist& list = snapshot.data(p).list;
+      if (!after.has_value()) {
+        runs[p] = best_first ? list.First() : list.Last();
+        counts[p] = best_first ? 0 : list.size();
+      } else if (!best_first) {
+        runs[p] = runs[p] != nullptr ? runs[p]->prev() : list.Last();
+      }
+      rank += counts[p];
+    }
+    page.entries.reserve(options.limit);
+    size_t entries_read = 0;
+    RankKey last;
+    const bool more = Merge(
+        runs.span(), best_first, options.limit, /*probe=*/true, &entries_read,
+        [&page, &rank, &last, best_first](const Node* node) {
+          last = node->key();
+          page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
+        });
+    if (more) {
+      page.next_cursor = EncodeLeaderboardCursor(
+          LeaderboardCursor{board_id_, options.order, last});
+    }
+  }
+  return page;
+}
+
+size_t LeaderboardImpl::Size() const {
+  SharedSnapshot snapshot(*this);
+  size_t size = 0;
+  for (size_t p = 0; p < snapshot.partitions(); ++p) {
+    size += snapshot.data(p).list.size();
+  }
+  return size;
+}
+
+std::vector<size_t> LeaderboardImpl::PartitionSizes() const {
+  SharedSnapshot snapshot(*this);
+  std::vector<size_t> sizes;
+  for (size_t p = 0; p < snapshot.partitions(); ++p) {
+    sizes.push_back(snapshot.data(p).list.size());
+  }
+  return sizes;
+}
+
+bool LeaderboardImpl::CheckInvariants() const {
+  SharedSnapshot snapshot(*this);
+  for (size_t p = 0; p < snapshot.partitions(); ++p) {
+    const PartitionData& data = snapshot.data(p);
+    if (!data.list.CheckInvariants()) return false;
+    if (data.members.size() != data.list.size()) return false;
+    for (const Node* node = data.list.First(); node != nullptr;
+         node = node->next()) {
+      const MemberId member = node->key().member;
+      if (PartitionOf(member) != p) return false;
+      auto it = data.members.find(member);
+      if (it == data.members.end() || it->second != node) return false;
+      if (options_.tie_break == TieBreak::kLowerMemberFirst &&
+          node->key().seq != 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,121 @@
+// LeaderboardImpl: the in-memory Leaderboard.
+//
+// Layout. N partitions, each on its own cache line. A member lives
+// in partition XXH3_64bits(member) % N. A partition is a lock and a pointer
+// to its data: a node arena, the RankedSkiplist of its members (best
+// first) and a flat hash map member -> skiplist node (the node holds the
+// score, so the map is the member -> score map without a second copy). The
+// data sits behind a pointer so that Clear() can exchange it for an empty
+// one under the locks and free the old one after releasing them.
+//
+// Update sequence. With TieBreak::kEarlierUpdateFirst every score change
+// takes the next value of one per-board atomic counter while holding its
+// partition's lock, so per member the sequence follows the order in which
+// its changes were applied. With kLowerMemberFirst the sequence is 0 for
+// everyone and the counter is never touched.
+//
+// Lock order. Cross-partition reads take every partition lock shared in
+// ascending index (SharedSnapshot); Clear takes them all exclusively in the
+// same order; everything else holds exactly one partition lock. Nothing
+// else is locked while a partition lock is held.
+#ifndef FEEDCORE_SRC_LEADERBOARD_IMPL_H_
+#define FEEDCORE_SRC_LEADERBOARD_IMPL_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
+#include "feedcore/leaderboard.h"
+#include "mutex.h"
+#include "node_arena.h"
+#include "ranked_skiplist.h"
+
+namespace feedcore::internal {
+
+class LeaderboardImpl final : public Leaderboard {
+ public:
+  // REQUIRES: ValidateLeaderboardOptions(options).ok().
+  explicit LeaderboardImpl(const LeaderboardOptions& options);
+  ~LeaderboardImpl() override;
+
+  absl::Status Set(MemberId member, int64_t score) override;
+  absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
+  absl::Status Remove(MemberId member) override;
+  void Clear() override;
+  absl::StatusOr<int64_t> Score(MemberId member) const override;
+  absl::StatusOr<uint64_t> Rank(MemberId member) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> Around(
+      MemberId member, size_t before, size_t after) const override;
+  absl::StatusOr<LeaderboardPage> ReadPage(
+      const LeaderboardReadOptions& options) const override;
+  size_t Size() const override;
+  const LeaderboardOptions& options() const override { return options_; }
+
+  // TopK that also adds to `*entries_read` the number of entries its merge
+  // read from the partitions (at most k + partitions - 1).
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopKCounted(
+      size_t k, size_t* entries_read) const;
+
+  // The naive scatter-gather top-k, for comparison in tests and
+  // benchmarks: under the same snapshot, copies the best k entries of every
+  // partition (up to partitions x k reads, added to `*entries_read`), sorts
+  // them and keeps the best k. Same result as TopK.
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopKReadingKPerPartition(
+      size_t k, size_t* entries_read) const;
+
+  // Identifies this board in its cursors; unique within the process.
+  uint64_t board_id() const { return board_id_; }
+  size_t PartitionOf(MemberId member) const;
+  // Members per partition, under one snapshot.
+  std::vector<size_t> PartitionSizes() const;
+  // Checks every partition's skiplist and that its map names exactly its
+  // nodes, each in the right partition. For tests.
+  bool CheckInvariants() const;
+
+ private:
+  using Node = RankedSkiplist::Node;
+
+  struct PartitionData {
+    explicit PartitionData(uint64_t height_seed) : list(&arena, height_seed) {}
+    NodeArena arena;  // first: outlives the list, which frees into it
+    RankedSkiplist list;
+    absl::flat_hash_map<MemberId, Node*> members;
+  };
+
+  struct alignas(64) Partition {
+    mutable SharedMutex mu;
+    std::unique_ptr<PartitionData> data ABSL_GUARDED_BY(mu);
+  };
+
+  class SharedSnapshot;
+
+  // The update sequence for a score change being applied now.
+  uint64_t NextSeq();
+  // Merges `runs` (one start node per partition, nullptr for none), which
+  // continue with next() when `best_first` and prev() otherwise, calling
+  // `emit(node)` on the first `want` nodes in that order. Adds the nodes it
+  // read to `*entries_read`. With `probe`, reads one node past the last
+  // emitted one so that it can return whether any node follows; without,
+  // returns false.
+  template <typename Emit>
+  static bool Merge(absl::Span<Node* const> runs, bool best_first, size_t want,
+                    bool probe, size_t* entries_read, Emit&& emit);
+
+  const LeaderboardOptions options_;
+  const uint64_t board_id_;
+  const std::unique_ptr<Partition[]> partitions_;
+  // Next update sequence (kEarlierUpdateFirst only). Own cache line, away
+  // from the read-only fields above: every writer of every partition
+  // increments it.
+  alignas(64) std::atomic<uint64_t> next_seq_{0};
+};
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_LEADERBOARD_IMPL_H_

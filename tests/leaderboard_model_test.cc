@@ -1,0 +1,310 @@
+// Model-based test of Leaderboard: long random sequences of Set, Increment
+// (including overflowing ones), Remove and Clear, for 1, 3 and 16
+// partitions and both tie-break rules. After every step the board is
+// compared with a plain reference (a map of members, sorted in full for
+// every question): TopK for a random k, Rank and Score of random members,
+// Around a random member, a whole-board read in pages of a random size and
+// order, and one more page of a long-running reader whose cursor is carried
+// across the mutations.
+//
+// The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
+// it, and FEEDCORE_MODEL_OPS the number of steps per configuration.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "feedcore/leaderboard.h"
+#include "leaderboard_impl.h"
+#include "leaderboard_test_util.h"
+#include "ranked_skiplist.h"
+#include "test_util.h"
+
+namespace feedcore {
+namespace {
+
+using internal::RankKey;
+using internal::RanksAbove;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+// The reference: member -> (score, sequence of its last score change).
+class Model {
+ public:
+  explicit Model(TieBreak tie_break) : tie_break_(tie_break) {}
+
+  void Set(MemberId member, int64_t score) {
+    auto it = members_.find(member);
+    if (it == members_.end()) {
+      members_[member] = {score, NextSeq(), member};
+    } else if (it->second.score != score) {
+      it->second = {score, NextSeq(), member};
+    }
+  }
+
+  // The new score, or nullopt on overflow (nothing changes).
+  std::optional<int64_t> Increment(MemberId member, int64_t delta) {
+    auto it = members_.find(member);
+    if (it == members_.end()) {
+      members_[member] = {delta, NextSeq(), member};
+      return delta;
+    }
+    int64_t sum = 0;
+    if (__builtin_add_overflow(it->second.score, delta, &sum)) {
+      return std::nullopt;
+    }
+    if (delta != 0) it->second = {sum, NextSeq(), member};
+    return sum;
+  }
+
+  bool Remove(MemberId member) { return members_.erase(member) == 1; }
+  void Clear() { members_.clear(); }
+
+  std::optional<RankKey> Find(MemberId member) const {
+    auto it = members_.find(member);
+    if (it == members_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Every member, best first.
+  std::vector<RankKey> Sorted() const {
+    std::vector<RankKey> keys;
+    keys.reserve(members_.size());
+    for (const auto& [member, key] : members_) keys.push_back(key);
+    std::sort(keys.begin(), keys.end(), RanksAbove);
+    return keys;
+  }
+
+  size_t size() const { return members_.size(); }
+
+ private:
+  uint64_t NextSeq() {
+    ++changes_;
+    return tie_break_ == TieBreak::kEarlierUpdateFirst ? changes_ : 0;
+  }
+
+  const TieBreak tie_break_;
+  uint64_t changes_ = 0;
+  std::map<MemberId, RankKey> members_;
+};
+
+std::vector<LeaderboardEntry> Entries(const std::vector<RankKey>& sorted,
+                                      size_t from, size_t to) {
+  std::vector<LeaderboardEntry> out;
+  for (size_t i = from; i < to && i < sorted.size(); ++i) {
+    out.push_back({sorted[i].member, sorted[i].score, i});
+  }
+  return out;
+}
+
+// The page the model expects after `after` (nullopt: the first page).
+// `*more` says whether entries follow; `*last` is the key of the last one.
+std::vector<LeaderboardEntry> ModelPage(const std::vector<RankKey>& sorted,
+                                        LeaderboardOrder order,
+                                        const std::optional<RankKey>& after,
+                                        size_t limit, bool* more,
+                                        RankKey* last) {
+  std::vector<LeaderboardEntry> out;
+  if (order == LeaderboardOrder::kBestFirst) {
+    size_t i = 0;
+    if (after) {
+      i = static_cast<size_t>(
+          std::upper_bound(sorted.begin(), sorted.end(), *after, RanksAbove) -
+          sorted.begin());
+    }
+    for (; i < sorted.size() && out.size() < limit; ++i) {
+      out.push_back({sorted[i].member, sorted[i].score, i});
+      *last = sorted[i];
+    }
+    *more = i < sorted.size();
+  } else {
+    size_t end = sorted.size();  // entries [0, end) are still ahead
+    if (after) {
+      end = static_cast<size_t>(
+          std::lower_bound(sorted.begin(), sorted.end(), *after, RanksAbove) -
+          sorted.begin());
+    }
+    while (end > 0 && out.size() < limit) {
+      --end;
+      out.push_back({sorted[end].member, sorted[end].score, end});
+      *last = sorted[end];
+    }
+    *more = end > 0;
+  }
+  return out;
+}
+
+struct Pager {
+  LeaderboardOrder order = LeaderboardOrder::kBestFirst;
+  size_t limit = 1;
+  std::string cursor;
+  std::optional<RankKey> after;  // the model's view of the cursor
+};
+
+void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
+              uint64_t steps) {
+  INFO("seed = " << seed << " partitions = " << partitions
+                 << " tie_break = " << static_cast<int>(tie_break)
+                 << " (set FEEDCORE_MODEL_SEED to reproduce)");
+  std::mt19937_64 rng(seed);
+  constexpr size_t kMaxPage = 64;
+  internal::LeaderboardImpl board({.partitions = partitions,
+                                   .tie_break = tie_break,
+                                   .max_page_size = kMaxPage});
+  Model model(tie_break);
+  const auto uniform = [&rng](uint64_t n) { return rng() % n; };
+  // Members from a small range, so that updates hit existing members.
+  const auto random_member = [&] { return uniform(300); };
+  const auto random_score = [&]() -> int64_t {
+    switch (uniform(20)) {
+      case 0:
+        return kMax - static_cast<int64_t>(uniform(4));
+      case 1:
+        return kMin + static_cast<int64_t>(uniform(4));
+      default:
+        return static_cast<int64_t>(uniform(41)) - 20;  // many ties
+    }
+  };
+  Pager pager;
+
+  for (uint64_t step = 0; step < steps; ++step) {
+    CAPTURE(step);
+    const uint64_t op = uniform(1000);
+    const MemberId member = random_member();
+    if (op < 350) {
+      const int64_t score = random_score();
+      REQUIRE(board.Set(member, score).ok());
+      model.Set(member, score);
+    } else if (op < 800) {
+      const int64_t delta = uniform(10) == 0
+                                ? random_score()
+                                : static_cast<int64_t>(uniform(7)) - 3;
+      const absl::StatusOr<int64_t> got = board.Increment(member, delta);
+      const std::optional<int64_t> want = model.Increment(member, delta);
+      REQUIRE(got.ok() == want.has_value());
+      if (want) {
+        CHECK(*got == *want);
+      } else {
+        CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
+      }
+    } else if (op < 999) {
+      const bool removed = model.Remove(member);
+      const absl::Status status = board.Remove(member);
+      CHECK(status.ok() == removed);
+      if (!removed) CHECK(status.code() == absl::StatusCode::kNotFound);
+    } else {
+      board.Clear();
+      model.Clear();
+    }
+
+    const std::vector<RankKey> sorted = model.Sorted();
+    REQUIRE(board.Size() == sorted.size());
+
+    // TopK for a random k, and the whole board.
+    const size_t k = 1 + uniform(kMaxPage);
+    CHECK(board.TopK(k).value() == Entries(sorted, 0, k));
+
+    // Score and Rank of a few members, present or not.
+    for (int i = 0; i < 3; ++i) {
+      const MemberId probe = random_member();
+      const std::optional<RankKey> key = model.Find(probe);
+      const absl::StatusOr<int64_t> score = board.Score(probe);
+      const absl::StatusOr<uint64_t> rank = board.Rank(probe);
+      REQUIRE(score.ok() == key.has_value());
+      REQUIRE(rank.ok() == key.has_value());
+      if (key) {
+        CHECK(*score == key->score);
+        const size_t expected = static_cast<size_t>(
+            std::lower_bound(sorted.begin(), sorted.end(), *key, RanksAbove) -
+            sorted.begin());
+        CHECK(*rank == expected);
+      } else {
+        CHECK(score.status().code() == absl::StatusCode::kNotFound);
+        CHECK(rank.status().code() == absl::StatusCode::kNotFound);
+      }
+    }
+
+    // Around a member that is on the board.
+    if (!sorted.empty()) {
+      const size_t at = uniform(sorted.size());
+      const size_t before = uniform(6);
+      const size_t after = uniform(6);
+      const size_t from = at >= before ? at - before : 0;
+      CHECK(board.Around(sorted[at].member, before, after).value() ==
+            Entries(sorted, from, at + after + 1));
+    }
+
+    // The whole board in pages of a random size, in a random order.
+    {
+      const LeaderboardOrder order = uniform(2) == 0
+                                         ? LeaderboardOrder::kBestFirst
+                                         : LeaderboardOrder::kWorstFirst;
+      const size_t limit = 1 + uniform(sorted.size() < 8 ? 8 : kMaxPage);
+      std::vector<LeaderboardEntry> expected =
+          Entries(sorted, 0, sorted.size());
+      if (order == LeaderboardOrder::kWorstFirst) {
+        std::reverse(expected.begin(), expected.end());
+      }
+      CHECK(testing::ReadAllPages(board, order, limit) == expected);
+    }
+
+    // One more page of the long-running reader, checked against the
+    // model's view of its cursor on the board as it is now.
+    {
+      LeaderboardReadOptions read;
+      read.order = pager.order;
+      read.limit = pager.limit;
+      read.cursor = pager.cursor;
+      const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      bool more = false;
+      RankKey last;
+      CHECK(page->entries == ModelPage(sorted, pager.order, pager.after,
+                                       pager.limit, &more, &last));
+      CHECK(page->next_cursor.empty() == !more);
+      if (more) {
+        pager.cursor = page->next_cursor;
+        pager.after = last;
+      } else {
+        // Start a new reader with a new order and page size.
+        pager.order = uniform(2) == 0 ? LeaderboardOrder::kBestFirst
+                                      : LeaderboardOrder::kWorstFirst;
+        pager.limit = 1 + uniform(10);
+        pager.cursor.clear();
+        pager.after.reset();
+      }
+    }
+
+    if (step % 256 == 0) REQUIRE(board.CheckInvariants());
+  }
+  CHECK(board.CheckInvariants());
+}
+
+uint64_t Seed() { return testing::EnvU64("FEEDCORE_MODEL_SEED", 4242); }
+uint64_t Steps() { return testing::EnvU64("FEEDCORE_MODEL_OPS", 12000); }
+
+TEST_CASE("model: 1 partition") {
+  RunModel(1, TieBreak::kEarlierUpdateFirst, Seed(), Steps());
+  RunModel(1, TieBreak::kLowerMemberFirst, Seed() + 1, Steps());
+}
+
+TEST_CASE("model: 3 partitions") {
+  RunModel(3, TieBreak::kEarlierUpdateFirst, Seed() + 2, Steps());
+  RunModel(3, TieBreak::kLowerMemberFirst, Seed() + 3, Steps());
+}
+
+TEST_CASE("model: 16 partitions") {
+  RunModel(16, TieBreak::kEarlierUpdateFirst, Seed() + 4, Steps());
+  RunModel(16, TieBreak::kLowerMemberFirst, Seed() + 5, Steps());
+}
+
+}  // namespace
+}  // namespace feedcore
