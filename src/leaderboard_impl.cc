@@ -23,8 +23,16 @@ namespace {
 // Decides skiplist node heights. Fixed, so layouts are reproducible.
 constexpr uint64_t kHeightSeed = 0x6c6561646572626fULL;
 
-// Board ids are unique within the process, never reused, and start at 1.
-std::atomic<uint64_t> next_board_id{1};
+// A board's id tells its cursors from other boards' cursors. It is a hash
+// of the board's address: distinct for boards alive at the same time, with
+// no state shared between boards. A board created later at the address of
+// a destroyed one gets the same id, so a stale cursor of the old board is
+// accepted as a position in the new one; a cursor is only a key position,
+// so that can misplace a page but never expose anything.
+uint64_t BoardIdFor(const void* board) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(board);
+  return XXH3_64bits_withSeed(&address, sizeof(address), 0x626f617264696473ULL);
+}
 
 absl::Status MemberNotFound(MemberId member) {
   return absl::NotFoundError(
@@ -105,7 +113,7 @@ class LeaderboardImpl::SharedSnapshot {
 
 LeaderboardImpl::LeaderboardImpl(const LeaderboardOptions& options)
     : options_(options),
-      board_id_(next_board_id.fetch_add(1, std::memory_order_relaxed)),
+      board_id_(BoardIdFor(this)),
       partitions_(new Partition[options.partitions]) {
   for (size_t p = 0; p < options_.partitions; ++p) {
     WriterLock lock(&partitions_[p].mu);
