@@ -188,7 +188,7 @@ struct LeaderboardPage {
 class Leaderboard {
  public:
   // Creates an empty board. `InvalidArgument` naming the option when one is
-  // out of range. Cheap: a few hundred bytes per partition, no threads.
+  // out of range. Cheap: about 1 KB per partition, no threads.
   static absl::StatusOr<std::unique_ptr<Leaderboard>> Create(
       const LeaderboardOptions& options = {});
 
@@ -260,7 +260,11 @@ class Leaderboard {
 // callers get shared handles. `Drop` takes a name off the registry at once,
 // but the board stays valid for every handle still held and is destroyed
 // when the last one goes. A name that is dropped and created again names a
-// new, empty board; cursors of the old board are rejected by the new one.
+// new, empty board. A board tells its own cursors from those of every other
+// board alive at the same time; a stale cursor of a destroyed board can be
+// taken by a board later created at the same address as a position in it
+// (a cursor is only a key position: that can misplace a page, never expose
+// anything).
 class LeaderboardRegistry {
  public:
   LeaderboardRegistry();
