@@ -36,7 +36,9 @@ TEST_CASE("TopK reads k + N - 1 entries; the naive merge reads N x k") {
   for (size_t partitions : {1, 2, 3, 16, 64}) {
     CAPTURE(partitions);
     LeaderboardImpl board({.partitions = partitions});
-    std::mt19937_64 rng(partitions);
+    const uint64_t seed = partitions;
+    INFO("seed = " << seed);
+    std::mt19937_64 rng(seed);
     // Enough members that every partition holds more than the largest k.
     for (MemberId m = 0; m < 400 * partitions; ++m) {
       REQUIRE(board.Set(m, static_cast<int64_t>(rng() % 5000)).ok());
@@ -103,7 +105,9 @@ TEST_CASE("board ids are distinct; partitions stay consistent") {
   LeaderboardImpl a({});
   LeaderboardImpl b({});
   CHECK(a.board_id() != b.board_id());
-  std::mt19937_64 rng(5);
+  constexpr uint64_t kSeed = 5;
+  INFO("seed = " << kSeed);
+  std::mt19937_64 rng(kSeed);
   for (int i = 0; i < 5000; ++i) {
     const MemberId m = rng() % 300;
     switch (rng() % 4) {

@@ -141,6 +141,7 @@ TEST_CASE("concurrent increments add up; reads stay sorted and exact") {
   constexpr int kReaders = 2;
   constexpr MemberId kMembers = 2000;
   const uint64_t increments = 20'000 * Scale();
+  INFO("seeds: writer w uses 1000 + w, reader r 2000 + r");
   for (size_t partitions : {1, 16}) {
     CAPTURE(partitions);
     internal::LeaderboardImpl board({.partitions = partitions});
@@ -247,6 +248,7 @@ TEST_CASE("Set, Remove and Clear race with readers") {
   constexpr int kReaders = 2;
   constexpr MemberId kMembers = 500;
   const uint64_t operations = 20'000 * Scale();
+  INFO("seeds: writer w uses 3000 + w, reader r 4000 + r");
   internal::LeaderboardImpl board({.partitions = 8});
   std::atomic<int> writers_running{kWriters};
   std::latch start(kWriters + kReaders);
@@ -303,6 +305,7 @@ TEST_CASE("Set, Remove and Clear race with readers") {
 }
 
 TEST_CASE("a registry shared by threads") {
+  INFO("seeds: thread t uses 5000 + t");
   LeaderboardRegistry registry;
   constexpr int kThreads = 4;
   const int rounds = static_cast<int>(500 * Scale());

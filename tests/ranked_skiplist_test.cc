@@ -116,7 +116,9 @@ TEST_CASE("inserts in any order come out ranked, with exact positions") {
   NodeArena arena;
   RankedSkiplist list(&arena, kSeed);
   Reference ref;
-  std::mt19937_64 rng(1);
+  constexpr uint64_t kRngSeed = 1;
+  INFO("seed = " << kRngSeed);
+  std::mt19937_64 rng(kRngSeed);
   std::vector<RankKey> probes;
   for (uint64_t member = 1; member <= 500; ++member) {
     // Few distinct scores, so that sequence and member break many ties.
@@ -205,7 +207,9 @@ TEST_CASE("erase in random order down to empty") {
     nodes.push_back(list.Insert(key));
     ref.insert(key);
   }
-  std::mt19937_64 rng(2);
+  constexpr uint64_t kRngSeed = 2;
+  INFO("seed = " << kRngSeed);
+  std::mt19937_64 rng(kRngSeed);
   std::shuffle(nodes.begin(), nodes.end(), rng);
   for (RankedSkiplist::Node* node : nodes) {
     ref.erase(node->key());
@@ -230,7 +234,9 @@ TEST_CASE("BoundMany gives what each list's bounds give") {
   std::vector<std::unique_ptr<NodeArena>> arenas;
   std::vector<std::unique_ptr<RankedSkiplist>> lists;
   std::vector<const RankedSkiplist*> pointers;
-  std::mt19937_64 rng(3);
+  constexpr uint64_t kRngSeed = 3;
+  INFO("seed = " << kRngSeed);
+  std::mt19937_64 rng(kRngSeed);
   uint64_t member = 0;
   for (size_t l = 0; l < kLists; ++l) {
     arenas.push_back(std::make_unique<NodeArena>());
