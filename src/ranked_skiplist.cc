@@ -4,30 +4,11 @@
 #include <cassert>
 #include <new>
 
+#include "skiplist_height.h"
+
 namespace feedcore::internal {
-namespace {
-
-// The splitmix64 finalizer: every input bit affects every output bit, which
-// is all the height draw needs.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-}  // namespace
-
 int RankedSkiplist::HeightFor(uint64_t member, uint64_t seed) {
-  uint64_t bits = Mix(member ^ Mix(seed));
-  int height = 1;
-  while (height < kMaxHeight && (bits & 3) == 0) {
-    ++height;
-    bits >>= 2;
-  }
-  return height;
+  return HeightFromBits(MixBits(member ^ MixBits(seed)), kMaxHeight);
 }
 
 RankedSkiplist::RankedSkiplist(NodeArena* arena, uint64_t height_seed)

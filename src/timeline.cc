@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <new>
 
+#include "skiplist_height.h"
+
 namespace feedcore::internal {
 
 struct Timeline::Node {
@@ -23,30 +25,10 @@ struct Timeline::Node {
   }
 };
 
-namespace {
-
-// The splitmix64 finalizer: every input bit affects every output bit, which
-// is all the height draw needs.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-}  // namespace
-
 int Timeline::HeightFor(TimelineKey key, uint64_t seed) {
-  uint64_t bits =
-      Mix(Mix(static_cast<uint64_t>(key.ts) ^ seed) ^ key.activity_id);
-  int height = 1;
-  while (height < kMaxHeight && (bits & 3) == 0) {
-    ++height;
-    bits >>= 2;
-  }
-  return height;
+  return HeightFromBits(
+      MixBits(MixBits(static_cast<uint64_t>(key.ts) ^ seed) ^ key.activity_id),
+      kMaxHeight);
 }
 
 Timeline::Timeline(NodeArena* arena, uint64_t height_seed)
