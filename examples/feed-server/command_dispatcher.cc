@@ -1,0 +1,86 @@
+#include "command_dispatcher.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "arguments.h"
+#include "connection_commands.h"
+#include "feed_commands.h"
+#include "leaderboard_commands.h"
+#include "resp_writer.h"
+
+namespace feedcore::server {
+
+absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
+    FeedEngine* feeds, LeaderboardStore* boards) {
+  if (feeds == nullptr || boards == nullptr) {
+    return absl::InvalidArgumentError(
+        "CommandDispatcher needs a feed engine and a leaderboard store");
+  }
+  std::unique_ptr<CommandDispatcher> dispatcher(
+      new CommandDispatcher(feeds, boards));
+  CommandTable& table = dispatcher->table_;
+  for (auto add :
+       {AddConnectionCommands, AddFeedCommands, AddLeaderboardCommands}) {
+    if (absl::Status status = add(table); !status.ok()) return status;
+  }
+  // Snapshot commands: when the engine gains snapshots, their commands
+  // (saving and loading a consistent image of feeds and boards) are
+  // registered here, after the data commands they capture.
+  return dispatcher;
+}
+
+CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
+                                     LeaderboardStore* boards) {
+  context_.feeds = feeds;
+  context_.boards = boards;
+  context_.commands = &table_;
+}
+
+SessionState CommandDispatcher::NewSession() const {
+  SessionState session;
+  session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
+  return session;
+}
+
+void CommandDispatcher::Execute(absl::Span<const std::string> args,
+                                SessionState& session, std::string& out) const {
+  RespWriter reply(&out, session.protocol);
+  if (args.empty()) {
+    reply.Error("ERR empty command");
+    return;
+  }
+  const CommandSpec* spec = table_.Find(args[0]);
+  if (spec == nullptr) {
+    // Redis's wording, which client libraries and people recognize.
+    std::string message = absl::StrCat("ERR unknown command ", Quote(args[0]),
+                                       ", with args beginning with:");
+    for (size_t i = 1; i < args.size() && i <= 3; ++i) {
+      absl::StrAppend(&message, " ", Quote(args[i]));
+    }
+    reply.Error(message);
+    return;
+  }
+  const int count = static_cast<int>(std::min<size_t>(args.size(), 1 << 30));
+  if ((spec->arity > 0 && count != spec->arity) ||
+      (spec->arity < 0 && count < -spec->arity)) {
+    reply.Error(absl::StrCat("ERR wrong number of arguments for '",
+                             absl::AsciiStrToLower(spec->name), "' command"));
+    return;
+  }
+  CommandCall call{args, &session, &reply, &context_};
+  const size_t reply_start = out.size();
+  try {
+    spec->handler(call);
+  } catch (const std::exception& e) {
+    // Out of memory, typically: this command fails, the server goes on.
+    out.resize(reply_start);
+    reply.Error(absl::StrCat("ERR internal error: ", e.what()));
+  }
+}
+
+}  // namespace feedcore::server

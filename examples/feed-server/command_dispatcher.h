@@ -1,0 +1,54 @@
+// CommandDispatcher: runs one parsed command against the feed engine and
+// the leaderboards and writes its RESP reply. Independent of the network:
+// the server feeds it what RespParser produced, tests and the fuzz target
+// call it directly.
+//
+// Every command checks its name and arity here, then validates all of its
+// arguments before calling the library, so a rejected command changes
+// nothing and its reply says what was wrong ("ERR ...").
+//
+// Thread-safe: connections on different threads share one dispatcher.
+#ifndef FEEDCORE_EXAMPLES_FEED_SERVER_COMMAND_DISPATCHER_H_
+#define FEEDCORE_EXAMPLES_FEED_SERVER_COMMAND_DISPATCHER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "command_table.h"
+#include "feedcore/feed_engine.h"
+#include "leaderboard_store.h"
+
+namespace feedcore::server {
+
+class CommandDispatcher {
+ public:
+  // `feeds` and `boards` must outlive the dispatcher. InvalidArgument if
+  // either is null.
+  static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
+      FeedEngine* feeds, LeaderboardStore* boards);
+
+  // State for a new connection (RESP2, a fresh client id).
+  SessionState NewSession() const;
+
+  // Runs `args` (args[0] is the command name) and appends exactly one reply
+  // to `out`, encoded in `session.protocol`. An empty `args` gets an error
+  // reply.
+  void Execute(absl::Span<const std::string> args, SessionState& session,
+               std::string& out) const;
+
+  const CommandTable& commands() const { return table_; }
+
+ private:
+  CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards);
+
+  CommandTable table_;
+  ServerContext context_;
+  mutable std::atomic<int64_t> next_client_id_{1};
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_EXAMPLES_FEED_SERVER_COMMAND_DISPATCHER_H_

@@ -1,0 +1,179 @@
+#include "connection_commands.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "arguments.h"
+
+namespace feedcore::server {
+namespace {
+
+// Reported by HELLO as the server version.
+constexpr char kServerVersion[] = "0.1.0";
+
+void Ping(CommandCall& call) {
+  if (call.args.size() == 1) {
+    call.reply->SimpleString("PONG");
+  } else if (call.args.size() == 2) {
+    call.reply->Bulk(call.args[1]);
+  } else {
+    call.reply->Error("ERR wrong number of arguments for 'ping' command");
+  }
+}
+
+void Echo(CommandCall& call) { call.reply->Bulk(call.args[1]); }
+
+void Quit(CommandCall& call) {
+  call.session->close_after_reply = true;
+  call.reply->SimpleString("OK");
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+void Hello(CommandCall& call) {
+  int protocol = call.session->protocol;
+  std::string name = call.session->client_name;
+  if (call.args.size() >= 2) {
+    absl::StatusOr<int64_t> version = ParseInt64InRange(
+        call.args[1], "protocol version", INT64_MIN, INT64_MAX);
+    if (!version.ok() || (*version != 2 && *version != 3)) {
+      call.reply->Error(absl::StrCat("NOPROTO unsupported protocol version ",
+                                     Quote(call.args[1]),
+                                     "; this server speaks 2 and 3"));
+      return;
+    }
+    protocol = static_cast<int>(*version);
+  }
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    if (IsKeyword(call.args[i], "AUTH") && i + 2 < call.args.size()) {
+      call.reply->Error(
+          "ERR AUTH is not supported: feedcore-server has no users; bind it "
+          "to a trusted address instead");
+      return;
+    } else if (IsKeyword(call.args[i], "SETNAME") && i + 1 < call.args.size()) {
+      name = call.args[++i];
+    } else {
+      ReplySyntaxError(call, call.args[i]);
+      return;
+    }
+  }
+  // Switch only once the whole command is valid, and reply in the new
+  // protocol, as Redis does.
+  call.session->protocol = protocol;
+  call.session->client_name = std::move(name);
+  RespWriter& reply = *call.reply;
+  reply.set_protocol(protocol);
+  reply.MapHeader(7);
+  reply.Bulk("server");
+  reply.Bulk("feedcore");
+  reply.Bulk("version");
+  reply.Bulk(kServerVersion);
+  reply.Bulk("proto");
+  reply.Integer(protocol);
+  reply.Bulk("id");
+  reply.Integer(call.session->client_id);
+  reply.Bulk("mode");
+  reply.Bulk("standalone");
+  reply.Bulk("role");
+  reply.Bulk("master");
+  reply.Bulk("modules");
+  reply.ArrayHeader(0);
+}
+
+// One COMMAND entry in the Redis 7 layout: name, arity, flags, first key,
+// last key, step, ACL categories, tips, key specs, subcommands.
+void WriteCommandInfo(RespWriter& reply, const CommandSpec& spec) {
+  reply.ArrayHeader(10);
+  reply.Bulk(absl::AsciiStrToLower(spec.name));
+  reply.Integer(spec.arity);
+  reply.ArrayHeader(spec.flags.size());
+  for (const std::string& flag : spec.flags) reply.SimpleString(flag);
+  reply.Integer(spec.first_key);
+  reply.Integer(spec.last_key);
+  reply.Integer(spec.key_step);
+  reply.ArrayHeader(0);
+  reply.ArrayHeader(0);
+  reply.ArrayHeader(0);
+  reply.ArrayHeader(0);
+}
+
+// COMMAND, COMMAND COUNT, COMMAND LIST, COMMAND INFO name..., COMMAND DOCS.
+void Command(CommandCall& call) {
+  const CommandTable& table = *call.server->commands;
+  RespWriter& reply = *call.reply;
+  if (call.args.size() == 1) {
+    reply.ArrayHeader(table.all().size());
+    for (const CommandSpec& spec : table.all()) WriteCommandInfo(reply, spec);
+    return;
+  }
+  const std::string& sub = call.args[1];
+  if (IsKeyword(sub, "COUNT") && call.args.size() == 2) {
+    reply.Integer(static_cast<int64_t>(table.all().size()));
+  } else if (IsKeyword(sub, "LIST") && call.args.size() == 2) {
+    reply.ArrayHeader(table.all().size());
+    for (const CommandSpec& spec : table.all()) {
+      reply.Bulk(absl::AsciiStrToLower(spec.name));
+    }
+  } else if (IsKeyword(sub, "INFO")) {
+    reply.ArrayHeader(call.args.size() - 2);
+    for (size_t i = 2; i < call.args.size(); ++i) {
+      if (const CommandSpec* spec = table.Find(call.args[i])) {
+        WriteCommandInfo(reply, *spec);
+      } else {
+        reply.Null();
+      }
+    }
+  } else if (IsKeyword(sub, "DOCS")) {
+    // No per-command documentation over the wire (docs/server.md has it);
+    // an empty answer makes redis-cli fall back to its built-in help.
+    reply.MapHeader(0);
+  } else {
+    reply.Error(absl::StrCat("ERR unknown subcommand ", Quote(sub),
+                             " for 'command'; try COUNT, LIST, INFO or DOCS"));
+  }
+}
+
+// CONFIG GET parameter: the two settings redis-benchmark reads at start-up,
+// with the values that describe this server (no persistence). Any other
+// parameter matches nothing. CONFIG SET is not supported: settings are
+// command-line flags.
+void Config(CommandCall& call) {
+  if (!IsKeyword(call.args[1], "GET") || call.args.size() != 3) {
+    call.reply->Error(
+        "ERR only CONFIG GET <parameter> is supported; settings are "
+        "feedcore-server command-line flags");
+    return;
+  }
+  const std::string parameter = absl::AsciiStrToLower(call.args[2]);
+  std::vector<std::pair<std::string, std::string>> matches;
+  if (parameter == "save" || parameter == "*") matches.emplace_back("save", "");
+  if (parameter == "appendonly" || parameter == "*") {
+    matches.emplace_back("appendonly", "no");
+  }
+  call.reply->MapHeader(matches.size());
+  for (const auto& [key, value] : matches) {
+    call.reply->Bulk(key);
+    call.reply->Bulk(value);
+  }
+}
+
+}  // namespace
+
+absl::Status AddConnectionCommands(CommandTable& table) {
+  const std::vector<CommandSpec> specs = {
+      {"PING", -1, {"fast", "stale"}, 0, 0, 0, Ping},
+      {"ECHO", 2, {"fast"}, 0, 0, 0, Echo},
+      {"HELLO", -1, {"noscript", "fast", "no_auth"}, 0, 0, 0, Hello},
+      {"QUIT", -1, {"fast", "no_auth"}, 0, 0, 0, Quit},
+      {"COMMAND", -1, {"loading", "stale"}, 0, 0, 0, Command},
+      {"CONFIG", -2, {"admin", "noscript"}, 0, 0, 0, Config},
+  };
+  for (const CommandSpec& spec : specs) {
+    if (absl::Status status = table.Add(spec); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace feedcore::server

@@ -1,0 +1,107 @@
+// LeaderboardStore: the server's sorted-set keys, each a feedcore
+// Leaderboard from a LeaderboardRegistry, plus what Redis semantics need
+// on top of the library's boards.
+//
+// Member names. Redis members are byte strings ("player:alice",
+// "element:000000004711"); feedcore boards rank numeric MemberIds. Each key
+// has its own dictionary that gives every distinct name a MemberId the
+// first time it is added (1, 2, 3...) and maps ids back to names for
+// replies. Any byte string is a valid name, so clients and benchmarks work
+// unchanged. ZREM keeps the name's id (a member added again gets the same
+// one), so a key's dictionary grows with the distinct names ever added to
+// it; DEL drops the key's board and its dictionary together.
+//
+// Read-modify-write commands (ZADD with NX/XX/GT/LT, counting added
+// members) need "look at the score, then change it" to be atomic per
+// member. The board's own calls are atomic one at a time, so each key also
+// has a small array of member locks, picked by a hash of the name; the
+// commands hold the member's lock across both steps. Different members
+// rarely share a lock, so writes still spread over the board's partitions.
+//
+// Thread-safe.
+#ifndef FEEDCORE_EXAMPLES_FEED_SERVER_LEADERBOARD_STORE_H_
+#define FEEDCORE_EXAMPLES_FEED_SERVER_LEADERBOARD_STORE_H_
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/leaderboard.h"
+
+namespace feedcore::server {
+
+// The name <-> id dictionary of one key.
+class MemberDictionary {
+ public:
+  // The id of `name`, assigning the next one if it has none.
+  MemberId Intern(absl::string_view name);
+  // The id of `name`, or nullopt if it was never added.
+  std::optional<MemberId> Find(absl::string_view name) const;
+  // The name of `id`; empty if `id` was never assigned (callers only pass
+  // ids read from the key's own board, which all have names).
+  std::string NameOf(MemberId id) const;
+  size_t size() const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  absl::flat_hash_map<std::string, MemberId> ids_;
+  std::deque<std::string> names_;  // names_[id - 1]
+};
+
+// One sorted-set key.
+struct SortedSet {
+  std::shared_ptr<Leaderboard> board;
+  MemberDictionary members;
+  // Serializes read-modify-write updates of one member (see above).
+  std::mutex& LockFor(absl::string_view member_name);
+
+  static constexpr size_t kMemberLocks = 64;
+  std::array<std::mutex, kMemberLocks> member_locks;
+};
+
+class LeaderboardStore {
+ public:
+  // `options` apply to every board the store creates. InvalidArgument if
+  // they are out of range.
+  static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Create(
+      const LeaderboardOptions& options);
+
+  // The key's sorted set, created empty if absent. InvalidArgument for a
+  // key the registry does not accept (empty, or longer than
+  // kMaxLeaderboardNameLength).
+  absl::StatusOr<std::shared_ptr<SortedSet>> GetOrCreate(absl::string_view key);
+
+  // The key's sorted set, or null if there is none (reads of a missing key
+  // behave as reads of an empty one and create nothing).
+  std::shared_ptr<SortedSet> Find(absl::string_view key) const;
+
+  // Deletes the key. Returns whether it existed. Handles already taken
+  // stay usable; the key's next write starts a new, empty set.
+  bool Delete(absl::string_view key);
+
+  size_t size() const;
+
+  const LeaderboardOptions& options() const { return options_; }
+
+ private:
+  explicit LeaderboardStore(const LeaderboardOptions& options)
+      : options_(options) {}
+
+  const LeaderboardOptions options_;
+  LeaderboardRegistry registry_;
+  mutable std::shared_mutex mutex_;
+  absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_EXAMPLES_FEED_SERVER_LEADERBOARD_STORE_H_
