@@ -1,0 +1,59 @@
+// The leaderboard a program without feedcore writes first: a std::map of
+// member -> score and a std::set ordered by (higher score, lower member),
+// under one mutex. Increments and top-k are cheap; a rank walks the set
+// from the top, O(rank).
+#ifndef FEEDCORE_BENCH_DRIVER_LEADERBOARD_BASELINE_H_
+#define FEEDCORE_BENCH_DRIVER_LEADERBOARD_BASELINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "feedcore/leaderboard.h"
+
+namespace feedcore::bench {
+
+class StdMapLeaderboard {
+ public:
+  int64_t Increment(MemberId member, int64_t delta) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = scores_.try_emplace(member, 0);
+    if (!inserted) order_.erase({-it->second, member});
+    it->second += delta;
+    order_.insert({-it->second, member});
+    return it->second;
+  }
+
+  // (member, score) pairs, best first.
+  std::vector<std::pair<MemberId, int64_t>> TopK(size_t k) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::pair<MemberId, int64_t>> top;
+    for (auto it = order_.begin(); it != order_.end() && top.size() < k; ++it) {
+      top.emplace_back(it->second, -it->first);
+    }
+    return top;
+  }
+
+  std::optional<uint64_t> Rank(MemberId member) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = scores_.find(member);
+    if (it == scores_.end()) return std::nullopt;
+    return static_cast<uint64_t>(
+        std::distance(order_.begin(), order_.find({-it->second, member})));
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<MemberId, int64_t> scores_;            // guarded by mu_
+  std::set<std::pair<int64_t, MemberId>> order_;  // (-score, member); mu_
+};
+
+}  // namespace feedcore::bench
+
+#endif  // FEEDCORE_BENCH_DRIVER_LEADERBOARD_BASELINE_H_

@@ -1,0 +1,295 @@
+// feedcore-bench: runs named scenarios against feedcore, Redis and the
+// in-process baselines in one process run, checks that every system gave
+// the same answers, and prints and writes the figures.
+//
+//   feedcore-bench [--scenario=all|NAME[,NAME...]] [--small] [--json=FILE]
+//                  [--markdown=FILE] [--chart_data=FILE] [--redis=false]
+//                  [size flags, see --help]
+//
+// Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
+// memory. Exit status: 0 when every answer matched, 1 on a mismatch or a
+// failed call, 2 on a bad command line.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/driver/redis_client.h"
+#include "bench/driver/redis_server.h"
+#include "bench/driver/scenario.h"
+#include "bench/driver/scenario_redis.h"
+
+ABSL_FLAG(std::string, scenario, "all",
+          "all, or a comma-separated list of: celebrity-post, timeline-read, "
+          "mixed-feed, leaderboard, memory");
+ABSL_FLAG(bool, small, false,
+          "tiny sizes for a smoke test of a few seconds (size flags are "
+          "ignored)");
+ABSL_FLAG(std::string, json, "", "write every figure as JSON to this file");
+ABSL_FLAG(std::string, markdown, "",
+          "replace the generated section of this Markdown file (between "
+          "<!-- feedcore-bench:begin/end --> markers)");
+ABSL_FLAG(std::string, chart_data, "",
+          "write the feedcore/Redis ratios for gnuplot to this file");
+ABSL_FLAG(bool, redis, true, "compare with a redis-server started here");
+ABSL_FLAG(std::string, redis_server, "redis-server",
+          "redis-server binary (looked up in PATH)");
+ABSL_FLAG(std::string, commit, "", "commit id to print with the figures");
+
+ABSL_FLAG(size_t, followers, 210'000, "celebrity-post: followers");
+ABSL_FLAG(size_t, celebrity_rounds, 7, "celebrity-post: timed publishes");
+ABSL_FLAG(size_t, followees, 300, "timeline-read: actors the reader follows");
+ABSL_FLAG(size_t, posts_per_followee, 100, "timeline-read: posts per actor");
+ABSL_FLAG(size_t, page_size, 50, "timeline-read: entries per page");
+ABSL_FLAG(size_t, read_passes, 300,
+          "timeline-read: passes through the whole timeline");
+ABSL_FLAG(size_t, users, 200'000, "mixed-feed: users");
+ABSL_FLAG(size_t, followees_per_user, 10, "mixed-feed: follows per user");
+ABSL_FLAG(size_t, mixed_ops, 100'000,
+          "mixed-feed: operations per system and thread count");
+ABSL_FLAG(size_t, mixed_page_size, 20, "mixed-feed: entries per read");
+ABSL_FLAG(std::vector<std::string>, mixed_threads,
+          std::vector<std::string>({"1", "2"}), "mixed-feed: thread counts");
+ABSL_FLAG(size_t, members, 1'000'000, "leaderboard: members");
+ABSL_FLAG(size_t, increments, 200'000,
+          "leaderboard: increments per distribution");
+ABSL_FLAG(double, zipf_exponent, 0.99, "leaderboard: skew of Zipf increments");
+ABSL_FLAG(size_t, topk_calls, 2'000, "leaderboard: TopK(100) calls");
+ABSL_FLAG(size_t, rank_calls, 2'000, "leaderboard: Rank calls");
+ABSL_FLAG(size_t, baseline_rank_calls, 50,
+          "leaderboard: Rank calls of the std::map baseline (O(rank) each)");
+ABSL_FLAG(size_t, memory_entries, 1'000'000, "memory: timeline entries");
+ABSL_FLAG(size_t, memory_per_timeline, 1'000, "memory: entries per timeline");
+ABSL_FLAG(size_t, memory_members, 1'000'000, "memory: leaderboard members");
+ABSL_FLAG(size_t, timeline_cap, 1'000, "entries kept per timeline");
+ABSL_FLAG(size_t, redis_pipeline, 1'000, "Redis commands per round trip");
+ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
+
+namespace feedcore::bench {
+namespace {
+
+struct NamedScenario {
+  const char* name;
+  void (*run)(RunContext&);
+};
+
+constexpr NamedScenario kScenarios[] = {
+    {"celebrity-post", RunCelebrityPost},
+    {"timeline-read", RunTimelineRead},
+    {"mixed-feed", RunMixedFeed},
+    {"leaderboard", RunLeaderboard},
+    {"memory", RunMemory},
+};
+
+DriverOptions SmallOptions() {
+  DriverOptions o;
+  o.followers = 2'000;
+  o.celebrity_rounds = 3;
+  o.followees = 30;
+  o.posts_per_followee = 40;
+  o.read_passes = 5;
+  o.users = 2'000;
+  o.mixed_ops = 2'000;
+  o.members = 10'000;
+  o.increments = 5'000;
+  o.topk_calls = 50;
+  o.rank_calls = 50;
+  o.baseline_rank_calls = 20;
+  o.memory_entries = 20'000;
+  o.memory_per_timeline = 100;
+  o.memory_members = 10'000;
+  o.timeline_cap = 1'000;
+  return o;
+}
+
+absl::StatusOr<DriverOptions> OptionsFromFlags() {
+  if (absl::GetFlag(FLAGS_small)) return SmallOptions();
+  DriverOptions o;
+  o.followers = absl::GetFlag(FLAGS_followers);
+  o.celebrity_rounds = absl::GetFlag(FLAGS_celebrity_rounds);
+  o.followees = absl::GetFlag(FLAGS_followees);
+  o.posts_per_followee = absl::GetFlag(FLAGS_posts_per_followee);
+  o.page_size = absl::GetFlag(FLAGS_page_size);
+  o.read_passes = absl::GetFlag(FLAGS_read_passes);
+  o.users = absl::GetFlag(FLAGS_users);
+  o.followees_per_user = absl::GetFlag(FLAGS_followees_per_user);
+  o.mixed_ops = absl::GetFlag(FLAGS_mixed_ops);
+  o.mixed_page_size = absl::GetFlag(FLAGS_mixed_page_size);
+  o.mixed_threads.clear();
+  for (const std::string& text : absl::GetFlag(FLAGS_mixed_threads)) {
+    size_t threads = 0;
+    if (!absl::SimpleAtoi(text, &threads) || threads == 0 || threads > 64) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mixed_threads: '", text, "' is not 1..64"));
+    }
+    o.mixed_threads.push_back(threads);
+  }
+  o.members = absl::GetFlag(FLAGS_members);
+  o.increments = absl::GetFlag(FLAGS_increments);
+  o.zipf_exponent = absl::GetFlag(FLAGS_zipf_exponent);
+  o.topk_calls = absl::GetFlag(FLAGS_topk_calls);
+  o.rank_calls = absl::GetFlag(FLAGS_rank_calls);
+  o.baseline_rank_calls = absl::GetFlag(FLAGS_baseline_rank_calls);
+  o.memory_entries = absl::GetFlag(FLAGS_memory_entries);
+  o.memory_per_timeline = absl::GetFlag(FLAGS_memory_per_timeline);
+  o.memory_members = absl::GetFlag(FLAGS_memory_members);
+  o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
+  o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  if (o.followers == 0 || o.followees == 0 || o.posts_per_followee == 0 ||
+      o.page_size == 0 || o.page_size > 1000 || o.users < 2 || o.members == 0 ||
+      o.timeline_cap == 0 || o.redis_pipeline == 0 || o.memory_entries == 0 ||
+      o.memory_members == 0 || o.mixed_threads.empty()) {
+    return absl::InvalidArgumentError(
+        "sizes must be positive (and --page_size at most 1000)");
+  }
+  return o;
+}
+
+absl::StatusOr<std::vector<const NamedScenario*>> SelectScenarios(
+    const std::string& list) {
+  std::vector<const NamedScenario*> selected;
+  if (list == "all") {
+    for (const NamedScenario& s : kScenarios) selected.push_back(&s);
+    return selected;
+  }
+  for (const absl::string_view name : absl::StrSplit(list, ',')) {
+    const NamedScenario* found = nullptr;
+    for (const NamedScenario& s : kScenarios) {
+      if (name == s.name) found = &s;
+    }
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown scenario '", name, "'"));
+    }
+    selected.push_back(found);
+  }
+  return selected;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Compares feedcore with Redis and in-process baselines on feed and "
+      "leaderboard workloads.\nUsage: feedcore-bench [--scenario=all] "
+      "[--small] [--json=FILE] [--markdown=FILE]");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1) {
+    std::fprintf(stderr, "feedcore-bench: unexpected argument '%s'\n", args[1]);
+    return 2;
+  }
+  absl::StatusOr<DriverOptions> options = OptionsFromFlags();
+  absl::StatusOr<std::vector<const NamedScenario*>> scenarios =
+      SelectScenarios(absl::GetFlag(FLAGS_scenario));
+  if (!options.ok() || !scenarios.ok()) {
+    std::fprintf(stderr, "feedcore-bench: %s\n",
+                 (!options.ok() ? options.status() : scenarios.status())
+                     .message()
+                     .data());
+    return 2;
+  }
+
+  MachineInfo machine = CollectMachineInfo();
+  machine.command = absl::StrJoin(argv, argv + argc, " ");
+  machine.commit = absl::GetFlag(FLAGS_commit);
+  Report report;
+  AnswerChecker answers;
+  Progress progress;
+
+  // Redis: started here, stopped when `server` goes out of scope (also on
+  // every early return), or left out with the reason said.
+  std::unique_ptr<RedisServer> server;
+  std::optional<RedisEndpoint> redis;
+  if (!absl::GetFlag(FLAGS_redis)) {
+    report.Note("Redis not compared (--redis=false)");
+  } else if (!RedisClient::Compiled()) {
+    report.Note(
+        "Redis not compared: feedcore-bench was built without hiredis "
+        "(scripts/install-deps --bench, then rebuild)");
+  } else {
+    absl::StatusOr<std::unique_ptr<RedisServer>> started =
+        RedisServer::Start(absl::GetFlag(FLAGS_redis_server));
+    if (!started.ok()) {
+      report.Note(absl::StrCat("Redis not compared: could not start it: ",
+                               started.status().message()));
+    } else {
+      server = *std::move(started);
+      redis = RedisEndpoint{server->host(), server->port()};
+      absl::StatusOr<std::unique_ptr<RedisClient>> client =
+          RedisClient::Connect(redis->host, redis->port);
+      if (client.ok()) {
+        absl::StatusOr<RedisReply> info =
+            (*client)->Command({"INFO", "server"});
+        if (info.ok()) {
+          const size_t at = info->text.find("redis_version:");
+          if (at != std::string::npos) {
+            const size_t begin = at + 14;
+            machine.redis_version = info->text.substr(
+                begin, info->text.find_first_of("\r\n", begin) - begin);
+          }
+        }
+      }
+      std::fprintf(stderr, "feedcore-bench: redis-server %s on %s:%d\n",
+                   machine.redis_version.c_str(), redis->host.c_str(),
+                   redis->port);
+    }
+  }
+  for (const std::string& note : report.notes()) {
+    std::fprintf(stderr, "feedcore-bench: %s\n", note.c_str());
+  }
+
+  RunContext context{*options, redis, answers, progress, report};
+  for (const NamedScenario* scenario : *scenarios) {
+    std::fprintf(stderr, "feedcore-bench: running %s\n", scenario->name);
+    const auto start = Stopwatch::now();
+    scenario->run(context);
+    progress.Clear();
+    std::fprintf(stderr, "feedcore-bench: %s done in %.1f s\n", scenario->name,
+                 MicrosSince(start) / 1e6);
+  }
+  report.ComputeRatios();
+  report.Note(absl::StrCat("answers compared: ", answers.comparisons(),
+                           ", mismatches: ", answers.mismatches(),
+                           ", failed calls: ", answers.failures()));
+  report.PrintTable(stdout, machine);
+
+  int exit_code = answers.ok() ? 0 : 1;
+  auto write = [&](const std::string& path, const absl::Status& status) {
+    if (status.ok()) {
+      std::fprintf(stderr, "feedcore-bench: wrote %s\n", path.c_str());
+    } else {
+      std::fprintf(stderr, "feedcore-bench: %s\n", status.ToString().c_str());
+      exit_code = 1;
+    }
+  };
+  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
+    write(path, report.WriteJson(path, machine, answers.ok()));
+  }
+  if (!answers.ok()) {
+    std::fprintf(stderr,
+                 "\nfeedcore-bench: FAILED: %zu answer mismatch(es), %zu "
+                 "failed call(s); the figures of this run are not written "
+                 "to Markdown or the chart.\n",
+                 answers.mismatches(), answers.failures());
+    return exit_code;
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_markdown); !path.empty()) {
+    write(path, report.WriteMarkdownSection(path, machine));
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_chart_data); !path.empty()) {
+    write(path, report.WriteChartData(path));
+  }
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace feedcore::bench
+
+int main(int argc, char** argv) { return feedcore::bench::Main(argc, argv); }

@@ -1,0 +1,93 @@
+// What a run of feedcore-bench measured, and how it is written out: a
+// table on stdout, JSON, a Markdown section for docs/benchmarks.md and a
+// data file for the chart.
+#ifndef FEEDCORE_BENCH_DRIVER_REPORT_H_
+#define FEEDCORE_BENCH_DRIVER_REPORT_H_
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "bench/driver/stats.h"
+
+namespace feedcore::bench {
+
+// Names of the systems, as printed and written to JSON.
+inline constexpr char kFeedcore[] = "feedcore";
+inline constexpr char kRedis[] = "redis";
+inline constexpr char kStdMapMutex[] = "std_map_mutex";
+inline constexpr char kMergeOnRead[] = "merge_on_read";
+
+// One measured quantity of one system in one scenario.
+struct Figure {
+  std::string scenario;  // e.g. "celebrity-post"
+  std::string metric;    // e.g. "publish to 210,000 followers"
+  std::string system;    // kFeedcore, kRedis...
+  std::string unit;      // "ms", "us", "ns/op", "ops/s", "bytes"
+  // Throughputs: a larger median is better, and the ratio is inverted.
+  bool higher_is_better = false;
+  Summary summary;
+  // On feedcore's figures: the target for feedcore / Redis, if any.
+  std::optional<double> redis_target;
+};
+
+// How many times better feedcore did than `other` on one metric: other's
+// median time / feedcore's median time (or feedcore's throughput / other's).
+// Above 1 means feedcore did better.
+struct Ratio {
+  std::string scenario;
+  std::string metric;
+  std::string other;
+  double value = 0;
+  std::optional<double> target;  // the target, vs Redis only
+  bool met() const { return !target.has_value() || value >= *target; }
+};
+
+struct MachineInfo {
+  std::string cpu_model;
+  unsigned cores = 0;
+  std::string compiler;
+  std::string build_type;
+  std::string redis_version;  // empty when Redis did not run
+  std::string commit;         // as passed with --commit
+  std::string command;        // the driver's command line
+  std::string date;           // UTC, when the run started
+};
+
+class Report {
+ public:
+  void Add(Figure figure) { figures_.push_back(std::move(figure)); }
+  // Notes printed with the results (skipped systems, sizes...).
+  void Note(std::string note) { notes_.push_back(std::move(note)); }
+
+  // Computes the ratio of feedcore to every other system, for every
+  // (scenario, metric) where both have a figure.
+  void ComputeRatios();
+
+  const std::vector<Figure>& figures() const { return figures_; }
+  const std::vector<Ratio>& ratios() const { return ratios_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  void PrintTable(std::FILE* out, const MachineInfo& machine) const;
+  absl::Status WriteJson(const std::string& path, const MachineInfo& machine,
+                         bool answers_ok) const;
+  // Replaces the text between the marker comments in `path` (appending the
+  // markers at the end when the file has none) with this run's tables.
+  absl::Status WriteMarkdownSection(const std::string& path,
+                                    const MachineInfo& machine) const;
+  // One line per ratio vs Redis: label, ratio, target (for gnuplot).
+  absl::Status WriteChartData(const std::string& path) const;
+
+ private:
+  std::vector<Figure> figures_;
+  std::vector<Ratio> ratios_;
+  std::vector<std::string> notes_;
+};
+
+MachineInfo CollectMachineInfo();
+
+}  // namespace feedcore::bench
+
+#endif  // FEEDCORE_BENCH_DRIVER_REPORT_H_

@@ -1,0 +1,74 @@
+// What every scenario gets from the driver: the sizes to run at, where
+// Redis is (if it runs), and where results and answer checks go.
+#ifndef FEEDCORE_BENCH_DRIVER_SCENARIO_H_
+#define FEEDCORE_BENCH_DRIVER_SCENARIO_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/driver/answer_checker.h"
+#include "bench/driver/progress.h"
+#include "bench/driver/report.h"
+
+namespace feedcore::bench {
+
+// Sizes and knobs, from the command line (see main.cc for each flag).
+struct DriverOptions {
+  // celebrity-post
+  size_t followers = 210'000;
+  size_t celebrity_rounds = 7;
+  // timeline-read
+  size_t followees = 300;
+  size_t posts_per_followee = 100;
+  size_t page_size = 50;
+  size_t read_passes = 300;
+  // mixed-feed
+  size_t users = 200'000;
+  size_t followees_per_user = 10;
+  size_t mixed_ops = 100'000;
+  size_t mixed_page_size = 20;
+  std::vector<size_t> mixed_threads = {1, 2};
+  // leaderboard
+  size_t members = 1'000'000;
+  size_t increments = 200'000;
+  double zipf_exponent = 0.99;
+  size_t topk_calls = 2'000;
+  size_t rank_calls = 2'000;
+  size_t baseline_rank_calls = 50;
+  // memory
+  size_t memory_entries = 1'000'000;
+  size_t memory_per_timeline = 1'000;
+  size_t memory_members = 1'000'000;
+  // all timelines
+  size_t timeline_cap = 1'000;
+  // Commands per Redis pipeline round trip (Redis's best case needs it).
+  size_t redis_pipeline = 1'000;
+  uint64_t seed = 42;
+};
+
+// Where the driver's own Redis listens.
+struct RedisEndpoint {
+  std::string host;
+  int port = 0;
+};
+
+struct RunContext {
+  const DriverOptions& options;
+  const std::optional<RedisEndpoint>& redis;  // empty: Redis is not compared
+  AnswerChecker& answers;
+  Progress& progress;
+  Report& report;
+};
+
+void RunCelebrityPost(RunContext& context);
+void RunTimelineRead(RunContext& context);
+void RunMixedFeed(RunContext& context);
+void RunLeaderboard(RunContext& context);
+void RunMemory(RunContext& context);
+
+}  // namespace feedcore::bench
+
+#endif  // FEEDCORE_BENCH_DRIVER_SCENARIO_H_

@@ -1,0 +1,84 @@
+// The timeline systems the feed scenarios compare, set up the same way in
+// every scenario:
+//   * feedcore: a FeedEngine, fan-out on write, no sweeper thread, a manual
+//     clock (nothing expires during a run);
+//   * Redis: one sorted set per timeline (`tl:<owner>`, member = activity
+//     id, score = ts), capped with ZREMRANGEBYRANK, activities stored once
+//     (`act:<id>`), paged with ZRANGE ... BYSCORE REV LIMIT;
+//   * the baselines of bench/baselines.h and merge_on_read_baseline.h.
+// Timestamps are unique per activity in every workload, so Redis's score
+// order (ties broken by member string) and feedcore's (ts, activity id)
+// order agree.
+#ifndef FEEDCORE_BENCH_DRIVER_TIMELINE_SYSTEMS_H_
+#define FEEDCORE_BENCH_DRIVER_TIMELINE_SYSTEMS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bench/baselines.h"
+#include "bench/driver/redis_client.h"
+#include "feedcore/feedcore.h"
+
+namespace feedcore::bench {
+
+inline constexpr Micros kBenchStartTime = 1'700'000'000LL * kMicrosPerSecond;
+
+struct FeedSetup {
+  std::shared_ptr<ManualClock> clock;
+  std::unique_ptr<FeedEngine> engine;
+};
+
+// An engine with the library's defaults except: `cap` entries per
+// timeline, no back-fill (scenarios follow before anything is published),
+// no sweeper thread.
+absl::StatusOr<FeedSetup> NewFeedSetup(size_t cap);
+
+BaselineOptions NewBaselineOptions(std::shared_ptr<ManualClock> clock,
+                                   size_t cap);
+
+// Activity ids of a page, in page order: the answer compared across
+// systems.
+std::vector<int64_t> PageIds(const Page& page);
+std::vector<int64_t> PageIds(const BaselinePage& page);
+
+class RedisTimelines {
+ public:
+  // `pipeline`: commands per round trip for bulk delivery.
+  RedisTimelines(RedisClient& client, size_t cap, size_t pipeline);
+
+  // Queues the activity body (stored once) and its delivery into every
+  // timeline of `owners`, then waits for every reply: the point at which
+  // every owner has it.
+  absl::Status Publish(const Activity& activity,
+                       absl::Span<const EntityId> owners);
+
+  // Queues one delivery (ZADD + ZREMRANGEBYRANK); round-trips whenever
+  // `pipeline` commands are queued. Call Flush to finish.
+  absl::Status QueueDelivery(EntityId owner, Micros ts, ActivityId id);
+  absl::Status Flush();
+
+  // One page newest first, strictly older than `before_ts` when set.
+  // Sets `*next_before` to the last entry's ts when the page is full.
+  absl::StatusOr<std::vector<int64_t>> ReadPage(
+      EntityId owner, std::optional<Micros> before_ts, size_t limit,
+      std::optional<Micros>* next_before);
+
+  RedisClient& client() { return client_; }
+
+ private:
+  absl::Status FlushIfFull();
+
+  RedisClient& client_;
+  const std::string trim_stop_;  // "-(cap+1)": keeps the newest `cap`
+  const size_t pipeline_;
+};
+
+}  // namespace feedcore::bench
+
+#endif  // FEEDCORE_BENCH_DRIVER_TIMELINE_SYSTEMS_H_
