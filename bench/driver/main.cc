@@ -43,6 +43,10 @@ ABSL_FLAG(bool, redis, true, "compare with a redis-server started here");
 ABSL_FLAG(std::string, redis_server, "redis-server",
           "redis-server binary (looked up in PATH)");
 ABSL_FLAG(std::string, commit, "", "commit id to print with the figures");
+ABSL_FLAG(std::string, memory_child, "",
+          "internal: measure one structure's memory in this process "
+          "(timelines or leaderboard) and print it; used by the memory "
+          "scenario");
 
 ABSL_FLAG(size_t, followers, 210'000, "celebrity-post: followers");
 ABSL_FLAG(size_t, celebrity_rounds, 7, "celebrity-post: timed publishes");
@@ -186,6 +190,10 @@ int Main(int argc, char** argv) {
     return 2;
   }
   absl::StatusOr<DriverOptions> options = OptionsFromFlags();
+  if (const std::string kind = absl::GetFlag(FLAGS_memory_child);
+      !kind.empty()) {
+    return options.ok() ? RunMemoryChild(kind, *options) : 2;
+  }
   absl::StatusOr<std::vector<const NamedScenario*>> scenarios =
       SelectScenarios(absl::GetFlag(FLAGS_scenario));
   if (!options.ok() || !scenarios.ok()) {

@@ -1,9 +1,8 @@
 // memory: bytes per timeline entry and per leaderboard member.
-//   * feedcore: resident memory growth of a forked child that builds only
-//     that structure (so no memory freed by an earlier scenario is reused
-//     and hides the growth), read from /proc/self/statm after malloc_trim.
-//     feedcore's node blocks come from mmap, so RSS, not malloc's
-//     counters, is the measure that sees them.
+//   * feedcore: resident memory growth of a fresh process of this program
+//     that builds only that structure (--memory_child), read from
+//     /proc/self/statm after malloc_trim. feedcore's node blocks come from
+//     mmap, so RSS, not malloc's counters, is the measure that sees them.
 //   * Redis: growth of INFO memory `used_memory` (what Redis's allocator
 //     holds for data) over an empty database.
 // Timelines are filled round-robin in time order, `memory_per_timeline`
@@ -13,9 +12,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +32,12 @@ namespace {
 constexpr char kScenario[] = "memory";
 constexpr size_t kInsertBatch = 4096;
 
+// Scores of the members: spread over a million values, as in the
+// leaderboard scenario.
+int64_t InitialScore(MemberId member) {
+  return static_cast<int64_t>((member * 7919) % 1'000'003);
+}
+
 int64_t ResidentBytes() {
   std::ifstream statm("/proc/self/statm");
   int64_t size_pages = 0;
@@ -42,40 +49,121 @@ int64_t ResidentBytes() {
 struct ChildResult {
   int64_t rss_growth = 0;
   int64_t stats_bytes_used = 0;  // timelines only: EngineStats::bytes_used
-  bool ok = false;
 };
 
-// Runs `build` in a forked child and returns the child's RSS growth. The
-// structure must stay alive until `build` returns the stats figure.
-absl::StatusOr<ChildResult> MeasureInChild(
-    const std::function<absl::StatusOr<int64_t>(void)>& build) {
+// Runs this program again (/proc/self/exe) as a fresh process with
+// --memory_child=`kind` and the memory sizes, and reads the two numbers it
+// prints. A fresh process, not a fork: a forked child would place the new
+// structure in pages its parent already had resident (freed by earlier
+// scenarios) and show almost no growth.
+absl::StatusOr<ChildResult> MeasureInChild(const std::string& kind,
+                                           const DriverOptions& options) {
   int fds[2];
   if (pipe(fds) != 0) return absl::InternalError(std::strerror(errno));
+  std::vector<std::string> args = {
+      "/proc/self/exe",
+      absl::StrCat("--memory_child=", kind),
+      absl::StrCat("--memory_entries=", options.memory_entries),
+      absl::StrCat("--memory_per_timeline=", options.memory_per_timeline),
+      absl::StrCat("--memory_members=", options.memory_members),
+      absl::StrCat("--timeline_cap=", options.timeline_cap)};
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(std::strerror(errno));
   if (pid == 0) {
     close(fds[0]);
-    ChildResult result;
-    malloc_trim(0);
-    const int64_t before = ResidentBytes();
-    absl::StatusOr<int64_t> stats = build();
-    malloc_trim(0);
-    result.rss_growth = ResidentBytes() - before;
-    result.ok = stats.ok();
-    result.stats_bytes_used = stats.value_or(0);
-    const ssize_t written = write(fds[1], &result, sizeof(result));
-    _exit(written == sizeof(result) ? 0 : 1);
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[1]);
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
   }
   close(fds[1]);
-  ChildResult result;
-  const ssize_t got = read(fds[0], &result, sizeof(result));
+  std::string output;
+  char buffer[256];
+  ssize_t n = 0;
+  while ((n = read(fds[0], buffer, sizeof(buffer))) > 0) {
+    output.append(buffer, static_cast<size_t>(n));
+  }
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (got != sizeof(result) || !result.ok) {
-    return absl::InternalError("the measuring child process failed");
+  ChildResult result;
+  std::istringstream in(output);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !(in >> result.rss_growth >> result.stats_bytes_used)) {
+    return absl::InternalError(absl::StrCat("the measuring process for ", kind,
+                                            " failed: '", output, "'"));
   }
   return result;
+}
+
+struct MemoryShape {
+  size_t per_timeline;
+  size_t timelines;
+  size_t entries;
+};
+
+MemoryShape ShapeOf(const DriverOptions& options) {
+  MemoryShape shape;
+  shape.per_timeline = std::max<size_t>(1, options.memory_per_timeline);
+  shape.timelines =
+      std::max<size_t>(1, options.memory_entries / shape.per_timeline);
+  shape.entries = shape.timelines * shape.per_timeline;
+  return shape;
+}
+
+// Entry j of every timeline, then entry j + 1: the way a live feed fills.
+OwnedEntry EntryAt(size_t j, size_t t, size_t timelines) {
+  const ActivityId id = j * timelines + t + 1;
+  return OwnedEntry{t, TimelineEntry{kBenchStartTime + static_cast<Micros>(id),
+                                     id, t % 1000}};
+}
+
+// Builds the timelines into `keep` (alive while the caller reads the RSS);
+// returns EngineStats::bytes_used.
+absl::StatusOr<int64_t> BuildTimelines(const DriverOptions& options,
+                                       FeedSetup& keep) {
+  const MemoryShape shape = ShapeOf(options);
+  absl::StatusOr<FeedSetup> setup =
+      NewFeedSetup(std::max(options.timeline_cap, shape.per_timeline));
+  if (!setup.ok()) return setup.status();
+  std::vector<OwnedEntry> batch;
+  for (size_t j = 0; j < shape.per_timeline; ++j) {
+    for (size_t t = 0; t < shape.timelines; ++t) {
+      batch.push_back(EntryAt(j, t, shape.timelines));
+      if (batch.size() == kInsertBatch) {
+        if (auto r = setup->engine->InsertBatch(batch); !r.ok()) {
+          return r.status();
+        }
+        batch.clear();
+      }
+    }
+  }
+  if (auto r = setup->engine->InsertBatch(batch); !r.ok()) return r.status();
+  const EngineStats stats = setup->engine->Stats();
+  if (stats.entries != shape.entries) {
+    return absl::InternalError("feedcore holds the wrong entry count");
+  }
+  keep = *std::move(setup);
+  return static_cast<int64_t>(stats.bytes_used);
+}
+
+absl::Status BuildLeaderboard(const DriverOptions& options,
+                              std::unique_ptr<Leaderboard>& keep) {
+  absl::StatusOr<std::unique_ptr<Leaderboard>> created = Leaderboard::Create();
+  if (!created.ok()) return created.status();
+  for (MemberId m = 0; m < options.memory_members; ++m) {
+    if (absl::Status s = (*created)->Set(m, InitialScore(m)); !s.ok()) {
+      return s;
+    }
+  }
+  if ((*created)->Size() != options.memory_members) {
+    return absl::InternalError("wrong member count");
+  }
+  keep = *std::move(created);
+  return absl::OkStatus();
 }
 
 void AddMemoryFigure(RunContext& context, const std::string& metric,
@@ -91,84 +179,60 @@ void AddMemoryFigure(RunContext& context, const std::string& metric,
 
 }  // namespace
 
+int RunMemoryChild(const std::string& kind, const DriverOptions& options) {
+  malloc_trim(0);
+  const int64_t before = ResidentBytes();
+  FeedSetup timelines;
+  std::unique_ptr<Leaderboard> board;
+  int64_t stats_bytes = 0;
+  if (kind == "timelines") {
+    absl::StatusOr<int64_t> bytes = BuildTimelines(options, timelines);
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "%s\n", bytes.status().ToString().c_str());
+      return 1;
+    }
+    stats_bytes = *bytes;
+  } else if (kind == "leaderboard") {
+    if (absl::Status s = BuildLeaderboard(options, board); !s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
+  } else {
+    std::fprintf(stderr, "unknown --memory_child '%s'\n", kind.c_str());
+    return 2;
+  }
+  malloc_trim(0);
+  std::printf("%lld %lld\n", static_cast<long long>(ResidentBytes() - before),
+              static_cast<long long>(stats_bytes));
+  return 0;
+}
+
 void RunMemory(RunContext& context) {
   const DriverOptions& options = context.options;
-  const size_t per_timeline = std::max<size_t>(1, options.memory_per_timeline);
-  const size_t timelines =
-      std::max<size_t>(1, options.memory_entries / per_timeline);
-  const size_t entries = timelines * per_timeline;
+  const MemoryShape shape = ShapeOf(options);
   const size_t members = options.memory_members;
   const std::string entry_metric =
-      absl::StrCat("bytes per timeline entry (", entries, " = ", timelines,
-                   " x ", per_timeline, ")");
+      absl::StrCat("bytes per timeline entry (", shape.entries, " = ",
+                   shape.timelines, " x ", shape.per_timeline, ")");
   const std::string member_metric =
       absl::StrCat("bytes per leaderboard member (", members, ")");
-  // Entry j of every timeline, then entry j + 1: the way a live feed fills.
-  auto entry_at = [&](size_t j, size_t t) {
-    const ActivityId id = j * timelines + t + 1;
-    return OwnedEntry{
-        t,
-        TimelineEntry{kBenchStartTime + static_cast<Micros>(id), id, t % 1000}};
-  };
 
   context.progress.Update(kScenario, "feedcore timelines", 0, 1);
-  absl::StatusOr<ChildResult> feed =
-      MeasureInChild([&]() -> absl::StatusOr<int64_t> {
-        absl::StatusOr<FeedSetup> setup =
-            NewFeedSetup(std::max(options.timeline_cap, per_timeline));
-        if (!setup.ok()) return setup.status();
-        std::vector<OwnedEntry> batch;
-        for (size_t j = 0; j < per_timeline; ++j) {
-          for (size_t t = 0; t < timelines; ++t) {
-            batch.push_back(entry_at(j, t));
-            if (batch.size() == kInsertBatch) {
-              if (auto r = setup->engine->InsertBatch(batch); !r.ok()) {
-                return r.status();
-              }
-              batch.clear();
-            }
-          }
-        }
-        if (auto r = setup->engine->InsertBatch(batch); !r.ok()) {
-          return r.status();
-        }
-        const EngineStats stats = setup->engine->Stats();
-        if (stats.entries != entries) {
-          return absl::InternalError("feedcore holds the wrong entry count");
-        }
-        return static_cast<int64_t>(stats.bytes_used);
-      });
+  absl::StatusOr<ChildResult> feed = MeasureInChild("timelines", options);
   if (feed.ok()) {
-    AddMemoryFigure(
-        context, entry_metric, kFeedcore,
-        static_cast<double>(feed->rss_growth) / static_cast<double>(entries));
-    context.report.Note(absl::StrCat(
-        "memory: feedcore's own accounting (EngineStats::bytes_used) is ",
-        absl::StrFormat("%.1f", static_cast<double>(feed->stats_bytes_used) /
-                                    static_cast<double>(entries)),
-        " bytes per timeline entry"));
+    AddMemoryFigure(context, entry_metric, kFeedcore,
+                    static_cast<double>(feed->rss_growth) /
+                        static_cast<double>(shape.entries));
+    context.report.Note(absl::StrFormat(
+        "memory: feedcore's own accounting (EngineStats::bytes_used) is %.1f "
+        "bytes per timeline entry",
+        static_cast<double>(feed->stats_bytes_used) /
+            static_cast<double>(shape.entries)));
   } else {
     context.answers.Fail(kScenario, kFeedcore, feed.status());
   }
-
   context.progress.Update(kScenario, "feedcore leaderboard", 0, 1);
-  absl::StatusOr<ChildResult> board =
-      MeasureInChild([&]() -> absl::StatusOr<int64_t> {
-        absl::StatusOr<std::unique_ptr<Leaderboard>> created =
-            Leaderboard::Create();
-        if (!created.ok()) return created.status();
-        for (MemberId m = 0; m < members; ++m) {
-          if (absl::Status s = (*created)->Set(
-                  m, static_cast<int64_t>((m * 7919) % 1000003));
-              !s.ok()) {
-            return s;
-          }
-        }
-        if ((*created)->Size() != members) {
-          return absl::InternalError("wrong member count");
-        }
-        return 0;
-      });
+  absl::StatusOr<ChildResult> board = MeasureInChild("leaderboard", options);
   if (board.ok()) {
     AddMemoryFigure(
         context, member_metric, kFeedcore,
@@ -201,16 +265,17 @@ void RunMemory(RunContext& context) {
     return *after - *before;
   };
   absl::StatusOr<int64_t> redis_entries =
-      measure_redis("redis timelines", entries, [&](size_t i) {
-        const OwnedEntry e = entry_at(i / timelines, i % timelines);
+      measure_redis("redis timelines", shape.entries, [&](size_t i) {
+        const OwnedEntry e =
+            EntryAt(i / shape.timelines, i % shape.timelines, shape.timelines);
         redis->Append({"ZADD", absl::StrCat("tl:", e.owner),
                        absl::StrCat(e.entry.ts),
                        absl::StrCat(e.entry.activity_id)});
       });
   if (redis_entries.ok()) {
-    AddMemoryFigure(
-        context, entry_metric, kRedis,
-        static_cast<double>(*redis_entries) / static_cast<double>(entries));
+    AddMemoryFigure(context, entry_metric, kRedis,
+                    static_cast<double>(*redis_entries) /
+                        static_cast<double>(shape.entries));
   } else {
     context.answers.Fail(kScenario, kRedis, redis_entries.status());
     return;
@@ -220,7 +285,7 @@ void RunMemory(RunContext& context) {
   absl::StatusOr<int64_t> redis_members =
       measure_redis("redis leaderboard", members, [&](size_t m) {
         redis->Append(
-            {"ZADD", "lb", absl::StrCat((m * 7919) % 1000003), names.Name(m)});
+            {"ZADD", "lb", absl::StrCat(InitialScore(m)), names.Name(m)});
       });
   if (redis_members.ok()) {
     AddMemoryFigure(

@@ -69,6 +69,12 @@ void RunMixedFeed(RunContext& context);
 void RunLeaderboard(RunContext& context);
 void RunMemory(RunContext& context);
 
+// The measuring half of RunMemory, run in a fresh process of this program
+// (--memory_child=timelines|leaderboard): builds one structure and prints
+// its resident memory growth and feedcore's own byte count. Returns the
+// exit status.
+int RunMemoryChild(const std::string& kind, const DriverOptions& options);
+
 }  // namespace feedcore::bench
 
 #endif  // FEEDCORE_BENCH_DRIVER_SCENARIO_H_
