@@ -3,7 +3,12 @@
 #
 #   make demo    install missing packages, build, run the demo
 #   make test    install missing packages, build, run all tests
-#   make bench   install missing packages, build, run the benchmarks
+#   make bench   install missing packages (with Redis, hiredis, gnuplot),
+#                build feedcore-bench (Release), compare feedcore with Redis
+#                and the baselines; writes the figures into
+#                docs/benchmarks.md and the chart docs/benchmarks-vs-redis.png
+#                (the Google Benchmark programs: cmake --build build
+#                --target bench-run)
 #   make sanitize  clang builds: every test under AddressSanitizer and
 #                UndefinedBehaviorSanitizer (build-asan/), the concurrency
 #                tests under ThreadSanitizer (build-tsan/)
@@ -44,16 +49,26 @@ demo: deps build
 test: deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j2
 
-# Uses the bench-run target when bench/CMakeLists.txt defines one, otherwise
-# runs the benchmark binary directly.
-bench: deps build
-	@if cmake --build $(BUILD_DIR) --target help | grep '\bbench-run\b' >/dev/null; then \
-	  cmake --build $(BUILD_DIR) --target bench-run; \
-	elif [ -x $(BUILD_DIR)/bench/feedcore_benchmarks ]; then \
-	  $(BUILD_DIR)/bench/feedcore_benchmarks; \
+# Builds only the driver; it starts its own redis-server on a free
+# loopback port and stops it at exit. BENCH_FLAGS adds driver flags, e.g.
+# BENCH_FLAGS=--memory_entries=10000000. A run whose answers do not match
+# fails and leaves docs/ untouched.
+BENCH_FLAGS ?=
+BENCH_RATIOS := $(BUILD_DIR)/feedcore-bench-ratios.dat
+bench:
+	scripts/install-deps --bench
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target feedcore-bench
+	rm -f $(BENCH_RATIOS)
+	$(BUILD_DIR)/bench/feedcore-bench \
+	  --commit=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
+	  --json=$(BUILD_DIR)/feedcore-bench.json \
+	  --markdown=docs/benchmarks.md --chart_data=$(BENCH_RATIOS) $(BENCH_FLAGS)
+	@if [ -s $(BENCH_RATIOS) ] && [ "$$(grep -vc '^#' $(BENCH_RATIOS))" -gt 0 ]; then \
+	  gnuplot -e "datafile='$(BENCH_RATIOS)'; outfile='docs/benchmarks-vs-redis.png'" \
+	    bench/driver/ratio_chart.gp && echo "bench: wrote docs/benchmarks-vs-redis.png"; \
 	else \
-	  echo "bench: no bench-run target and no $(BUILD_DIR)/bench/feedcore_benchmarks" >&2; \
-	  exit 1; \
+	  echo "bench: no Redis figures in this run; docs/benchmarks-vs-redis.png left as it was"; \
 	fi
 
 sanitize: asan tsan

@@ -1,4 +1,5 @@
-// leaderboard: `members` members with random initial scores, then
+// leaderboard: `members` members with random initial scores in
+// [0, score_range), then
 //   * increments of uniformly chosen members, and of Zipf-chosen members
 //     (a few hot members get most updates), in batches of
 //     `redis_pipeline` (one pipelined round trip for Redis); the figure is
@@ -34,7 +35,6 @@ constexpr char kScenario[] = "leaderboard";
 constexpr char kKey[] = "lb";
 constexpr size_t kTopK = 100;
 constexpr size_t kRounds = 10;
-constexpr int64_t kMaxInitialScore = 1'000'000;
 constexpr int64_t kMaxDelta = 100;
 
 struct Increment {
@@ -127,8 +127,8 @@ void RunLeaderboard(RunContext& context) {
   // Initial scores, untimed.
   std::mt19937_64 rng(options.seed);
   for (MemberId member = 0; member < options.members; ++member) {
-    const int64_t score =
-        static_cast<int64_t>(rng() % static_cast<uint64_t>(kMaxInitialScore));
+    const int64_t score = static_cast<int64_t>(
+        rng() % static_cast<uint64_t>(options.score_range));
     if (absl::Status s = board.Set(member, score); !s.ok()) {
       context.answers.Fail(kScenario, kFeedcore, s);
       return;

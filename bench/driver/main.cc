@@ -63,6 +63,8 @@ ABSL_FLAG(size_t, mixed_page_size, 20, "mixed-feed: entries per read");
 ABSL_FLAG(std::vector<std::string>, mixed_threads,
           std::vector<std::string>({"1", "2"}), "mixed-feed: thread counts");
 ABSL_FLAG(size_t, members, 1'000'000, "leaderboard: members");
+ABSL_FLAG(int64_t, score_range, 1'000'000,
+          "leaderboard: initial scores are drawn from [0, score_range)");
 ABSL_FLAG(size_t, increments, 200'000,
           "leaderboard: increments per distribution");
 ABSL_FLAG(double, zipf_exponent, 0.99, "leaderboard: skew of Zipf increments");
@@ -137,6 +139,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
     o.mixed_threads.push_back(threads);
   }
   o.members = absl::GetFlag(FLAGS_members);
+  o.score_range = absl::GetFlag(FLAGS_score_range);
   o.increments = absl::GetFlag(FLAGS_increments);
   o.zipf_exponent = absl::GetFlag(FLAGS_zipf_exponent);
   o.topk_calls = absl::GetFlag(FLAGS_topk_calls);
@@ -150,8 +153,9 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.seed = absl::GetFlag(FLAGS_seed);
   if (o.followers == 0 || o.followees == 0 || o.posts_per_followee == 0 ||
       o.page_size == 0 || o.page_size > 1000 || o.users < 2 || o.members == 0 ||
-      o.timeline_cap == 0 || o.redis_pipeline == 0 || o.memory_entries == 0 ||
-      o.memory_members == 0 || o.mixed_threads.empty()) {
+      o.score_range <= 0 || o.timeline_cap == 0 || o.redis_pipeline == 0 ||
+      o.memory_entries == 0 || o.memory_members == 0 ||
+      o.mixed_threads.empty()) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

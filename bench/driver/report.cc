@@ -285,9 +285,9 @@ absl::Status Report::WriteChartData(const std::string& path) const {
   out << "# label\tfeedcore/redis\ttarget\n";
   for (const Ratio& ratio : ratios_) {
     if (ratio.other != kRedis) continue;
-    out << '"' << ratio.scenario << "\\n"
-        << ratio.metric << "\"\t" << absl::StrFormat("%.4g", ratio.value)
-        << "\t" << absl::StrFormat("%.4g", ratio.target.value_or(0)) << "\n";
+    out << '"' << ratio.scenario << ": " << ratio.metric << "\"\t"
+        << absl::StrFormat("%.4g", ratio.value) << "\t"
+        << absl::StrFormat("%.4g", ratio.target.value_or(0)) << "\n";
   }
   out.close();
   if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));

@@ -33,6 +33,10 @@ struct DriverOptions {
   std::vector<size_t> mixed_threads = {1, 2};
   // leaderboard
   size_t members = 1'000'000;
+  // Initial scores are drawn from [0, score_range). A dense range (about
+  // one member per score) makes most increments move the member past
+  // others; a wide one leaves most increments in place.
+  int64_t score_range = 1'000'000;
   size_t increments = 200'000;
   double zipf_exponent = 0.99;
   size_t topk_calls = 2'000;
