@@ -7,8 +7,80 @@
 
 namespace feedcore::internal {
 
-ActivityStore::ActivityStore(size_t shards)
-    : shard_count_(shards), shards_(new Shard[shards]) {}
+ActivityStore::ActivityStore(size_t shards, ChangeLog* log,
+                             uint32_t domain_base)
+    : shard_count_(shards),
+      log_(log),
+      domain_base_(domain_base),
+      shards_(new Shard[shards]) {}
+
+void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
+                                   const StoredActivity& activity) const {
+  ChangeRecord record;
+  record.kind = ChangeKind::kActivityStore;
+  record.domain = domain_base_ + static_cast<uint32_t>(s);
+  record.entry = StoredEntry{activity.ts, id, activity.actor,
+                             activity.expires_at, activity.payload};
+  record.merged_at_read = !activity.copied;
+  log_->Append(std::move(record));
+  if (activity.retracted) {
+    ChangeRecord retract;
+    retract.kind = ChangeKind::kActivityRetract;
+    retract.domain = domain_base_ + static_cast<uint32_t>(s);
+    retract.entry.activity_id = id;
+    log_->Append(std::move(retract));
+  }
+}
+
+void ActivityStore::EraseLocked(
+    Shard& shard,
+    absl::flat_hash_map<ActivityId, StoredActivity>::iterator it) {
+  shard.expiry.erase({it->second.expires_at, it->first});
+  if (it->second.retracted) --shard.retracted;
+  shard.payload_bytes -= it->second.payload.size();
+  shard.activities.erase(it);
+}
+
+void ActivityStore::Restore(ActivityId id, const StoredActivity& activity) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  ReplaceLocked(shard, id, activity);
+  if (log_ != nullptr) LogStoreLocked(s, id, activity);
+}
+
+void ActivityStore::Load(ActivityId id, const StoredActivity& activity) {
+  Shard& shard = shards_[ShardIndex(id)];
+  WriterLock lock(&shard.mu);
+  ReplaceLocked(shard, id, activity);
+}
+
+void ActivityStore::ReplaceLocked(Shard& shard, ActivityId id,
+                                  const StoredActivity& activity) {
+  auto it = shard.activities.find(id);
+  if (it != shard.activities.end()) EraseLocked(shard, it);
+  shard.activities.emplace(id, activity);
+  shard.expiry.insert({activity.expires_at, id});
+  shard.payload_bytes += activity.payload.size();
+  if (activity.retracted) ++shard.retracted;
+}
+
+void ActivityStore::Drop(ActivityId id) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) return;
+  const Micros ts = it->second.ts;
+  EraseLocked(shard, it);
+  if (log_ != nullptr) {
+    ChangeRecord record;
+    record.kind = ChangeKind::kActivityExpire;
+    record.domain = domain_base_ + static_cast<uint32_t>(s);
+    record.keys.push_back({ts, id});
+    log_->Append(std::move(record));
+  }
+}
 
 size_t ActivityStore::ShardIndex(ActivityId id) const {
   // A different seed from the timeline routing, so that ids used both as
@@ -19,7 +91,8 @@ size_t ActivityStore::ShardIndex(ActivityId id) const {
 
 absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
                                         const StoredActivity& activity) {
-  Shard& shard = shards_[ShardIndex(id)];
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
   WriterLock lock(&shard.mu);
   auto [it, inserted] = shard.activities.try_emplace(id, activity);
   if (!inserted) {
@@ -43,12 +116,14 @@ absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
   }
   shard.expiry.insert({activity.expires_at, id});
   shard.payload_bytes += activity.payload.size();
+  if (log_ != nullptr) LogStoreLocked(s, id, activity);
   return true;
 }
 
 absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
                                                       bool* already) {
-  Shard& shard = shards_[ShardIndex(id)];
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
   WriterLock lock(&shard.mu);
   auto it = shard.activities.find(id);
   if (it == shard.activities.end()) {
@@ -63,6 +138,13 @@ absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
     shard.payload_bytes -= activity.payload.size();
     std::string().swap(activity.payload);  // give the bytes back now
     ++shard.retracted;
+    if (log_ != nullptr) {
+      ChangeRecord record;
+      record.kind = ChangeKind::kActivityRetract;
+      record.domain = domain_base_ + static_cast<uint32_t>(s);
+      record.entry.activity_id = id;
+      log_->Append(std::move(record));
+    }
   }
   return before;
 }
@@ -110,16 +192,19 @@ size_t ActivityStore::EvictExpired(Micros now, size_t budget) {
   for (size_t s = 0; s < shard_count_ && evicted < budget; ++s) {
     Shard& shard = shards_[s];
     WriterLock lock(&shard.mu);
+    ChangeRecord record;
     while (evicted < budget && !shard.expiry.empty() &&
            shard.expiry.begin()->first <= now) {
-      const ActivityId id = shard.expiry.begin()->second;
-      shard.expiry.erase(shard.expiry.begin());
-      auto it = shard.activities.find(id);
-      if (it->second.retracted) --shard.retracted;
-      shard.payload_bytes -= it->second.payload.size();
-      shard.activities.erase(it);
+      auto it = shard.activities.find(shard.expiry.begin()->second);
+      if (log_ != nullptr) record.keys.push_back({it->second.ts, it->first});
+      EraseLocked(shard, it);
       ++shard.evicted;
       ++evicted;
+    }
+    if (!record.keys.empty()) {
+      record.kind = ChangeKind::kActivityExpire;
+      record.domain = domain_base_ + static_cast<uint32_t>(s);
+      log_->Append(std::move(record));
     }
   }
   return evicted;

@@ -22,6 +22,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "change_log.h"
 #include "feedcore/types.h"
 #include "mutex.h"
 
@@ -48,7 +49,9 @@ struct ActivityStoreStats {
 
 class ActivityStore {
  public:
-  explicit ActivityStore(size_t shards);
+  // Records its changes in `log` (if not null), shard s as domain
+  // `domain_base + s`.
+  ActivityStore(size_t shards, ChangeLog* log, uint32_t domain_base);
   ActivityStore(const ActivityStore&) = delete;
   ActivityStore& operator=(const ActivityStore&) = delete;
 
@@ -77,6 +80,28 @@ class ActivityStore {
 
   ActivityStoreStats Stats() const;
 
+  size_t shard_count() const { return shard_count_; }
+
+  // Calls `fn(activities)` with shard `s`'s map while holding its lock
+  // shared (for snapshots: the log's next sequence read inside `fn` splits
+  // the shard's records into those `fn` sees and those it does not).
+  template <typename Fn>
+  void VisitShard(size_t s, Fn&& fn) const {
+    const Shard& shard = shards_[s];
+    ReaderLock lock(&shard.mu);
+    fn(shard.activities);
+  }
+
+  // Puts `activity` under `id` as it is, replacing what is there, and
+  // records it (replaying kActivityStore records).
+  void Restore(ActivityId id, const StoredActivity& activity);
+  // As Restore, but records nothing (loading a snapshot).
+  void Load(ActivityId id, const StoredActivity& activity);
+  // The shard that holds `id`.
+  size_t ShardOf(ActivityId id) const { return ShardIndex(id); }
+  // Drops `id` if stored (replaying kActivityExpire).
+  void Drop(ActivityId id);
+
  private:
   struct alignas(64) Shard {
     mutable SharedMutex mu;
@@ -89,8 +114,18 @@ class ActivityStore {
   };
 
   size_t ShardIndex(ActivityId id) const;
+  void LogStoreLocked(size_t s, ActivityId id,
+                      const StoredActivity& activity) const;
+  void ReplaceLocked(Shard& shard, ActivityId id,
+                     const StoredActivity& activity)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void EraseLocked(Shard& shard,
+                   absl::flat_hash_map<ActivityId, StoredActivity>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
 
   const size_t shard_count_;
+  ChangeLog* const log_;
+  const uint32_t domain_base_;
   std::unique_ptr<Shard[]> shards_;
 };
 

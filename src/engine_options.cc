@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "change_log.h"
 
 namespace feedcore::internal {
 namespace {
@@ -94,6 +95,11 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
   if (options.shards == 0) {
     const size_t threads = std::max(1u, std::thread::hardware_concurrency());
     options.shards = std::min(kMaxShards, std::bit_ceil(4 * threads));
+  }
+  if (options.change_stream != nullptr &&
+      dynamic_cast<ChangeLog*>(options.change_stream.get()) == nullptr) {
+    return absl::InvalidArgumentError(
+        "EngineOptions.change_stream must come from ChangeStream::Create");
   }
   if (options.clock == nullptr) options.clock = std::make_shared<SystemClock>();
   return options;

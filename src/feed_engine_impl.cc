@@ -192,9 +192,10 @@ struct FeedEngineImpl::FanoutJob {
 
 FeedEngineImpl::FeedEngineImpl(EngineOptions options)
     : options_(std::move(options)),
+      log_(static_cast<ChangeLog*>(options_.change_stream.get())),
       height_seed_(kHeightSeed),
       shards_(new Shard[options_.shards]),
-      store_(options_.shards) {
+      store_(options_.shards, log_, static_cast<uint32_t>(options_.shards)) {
   if (options_.fanout_threads > 0) {
     pool_ = std::make_unique<FanoutPool>(options_.fanout_threads,
                                          options_.fanout_queue_capacity);
@@ -299,6 +300,42 @@ void FeedEngineImpl::AfterChangeLocked(Shard& shard, TimelineMap::iterator it,
   if (record.timeline.empty()) shard.timelines.erase(it);
 }
 
+void FeedEngineImpl::LogEntries(const Shard& shard, ChangeKind kind,
+                                FeedKind feed,
+                                absl::Span<const EntityId> owners,
+                                const StoredEntry& entry) const {
+  ChangeRecord record;
+  record.kind = kind;
+  record.domain = DomainOf(shard);
+  record.feed = static_cast<FeedType>(feed);
+  record.owners.assign(owners.begin(), owners.end());
+  record.entry = StoredEntry{
+      entry.ts, entry.activity_id, entry.actor, entry.expires_at, {}};
+  log_->Append(std::move(record));
+}
+
+void FeedEngineImpl::LogEdge(const Shard& shard, ChangeKind kind,
+                             EntityId entity, EntityId other,
+                             bool merged) const {
+  ChangeRecord record;
+  record.kind = kind;
+  record.domain = DomainOf(shard);
+  record.entity = entity;
+  record.other = other;
+  record.merged_at_read = merged;
+  log_->Append(std::move(record));
+}
+
+void FeedEngineImpl::LogMode(const Shard& shard, EntityId actor,
+                             ActorMode mode) const {
+  ChangeRecord record;
+  record.kind = ChangeKind::kActorMode;
+  record.domain = DomainOf(shard);
+  record.entity = actor;
+  record.mode = mode;
+  log_->Append(std::move(record));
+}
+
 void FeedEngineImpl::MaybeEraseGraphNodeLocked(Shard& shard, EntityId entity) {
   auto it = shard.graph.find(entity);
   if (it != shard.graph.end() && it->second.Unused()) shard.graph.erase(it);
@@ -326,6 +363,10 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
     Shard& shard = shards_[ShardIndex(owners[0])];
     WriterLock lock(&shard.mu);
     PutLocked(shard, {owners[0], FeedKind::kHome}, stored, &result);
+    if (log_ != nullptr) {
+      LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome, owners,
+                 stored);
+    }
     return result;
   }
   // Group by shard (a counting sort) so each shard's lock is taken once.
@@ -347,11 +388,14 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   for (size_t s = 0; s < shard_count; ++s) {
     if (start[s] == start[s + 1]) continue;
     Shard& shard = shards_[s];
+    const absl::Span<const EntityId> group =
+        absl::MakeConstSpan(grouped.data() + start[s], start[s + 1] - start[s]);
     WriterLock lock(&shard.mu);
-    PutManyLocked(
-        shard,
-        absl::MakeConstSpan(grouped.data() + start[s], start[s + 1] - start[s]),
-        FeedKind::kHome, stored, &result);
+    PutManyLocked(shard, group, FeedKind::kHome, stored, &result);
+    if (log_ != nullptr) {
+      LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome, group,
+                 stored);
+    }
   }
   return result;
 }
@@ -396,6 +440,10 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
                                *expires_at,
                                {}};
       PutLocked(shard, {item.owner, FeedKind::kHome}, stored, &result);
+      if (log_ != nullptr) {
+        LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome,
+                   absl::MakeConstSpan(&item.owner, 1), stored);
+      }
     }
   }
   return result;
@@ -413,6 +461,11 @@ absl::Status FeedEngineImpl::Remove(EntityId owner, Micros ts,
     return absl::NotFoundError(absl::StrCat("timeline ", owner,
                                             " has no entry with ts ", ts,
                                             " and activity id ", activity_id));
+  }
+  if (log_ != nullptr) {
+    LogEntries(shard, ChangeKind::kTimelineRemove, FeedKind::kHome,
+               absl::MakeConstSpan(&owner, 1),
+               StoredEntry{ts, activity_id, 0, 0, {}});
   }
   return absl::OkStatus();
 }
@@ -705,6 +758,10 @@ void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
     WriterLock lock(&shard.mu);
     InsertResult ignored;
     PutManyLocked(shard, owners, FeedKind::kHome, entry, &ignored);
+    if (log_ != nullptr) {
+      LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome, owners,
+                 entry);
+    }
   }
   if (options_.on_delivery) {
     options_.on_delivery(
@@ -714,11 +771,19 @@ void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
 
 void FeedEngineImpl::PurgeFromFollowers(const FollowerSnapshot& snapshot,
                                         TimelineKey key) {
+  std::vector<EntityId> removed;
   for (size_t g = 0; g < snapshot.groups(); ++g) {
     Shard& shard = shards_[snapshot.shard_of_group[g]];
+    removed.clear();
     WriterLock lock(&shard.mu);
     for (size_t i = snapshot.starts[g]; i < snapshot.starts[g + 1]; ++i) {
-      RemoveKeyLocked(shard, {snapshot.ids[i], FeedKind::kHome}, key);
+      if (RemoveKeyLocked(shard, {snapshot.ids[i], FeedKind::kHome}, key)) {
+        removed.push_back(snapshot.ids[i]);
+      }
+    }
+    if (log_ != nullptr && !removed.empty()) {
+      LogEntries(shard, ChangeKind::kTimelineRemove, FeedKind::kHome, removed,
+                 StoredEntry{key.ts, key.activity_id, 0, 0, {}});
     }
   }
 }
@@ -801,6 +866,13 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     PutLocked(actor_shard, {activity.actor, FeedKind::kOwn}, job->entry,
               &ignored);
     PutLocked(actor_shard, {0, FeedKind::kWorld}, job->entry, &ignored);
+    if (log_ != nullptr) {
+      const EntityId world = 0;
+      LogEntries(actor_shard, ChangeKind::kTimelinePut, FeedKind::kOwn,
+                 absl::MakeConstSpan(&activity.actor, 1), job->entry);
+      LogEntries(actor_shard, ChangeKind::kTimelinePut, FeedKind::kWorld,
+                 absl::MakeConstSpan(&world, 1), job->entry);
+    }
     auto node = actor_shard.graph.find(activity.actor);
     if (node != actor_shard.graph.end()) {
       if (node->second.hybrid) {
@@ -863,8 +935,22 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
   FollowerSnapshot followers;
   {
     WriterLock lock(&actor_shard.mu);
-    RemoveKeyLocked(actor_shard, {actor, FeedKind::kOwn}, key);
-    RemoveKeyLocked(actor_shard, {0, FeedKind::kWorld}, key);
+    const bool from_own =
+        RemoveKeyLocked(actor_shard, {actor, FeedKind::kOwn}, key);
+    const bool from_world =
+        RemoveKeyLocked(actor_shard, {0, FeedKind::kWorld}, key);
+    if (log_ != nullptr) {
+      const EntityId world = 0;
+      const StoredEntry removed{key.ts, key.activity_id, 0, 0, {}};
+      if (from_own) {
+        LogEntries(actor_shard, ChangeKind::kTimelineRemove, FeedKind::kOwn,
+                   absl::MakeConstSpan(&actor, 1), removed);
+      }
+      if (from_world) {
+        LogEntries(actor_shard, ChangeKind::kTimelineRemove, FeedKind::kWorld,
+                   absl::MakeConstSpan(&world, 1), removed);
+      }
+    }
     auto node = actor_shard.graph.find(actor);
     if (activity->copied && node != actor_shard.graph.end()) {
       // Followers who followed later got it by back-fill and are in the
@@ -912,12 +998,18 @@ absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
       return FollowResult{};
     }
     ++followee_shard.follow_edges;
+    if (log_ != nullptr) {
+      LogEdge(followee_shard, ChangeKind::kFollowerAdd, followee, follower);
+    }
     followee_hybrid = node.hybrid || node.becoming_hybrid;
     if (!followee_hybrid && options_.hybrid_fanout_threshold > 0 &&
         node.followers.size() > options_.hybrid_fanout_threshold) {
       node.becoming_hybrid = true;
       start_transition = true;
       followee_hybrid = true;
+      if (log_ != nullptr) {
+        LogMode(followee_shard, followee, ActorMode::kBecomingMerged);
+      }
     }
   }
   auto add_following = [&](bool merged) {
@@ -928,6 +1020,10 @@ absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
         std::find(node.hybrid_following.begin(), node.hybrid_following.end(),
                   followee) == node.hybrid_following.end()) {
       node.hybrid_following.push_back(followee);
+    }
+    if (log_ != nullptr) {
+      LogEdge(follower_shard, ChangeKind::kFollowingAdd, follower, followee,
+              merged);
     }
   };
   add_following(followee_hybrid);
@@ -977,6 +1073,9 @@ void FeedEngineImpl::BecomeHybrid(EntityId actor) {
       auto& merged = node->second.hybrid_following;
       if (std::find(merged.begin(), merged.end(), actor) == merged.end()) {
         merged.push_back(actor);
+        if (log_ != nullptr) {
+          LogEdge(shard, ChangeKind::kMergeAdd, followers.ids[i], actor);
+        }
       }
     }
   }
@@ -984,6 +1083,7 @@ void FeedEngineImpl::BecomeHybrid(EntityId actor) {
   GraphNode& node = actor_shard.graph[actor];
   node.hybrid = true;
   node.becoming_hybrid = false;
+  if (log_ != nullptr) LogMode(actor_shard, actor, ActorMode::kMerged);
 }
 
 size_t FeedEngineImpl::Backfill(EntityId follower, EntityId followee,
@@ -1005,6 +1105,10 @@ size_t FeedEngineImpl::Backfill(EntityId follower, EntityId followee,
   InsertResult result;
   for (const StoredEntry& entry : recent) {
     PutLocked(shard, {follower, FeedKind::kHome}, entry, &result);
+    if (log_ != nullptr) {
+      LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome,
+                 absl::MakeConstSpan(&follower, 1), entry);
+    }
   }
   return result.inserted + result.replaced;
 }
@@ -1030,6 +1134,10 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
         node->second.followers.erase(edge) > 0) {
       result.was_following = true;
       --followee_shard.follow_edges;
+      if (log_ != nullptr) {
+        LogEdge(followee_shard, ChangeKind::kFollowerRemove, followee,
+                follower);
+      }
       // Until its copies are gone, a Retract must still reach them.
       node->second.unfollowing.insert(edge);
     }
@@ -1044,6 +1152,10 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
       merged.erase(std::remove(merged.begin(), merged.end(), followee),
                    merged.end());
       MaybeEraseGraphNodeLocked(follower_shard, follower);
+      if (log_ != nullptr) {
+        LogEdge(follower_shard, ChangeKind::kFollowingRemove, follower,
+                followee);
+      }
     }
   }
   // A publish or back-fill of the followee that read the old follower set
@@ -1058,6 +1170,10 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
       const size_t size_before = timeline.size();
       result.removed = timeline.RemoveActor(followee);
       AfterChangeLocked(follower_shard, it, index_bytes_before, size_before);
+      if (log_ != nullptr && result.removed > 0) {
+        LogEdge(follower_shard, ChangeKind::kTimelineRemoveActor, follower,
+                followee);
+      }
     }
   }
   WriterLock lock(&followee_shard.mu);
@@ -1083,9 +1199,23 @@ size_t FeedEngineImpl::EvictShard(Shard& shard, Micros now, size_t budget) {
     Timeline& timeline = it->second->timeline;
     const size_t index_bytes_before = timeline.index_bytes();
     const size_t size_before = timeline.size();
-    const size_t n = timeline.EvictExpired(now, budget - evicted);
+    std::vector<TimelineKey> keys;
+    const size_t n = timeline.EvictExpired(now, budget - evicted,
+                                           log_ != nullptr ? &keys : nullptr);
     evicted += n;
     AfterChangeLocked(shard, it, index_bytes_before, size_before);
+    if (log_ != nullptr && !keys.empty()) {
+      ChangeRecord record;
+      record.kind = ChangeKind::kTimelineExpire;
+      record.domain = DomainOf(shard);
+      record.feed = static_cast<FeedType>(id.kind);
+      record.entity = id.id;
+      record.keys.reserve(keys.size());
+      for (const TimelineKey& key : keys) {
+        record.keys.push_back({key.ts, key.activity_id});
+      }
+      log_->Append(std::move(record));
+    }
     if (n == 0) break;  // cannot happen while MinExpiry is exact
   }
   shard.evicted += evicted;

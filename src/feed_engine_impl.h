@@ -32,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "activity_store.h"
+#include "change_log.h"
 #include "fanout_pool.h"
 #include "fanout_tracker.h"
 #include "feedcore/feed_engine.h"
@@ -100,6 +101,29 @@ class FeedEngineImpl final : public FeedEngine {
   size_t EvictExpired(size_t budget) override;
   EngineStats Stats() const override;
   const EngineOptions& options() const override { return options_; }
+
+  // --- Change stream and snapshots (feed_engine_replay.cc,
+  // feed_engine_snapshot.cc) ---
+
+  // Domains (see ChangeRecord::domain): shard s is domain s, activity store
+  // shard s is domain shards + s.
+  size_t domain_count() const { return 2 * options_.shards; }
+  ChangeLog* change_log() const { return log_; }
+
+  // Makes the change `record` describes, exactly as the source engine made
+  // it (records of one domain must come in sequence order). Also records it
+  // in this engine's own stream. InvalidArgument for a malformed record.
+  absl::Status ApplyChange(const ChangeRecord& record);
+
+  // Appends domain `domain`'s state to `out`, copied under its lock held
+  // shared, and returns the change log's next sequence number read under
+  // that lock (0 without a stream): the cut between the records the copy
+  // holds and those it does not.
+  uint64_t SerializeDomain(size_t domain, std::string* out) const;
+  // Loads what SerializeDomain wrote (of any domain of a source with the
+  // same number of shards). DataLoss naming what is wrong if `bytes` is
+  // malformed; the engine may then hold part of it.
+  absl::Status LoadDomain(size_t domain, std::string_view bytes);
 
  private:
   struct TimelineRecord {
@@ -207,7 +231,21 @@ class FeedEngineImpl final : public FeedEngine {
   size_t Backfill(EntityId follower, EntityId followee, size_t count);
   size_t EvictShard(Shard& shard, Micros now, size_t budget);
 
+  // Recording changes; each REQUIRES the shard's lock held exclusively and
+  // a change log.
+  uint32_t DomainOf(const Shard& shard) const {
+    return static_cast<uint32_t>(&shard - shards_.get());
+  }
+  void LogEntries(const Shard& shard, ChangeKind kind, FeedKind feed,
+                  absl::Span<const EntityId> owners,
+                  const StoredEntry& entry) const;
+  void LogEdge(const Shard& shard, ChangeKind kind, EntityId entity,
+               EntityId other, bool merged = false) const;
+  void LogMode(const Shard& shard, EntityId actor, ActorMode mode) const;
+
   const EngineOptions options_;
+  // Null when changes are not recorded.
+  ChangeLog* const log_;
   const uint64_t height_seed_;
   std::unique_ptr<Shard[]> shards_;
   ActivityStore store_;

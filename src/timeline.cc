@@ -341,13 +341,14 @@ size_t Timeline::RemoveActor(EntityId actor) {
   return removed;
 }
 
-size_t Timeline::EvictExpired(Micros now, size_t budget) {
+size_t Timeline::EvictExpired(Micros now, size_t budget,
+                              std::vector<TimelineKey>* keys) {
   if (budget == 0 || size_ == 0) return 0;
   if (inversions_ == 0) {
     expiry_index_.reset();  // sorted again: the list order is the index
-    return EvictSortedSuffix(now, budget);
+    return EvictSortedSuffix(now, budget, keys);
   }
-  const size_t evicted = EvictByIndex(now, budget);
+  const size_t evicted = EvictByIndex(now, budget, keys);
   if (inversions_ == 0) expiry_index_.reset();
   return evicted;
 }
@@ -356,7 +357,8 @@ size_t Timeline::EvictExpired(Micros now, size_t budget) {
 // suffix: find its start with one descent, then unlink node by node from
 // the front of the suffix. Each node is, at that moment, directly after
 // prev[i] on each of its levels, so unlinking it costs O(its height).
-size_t Timeline::EvictSortedSuffix(Micros now, size_t budget) {
+size_t Timeline::EvictSortedSuffix(Micros now, size_t budget,
+                                   std::vector<TimelineKey>* keys) {
   std::array<Node*, kMaxHeight> prev;
   prev.fill(nullptr);
   Node* node = Descend(
@@ -368,6 +370,7 @@ size_t Timeline::EvictSortedSuffix(Micros now, size_t budget) {
     const int height = HeightFor(node->key(), height_seed_);
     Node* next = node->next[0];
     for (int i = 0; i < height; ++i) SetNextAt(prev[i], i, node->next[i]);
+    if (keys != nullptr) keys->push_back(node->key());
     FreeNode(node, height);
     ++evicted;
     node = next;
@@ -379,11 +382,14 @@ size_t Timeline::EvictSortedSuffix(Micros now, size_t budget) {
   return evicted;
 }
 
-size_t Timeline::EvictByIndex(Micros now, size_t budget) {
+size_t Timeline::EvictByIndex(Micros now, size_t budget,
+                              std::vector<TimelineKey>* keys) {
   size_t evicted = 0;
   while (evicted < budget && !expiry_index_->empty() &&
          expiry_index_->begin()->first <= now) {
-    const bool removed = Remove(expiry_index_->begin()->second);
+    const TimelineKey key = expiry_index_->begin()->second;
+    if (keys != nullptr) keys->push_back(key);
+    const bool removed = Remove(key);
     assert(removed);
     (void)removed;
     ++evicted;

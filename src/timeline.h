@@ -95,7 +95,9 @@ class Timeline {
   size_t RemoveActor(EntityId actor);
 
   // Removes up to `budget` entries with expires_at <= now; returns how many.
-  size_t EvictExpired(Micros now, size_t budget);
+  // With `keys`, appends the key of every entry reclaimed.
+  size_t EvictExpired(Micros now, size_t budget,
+                      std::vector<TimelineKey>* keys = nullptr);
 
   // The earliest expiry of any entry, or Micros max when empty. O(1).
   Micros MinExpiry() const { return min_expiry_; }
@@ -146,8 +148,10 @@ class Timeline {
   static bool Inverted(const Node* newer, const Node* older);
   void AddPairs(const Node* a, const Node* b, int sign);
   void BuildExpiryIndex();
-  size_t EvictSortedSuffix(Micros now, size_t budget);
-  size_t EvictByIndex(Micros now, size_t budget);
+  size_t EvictSortedSuffix(Micros now, size_t budget,
+                           std::vector<TimelineKey>* keys);
+  size_t EvictByIndex(Micros now, size_t budget,
+                      std::vector<TimelineKey>* keys);
   void CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
                           size_t want, std::vector<StoredEntry>* out) const;
   // Recompute the cached newest key/expiry and earliest expiry after a

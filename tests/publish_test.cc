@@ -245,7 +245,7 @@ TEST_CASE("publish accepts the limits themselves") {
   empty.payload.clear();
   CHECK(g.Pub(empty).created);
   Activity one_byte = MakeActivity(2, 100, 5);
-  one_byte.payload = "x";
+  one_byte.payload.assign(1, 'x');
   CHECK(absl::IsInvalidArgument(g.engine->Publish(one_byte).status()));
 }
 

@@ -2,10 +2,12 @@
 #ifndef FEEDCORE_FEEDCORE_H_
 #define FEEDCORE_FEEDCORE_H_
 
+#include "feedcore/change_stream.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
+#include "feedcore/snapshot.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
 

@@ -18,6 +18,8 @@
 
 namespace feedcore {
 
+class ChangeStream;
+
 // Longest time-to-live accepted anywhere (100 years): keeps `now + ttl` far
 // from overflowing.
 inline constexpr Micros kMaxTtl = 100LL * 365 * kMicrosPerDay;
@@ -110,6 +112,11 @@ struct EngineOptions {
   std::function<void(absl::Span<const EntityId> timelines,
                      const TimelineEntry& entry)>
       on_delivery;
+
+  // Where every change is recorded (see change_stream.h); null records
+  // nothing and costs nothing. Several engines may share one stream only
+  // if nothing replays it (records do not say which engine made them).
+  std::shared_ptr<ChangeStream> change_stream;
 };
 
 struct FollowOptions {

@@ -1,0 +1,258 @@
+// ChangeStream: every change of a feed engine, in order, with bounded
+// retention, for consumers that follow along (search indexing, analytics,
+// notifications) and for restoring a snapshot and resuming where it ended.
+//
+//   auto stream = feedcore::ChangeStream::Create({}).value();
+//   feedcore::EngineOptions options;
+//   options.change_stream = stream;
+//   auto engine = feedcore::FeedEngine::Create(options).value();
+//   auto reader =
+//       stream->NewReader(feedcore::StreamPosition::TrimHorizon()).value();
+//   for (const auto& record : reader->Read(100).value()) { ... }
+//
+// Records
+// -------
+// Each record is one change to one piece of engine state, made under that
+// state's lock: a put into, or removal from, timelines of one shard; an
+// activity stored, retracted or expired; one side of a follow edge. So a
+// Publish appears as an activity record followed by puts (the actor's own
+// feed, the world feed, and one record per shard group of followers), and a
+// Follow as a follower record, a following record and the back-fill puts.
+// Replaying the records in sequence order into an engine created with the
+// same options reproduces the source exactly (see snapshot.h).
+//
+// Sequence numbers start at 1 and increase by exactly 1 per record, with no
+// gaps: a reader that saw n and then m > n + 1 would know records were lost,
+// and that never happens silently: reading past retention is an error.
+//
+// Retention
+// ---------
+// The stream keeps at most `max_records` records, about `max_bytes` bytes
+// of them, and none older than `max_age` (by the stream's clock); the
+// oldest go first. A reader positioned before the oldest retained record
+// gets `OutOfRange` naming the oldest available sequence number: it must
+// resynchronize (e.g. from a snapshot), never skip silently.
+//
+// Cost
+// ----
+// An engine without a stream pays one predictable branch per change. With
+// a stream, each record costs an allocation and a short critical section on
+// the stream's mutex, taken while the engine holds the lock of the state
+// the record describes (the stream's mutex is a leaf: nothing else is
+// locked under it).
+//
+// Thread safety
+// -------------
+// ChangeStream is thread-safe. A ChangeReader is used by one thread at a
+// time. Readers never block writers beyond the copy of one batch of record
+// pointers; a slow reader only risks falling behind retention.
+#ifndef FEEDCORE_CHANGE_STREAM_H_
+#define FEEDCORE_CHANGE_STREAM_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "feedcore/clock.h"
+#include "feedcore/types.h"
+
+namespace feedcore {
+
+enum class ChangeKind : uint8_t {
+  // `entry` was put into the `feed` timelines of every id in `owners`
+  // (insert, publish delivery, back-fill). Puts beyond a timeline's cap
+  // trim it as the original put did.
+  kTimelinePut = 1,
+  // The key `(entry.ts, entry.activity_id)` was removed from the `feed`
+  // timelines of `owners` (Remove, Retract).
+  kTimelineRemove = 2,
+  // Every entry whose actor is `other` was removed from the home timeline
+  // of `entity` (Unfollow).
+  kTimelineRemoveActor = 3,
+  // `keys` expired and were reclaimed from the `feed` timeline of
+  // `entity`.
+  kTimelineExpire = 4,
+  // Publish stored the activity `entry` (`entry.payload` is its body);
+  // `merged_at_read` says its followers get no copies.
+  kActivityStore = 5,
+  // The activity `entry.activity_id` was retracted (its payload dropped,
+  // its id kept until it expires).
+  kActivityRetract = 6,
+  // The activities `keys[i].activity_id` expired and were dropped.
+  kActivityExpire = 7,
+  // `other` became a follower of `entity` (Follow).
+  kFollowerAdd = 8,
+  // `other` stopped following `entity` (Unfollow).
+  kFollowerRemove = 9,
+  // `entity` now follows `other`; `merged_at_read` when `other`'s activities
+  // are merged into `entity`'s reads rather than copied.
+  kFollowingAdd = 10,
+  // `entity` no longer follows `other`.
+  kFollowingRemove = 11,
+  // `entity`'s reads now merge `other`'s own feed (hybrid fan-out).
+  kMergeAdd = 12,
+  // The fan-out mode of actor `entity` is now `mode`.
+  kActorMode = 13,
+};
+
+// Which timeline of an entity a record is about.
+enum class FeedType : uint8_t {
+  kHome = 0,   // the entity's timeline (what it follows)
+  kOwn = 1,    // what the entity published
+  kWorld = 2,  // everything published; `owners` is {0}
+};
+
+enum class ActorMode : uint8_t {
+  kCopied = 0,          // followers get copies (fan-out on write)
+  kBecomingMerged = 1,  // passing the hybrid threshold
+  kMerged = 2,          // followers merge it at read time
+};
+
+struct EntryKey {
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+  friend bool operator==(const EntryKey&, const EntryKey&) = default;
+};
+
+// One change. Which fields are set depends on `kind` (see ChangeKind);
+// the others keep their defaults.
+struct ChangeRecord {
+  uint64_t sequence = 0;
+  // The stream clock's time when the record was appended.
+  Micros time = 0;
+  ChangeKind kind = ChangeKind::kTimelinePut;
+  // The engine lock (shard, or activity-store shard) the change was made
+  // under; restoring a snapshot uses it to skip what the snapshot holds.
+  uint32_t domain = 0;
+  FeedType feed = FeedType::kHome;
+  ActorMode mode = ActorMode::kCopied;
+  bool merged_at_read = false;
+  EntityId entity = 0;
+  EntityId other = 0;
+  std::vector<EntityId> owners;
+  StoredEntry entry;
+  std::vector<EntryKey> keys;
+
+  friend bool operator==(const ChangeRecord&, const ChangeRecord&) = default;
+};
+
+using ChangeRecordPtr = std::shared_ptr<const ChangeRecord>;
+
+// Where a reader starts.
+struct StreamPosition {
+  enum class Type {
+    kTrimHorizon,    // the oldest retained record
+    kLatest,         // the next record appended (nothing already there)
+    kAtSequence,     // the record `sequence`
+    kAfterSequence,  // the record after `sequence`
+  };
+  Type type = Type::kTrimHorizon;
+  uint64_t sequence = 0;
+
+  static StreamPosition TrimHorizon() { return {Type::kTrimHorizon, 0}; }
+  static StreamPosition Latest() { return {Type::kLatest, 0}; }
+  static StreamPosition AtSequence(uint64_t n) {
+    return {Type::kAtSequence, n};
+  }
+  static StreamPosition AfterSequence(uint64_t n) {
+    return {Type::kAfterSequence, n};
+  }
+};
+
+struct ChangeStreamOptions {
+  // Records retained, 1..2^40.
+  size_t max_records = 1'000'000;
+  // Approximate bytes of retained records (fixed size plus owners, keys and
+  // payload), 1 KiB..2^48. The newest record is always kept, however large.
+  size_t max_bytes = size_t{256} << 20;
+  // Records older than this are dropped; 0 keeps them regardless of age.
+  Micros max_age = 0;
+  // Time source for record times and `max_age`. Null: a SystemClock.
+  std::shared_ptr<Clock> clock;
+};
+
+struct ChangeStreamStats {
+  uint64_t oldest_sequence = 0;  // 0 when nothing is retained
+  uint64_t next_sequence = 1;    // the sequence of the next record
+  size_t records = 0;
+  size_t bytes = 0;
+  uint64_t dropped = 0;  // records dropped by retention so far
+};
+
+// Reads a stream in order from a position. Not thread-safe.
+class ChangeReader {
+ public:
+  virtual ~ChangeReader() = default;
+
+  // Up to `max_records` (1..100000) records from the reader's position,
+  // which then advances past them; empty when the reader is at the end.
+  // OutOfRange (naming the oldest retained sequence) when retention has
+  // dropped the record at the reader's position; the position is then
+  // unchanged. InvalidArgument for a bad `max_records`.
+  virtual absl::StatusOr<std::vector<ChangeRecordPtr>> Read(
+      size_t max_records) = 0;
+
+  // As Read, but waits up to `timeout` for a record when none is there.
+  virtual absl::StatusOr<std::vector<ChangeRecordPtr>> ReadWait(
+      size_t max_records, std::chrono::microseconds timeout) = 0;
+
+  // The sequence number of the next record this reader returns.
+  virtual uint64_t position() const = 0;
+
+ protected:
+  ChangeReader() = default;
+};
+
+// A push subscription: a thread of its own reads the stream and hands
+// batches to the callback, in order. Destroying it stops the thread (after
+// the callback in progress returns). If retention overtakes it, `on_error`
+// gets the OutOfRange status and the subscription stops.
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+  // The sequence number of the next record it delivers.
+  virtual uint64_t position() const = 0;
+
+ protected:
+  Subscription() = default;
+};
+
+class ChangeStream {
+ public:
+  // InvalidArgument naming the option when one is out of range.
+  static absl::StatusOr<std::shared_ptr<ChangeStream>> Create(
+      ChangeStreamOptions options);
+
+  virtual ~ChangeStream() = default;
+  ChangeStream(const ChangeStream&) = delete;
+  ChangeStream& operator=(const ChangeStream&) = delete;
+
+  // A reader at `position`. OutOfRange (with the oldest retained sequence)
+  // for an AtSequence/AfterSequence position that retention has dropped;
+  // InvalidArgument for one beyond the next sequence to be written.
+  virtual absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
+      StreamPosition position) const = 0;
+
+  // Calls `on_records` from a thread of the subscription's own with every
+  // batch (at most `batch` records, 1..100000) from `position` on. The
+  // callback must not destroy its own Subscription. Errors as NewReader.
+  virtual absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
+      StreamPosition position, size_t batch,
+      std::function<void(absl::Span<const ChangeRecordPtr>)> on_records,
+      std::function<void(const absl::Status&)> on_error) const = 0;
+
+  virtual ChangeStreamStats Stats() const = 0;
+
+ protected:
+  ChangeStream() = default;
+};
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_CHANGE_STREAM_H_

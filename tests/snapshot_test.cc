@@ -1,0 +1,407 @@
+// Tests of snapshots: a full round trip, option checks, every way a file
+// can be wrong (not a snapshot, unknown version, each byte flipped, each
+// truncation, absurd counts behind valid checksums), a write that fails
+// midway leaving the previous snapshot intact, and the Replica's checks on
+// the records it is given.
+#include "feedcore/snapshot.h"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "byte_codec.h"
+#include "engine_state.h"
+#include "feedcore/change_stream.h"
+#include "social_test_util.h"
+#include "test_util.h"
+
+namespace feedcore {
+namespace {
+
+using testing::CheckSameState;
+using testing::MakeActivity;
+using testing::NewManualEngine;
+
+constexpr Micros kStart = 1'000'000'000;
+constexpr size_t kShards = 4;
+
+// A file name unique to this process under the system's temporary folder,
+// removed (with its temporary sibling) at the end of the scope.
+struct TempPath {
+  explicit TempPath(const std::string& name)
+      : path((std::filesystem::temp_directory_path() /
+              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
+                 .string()) {}
+  ~TempPath() {
+    std::remove(path.c_str());
+    std::remove((path + ".tmp").c_str());
+  }
+  std::string path;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+EngineOptions Options(std::shared_ptr<ManualClock> clock) {
+  EngineOptions o;
+  o.shards = kShards;
+  o.max_timeline_length = 50;
+  o.world_timeline_length = 80;
+  o.hybrid_fanout_threshold = 6;
+  o.fanout_threads = 0;
+  o.sweep_interval = 0;
+  o.clock = std::move(clock);
+  return o;
+}
+
+std::vector<EntityId> Universe() {
+  std::vector<EntityId> ids;
+  for (EntityId id = 1; id <= 30; ++id) ids.push_back(id);
+  return ids;
+}
+
+// Follows (one actor past the hybrid threshold), publishes with several
+// TTLs, retractions, unfollows, low-level inserts and removes, some
+// entries expired but not reclaimed, a timeline at its cap.
+void Populate(FeedEngine& e, ManualClock& clock) {
+  for (EntityId f = 2; f <= 12; ++f) REQUIRE(e.Follow(f, 1).ok());  // hybrid
+  for (EntityId f = 3; f <= 5; ++f) REQUIRE(e.Follow(f, 2).ok());
+  REQUIRE(e.Follow(20, 21).ok());
+  REQUIRE(e.Follow(21, 20).ok());
+  ActivityId id = 1;
+  for (int round = 0; round < 30; ++round) {
+    for (EntityId actor : {1, 2, 20, 21}) {
+      REQUIRE(e.Publish(MakeActivity(id, actor, kStart + round,
+                                     round % 3 == 0 ? kMicrosPerMinute : 0))
+                  .ok());
+      ++id;
+    }
+  }
+  REQUIRE(e.Retract(5).ok());
+  REQUIRE(e.Retract(6).ok());
+  REQUIRE(e.Unfollow(4, 2).ok());
+  for (ActivityId low = 1000; low < 1080; ++low) {
+    REQUIRE(e.Insert(25, {kStart + static_cast<Micros>(low), low, 26}).ok());
+  }
+  REQUIRE(e.Remove(25, kStart + 1070, 1070).ok());
+  clock.Advance(2 * kMicrosPerMinute);  // some entries now expired
+}
+
+std::string SaveFresh(const std::string& path) {
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  Populate(*engine, *clock);
+  absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*engine, path);
+  REQUIRE_MESSAGE(info.ok(), info.status());
+  return ReadFile(path);
+}
+
+TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
+  TempPath file("roundtrip");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(clock));
+  Populate(*source, *clock);
+  absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, file.path);
+  REQUIRE_MESSAGE(info.ok(), info.status());
+  CHECK(info->sequence == 0);  // no change stream
+  CHECK(info->file_bytes == std::filesystem::file_size(file.path));
+  CHECK_FALSE(std::filesystem::exists(file.path + ".tmp"));
+
+  EngineOptions options = Options(clock);
+  options.shards = 0;  // take the snapshot's
+  absl::StatusOr<std::unique_ptr<Replica>> replica =
+      LoadSnapshot(file.path, options);
+  REQUIRE_MESSAGE(replica.ok(), replica.status());
+  FeedEngine& loaded = (*replica)->engine();
+  CHECK(loaded.options().shards == kShards);
+  CheckSameState(*source, loaded, Universe());
+  // Expired entries came along too (same Stats), and both reclaim the same.
+  CHECK(source->EvictExpired(100'000) == loaded.EvictExpired(100'000));
+  CheckSameState(*source, loaded, Universe());
+  // The loaded engine works like any other, hybrid actor included.
+  REQUIRE(source->Publish(MakeActivity(5000, 1, kStart + 99)).ok());
+  REQUIRE(loaded.Publish(MakeActivity(5000, 1, kStart + 99)).ok());
+  REQUIRE(source->Follow(30, 1).ok());
+  REQUIRE(loaded.Follow(30, 1).ok());
+  CheckSameState(*source, loaded, Universe());
+  // Retracted ids stay reserved after the load.
+  CHECK(loaded.Publish(MakeActivity(5, 1, kStart)).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("an empty engine round-trips") {
+  TempPath file("empty");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(clock));
+  REQUIRE(SaveSnapshot(*source, file.path).ok());
+  absl::StatusOr<std::unique_ptr<Replica>> replica =
+      LoadSnapshot(file.path, Options(clock));
+  REQUIRE_MESSAGE(replica.ok(), replica.status());
+  CHECK((*replica)->engine().Stats().entries == 0);
+}
+
+TEST_CASE("saving replaces the previous snapshot atomically") {
+  TempPath file("replace");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  REQUIRE(SaveSnapshot(*engine, file.path).ok());
+  const std::string first = ReadFile(file.path);
+  Populate(*engine, *clock);
+  REQUIRE(SaveSnapshot(*engine, file.path).ok());
+  CHECK(ReadFile(file.path) != first);
+  CHECK_FALSE(std::filesystem::exists(file.path + ".tmp"));
+}
+
+TEST_CASE("options that decide placement must match") {
+  TempPath file("options");
+  SaveFresh(file.path);
+  auto clock = std::make_shared<ManualClock>(kStart);
+  EngineOptions options = Options(clock);
+  options.shards = 8;
+  absl::StatusOr<std::unique_ptr<Replica>> r = LoadSnapshot(file.path, options);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("shards = 4") !=
+        std::string::npos);
+  options = Options(clock);
+  options.max_timeline_length = 49;
+  r = LoadSnapshot(file.path, options);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("max_timeline_length") !=
+        std::string::npos);
+  options = Options(clock);
+  options.world_timeline_length = 81;
+  r = LoadSnapshot(file.path, options);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("world_timeline_length") !=
+        std::string::npos);
+  // Other options are the new engine's own; bad ones fail as in Create.
+  options = Options(clock);
+  options.max_page_size = 0;
+  r = LoadSnapshot(file.path, options);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("files that are not snapshots") {
+  TempPath file("notasnapshot");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  CHECK(LoadSnapshot(file.path, Options(clock)).status().code() ==
+        absl::StatusCode::kNotFound);
+  WriteFile(file.path, std::string(100, 'z'));
+  absl::StatusOr<std::unique_ptr<Replica>> r =
+      LoadSnapshot(file.path, Options(clock));
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("not a feedcore snapshot") !=
+        std::string::npos);
+  CHECK(SaveSnapshot(*NewManualEngine(clock, Options(clock)),
+                     "/nonexistent-dir/x/snap")
+            .status()
+            .code() == absl::StatusCode::kNotFound);
+  CHECK(SaveSnapshot(*NewManualEngine(clock, Options(clock)), "")
+            .status()
+            .code() == absl::StatusCode::kInvalidArgument);
+}
+
+// Rewrites the header's version (and its checksum, so that only the
+// version is wrong).
+TEST_CASE("an unknown format version is refused by name") {
+  TempPath file("version");
+  std::string bytes = SaveFresh(file.path);
+  bytes[8] = 2;
+  const uint64_t sum =
+      XXH3_64bits_withSeed(bytes.data(), 24, 0x66656564736e6170ULL);
+  std::string sum_bytes;
+  internal::ByteWriter(&sum_bytes).U64(sum);
+  bytes.replace(24, 8, sum_bytes);
+  WriteFile(file.path, bytes);
+  auto clock = std::make_shared<ManualClock>(kStart);
+  absl::StatusOr<std::unique_ptr<Replica>> r =
+      LoadSnapshot(file.path, Options(clock));
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("format version 2") !=
+        std::string::npos);
+}
+
+bool IsCleanError(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kDataLoss ||
+         status.code() == absl::StatusCode::kInvalidArgument;
+}
+
+TEST_CASE("every flipped byte and every truncation is a clean error") {
+  TempPath file("corrupt");
+  TempPath damaged("damaged");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  // A small engine so that every position can be tried.
+  {
+    std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+    REQUIRE(engine->Follow(2, 1).ok());
+    REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
+    REQUIRE(engine->Publish(MakeActivity(2, 3, kStart + 1)).ok());
+    REQUIRE(engine->Retract(2).ok());
+    REQUIRE(SaveSnapshot(*engine, file.path).ok());
+  }
+  const std::string good = ReadFile(file.path);
+  REQUIRE(good.size() > 100);
+  size_t flips = 0;
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (const unsigned char mask : {0x01, 0x80}) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ mask);
+      WriteFile(damaged.path, bad);
+      const absl::Status status =
+          LoadSnapshot(damaged.path, Options(clock)).status();
+      INFO("byte ", i, " mask ", static_cast<int>(mask), ": ", status);
+      REQUIRE(IsCleanError(status));
+      ++flips;
+    }
+  }
+  for (size_t length = 0; length < good.size(); ++length) {
+    WriteFile(damaged.path, good.substr(0, length));
+    const absl::Status status =
+        LoadSnapshot(damaged.path, Options(clock)).status();
+    INFO("length ", length, ": ", status);
+    REQUIRE(status.code() == absl::StatusCode::kDataLoss);
+  }
+  // Extra bytes at the end are damage too.
+  WriteFile(damaged.path, good + "x");
+  CHECK(LoadSnapshot(damaged.path, Options(clock)).status().code() ==
+        absl::StatusCode::kDataLoss);
+  CHECK(flips == 2 * good.size());
+}
+
+// A domain section whose checksum is right but whose content claims more
+// than the file could hold: refused before anything is allocated for it.
+TEST_CASE("absurd counts behind a valid checksum are refused") {
+  TempPath file("absurd");
+  std::string bytes = SaveFresh(file.path);
+  // The first domain section starts after the header (32) and the options
+  // section (24 + 24); its payload is the cut (8), then the timeline count.
+  const size_t section = 32 + 24 + 24;
+  internal::ByteReader header(std::string_view(bytes).substr(section, 24));
+  header.U32();
+  header.U32();
+  const uint64_t length = header.U64();
+  std::string payload = bytes.substr(section + 24, length);
+  std::string huge;
+  internal::ByteWriter(&huge).U64(uint64_t{1} << 60);
+  payload.replace(8, 8, huge);
+  std::string sum;
+  internal::ByteWriter(&sum).U64(XXH3_64bits_withSeed(
+      payload.data(), payload.size(), 0x66656564736e6170ULL));
+  bytes.replace(section + 16, 8, sum);
+  bytes.replace(section + 24, length, payload);
+  WriteFile(file.path, bytes);
+  auto clock = std::make_shared<ManualClock>(kStart);
+  absl::StatusOr<std::unique_ptr<Replica>> r =
+      LoadSnapshot(file.path, Options(clock));
+  CHECK(r.status().code() == absl::StatusCode::kDataLoss);
+  CHECK(std::string(r.status().message()).find("domain 0") !=
+        std::string::npos);
+}
+
+// The file size limit makes write() fail with EFBIG partway through, as a
+// full disk would.
+TEST_CASE("a write that fails midway leaves the previous snapshot intact") {
+  TempPath file("fault");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
+  REQUIRE(SaveSnapshot(*engine, file.path).ok());
+  const std::string previous = ReadFile(file.path);
+  Populate(*engine, *clock);
+
+  struct rlimit old_limit;
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old_action;
+  REQUIRE(::sigaction(SIGXFSZ, &ignore, &old_action) == 0);
+  struct rlimit small = old_limit;
+  small.rlim_cur = previous.size() + 64;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const absl::StatusOr<SnapshotInfo> failed = SaveSnapshot(*engine, file.path);
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  REQUIRE(::sigaction(SIGXFSZ, &old_action, nullptr) == 0);
+
+  CHECK(failed.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(ReadFile(file.path) == previous);
+  CHECK_FALSE(std::filesystem::exists(file.path + ".tmp"));
+  absl::StatusOr<std::unique_ptr<Replica>> replica =
+      LoadSnapshot(file.path, Options(clock));
+  REQUIRE_MESSAGE(replica.ok(), replica.status());
+  CHECK((*replica)->engine().Stats().activities == 1);
+}
+
+TEST_CASE("a replica checks the order, continuity and shape of records") {
+  TempPath file("replica");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::shared_ptr<ChangeStream> stream = ChangeStream::Create({}).value();
+  EngineOptions options = Options(clock);
+  options.change_stream = stream;
+  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, options);
+  REQUIRE(source->Insert(1, {kStart, 1, 2}).ok());
+  REQUIRE(source->Insert(1, {kStart, 2, 2}).ok());
+  absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, file.path);
+  REQUIRE(info.ok());
+  CHECK(info->sequence == 3);
+  REQUIRE(source->Insert(1, {kStart, 3, 2}).ok());
+  REQUIRE(source->Insert(1, {kStart, 4, 2}).ok());
+  std::vector<ChangeRecordPtr> records =
+      stream->NewReader(StreamPosition::TrimHorizon())
+          .value()
+          ->Read(100)
+          .value();
+  REQUIRE(records.size() == 4);
+
+  absl::StatusOr<std::unique_ptr<Replica>> loaded =
+      LoadSnapshot(file.path, Options(clock));
+  REQUIRE(loaded.ok());
+  Replica& replica = **loaded;
+  CHECK(replica.sequence() == 3);
+  // Starting after the snapshot's sequence would miss record 3.
+  CHECK(replica.Apply(*records[3]).code() ==
+        absl::StatusCode::kInvalidArgument);
+  // Records the snapshot holds are skipped.
+  REQUIRE(replica.Apply(*records[0]).ok());
+  REQUIRE(replica.Apply(*records[1]).ok());
+  CHECK(replica.skipped() == 2);
+  // A gap and a repeat are refused.
+  CHECK(replica.Apply(*records[3]).code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(replica.Apply(*records[1]).code() ==
+        absl::StatusCode::kInvalidArgument);
+  // A malformed record changes nothing.
+  ChangeRecord bad = *records[2];
+  bad.owners.clear();
+  CHECK(replica.Apply(bad).code() == absl::StatusCode::kInvalidArgument);
+  bad = *records[2];
+  bad.domain = 1000;
+  CHECK(replica.Apply(bad).code() == absl::StatusCode::kInvalidArgument);
+  bad = *records[2];
+  bad.kind = static_cast<ChangeKind>(200);
+  CHECK(replica.Apply(bad).code() == absl::StatusCode::kInvalidArgument);
+  REQUIRE(replica.Apply(*records[2]).ok());
+  REQUIRE(replica.Apply(*records[3]).ok());
+  CHECK(replica.applied() == 2);
+  CheckSameState(*source, replica.engine(), {1});
+}
+
+}  // namespace
+}  // namespace feedcore
