@@ -1,0 +1,259 @@
+"""feedcore-server driven by redis-cli: every command and every error.
+
+Usage: redis_cli_test.py <path to feedcore-server>
+
+Each step runs one redis-cli command against the server (127.0.0.1, a free
+port) and compares its formatted output (--no-raw, as in a terminal) with
+the expected text. Steps run in order and build on each other. Then raw
+sockets check what redis-cli cannot send: inline commands, malformed
+streams (only that connection closes), the connection limit.
+"""
+
+import re
+import subprocess
+import sys
+import time
+
+from server_harness import (connect, fail, read_until_closed, require_tool,
+                            running_server)
+
+CLI_TIMEOUT_S = 10
+
+# (arguments, expected output). A leading "-3" runs redis-cli in RESP3.
+# An expected value starting with "re:" is a regular expression.
+STEPS = [
+    # Connection and server commands.
+    (["PING"], "PONG"),
+    (["PING", "hello"], '"hello"'),
+    (["ECHO", "a b"], '"a b"'),
+    (["COMMAND", "COUNT"], "(integer) 26"),
+    (["COMMAND", "INFO", "zadd"],
+     're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
+    (["COMMAND", "DOCS"], "(empty array)"),
+    (["CONFIG", "GET", "appendonly"], '1) "appendonly"\n2) "no"'),
+    (["-3", "HELLO", "3"],
+     're:^1# "server" => "feedcore"\n2# "version" => "0.1.0"\n'
+     '3# "proto" => \\(integer\\) 3\n'),
+    (["HELLO", "4"], "(error) NOPROTO unsupported protocol version '4'; "
+     "this server speaks 2 and 3"),
+    (["QUIT"], "OK"),
+
+    # Sorted sets.
+    (["ZADD", "board", "10", "alice", "20", "bob", "15", "carol"],
+     "(integer) 3"),
+    (["ZADD", "board", "NX", "99", "alice", "5", "dave"], "(integer) 1"),
+    (["ZADD", "board", "XX", "CH", "12", "alice", "1", "erin"], "(integer) 1"),
+    (["ZADD", "board", "GT", "CH", "1", "bob"], "(integer) 0"),
+    (["ZADD", "board", "INCR", "3", "alice"], '"15"'),
+    (["ZINCRBY", "board", "100", "dave"], '"105"'),
+    (["ZSCORE", "board", "bob"], '"20"'),
+    (["-3", "ZSCORE", "board", "bob"], "(double) 20"),
+    (["ZSCORE", "board", "nobody"], "(nil)"),
+    (["ZREVRANK", "board", "dave"], "(integer) 0"),
+    (["ZREVRANK", "board", "nobody"], "(nil)"),
+    (["ZRANK", "board", "dave"], "(integer) 3"),
+    (["ZCARD", "board"], "(integer) 4"),
+    # carol reached 15 before alice did, so she ranks above her.
+    (["ZRANGE", "board", "0", "-1", "REV", "WITHSCORES"],
+     '1) "dave"\n2) "105"\n3) "bob"\n4) "20"\n5) "carol"\n6) "15"\n'
+     '7) "alice"\n8) "15"'),
+    (["ZRANGE", "board", "0", "1"], '1) "alice"\n2) "carol"'),
+    (["ZREVRANGE", "board", "1", "1", "WITHSCORES"], '1) "bob"\n2) "20"'),
+    (["-3", "ZRANGE", "board", "0", "0", "REV", "WITHSCORES"],
+     '1) 1) "dave"\n   2) (double) 105'),
+    (["ZRANGE", "board", "5", "10"], "(empty array)"),
+    (["ZREM", "board", "carol", "nobody"], "(integer) 1"),
+    (["ZCARD", "board"], "(integer) 3"),
+    (["DEL", "board", "nokey"], "(integer) 1"),
+    (["ZCARD", "board"], "(integer) 0"),
+
+    # Feeds.
+    (["FEED.FOLLOW", "1", "42"], "(integer) 1"),
+    (["FEED.FOLLOW", "2", "42", "BACKFILL", "0"], "(integer) 1"),
+    (["FEED.FOLLOW", "1", "42"], "(integer) 0"),
+    (["FEED.COUNTS", "42"], "1) (integer) 2\n2) (integer) 0"),
+    (["FEED.PUBLISH", "42", "7", "1700000000000000", "live now"],
+     "(integer) 1"),
+    (["FEED.PUBLISH", "42", "7", "1700000000000000", "live now"],
+     "(integer) 0"),
+    (["FEED.PUBLISH", "42", "8", "1700000000000001", "second", "TTL",
+      "60000"], "(integer) 1"),
+    (["FEED.READ", "1", "LIMIT", "1"],
+     're:^1\\) "[A-Za-z0-9_-]{8,}"\n2\\) 1\\) 1\\) "8"\n      2\\) "42"\n'
+     '      3\\) \\(integer\\) 1700000000000001\n      4\\) \\(integer\\) \\d+\n'
+     '      5\\) "second"$'),
+    (["FEED.READ", "2", "REV"],
+     're:^1\\) "0"\n2\\) 1\\) 1\\) "7"\n.*\n.*\n.*\n      5\\) "live now"\n'
+     '   2\\) 1\\) "8"'),
+    (["FEED.OWN", "42", "LIMIT", "5"], 're:^1\\) "0"\n2\\) 1\\) 1\\) "8"'),
+    (["FEED.WORLD", "LIMIT", "1", "REV"], 're:^1\\) "[A-Za-z0-9_-]{8,}"\n2\\) 1\\) 1\\) "7"'),
+    (["FEED.FOLLOWERS", "42"], 're:^1\\) "0"\n2\\) 1\\) "[12]"\n   2\\) "[12]"$'),
+    (["FEED.FOLLOWING", "1"], '1) "0"\n2) 1) "42"'),
+    (["FEED.RETRACT", "8"], "OK"),
+    (["FEED.READ", "1"], 're:^1\\) "0"\n2\\) 1\\) 1\\) "7"\n(.*\n){3}      5\\) "live now"$'),
+    (["FEED.UNFOLLOW", "1", "42"], "(integer) 1"),
+    (["FEED.READ", "1"], '1) "0"\n2) (empty array)'),
+
+    # Errors: each is a reply; the next step shows the server still serves.
+    (["NOSUCH", "x"],
+     "(error) ERR unknown command 'NOSUCH', with args beginning with: 'x'"),
+    (["ZADD", "board", "1"],
+     "(error) ERR wrong number of arguments for 'zadd' command"),
+    (["FEED.READ"],
+     "(error) ERR wrong number of arguments for 'feed.read' command"),
+    (["ZADD", "board", "1.5", "alice"],
+     "(error) ERR score must be a decimal integer from -9223372036854775808 "
+     "to 9223372036854775807, got '1.5' (feedcore leaderboards hold int64 "
+     "scores)"),
+    (["ZINCRBY", "board", "x", "alice"],
+     "re:^\\(error\\) ERR increment must be a decimal integer"),
+    (["ZADD", "board", "NX", "XX", "1", "a"],
+     "(error) ERR XX and NX options at the same time are not compatible"),
+    (["ZRANGE", "board", "0", "1", "BYSCORE"],
+     "re:^\\(error\\) ERR BYSCORE is not supported"),
+    (["FEED.READ", "1", "CURSOR", "not-a-cursor"], "re:^\\(error\\) ERR .*cursor"),
+    (["FEED.READ", "1", "LIMIT", "0"],
+     "(error) ERR LIMIT must be an integer from 1 to 100000, got '0'"),
+    (["FEED.READ", "one"],
+     "(error) ERR user must be a decimal id from 0 to 18446744073709551615, "
+     "got 'one'"),
+    (["FEED.PUBLISH", "42", "9", "-1", "x"],
+     "re:^\\(error\\) ERR ts \\(microseconds, or \\* for now\\) must be"),
+    (["FEED.PUBLISH", "42", "7", "1", "different"], "re:^\\(error\\) ERR "),
+    (["FEED.RETRACT", "12345"], "re:^\\(error\\) ERR "),
+    (["FEED.FOLLOW", "3", "3"], "re:^\\(error\\) ERR "),
+    (["ECHO", "x" * 2000],
+     "(error) ERR bulk string of 2000 bytes is longer than the limit of 1024 "
+     "bytes (--max_bulk_bytes)"),
+    (["CONFIG", "SET", "a", "b"], "re:^\\(error\\) ERR only CONFIG GET"),
+    (["PING"], "PONG"),
+]
+
+
+def run_cli(port, args):
+    resp3 = args[:1] == ["-3"]
+    if resp3:
+        args = args[1:]
+    command = ["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--no-raw"]
+    if resp3:
+        command.append("-3")
+    result = subprocess.run(command + args, capture_output=True, text=True,
+                            timeout=CLI_TIMEOUT_S)
+    return (result.stdout + result.stderr).rstrip("\n")
+
+
+def check_steps(port):
+    failures = 0
+    for args, expected in STEPS:
+        output = run_cli(port, args)
+        if expected.startswith("re:"):
+            ok = re.search(expected[3:], output, re.DOTALL | re.MULTILINE) \
+                is not None
+        else:
+            ok = output == expected
+        if not ok:
+            failures += 1
+            shown = " ".join(a if len(a) < 40 else a[:20] + "..." for a in args)
+            print(f"MISMATCH for {shown}\n  expected: {expected!r}\n"
+                  f"  got:      {output!r}", file=sys.stderr)
+    if failures:
+        fail(f"{failures} of {len(STEPS)} redis-cli steps did not match")
+    print(f"ok: {len(STEPS)} redis-cli steps")
+
+
+def check_inline_and_malformed(port):
+    # Inline commands, as typed into telnet.
+    with connect(port) as sock:
+        sock.sendall(b"PING\r\nECHO \"two words\"\r\nZCARD nokey\n")
+        expected = b"+PONG\r\n$9\r\ntwo words\r\n:0\r\n"
+        data = b""
+        while len(data) < len(expected):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        if data != expected:
+            fail(f"inline commands: got {data!r}, expected {expected!r}")
+
+    # A malformed stream: the replies before it, then the protocol error,
+    # then that connection closes. A second connection, open all along,
+    # keeps working.
+    with connect(port) as bystander, connect(port) as sock:
+        sock.sendall(b"*1\r\n$4\r\nPING\r\n*1\r\n+oops\r\n*1\r\n$4\r\nPING\r\n")
+        data = read_until_closed(sock)
+        expected = b"+PONG\r\n-ERR Protocol error: expected '$', got '+'\r\n"
+        if data != expected:
+            fail(f"malformed stream: got {data!r}, expected {expected!r}")
+        bystander.sendall(b"*1\r\n$4\r\nPING\r\n")
+        if bystander.recv(100) != b"+PONG\r\n":
+            fail("a malformed stream on one connection disturbed another")
+
+    # An oversized bulk string is skipped without closing the connection.
+    with connect(port) as sock:
+        big = b"y" * 5000
+        sock.sendall(b"*2\r\n$4\r\nECHO\r\n$5000\r\n" + big + b"\r\n"
+                     b"*2\r\n$4\r\nECHO\r\n$2\r\nok\r\n")
+        expected = (b"-ERR bulk string of 5000 bytes is longer than the limit "
+                    b"of 1024 bytes (--max_bulk_bytes)\r\n$2\r\nok\r\n")
+        data = b""
+        while len(data) < len(expected):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        if data != expected:
+            fail(f"oversized bulk: got {data!r}, expected {expected!r}")
+    print("ok: inline commands, malformed stream, oversized bulk string")
+
+
+def check_connection_limit(port, max_clients):
+    held = []
+    try:
+        for _ in range(max_clients):
+            sock = connect(port)
+            sock.sendall(b"PING\r\n")
+            if sock.recv(100) != b"+PONG\r\n":
+                fail("a connection under the limit was not served")
+            held.append(sock)
+        extra = connect(port)
+        data = read_until_closed(extra)
+        extra.close()
+        if data != b"-ERR max number of clients reached\r\n":
+            fail(f"connection over the limit: got {data!r}")
+    finally:
+        for sock in held:
+            sock.close()
+    # Closed connections free their places (the server notices the close
+    # asynchronously, so allow it a moment).
+    deadline = time.monotonic() + 5
+    while True:
+        with connect(port) as sock:
+            sock.sendall(b"PING\r\n")
+            data = sock.recv(100)
+        if data == b"+PONG\r\n":
+            break
+        if time.monotonic() > deadline:
+            fail(f"connection limit not released after closing: {data!r}")
+        time.sleep(0.05)
+    print(f"ok: connection limit of {max_clients}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        fail("usage: redis_cli_test.py <feedcore-server>")
+    require_tool("redis-cli", "redis-tools")
+    max_clients = 8
+    with running_server(sys.argv[1], "--max_bulk_bytes=1024",
+                        "--max_request_bytes=4096",
+                        f"--max_clients={max_clients}") as port:
+        check_steps(port)
+        check_inline_and_malformed(port)
+        check_connection_limit(port, max_clients)
+        # An idle client must not delay shutdown.
+        idle = connect(port)
+    idle.close()
+    print("ok: clean shutdown on SIGTERM")
+
+
+if __name__ == "__main__":
+    main()

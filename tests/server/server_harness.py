@@ -1,0 +1,98 @@
+"""Starts feedcore-server for an integration test and always stops it.
+
+The server listens on 127.0.0.1 with port 0 (the system picks a free port,
+the server prints it), so tests never collide on a port. `running_server`
+is a context manager: on exit it sends SIGTERM, checks that the server
+stopped cleanly, and kills it if it did not stop in time.
+"""
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+STARTUP_TIMEOUT_S = 10
+SHUTDOWN_TIMEOUT_S = 10
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def require_tool(name, package):
+    path = shutil.which(name)
+    if path is None:
+        fail(f"{name} not found; install the Debian package {package} "
+             "(scripts/install-deps does)")
+    return path
+
+
+@contextlib.contextmanager
+def running_server(server_binary, *flags):
+    if not os.access(server_binary, os.X_OK):
+        fail(f"server binary {server_binary} is missing or not executable")
+    process = subprocess.Popen(
+        [server_binary, "--address=127.0.0.1", "--port=0", "--threads=2",
+         *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped_cleanly = False
+    try:
+        port = _read_port(process)
+        yield port
+        process.send_signal(signal.SIGTERM)
+        try:
+            code = process.wait(timeout=SHUTDOWN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            fail(f"server did not stop within {SHUTDOWN_TIMEOUT_S} s "
+                 "of SIGTERM")
+        rest = process.stdout.read()
+        if code != 0 or "feedcore-server stopped" not in rest:
+            fail(f"server did not stop cleanly: exit code {code}, "
+                 f"stdout {rest!r}, stderr {process.stderr.read()!r}")
+        stopped_cleanly = True
+    finally:
+        if not stopped_cleanly and process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _read_port(process):
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    line = ""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.1)
+        if ready:
+            line = process.stdout.readline()
+            break
+        if process.poll() is not None:
+            break
+    prefix = "feedcore-server listening on 127.0.0.1:"
+    if not line.startswith(prefix):
+        process.kill()
+        process.wait()
+        fail(f"server did not start: stdout {line!r}, "
+             f"stderr {process.stderr.read()!r}")
+    return int(line[len(prefix):])
+
+
+def connect(port, timeout=10):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def read_until_closed(sock, limit=1 << 20):
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    while len(data) < limit:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    return data
