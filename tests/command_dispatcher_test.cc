@@ -265,6 +265,10 @@ TEST_CASE("ZRANGE by rank in both orders, with negative indices") {
   CHECK(f.Run({"ZRANGE", "lb", "-3", "100", "REV"}) == members({3, 2, 1}));
   CHECK(f.Run({"ZRANGE", "lb", "0", "-1"}) ==
         members({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  CHECK(f.Run({"ZRANGE", "lb", "7", "9223372036854775807", "REV"}) ==
+        members({3, 2, 1}));
+  CHECK(f.Run({"ZRANGE", "lb", "-9223372036854775808", "1"}) ==
+        members({1, 2}));
   CHECK(f.Run({"ZRANGE", "lb", "5", "2"}) == "*0\r\n");
   CHECK(f.Run({"ZRANGE", "lb", "20", "30"}) == "*0\r\n");
   CHECK(f.Run({"ZRANGE", "nokey", "0", "-1"}) == "*0\r\n");

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -239,22 +240,23 @@ void Zcard(CommandCall& call) {
 // clamped, an empty range gives nothing.
 std::vector<LeaderboardEntry> ReadRange(const Leaderboard& board, int64_t start,
                                         int64_t stop, LeaderboardOrder order) {
-  const int64_t size = static_cast<int64_t>(board.Size());
-  if (start < 0) start += size;
-  if (stop < 0) stop += size;
-  start = std::max<int64_t>(start, 0);
-  stop = std::min<int64_t>(stop, size - 1);
   std::vector<LeaderboardEntry> entries;
+  // Only negative indices need the size (a read of every partition); the
+  // end of the board clamps the others by itself.
+  if (start < 0 || stop < 0) {
+    const int64_t size = static_cast<int64_t>(board.Size());
+    if (start < 0) start += size;
+    if (stop < 0) stop += size;
+  }
+  start = std::max<int64_t>(start, 0);
   if (start > stop) return entries;
-  const size_t wanted = static_cast<size_t>(stop - start + 1);
+  const uint64_t end = static_cast<uint64_t>(stop) + 1;  // exclusive rank
   const size_t page_size = board.options().max_page_size;
   // The top of the board is one TopK call: one consistent snapshot.
-  if (order == LeaderboardOrder::kBestFirst &&
-      static_cast<size_t>(stop) < page_size) {
+  if (order == LeaderboardOrder::kBestFirst && end <= page_size) {
     absl::StatusOr<std::vector<LeaderboardEntry>> top =
-        board.TopK(static_cast<size_t>(stop) + 1);
-    if (!top.ok()) return entries;
-    if (static_cast<size_t>(start) < top->size()) {
+        board.TopK(static_cast<size_t>(end));
+    if (top.ok() && static_cast<size_t>(start) < top->size()) {
       entries.assign(top->begin() + start, top->end());
     }
     return entries;
@@ -263,21 +265,17 @@ std::vector<LeaderboardEntry> ReadRange(const Leaderboard& board, int64_t start,
   // and skip the first `start` entries. Each page is its own snapshot.
   LeaderboardReadOptions read;
   read.order = order;
-  read.limit = page_size;
-  size_t skip = static_cast<size_t>(start);
-  entries.reserve(std::min<size_t>(wanted, 1 << 16));
-  while (entries.size() < wanted) {
+  uint64_t rank = 0;  // of the next entry read
+  while (rank < end) {
+    read.limit = static_cast<size_t>(std::min<uint64_t>(page_size, end - rank));
     absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
     if (!page.ok()) break;
     for (const LeaderboardEntry& entry : page->entries) {
-      if (skip > 0) {
-        --skip;
-      } else if (entries.size() < wanted) {
-        entries.push_back(entry);
-      }
+      if (rank >= static_cast<uint64_t>(start)) entries.push_back(entry);
+      ++rank;
     }
-    if (page->next_cursor.empty()) break;
-    read.cursor = page->next_cursor;
+    if (page->next_cursor.empty() || page->entries.empty()) break;
+    read.cursor = std::move(page->next_cursor);
   }
   return entries;
 }
@@ -289,12 +287,13 @@ void WriteRange(CommandCall& call, const SortedSet* set,
   // RESP3 pairs each member with its score, as Redis 7 does; RESP2
   // alternates them in one flat array.
   const bool pairs = with_scores && reply.resp3();
+  const std::vector<std::string> names = set->members.NamesOf(entries);
   reply.ArrayHeader(with_scores && !pairs ? entries.size() * 2
                                           : entries.size());
-  for (const LeaderboardEntry& entry : entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
     if (pairs) reply.ArrayHeader(2);
-    reply.Bulk(set->members.NameOf(entry.member));
-    if (with_scores) reply.Score(entry.score);
+    reply.Bulk(names[i]);
+    if (with_scores) reply.Score(entries[i].score);
   }
 }
 

@@ -24,10 +24,17 @@ std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
   return std::nullopt;
 }
 
-std::string MemberDictionary::NameOf(MemberId id) const {
+std::vector<std::string> MemberDictionary::NamesOf(
+    const std::vector<LeaderboardEntry>& entries) const {
+  std::vector<std::string> names;
+  names.reserve(entries.size());
   std::shared_lock lock(mutex_);
-  if (id == 0 || id > names_.size()) return std::string();
-  return names_[id - 1];
+  for (const LeaderboardEntry& entry : entries) {
+    const MemberId id = entry.member;
+    names.push_back(id == 0 || id > names_.size() ? std::string()
+                                                  : names_[id - 1]);
+  }
+  return names;
 }
 
 size_t MemberDictionary::size() const {

@@ -46,9 +46,11 @@ class MemberDictionary {
   MemberId Intern(absl::string_view name);
   // The id of `name`, or nullopt if it was never added.
   std::optional<MemberId> Find(absl::string_view name) const;
-  // The name of `id`; empty if `id` was never assigned (callers only pass
-  // ids read from the key's own board, which all have names).
-  std::string NameOf(MemberId id) const;
+  // The names of the entries' members, in order, under one lock. A name is
+  // empty for an id never assigned (callers only pass entries read from the
+  // key's own board, whose ids all have names).
+  std::vector<std::string> NamesOf(
+      const std::vector<LeaderboardEntry>& entries) const;
   size_t size() const;
 
  private:
