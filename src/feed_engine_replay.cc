@@ -36,6 +36,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
   auto shard_of = [&](EntityId owner) -> Shard& {
     return shards_[feed == FeedKind::kWorld ? r.domain : ShardIndex(owner)];
   };
+  if (r.kind >= ChangeKind::kBoardCreate && r.kind <= ChangeKind::kBoardClear) {
+    return Malformed(r, "a leaderboard record is not for the feed engine");
+  }
   const bool is_store_record = r.kind == ChangeKind::kActivityStore ||
                                r.kind == ChangeKind::kActivityRetract ||
                                r.kind == ChangeKind::kActivityExpire;
@@ -204,6 +207,12 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       }
       return absl::OkStatus();
     }
+    case ChangeKind::kBoardCreate:
+    case ChangeKind::kBoardDrop:
+    case ChangeKind::kScoreSet:
+    case ChangeKind::kScoreRemove:
+    case ChangeKind::kBoardClear:
+      return Malformed(r, "a leaderboard record is not for the feed engine");
   }
   return Malformed(r, "unknown kind");
 }

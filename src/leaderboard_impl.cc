@@ -20,9 +20,6 @@
 namespace feedcore::internal {
 namespace {
 
-// Decides skiplist node heights. Fixed, so layouts are reproducible.
-constexpr uint64_t kHeightSeed = 0x6c6561646572626fULL;
-
 // A board's id tells its cursors from other boards' cursors. It is a hash
 // of the board's address: distinct for boards alive at the same time, with
 // no state shared between boards. A board created later at the address of
@@ -158,15 +155,23 @@ absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
   auto [it, inserted] = data.members.try_emplace(member, nullptr);
+  uint64_t seq = 0;
   if (inserted) {
     try {
-      it->second = data.list.Insert(RankKey{score, NextSeq(), member});
+      seq = NextSeq();
+      it->second = data.list.Insert(RankKey{score, seq, member});
     } catch (...) {
       data.members.erase(it);  // keep map and list in step if out of memory
       throw;
     }
   } else if (it->second->key().score != score) {
-    data.list.Update(it->second, RankKey{score, NextSeq(), member});
+    seq = NextSeq();
+    data.list.Update(it->second, RankKey{score, seq, member});
+  } else {
+    return absl::OkStatus();  // unchanged: nothing to record
+  }
+  if (recording_ != nullptr) {
+    Record(ChangeKind::kScoreSet, PartitionOf(member), member, score, seq);
   }
   return absl::OkStatus();
 }
@@ -178,11 +183,15 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
   PartitionData& data = *partition.data;
   auto [it, inserted] = data.members.try_emplace(member, nullptr);
   if (inserted) {
+    const uint64_t seq = NextSeq();
     try {
-      it->second = data.list.Insert(RankKey{delta, NextSeq(), member});
+      it->second = data.list.Insert(RankKey{delta, seq, member});
     } catch (...) {
       data.members.erase(it);
       throw;
+    }
+    if (recording_ != nullptr) {
+      Record(ChangeKind::kScoreSet, PartitionOf(member), member, delta, seq);
     }
     return delta;
   }
@@ -196,7 +205,12 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
                      " is outside the int64 range; the score is unchanged"));
   }
   if (delta != 0) {
-    data.list.Update(node, RankKey{new_score, NextSeq(), member});
+    const uint64_t seq = NextSeq();
+    data.list.Update(node, RankKey{new_score, seq, member});
+    if (recording_ != nullptr) {
+      Record(ChangeKind::kScoreSet, PartitionOf(member), member, new_score,
+             seq);
+    }
   }
   return new_score;
 }
@@ -209,6 +223,9 @@ absl::Status LeaderboardImpl::Remove(MemberId member) {
   if (it == data.members.end()) return MemberNotFound(member);
   data.list.Erase(it->second);
   data.members.erase(it);
+  if (recording_ != nullptr) {
+    Record(ChangeKind::kScoreRemove, PartitionOf(member), member, 0, 0);
+  }
   return absl::OkStatus();
 }
 
@@ -223,6 +240,7 @@ void LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
   for (size_t p = 0; p < options_.partitions; ++p) {
     partitions_[p].data.swap(swapped[p]);
+    if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
   for (size_t p = options_.partitions; p-- > 0;) partitions_[p].mu.Unlock();
 }

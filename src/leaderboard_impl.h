@@ -25,11 +25,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
+#include "change_log.h"
 #include "feedcore/leaderboard.h"
 #include "mutex.h"
 #include "node_arena.h"
@@ -78,6 +81,31 @@ class LeaderboardImpl final : public Leaderboard {
   // nodes, each in the right partition. For tests.
   bool CheckInvariants() const;
 
+  // --- Change stream and snapshots (leaderboard_replay.cc) ---
+
+  // Records every later change of this board in `log` as board `name`,
+  // generation `generation`. Called once, before the board is shared.
+  void StartRecording(ChangeLog* log, std::string name, uint64_t generation);
+
+  // Make a recorded change exactly as recorded (and record it, if this
+  // board records).
+  void ApplyScore(MemberId member, int64_t score, uint64_t update_sequence);
+  void ApplyRemove(MemberId member);
+  void ApplyClear(size_t partition);
+
+  // Appends partition `p`'s members (member, score, update sequence),
+  // copied under its lock held shared, to `out`, and returns `log`'s next
+  // sequence number read under that lock (0 without a log).
+  uint64_t SerializePartition(size_t p, const ChangeLog* log,
+                              std::string* out) const;
+  // Loads what SerializePartition wrote into an empty partition. DataLoss
+  // naming what is wrong when `bytes` is malformed.
+  absl::Status LoadPartition(size_t p, std::string_view bytes);
+  // The next update sequence this board would hand out.
+  uint64_t next_update_sequence() const {
+    return next_seq_.load(std::memory_order_relaxed) + 1;
+  }
+
  private:
   using Node = RankedSkiplist::Node;
 
@@ -94,6 +122,22 @@ class LeaderboardImpl final : public Leaderboard {
   };
 
   class SharedSnapshot;
+
+  // Decides skiplist node heights. Fixed, so layouts are reproducible.
+  static constexpr uint64_t kHeightSeed = 0x6c6561646572626fULL;
+
+  struct Recording {
+    ChangeLog* log;
+    std::string name;
+    uint64_t generation;
+  };
+  // Appends a record of a change to `partition` (whose lock is held
+  // exclusively). REQUIRES: recording_.
+  void Record(ChangeKind kind, size_t partition, MemberId member, int64_t score,
+              uint64_t update_sequence) const;
+  // Puts `member` at `key` in `data` (inserting or moving it).
+  static void PlaceLocked(PartitionData& data, MemberId member,
+                          const RankKey& key);
 
   // The update sequence for a score change being applied now.
   uint64_t NextSeq();
@@ -114,6 +158,8 @@ class LeaderboardImpl final : public Leaderboard {
   // from the read-only fields above: every writer of every partition
   // increments it.
   alignas(64) std::atomic<uint64_t> next_seq_{0};
+  // Set before the board is shared; null when nothing is recorded.
+  std::unique_ptr<const Recording> recording_;
 };
 
 }  // namespace feedcore::internal

@@ -6,8 +6,12 @@
 //            | payload
 // Sections, in this order: kOptions (u64 shards, u64 max_timeline_length,
 // u64 world_timeline_length), one kDomain per domain in index order (u64
-// cut, then FeedEngineImpl::SerializeDomain's bytes), kTrailer (u64
-// sequence, u64 domains).
+// cut, then FeedEngineImpl::SerializeDomain's bytes), kRegistry (u64 cut,
+// u64 next generation, u64 boards, then per board: name, u64 generation,
+// u64 partitions, u8 tie-break, u64 max_page_size, u64 next update
+// sequence), one kPartition per partition of each board in that order (u64
+// cut, then LeaderboardImpl::SerializePartition's bytes), kTrailer (u64
+// sequence, u64 domains, u64 boards).
 #include "feedcore/snapshot.h"
 
 #include <errno.h>
@@ -22,10 +26,14 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "byte_codec.h"
 #include "feed_engine_impl.h"
+#include "leaderboard_impl.h"
+#include "leaderboard_options.h"
+#include "leaderboard_registry_access.h"
 
 namespace feedcore {
 namespace {
@@ -33,6 +41,8 @@ namespace {
 using internal::ByteReader;
 using internal::ByteWriter;
 using internal::FeedEngineImpl;
+using internal::LeaderboardImpl;
+using internal::RegistryAccess;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 constexpr uint32_t kFormatVersion = 1;
@@ -40,7 +50,15 @@ constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;
 
-enum SectionType : uint32_t { kOptions = 1, kDomain = 2, kTrailer = 3 };
+enum SectionType : uint32_t {
+  kOptions = 1,
+  kDomain = 2,
+  kTrailer = 3,
+  kRegistry = 4,
+  kPartition = 5,
+};
+// Bytes of a board's entry in the registry section with an empty name.
+constexpr size_t kBoardEntryBytes = 8 + 8 + 8 + 1 + 8 + 8;
 
 uint64_t Checksum(std::string_view bytes) {
   return XXH3_64bits_withSeed(bytes.data(), bytes.size(), kChecksumSeed);
@@ -211,16 +229,28 @@ absl::Status ReadSection(SnapshotFile& file, size_t number, Section* out) {
   return absl::OkStatus();
 }
 
+// What a snapshot holds of one board: where each partition's copy was cut.
+struct BoardCuts {
+  std::vector<uint64_t> partitions;
+};
+
 class ReplicaImpl final : public Replica {
  public:
-  ReplicaImpl(std::unique_ptr<FeedEngine> engine, std::vector<uint64_t> cuts,
+  ReplicaImpl(std::unique_ptr<FeedEngine> engine,
+              std::unique_ptr<LeaderboardRegistry> boards,
+              std::vector<uint64_t> domain_cuts, uint64_t registry_cut,
+              absl::flat_hash_map<uint64_t, BoardCuts> board_cuts,
               uint64_t sequence)
       : engine_(std::move(engine)),
         impl_(static_cast<FeedEngineImpl*>(engine_.get())),
-        cuts_(std::move(cuts)),
+        boards_(std::move(boards)),
+        domain_cuts_(std::move(domain_cuts)),
+        registry_cut_(registry_cut),
+        board_cuts_(std::move(board_cuts)),
         sequence_(sequence) {}
 
   FeedEngine& engine() override { return *engine_; }
+  LeaderboardRegistry& boards() override { return *boards_; }
   uint64_t sequence() const override { return sequence_; }
   uint64_t applied() const override { return applied_; }
   uint64_t skipped() const override { return skipped_; }
@@ -238,25 +268,90 @@ class ReplicaImpl final : public Replica {
           "replica: record ", record.sequence, " follows ", last_,
           record.sequence <= last_ ? " (out of order)" : " (records missing)"));
     }
-    if (record.domain >= cuts_.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("replica: record ", record.sequence, " names domain ",
-                       record.domain, "; the source has ", cuts_.size()));
-    }
-    if (record.sequence < cuts_[record.domain]) {
-      ++skipped_;
-    } else {
-      if (absl::Status s = impl_->ApplyChange(record); !s.ok()) return s;
-      ++applied_;
-    }
+    absl::StatusOr<bool> applied = IsLeaderboardRecord(record)
+                                       ? ApplyToBoards(record)
+                                       : ApplyToEngine(record);
+    if (!applied.ok()) return applied.status();
+    ++(*applied ? applied_ : skipped_);
     last_ = record.sequence;
     return absl::OkStatus();
   }
 
  private:
+  static bool IsLeaderboardRecord(const ChangeRecord& r) {
+    return r.kind >= ChangeKind::kBoardCreate &&
+           r.kind <= ChangeKind::kBoardClear;
+  }
+
+  // True if applied, false if skipped (the snapshot holds it).
+  absl::StatusOr<bool> ApplyToEngine(const ChangeRecord& record) {
+    if (record.domain >= domain_cuts_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "replica: record ", record.sequence, " names domain ", record.domain,
+          "; the source has ", domain_cuts_.size()));
+    }
+    if (record.sequence < domain_cuts_[record.domain]) return false;
+    if (absl::Status s = impl_->ApplyChange(record); !s.ok()) return s;
+    return true;
+  }
+
+  absl::StatusOr<bool> ApplyToBoards(const ChangeRecord& r) {
+    if (absl::Status s = internal::ValidateLeaderboardName(r.board); !s.ok()) {
+      return s;
+    }
+    if (r.kind == ChangeKind::kBoardCreate ||
+        r.kind == ChangeKind::kBoardDrop) {
+      if (r.sequence < registry_cut_) return false;
+      if (r.kind == ChangeKind::kBoardDrop) {
+        RegistryAccess::Drop(*boards_, r.board, r.board_generation);
+        return true;
+      }
+      if (absl::Status s =
+              internal::ValidateLeaderboardOptions(r.board_options);
+          !s.ok()) {
+        return s;
+      }
+      RegistryAccess::Install(*boards_, r.board, r.board_options,
+                              r.board_generation, /*record=*/true);
+      return true;
+    }
+    // A board dropped (or replaced) since: its records change nothing.
+    std::shared_ptr<LeaderboardImpl> board =
+        RegistryAccess::Find(*boards_, r.board, r.board_generation);
+    if (board == nullptr) return false;
+    if (r.domain >= board->options().partitions ||
+        (r.kind != ChangeKind::kBoardClear &&
+         board->PartitionOf(r.entity) != r.domain)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "replica: record ", r.sequence, " names partition ", r.domain,
+          " of board \"", r.board, "\", which does not hold it"));
+    }
+    auto cuts = board_cuts_.find(r.board_generation);
+    if (cuts != board_cuts_.end() &&
+        r.sequence < cuts->second.partitions[r.domain]) {
+      return false;
+    }
+    switch (r.kind) {
+      case ChangeKind::kScoreSet:
+        board->ApplyScore(r.entity, r.score, r.update_sequence);
+        break;
+      case ChangeKind::kScoreRemove:
+        board->ApplyRemove(r.entity);
+        break;
+      default:
+        board->ApplyClear(r.domain);
+        break;
+    }
+    return true;
+  }
+
   const std::unique_ptr<FeedEngine> engine_;
   FeedEngineImpl* const impl_;
-  const std::vector<uint64_t> cuts_;
+  const std::unique_ptr<LeaderboardRegistry> boards_;
+  const std::vector<uint64_t> domain_cuts_;
+  const uint64_t registry_cut_;
+  // By board generation.
+  const absl::flat_hash_map<uint64_t, BoardCuts> board_cuts_;
   const uint64_t sequence_;
   uint64_t last_ = 0;
   uint64_t applied_ = 0;
@@ -274,7 +369,8 @@ absl::Status CheckOption(absl::string_view name, uint64_t want, uint64_t have) {
 }  // namespace
 
 absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
-                                          const std::string& path) {
+                                          const std::string& path,
+                                          const LeaderboardRegistry* boards) {
   const auto* impl = dynamic_cast<const FeedEngineImpl*>(&engine);
   if (impl == nullptr) {
     return absl::InvalidArgumentError(
@@ -283,8 +379,25 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   if (path.empty()) {
     return absl::InvalidArgumentError("SaveSnapshot: the path is empty");
   }
+  if (boards != nullptr && RegistryAccess::log(*boards) != nullptr &&
+      impl->change_log() != nullptr &&
+      RegistryAccess::log(*boards) != impl->change_log()) {
+    return absl::InvalidArgumentError(
+        "SaveSnapshot: the engine and the leaderboard registry record into "
+        "different change streams; a replica needs them in one");
+  }
   const EngineOptions& options = impl->options();
   const size_t domains = impl->domain_count();
+  std::vector<RegistryAccess::BoardRef> listed;
+  uint64_t registry_cut = 0;
+  uint64_t next_generation = 1;
+  size_t partitions = 0;
+  if (boards != nullptr) {
+    next_generation = RegistryAccess::NextGeneration(*boards);
+    registry_cut = RegistryAccess::List(*boards, &listed);
+    for (const auto& ref : listed)
+      partitions += ref.board->options().partitions;
+  }
   TempFile file(path + ".tmp");
   if (absl::Status s = file.Open(); !s.ok()) return s;
 
@@ -292,7 +405,7 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   ByteWriter header(&bytes);
   for (char c : kMagic) header.U8(static_cast<uint8_t>(c));
   header.U32(kFormatVersion);
-  header.U32(static_cast<uint32_t>(domains + 2));
+  header.U32(static_cast<uint32_t>(domains + partitions + 3));
   header.U64(0);
   header.U64(Checksum(bytes));
   if (absl::Status s = file.Write(bytes); !s.ok()) return s;
@@ -312,14 +425,19 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   sizing.U64(options.world_timeline_length);
   if (absl::Status s = write_section(kOptions, 0, payload); !s.ok()) return s;
 
+  // Each copy is cut at the log's position when its lock was taken; the
+  // cut goes in front of the copy's bytes.
   uint64_t sequence = std::numeric_limits<uint64_t>::max();
-  for (size_t d = 0; d < domains; ++d) {
-    payload.assign(8, '\0');  // the cut, filled in below
-    const uint64_t cut = impl->SerializeDomain(d, &payload);
+  auto cut_copy = [&](auto&& copy) {
+    payload.assign(8, '\0');
+    const uint64_t cut = copy(&payload);
     std::string cut_bytes;
     ByteWriter(&cut_bytes).U64(cut);
     payload.replace(0, 8, cut_bytes);
     sequence = std::min(sequence, cut);
+  };
+  for (size_t d = 0; d < domains; ++d) {
+    cut_copy([&](std::string* out) { return impl->SerializeDomain(d, out); });
     if (absl::Status s =
             write_section(kDomain, static_cast<uint32_t>(d), payload);
         !s.ok()) {
@@ -327,9 +445,41 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
     }
   }
   payload.clear();
+  ByteWriter registry(&payload);
+  registry.U64(registry_cut);
+  registry.U64(next_generation);
+  registry.U64(listed.size());
+  for (const auto& ref : listed) {
+    const LeaderboardOptions& o = ref.board->options();
+    registry.Bytes(ref.name);
+    registry.U64(ref.generation);
+    registry.U64(o.partitions);
+    registry.U8(o.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1);
+    registry.U64(o.max_page_size);
+    registry.U64(ref.board->next_update_sequence());
+  }
+  // 0: a registry that records nothing (or none) puts no bound on replay.
+  if (registry_cut != 0) sequence = std::min(sequence, registry_cut);
+  if (absl::Status s = write_section(kRegistry, 0, payload); !s.ok()) return s;
+  const internal::ChangeLog* board_log =
+      boards != nullptr ? RegistryAccess::log(*boards) : nullptr;
+  uint32_t index = 0;
+  for (const auto& ref : listed) {
+    for (size_t p = 0; p < ref.board->options().partitions; ++p) {
+      cut_copy([&](std::string* out) {
+        return ref.board->SerializePartition(p, board_log, out);
+      });
+      if (absl::Status s = write_section(kPartition, index++, payload);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  payload.clear();
   ByteWriter trailer(&payload);
   trailer.U64(sequence);
   trailer.U64(domains);
+  trailer.U64(listed.size());
   if (absl::Status s = write_section(kTrailer, 0, payload); !s.ok()) return s;
   if (absl::Status s = file.SyncAndClose(); !s.ok()) return s;
   if (::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
@@ -369,7 +519,7 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
     return absl::InvalidArgumentError(absl::StrCat(
         "snapshot ", path, " uses format flags ", flags, " this build lacks"));
   }
-  if (sections < 4 || sections > 2 * kMaxShards + 2) {
+  if (sections < 5 || sections > file.size() / kSectionHeaderBytes) {
     return file.Damaged(absl::StrCat("it claims ", sections, " sections"));
   }
 
@@ -383,7 +533,7 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
       !sizing.at_end()) {
     return file.Damaged("the first section is not the options section");
   }
-  if (shards == 0 || shards > kMaxShards || sections != 2 * shards + 2) {
+  if (shards == 0 || shards > kMaxShards || sections < 2 * shards + 3) {
     return file.Damaged(absl::StrCat("it claims ", shards, " shards and ",
                                      sections, " sections"));
   }
@@ -427,14 +577,104 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
       return file.Damaged(s.message());
     }
   }
-  if (absl::Status s = ReadSection(file, domains + 1, &section); !s.ok()) {
+  size_t number = domains + 1;
+  if (absl::Status s = ReadSection(file, number++, &section); !s.ok()) {
+    return s;
+  }
+  if (section.type != kRegistry || section.index != 0) {
+    return file.Damaged("the leaderboard registry section is missing");
+  }
+  auto boards =
+      std::make_unique<LeaderboardRegistry>(impl->options().change_stream);
+  ByteReader registry(section.payload);
+  const uint64_t registry_cut = registry.U64();
+  uint64_t next_generation = registry.U64();
+  const uint64_t board_count = registry.Count(kBoardEntryBytes);
+  if (registry_cut != 0) min_cut = std::min(min_cut, registry_cut);
+  struct Listed {
+    std::shared_ptr<LeaderboardImpl> board;
+    uint64_t generation;
+  };
+  std::vector<Listed> listed;
+  listed.reserve(board_count);
+  uint64_t partition_sections = 0;
+  for (uint64_t b = 0; b < board_count && registry.ok(); ++b) {
+    const std::string name(registry.Bytes());
+    const uint64_t generation = registry.U64();
+    LeaderboardOptions o;
+    o.partitions = registry.U64();
+    const uint8_t tie_break = registry.U8();
+    o.tie_break = tie_break == 0 ? TieBreak::kEarlierUpdateFirst
+                                 : TieBreak::kLowerMemberFirst;
+    o.max_page_size = registry.U64();
+    const uint64_t next_update = registry.U64();
+    if (!registry.ok()) break;
+    if (absl::Status s = internal::ValidateLeaderboardName(name); !s.ok()) {
+      return file.Damaged(absl::StrCat("board ", b, ": ", s.message()));
+    }
+    if (absl::Status s = internal::ValidateLeaderboardOptions(o);
+        !s.ok() || tie_break > 1) {
+      return file.Damaged(
+          absl::StrCat("board \"", name, "\" has invalid options"));
+    }
+    if (RegistryAccess::Find(*boards, name, generation) != nullptr ||
+        generation == 0) {
+      return file.Damaged(absl::StrCat(
+          "board \"", name, "\" is listed twice or has generation 0"));
+    }
+    partition_sections += o.partitions;
+    if (partition_sections > sections) {
+      return file.Damaged("the boards have more partitions than sections");
+    }
+    listed.push_back({RegistryAccess::Install(*boards, name, o, generation,
+                                              /*record=*/false),
+                      generation});
+    (void)next_update;  // the partitions' update sequences restore it
+    next_generation = std::max(next_generation, generation + 1);
+  }
+  if (!registry.ok() || !registry.at_end()) {
+    return file.Damaged("the leaderboard registry section is malformed");
+  }
+  if (sections != domains + 3 + partition_sections) {
+    return file.Damaged(absl::StrCat("it claims ", sections,
+                                     " sections, but its contents need ",
+                                     domains + 3 + partition_sections));
+  }
+  RegistryAccess::ReserveGenerations(*boards, next_generation);
+  absl::flat_hash_map<uint64_t, BoardCuts> board_cuts;
+  uint32_t index = 0;
+  for (const Listed& entry : listed) {
+    BoardCuts& cuts_of_board = board_cuts[entry.generation];
+    for (size_t p = 0; p < entry.board->options().partitions; ++p) {
+      if (absl::Status s = ReadSection(file, number++, &section); !s.ok()) {
+        return s;
+      }
+      if (section.type != kPartition || section.index != index++) {
+        return file.Damaged(absl::StrCat("section ", number - 1,
+                                         " should be a leaderboard partition"));
+      }
+      ByteReader cut(section.payload);
+      const uint64_t partition_cut = cut.U64();
+      if (!cut.ok()) return file.Damaged("a leaderboard partition is empty");
+      cuts_of_board.partitions.push_back(partition_cut);
+      min_cut = std::min(min_cut, partition_cut);
+      if (absl::Status s = entry.board->LoadPartition(
+              p, std::string_view(section.payload).substr(sizeof(uint64_t)));
+          !s.ok()) {
+        return file.Damaged(s.message());
+      }
+    }
+  }
+  if (absl::Status s = ReadSection(file, number++, &section); !s.ok()) {
     return s;
   }
   ByteReader trailer(section.payload);
   const uint64_t sequence = trailer.U64();
   const uint64_t trailer_domains = trailer.U64();
+  const uint64_t trailer_boards = trailer.U64();
   if (section.type != kTrailer || section.index != 0 || !trailer.ok() ||
-      !trailer.at_end() || trailer_domains != domains || sequence != min_cut) {
+      !trailer.at_end() || trailer_domains != domains ||
+      trailer_boards != listed.size() || sequence != min_cut) {
     return file.Damaged("the trailer does not match the sections");
   }
   if (file.left() != 0) {
@@ -442,7 +682,8 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
         absl::StrCat(file.left(), " unexpected bytes after the trailer"));
   }
   return std::unique_ptr<Replica>(
-      new ReplicaImpl(*std::move(engine), std::move(cuts), sequence));
+      new ReplicaImpl(*std::move(engine), std::move(boards), std::move(cuts),
+                      registry_cut, std::move(board_cuts), sequence));
 }
 
 }  // namespace feedcore

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -18,6 +19,7 @@
 #include "absl/status/status.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
 #include "social_test_util.h"
 #include "test_util.h"
 
@@ -388,6 +390,67 @@ TEST_CASE("records of every engine call") {
     CHECK(r[0]->entry.ts == kStart);
     CHECK(r[0]->entry.activity_id == 1);
   }
+}
+
+TEST_CASE("leaderboard records: create, scores, clear, drop") {
+  std::shared_ptr<ChangeStream> stream = NewStream();
+  LeaderboardRegistry registry(stream);
+  LeaderboardOptions options;
+  options.partitions = 4;
+  std::shared_ptr<Leaderboard> board =
+      registry.GetOrCreate("arena", options).value();
+  REQUIRE(board->Set(10, 500).ok());
+  REQUIRE(board->Set(10, 500).ok());  // unchanged: no record
+  REQUIRE(board->Increment(11, 7).ok());
+  REQUIRE(board->Increment(11, 0).ok());  // unchanged: no record
+  REQUIRE(board->Increment(11, 3).ok());
+  REQUIRE(board->Increment(11, std::numeric_limits<int64_t>::max())
+              .status()
+              .code() == absl::StatusCode::kOutOfRange);  // no record
+  REQUIRE(board->Remove(10).ok());
+  REQUIRE(board->Remove(10).code() == absl::StatusCode::kNotFound);
+  board->Clear();
+  REQUIRE(registry.Drop("arena").ok());
+  std::shared_ptr<Leaderboard> again =
+      registry.GetOrCreate("arena", options).value();
+  // A handle to the dropped board still records, under its generation.
+  REQUIRE(board->Set(12, 1).ok());
+
+  auto reader = stream->NewReader(StreamPosition::TrimHorizon());
+  REQUIRE(reader.ok());
+  const std::vector<ChangeRecordPtr> r = ReadAll(**reader);
+  REQUIRE(r.size() == 12);
+  CHECK(r[0]->kind == ChangeKind::kBoardCreate);
+  CHECK(r[0]->board == "arena");
+  CHECK(r[0]->board_options == options);
+  const uint64_t first_generation = r[0]->board_generation;
+  CHECK(r[1]->kind == ChangeKind::kScoreSet);
+  CHECK(r[1]->entity == 10);
+  CHECK(r[1]->score == 500);
+  CHECK(r[2]->kind == ChangeKind::kScoreSet);
+  CHECK(r[2]->entity == 11);
+  CHECK(r[2]->score == 7);
+  CHECK(r[3]->score == 10);
+  CHECK(r[3]->update_sequence > r[2]->update_sequence);
+  CHECK(r[4]->kind == ChangeKind::kScoreRemove);
+  CHECK(r[4]->entity == 10);
+  for (size_t p = 0; p < 4; ++p) {
+    CHECK(r[5 + p]->kind == ChangeKind::kBoardClear);
+    CHECK(r[5 + p]->domain == p);
+  }
+  CHECK(r[9]->kind == ChangeKind::kBoardDrop);
+  CHECK(r[9]->board_generation == first_generation);
+  CHECK(r[10]->kind == ChangeKind::kBoardCreate);
+  CHECK(r[10]->board_generation != first_generation);
+  CHECK(r[11]->kind == ChangeKind::kScoreSet);
+  CHECK(r[11]->board_generation == first_generation);
+  for (const ChangeRecordPtr& record : r) CHECK(record->board == "arena");
+
+  // Boards made outside a recording registry record nothing.
+  LeaderboardRegistry quiet;
+  REQUIRE(quiet.GetOrCreate("q")->get()->Set(1, 1).ok());
+  REQUIRE(Leaderboard::Create({}).value()->Set(1, 1).ok());
+  CHECK(stream->Stats().next_sequence == 13);
 }
 
 TEST_CASE("several readers, each at its own pace") {

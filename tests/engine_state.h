@@ -6,12 +6,15 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
 #include "social_test_util.h"
 #include "test_util.h"
 
@@ -60,6 +63,47 @@ inline std::vector<std::string> DescribeEngine(
       " activities=", s.activities, " retracted=", s.retracted_activities,
       " payload_bytes=", s.payload_bytes, " follow_edges=", s.follow_edges));
   return lines;
+}
+
+// Every board of `registry` by name: its options and every entry, best
+// first (member, score, rank); equal scores show their tie order.
+inline std::vector<std::string> DescribeBoards(
+    const LeaderboardRegistry& registry) {
+  std::vector<std::string> lines;
+  for (const std::string& name : registry.Names()) {
+    std::shared_ptr<Leaderboard> board = registry.Get(name).value();
+    const LeaderboardOptions& o = board->options();
+    std::string line =
+        absl::StrCat("board ", name, " partitions=", o.partitions,
+                     " tie_break=", static_cast<int>(o.tie_break),
+                     " max_page_size=", o.max_page_size, ":");
+    LeaderboardReadOptions read;
+    read.limit = std::min<size_t>(100, o.max_page_size);
+    for (int pages = 0;; ++pages) {
+      REQUIRE(pages < 1'000'000);
+      absl::StatusOr<LeaderboardPage> page = board->ReadPage(read);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      for (const LeaderboardEntry& e : page->entries) {
+        absl::StrAppend(&line, " ", e.member, "=", e.score, "#", e.rank);
+      }
+      if (page->next_cursor.empty()) break;
+      read.cursor = page->next_cursor;
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+// Fails the test at the first line where the two registries differ.
+inline void CheckSameBoards(const LeaderboardRegistry& expected,
+                            const LeaderboardRegistry& actual) {
+  const std::vector<std::string> want = DescribeBoards(expected);
+  const std::vector<std::string> got = DescribeBoards(actual);
+  CHECK(want.size() == got.size());
+  for (size_t i = 0; i < std::min(want.size(), got.size()); ++i) {
+    INFO("board line ", i);
+    REQUIRE(want[i] == got[i]);
+  }
 }
 
 // Fails the test at the first line where the two engines differ.

@@ -3,7 +3,8 @@
 // retract, inserts, removes, expiry) while another thread saves snapshots
 // of it. Each snapshot is loaded into a new engine, which then applies A's
 // change stream from the snapshot's sequence number; afterwards every
-// replica must hold exactly what A holds.
+// replica must hold exactly what A holds. A registry of leaderboards
+// records into the same stream and is saved and compared the same way.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "engine_state.h"
 #include "feedcore/change_stream.h"
+#include "feedcore/leaderboard.h"
 #include "feedcore/snapshot.h"
 #include "social_test_util.h"
 #include "test_util.h"
@@ -88,6 +90,43 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
   }
 }
 
+// Score changes on a few boards, with the occasional remove, clear, and
+// drop-and-recreate (the old handle keeps writing, which replicas must
+// ignore).
+void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
+  std::mt19937_64 rng(seed ^ 0x626f61726473ULL);
+  LeaderboardOptions options;
+  options.partitions = 4;
+  const std::vector<std::string> names = {"x", "y", "z"};
+  std::vector<std::shared_ptr<Leaderboard>> handles;
+  for (const std::string& name : names) {
+    handles.push_back(registry.GetOrCreate(name, options).value());
+  }
+  for (int i = 0; i < ops; ++i) {
+    const size_t b = rng() % names.size();
+    Leaderboard& board = *handles[b];
+    const MemberId member = 1 + rng() % 200;
+    const int op = static_cast<int>(rng() % 1000);
+    if (op < 500) {
+      board.Increment(member, static_cast<int64_t>(rng() % 5) - 1)
+          .IgnoreError();
+    } else if (op < 900) {
+      REQUIRE(board.Set(member, static_cast<int64_t>(rng() % 20)).ok());
+    } else if (op < 990) {
+      board.Remove(member).IgnoreError();
+    } else if (op < 995) {
+      board.Clear();
+    } else {
+      registry.Drop(names[b]).IgnoreError();
+      std::shared_ptr<Leaderboard> fresh =
+          registry.GetOrCreate(names[b], options).value();
+      // The stale handle writes once more before it is let go.
+      REQUIRE(handles[b]->Set(member, 99).ok());
+      handles[b] = std::move(fresh);
+    }
+  }
+}
+
 TEST_CASE(
     "replicas restored from snapshots taken under load catch up exactly") {
   const uint64_t seed = EnvU64("FEEDCORE_RESTORE_SEED", std::random_device{}());
@@ -102,13 +141,14 @@ TEST_CASE(
       ChangeStream::Create(stream_options).value();
   std::unique_ptr<FeedEngine> source =
       NewManualEngine(clock, SourceOptions(clock, stream));
+  LeaderboardRegistry boards(stream);
 
   const std::string base = (std::filesystem::temp_directory_path() /
                             ("feedcore-restore-" + std::to_string(::getpid())))
                                .string();
   constexpr int kThreads = 3;
   constexpr int kSnapshots = 4;
-  std::atomic<int> running{kThreads};
+  std::atomic<int> running{kThreads + 1};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -116,6 +156,10 @@ TEST_CASE(
       running.fetch_sub(1);
     });
   }
+  threads.emplace_back([&] {
+    RunBoardWorkload(boards, seed, 2 * ops);
+    running.fetch_sub(1);
+  });
   std::vector<std::string> paths;
   std::vector<uint64_t> sequences;
   for (int s = 0; s < kSnapshots; ++s) {
@@ -126,7 +170,8 @@ TEST_CASE(
       std::this_thread::yield();
     }
     paths.push_back(base + "-" + std::to_string(s));
-    absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, paths.back());
+    absl::StatusOr<SnapshotInfo> info =
+        SaveSnapshot(*source, paths.back(), &boards);
     REQUIRE_MESSAGE(info.ok(), info.status());
     sequences.push_back(info->sequence);
   }
@@ -158,6 +203,7 @@ TEST_CASE(
       }
     }
     CheckSameState(*source, (*replica)->engine(), universe);
+    testing::CheckSameBoards(boards, (*replica)->boards());
     MESSAGE("snapshot ", s, ": sequence ", sequences[s], ", applied ",
             (*replica)->applied(), ", skipped ", (*replica)->skipped());
     if (s == 0) CHECK((*replica)->applied() > 0);

@@ -23,6 +23,7 @@
 #include "byte_codec.h"
 #include "engine_state.h"
 #include "feedcore/change_stream.h"
+#include "feedcore/leaderboard.h"
 #include "social_test_util.h"
 #include "test_util.h"
 
@@ -147,6 +148,65 @@ TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
         absl::StatusCode::kFailedPrecondition);
 }
 
+// Boards of both tie-break rules, equal scores (whose order must survive),
+// negative scores, a cleared board and an empty one.
+void PopulateBoards(LeaderboardRegistry& registry) {
+  LeaderboardOptions by_time;
+  by_time.partitions = 3;
+  std::shared_ptr<Leaderboard> a = registry.GetOrCreate("a", by_time).value();
+  for (MemberId m = 1; m <= 60; ++m) {
+    REQUIRE(a->Set(m, static_cast<int64_t>(m % 7) - 3).ok());
+  }
+  REQUIRE(a->Increment(5, 2).ok());
+  REQUIRE(a->Remove(6).ok());
+  LeaderboardOptions by_id;
+  by_id.partitions = 1;
+  by_id.tie_break = TieBreak::kLowerMemberFirst;
+  by_id.max_page_size = 10;
+  std::shared_ptr<Leaderboard> b = registry.GetOrCreate("b", by_id).value();
+  for (MemberId m = 100; m > 90; --m) REQUIRE(b->Set(m, 42).ok());
+  std::shared_ptr<Leaderboard> c = registry.GetOrCreate("c").value();
+  REQUIRE(c->Set(1, 1).ok());
+  c->Clear();
+}
+
+TEST_CASE("leaderboards round-trip, tie order included") {
+  TempPath file("boards");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  LeaderboardRegistry registry;
+  PopulateBoards(registry);
+  REQUIRE(SaveSnapshot(*engine, file.path, &registry).ok());
+  absl::StatusOr<std::unique_ptr<Replica>> replica =
+      LoadSnapshot(file.path, Options(clock));
+  REQUIRE_MESSAGE(replica.ok(), replica.status());
+  LeaderboardRegistry& loaded = (*replica)->boards();
+  testing::CheckSameBoards(registry, loaded);
+  CHECK(loaded.Names() == std::vector<std::string>{"a", "b", "c"});
+  // Later updates rank after the loaded ones on both sides.
+  REQUIRE(registry.Get("a").value()->Set(1000, -2).ok());
+  REQUIRE(loaded.Get("a").value()->Set(1000, -2).ok());
+  testing::CheckSameBoards(registry, loaded);
+  // A snapshot without a registry loads with no boards.
+  REQUIRE(SaveSnapshot(*engine, file.path).ok());
+  replica = LoadSnapshot(file.path, Options(clock));
+  REQUIRE(replica.ok());
+  CHECK((*replica)->boards().size() == 0);
+}
+
+TEST_CASE("engine and registry must share their change stream") {
+  TempPath file("two-streams");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  EngineOptions options = Options(clock);
+  options.change_stream = ChangeStream::Create({}).value();
+  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, options);
+  LeaderboardRegistry registry(ChangeStream::Create({}).value());
+  const absl::Status status =
+      SaveSnapshot(*engine, file.path, &registry).status();
+  CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_FALSE(std::filesystem::exists(file.path));
+}
+
 TEST_CASE("an empty engine round-trips") {
   TempPath file("empty");
   auto clock = std::make_shared<ManualClock>(kStart);
@@ -255,7 +315,14 @@ TEST_CASE("every flipped byte and every truncation is a clean error") {
     REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
     REQUIRE(engine->Publish(MakeActivity(2, 3, kStart + 1)).ok());
     REQUIRE(engine->Retract(2).ok());
-    REQUIRE(SaveSnapshot(*engine, file.path).ok());
+    LeaderboardRegistry registry;
+    LeaderboardOptions small;
+    small.partitions = 2;
+    std::shared_ptr<Leaderboard> board =
+        registry.GetOrCreate("b", small).value();
+    REQUIRE(board->Set(1, 5).ok());
+    REQUIRE(board->Set(2, -5).ok());
+    REQUIRE(SaveSnapshot(*engine, file.path, &registry).ok());
   }
   const std::string good = ReadFile(file.path);
   REQUIRE(good.size() > 100);

@@ -60,6 +60,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "feedcore/clock.h"
+#include "feedcore/leaderboard.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
@@ -99,6 +100,23 @@ enum class ChangeKind : uint8_t {
   kMergeAdd = 12,
   // The fan-out mode of actor `entity` is now `mode`.
   kActorMode = 13,
+
+  // Leaderboards of a LeaderboardRegistry made with a change stream. Each
+  // names the board (`board`) and its `board_generation`, which tells a
+  // board from an earlier one of the same name; `domain` is the partition.
+  //
+  // The registry created `board` with `board_options`.
+  kBoardCreate = 14,
+  // The registry dropped `board`.
+  kBoardDrop = 15,
+  // Member `entity` now has `score`; `update_sequence` orders it among
+  // equal scores (TieBreak::kEarlierUpdateFirst).
+  kScoreSet = 16,
+  // Member `entity` was removed.
+  kScoreRemove = 17,
+  // Partition `domain` of the board was emptied (Clear records one per
+  // partition).
+  kBoardClear = 18,
 };
 
 // Which timeline of an entity a record is about.
@@ -127,8 +145,9 @@ struct ChangeRecord {
   // The stream clock's time when the record was appended.
   Micros time = 0;
   ChangeKind kind = ChangeKind::kTimelinePut;
-  // The engine lock (shard, or activity-store shard) the change was made
-  // under; restoring a snapshot uses it to skip what the snapshot holds.
+  // The lock the change was made under (engine shard, activity-store shard
+  // or leaderboard partition); restoring a snapshot uses it to skip what
+  // the snapshot holds.
   uint32_t domain = 0;
   FeedType feed = FeedType::kHome;
   ActorMode mode = ActorMode::kCopied;
@@ -138,6 +157,11 @@ struct ChangeRecord {
   std::vector<EntityId> owners;
   StoredEntry entry;
   std::vector<EntryKey> keys;
+  std::string board;
+  uint64_t board_generation = 0;
+  LeaderboardOptions board_options;
+  int64_t score = 0;
+  uint64_t update_sequence = 0;
 
   friend bool operator==(const ChangeRecord&, const ChangeRecord&) = default;
 };

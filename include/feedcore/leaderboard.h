@@ -117,6 +117,11 @@
 
 namespace feedcore {
 
+class ChangeStream;
+namespace internal {
+class RegistryAccess;
+}  // namespace internal
+
 // A ranked member: a player, a team, an image. Any 64-bit id.
 using MemberId = EntityId;
 
@@ -268,6 +273,13 @@ class Leaderboard {
 class LeaderboardRegistry {
  public:
   LeaderboardRegistry();
+  // A registry whose boards record every change (scores set and removed,
+  // partitions cleared, boards created and dropped) in `change_stream`
+  // (see change_stream.h), so that snapshots and replicas can include them.
+  // Null (or a stream not made by ChangeStream::Create) records nothing. Writes
+  // through a handle to a dropped board are still recorded, under that board's
+  // generation, which a replica ignores.
+  explicit LeaderboardRegistry(std::shared_ptr<ChangeStream> change_stream);
   ~LeaderboardRegistry();
   LeaderboardRegistry(const LeaderboardRegistry&) = delete;
   LeaderboardRegistry& operator=(const LeaderboardRegistry&) = delete;
@@ -293,6 +305,7 @@ class LeaderboardRegistry {
   size_t size() const;
 
  private:
+  friend class internal::RegistryAccess;
   struct State;
   const std::unique_ptr<State> state_;
 };

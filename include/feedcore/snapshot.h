@@ -62,6 +62,7 @@
 #include "absl/status/statusor.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
 
 namespace feedcore {
@@ -79,8 +80,14 @@ struct SnapshotInfo {
 // full disk or file size limit, `NotFound` for a missing directory) with
 // the system's message; `path` is then untouched and the temporary file
 // removed.
-absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
-                                          const std::string& path);
+//
+// With `boards`, the snapshot also holds every leaderboard of that registry
+// (scores, tie-break order, options). The registry and the engine must
+// record into the same change stream, or not at all (InvalidArgument
+// otherwise).
+absl::StatusOr<SnapshotInfo> SaveSnapshot(
+    const FeedEngine& engine, const std::string& path,
+    const LeaderboardRegistry* boards = nullptr);
 
 // An engine loaded from a snapshot, and the position from which it catches
 // up on its source's change stream.
@@ -90,6 +97,10 @@ class Replica {
 
   // The loaded engine. Valid until the Replica is destroyed.
   virtual FeedEngine& engine() = 0;
+
+  // The loaded leaderboards (empty if the snapshot was saved without a
+  // registry). Its boards record into the engine's change stream, if any.
+  virtual LeaderboardRegistry& boards() = 0;
 
   // The first stream sequence number to apply (the snapshot's sequence).
   virtual uint64_t sequence() const = 0;
