@@ -16,7 +16,6 @@
 #include <memory>
 #include <mutex>
 
-#include "absl/base/thread_annotations.h"
 #include "feedcore/change_stream.h"
 
 namespace feedcore::internal {
@@ -59,21 +58,24 @@ class ChangeLog final : public ChangeStream,
  private:
   // Resolves a starting position to a sequence number, or an error.
   absl::StatusOr<uint64_t> Resolve(StreamPosition position) const;
-  void TrimLocked(Micros now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // REQUIRES: mu_ held.
+  void TrimLocked(Micros now);
   static size_t BytesOf(const ChangeRecord& record);
-  absl::Status DroppedError(uint64_t position) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // REQUIRES: mu_ held.
+  absl::Status DroppedError(uint64_t position) const;
 
   const ChangeStreamOptions options_;
+  // std::mutex, for the condition variable; clang's analysis does not know
+  // it, so what it guards is said here: everything below.
   mutable std::mutex mu_;
   mutable std::condition_variable appended_;
-  mutable size_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<ChangeRecordPtr> records_ ABSL_GUARDED_BY(mu_);
-  std::deque<size_t> record_bytes_ ABSL_GUARDED_BY(mu_);
-  uint64_t first_ ABSL_GUARDED_BY(mu_) = 1;  // sequence of records_[0]
-  uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
-  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable size_t waiters_ = 0;
+  std::deque<ChangeRecordPtr> records_;
+  std::deque<size_t> record_bytes_;
+  uint64_t first_ = 1;  // sequence of records_[0]
+  uint64_t next_ = 1;
+  size_t bytes_ = 0;
+  uint64_t dropped_ = 0;
 };
 
 // Validates `options` and fills in the clock.

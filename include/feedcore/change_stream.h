@@ -18,8 +18,11 @@
 // Publish appears as an activity record followed by puts (the actor's own
 // feed, the world feed, and one record per shard group of followers), and a
 // Follow as a follower record, a following record and the back-fill puts.
-// Replaying the records in sequence order into an engine created with the
-// same options reproduces the source exactly (see snapshot.h).
+// Leaderboards of a LeaderboardRegistry made with the same stream record
+// board creation and drops, every score change (with its tie-break
+// sequence), removals and per-partition clears. Replaying the records in
+// sequence order into an engine (and registry) created with the same
+// options reproduces the source exactly (see snapshot.h).
 //
 // Sequence numbers start at 1 and increase by exactly 1 per record, with no
 // gaps: a reader that saw n and then m > n + 1 would know records were lost,

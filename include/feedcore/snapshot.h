@@ -125,7 +125,11 @@ class Replica {
 // snapshot's (InvalidArgument naming the field otherwise), because they
 // decide where entries live and what was trimmed. The new engine records
 // its own later changes in `options.change_stream`, if set; the loaded
-// state itself is not recorded there.
+// state itself is not recorded there. While a replica follows its source,
+// run it without a sweeper (`sweep_interval` 0): the source's expiry
+// records then reclaim exactly the entries the source reclaimed. With its
+// own sweeper a replica returns the same reads (expired entries are never
+// returned) but may reclaim them earlier, so Stats() can differ.
 absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
                                                       EngineOptions options);
 
