@@ -31,6 +31,7 @@
 #include "absl/strings/string_view.h"
 #include "byte_codec.h"
 #include "feed_engine_impl.h"
+#include "io_error.h"
 #include "leaderboard_impl.h"
 #include "leaderboard_options.h"
 #include "leaderboard_registry_access.h"
@@ -41,6 +42,7 @@ namespace {
 using internal::ByteReader;
 using internal::ByteWriter;
 using internal::FeedEngineImpl;
+using internal::IoError;
 using internal::LeaderboardImpl;
 using internal::RegistryAccess;
 
@@ -62,16 +64,6 @@ constexpr size_t kBoardEntryBytes = 8 + 8 + 8 + 1 + 8 + 8;
 
 uint64_t Checksum(std::string_view bytes) {
   return XXH3_64bits_withSeed(bytes.data(), bytes.size(), kChecksumSeed);
-}
-
-absl::Status IoError(absl::string_view what, const std::string& path, int err) {
-  const std::string message =
-      absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
-    return absl::ResourceExhaustedError(message);
-  }
-  if (err == ENOENT) return absl::NotFoundError(message);
-  return absl::UnavailableError(message);
 }
 
 // A file descriptor that is closed (and, unless kept, its file removed) on

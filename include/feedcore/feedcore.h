@@ -2,6 +2,7 @@
 #ifndef FEEDCORE_FEEDCORE_H_
 #define FEEDCORE_FEEDCORE_H_
 
+#include "feedcore/change_file.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
