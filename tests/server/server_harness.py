@@ -7,6 +7,7 @@ stopped cleanly, and kills it if it did not stop in time.
 """
 
 import contextlib
+import ctypes
 import os
 import select
 import shutil
@@ -33,6 +34,14 @@ def require_tool(name, package):
     return path
 
 
+def _die_with_parent():
+    """Runs in the server's process before exec: if this test process is
+    killed (a ctest timeout sends SIGKILL), the kernel kills the server
+    too, so no server outlives its test."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 @contextlib.contextmanager
 def running_server(server_binary, *flags):
     if not os.access(server_binary, os.X_OK):
@@ -40,7 +49,8 @@ def running_server(server_binary, *flags):
     process = subprocess.Popen(
         [server_binary, "--address=127.0.0.1", "--port=0", "--threads=2",
          *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_die_with_parent)
     stopped_cleanly = False
     try:
         port = _read_port(process)

@@ -30,9 +30,11 @@ if(FEEDCORE_ASIO_INCLUDE_DIR)
       COMMAND ${FEEDCORE_SYSTEM_PYTHON3}
         ${CMAKE_CURRENT_SOURCE_DIR}/server/${test_name}.py
         $<TARGET_FILE:feedcore-server>)
+    # No __pycache__ in the source tree.
     set_tests_properties(server_${test_name} PROPERTIES
       LABELS server
-      TIMEOUT 120)
+      TIMEOUT 120
+      ENVIRONMENT PYTHONDONTWRITEBYTECODE=1)
   endforeach()
 else()
   # Said loudly instead of skipped: the server should always be built.
