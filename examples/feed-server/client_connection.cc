@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "resp_writer.h"
@@ -34,11 +35,20 @@ void ConnectionTracker::Remove(const ClientConnection* connection) {
 }
 
 void ConnectionTracker::CloseAll() {
-  std::lock_guard lock(mutex_);
-  for (auto& [key, weak] : open_) {
-    if (std::shared_ptr<ClientConnection> connection = weak.lock()) {
-      connection->Close();
+  // Close outside the lock: a connection released here may be destroyed,
+  // and its destructor takes the lock to remove itself.
+  std::vector<std::shared_ptr<ClientConnection>> open;
+  {
+    std::lock_guard lock(mutex_);
+    open.reserve(open_.size());
+    for (auto& [key, weak] : open_) {
+      if (std::shared_ptr<ClientConnection> connection = weak.lock()) {
+        open.push_back(std::move(connection));
+      }
     }
+  }
+  for (const std::shared_ptr<ClientConnection>& connection : open) {
+    connection->Close();
   }
 }
 
