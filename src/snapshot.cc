@@ -371,12 +371,11 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   if (path.empty()) {
     return absl::InvalidArgumentError("SaveSnapshot: the path is empty");
   }
-  if (boards != nullptr && RegistryAccess::log(*boards) != nullptr &&
-      impl->change_log() != nullptr &&
-      RegistryAccess::log(*boards) != impl->change_log()) {
+  if (boards != nullptr && RegistryAccess::log(*boards) != impl->change_log()) {
     return absl::InvalidArgumentError(
-        "SaveSnapshot: the engine and the leaderboard registry record into "
-        "different change streams; a replica needs them in one");
+        "SaveSnapshot: the engine and the leaderboard registry must record "
+        "into the same change stream, or both into none; a replica replays "
+        "one stream");
   }
   const EngineOptions& options = impl->options();
   const size_t domains = impl->domain_count();

@@ -205,6 +205,12 @@ TEST_CASE("engine and registry must share their change stream") {
       SaveSnapshot(*engine, file.path, &registry).status();
   CHECK(status.code() == absl::StatusCode::kInvalidArgument);
   CHECK_FALSE(std::filesystem::exists(file.path));
+  // One recording and the other not is refused too.
+  LeaderboardRegistry quiet;
+  CHECK(SaveSnapshot(*engine, file.path, &quiet).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  LeaderboardRegistry shared(options.change_stream);
+  CHECK(SaveSnapshot(*engine, file.path, &shared).ok());
 }
 
 TEST_CASE("an empty engine round-trips") {
