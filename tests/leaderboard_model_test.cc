@@ -1,20 +1,21 @@
 // Model-based test of Leaderboard: long random sequences of Set, Increment
 // (including overflowing ones), Remove and Clear, for 1, 3 and 16
 // partitions and both tie-break rules. After every step the board is
-// compared with a plain reference (a map of members, sorted in full for
-// every question): TopK for a random k, Rank and Score of random members,
-// Around a random member, a whole-board read in pages of a random size and
-// order, and one more page of a long-running reader whose cursor is carried
-// across the mutations.
+// compared with the reference of leaderboard_model.h (a map of members,
+// sorted in full for every question): TopK for a random k, Rank and Score of
+// random members, Around a random member, a whole-board read in pages of a
+// random size and order, and one more page of a long-running reader whose
+// cursor is carried across the mutations.
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of steps per configuration.
+#include "leaderboard_model.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -31,116 +32,14 @@ namespace feedcore {
 namespace {
 
 using internal::RankKey;
-using internal::RanksAbove;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-// The reference: member -> (score, sequence of its last score change).
-class Model {
- public:
-  explicit Model(TieBreak tie_break) : tie_break_(tie_break) {}
-
-  void Set(MemberId member, int64_t score) {
-    auto it = members_.find(member);
-    if (it == members_.end()) {
-      members_[member] = {score, NextSeq(), member};
-    } else if (it->second.score != score) {
-      it->second = {score, NextSeq(), member};
-    }
-  }
-
-  // The new score, or nullopt on overflow (nothing changes).
-  std::optional<int64_t> Increment(MemberId member, int64_t delta) {
-    auto it = members_.find(member);
-    if (it == members_.end()) {
-      members_[member] = {delta, NextSeq(), member};
-      return delta;
-    }
-    int64_t sum = 0;
-    if (__builtin_add_overflow(it->second.score, delta, &sum)) {
-      return std::nullopt;
-    }
-    if (delta != 0) it->second = {sum, NextSeq(), member};
-    return sum;
-  }
-
-  bool Remove(MemberId member) { return members_.erase(member) == 1; }
-  void Clear() { members_.clear(); }
-
-  std::optional<RankKey> Find(MemberId member) const {
-    auto it = members_.find(member);
-    if (it == members_.end()) return std::nullopt;
-    return it->second;
-  }
-
-  // Every member, best first.
-  std::vector<RankKey> Sorted() const {
-    std::vector<RankKey> keys;
-    keys.reserve(members_.size());
-    for (const auto& [member, key] : members_) keys.push_back(key);
-    std::sort(keys.begin(), keys.end(), RanksAbove);
-    return keys;
-  }
-
-  size_t size() const { return members_.size(); }
-
- private:
-  uint64_t NextSeq() {
-    ++changes_;
-    return tie_break_ == TieBreak::kEarlierUpdateFirst ? changes_ : 0;
-  }
-
-  const TieBreak tie_break_;
-  uint64_t changes_ = 0;
-  std::map<MemberId, RankKey> members_;
-};
-
-std::vector<LeaderboardEntry> Entries(const std::vector<RankKey>& sorted,
-                                      size_t from, size_t to) {
-  std::vector<LeaderboardEntry> out;
-  for (size_t i = from; i < to && i < sorted.size(); ++i) {
-    out.push_back({sorted[i].member, sorted[i].score, i});
-  }
-  return out;
-}
-
-// The page the model expects after `after` (nullopt: the first page).
-// `*more` says whether entries follow; `*last` is the key of the last one.
-std::vector<LeaderboardEntry> ModelPage(const std::vector<RankKey>& sorted,
-                                        LeaderboardOrder order,
-                                        const std::optional<RankKey>& after,
-                                        size_t limit, bool* more,
-                                        RankKey* last) {
-  std::vector<LeaderboardEntry> out;
-  if (order == LeaderboardOrder::kBestFirst) {
-    size_t i = 0;
-    if (after) {
-      i = static_cast<size_t>(
-          std::upper_bound(sorted.begin(), sorted.end(), *after, RanksAbove) -
-          sorted.begin());
-    }
-    for (; i < sorted.size() && out.size() < limit; ++i) {
-      out.push_back({sorted[i].member, sorted[i].score, i});
-      *last = sorted[i];
-    }
-    *more = i < sorted.size();
-  } else {
-    size_t end = sorted.size();  // entries [0, end) are still ahead
-    if (after) {
-      end = static_cast<size_t>(
-          std::lower_bound(sorted.begin(), sorted.end(), *after, RanksAbove) -
-          sorted.begin());
-    }
-    while (end > 0 && out.size() < limit) {
-      --end;
-      out.push_back({sorted[end].member, sorted[end].score, end});
-      *last = sorted[end];
-    }
-    *more = end > 0;
-  }
-  return out;
-}
+using Model = testing::LeaderboardModel;
+using testing::ModelEntries;
+using testing::ModelPage;
+using testing::ModelRank;
 
 struct Pager {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
@@ -210,7 +109,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
 
     // TopK for a random k, and the whole board.
     const size_t k = 1 + uniform(kMaxPage);
-    CHECK(board.TopK(k).value() == Entries(sorted, 0, k));
+    CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k));
 
     // Score and Rank of a few members, present or not.
     for (int i = 0; i < 3; ++i) {
@@ -222,10 +121,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       REQUIRE(rank.ok() == key.has_value());
       if (key) {
         CHECK(*score == key->score);
-        const size_t expected = static_cast<size_t>(
-            std::lower_bound(sorted.begin(), sorted.end(), *key, RanksAbove) -
-            sorted.begin());
-        CHECK(*rank == expected);
+        CHECK(*rank == ModelRank(sorted, *key));
       } else {
         CHECK(score.status().code() == absl::StatusCode::kNotFound);
         CHECK(rank.status().code() == absl::StatusCode::kNotFound);
@@ -239,7 +135,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       const size_t after = uniform(6);
       const size_t from = at >= before ? at - before : 0;
       CHECK(board.Around(sorted[at].member, before, after).value() ==
-            Entries(sorted, from, at + after + 1));
+            ModelEntries(sorted, from, at + after + 1));
     }
 
     // The whole board in pages of a random size, in a random order.
@@ -249,7 +145,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
                                          : LeaderboardOrder::kWorstFirst;
       const size_t limit = 1 + uniform(sorted.size() < 8 ? 8 : kMaxPage);
       std::vector<LeaderboardEntry> expected =
-          Entries(sorted, 0, sorted.size());
+          ModelEntries(sorted, 0, sorted.size());
       if (order == LeaderboardOrder::kWorstFirst) {
         std::reverse(expected.begin(), expected.end());
       }

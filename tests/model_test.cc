@@ -1,7 +1,7 @@
 // Model-based test of FeedEngine: long random sequences of inserts (single,
 // fan-out, batch), removals, reads (random limits, orders, windows and
 // cursors followed across other operations), clock advances and evictions,
-// each compared exactly with a plain reference model.
+// each compared exactly with the reference model of timeline_model.h.
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of operations per configuration.
@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -23,124 +22,13 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
 #include "test_util.h"
+#include "timeline_model.h"
 
 namespace feedcore {
 namespace {
 
-using Key = std::pair<Micros, ActivityId>;
-
-struct Value {
-  EntityId actor;
-  Micros expires_at;
-};
-
-// The reference: one ordered map per owner, holding expired entries until
-// an eviction reclaims them, exactly as the engine's contract describes.
-class Model {
- public:
-  Model(size_t cap, Micros default_ttl)
-      : cap_(cap), default_ttl_(default_ttl) {}
-
-  Micros ExpiryFor(const InsertOptions& o, Micros now) const {
-    if (o.expires_at) return *o.expires_at;
-    return now + (o.ttl == 0 ? default_ttl_ : o.ttl);
-  }
-
-  void Put(EntityId owner, const TimelineEntry& e, Micros expires_at,
-           InsertResult* r) {
-    std::map<Key, Value>& tl = timelines_[owner];
-    const Key key{e.ts, e.activity_id};
-    auto it = tl.find(key);
-    if (it != tl.end()) {
-      it->second = {e.actor, expires_at};
-      ++r->replaced;
-      return;
-    }
-    if (tl.size() >= cap_ && key < tl.begin()->first) {
-      ++r->rejected_by_cap;
-      return;
-    }
-    tl[key] = {e.actor, expires_at};
-    ++r->inserted;
-    while (tl.size() > cap_) {
-      tl.erase(tl.begin());
-      ++r->trimmed;
-    }
-  }
-
-  bool Remove(EntityId owner, Key key) {
-    auto it = timelines_.find(owner);
-    return it != timelines_.end() && it->second.erase(key) > 0;
-  }
-
-  size_t CountExpired(Micros now) const {
-    size_t n = 0;
-    for (const auto& [owner, tl] : timelines_) {
-      for (const auto& [k, v] : tl) n += v.expires_at <= now;
-    }
-    return n;
-  }
-
-  void DropExpired(Micros now) {
-    for (auto& [owner, tl] : timelines_) {
-      std::erase_if(
-          tl, [now](const auto& kv) { return kv.second.expires_at <= now; });
-    }
-  }
-
-  // Visible entries of `owner` in `order` within the window, strictly after
-  // `after` when given.
-  std::vector<StoredEntry> Visible(EntityId owner, ReadOrder order,
-                                   std::optional<Micros> min_ts,
-                                   std::optional<Micros> max_ts,
-                                   std::optional<Key> after, Micros now) const {
-    std::vector<StoredEntry> out;
-    auto it = timelines_.find(owner);
-    if (it == timelines_.end()) return out;
-    auto visit = [&](const Key& k, const Value& v) {
-      if (v.expires_at <= now) return;
-      if (min_ts && k.first < *min_ts) return;
-      if (max_ts && k.first > *max_ts) return;
-      if (after) {
-        if (order == ReadOrder::kNewestFirst && !(k < *after)) return;
-        if (order == ReadOrder::kOldestFirst && !(k > *after)) return;
-      }
-      out.push_back({k.first, k.second, v.actor, v.expires_at, {}});
-    };
-    if (order == ReadOrder::kNewestFirst) {
-      for (auto e = it->second.rbegin(); e != it->second.rend(); ++e) {
-        visit(e->first, e->second);
-      }
-    } else {
-      for (const auto& [k, v] : it->second) visit(k, v);
-    }
-    return out;
-  }
-
-  size_t entries() const {
-    size_t n = 0;
-    for (const auto& [owner, tl] : timelines_) n += tl.size();
-    return n;
-  }
-  size_t timelines() const {
-    size_t n = 0;
-    for (const auto& [owner, tl] : timelines_) n += !tl.empty();
-    return n;
-  }
-  // A random stored key of `owner`, if any.
-  std::optional<Key> AnyKey(EntityId owner, std::mt19937_64& rng) const {
-    auto it = timelines_.find(owner);
-    if (it == timelines_.end() || it->second.empty()) return std::nullopt;
-    auto e = it->second.begin();
-    std::advance(e, static_cast<long>(rng() % it->second.size()));
-    return e->first;
-  }
-
- private:
-  const size_t cap_;
-  const Micros default_ttl_;
-  std::map<EntityId, std::map<Key, Value>> timelines_;
-};
+using Key = testing::TimelineModel::Key;
+using Model = testing::TimelineModel;
 
 struct Config {
   size_t shards;
