@@ -12,18 +12,21 @@
 #   make sanitize  clang builds: every test under AddressSanitizer and
 #                UndefinedBehaviorSanitizer (build-asan/), the concurrency
 #                tests under ThreadSanitizer (build-tsan/)
+#   make fuzz    clang build of the libFuzzer targets in fuzz/ (build-fuzz/),
+#                each run for FUZZ_SECONDS (default 600; CI: 60), or only
+#                FUZZ_TARGETS; a crash fails (fuzz/run-fuzzers)
 #   make format  clang-format every C++ file in place
 #   make clean   remove build/
 
 BUILD_DIR := build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CLANG_FORMAT ?= clang-format
-FORMAT_DIRS := include src tests bench examples
+FORMAT_DIRS := include src tests bench examples fuzz
 
 # Prerequisites run in the order listed (deps, then build, then the rest);
 # CMake parallelizes the compilation itself.
 .NOTPARALLEL:
-.PHONY: all deps build demo test bench sanitize asan tsan format clean
+.PHONY: all deps build demo test bench sanitize asan tsan fuzz format clean
 
 # Sanitizer builds use clang (its -Wthread-safety also checks the lock
 # annotations) and only build what the tests need. The consumer tests are
@@ -88,9 +91,23 @@ tsan:
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir build-tsan --output-on-failure -L stress
 
+# The library is built with the fuzzers' sanitizers and coverage
+# instrumentation (fuzz/CMakeLists.txt); tests, benchmarks and examples are
+# left out of this build.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+fuzz:
+	scripts/install-deps --sanitize
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEEDCORE_FUZZ=ON \
+	  -DFEEDCORE_TEST=OFF -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF \
+	  -DFEEDCORE_INSTALL=OFF
+	cmake --build build-fuzz -j$(JOBS)
+	fuzz/run-fuzzers build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 format:
 	find $(FORMAT_DIRS) -type f \( -name '*.h' -o -name '*.cc' \) -print0 \
 	  | xargs -0 -r $(CLANG_FORMAT) -i
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan build-tsan
+	rm -rf $(BUILD_DIR) build-asan build-tsan build-fuzz

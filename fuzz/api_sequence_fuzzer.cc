@@ -1,0 +1,552 @@
+// Fuzz target: arbitrary sequences of API calls on a FeedEngine and a
+// Leaderboard, each answer compared with the reference models the
+// model-based tests use (tests/timeline_model.h, tests/leaderboard_model.h).
+//
+// The input chooses the configuration (shards, timeline cap, page size,
+// partitions, tie-break) and then one call after another: Insert,
+// InsertFanout, InsertBatch (valid or with a bad argument), Remove, paged
+// reads in either order with windows and cursors kept across other calls,
+// clock advances, EvictExpired with any budget, and on the board Set,
+// Increment (overflow included), Remove, Clear, Score, Rank, TopK, Around
+// and ReadPage with any k, limit or neighbour count. A call that must fail
+// must fail with the documented code and change nothing; every other answer
+// must equal the model's. The model tests draw the same calls from a seeded
+// generator; here libFuzzer steers them towards new code.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/clock.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
+#include "feedcore/options.h"
+#include "fuzz_check.h"
+#include "fuzz_input.h"
+#include "leaderboard_impl.h"
+#include "leaderboard_model.h"
+#include "ranked_skiplist.h"
+#include "timeline_model.h"
+
+namespace feedcore::fuzz {
+namespace {
+
+using Key = testing::TimelineModel::Key;
+using internal::RankKey;
+
+constexpr Micros kDefaultTtl = 400;
+
+bool SameCounts(const InsertResult& a, const InsertResult& b) {
+  return a.inserted == b.inserted && a.replaced == b.replaced &&
+         a.rejected_by_cap == b.rejected_by_cap && a.trimmed == b.trimmed;
+}
+
+// A paging walk kept open across other calls.
+struct Walk {
+  EntityId owner;
+  ReadOrder order;
+  std::optional<Micros> min_ts, max_ts;
+  std::string cursor;
+  Key last;
+};
+
+struct BoardWalk {
+  LeaderboardOrder order = LeaderboardOrder::kBestFirst;
+  std::string cursor;
+  std::optional<RankKey> after;
+};
+
+class Driver {
+ public:
+  explicit Driver(FuzzInput& in)
+      : in_(in),
+        clock_(std::make_shared<ManualClock>(1'000'000)),
+        shards_(1 + in.Below(4)),
+        cap_(1 + in.Below(8)),
+        max_page_(1 + in.Below(6)),
+        owners_(1 + in.Below(4)),
+        board_page_(1 + in.Below(8)),
+        tie_break_(in.Bool() ? TieBreak::kLowerMemberFirst
+                             : TieBreak::kEarlierUpdateFirst),
+        model_(cap_, kDefaultTtl),
+        board_({.partitions = 1 + in.Below(4),
+                .tie_break = tie_break_,
+                .max_page_size = board_page_}),
+        board_model_(tie_break_) {
+    EngineOptions options;
+    options.shards = shards_;
+    options.max_timeline_length = cap_;
+    options.max_page_size = max_page_;
+    options.default_ttl = kDefaultTtl;
+    options.sweep_interval = 0;
+    options.fanout_threads = 0;
+    options.clock = clock_;
+    engine_ = FeedEngine::Create(options).value();
+  }
+
+  void Run() {
+    while (!in_.empty()) {
+      switch (in_.Below(16)) {
+        case 0:
+        case 1:
+          Insert();
+          break;
+        case 2:
+          Fanout();
+          break;
+        case 3:
+          Batch();
+          break;
+        case 4:
+          Remove();
+          break;
+        case 5:
+          Read();
+          break;
+        case 6:
+          Continue();
+          break;
+        case 7:
+          clock_->Advance(static_cast<Micros>(in_.Below(80)));
+          break;
+        case 8:
+          Evict();
+          break;
+        case 9:
+        case 10:
+          BoardWrite();
+          break;
+        case 11:
+          BoardQuery();
+          break;
+        case 12:
+          BoardPage();
+          break;
+        default:
+          CheckStats();
+          break;
+      }
+    }
+    CheckStats();
+    FUZZ_CHECK(board_.CheckInvariants());
+  }
+
+ private:
+  EntityId Owner() { return 1 + in_.Below(owners_); }
+
+  TimelineEntry Entry() {
+    return {static_cast<Micros>(in_.Below(64)), in_.Below(4), in_.Below(4)};
+  }
+
+  // Insert options, sometimes invalid; `*valid` says which.
+  InsertOptions Options(bool* valid) {
+    InsertOptions o;
+    *valid = true;
+    switch (in_.Below(8)) {
+      case 0:
+        o.ttl = 1 + static_cast<Micros>(in_.Below(600));
+        break;
+      case 1:
+        o.expires_at = clock_->Now() + 1 + static_cast<Micros>(in_.Below(600));
+        break;
+      case 2:
+        *valid = false;
+        o.expires_at = clock_->Now() - static_cast<Micros>(in_.Below(3));
+        break;
+      case 3:
+        *valid = false;
+        o.ttl =
+            in_.Bool() ? -1 - static_cast<Micros>(in_.Below(9)) : kMaxTtl + 1;
+        break;
+      default:
+        break;  // default_ttl
+    }
+    return o;
+  }
+
+  // Checks a write's result: the model's counts, or InvalidArgument and
+  // nothing changed.
+  void CheckWrite(const absl::StatusOr<InsertResult>& got, bool valid,
+                  const InsertResult& want, size_t entries_before) {
+    if (!valid) {
+      FUZZ_CHECK(absl::IsInvalidArgument(got.status()));
+      FUZZ_CHECK(engine_->Stats().entries == entries_before);
+      return;
+    }
+    FUZZ_CHECK(got.ok());
+    FUZZ_CHECK_DETAIL(
+        SameCounts(*got, want),
+        std::fprintf(stderr, "got %zu/%zu/%zu/%zu want %zu/%zu/%zu/%zu\n",
+                     got->inserted, got->replaced, got->rejected_by_cap,
+                     got->trimmed, want.inserted, want.replaced,
+                     want.rejected_by_cap, want.trimmed));
+  }
+
+  void Insert() {
+    const EntityId owner = Owner();
+    TimelineEntry e = Entry();
+    bool valid = true;
+    const InsertOptions o = Options(&valid);
+    if (in_.Below(16) == 0) {
+      e.ts = -1;
+      valid = false;
+    }
+    const size_t before = model_.entries();
+    InsertResult want;
+    if (valid) model_.Put(owner, e, model_.ExpiryFor(o, clock_->Now()), &want);
+    CheckWrite(engine_->Insert(owner, e, o), valid, want, before);
+  }
+
+  void Fanout() {
+    std::vector<EntityId> owners(in_.Below(2 * owners_ + 1));
+    for (EntityId& owner : owners) owner = Owner();  // duplicates allowed
+    const TimelineEntry e = Entry();
+    bool valid = true;
+    const InsertOptions o = Options(&valid);
+    const size_t before = model_.entries();
+    InsertResult want;
+    if (valid) {
+      const Micros expires_at = model_.ExpiryFor(o, clock_->Now());
+      for (const EntityId owner : owners)
+        model_.Put(owner, e, expires_at, &want);
+    }
+    CheckWrite(engine_->InsertFanout(owners, e, o), valid, want, before);
+  }
+
+  void Batch() {
+    std::vector<OwnedEntry> batch(in_.Below(9));
+    bool valid = true;
+    for (OwnedEntry& pair : batch) {
+      pair.owner = Owner();
+      pair.entry = Entry();
+      if (in_.Below(32) == 0) {
+        pair.entry.ts = -1;
+        valid = false;
+      }
+    }
+    bool options_valid = true;
+    const InsertOptions o = Options(&options_valid);
+    valid = valid && options_valid;
+    const size_t before = model_.entries();
+    InsertResult want;
+    if (valid) {
+      const Micros expires_at = model_.ExpiryFor(o, clock_->Now());
+      for (const OwnedEntry& pair : batch) {
+        model_.Put(pair.owner, pair.entry, expires_at, &want);
+      }
+    }
+    CheckWrite(engine_->InsertBatch(batch, o), valid, want, before);
+  }
+
+  void Remove() {
+    const EntityId owner = Owner();
+    Key key{static_cast<Micros>(in_.Below(64)), in_.Below(4)};
+    if (in_.Bool()) {
+      if (std::optional<Key> k = model_.KeyAt(owner, in_.U8())) key = *k;
+    }
+    const bool present = model_.Remove(owner, key);
+    const absl::Status s = engine_->Remove(owner, key.first, key.second);
+    FUZZ_CHECK(present ? s.ok() : absl::IsNotFound(s));
+  }
+
+  // Reads one page and compares it with the model.
+  Page ReadAndCompare(const Walk& walk, bool first) {
+    ReadOptions r;
+    r.limit = 1 + in_.Below(max_page_);
+    r.order = walk.order;
+    r.min_ts = walk.min_ts;
+    r.max_ts = walk.max_ts;
+    r.cursor = first ? "" : walk.cursor;
+    const std::vector<StoredEntry> visible = model_.Visible(
+        walk.owner, walk.order, walk.min_ts, walk.max_ts,
+        first ? std::nullopt : std::optional<Key>(walk.last), clock_->Now());
+    const absl::StatusOr<Page> page = engine_->ReadTimeline(walk.owner, r);
+    FUZZ_CHECK(page.ok());
+    const std::vector<StoredEntry> want(
+        visible.begin(),
+        visible.begin() + static_cast<long>(std::min(r.limit, visible.size())));
+    FUZZ_CHECK(page->entries == want);
+    FUZZ_CHECK(page->next_cursor.empty() == (visible.size() <= r.limit));
+    return *page;
+  }
+
+  void Keep(Walk walk, const Page& page) {
+    if (page.next_cursor.empty()) return;
+    walk.cursor = page.next_cursor;
+    walk.last = {page.entries.back().ts, page.entries.back().activity_id};
+    if (walks_.size() >= 4) walks_.erase(walks_.begin());
+    walks_.push_back(walk);
+  }
+
+  void Read() {
+    Walk walk{Owner(),
+              in_.Bool() ? ReadOrder::kOldestFirst : ReadOrder::kNewestFirst,
+              std::nullopt,
+              std::nullopt,
+              "",
+              {}};
+    if (in_.Below(3) == 0) {
+      const Micros a = static_cast<Micros>(in_.Below(66));
+      const Micros b = static_cast<Micros>(in_.Below(66));
+      if (in_.Bool()) walk.min_ts = std::min(a, b);
+      if (in_.Bool()) walk.max_ts = std::max(a, b);
+    }
+    if (in_.Below(16) == 0) {
+      // Bad arguments: a limit out of range, or an inverted window.
+      ReadOptions r;
+      if (in_.Bool()) {
+        r.limit = in_.Bool() ? 0 : max_page_ + 1 + in_.Below(1u << 30);
+      } else {
+        r.min_ts = 10;
+        r.max_ts = 9;
+      }
+      FUZZ_CHECK(absl::IsInvalidArgument(
+          engine_->ReadTimeline(walk.owner, r).status()));
+      return;
+    }
+    Keep(walk, ReadAndCompare(walk, /*first=*/true));
+  }
+
+  void Continue() {
+    if (walks_.empty()) return Read();
+    const size_t i = in_.Below(walks_.size());
+    Walk walk = walks_[i];
+    walks_.erase(walks_.begin() + static_cast<long>(i));
+    if (in_.Below(8) == 0) {
+      // The walk's cursor on another owner's timeline or in the other
+      // order is rejected.
+      ReadOptions r;
+      r.cursor = walk.cursor;
+      r.order = walk.order;
+      EntityId owner = walk.owner;
+      if (in_.Bool()) {
+        owner += owners_;
+      } else {
+        r.order = walk.order == ReadOrder::kNewestFirst
+                      ? ReadOrder::kOldestFirst
+                      : ReadOrder::kNewestFirst;
+      }
+      FUZZ_CHECK(
+          absl::IsInvalidArgument(engine_->ReadTimeline(owner, r).status()));
+    }
+    Keep(walk, ReadAndCompare(walk, /*first=*/false));
+  }
+
+  void Evict() {
+    const Micros now = clock_->Now();
+    const size_t expired = model_.CountExpired(now);
+    const size_t budget = in_.Bool() ? 1 + in_.Below(8) : in_.U64();
+    if (budget == 0) {
+      FUZZ_CHECK(engine_->EvictExpired(0) == 0);
+      return;
+    }
+    size_t total = 0;
+    for (;;) {
+      const size_t n = engine_->EvictExpired(budget);
+      FUZZ_CHECK(n == std::min(budget, expired - total));
+      total += n;
+      if (n < budget) break;
+    }
+    model_.DropExpired(now);
+  }
+
+  void CheckStats() {
+    const EngineStats stats = engine_->Stats();
+    FUZZ_CHECK(stats.entries == model_.entries());
+    FUZZ_CHECK(stats.timelines == model_.timelines());
+    FUZZ_CHECK(board_.Size() == board_model_.size());
+  }
+
+  MemberId Member() { return in_.Below(12); }
+
+  int64_t Score() {
+    switch (in_.Below(8)) {
+      case 0:
+        return std::numeric_limits<int64_t>::max() -
+               static_cast<int64_t>(in_.Below(3));
+      case 1:
+        return std::numeric_limits<int64_t>::min() +
+               static_cast<int64_t>(in_.Below(3));
+      case 2:
+        return in_.I64();
+      default:
+        return static_cast<int64_t>(in_.Below(9)) - 4;  // ties
+    }
+  }
+
+  void BoardWrite() {
+    const MemberId member = Member();
+    switch (in_.Below(8)) {
+      case 0:
+      case 1:
+      case 2: {
+        const int64_t score = Score();
+        FUZZ_CHECK(board_.Set(member, score).ok());
+        board_model_.Set(member, score);
+        break;
+      }
+      case 3:
+      case 4:
+      case 5: {
+        const int64_t delta = Score();
+        const absl::StatusOr<int64_t> got = board_.Increment(member, delta);
+        const std::optional<int64_t> want =
+            board_model_.Increment(member, delta);
+        FUZZ_CHECK(got.ok() == want.has_value());
+        if (want) {
+          FUZZ_CHECK(*got == *want);
+        } else {
+          FUZZ_CHECK(absl::IsOutOfRange(got.status()));
+        }
+        break;
+      }
+      case 6: {
+        const bool removed = board_model_.Remove(member);
+        const absl::Status s = board_.Remove(member);
+        FUZZ_CHECK(removed ? s.ok() : absl::IsNotFound(s));
+        break;
+      }
+      default:
+        board_.Clear();
+        board_model_.Clear();
+        break;
+    }
+  }
+
+  // A k, limit or neighbour count: mostly in range, sometimes 0 or far
+  // beyond the board's max_page_size (millions included).
+  size_t Count() {
+    switch (in_.Below(8)) {
+      case 0:
+        return 0;
+      case 1:
+        return board_page_ + 1 + in_.Below(10'000'000);
+      default:
+        return 1 + in_.Below(board_page_);
+    }
+  }
+
+  // Neighbours for Around: 0..max_page_size, sometimes far beyond.
+  size_t Neighbours() {
+    if (in_.Below(8) == 0) return board_page_ + 1 + in_.Below(10'000'000);
+    return in_.Below(board_page_ + 1);
+  }
+
+  void BoardQuery() {
+    const std::vector<RankKey> sorted = board_model_.Sorted();
+    const MemberId member = Member();
+    const std::optional<RankKey> key = board_model_.Find(member);
+    switch (in_.Below(4)) {
+      case 0: {
+        const absl::StatusOr<int64_t> score = board_.Score(member);
+        FUZZ_CHECK(score.ok() == key.has_value());
+        if (key) {
+          FUZZ_CHECK(*score == key->score);
+        } else {
+          FUZZ_CHECK(absl::IsNotFound(score.status()));
+        }
+        break;
+      }
+      case 1: {
+        const absl::StatusOr<uint64_t> rank = board_.Rank(member);
+        FUZZ_CHECK(rank.ok() == key.has_value());
+        if (key) {
+          FUZZ_CHECK(*rank == testing::ModelRank(sorted, *key));
+        } else {
+          FUZZ_CHECK(absl::IsNotFound(rank.status()));
+        }
+        break;
+      }
+      case 2: {
+        const size_t k = Count();
+        const absl::StatusOr<std::vector<LeaderboardEntry>> top =
+            board_.TopK(k);
+        if (k == 0 || k > board_page_) {
+          FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
+        } else {
+          FUZZ_CHECK(top.ok());
+          FUZZ_CHECK(*top == testing::ModelEntries(sorted, 0, k));
+        }
+        break;
+      }
+      default: {
+        const size_t before = Neighbours();
+        const size_t after = Neighbours();
+        const absl::StatusOr<std::vector<LeaderboardEntry>> around =
+            board_.Around(member, before, after);
+        if (before > board_page_ || after > board_page_) {
+          FUZZ_CHECK(absl::IsInvalidArgument(around.status()));
+        } else if (!key) {
+          FUZZ_CHECK(absl::IsNotFound(around.status()));
+        } else {
+          FUZZ_CHECK(around.ok());
+          const size_t at = testing::ModelRank(sorted, *key);
+          const size_t from = at >= before ? at - before : 0;
+          FUZZ_CHECK(*around ==
+                     testing::ModelEntries(sorted, from, at + after + 1));
+        }
+        break;
+      }
+    }
+  }
+
+  void BoardPage() {
+    if (in_.Below(4) == 0) {
+      board_walk_ = BoardWalk{};
+      board_walk_.order = in_.Bool() ? LeaderboardOrder::kWorstFirst
+                                     : LeaderboardOrder::kBestFirst;
+    }
+    LeaderboardReadOptions read;
+    read.order = board_walk_.order;
+    read.cursor = board_walk_.cursor;
+    read.limit = Count();
+    const absl::StatusOr<LeaderboardPage> page = board_.ReadPage(read);
+    if (read.limit == 0 || read.limit > board_page_) {
+      FUZZ_CHECK(absl::IsInvalidArgument(page.status()));
+      return;
+    }
+    FUZZ_CHECK(page.ok());
+    bool more = false;
+    RankKey last;
+    FUZZ_CHECK(page->entries ==
+               testing::ModelPage(board_model_.Sorted(), read.order,
+                                  board_walk_.after, read.limit, &more, &last));
+    FUZZ_CHECK(page->next_cursor.empty() == !more);
+    if (more) {
+      board_walk_.cursor = page->next_cursor;
+      board_walk_.after = last;
+    } else {
+      board_walk_ = BoardWalk{};
+    }
+  }
+
+  FuzzInput& in_;
+  std::shared_ptr<ManualClock> clock_;
+  const size_t shards_, cap_, max_page_;
+  const EntityId owners_;
+  const size_t board_page_;
+  const TieBreak tie_break_;
+  std::unique_ptr<FeedEngine> engine_;
+  testing::TimelineModel model_;
+  internal::LeaderboardImpl board_;
+  testing::LeaderboardModel board_model_;
+  std::vector<Walk> walks_;
+  BoardWalk board_walk_;
+};
+
+}  // namespace
+}  // namespace feedcore::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  feedcore::fuzz::FuzzInput in(data, size);
+  feedcore::fuzz::Driver driver(in);
+  driver.Run();
+  return 0;
+}

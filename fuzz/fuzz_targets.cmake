@@ -1,0 +1,27 @@
+# The fuzz targets, listed once. Whoever includes this file first defines
+# feedcore_fuzz_target(NAME name SOURCES file... [INCLUDES dir...]):
+# fuzz/CMakeLists.txt builds each as a libFuzzer binary (FEEDCORE_FUZZ=ON,
+# clang), fuzz/replay_tests.cmake as a plain program that replays the
+# target's committed corpus, fuzz/corpus/<name>, as a ctest.
+#
+# Every target may use the library's internals (src/), the reference models
+# of the model-based tests (tests/) and the helpers in fuzz/.
+
+feedcore_fuzz_target(NAME timeline_cursor_fuzzer
+  SOURCES timeline_cursor_fuzzer.cc)
+feedcore_fuzz_target(NAME follow_list_cursor_fuzzer
+  SOURCES follow_list_cursor_fuzzer.cc)
+feedcore_fuzz_target(NAME leaderboard_cursor_fuzzer
+  SOURCES leaderboard_cursor_fuzzer.cc)
+feedcore_fuzz_target(NAME snapshot_load_fuzzer
+  SOURCES snapshot_load_fuzzer.cc)
+feedcore_fuzz_target(NAME change_stream_position_fuzzer
+  SOURCES change_stream_position_fuzzer.cc)
+feedcore_fuzz_target(NAME api_sequence_fuzzer
+  SOURCES api_sequence_fuzzer.cc)
+# The RESP parser of feedcore-server (examples/feed-server), compiled into
+# the target itself so that it carries the same instrumentation.
+feedcore_fuzz_target(NAME resp_parser_fuzzer
+  SOURCES resp_parser_fuzzer.cc
+          ${PROJECT_SOURCE_DIR}/examples/feed-server/resp_parser.cc
+  INCLUDES ${PROJECT_SOURCE_DIR}/examples/feed-server)

@@ -1,0 +1,118 @@
+// Writes the seed corpus of snapshot_load_fuzzer: real snapshots of small
+// engines (empty; timelines only; a social graph with published, retracted
+// and expired activities and hybrid fan-out; the same with leaderboards),
+// each twice: as saved, and marked for resealing (see snapshot_file.h).
+//
+//   write_snapshot_seeds fuzz/corpus/snapshot_load_fuzzer
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "feedcore/change_stream.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
+#include "feedcore/snapshot.h"
+#include "fuzz_check.h"
+#include "snapshot_file.h"
+
+namespace feedcore::fuzz {
+namespace {
+
+std::unique_ptr<FeedEngine> NewEngine(size_t shards, bool with_stream) {
+  EngineOptions options = SnapshotEngineOptions();
+  // Earlier than the loader's clock, so that the short-lived activities
+  // are expired (but not reclaimed) when a seed is loaded.
+  options.clock = std::make_shared<ManualClock>(kSnapshotClockTime - 100);
+  options.shards = shards;
+  options.hybrid_fanout_threshold = 3;
+  options.default_ttl = 500;
+  if (with_stream) options.change_stream = ChangeStream::Create({}).value();
+  return FeedEngine::Create(options).value();
+}
+
+void Social(FeedEngine& engine) {
+  for (EntityId follower = 2; follower <= 6; ++follower) {
+    FUZZ_CHECK(engine.Follow(follower, 1).ok());
+  }
+  FUZZ_CHECK(engine.Follow(3, 2).ok());
+  for (ActivityId id = 1; id <= 12; ++id) {
+    Activity activity;
+    activity.id = id;
+    activity.actor = 1 + id % 3;
+    activity.ts = static_cast<Micros>(10 * id - id % 2);
+    activity.payload = "p" + std::to_string(id);
+    activity.ttl = id % 4 == 0 ? 5 : 0;
+    FUZZ_CHECK(engine.Publish(activity).ok());
+  }
+  FUZZ_CHECK(engine.Retract(5).ok());
+  FUZZ_CHECK(engine.Unfollow(3, 2).ok());
+}
+
+void Write(const std::filesystem::path& dir, const std::string& name,
+           const FeedEngine& engine, const LeaderboardRegistry* boards) {
+  const std::string scratch = ScratchSnapshotPath("seed.snap");
+  FUZZ_CHECK(SaveSnapshot(engine, scratch, boards).ok());
+  std::ifstream in(scratch, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::remove(scratch.c_str());
+  for (const char mode : {'\0', '\1'}) {
+    const std::filesystem::path path =
+        dir / (name + (mode == '\0' ? "_as_saved" : "_resealed"));
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.put(mode);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    FUZZ_CHECK(out.good());
+    std::printf("%s: %zu bytes\n", path.c_str(), bytes.size() + 1);
+  }
+}
+
+}  // namespace
+}  // namespace feedcore::fuzz
+
+int main(int argc, char** argv) {
+  using namespace feedcore;
+  using namespace feedcore::fuzz;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <corpus directory>\n", argv[0]);
+    return 2;
+  }
+  const std::filesystem::path dir(argv[1]);
+  std::filesystem::create_directories(dir);
+
+  Write(dir, "empty", *NewEngine(1, false), nullptr);
+
+  auto timelines = NewEngine(2, false);
+  for (EntityId owner = 1; owner <= 3; ++owner) {
+    for (ActivityId id = 1; id <= 20; ++id) {  // beyond the cap: trimmed
+      FUZZ_CHECK(
+          timelines->Insert(owner, {static_cast<Micros>(id), id, owner + 10})
+              .ok());
+    }
+  }
+  Write(dir, "timelines", *timelines, nullptr);
+
+  auto social = NewEngine(2, false);
+  Social(*social);
+  Write(dir, "social", *social, nullptr);
+
+  auto with_boards = NewEngine(2, true);
+  Social(*with_boards);
+  LeaderboardRegistry boards(with_boards->options().change_stream);
+  auto season = boards.GetOrCreate("season", {.partitions = 2}).value();
+  auto daily =
+      boards
+          .GetOrCreate("daily", {.partitions = 1,
+                                 .tie_break = TieBreak::kLowerMemberFirst,
+                                 .max_page_size = 10})
+          .value();
+  for (MemberId m = 1; m <= 9; ++m) {
+    FUZZ_CHECK(season->Set(m, static_cast<int64_t>(m % 4) - 1).ok());
+    FUZZ_CHECK(daily->Increment(m, static_cast<int64_t>(m * 3 % 5)).ok());
+  }
+  FUZZ_CHECK(season->Remove(4).ok());
+  Write(dir, "social_and_boards", *with_boards, &boards);
+  return 0;
+}
