@@ -15,6 +15,9 @@
 #   make fuzz    clang build of the libFuzzer targets in fuzz/ (build-fuzz/),
 #                each run for FUZZ_SECONDS (default 600; CI: 60), or only
 #                FUZZ_TARGETS; a crash fails (fuzz/run-fuzzers)
+#   make soak    minutes of constant load with a short TTL (feedcore_soak,
+#                Release); writes build/soak.csv and the chart docs/soak.png
+#                (SOAK_FLAGS adds flags, e.g. SOAK_FLAGS=--seconds=600)
 #   make format  clang-format every C++ file in place
 #   make clean   remove build/
 
@@ -26,7 +29,7 @@ FORMAT_DIRS := include src tests bench examples fuzz
 # Prerequisites run in the order listed (deps, then build, then the rest);
 # CMake parallelizes the compilation itself.
 .NOTPARALLEL:
-.PHONY: all deps build demo test bench sanitize asan tsan fuzz format clean
+.PHONY: all deps build demo test bench sanitize asan tsan fuzz soak format clean
 
 # Sanitizer builds use clang (its -Wthread-safety also checks the lock
 # annotations) and only build what the tests need. The consumer tests are
@@ -104,6 +107,17 @@ fuzz:
 	  -DFEEDCORE_INSTALL=OFF
 	cmake --build build-fuzz -j$(JOBS)
 	fuzz/run-fuzzers build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+SOAK_FLAGS ?=
+SOAK_CSV := $(BUILD_DIR)/soak.csv
+soak:
+	scripts/install-deps --bench
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target feedcore_soak
+	$(BUILD_DIR)/bench/feedcore_soak --csv=$(SOAK_CSV) $(SOAK_FLAGS)
+	gnuplot -e "datafile='$(SOAK_CSV)'; outfile='docs/soak.png'" \
+	  bench/soak/plot.gp
+	@echo "soak: wrote $(SOAK_CSV) and docs/soak.png"
 
 format:
 	find $(FORMAT_DIRS) -type f \( -name '*.h' -o -name '*.cc' \) -print0 \
