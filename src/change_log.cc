@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "mutex.h"
 
 namespace feedcore {
 
@@ -151,21 +152,29 @@ size_t ChangeLog::BytesOf(const ChangeRecord& record) {
 }
 
 uint64_t ChangeLog::Append(ChangeRecord&& record) {
+  // Everything that can be done outside the mutex is: it is one lock for
+  // every writer of the engine.
   const size_t bytes = BytesOf(record);
-  auto shared = std::make_shared<ChangeRecord>(std::move(record));
-  std::lock_guard<std::mutex> lock(mu_);
   const Micros now = options_.clock->Now();
-  shared->sequence = next_++;
-  shared->time = now;
-  records_.push_back(std::move(shared));
-  record_bytes_.push_back(bytes);
-  bytes_ += bytes;
-  TrimLocked(now);
-  if (waiters_ > 0) appended_.notify_all();
-  return next_ - 1;
+  record.time = now;
+  auto shared = std::make_shared<ChangeRecord>(std::move(record));
+  Trimmed trimmed;  // freed after the mutex is released
+  uint64_t sequence = 0;
+  {
+    LockSpinning(mu_);
+    std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
+    sequence = next_++;
+    shared->sequence = sequence;
+    records_.push_back(std::move(shared));
+    record_bytes_.push_back(bytes);
+    bytes_ += bytes;
+    TrimLocked(now, &trimmed);
+    if (waiters_ > 0) appended_.notify_all();
+  }
+  return sequence;
 }
 
-void ChangeLog::TrimLocked(Micros now) {
+void ChangeLog::TrimLocked(Micros now, Trimmed* trimmed) {
   const Micros oldest_kept = options_.max_age > 0
                                  ? now - options_.max_age
                                  : std::numeric_limits<Micros>::min();
@@ -175,6 +184,7 @@ void ChangeLog::TrimLocked(Micros now) {
                                  bytes_ > options_.max_bytes ||
                                  records_.front()->time < oldest_kept)) {
     bytes_ -= record_bytes_.front();
+    trimmed->push_back(std::move(records_.front()));
     records_.pop_front();
     record_bytes_.pop_front();
     ++first_;

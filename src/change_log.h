@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 
+#include "absl/container/inlined_vector.h"
 #include "feedcore/change_stream.h"
 
 namespace feedcore::internal {
@@ -58,8 +59,11 @@ class ChangeLog final : public ChangeStream,
  private:
   // Resolves a starting position to a sequence number, or an error.
   absl::StatusOr<uint64_t> Resolve(StreamPosition position) const;
-  // REQUIRES: mu_ held.
-  void TrimLocked(Micros now);
+  // Records dropped by retention, freed once the mutex is released.
+  using Trimmed = absl::InlinedVector<ChangeRecordPtr, 4>;
+  // Drops what retention no longer allows into `trimmed`. REQUIRES: mu_
+  // held.
+  void TrimLocked(Micros now, Trimmed* trimmed);
   static size_t BytesOf(const ChangeRecord& record);
   // REQUIRES: mu_ held.
   absl::Status DroppedError(uint64_t position) const;

@@ -14,6 +14,7 @@
 #ifndef FEEDCORE_SRC_MUTEX_H_
 #define FEEDCORE_SRC_MUTEX_H_
 
+#include <mutex>
 #include <shared_mutex>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,6 +25,29 @@
 
 namespace feedcore::internal {
 
+// About a microsecond of pauses: longer than a typical shard critical
+// section, much shorter than a sleep and wake-up.
+inline constexpr int kSpinsBeforeSleep = 64;
+
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Locks `mu`, spinning briefly first like SharedMutex. For std::mutex
+// critical sections that are a few pointer moves long but that a condition
+// variable also needs (so they cannot be a SharedMutex).
+inline void LockSpinning(std::mutex& mu) {
+  for (int i = 0; i < kSpinsBeforeSleep; ++i) {
+    if (mu.try_lock()) return;
+    SpinPause();
+  }
+  mu.lock();
+}
+
 class ABSL_LOCKABLE SharedMutex {
  public:
   SharedMutex() = default;
@@ -31,35 +55,23 @@ class ABSL_LOCKABLE SharedMutex {
   SharedMutex& operator=(const SharedMutex&) = delete;
 
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
-    for (int i = 0; i < kSpins; ++i) {
+    for (int i = 0; i < kSpinsBeforeSleep; ++i) {
       if (mu_.try_lock()) return;
-      Pause();
+      SpinPause();
     }
     mu_.lock();
   }
   void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
   void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() {
-    for (int i = 0; i < kSpins; ++i) {
+    for (int i = 0; i < kSpinsBeforeSleep; ++i) {
       if (mu_.try_lock_shared()) return;
-      Pause();
+      SpinPause();
     }
     mu_.lock_shared();
   }
   void ReaderUnlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock_shared(); }
 
  private:
-  // About a microsecond of pauses: longer than a typical shard critical
-  // section, much shorter than a sleep and wake-up.
-  static constexpr int kSpins = 64;
-
-  static void Pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
-
   std::shared_mutex mu_;
 };
 
