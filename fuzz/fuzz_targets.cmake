@@ -17,6 +17,8 @@ feedcore_fuzz_target(NAME snapshot_load_fuzzer
   SOURCES snapshot_load_fuzzer.cc)
 feedcore_fuzz_target(NAME change_stream_position_fuzzer
   SOURCES change_stream_position_fuzzer.cc)
+feedcore_fuzz_target(NAME change_file_fuzzer
+  SOURCES change_file_fuzzer.cc)
 feedcore_fuzz_target(NAME api_sequence_fuzzer
   SOURCES api_sequence_fuzzer.cc)
 # The RESP parser of feedcore-server (examples/feed-server), compiled into
