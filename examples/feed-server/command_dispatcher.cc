@@ -12,32 +12,33 @@
 #include "feed_commands.h"
 #include "leaderboard_commands.h"
 #include "resp_writer.h"
+#include "snapshot_commands.h"
 
 namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
-    FeedEngine* feeds, LeaderboardStore* boards) {
+    FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
         "CommandDispatcher needs a feed engine and a leaderboard store");
   }
   std::unique_ptr<CommandDispatcher> dispatcher(
-      new CommandDispatcher(feeds, boards));
+      new CommandDispatcher(feeds, boards, snapshots));
   CommandTable& table = dispatcher->table_;
-  for (auto add :
-       {AddConnectionCommands, AddFeedCommands, AddLeaderboardCommands}) {
+  // The saving commands come after the data commands they capture.
+  for (auto add : {AddConnectionCommands, AddFeedCommands,
+                   AddLeaderboardCommands, AddSnapshotCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
-  // Snapshot commands: when the engine gains snapshots, their commands
-  // (saving and loading a consistent image of feeds and boards) are
-  // registered here, after the data commands they capture.
   return dispatcher;
 }
 
 CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
-                                     LeaderboardStore* boards) {
+                                     LeaderboardStore* boards,
+                                     SnapshotSaver* snapshots) {
   context_.feeds = feeds;
   context_.boards = boards;
+  context_.snapshots = snapshots;
   context_.commands = &table_;
 }
 

@@ -20,15 +20,18 @@
 #include "command_table.h"
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
+#include "snapshot_saver.h"
 
 namespace feedcore::server {
 
 class CommandDispatcher {
  public:
-  // `feeds` and `boards` must outlive the dispatcher. InvalidArgument if
-  // either is null.
+  // `feeds`, `boards` and `snapshots` must outlive the dispatcher.
+  // InvalidArgument if `feeds` or `boards` is null. Without `snapshots`
+  // the saving commands reply that snapshots are off.
   static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
-      FeedEngine* feeds, LeaderboardStore* boards);
+      FeedEngine* feeds, LeaderboardStore* boards,
+      SnapshotSaver* snapshots = nullptr);
 
   // State for a new connection (RESP2, a fresh client id).
   SessionState NewSession() const;
@@ -42,7 +45,8 @@ class CommandDispatcher {
   const CommandTable& commands() const { return table_; }
 
  private:
-  CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards);
+  CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards,
+                    SnapshotSaver* snapshots);
 
   CommandTable table_;
   ServerContext context_;

@@ -18,6 +18,7 @@
 namespace feedcore::server {
 
 class CommandTable;
+class SnapshotSaver;
 
 // What a connection remembers between its commands.
 struct SessionState {
@@ -31,6 +32,7 @@ struct SessionState {
 struct ServerContext {
   FeedEngine* feeds = nullptr;
   LeaderboardStore* boards = nullptr;
+  SnapshotSaver* snapshots = nullptr;  // null: snapshots are off
   const CommandTable* commands = nullptr;
 };
 

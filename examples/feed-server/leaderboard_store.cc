@@ -4,8 +4,40 @@
 
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "arguments.h"
 
 namespace feedcore::server {
+namespace {
+
+// Every member on the set's board has a name in its dictionary: a loaded
+// board and dictionary come from two files, which must agree.
+absl::Status CheckEveryMemberNamed(const std::string& key,
+                                   const SortedSet& set) {
+  const size_t named = set.members.size();
+  LeaderboardReadOptions read;
+  read.limit = set.board->options().max_page_size;
+  for (;;) {
+    absl::StatusOr<LeaderboardPage> page = set.board->ReadPage(read);
+    if (!page.ok()) return page.status();
+    for (const LeaderboardEntry& entry : page->entries) {
+      if (entry.member == 0 || entry.member > named) {
+        return absl::DataLossError(absl::StrCat(
+            "sorted-set key ", Quote(key), " holds member id ", entry.member,
+            ", which has no name (", named, " names)"));
+      }
+    }
+    if (page->next_cursor.empty()) return absl::OkStatus();
+    read.cursor = std::move(page->next_cursor);
+  }
+}
+
+absl::Status CheckBoardOptions(const LeaderboardOptions& options) {
+  // Creating a throwaway board is the library's own check of the options.
+  return Leaderboard::Create(options).status();
+}
+
+}  // namespace
 
 MemberId MemberDictionary::Intern(absl::string_view name) {
   {
@@ -42,17 +74,89 @@ size_t MemberDictionary::size() const {
   return names_.size();
 }
 
+std::vector<std::string> MemberDictionary::Names() const {
+  std::shared_lock lock(mutex_);
+  return std::vector<std::string>(names_.begin(), names_.end());
+}
+
+absl::Status MemberDictionary::Restore(std::vector<std::string> names) {
+  std::unique_lock lock(mutex_);
+  if (!names_.empty()) {
+    return absl::InvalidArgumentError(
+        "only an empty member dictionary can be restored");
+  }
+  ids_.reserve(names.size());
+  for (std::string& name : names) {
+    if (!ids_.try_emplace(name, names_.size() + 1).second) {
+      const std::string message =
+          absl::StrCat("member name ", Quote(name), " is given twice");
+      ids_.clear();
+      names_.clear();
+      return absl::InvalidArgumentError(message);
+    }
+    names_.push_back(std::move(name));
+  }
+  return absl::OkStatus();
+}
+
 std::mutex& SortedSet::LockFor(absl::string_view member_name) {
   return member_locks[absl::HashOf(member_name) % kMemberLocks];
 }
 
 absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Create(
     const LeaderboardOptions& options) {
-  // Creating a throwaway board is the library's own check of the options.
-  if (auto probe = Leaderboard::Create(options); !probe.ok()) {
-    return probe.status();
+  if (absl::Status status = CheckBoardOptions(options); !status.ok()) {
+    return status;
   }
-  return std::unique_ptr<LeaderboardStore>(new LeaderboardStore(options));
+  auto registry = std::make_unique<LeaderboardRegistry>();
+  LeaderboardRegistry* borrowed = registry.get();
+  return std::unique_ptr<LeaderboardStore>(
+      new LeaderboardStore(options, std::move(registry), borrowed));
+}
+
+absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
+    const LeaderboardOptions& options, LeaderboardRegistry* registry,
+    std::vector<KeyMemberNames> names) {
+  if (registry == nullptr) {
+    return absl::InvalidArgumentError("LeaderboardStore needs a registry");
+  }
+  if (absl::Status status = CheckBoardOptions(options); !status.ok()) {
+    return status;
+  }
+  std::unique_ptr<LeaderboardStore> store(
+      new LeaderboardStore(options, nullptr, registry));
+  absl::flat_hash_map<std::string, std::vector<std::string>> by_key;
+  for (KeyMemberNames& key : names) {
+    by_key.emplace(std::move(key.key), std::move(key.names));
+  }
+  for (const std::string& key : registry->Names()) {
+    auto names_of_key = by_key.find(key);
+    if (names_of_key == by_key.end()) {
+      return absl::DataLossError(
+          absl::StrCat("sorted-set key ", Quote(key), " has no member names"));
+    }
+    absl::StatusOr<std::shared_ptr<Leaderboard>> board = registry->Get(key);
+    if (!board.ok()) return board.status();
+    auto set = std::make_shared<SortedSet>();
+    set->board = *std::move(board);
+    if (absl::Status status =
+            set->members.Restore(std::move(names_of_key->second));
+        !status.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("sorted-set key ", Quote(key), ": ", status.message()));
+    }
+    by_key.erase(names_of_key);
+    if (absl::Status status = CheckEveryMemberNamed(key, *set); !status.ok()) {
+      return status;
+    }
+    store->sets_.emplace(key, std::move(set));
+  }
+  if (!by_key.empty()) {
+    return absl::DataLossError(
+        absl::StrCat("member names are given for sorted-set key ",
+                     Quote(by_key.begin()->first), ", which has no board"));
+  }
+  return store;
 }
 
 absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
@@ -84,6 +188,20 @@ bool LeaderboardStore::Delete(absl::string_view key) {
   // holds the key exactly when sets_ does.
   registry_.Drop(key).IgnoreError();
   return true;
+}
+
+absl::StatusOr<std::vector<KeyMemberNames>> LeaderboardStore::SaveKeys(
+    absl::FunctionRef<absl::Status(const LeaderboardRegistry&)> save) const {
+  // Held shared: GetOrCreate of a new key and Delete wait, everything else
+  // goes on.
+  std::shared_lock lock(mutex_);
+  if (absl::Status status = save(registry_); !status.ok()) return status;
+  std::vector<KeyMemberNames> names;
+  names.reserve(sets_.size());
+  for (const auto& [key, set] : sets_) {
+    names.push_back({key, set->members.Names()});
+  }
+  return names;
 }
 
 size_t LeaderboardStore::size() const {

@@ -11,6 +11,15 @@
 // one), so a key's dictionary grows with the distinct names ever added to
 // it; DEL drops the key's board and its dictionary together.
 //
+// Snapshots. The boards live in a LeaderboardRegistry, under the keys'
+// names, which the library's SaveSnapshot saves; the dictionaries are
+// saved next to it (member_names_file.h). SaveKeys keeps the set of keys
+// fixed while the library saves the registry and then copies every
+// dictionary, so each saved board has its key's names: ids are only ever
+// added to a dictionary, and a key cannot be deleted and created again
+// (with a new dictionary) in between. Restore adopts a loaded registry and
+// its dictionaries, checking that they match.
+//
 // Read-modify-write commands (ZADD with NX/XX/GT/LT, counting added
 // members) need "look at the score, then change it" to be atomic per
 // member. The board's own calls are atomic one at a time, so each key also
@@ -30,9 +39,12 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "feedcore/leaderboard.h"
@@ -53,10 +65,23 @@ class MemberDictionary {
       const std::vector<LeaderboardEntry>& entries) const;
   size_t size() const;
 
+  // Every name, in id order (the i-th has id i + 1).
+  std::vector<std::string> Names() const;
+
+  // Fills an empty dictionary with `names` in id order. InvalidArgument if
+  // the dictionary is not empty or a name is given twice.
+  absl::Status Restore(std::vector<std::string> names);
+
  private:
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, MemberId> ids_;
   std::deque<std::string> names_;  // names_[id - 1]
+};
+
+// Every member name of one key, in id order: names[i] has MemberId i + 1.
+struct KeyMemberNames {
+  std::string key;
+  std::vector<std::string> names;
 };
 
 // One sorted-set key.
@@ -72,10 +97,20 @@ struct SortedSet {
 
 class LeaderboardStore {
  public:
-  // `options` apply to every board the store creates. InvalidArgument if
-  // they are out of range.
+  // An empty store with a registry of its own. `options` apply to every
+  // board the store creates. InvalidArgument if they are out of range.
   static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Create(
       const LeaderboardOptions& options);
+
+  // A store over `registry` (typically a loaded snapshot's), which must
+  // outlive it: every board of the registry becomes the key of its name,
+  // with the dictionary `names` gives that key. DataLoss, naming the key,
+  // if a board has no entry in `names`, an entry has no board, or a board
+  // holds a member id its dictionary has no name for; InvalidArgument for
+  // bad options or a null registry.
+  static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Restore(
+      const LeaderboardOptions& options, LeaderboardRegistry* registry,
+      std::vector<KeyMemberNames> names);
 
   // The key's sorted set, created empty if absent. InvalidArgument for a
   // key the registry does not accept (empty, or longer than
@@ -92,14 +127,25 @@ class LeaderboardStore {
 
   size_t size() const;
 
+  // Calls `save` with the registry while no key can be created or deleted
+  // (writes to existing keys go on), then returns every key's member names
+  // (see "Snapshots" above). Returns `save`'s error if it fails.
+  absl::StatusOr<std::vector<KeyMemberNames>> SaveKeys(
+      absl::FunctionRef<absl::Status(const LeaderboardRegistry&)> save) const;
+
   const LeaderboardOptions& options() const { return options_; }
 
  private:
-  explicit LeaderboardStore(const LeaderboardOptions& options)
-      : options_(options) {}
+  LeaderboardStore(const LeaderboardOptions& options,
+                   std::unique_ptr<LeaderboardRegistry> owned_registry,
+                   LeaderboardRegistry* registry)
+      : options_(options),
+        owned_registry_(std::move(owned_registry)),
+        registry_(*registry) {}
 
   const LeaderboardOptions options_;
-  LeaderboardRegistry registry_;
+  const std::unique_ptr<LeaderboardRegistry> owned_registry_;  // may be null
+  LeaderboardRegistry& registry_;
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
 };

@@ -3,24 +3,29 @@
 // redis-benchmark and Redis client libraries can drive them.
 //
 //   feedcore-server --port=7379 --threads=4
+//   feedcore-server --snapshot_file=/var/lib/feeds.snap --load
 //
 // Prints "feedcore-server listening on <address>:<port>" once it accepts
-// connections; stops cleanly on SIGINT or SIGTERM. docs/server.md lists the
-// commands and flags.
+// connections; stops cleanly on SIGINT or SIGTERM (saving first with
+// --snapshot_on_exit). docs/server.md lists the commands and flags.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "command_dispatcher.h"
 #include "feed_server.h"
 #include "feedcore/feedcore.h"
-#include "leaderboard_store.h"
+#include "server_data.h"
 #include "server_options.h"
+#include "snapshot_saver.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1",
           "IP address to listen on; the server has no authentication, so "
@@ -44,18 +49,60 @@ ABSL_FLAG(size_t, fanout_threads, 1,
           "worker threads that share large fan-outs with the publisher");
 ABSL_FLAG(size_t, max_payload_bytes, 64 * 1024,
           "largest activity payload FEED.PUBLISH accepts");
+ABSL_FLAG(std::string, snapshot_file, "",
+          "where SAVE, BGSAVE and --snapshot_on_exit write the snapshot "
+          "(member names go to the same path + \".names\"), and what "
+          "--load reads; empty turns snapshots off");
+ABSL_FLAG(bool, load, false,
+          "load --snapshot_file before accepting connections; a missing "
+          "file starts empty, a damaged one stops the server");
+ABSL_FLAG(bool, snapshot_on_exit, false,
+          "on SIGINT or SIGTERM, save to --snapshot_file after the last "
+          "command and before exiting");
 
 namespace {
 
 using feedcore::server::CommandDispatcher;
 using feedcore::server::FeedServer;
-using feedcore::server::LeaderboardStore;
+using feedcore::server::ServerData;
 using feedcore::server::ServerOptions;
+using feedcore::server::SnapshotSaver;
 
 int Fail(const std::string& what, const absl::Status& status) {
   std::fprintf(stderr, "feedcore-server: %s: %s\n", what.c_str(),
                std::string(status.message()).c_str());
   return EXIT_FAILURE;
+}
+
+void Log(const std::string& line) {
+  std::fprintf(stderr, "feedcore-server: %s\n", line.c_str());
+}
+
+// The data to serve: loaded from the snapshot when --load asks for it and
+// the file exists, new and empty otherwise.
+absl::StatusOr<std::unique_ptr<ServerData>> LoadOrCreateData(
+    const std::string& snapshot_file, bool load,
+    const feedcore::EngineOptions& engine_options,
+    const feedcore::LeaderboardOptions& board_options) {
+  if (load) {
+    std::error_code error;
+    const bool exists = std::filesystem::exists(snapshot_file, error);
+    if (error) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot check ", snapshot_file, ": ", error.message()));
+    }
+    if (exists) {
+      auto data =
+          ServerData::Load(snapshot_file, engine_options, board_options);
+      if (data.ok()) {
+        Log(absl::StrCat("loaded snapshot ", snapshot_file, " (",
+                         (*data)->boards().size(), " sorted-set keys)"));
+      }
+      return data;
+    }
+    Log(absl::StrCat("no snapshot at ", snapshot_file, "; starting empty"));
+  }
+  return ServerData::CreateEmpty(engine_options, board_options);
 }
 
 }  // namespace
@@ -76,19 +123,33 @@ int main(int argc, char** argv) {
   options.limits.max_inline_bytes = absl::GetFlag(FLAGS_max_inline_bytes);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
 
+  const std::string snapshot_file = absl::GetFlag(FLAGS_snapshot_file);
+  const bool load = absl::GetFlag(FLAGS_load);
+  const bool snapshot_on_exit = absl::GetFlag(FLAGS_snapshot_on_exit);
+  if (snapshot_file.empty() && (load || snapshot_on_exit)) {
+    return Fail("flags",
+                absl::InvalidArgumentError("--load and --snapshot_on_exit need "
+                                           "--snapshot_file=PATH"));
+  }
+
   feedcore::EngineOptions engine_options;
   engine_options.shards = absl::GetFlag(FLAGS_engine_shards);
   engine_options.fanout_threads = absl::GetFlag(FLAGS_fanout_threads);
   engine_options.max_payload_bytes = absl::GetFlag(FLAGS_max_payload_bytes);
-  auto engine = feedcore::FeedEngine::Create(engine_options);
-  if (!engine.ok()) return Fail("feed engine options", engine.status());
-
   feedcore::LeaderboardOptions board_options;
   board_options.partitions = absl::GetFlag(FLAGS_leaderboard_partitions);
-  auto boards = LeaderboardStore::Create(board_options);
-  if (!boards.ok()) return Fail("leaderboard options", boards.status());
+  auto data =
+      LoadOrCreateData(snapshot_file, load, engine_options, board_options);
+  if (!data.ok()) return Fail("start-up", data.status());
 
-  auto dispatcher = CommandDispatcher::Create(engine->get(), boards->get());
+  // Declared after the data it saves and before the dispatcher that uses
+  // it: destroyed after every command has finished, and waiting for a
+  // background save before the data goes.
+  SnapshotSaver saver(snapshot_file, [&data](const std::string& path) {
+    return (*data)->Save(path);
+  });
+  auto dispatcher =
+      CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver);
   if (!dispatcher.ok()) return Fail("commands", dispatcher.status());
 
   auto server = FeedServer::Create(options, dispatcher->get());
@@ -97,7 +158,15 @@ int main(int argc, char** argv) {
   std::printf("feedcore-server listening on %s:%u\n", options.address.c_str(),
               static_cast<unsigned>((*server)->port()));
   std::fflush(stdout);
+  // Returns once no connection is left, so no command runs after it.
   (*server)->Run();
+  saver.WaitUntilIdle();
+  if (snapshot_on_exit) {
+    if (absl::Status status = saver.Save(); !status.ok()) {
+      return Fail("snapshot on exit", status);
+    }
+    Log(absl::StrCat("saved snapshot ", snapshot_file));
+  }
   std::printf("feedcore-server stopped\n");
   return EXIT_SUCCESS;
 }

@@ -1,0 +1,60 @@
+// The member-name file of a snapshot. The library's snapshot holds the
+// boards with numeric MemberIds; the names clients use for them live in
+// the server (LeaderboardStore's dictionaries), so every save writes them
+// to a second file, SNAPSHOT.names, after the snapshot itself.
+//
+// Format (little-endian):
+//   magic "FCNAMES\0" | u32 format version
+//   u64 snapshot file length | u64 XXH3-64 of the snapshot file
+//   u64 key count, then per key:
+//     u32 key length | key | u64 name count | per name: u32 length | name
+//   u64 XXH3-64 of every byte before it
+// A key's names are in id order: the i-th has MemberId i + 1.
+//
+// The snapshot's length and hash tie the two files together: a names file
+// from another save (the process stopped between writing the two, or the
+// files were copied apart) is detected when loading instead of giving
+// members the wrong names.
+#ifndef FEEDCORE_EXAMPLES_FEED_SERVER_MEMBER_NAMES_FILE_H_
+#define FEEDCORE_EXAMPLES_FEED_SERVER_MEMBER_NAMES_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "durable_file.h"
+#include "leaderboard_store.h"
+
+namespace feedcore::server {
+
+inline constexpr uint32_t kMemberNamesFormatVersion = 1;
+
+struct MemberNamesFile {
+  FileDigest snapshot;  // the snapshot file these names belong to
+  std::vector<KeyMemberNames> keys;
+};
+
+// The path of the names file of the snapshot at `snapshot_path`.
+std::string MemberNamesPath(const std::string& snapshot_path);
+
+std::string EncodeMemberNamesFile(const MemberNamesFile& file);
+
+// Checks everything before trusting it: InvalidArgument if `bytes` is not
+// a names file or has another format version; DataLoss for a checksum
+// mismatch, a truncated or overlong file, a count larger than the bytes
+// left, an empty or overlong key, or a key or name given twice.
+absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes);
+
+// Writes `file` to `path` with ReplaceFileDurably.
+absl::Status WriteMemberNamesFile(const std::string& path,
+                                  const MemberNamesFile& file);
+
+// Reads and decodes `path`; errors name the file.
+absl::StatusOr<MemberNamesFile> ReadMemberNamesFile(const std::string& path);
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_EXAMPLES_FEED_SERVER_MEMBER_NAMES_FILE_H_

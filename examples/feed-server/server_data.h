@@ -1,0 +1,72 @@
+// ServerData: what feedcore-server serves and saves. It owns the feed
+// engine, the leaderboard registry and the sorted-set keys over it
+// (LeaderboardStore), either new and empty or loaded from a snapshot, and
+// saves them all: the library's snapshot (feeds, graph, activities and
+// every board with its scores and tie order) to PATH and the keys' member
+// names to PATH.names (member_names_file.h), in that order, so that every
+// member id in the snapshot has its name.
+//
+// Thread-safe: Save may run while connections use the engine and store.
+#ifndef FEEDCORE_EXAMPLES_FEED_SERVER_SERVER_DATA_H_
+#define FEEDCORE_EXAMPLES_FEED_SERVER_SERVER_DATA_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
+#include "feedcore/options.h"
+#include "feedcore/snapshot.h"
+#include "leaderboard_store.h"
+
+namespace feedcore::server {
+
+class ServerData {
+ public:
+  // A new engine made with `engine_options` and an empty store whose new
+  // keys get `board_options`. The options' own errors (InvalidArgument).
+  static absl::StatusOr<std::unique_ptr<ServerData>> CreateEmpty(
+      const EngineOptions& engine_options,
+      const LeaderboardOptions& board_options);
+
+  // Loads the snapshot at `path` and its names file (`path` + ".names")
+  // into a new engine made with `engine_options` (LoadSnapshot's rules:
+  // shards 0 takes the snapshot's). Loaded keys keep the options they were
+  // saved with; keys created later get `board_options`. Fails, naming the
+  // file, on the library's load errors (InvalidArgument, DataLoss), a
+  // missing or damaged names file (NotFound, DataLoss), a names file
+  // written for another snapshot, or boards and names that do not match
+  // (DataLoss). Nothing is kept from a failed load.
+  static absl::StatusOr<std::unique_ptr<ServerData>> Load(
+      const std::string& path, const EngineOptions& engine_options,
+      const LeaderboardOptions& board_options);
+
+  ~ServerData();
+
+  FeedEngine& engine() { return *engine_; }
+  LeaderboardStore& boards() { return *store_; }
+
+  // Saves to `path` and `path` + ".names" (see above). Each file is
+  // replaced atomically; errors carry the system's message. Without a
+  // change stream, each engine shard and each board partition is copied
+  // consistently, and the whole is one instant only if no writes run
+  // meanwhile (see feedcore/snapshot.h).
+  absl::Status Save(const std::string& path) const;
+
+ private:
+  ServerData() = default;
+
+  // Exactly one of these owns the engine and the registry.
+  std::unique_ptr<Replica> replica_;
+  std::unique_ptr<FeedEngine> own_engine_;
+
+  FeedEngine* engine_ = nullptr;
+  // Declared last, so destroyed first: it refers to the replica's registry.
+  std::unique_ptr<LeaderboardStore> store_;
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_EXAMPLES_FEED_SERVER_SERVER_DATA_H_
