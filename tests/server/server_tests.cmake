@@ -1,7 +1,8 @@
 # Tests of feedcore-server (examples/feed-server), included from
 # tests/CMakeLists.txt when the examples are built.
 #
-#   unit    the RESP parser and the command dispatcher, no network
+#   unit    the RESP parser, the command dispatcher and the saving
+#           commands, no network
 #   server  the real server on a free 127.0.0.1 port, driven by redis-cli
 #           (Debian redis-tools) and the Python redis package
 #           (python3-redis); both come from scripts/install-deps, and the
@@ -10,6 +11,8 @@
 feedcore_add_test(NAME resp_parser_test LABEL unit
   LIBS feedcore_server_core)
 feedcore_add_test(NAME command_dispatcher_test LABEL unit
+  LIBS feedcore_server_core)
+feedcore_add_test(NAME snapshot_commands_test LABEL unit
   LIBS feedcore_server_core)
 
 # The Python redis package is Debian's (python3-redis), so the tests run
