@@ -26,7 +26,7 @@ STEPS = [
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 26"),
+    (["COMMAND", "COUNT"], "(integer) 30"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
@@ -126,6 +126,9 @@ STEPS = [
      "(error) ERR bulk string of 2000 bytes is longer than the limit of 1024 "
      "bytes (--max_bulk_bytes)"),
     (["CONFIG", "SET", "a", "b"], "re:^\\(error\\) ERR only CONFIG GET"),
+    # Started without --snapshot_file.
+    (["SAVE"], "(error) ERR snapshots are off: start the server with "
+     "--snapshot_file"),
     (["PING"], "PONG"),
 ]
 

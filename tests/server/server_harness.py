@@ -44,13 +44,7 @@ def _die_with_parent():
 
 @contextlib.contextmanager
 def running_server(server_binary, *flags):
-    if not os.access(server_binary, os.X_OK):
-        fail(f"server binary {server_binary} is missing or not executable")
-    process = subprocess.Popen(
-        [server_binary, "--address=127.0.0.1", "--port=0", "--threads=2",
-         *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_die_with_parent)
+    process = _start(server_binary, flags)
     stopped_cleanly = False
     try:
         port = _read_port(process)
@@ -70,6 +64,40 @@ def running_server(server_binary, *flags):
         if not stopped_cleanly and process.poll() is None:
             process.kill()
             process.wait()
+
+
+@contextlib.contextmanager
+def server_process(server_binary, *flags):
+    """Like running_server, for tests that check how the server stops:
+    yields (process, port) and leaves stopping it to the test; kills the
+    server on the way out if it is still running."""
+    process = _start(server_binary, flags)
+    try:
+        yield process, _read_port(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def stop_server(process):
+    """Sends SIGTERM and returns (exit code, stdout, stderr)."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        code = process.wait(timeout=SHUTDOWN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        fail(f"server did not stop within {SHUTDOWN_TIMEOUT_S} s of SIGTERM")
+    return code, process.stdout.read(), process.stderr.read()
+
+
+def _start(server_binary, flags):
+    if not os.access(server_binary, os.X_OK):
+        fail(f"server binary {server_binary} is missing or not executable")
+    return subprocess.Popen(
+        [server_binary, "--address=127.0.0.1", "--port=0", "--threads=2",
+         *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_die_with_parent)
 
 
 def _read_port(process):

@@ -28,7 +28,7 @@ endif()
 find_path(FEEDCORE_ASIO_INCLUDE_DIR asio.hpp
   DOC "Standalone Asio headers (Debian: libasio-dev)")
 if(FEEDCORE_ASIO_INCLUDE_DIR)
-  foreach(test_name redis_cli_test redis_py_test)
+  foreach(test_name redis_cli_test redis_py_test snapshot_test)
     add_test(NAME server_${test_name}
       COMMAND ${FEEDCORE_SYSTEM_PYTHON3}
         ${CMAKE_CURRENT_SOURCE_DIR}/server/${test_name}.py
