@@ -7,12 +7,12 @@ if (!exists("outfile")) outfile = "soak.png"
 set terminal pngcairo size 1100,800 font "sans,10"
 set output outfile
 set datafile separator ","
-set key autotitle columnhead top left
+set key bottom right opaque
 set grid
 set xlabel "seconds since start"
 set multiplot layout 2,1 title "feedcore soak: constant load with a short TTL"
 
-set title "memory: levels off once TTL eviction keeps pace with publishing"
+set title "resident memory, and timeline entries held (TTL eviction keeps pace)"
 set ylabel "resident memory (MB)"
 set y2label "timeline entries (millions)"
 set ytics nomirror
@@ -31,7 +31,7 @@ unset y2tics
 set logscale y
 set yrange [*:*]
 plot datafile using 1:7 with linespoints pointtype 7 pointsize 0.5 \
-       linecolor rgb "#d04020" title "publish p99 (fan-out ~20)", \
+       linecolor rgb "#d04020" title "publish p99 (about 20 copies each)", \
      '' using 1:9 with linespoints pointtype 7 pointsize 0.5 \
        linecolor rgb "#30a040" title "timeline page read p99", \
      '' using 1:11 with linespoints pointtype 7 pointsize 0.5 \
