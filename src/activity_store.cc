@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -188,23 +190,33 @@ void ActivityStore::KeepCopyable(std::vector<StoredEntry>* entries) const {
 }
 
 size_t ActivityStore::EvictExpired(Micros now, size_t budget) {
+  // At most kEvictionChunk activities per hold of a shard's lock, so that
+  // publishes and hydrating reads wait for one chunk at most.
+  constexpr size_t kEvictionChunk = 64;
   size_t evicted = 0;
   for (size_t s = 0; s < shard_count_ && evicted < budget; ++s) {
     Shard& shard = shards_[s];
-    WriterLock lock(&shard.mu);
-    ChangeRecord record;
-    while (evicted < budget && !shard.expiry.empty() &&
-           shard.expiry.begin()->first <= now) {
-      auto it = shard.activities.find(shard.expiry.begin()->second);
-      if (log_ != nullptr) record.keys.push_back({it->second.ts, it->first});
-      EraseLocked(shard, it);
-      ++shard.evicted;
-      ++evicted;
-    }
-    if (!record.keys.empty()) {
-      record.kind = ChangeKind::kActivityExpire;
-      record.domain = domain_base_ + static_cast<uint32_t>(s);
-      log_->Append(std::move(record));
+    for (bool more = true; more && evicted < budget;) {
+      const size_t chunk_end =
+          evicted + std::min(budget - evicted, kEvictionChunk);
+      WriterLock lock(&shard.mu);
+      ChangeRecord record;
+      while (evicted < chunk_end) {
+        if (shard.expiry.empty() || shard.expiry.begin()->first > now) {
+          more = false;
+          break;
+        }
+        auto it = shard.activities.find(shard.expiry.begin()->second);
+        if (log_ != nullptr) record.keys.push_back({it->second.ts, it->first});
+        EraseLocked(shard, it);
+        ++shard.evicted;
+        ++evicted;
+      }
+      if (!record.keys.empty()) {
+        record.kind = ChangeKind::kActivityExpire;
+        record.domain = domain_base_ + static_cast<uint32_t>(s);
+        log_->Append(std::move(record));
+      }
     }
   }
   return evicted;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -1190,17 +1191,42 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
 // Expiry and statistics
 
 size_t FeedEngineImpl::EvictShard(Shard& shard, Micros now, size_t budget) {
-  WriterLock lock(&shard.mu);
   size_t evicted = 0;
-  while (evicted < budget && !shard.expiry.empty() &&
-         shard.expiry.begin()->first <= now) {
+  // The lock is taken per chunk, so readers and writers of the shard wait
+  // for one chunk of eviction at most, however large the budget.
+  for (bool more = true; more && evicted < budget;) {
+    const size_t chunk_end =
+        evicted + std::min(budget - evicted, kEvictionChunk);
+    {
+      WriterLock lock(&shard.mu);
+      more = EvictChunkLocked(shard, now, chunk_end, &evicted);
+      if (!more || evicted == budget) shard.arena.ReleaseSpareBlocks();
+    }
+    // A thread that went to sleep on the lock needs a moment to take it;
+    // without this, the next chunk would usually win it again.
+    if (more) std::this_thread::yield();
+  }
+  return evicted;
+}
+
+bool FeedEngineImpl::EvictChunkLocked(Shard& shard, Micros now,
+                                      size_t chunk_end,
+                                      size_t* evicted_so_far) {
+  size_t evicted = *evicted_so_far;
+  const size_t start = evicted;
+  bool more = true;
+  while (evicted < chunk_end) {
+    if (shard.expiry.empty() || shard.expiry.begin()->first > now) {
+      more = false;
+      break;
+    }
     const TimelineId id = shard.expiry.begin()->second;
     auto it = shard.timelines.find(id);
     Timeline& timeline = it->second->timeline;
     const size_t index_bytes_before = timeline.index_bytes();
     const size_t size_before = timeline.size();
     std::vector<TimelineKey> keys;
-    const size_t n = timeline.EvictExpired(now, budget - evicted,
+    const size_t n = timeline.EvictExpired(now, chunk_end - evicted,
                                            log_ != nullptr ? &keys : nullptr);
     evicted += n;
     AfterChangeLocked(shard, it, index_bytes_before, size_before);
@@ -1216,11 +1242,14 @@ size_t FeedEngineImpl::EvictShard(Shard& shard, Micros now, size_t budget) {
       }
       log_->Append(std::move(record));
     }
-    if (n == 0) break;  // cannot happen while MinExpiry is exact
+    if (n == 0) {  // cannot happen while MinExpiry is exact
+      more = false;
+      break;
+    }
   }
-  shard.evicted += evicted;
-  shard.arena.ReleaseSpareBlocks();
-  return evicted;
+  shard.evicted += evicted - start;
+  *evicted_so_far = evicted;
+  return more;
 }
 
 size_t FeedEngineImpl::EvictExpired(size_t budget) {

@@ -59,8 +59,10 @@ struct EngineOptions {
   // (wall) time; the decision of what expired uses `clock`.
   Micros sweep_interval = kMicrosPerSecond;
 
-  // Most entries the sweeper reclaims per pass, 1..2^32. Bounds how long
-  // one pass holds any shard lock.
+  // Most entries the sweeper reclaims per pass, 1..2^32. Bounds the work of
+  // one pass; whatever the budget, eviction (by the sweeper or by
+  // EvictExpired) holds a shard's lock for at most 64 entries at a time and
+  // then lets waiting readers and writers in.
   size_t sweep_budget = 100'000;
 
   // Source of time. Null means a `SystemClock`.
