@@ -151,7 +151,8 @@ uint64_t LeaderboardImpl::NextSeq() {
 }
 
 absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
-  Partition& partition = partitions_[PartitionOf(member)];
+  const size_t p = PartitionOf(member);
+  Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
   auto [it, inserted] = data.members.try_emplace(member, nullptr);
@@ -171,14 +172,15 @@ absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
     return absl::OkStatus();  // unchanged: nothing to record
   }
   if (recording_ != nullptr) {
-    Record(ChangeKind::kScoreSet, PartitionOf(member), member, score, seq);
+    Record(ChangeKind::kScoreSet, p, member, score, seq);
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
                                                    int64_t delta) {
-  Partition& partition = partitions_[PartitionOf(member)];
+  const size_t p = PartitionOf(member);
+  Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
   auto [it, inserted] = data.members.try_emplace(member, nullptr);
@@ -191,7 +193,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
       throw;
     }
     if (recording_ != nullptr) {
-      Record(ChangeKind::kScoreSet, PartitionOf(member), member, delta, seq);
+      Record(ChangeKind::kScoreSet, p, member, delta, seq);
     }
     return delta;
   }
@@ -208,15 +210,15 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
     const uint64_t seq = NextSeq();
     data.list.Update(node, RankKey{new_score, seq, member});
     if (recording_ != nullptr) {
-      Record(ChangeKind::kScoreSet, PartitionOf(member), member, new_score,
-             seq);
+      Record(ChangeKind::kScoreSet, p, member, new_score, seq);
     }
   }
   return new_score;
 }
 
 absl::Status LeaderboardImpl::Remove(MemberId member) {
-  Partition& partition = partitions_[PartitionOf(member)];
+  const size_t p = PartitionOf(member);
+  Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
   auto it = data.members.find(member);
@@ -224,7 +226,7 @@ absl::Status LeaderboardImpl::Remove(MemberId member) {
   data.list.Erase(it->second);
   data.members.erase(it);
   if (recording_ != nullptr) {
-    Record(ChangeKind::kScoreRemove, PartitionOf(member), member, 0, 0);
+    Record(ChangeKind::kScoreRemove, p, member, 0, 0);
   }
   return absl::OkStatus();
 }
