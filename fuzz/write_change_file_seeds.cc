@@ -18,6 +18,7 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "fuzz_check.h"
+#include "seed_files.h"
 #include "snapshot_file.h"
 
 namespace feedcore::fuzz {
@@ -67,15 +68,7 @@ std::vector<ChangeRecordPtr> Records() {
 
 void Write(const std::filesystem::path& dir, const std::string& name,
            const std::string& bytes) {
-  for (const char mode : {'\0', '\1'}) {
-    const std::filesystem::path path =
-        dir / (name + (mode == '\0' ? "_as_written" : "_resealed"));
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.put(mode);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    FUZZ_CHECK(out.good());
-    std::printf("%s: %zu bytes\n", path.c_str(), bytes.size() + 1);
-  }
+  WriteSeedPair(dir, name, bytes, "as_written");
 }
 
 }  // namespace

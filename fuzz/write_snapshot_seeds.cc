@@ -16,6 +16,7 @@
 #include "feedcore/leaderboard.h"
 #include "feedcore/snapshot.h"
 #include "fuzz_check.h"
+#include "seed_files.h"
 #include "snapshot_file.h"
 
 namespace feedcore::fuzz {
@@ -58,15 +59,7 @@ void Write(const std::filesystem::path& dir, const std::string& name,
   std::ifstream in(scratch, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
   std::remove(scratch.c_str());
-  for (const char mode : {'\0', '\1'}) {
-    const std::filesystem::path path =
-        dir / (name + (mode == '\0' ? "_as_saved" : "_resealed"));
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.put(mode);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    FUZZ_CHECK(out.good());
-    std::printf("%s: %zu bytes\n", path.c_str(), bytes.size() + 1);
-  }
+  WriteSeedPair(dir, name, bytes, "as_saved");
 }
 
 }  // namespace

@@ -6,16 +6,11 @@
 #include "feedcore/change_file.h"
 
 #include <doctest/doctest.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +21,7 @@
 #include "feedcore/change_stream.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/snapshot.h"
+#include "file_test_util.h"
 #include "social_test_util.h"
 #include "test_util.h"
 
@@ -34,29 +30,14 @@ namespace {
 
 using testing::CheckSameBoards;
 using testing::CheckSameState;
+using testing::FileSizeLimit;
 using testing::MakeActivity;
 using testing::NewManualEngine;
+using testing::ReadBytes;
+using testing::TempPath;
+using testing::WriteBytes;
 
 constexpr Micros kStart = 1'000'000'000;
-
-struct TempPath {
-  explicit TempPath(const std::string& name)
-      : path((std::filesystem::temp_directory_path() /
-              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
-                 .string()) {}
-  ~TempPath() { std::remove(path.c_str()); }
-  std::string path;
-};
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 EngineOptions Options(std::shared_ptr<ManualClock> clock,
                       std::shared_ptr<ChangeStream> stream) {
@@ -285,18 +266,11 @@ TEST_CASE("a failed append is undone; the next one continues cleanly") {
   big.entry.payload.assign(64 * 1024, 'x');
   const ChangeRecordPtr record = std::make_shared<const ChangeRecord>(big);
 
-  struct rlimit old_limit;
-  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
-  struct sigaction ignore = {};
-  ignore.sa_handler = SIG_IGN;
-  struct sigaction old_action;
-  REQUIRE(::sigaction(SIGXFSZ, &ignore, &old_action) == 0);
-  struct rlimit small = old_limit;
-  small.rlim_cur = good.size() + 1000;
-  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-  const absl::Status failed = writer->Append({record});
-  REQUIRE(::setrlimit(RLIMIT_FSIZE, &old_limit) == 0);
-  REQUIRE(::sigaction(SIGXFSZ, &old_action, nullptr) == 0);
+  absl::Status failed;
+  {
+    FileSizeLimit limit(good.size() + 1000);
+    failed = writer->Append({record});
+  }
 
   CHECK(failed.code() == absl::StatusCode::kResourceExhausted);
   CHECK(writer->size() == good.size());

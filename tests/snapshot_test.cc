@@ -6,15 +6,10 @@
 #include "feedcore/snapshot.h"
 
 #include <doctest/doctest.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +19,7 @@
 #include "engine_state.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/leaderboard.h"
+#include "file_test_util.h"
 #include "social_test_util.h"
 #include "test_util.h"
 
@@ -31,35 +27,15 @@ namespace feedcore {
 namespace {
 
 using testing::CheckSameState;
+using testing::FileSizeLimit;
 using testing::MakeActivity;
 using testing::NewManualEngine;
+using testing::ReadBytes;
+using testing::TempPath;
+using testing::WriteBytes;
 
 constexpr Micros kStart = 1'000'000'000;
 constexpr size_t kShards = 4;
-
-// A file name unique to this process under the system's temporary folder,
-// removed (with its temporary sibling) at the end of the scope.
-struct TempPath {
-  explicit TempPath(const std::string& name)
-      : path((std::filesystem::temp_directory_path() /
-              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
-                 .string()) {}
-  ~TempPath() {
-    std::remove(path.c_str());
-    std::remove((path + ".tmp").c_str());
-  }
-  std::string path;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 EngineOptions Options(std::shared_ptr<ManualClock> clock) {
   EngineOptions o;
@@ -112,7 +88,7 @@ std::string SaveFresh(const std::string& path) {
   Populate(*engine, *clock);
   absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*engine, path);
   REQUIRE_MESSAGE(info.ok(), info.status());
-  return ReadFile(path);
+  return ReadBytes(path);
 }
 
 TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
@@ -229,10 +205,10 @@ TEST_CASE("saving replaces the previous snapshot atomically") {
   auto clock = std::make_shared<ManualClock>(kStart);
   std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
-  const std::string first = ReadFile(file.path);
+  const std::string first = ReadBytes(file.path);
   Populate(*engine, *clock);
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
-  CHECK(ReadFile(file.path) != first);
+  CHECK(ReadBytes(file.path) != first);
   CHECK_FALSE(std::filesystem::exists(file.path + ".tmp"));
 }
 
@@ -270,7 +246,7 @@ TEST_CASE("files that are not snapshots") {
   auto clock = std::make_shared<ManualClock>(kStart);
   CHECK(LoadSnapshot(file.path, Options(clock)).status().code() ==
         absl::StatusCode::kNotFound);
-  WriteFile(file.path, std::string(100, 'z'));
+  WriteBytes(file.path, std::string(100, 'z'));
   absl::StatusOr<std::unique_ptr<Replica>> r =
       LoadSnapshot(file.path, Options(clock));
   CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
@@ -296,7 +272,7 @@ TEST_CASE("an unknown format version is refused by name") {
   std::string sum_bytes;
   internal::ByteWriter(&sum_bytes).U64(sum);
   bytes.replace(24, 8, sum_bytes);
-  WriteFile(file.path, bytes);
+  WriteBytes(file.path, bytes);
   auto clock = std::make_shared<ManualClock>(kStart);
   absl::StatusOr<std::unique_ptr<Replica>> r =
       LoadSnapshot(file.path, Options(clock));
@@ -330,14 +306,14 @@ TEST_CASE("every flipped byte and every truncation is a clean error") {
     REQUIRE(board->Set(2, -5).ok());
     REQUIRE(SaveSnapshot(*engine, file.path, &registry).ok());
   }
-  const std::string good = ReadFile(file.path);
+  const std::string good = ReadBytes(file.path);
   REQUIRE(good.size() > 100);
   size_t flips = 0;
   for (size_t i = 0; i < good.size(); ++i) {
     for (const unsigned char mask : {0x01, 0x80}) {
       std::string bad = good;
       bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ mask);
-      WriteFile(damaged.path, bad);
+      WriteBytes(damaged.path, bad);
       const absl::Status status =
           LoadSnapshot(damaged.path, Options(clock)).status();
       INFO("byte ", i, " mask ", static_cast<int>(mask), ": ", status);
@@ -346,14 +322,14 @@ TEST_CASE("every flipped byte and every truncation is a clean error") {
     }
   }
   for (size_t length = 0; length < good.size(); ++length) {
-    WriteFile(damaged.path, good.substr(0, length));
+    WriteBytes(damaged.path, good.substr(0, length));
     const absl::Status status =
         LoadSnapshot(damaged.path, Options(clock)).status();
     INFO("length ", length, ": ", status);
     REQUIRE(status.code() == absl::StatusCode::kDataLoss);
   }
   // Extra bytes at the end are damage too.
-  WriteFile(damaged.path, good + "x");
+  WriteBytes(damaged.path, good + "x");
   CHECK(LoadSnapshot(damaged.path, Options(clock)).status().code() ==
         absl::StatusCode::kDataLoss);
   CHECK(flips == 2 * good.size());
@@ -380,7 +356,7 @@ TEST_CASE("absurd counts behind a valid checksum are refused") {
       payload.data(), payload.size(), 0x66656564736e6170ULL));
   bytes.replace(section + 16, 8, sum);
   bytes.replace(section + 24, length, payload);
-  WriteFile(file.path, bytes);
+  WriteBytes(file.path, bytes);
   auto clock = std::make_shared<ManualClock>(kStart);
   absl::StatusOr<std::unique_ptr<Replica>> r =
       LoadSnapshot(file.path, Options(clock));
@@ -397,24 +373,17 @@ TEST_CASE("a write that fails midway leaves the previous snapshot intact") {
   std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
   REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
-  const std::string previous = ReadFile(file.path);
+  const std::string previous = ReadBytes(file.path);
   Populate(*engine, *clock);
 
-  struct rlimit old_limit;
-  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
-  struct sigaction ignore = {};
-  ignore.sa_handler = SIG_IGN;
-  struct sigaction old_action;
-  REQUIRE(::sigaction(SIGXFSZ, &ignore, &old_action) == 0);
-  struct rlimit small = old_limit;
-  small.rlim_cur = previous.size() + 64;
-  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-  const absl::StatusOr<SnapshotInfo> failed = SaveSnapshot(*engine, file.path);
-  REQUIRE(::setrlimit(RLIMIT_FSIZE, &old_limit) == 0);
-  REQUIRE(::sigaction(SIGXFSZ, &old_action, nullptr) == 0);
+  absl::StatusOr<SnapshotInfo> failed;
+  {
+    FileSizeLimit limit(previous.size() + 64);
+    failed = SaveSnapshot(*engine, file.path);
+  }
 
   CHECK(failed.status().code() == absl::StatusCode::kResourceExhausted);
-  CHECK(ReadFile(file.path) == previous);
+  CHECK(ReadBytes(file.path) == previous);
   CHECK_FALSE(std::filesystem::exists(file.path + ".tmp"));
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, Options(clock));

@@ -44,6 +44,10 @@ WRITES = [
     for i in range(7)
 ]
 
+# Stands for the cursor that the first two-entry page of FEED.READ 1
+# returned; read_all substitutes it.
+FIRST_PAGE_CURSOR = "<cursor of the first page>"
+
 READS = [
     ["ZRANGE", "lb", "0", "-1", "WITHSCORES"],
     ["ZRANGE", "lb", "0", "-1", "REV", "WITHSCORES"],
@@ -61,7 +65,7 @@ READS = [
     ["ZCARD", "recreated"],
     ["FEED.READ", "1"],
     ["FEED.READ", "1", "LIMIT", "2"],
-    ["FEED.READ", "1", "LIMIT", "2", "CURSOR", "PLACEHOLDER"],
+    ["FEED.READ", "1", "LIMIT", "2", "CURSOR", FIRST_PAGE_CURSOR],
     ["FEED.READ", "1", "REV", "LIMIT", "3"],
     ["FEED.OWN", "2"],
     ["FEED.WORLD"],
@@ -104,7 +108,7 @@ def read_all(port):
     cursor = first_page.split("\n")[0]
     outputs = []
     for args in READS:
-        args = [cursor if a == "PLACEHOLDER" else a for a in args]
+        args = [cursor if a == FIRST_PAGE_CURSOR else a for a in args]
         outputs.append(run_cli(port, args))
     return outputs
 

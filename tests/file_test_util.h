@@ -1,0 +1,72 @@
+// File helpers for tests of on-disk formats: a per-process temporary path
+// removed at the end of its scope, whole-file reads and writes, and a scope
+// in which writes past a file size fail with EFBIG (as on a full disk).
+#ifndef FEEDCORE_TESTS_FILE_TEST_UTIL_H_
+#define FEEDCORE_TESTS_FILE_TEST_UTIL_H_
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace feedcore::testing {
+
+// `<temp dir>/feedcore-<pid>-<name>`; removes it and `<path>.tmp` when done.
+struct TempPath {
+  explicit TempPath(const std::string& name)
+      : path((std::filesystem::temp_directory_path() /
+              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
+                 .string()) {}
+  ~TempPath() {
+    std::remove(path.c_str());
+    std::remove((path + ".tmp").c_str());
+  }
+  TempPath(const TempPath&) = delete;
+  TempPath& operator=(const TempPath&) = delete;
+  std::string path;
+};
+
+inline std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+inline void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// While alive, no file of the process can grow past `bytes`: write() fails
+// with EFBIG (SIGXFSZ is ignored meanwhile). Restores both on destruction.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit_) == 0);
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    REQUIRE(::sigaction(SIGXFSZ, &ignore, &old_action_) == 0);
+    struct rlimit limit = old_limit_;
+    limit.rlim_cur = bytes;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_limit_);
+    ::sigaction(SIGXFSZ, &old_action_, nullptr);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  struct rlimit old_limit_;
+  struct sigaction old_action_;
+};
+
+}  // namespace feedcore::testing
+
+#endif  // FEEDCORE_TESTS_FILE_TEST_UTIL_H_
