@@ -21,8 +21,8 @@ void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
   ChangeRecord record;
   record.kind = ChangeKind::kActivityStore;
   record.domain = domain_base_ + static_cast<uint32_t>(s);
-  record.entry = StoredEntry{activity.ts, id, activity.actor,
-                             activity.expires_at, activity.payload};
+  record.entry = StoredEntry{activity.ts,         id, activity.actor,
+                             activity.expires_at, 0,  activity.payload};
   record.merged_at_read = !activity.copied;
   log_->Append(std::move(record));
   if (activity.retracted) {

@@ -5,8 +5,8 @@
 //   body    u64 sequence, i64 time, u8 kind, u32 domain, u8 feed, u8 mode,
 //           u8 merged_at_read, u64 entity, u64 other, u64 n + n owners,
 //           entry (i64 ts, u64 activity id, u64 actor, i64 expires_at,
-//           bytes payload), u64 n + n keys (i64 ts, u64 activity id),
-//           bytes board, u64 board generation, board options (u64
+//           u64 group, bytes payload), u64 n + n keys (i64 ts, u64 activity
+//           id), bytes board, u64 board generation, board options (u64
 //           partitions, u8 tie-break, u64 max_page_size), i64 score,
 //           u64 update sequence
 #include "feedcore/change_file.h"
@@ -35,7 +35,8 @@ using internal::ByteWriter;
 using internal::IoError;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'L', 'O', 'G', '\0'};
-constexpr uint32_t kFormatVersion = 1;
+// Version 2 added the entry's group key.
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 4;
 constexpr size_t kFrameHeaderBytes = 4 + 8;
 constexpr uint64_t kChecksumSeed = 0x666565646c6f6731ULL;
@@ -71,6 +72,7 @@ void EncodeBody(const ChangeRecord& r, std::string* out) {
   w.U64(r.entry.activity_id);
   w.U64(r.entry.actor);
   w.I64(r.entry.expires_at);
+  w.U64(r.entry.group);
   w.Bytes(r.entry.payload);
   w.U64(r.keys.size());
   for (const EntryKey& key : r.keys) {
@@ -106,6 +108,7 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
   r->entry.activity_id = in.U64();
   r->entry.actor = in.U64();
   r->entry.expires_at = in.I64();
+  r->entry.group = in.U64();
   r->entry.payload = std::string(in.Bytes());
   const uint64_t keys = in.Count(16);
   r->keys.reserve(keys);

@@ -119,6 +119,26 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   return cursor;
 }
 
+std::string EncodeGroupCursor(const GroupCursor& cursor) {
+  const uint64_t fields[] = {cursor.owner, static_cast<uint64_t>(cursor.ts),
+                             cursor.activity_id};
+  return EncodeCursor(CursorKind::kGroups, fields);
+}
+
+absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text) {
+  constexpr absl::string_view kWhat = "group cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kGroups, 3, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  GroupCursor cursor;
+  cursor.owner = f[0];
+  cursor.ts = static_cast<Micros>(f[1]);
+  cursor.activity_id = f[2];
+  if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
+  return cursor;
+}
+
 std::string EncodeFollowListCursor(const FollowListCursor& cursor) {
   const uint64_t fields[] = {cursor.followers ? 0u : 1u, cursor.entity,
                              cursor.shard, cursor.last};

@@ -40,6 +40,7 @@ enum class CursorKind : uint8_t {
   kTimeline = 1,
   kLeaderboard = 2,
   kFollowList = 3,
+  kGroups = 4,
 };
 
 // Encodes `fields` (at most kMaxCursorFields) under `kind`.
@@ -71,6 +72,19 @@ std::string EncodeTimelineCursor(const TimelineCursor& cursor);
 // InvalidArgument with a reason for anything that is not a cursor this
 // version wrote for a timeline.
 absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text);
+
+// Position after the group whose newest entry is `(ts, activity_id)` in
+// `owner`'s grouped home feed (FeedEngine::ReadGroups).
+struct GroupCursor {
+  EntityId owner = 0;
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+
+  friend bool operator==(const GroupCursor&, const GroupCursor&) = default;
+};
+
+std::string EncodeGroupCursor(const GroupCursor& cursor);
+absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text);
 
 // Position after `last` in `entity`'s follower list (ordered by (shard,
 // id); `followers` true) or followee list (ordered by id; shard 0).

@@ -74,6 +74,24 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
                       static_cast<long long>(options.max_payload_bytes),
                       absl::StrCat("0..", kMaxPayloadBytesLimit));
   }
+  const AggregationOptions& aggregation = options.aggregation;
+  if (aggregation.time_bucket <= 0 || aggregation.time_bucket > kMaxTtl) {
+    return OutOfRange("EngineOptions.aggregation.time_bucket",
+                      aggregation.time_bucket,
+                      absl::StrCat("1..", kMaxTtl, " microseconds"));
+  }
+  if (aggregation.max_group_actors == 0 ||
+      aggregation.max_group_actors > kMaxGroupListLimit) {
+    return OutOfRange("EngineOptions.aggregation.max_group_actors",
+                      static_cast<long long>(aggregation.max_group_actors),
+                      absl::StrCat("1..", kMaxGroupListLimit));
+  }
+  if (aggregation.max_group_entries == 0 ||
+      aggregation.max_group_entries > kMaxGroupListLimit) {
+    return OutOfRange("EngineOptions.aggregation.max_group_entries",
+                      static_cast<long long>(aggregation.max_group_entries),
+                      absl::StrCat("1..", kMaxGroupListLimit));
+  }
   if (options.fanout_threads > kMaxFanoutThreads) {
     return OutOfRange("EngineOptions.fanout_threads",
                       static_cast<long long>(options.fanout_threads),

@@ -228,6 +228,7 @@ void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
   auto [it, created] = shard.timelines.try_emplace(id);
   if (created) {
     it->second = std::make_unique<TimelineRecord>(&shard.arena, height_seed_);
+    if (options_.aggregation.enabled) it->second->timeline.EnableGroups();
   }
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
@@ -310,8 +311,9 @@ void FeedEngineImpl::LogEntries(const Shard& shard, ChangeKind kind,
   record.domain = DomainOf(shard);
   record.feed = static_cast<FeedType>(feed);
   record.owners.assign(owners.begin(), owners.end());
-  record.entry = StoredEntry{
-      entry.ts, entry.activity_id, entry.actor, entry.expires_at, {}};
+  record.entry =
+      StoredEntry{entry.ts,         entry.activity_id,      entry.actor,
+                  entry.expires_at, KeptGroup(entry.group), {}};
   log_->Append(std::move(record));
 }
 
@@ -357,8 +359,8 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   absl::StatusOr<Micros> expires_at =
       ResolveExpiry(options, options_.default_ttl, options_.clock->Now());
   if (!expires_at.ok()) return expires_at.status();
-  const StoredEntry stored{
-      entry.ts, entry.activity_id, entry.actor, *expires_at, {}};
+  const StoredEntry stored{entry.ts,    entry.activity_id,      entry.actor,
+                           *expires_at, KeptGroup(entry.group), {}};
   InsertResult result;
   if (owners.size() == 1) {
     Shard& shard = shards_[ShardIndex(owners[0])];
@@ -435,11 +437,9 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
     WriterLock lock(&shard.mu);
     for (size_t g = start[s]; g < start[s + 1]; ++g) {
       const OwnedEntry& item = entries[grouped[g]];
-      const StoredEntry stored{item.entry.ts,
-                               item.entry.activity_id,
-                               item.entry.actor,
-                               *expires_at,
-                               {}};
+      const StoredEntry stored{
+          item.entry.ts, item.entry.activity_id,      item.entry.actor,
+          *expires_at,   KeptGroup(item.entry.group), {}};
       PutLocked(shard, {item.owner, FeedKind::kHome}, stored, &result);
       if (log_ != nullptr) {
         LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome,
@@ -466,7 +466,7 @@ absl::Status FeedEngineImpl::Remove(EntityId owner, Micros ts,
   if (log_ != nullptr) {
     LogEntries(shard, ChangeKind::kTimelineRemove, FeedKind::kHome,
                absl::MakeConstSpan(&owner, 1),
-               StoredEntry{ts, activity_id, 0, 0, {}});
+               StoredEntry{ts, activity_id, 0, 0, 0, {}});
   }
   return absl::OkStatus();
 }
@@ -635,6 +635,71 @@ absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
   return newer.size();
 }
 
+absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
+    EntityId owner, const GroupReadOptions& options) const {
+  if (!options_.aggregation.enabled) {
+    return absl::FailedPreconditionError(
+        "grouped reads need EngineOptions.aggregation.enabled");
+  }
+  if (options.limit == 0 || options.limit > options_.max_page_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("limit is ", options.limit, "; it must be 1..",
+                     options_.max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  std::optional<TimelineKey> after;
+  if (!options.cursor.empty()) {
+    absl::StatusOr<GroupCursor> cursor = DecodeGroupCursor(options.cursor);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->owner != owner) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cursor belongs to the grouped feed of ", cursor->owner,
+                       ", not of ", owner));
+    }
+    after = TimelineKey{cursor->ts, cursor->activity_id};
+  }
+  const GroupListLimits limits{options_.aggregation.max_group_actors,
+                               options_.aggregation.max_group_entries};
+  const Micros now = options_.clock->Now();
+  // One more than asked tells whether another page follows.
+  const size_t want = options.limit + 1;
+  GroupPage page;
+  bool indexed = false;
+  size_t sources = 1;
+  {
+    const Shard& shard = shards_[ShardIndex(owner)];
+    ReaderLock lock(&shard.mu);
+    auto node = shard.graph.find(owner);
+    if (node != shard.graph.end()) {
+      sources += node->second.hybrid_following.size();
+    }
+    if (sources == 1) {
+      auto it = shard.timelines.find({owner, FeedKind::kHome});
+      if (it == shard.timelines.end()) {
+        indexed = true;
+      } else if (it->second->timeline.MinExpiry() > now) {
+        // Nothing in it has expired, so the index's counts are the
+        // visible ones.
+        it->second->timeline.groups()->Collect(after, want, limits,
+                                               &page.groups);
+        indexed = true;
+      }
+    }
+  }
+  if (!indexed) {
+    std::vector<StoredEntry> entries;
+    CollectFeed(FeedKind::kHome, owner, ReadOrder::kNewestFirst,
+                TimelineKey::Min(), TimelineKey::Max(), now,
+                sources * options_.max_timeline_length, &entries);
+    page.groups = GroupEntries(entries, after, want, limits);
+  }
+  if (page.groups.size() > options.limit) {
+    page.groups.pop_back();
+    const StoredEntry& place = page.groups.back().recent.front();
+    page.next_cursor = EncodeGroupCursor({owner, place.ts, place.activity_id});
+  }
+  return page;
+}
+
 absl::StatusOr<EntityPage> FeedEngineImpl::ReadList(
     bool followers, EntityId entity, const ListOptions& options) const {
   if (absl::Status status = ValidateList(options, options_.max_page_size);
@@ -784,9 +849,16 @@ void FeedEngineImpl::PurgeFromFollowers(const FollowerSnapshot& snapshot,
     }
     if (log_ != nullptr && !removed.empty()) {
       LogEntries(shard, ChangeKind::kTimelineRemove, FeedKind::kHome, removed,
-                 StoredEntry{key.ts, key.activity_id, 0, 0, {}});
+                 StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}});
     }
   }
+}
+
+GroupKey FeedEngineImpl::GroupKeyOf(const Activity& activity) const {
+  const AggregationOptions& aggregation = options_.aggregation;
+  if (!aggregation.enabled) return 0;
+  if (aggregation.group_key) return aggregation.group_key(activity);
+  return DefaultGroupKey(activity, aggregation.time_bucket);
 }
 
 absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
@@ -854,8 +926,8 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     return PublishResult{};  // the same activity again: nothing to do
   }
 
-  job->entry =
-      StoredEntry{activity.ts, activity.id, activity.actor, *expires_at, {}};
+  job->entry = StoredEntry{activity.ts, activity.id,          activity.actor,
+                           *expires_at, GroupKeyOf(activity), {}};
   PublishResult result;
   result.created = true;
   {
@@ -942,7 +1014,7 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
         RemoveKeyLocked(actor_shard, {0, FeedKind::kWorld}, key);
     if (log_ != nullptr) {
       const EntityId world = 0;
-      const StoredEntry removed{key.ts, key.activity_id, 0, 0, {}};
+      const StoredEntry removed{key.ts, key.activity_id, 0, 0, 0, {}};
       if (from_own) {
         LogEntries(actor_shard, ChangeKind::kTimelineRemove, FeedKind::kOwn,
                    absl::MakeConstSpan(&actor, 1), removed);

@@ -84,6 +84,8 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
                                     ActivityId activity_id,
                                     size_t max_count) const override;
+  absl::StatusOr<GroupPage> ReadGroups(
+      EntityId owner, const GroupReadOptions& options) const override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
   absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
@@ -184,6 +186,14 @@ class FeedEngineImpl final : public FeedEngine {
   struct FanoutJob;
 
   size_t ShardIndex(EntityId entity) const;
+  // `group` if the engine aggregates, else 0: group keys are kept only
+  // where timelines index them.
+  GroupKey KeptGroup(GroupKey group) const {
+    return options_.aggregation.enabled ? group : 0;
+  }
+  // The group key Publish gives `activity`'s entries (0 when the engine
+  // does not aggregate).
+  GroupKey GroupKeyOf(const Activity& activity) const;
   size_t CapFor(FeedKind kind) const;
   // Puts one entry into a timeline, creating it if needed.
   void PutLocked(Shard& shard, TimelineId id, const StoredEntry& entry,

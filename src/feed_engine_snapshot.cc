@@ -3,7 +3,7 @@
 //
 // Engine shard s (domain s):
 //   u64 timelines, each: u64 id, u8 feed, u64 n, then n entries oldest
-//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at)
+//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at, u64 group)
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
 //     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids
 // Activity store shard s (domain shards + s):
@@ -24,7 +24,7 @@ namespace {
 
 constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
-constexpr size_t kEntryBytes = 32;
+constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
 constexpr size_t kMinGraphNodeBytes = 33;
 constexpr size_t kMinActivityBytes = 41;
@@ -71,6 +71,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.U64(e->activity_id);
       w.U64(e->actor);
       w.I64(e->expires_at);
+      w.U64(e->group);
     }
   }
   w.U64(shard.graph.size());
@@ -166,6 +167,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       e.activity_id = r.U64();
       e.actor = r.U64();
       e.expires_at = r.I64();
+      e.group = KeptGroup(r.U64());
       if (!r.ok()) break;
       const TimelineKey key{e.ts, e.activity_id};
       if (e.ts < 0 || key <= previous) {

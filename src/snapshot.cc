@@ -47,7 +47,8 @@ using internal::LeaderboardImpl;
 using internal::RegistryAccess;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
-constexpr uint32_t kFormatVersion = 1;
+// Version 2 added the group key of every timeline entry.
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;

@@ -19,7 +19,9 @@ struct Timeline::Node {
   Node* next[1];
 
   TimelineKey key() const { return {ts, activity_id}; }
-  StoredEntry entry() const { return {ts, activity_id, actor, expires_at, {}}; }
+  StoredEntry entry() const {
+    return {ts, activity_id, actor, expires_at, 0, {}};
+  }
   static size_t Bytes(int height) {
     return offsetof(Node, next) + sizeof(Node*) * static_cast<size_t>(height);
   }
@@ -35,6 +37,7 @@ Timeline::Timeline(NodeArena* arena, uint64_t height_seed)
     : arena_(arena), height_seed_(height_seed) {}
 
 Timeline::~Timeline() {
+  groups_.reset();
   Node* node = head_[0];
   while (node != nullptr) {
     Node* next = node->next[0];
@@ -55,7 +58,19 @@ Timeline::Node* Timeline::NewNode(const StoredEntry& entry, int height) {
 }
 
 void Timeline::FreeNode(Node* node, int height) {
+  if (groups_ != nullptr) groups_->Remove(node->key());
   arena_->Free(node, Node::Bytes(height));
+}
+
+StoredEntry Timeline::EntryOf(const Node* node) const {
+  StoredEntry entry = node->entry();
+  if (groups_ != nullptr) entry.group = groups_->GroupOf(node->key());
+  return entry;
+}
+
+void Timeline::EnableGroups() {
+  assert(size_ == 0);
+  groups_ = std::make_unique<GroupIndex>();
 }
 
 Timeline::Node* Timeline::NextAt(Node* prev, int level) const {
@@ -140,6 +155,7 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     if (expiry_index_ != nullptr) {
       expiry_index_->insert({entry.expires_at, key});
     }
+    if (groups_ != nullptr) groups_->Add(entry);
     ++size_;
     newest_key_ = key;
     newest_expiry_ = entry.expires_at;
@@ -157,6 +173,7 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     if (found != nullptr && found->key() == key) {
       result.outcome = PutOutcome::kReplaced;
       found->actor = entry.actor;
+      if (groups_ != nullptr) groups_->Replace(entry);
       if (found->expires_at != entry.expires_at) {
         Node* before = prev[0];
         Node* after = found->next[0];
@@ -196,6 +213,7 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     if (expiry_index_ != nullptr) {
       expiry_index_->insert({entry.expires_at, key});
     }
+    if (groups_ != nullptr) groups_->Add(entry);
     ++size_;
     if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
     RefreshCaches();
@@ -258,7 +276,7 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
   for (size_t taken = 0; node != nullptr && taken < want && node->key() >= lo;
        node = node->next[0]) {
     if (node->expires_at > now) {
-      out->push_back(node->entry());
+      out->push_back(EntryOf(node));
       ++taken;
     }
   }
@@ -304,7 +322,7 @@ void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
   }
   const size_t keep = std::min(pushed, want);
   for (size_t i = 0; i < keep; ++i) {
-    out->push_back(ring[(pushed - 1 - i) % want]->entry());
+    out->push_back(EntryOf(ring[(pushed - 1 - i) % want]));
   }
 }
 
@@ -420,7 +438,7 @@ std::vector<StoredEntry> Timeline::Entries() const {
   std::vector<StoredEntry> entries;
   entries.reserve(size_);
   for (Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-    entries.push_back(n->entry());
+    entries.push_back(EntryOf(n));
   }
   return entries;
 }
@@ -476,6 +494,10 @@ bool Timeline::CheckInvariants() const {
     for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {
       if (!expiry_index_->contains({n->expires_at, n->key()})) return false;
     }
+  }
+  if (groups_ != nullptr &&
+      (groups_->entry_count() != size_ || !groups_->CheckInvariants())) {
+    return false;
   }
   return true;
 }

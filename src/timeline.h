@@ -20,6 +20,10 @@
 // (built on the first inversion, dropped once the timeline is sorted again
 // at an eviction), so eviction stays O(expired log n).
 //
+// Groups. A timeline of an engine that aggregates also keeps a GroupIndex
+// of its entries; every way an entry leaves (remove, trim, eviction,
+// removal by actor) goes through FreeNode, which keeps the index exact.
+//
 // Thread safety
 // -------------
 // None. Writes require the owning shard's lock held exclusively; reads
@@ -37,23 +41,11 @@
 #include "absl/container/btree_set.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
+#include "group_index.h"
 #include "node_arena.h"
+#include "timeline_key.h"
 
 namespace feedcore::internal {
-
-// A timeline key. Greater means newer.
-struct TimelineKey {
-  Micros ts = 0;
-  ActivityId activity_id = 0;
-
-  friend auto operator<=>(const TimelineKey&, const TimelineKey&) = default;
-
-  static constexpr TimelineKey Min() { return {0, 0}; }
-  static constexpr TimelineKey Max() {
-    return {std::numeric_limits<Micros>::max(),
-            std::numeric_limits<ActivityId>::max()};
-  }
-};
 
 class Timeline {
  public:
@@ -109,6 +101,13 @@ class Timeline {
   size_t index_bytes() const;
   bool has_expiry_index() const { return expiry_index_ != nullptr; }
 
+  // Starts indexing entries by group key (see group_index.h); until then
+  // the group keys of entries are dropped and read back as 0.
+  // REQUIRES: the timeline is empty.
+  void EnableGroups();
+  // The group index, or nullptr if groups are not enabled.
+  const GroupIndex* groups() const { return groups_.get(); }
+
   // Every entry, newest first. For tests and snapshots.
   std::vector<StoredEntry> Entries() const;
 
@@ -134,6 +133,8 @@ class Timeline {
   static Node* Descend(Node* const* head, int height, Before before,
                        std::array<Node*, kMaxHeight>* prev);
   Node* NewNode(const StoredEntry& entry, int height);
+  // The node's entry as a read returns it (with its group key).
+  StoredEntry EntryOf(const Node* node) const;
   void FreeNode(Node* node, int height);
   // Fills prev[i] with the last node at level i whose key is greater than
   // (newer than) `key`, or nullptr meaning the head. Returns the first node
@@ -175,6 +176,8 @@ class Timeline {
   Micros min_expiry_ = std::numeric_limits<Micros>::max();
   Node* tail_ = nullptr;  // the oldest entry
   std::array<Node*, kMaxHeight> head_{};
+  // Null unless EnableGroups was called.
+  std::unique_ptr<GroupIndex> groups_;
 };
 
 }  // namespace feedcore::internal

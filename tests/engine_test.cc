@@ -32,7 +32,7 @@ TimelineEntry T(Micros ts, ActivityId id, EntityId actor = 9) {
 }
 
 StoredEntry S(Micros ts, ActivityId id, EntityId actor, Micros expires_at) {
-  return {ts, id, actor, expires_at, {}};
+  return {ts, id, actor, expires_at, 0, {}};
 }
 
 bool Same(const InsertResult& r, size_t inserted, size_t replaced,

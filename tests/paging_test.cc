@@ -43,6 +43,7 @@ StoredEntry Nth(int i) {
           static_cast<ActivityId>(i % 3 + 1),
           static_cast<EntityId>(i),
           kStart + kTtl,
+          0,
           {}};
 }
 

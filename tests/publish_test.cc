@@ -72,7 +72,7 @@ TEST_CASE("publish reaches the own feed, the world feed and every follower") {
   CHECK_FALSE(r.merged_at_read);
   CHECK_FALSE(r.pending);
 
-  const StoredEntry want{50, 1, kActor, f.DefaultExpiry(), {}};
+  const StoredEntry want{50, 1, kActor, f.DefaultExpiry(), 0, {}};
   for (EntityId id = 1; id <= 6; ++id) {
     INFO("follower " << id);
     CHECK(Timeline(*f.engine, id) == std::vector<StoredEntry>{want});
@@ -113,7 +113,7 @@ TEST_CASE("an activity's ttl sets its expiry in every feed") {
   f.Fol(1, 100);
   f.Pub(1, 100, 5, /*ttl=*/500);
   f.Pub(2, 100, 6);
-  const StoredEntry short_lived{5, 1, 100, kStart + 500, {}};
+  const StoredEntry short_lived{5, 1, 100, kStart + 500, 0, {}};
   CHECK(Timeline(*f.engine, 1).back() == short_lived);
   CHECK(Own(*f.engine, 100).back() == short_lived);
   CHECK(World(*f.engine).back() == short_lived);
@@ -235,7 +235,7 @@ TEST_CASE("publish accepts the limits themselves") {
   a.payload = std::string(16, 'y');
   CHECK(f.Pub(a).created);
   CHECK(Timeline(*f.engine, 1) ==
-        std::vector<StoredEntry>{{0, 1, 100, kStart + kMaxTtl, {}}});
+        std::vector<StoredEntry>{{0, 1, 100, kStart + kMaxTtl, 0, {}}});
   CHECK(f.engine->Stats().payload_bytes == 16);
 
   EngineOptions none = Fixture::Defaults();
@@ -309,7 +309,7 @@ TEST_CASE("the world feed merges every shard newest-first") {
     const EntityId actor = 1 + (id * 7) % 13;
     const Micros ts = static_cast<Micros>((id * 37) % 17);  // many equal
     f.Pub(id, actor, ts);
-    all.push_back({ts, id, actor, f.DefaultExpiry(), {}});
+    all.push_back({ts, id, actor, f.DefaultExpiry(), 0, {}});
   }
   std::sort(all.begin(), all.end(), NewerThan);
   CHECK(World(*f.engine) == all);
@@ -351,6 +351,7 @@ TEST_CASE("the world feed keeps at least world_timeline_length newest") {
                       id,
                       1 + id % 4,
                       f.DefaultExpiry(),
+                      0,
                       {}});
     }
     std::sort(want.begin(), want.end(), NewerThan);
@@ -369,7 +370,7 @@ TEST_CASE("the world feed keeps at least world_timeline_length newest") {
       const EntityId actor = 1 + (id * 11) % 9;
       f.Pub(id, actor, static_cast<Micros>(id));
       published.push_back(
-          {static_cast<Micros>(id), id, actor, f.DefaultExpiry(), {}});
+          {static_cast<Micros>(id), id, actor, f.DefaultExpiry(), 0, {}});
     }
     const std::vector<StoredEntry> world = World(*f.engine);
     CHECK(world.size() >= 3);

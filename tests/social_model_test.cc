@@ -236,7 +236,7 @@ class Model {
         continue;
       }
       out.push_back(
-          {a.ts, id, a.actor, a.expires_at, hydrate ? a.payload : ""});
+          {a.ts, id, a.actor, a.expires_at, 0, hydrate ? a.payload : ""});
     }
     std::sort(out.begin(), out.end(),
               [order](const StoredEntry& x, const StoredEntry& y) {

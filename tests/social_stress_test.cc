@@ -492,8 +492,8 @@ void RunMixed(size_t threshold) {
   const std::vector<ActivityId> published = journal.AllPublished();
   for (const ActivityId id : published) {
     if (retracted.contains(id)) continue;
-    const StoredEntry e{
-        TsOf(id), id, ActorOf(id), 1'000'000 + o.default_ttl, {}};
+    const StoredEntry e{TsOf(id), id, ActorOf(id), 1'000'000 + o.default_ttl,
+                        0,        {}};
     live_by_actor[e.actor].push_back(e);
     world.push_back(e);
   }

@@ -101,7 +101,7 @@ class TimelineModel {
         if (order == ReadOrder::kNewestFirst && !(k < *after)) return;
         if (order == ReadOrder::kOldestFirst && !(k > *after)) return;
       }
-      out.push_back({k.first, k.second, v.actor, v.expires_at, {}});
+      out.push_back({k.first, k.second, v.actor, v.expires_at, 0, {}});
     };
     if (order == ReadOrder::kNewestFirst) {
       for (auto e = it->second.rbegin(); e != it->second.rend(); ++e) {

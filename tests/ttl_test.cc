@@ -111,7 +111,7 @@ TEST_CASE("putting an expired key again revives it") {
   REQUIRE(r.ok());
   CHECK(r->replaced == 1);
   CHECK(ReadAll(*f.engine, 1) ==
-        std::vector<StoredEntry>{{10, 1, 3, kStart + 10, {}}});
+        std::vector<StoredEntry>{{10, 1, 3, kStart + 10, 0, {}}});
   CHECK(f.engine->Stats().entries == 1);
 }
 
@@ -195,7 +195,7 @@ TEST_CASE("mixed TTLs: expired entries are never returned") {
       for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
         if (it->second > now) {
           want.push_back(
-              {it->first.first, it->first.second, 0, it->second, {}});
+              {it->first.first, it->first.second, 0, it->second, 0, {}});
         } else {
           ++expired;
         }

@@ -177,6 +177,29 @@ class FeedEngine {
                                             ActivityId activity_id,
                                             size_t max_count) const = 0;
 
+  // --- Grouped (aggregated) reads ---
+
+  // One page of `owner`'s timeline (merged as in ReadTimeline) as groups:
+  // visible entries with the same non-zero group key collapse into one
+  // FeedGroup with exact counts; an entry with group key 0 is a group of
+  // its own. Groups come newest first by their newest visible entry, so a
+  // group moves to the top when an activity joins it. Paging is keyset-
+  // based on that place: a reader paging down never sees a group twice
+  // and misses none that stays where it was; a group that gains an
+  // activity meanwhile moves above the cursor, where a read from the top
+  // finds it. (A group can move down, and so show again on a later page,
+  // only when its newest entry is removed: retract, unfollow, expiry.)
+  // Retract, Unfollow, the length cap and expiry act on the entries inside
+  // groups; a group whose last entry goes is gone.
+  // Cost: O(log n + page) from the timeline's group index; when the
+  // owner follows merged-at-read actors, or its timeline holds expired
+  // entries not yet reclaimed, O(entries of the merged feed) instead.
+  // FailedPrecondition unless EngineOptions::aggregation.enabled;
+  // InvalidArgument for a limit of 0 or above max_page_size, or a cursor
+  // that is malformed or belongs to another owner.
+  virtual absl::StatusOr<GroupPage> ReadGroups(
+      EntityId owner, const GroupReadOptions& options) const = 0;
+
   // --- Social graph ---
 
   // `follower` follows `followee` and gets the followee's most recent

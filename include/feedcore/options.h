@@ -31,6 +31,33 @@ inline constexpr size_t kMaxPayloadBytesLimit = 64 << 20;
 inline constexpr size_t kMaxFanoutThreads = 256;
 inline constexpr size_t kMaxFanoutQueueCapacity = 1 << 20;
 
+inline constexpr size_t kMaxGroupListLimit = 1000;
+
+// Grouped (aggregated) reads: see FeedEngine::ReadGroups.
+struct AggregationOptions {
+  // Keep every timeline's entries indexed by group key, so that
+  // ReadGroups works. Costs memory per entry (see docs/architecture.md);
+  // off, group keys are dropped at insert and ReadGroups fails.
+  bool enabled = false;
+
+  // Width of the time bucket of the default group key, 1..kMaxTtl
+  // microseconds: activities with the same verb and object group together
+  // when `ts / time_bucket` is the same (a day by default: "liked your
+  // photo today").
+  Micros time_bucket = kMicrosPerDay;
+
+  // Computes the group key of a published activity, once per Publish (not
+  // per follower). Null means the default: 0 (ungrouped) for an activity
+  // with neither verb nor object, otherwise a non-zero hash of verb, object
+  // and time bucket. Must be thread-safe and deterministic.
+  std::function<GroupKey(const Activity&)> group_key;
+
+  // Most recent distinct actors a FeedGroup lists, 1..kMaxGroupListLimit.
+  size_t max_group_actors = 5;
+  // Most recent entries a FeedGroup lists, 1..kMaxGroupListLimit.
+  size_t max_group_entries = 10;
+};
+
 struct EngineOptions {
   // Number of lock shards, 1..kMaxShards. 0 picks the smallest power of two
   // that is at least 4 x the hardware threads. More shards mean less lock
@@ -115,6 +142,9 @@ struct EngineOptions {
                      const TimelineEntry& entry)>
       on_delivery;
 
+  // Grouped reads; off by default.
+  AggregationOptions aggregation;
+
   // Where every change is recorded (see change_stream.h); null records
   // nothing and costs nothing. Several engines may share one stream only
   // if nothing replays it (records do not say which engine made them).
@@ -159,6 +189,14 @@ struct InsertOptions {
 enum class ReadOrder {
   kNewestFirst,  // descending (ts, activity_id): the usual feed order
   kOldestFirst,  // ascending (ts, activity_id)
+};
+
+// Paging through groups (FeedEngine::ReadGroups), newest group first.
+struct GroupReadOptions {
+  // Groups per page, 1..EngineOptions::max_page_size.
+  size_t limit = 25;
+  // Empty for the first page; otherwise the previous page's `next_cursor`.
+  std::string cursor;
 };
 
 struct ReadOptions {

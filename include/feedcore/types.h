@@ -22,6 +22,10 @@ using ActivityId = uint64_t;
 // Timestamps and durations, in microseconds. Timestamps are microseconds
 // since the Unix epoch when the system clock is used.
 using Micros = int64_t;
+// Which group an entry joins in grouped (aggregated) reads: entries of one
+// timeline with the same non-zero key collapse into one group. 0 means the
+// entry is a group of its own.
+using GroupKey = uint64_t;
 
 inline constexpr Micros kMicrosPerMillisecond = 1000;
 inline constexpr Micros kMicrosPerSecond = 1000 * kMicrosPerMillisecond;
@@ -36,6 +40,9 @@ struct TimelineEntry {
   Micros ts = 0;               // when it happened; must be >= 0
   ActivityId activity_id = 0;  // second half of the key
   EntityId actor = 0;          // who did it (used to remove by producer)
+  // Its group in grouped reads; kept only when the engine aggregates
+  // (EngineOptions::aggregation), otherwise read back as 0.
+  GroupKey group = 0;
 
   friend bool operator==(const TimelineEntry&, const TimelineEntry&) = default;
 };
@@ -47,6 +54,7 @@ struct StoredEntry {
   ActivityId activity_id = 0;
   EntityId actor = 0;
   Micros expires_at = 0;  // visible while clock.Now() < expires_at
+  GroupKey group = 0;     // as TimelineEntry::group
   // The activity's body, only when the read asked for it
   // (`ReadOptions::hydrate`) and the activity was published (entries put
   // with the low-level Insert calls have none).
@@ -67,6 +75,13 @@ struct Activity {
   ActivityId id = 0;
   EntityId actor = 0;
   Micros ts = 0;  // >= 0
+  // What was done and to what ("liked", photo 17): opaque numbers chosen by
+  // the embedding program. Grouped reads collapse activities with the same
+  // verb and object in the same time bucket (see AggregationOptions).
+  // They only decide the group key at publish time: they are not stored,
+  // and a re-publish does not compare them.
+  uint64_t verb = 0;
+  EntityId object = 0;
   std::string
       payload;  // opaque bytes, at most EngineOptions::max_payload_bytes
   // Time-to-live, 1..kMaxTtl; 0 means EngineOptions::default_ttl.
@@ -84,6 +99,30 @@ struct EntityPage {
 // visible (unexpired, inside the window) follows this page.
 struct Page {
   std::vector<StoredEntry> entries;
+  std::string next_cursor;
+};
+
+// One group of a grouped read: the visible activities of a timeline that
+// share a group key ("Alice and 4 others liked your photo"). Every count is
+// exact; the lists are bounded by AggregationOptions.
+struct FeedGroup {
+  GroupKey key = 0;           // 0: a single ungrouped entry
+  size_t activity_count = 0;  // visible activities in the group
+  size_t actor_count = 0;     // distinct actors among them
+  // Distinct actors, most recent first, at most max_group_actors.
+  std::vector<EntityId> recent_actors;
+  // The newest entries, newest first, at most max_group_entries; the
+  // first one is the group's place in the feed.
+  std::vector<StoredEntry> recent;
+  Micros first_ts = 0;  // oldest visible activity
+  Micros last_ts = 0;   // newest visible activity
+
+  friend bool operator==(const FeedGroup&, const FeedGroup&) = default;
+};
+
+// One page of a grouped read; `next_cursor` as in Page.
+struct GroupPage {
+  std::vector<FeedGroup> groups;
   std::string next_cursor;
 };
 
