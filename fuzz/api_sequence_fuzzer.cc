@@ -32,7 +32,7 @@
 #include "fuzz_input.h"
 #include "leaderboard_impl.h"
 #include "leaderboard_model.h"
-#include "ranked_skiplist.h"
+#include "ranked_btree.h"
 #include "timeline_model.h"
 
 namespace feedcore::fuzz {

@@ -26,7 +26,7 @@
 #include "leaderboard_cursor.h"
 #include "leaderboard_impl.h"
 #include "leaderboard_model.h"
-#include "ranked_skiplist.h"
+#include "ranked_btree.h"
 
 namespace feedcore::fuzz {
 namespace {

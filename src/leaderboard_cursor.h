@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "feedcore/leaderboard.h"
-#include "ranked_skiplist.h"
+#include "ranked_btree.h"
 
 namespace feedcore::internal {
 

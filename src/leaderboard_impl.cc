@@ -93,15 +93,16 @@ class LeaderboardImpl::SharedSnapshot {
   }
   size_t partitions() const { return board_.options_.partitions; }
 
-  // For every partition p: nodes[p] (if nodes is not null) and counts[p]
-  // get the partition's lower bound of `key` (upper bound with `upper`),
-  // found by interleaved descents.
-  void Bounds(const RankKey& key, bool upper, Node** nodes,
-              size_t* counts) const {
-    PerPartition<const RankedSkiplist*> lists(partitions());
-    for (size_t p = 0; p < lists.size(); ++p) lists[p] = &data(p).list;
-    RankedSkiplist::BoundMany(lists.data(), lists.size(), key, upper, nodes,
-                              counts);
+  // For every partition p: positions[p] (if positions is not null) and
+  // counts[p] get the partition's lower bound of `key` (upper bound with
+  // `upper`), found by interleaved descents. `holder` is the partition
+  // that holds `key` itself, if one does.
+  void Bounds(const RankKey& key, bool upper, Position* positions,
+              size_t* counts, size_t holder = RankedBtree::kNoHolder) const {
+    PerPartition<const RankedBtree*> trees(partitions());
+    for (size_t p = 0; p < trees.size(); ++p) trees[p] = &data(p).tree;
+    RankedBtree::BoundMany(trees.data(), trees.size(), key, upper, positions,
+                           counts, holder);
   }
 
  private:
@@ -114,7 +115,7 @@ LeaderboardImpl::LeaderboardImpl(const LeaderboardOptions& options)
       partitions_(new Partition[options.partitions]) {
   for (size_t p = 0; p < options_.partitions; ++p) {
     WriterLock lock(&partitions_[p].mu);
-    partitions_[p].data = std::make_unique<PartitionData>(kHeightSeed);
+    partitions_[p].data = std::make_unique<PartitionData>();
   }
 }
 
@@ -155,19 +156,24 @@ absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
-  auto [it, inserted] = data.members.try_emplace(member, nullptr);
+  // The member's slot along with its control bytes: one wait, not two.
+  data.members.prefetch(member);
+  auto [it, inserted] = data.members.try_emplace(member, Placed{});
   uint64_t seq = 0;
   if (inserted) {
     try {
       seq = NextSeq();
-      it->second = data.list.Insert(RankKey{score, seq, member});
+      data.tree.Insert(RankKey{score, seq, member});
     } catch (...) {
-      data.members.erase(it);  // keep map and list in step if out of memory
+      data.members.erase(it);  // keep map and tree in step if out of memory
       throw;
     }
-  } else if (it->second->key().score != score) {
+    it->second = Placed{score, seq};
+  } else if (it->second.score != score) {
     seq = NextSeq();
-    data.list.Update(it->second, RankKey{score, seq, member});
+    data.tree.Update(RankKey{it->second.score, it->second.seq, member},
+                     RankKey{score, seq, member});
+    it->second = Placed{score, seq};
   } else {
     return absl::OkStatus();  // unchanged: nothing to record
   }
@@ -183,22 +189,24 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
-  auto [it, inserted] = data.members.try_emplace(member, nullptr);
+  data.members.prefetch(member);  // as in Set
+  auto [it, inserted] = data.members.try_emplace(member, Placed{});
   if (inserted) {
     const uint64_t seq = NextSeq();
     try {
-      it->second = data.list.Insert(RankKey{delta, seq, member});
+      data.tree.Insert(RankKey{delta, seq, member});
     } catch (...) {
       data.members.erase(it);
       throw;
     }
+    it->second = Placed{delta, seq};
     if (recording_ != nullptr) {
       Record(ChangeKind::kScoreSet, p, member, delta, seq);
     }
     return delta;
   }
-  Node* node = it->second;
-  const int64_t old_score = node->key().score;
+  const Placed old = it->second;
+  const int64_t old_score = old.score;
   int64_t new_score = 0;
   if (__builtin_add_overflow(old_score, delta, &new_score)) {
     return absl::OutOfRangeError(
@@ -208,7 +216,9 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
   }
   if (delta != 0) {
     const uint64_t seq = NextSeq();
-    data.list.Update(node, RankKey{new_score, seq, member});
+    data.tree.Update(RankKey{old_score, old.seq, member},
+                     RankKey{new_score, seq, member});
+    it->second = Placed{new_score, seq};
     if (recording_ != nullptr) {
       Record(ChangeKind::kScoreSet, p, member, new_score, seq);
     }
@@ -221,9 +231,10 @@ absl::Status LeaderboardImpl::Remove(MemberId member) {
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
+  data.members.prefetch(member);  // as in Set
   auto it = data.members.find(member);
   if (it == data.members.end()) return MemberNotFound(member);
-  data.list.Erase(it->second);
+  data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
   data.members.erase(it);
   if (recording_ != nullptr) {
     Record(ChangeKind::kScoreRemove, p, member, 0, 0);
@@ -237,7 +248,7 @@ void LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<std::unique_ptr<PartitionData>> swapped;
   swapped.reserve(options_.partitions);
   for (size_t p = 0; p < options_.partitions; ++p) {
-    swapped.push_back(std::make_unique<PartitionData>(kHeightSeed));
+    swapped.push_back(std::make_unique<PartitionData>());
   }
   for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
   for (size_t p = 0; p < options_.partitions; ++p) {
@@ -251,51 +262,57 @@ absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
   const Partition& partition = partitions_[PartitionOf(member)];
   ReaderLock lock(&partition.mu);
   const PartitionData& data = *partition.data;
+  data.members.prefetch(member);  // as in Set
   auto it = data.members.find(member);
   if (it == data.members.end()) return MemberNotFound(member);
-  return it->second->key().score;
+  return it->second.score;
 }
 
 absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
   const size_t home = PartitionOf(member);
   SharedSnapshot snapshot(*this);
   const PartitionData& home_data = snapshot.data(home);
+  home_data.members.prefetch(member);  // as in Set
   auto it = home_data.members.find(member);
   if (it == home_data.members.end()) return MemberNotFound(member);
-  const RankKey key = it->second->key();
+  const RankKey key{it->second.score, it->second.seq, member};
   PerPartition<size_t> counts(snapshot.partitions());
-  snapshot.Bounds(key, /*upper=*/false, nullptr, counts.data());
+  snapshot.Bounds(key, /*upper=*/false, nullptr, counts.data(), home);
   uint64_t rank = 0;
   for (size_t p = 0; p < counts.size(); ++p) rank += counts[p];
   return rank;
 }
 
 template <typename Emit>
-bool LeaderboardImpl::Merge(absl::Span<Node* const> runs, bool best_first,
+bool LeaderboardImpl::Merge(absl::Span<const Position> runs, bool best_first,
                             size_t want, bool probe, size_t* entries_read,
                             Emit&& emit) {
   if (want == 0 && !probe) return false;
-  // A binary heap whose top is the next node in the merged order.
-  const auto after = [best_first](const Node* a, const Node* b) {
-    return best_first ? RanksAbove(b->key(), a->key())
-                      : RanksAbove(a->key(), b->key());
+  // A binary heap whose top is the next entry in the merged order; each
+  // item carries its entry's key, read once when the item enters.
+  struct Item {
+    RankKey key;
+    Position at;
   };
-  PerPartition<Node*> storage(runs.size());
-  Node** const heap = storage.data();
+  const auto after = [best_first](const Item& a, const Item& b) {
+    return best_first ? RanksAbove(b.key, a.key) : RanksAbove(a.key, b.key);
+  };
+  PerPartition<Item> storage(runs.size());
+  Item* const heap = storage.data();
   size_t size = 0;
-  for (Node* start : runs) {
-    if (start != nullptr) heap[size++] = start;
+  for (const Position& start : runs) {
+    if (start.valid()) heap[size++] = Item{start.key(), start};
   }
   *entries_read += size;
   std::make_heap(heap, heap + size, after);
   for (size_t emitted = 0; emitted < want && size > 0;) {
     std::pop_heap(heap, heap + size, after);
-    Node* node = heap[size - 1];
-    emit(node);
+    Item& item = heap[size - 1];
+    emit(item.key);
     ++emitted;
-    Node* successor = best_first ? node->next() : node->prev();
-    if (successor != nullptr && (emitted < want || probe)) {
-      heap[size - 1] = successor;
+    const Position successor = best_first ? item.at.next() : item.at.prev();
+    if (successor.valid() && (emitted < want || probe)) {
+      item = Item{successor.key(), successor};
       ++*entries_read;
       std::push_heap(heap, heap + size, after);
     } else {
@@ -318,18 +335,17 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
     return s;
   }
   std::vector<LeaderboardEntry> out;
-  PerPartition<Node*> runs(options_.partitions);
+  PerPartition<Position> runs(options_.partitions);
   SharedSnapshot snapshot(*this);
   size_t size = 0;
   for (size_t p = 0; p < snapshot.partitions(); ++p) {
-    runs[p] = snapshot.data(p).list.First();
-    size += snapshot.data(p).list.size();
+    runs[p] = snapshot.data(p).tree.First();
+    size += snapshot.data(p).tree.size();
   }
   out.reserve(std::min(k, size));
-  Merge(runs.span(), /*best_first=*/true, k, /*probe=*/false, entries_read,
-        [&out](const Node* node) {
-          out.push_back(EntryOf(node->key(), out.size()));
-        });
+  Merge(
+      runs.span(), /*best_first=*/true, k, /*probe=*/false, entries_read,
+      [&out](const RankKey& key) { out.push_back(EntryOf(key, out.size())); });
   return out;
 }
 
@@ -346,9 +362,9 @@ LeaderboardImpl::TopKReadingKPerPartition(size_t k,
     gathered.reserve(k * snapshot.partitions());
     for (size_t p = 0; p < snapshot.partitions(); ++p) {
       size_t taken = 0;
-      for (const Node* node = snapshot.data(p).list.First();
-           node != nullptr && taken < k; node = node->next(), ++taken) {
-        gathered.push_back(node->key());
+      for (Position at = snapshot.data(p).tree.First(); at.valid() && taken < k;
+           at = at.next(), ++taken) {
+        gathered.push_back(at.key());
       }
       *entries_read += taken;
     }
@@ -376,37 +392,39 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
   }
   const size_t home = PartitionOf(member);
   const size_t partitions = options_.partitions;
-  PerPartition<Node*> above(partitions);  // runs towards the leader
-  PerPartition<Node*> below(partitions);  // runs away from it
+  PerPartition<Position> above(partitions);  // runs towards the leader
+  PerPartition<Position> below(partitions);  // runs away from it
   std::vector<LeaderboardEntry> out;
   SharedSnapshot snapshot(*this);
   const PartitionData& home_data = snapshot.data(home);
+  home_data.members.prefetch(member);  // as in Set
   auto it = home_data.members.find(member);
   if (it == home_data.members.end()) return MemberNotFound(member);
-  const RankKey key = it->second->key();
+  const RankKey key{it->second.score, it->second.seq, member};
   PerPartition<size_t> counts(partitions);
-  snapshot.Bounds(key, /*upper=*/false, below.data(), counts.data());
+  snapshot.Bounds(key, /*upper=*/false, below.data(), counts.data(), home);
   uint64_t rank = 0;
   for (size_t p = 0; p < partitions; ++p) {
     rank += counts[p];
-    // below[p] is the first node not above `key`; the run towards the
+    // below[p] is the first entry not above `key`; the run towards the
     // leader starts just before it.
     above[p] =
-        below[p] != nullptr ? below[p]->prev() : snapshot.data(p).list.Last();
+        below[p].valid() ? below[p].prev() : snapshot.data(p).tree.Last();
   }
-  below[home] = it->second->next();
+  // In the member's own partition that first entry is the member.
+  below[home] = below[home].next();
   out.reserve(std::min<uint64_t>(before, rank) + 1 + after);
   size_t entries_read = 0;
   Merge(above.span(), /*best_first=*/false, before, /*probe=*/false,
-        &entries_read, [&out, rank](const Node* node) {
-          out.push_back(EntryOf(node->key(), rank - 1 - out.size()));
+        &entries_read, [&out, rank](const RankKey& at) {
+          out.push_back(EntryOf(at, rank - 1 - out.size()));
         });
   std::reverse(out.begin(), out.end());
   out.push_back(EntryOf(key, rank));
   uint64_t next_rank = rank + 1;
   Merge(below.span(), /*best_first=*/true, after, /*probe=*/false,
-        &entries_read, [&out, &next_rank](const Node* node) {
-          out.push_back(EntryOf(node->key(), next_rank++));
+        &entries_read, [&out, &next_rank](const RankKey& at) {
+          out.push_back(EntryOf(at, next_rank++));
         });
   return out;
 }
@@ -443,7 +461,7 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
   }
 
   LeaderboardPage page;
-  PerPartition<Node*> runs(options_.partitions);
+  PerPartition<Position> runs(options_.partitions);
   {
     SharedSnapshot snapshot(*this);
     // Best-first: `rank` is the rank of the next entry to return, the
@@ -453,17 +471,18 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
     const size_t partitions = snapshot.partitions();
     PerPartition<size_t> counts(partitions);
     if (after.has_value()) {
-      // Best-first: the first node below the cursor. Worst-first: the
-      // first node not above it, whose predecessor is where the run starts.
+      // Best-first: the first entry below the cursor. Worst-first: the
+      // first entry not above it, whose predecessor is where the run
+      // starts.
       snapshot.Bounds(*after, /*upper=*/best_first, runs.data(), counts.data());
     }
     for (size_t p = 0; p < partitions; ++p) {
-      const RankedSkiplist& list = snapshot.data(p).list;
+      const RankedBtree& tree = snapshot.data(p).tree;
       if (!after.has_value()) {
-        runs[p] = best_first ? list.First() : list.Last();
-        counts[p] = best_first ? 0 : list.size();
+        runs[p] = best_first ? tree.First() : tree.Last();
+        counts[p] = best_first ? 0 : tree.size();
       } else if (!best_first) {
-        runs[p] = runs[p] != nullptr ? runs[p]->prev() : list.Last();
+        runs[p] = runs[p].valid() ? runs[p].prev() : tree.Last();
       }
       rank += counts[p];
     }
@@ -472,8 +491,8 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
     RankKey last;
     const bool more = Merge(
         runs.span(), best_first, options.limit, /*probe=*/true, &entries_read,
-        [&page, &rank, &last, best_first](const Node* node) {
-          last = node->key();
+        [&page, &rank, &last, best_first](const RankKey& key) {
+          last = key;
           page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
         });
     if (more) {
@@ -488,7 +507,7 @@ size_t LeaderboardImpl::Size() const {
   SharedSnapshot snapshot(*this);
   size_t size = 0;
   for (size_t p = 0; p < snapshot.partitions(); ++p) {
-    size += snapshot.data(p).list.size();
+    size += snapshot.data(p).tree.size();
   }
   return size;
 }
@@ -497,7 +516,7 @@ std::vector<size_t> LeaderboardImpl::PartitionSizes() const {
   SharedSnapshot snapshot(*this);
   std::vector<size_t> sizes;
   for (size_t p = 0; p < snapshot.partitions(); ++p) {
-    sizes.push_back(snapshot.data(p).list.size());
+    sizes.push_back(snapshot.data(p).tree.size());
   }
   return sizes;
 }
@@ -506,16 +525,17 @@ bool LeaderboardImpl::CheckInvariants() const {
   SharedSnapshot snapshot(*this);
   for (size_t p = 0; p < snapshot.partitions(); ++p) {
     const PartitionData& data = snapshot.data(p);
-    if (!data.list.CheckInvariants()) return false;
-    if (data.members.size() != data.list.size()) return false;
-    for (const Node* node = data.list.First(); node != nullptr;
-         node = node->next()) {
-      const MemberId member = node->key().member;
-      if (PartitionOf(member) != p) return false;
-      auto it = data.members.find(member);
-      if (it == data.members.end() || it->second != node) return false;
-      if (options_.tie_break == TieBreak::kLowerMemberFirst &&
-          node->key().seq != 0) {
+    if (!data.tree.CheckInvariants()) return false;
+    if (data.members.size() != data.tree.size()) return false;
+    for (Position at = data.tree.First(); at.valid(); at = at.next()) {
+      const RankKey key = at.key();
+      if (PartitionOf(key.member) != p) return false;
+      auto it = data.members.find(key.member);
+      if (it == data.members.end() || it->second.score != key.score ||
+          it->second.seq != key.seq) {
+        return false;
+      }
+      if (options_.tie_break == TieBreak::kLowerMemberFirst && key.seq != 0) {
         return false;
       }
     }

@@ -2,11 +2,14 @@
 //
 // Layout. N partitions, each on its own cache line. A member lives
 // in partition XXH3_64bits(member) % N. A partition is a lock and a pointer
-// to its data: a node arena, the RankedSkiplist of its members (best
-// first) and a flat hash map member -> skiplist node (the node holds the
-// score, so the map is the member -> score map without a second copy). The
-// data sits behind a pointer so that Clear() can exchange it for an empty
-// one under the locks and free the old one after releasing them.
+// to its data: the RankedBtree of its members (best first, an
+// order-statistic B+tree) and a flat hash map member -> (score, update
+// sequence), the member's current RankKey less the member. Entries move
+// between and within the tree's leaves, so the map keeps no pointer into
+// the tree: a write or a read that needs the member's place descends to its
+// key, whose upper levels are in cache. The data sits behind a pointer so
+// that Clear() can exchange it for an empty one under the locks and free
+// the old one after releasing them.
 //
 // Update sequence. With TieBreak::kEarlierUpdateFirst every score change
 // takes the next value of one per-board atomic counter while holding its
@@ -35,8 +38,7 @@
 #include "change_log.h"
 #include "feedcore/leaderboard.h"
 #include "mutex.h"
-#include "node_arena.h"
-#include "ranked_skiplist.h"
+#include "ranked_btree.h"
 
 namespace feedcore::internal {
 
@@ -77,8 +79,8 @@ class LeaderboardImpl final : public Leaderboard {
   size_t PartitionOf(MemberId member) const;
   // Members per partition, under one snapshot.
   std::vector<size_t> PartitionSizes() const;
-  // Checks every partition's skiplist and that its map names exactly its
-  // nodes, each in the right partition. For tests.
+  // Checks every partition's tree and that its map holds exactly its
+  // entries with their keys, each in the right partition. For tests.
   bool CheckInvariants() const;
 
   // --- Change stream and snapshots (leaderboard_replay.cc) ---
@@ -107,13 +109,17 @@ class LeaderboardImpl final : public Leaderboard {
   }
 
  private:
-  using Node = RankedSkiplist::Node;
+  using Position = RankedBtree::Position;
+
+  // A member's current key, less the member (the map's key).
+  struct Placed {
+    int64_t score;
+    uint64_t seq;
+  };
 
   struct PartitionData {
-    explicit PartitionData(uint64_t height_seed) : list(&arena, height_seed) {}
-    NodeArena arena;  // first: outlives the list, which frees into it
-    RankedSkiplist list;
-    absl::flat_hash_map<MemberId, Node*> members;
+    RankedBtree tree;
+    absl::flat_hash_map<MemberId, Placed> members;
   };
 
   struct alignas(64) Partition {
@@ -122,9 +128,6 @@ class LeaderboardImpl final : public Leaderboard {
   };
 
   class SharedSnapshot;
-
-  // Decides skiplist node heights. Fixed, so layouts are reproducible.
-  static constexpr uint64_t kHeightSeed = 0x6c6561646572626fULL;
 
   struct Recording {
     ChangeLog* log;
@@ -141,15 +144,15 @@ class LeaderboardImpl final : public Leaderboard {
 
   // The update sequence for a score change being applied now.
   uint64_t NextSeq();
-  // Merges `runs` (one start node per partition, nullptr for none), which
-  // continue with next() when `best_first` and prev() otherwise, calling
-  // `emit(node)` on the first `want` nodes in that order. Adds the nodes it
-  // read to `*entries_read`. With `probe`, reads one node past the last
-  // emitted one so that it can return whether any node follows; without,
-  // returns false.
+  // Merges `runs` (one start position per partition, invalid for none),
+  // which continue with next() when `best_first` and prev() otherwise,
+  // calling `emit(key)` on the first `want` entries in that order. Adds the
+  // entries it read to `*entries_read`. With `probe`, reads one entry past
+  // the last emitted one so that it can return whether any entry follows;
+  // without, returns false.
   template <typename Emit>
-  static bool Merge(absl::Span<Node* const> runs, bool best_first, size_t want,
-                    bool probe, size_t* entries_read, Emit&& emit);
+  static bool Merge(absl::Span<const Position> runs, bool best_first,
+                    size_t want, bool probe, size_t* entries_read, Emit&& emit);
 
   const LeaderboardOptions options_;
   const uint64_t board_id_;

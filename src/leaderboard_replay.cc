@@ -43,17 +43,18 @@ void LeaderboardImpl::Record(ChangeKind kind, size_t partition, MemberId member,
 
 void LeaderboardImpl::PlaceLocked(PartitionData& data, MemberId member,
                                   const RankKey& key) {
-  auto [it, inserted] = data.members.try_emplace(member, nullptr);
+  auto [it, inserted] = data.members.try_emplace(member, Placed{});
   if (inserted) {
     try {
-      it->second = data.list.Insert(key);
+      data.tree.Insert(key);
     } catch (...) {
       data.members.erase(it);
       throw;
     }
   } else {
-    data.list.Update(it->second, key);
+    data.tree.Update(RankKey{it->second.score, it->second.seq, member}, key);
   }
+  it->second = Placed{key.score, key.seq};
 }
 
 void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
@@ -80,14 +81,14 @@ void LeaderboardImpl::ApplyRemove(MemberId member) {
   PartitionData& data = *partition.data;
   auto it = data.members.find(member);
   if (it != data.members.end()) {
-    data.list.Erase(it->second);
+    data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
     data.members.erase(it);
   }
   if (recording_ != nullptr) Record(ChangeKind::kScoreRemove, p, member, 0, 0);
 }
 
 void LeaderboardImpl::ApplyClear(size_t p) {
-  auto empty = std::make_unique<PartitionData>(kHeightSeed);
+  auto empty = std::make_unique<PartitionData>();
   {
     WriterLock lock(&partitions_[p].mu);
     partitions_[p].data.swap(empty);
@@ -103,13 +104,13 @@ uint64_t LeaderboardImpl::SerializePartition(size_t p, const ChangeLog* log,
   const uint64_t cut = log != nullptr ? log->NextSequence() : 0;
   const PartitionData& data = *partition.data;
   ByteWriter w(out);
-  out->reserve(out->size() + 8 + data.list.size() * kMemberBytes);
-  w.U64(data.list.size());
-  for (const Node* node = data.list.First(); node != nullptr;
-       node = node->next()) {
-    w.U64(node->key().member);
-    w.I64(node->key().score);
-    w.U64(node->key().seq);
+  out->reserve(out->size() + 8 + data.tree.size() * kMemberBytes);
+  w.U64(data.tree.size());
+  for (Position at = data.tree.First(); at.valid(); at = at.next()) {
+    const RankKey key = at.key();
+    w.U64(key.member);
+    w.I64(key.score);
+    w.U64(key.seq);
   }
   return cut;
 }

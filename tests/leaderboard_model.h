@@ -5,7 +5,7 @@
 // Shared by the model-based test (tests/leaderboard_model_test.cc) and the
 // API-sequence fuzz target (fuzz/api_sequence_fuzzer.cc), so both hold the
 // board to the same reference. Uses RankKey and RanksAbove from src/ (the
-// board's own order, which the unit tests of the skiplist check), and no
+// board's own order, which the unit tests of the ranked B+tree check), and no
 // test framework.
 #ifndef FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
 #define FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "feedcore/leaderboard.h"
-#include "ranked_skiplist.h"
+#include "ranked_btree.h"
 
 namespace feedcore::testing {
 

@@ -25,7 +25,7 @@
 #include "feedcore/leaderboard.h"
 #include "leaderboard_impl.h"
 #include "leaderboard_test_util.h"
-#include "ranked_skiplist.h"
+#include "ranked_btree.h"
 #include "test_util.h"
 
 namespace feedcore {

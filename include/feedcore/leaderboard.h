@@ -37,9 +37,9 @@
 // Partitions
 // ----------
 // A member lives in partition `XXH3_64bits(member) % partitions`. Each
-// partition has its own lock, an order-statistic skiplist of its members
+// partition has its own lock, an order-statistic B+tree of its members
 // (updates and counting the members above a key are O(log n)), and a
-// member -> node map (score lookups are O(1)). Writes touch one partition.
+// member -> score map (score lookups are O(1)). Writes touch one partition.
 // Reads that need the whole board (ranks, top-k, neighbours, pages) combine the
 // partitions: a rank is the sum over partitions of the members ranking
 // above; a top-k or a page is a lazy k-way merge of the partitions' sorted

@@ -1,0 +1,276 @@
+// RankedBtree: an order-statistic (counted) B+tree of leaderboard entries,
+// the sorted half of one leaderboard partition.
+//
+// Entries are ordered best-first by RankKey (see below), so the leader is
+// the first entry and a top-k read is a forward walk.
+//
+// Layout. Every entry lives in a leaf; leaves hold up to kLeafCapacity
+// entries in structure-of-arrays form (all scores, then all update
+// sequences, then all members, each array on its own cache lines) and are
+// linked both ways, so walks in either direction stay inside a leaf for
+// dozens of entries. An inner node holds up to kInnerCapacity children,
+// and for each child its separator key (a lower bound of everything under
+// it and above everything under the previous child; none for child 0) and
+// its subtree's entry count. All leaves are at the same depth.
+//
+// Ranks. A descent towards a key adds up, at every inner node, the counts
+// of the children left of the one it follows, and in the leaf the entries
+// before its stopping point: that sum is the number of entries ranked above
+// the key. 1,000,000 entries need three inner levels; their upper levels
+// are few and stay in cache, so a descent costs about one miss for the
+// last inner node and one for the leaf, against one per level in the lower
+// half of a skiplist.
+//
+// Balance. A full node splits in two (at an end of the tree, where sorted
+// loads append, it splits leaving the full node full); a node that falls
+// under a quarter of its capacity after an erase merges with a sibling or
+// takes entries from it. Leaves other than the root hold at least
+// kLeafCapacity / 4 entries once an erase has passed by them; inner nodes
+// other than the root have at least two children.
+//
+// Positions. An entry is addressed by (leaf, index), valid until the next
+// write to the tree: entries move between and within leaves. Callers keep
+// an entry's key (which is how the leaderboard's member map finds it) and
+// descend to it.
+//
+// Memory. Nodes are allocated one at a time at their fixed size (a leaf is
+// 1,664 bytes, an inner node 2,688), 64-byte aligned; there is no
+// allocation per entry. An empty tree holds no node.
+//
+// Thread safety
+// -------------
+// None. Writes require the owning partition's lock held exclusively; reads
+// require it held at least shared.
+#ifndef FEEDCORE_SRC_RANKED_BTREE_H_
+#define FEEDCORE_SRC_RANKED_BTREE_H_
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace feedcore::internal {
+
+// The sort key of a leaderboard entry. `seq` is the board's update sequence
+// at the moment the member got its current score (0 for every member when
+// the board breaks ties by member id alone).
+struct RankKey {
+  int64_t score = 0;
+  uint64_t seq = 0;
+  uint64_t member = 0;
+
+  friend bool operator==(const RankKey&, const RankKey&) = default;
+};
+
+// Whether `a` ranks above `b`: the higher score first; on equal scores the
+// lower sequence (the member who got there first); then the lower member id.
+// A strict total order on distinct members.
+inline bool RanksAbove(const RankKey& a, const RankKey& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.seq != b.seq) return a.seq < b.seq;
+  return a.member < b.member;
+}
+
+class RankedBtree {
+ public:
+  static constexpr uint32_t kLeafCapacity = 64;
+  static constexpr uint32_t kInnerCapacity = 64;
+  // Inner levels a tree can have: with at least two children per inner
+  // node and one entry per leaf, more than 2^64 entries would be needed.
+  static constexpr int kMaxInnerLevels = 64;
+
+  struct Leaf;
+  struct Inner;
+
+  // One entry: (leaf, index). Invalidated by any write to the tree.
+  class Position {
+   public:
+    Position() = default;
+    bool valid() const { return leaf_ != nullptr; }
+    RankKey key() const;
+    int64_t score() const;
+    // The next entry towards the worst one; invalid after the last.
+    Position next() const;
+    // The next entry towards the leader; invalid before the first.
+    Position prev() const;
+    friend bool operator==(const Position&, const Position&) = default;
+
+   private:
+    friend class RankedBtree;
+    Position(const Leaf* leaf, uint32_t index) : leaf_(leaf), index_(index) {}
+    const Leaf* leaf_ = nullptr;
+    uint32_t index_ = 0;
+  };
+
+  RankedBtree() = default;
+  // Frees every node.
+  ~RankedBtree();
+  RankedBtree(const RankedBtree&) = delete;
+  RankedBtree& operator=(const RankedBtree&) = delete;
+
+  // Adds `key`. If memory runs out (std::bad_alloc), the tree is unchanged.
+  // REQUIRES: no entry has key.member.
+  void Insert(const RankKey& key);
+
+  // Removes the entry `key`. Never allocates.
+  // REQUIRES: `key` is in the tree.
+  void Erase(const RankKey& key);
+
+  // Gives the entry `old_key` the key `new_key`. When the new key still
+  // belongs in the same leaf, it moves within the leaf and no count
+  // changes; otherwise it is an insert and an erase. If memory runs out
+  // (std::bad_alloc), the tree is unchanged.
+  // REQUIRES: `old_key` is in the tree; new_key.member == old_key.member.
+  void Update(const RankKey& old_key, const RankKey& new_key);
+
+  // The number of entries whose key ranks above `key`.
+  size_t CountAbove(const RankKey& key) const;
+
+  // The first entry whose key does not rank above `key` (invalid if none),
+  // and in `*index` its 0-based position, which is CountAbove(key).
+  Position LowerBound(const RankKey& key, size_t* index) const;
+
+  // The first entry whose key ranks below `key` (invalid if none), and in
+  // `*index` its 0-based position: the number of entries ranking above or
+  // equal to `key`.
+  Position UpperBound(const RankKey& key, size_t* index) const;
+
+  // Many bounds at once: for each i < count, positions[i] (if positions is
+  // not null) and indexes[i] get what trees[i]->LowerBound(key, ...) would
+  // give, or UpperBound with `upper`. The descents run interleaved, one
+  // step of each per round, prefetching what each reads next, so
+  // that their cache misses overlap. `holder`, if not kNoHolder, is the
+  // index of a tree that holds `key` itself (a member's own partition):
+  // its descent fetches the sequences it will compare along with the
+  // scores.
+  static constexpr size_t kNoHolder = ~size_t{0};
+  static void BoundMany(const RankedBtree* const* trees, size_t count,
+                        const RankKey& key, bool upper, Position* positions,
+                        size_t* indexes, size_t holder = kNoHolder);
+
+  // The best entry (invalid when empty).
+  Position First() const;
+  // The worst entry (invalid when empty).
+  Position Last() const;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Inner levels above the leaves: 0 for a single leaf (or none).
+  int inner_levels() const { return inner_levels_; }
+  // Bytes of the nodes held.
+  size_t bytes_used() const;
+
+  // Checks order, separators, counts, uniform depth, fill, leaf links,
+  // first/last and size; returns false on the first violation. O(n); for
+  // tests.
+  bool CheckInvariants() const;
+
+ private:
+  // A step of a descent: the inner node and the child it followed.
+  struct Step {
+    Inner* node;
+    uint32_t child;
+  };
+  using Path = std::array<Step, kMaxInnerLevels>;
+  // A separator: index `index` of inner node `node`; none if node is null.
+  struct Separator {
+    const Inner* node = nullptr;
+    uint32_t index = 0;
+  };
+
+  // Descends to the leaf where `key` belongs, filling `path` (inner levels
+  // from the root) and, if asked, the separators that bound that leaf
+  // from above (`low`) and below (`high`). Prefetches the leaf's pivots
+  // and scores.
+  Leaf* DescendForWrite(const RankKey& key, Path& path, Separator* low,
+                        Separator* high) const;
+  Position Bound(const RankKey& key, bool upper, size_t* index) const;
+  // Removes the entry at `index` of the leaf at the end of `path`, then
+  // rebalances.
+  void EraseAt(Leaf* leaf, uint32_t index, Path& path);
+  // After `leaf` lost entries: merges it or refills it from a sibling.
+  void RebalanceLeaf(Leaf* leaf, Path& path);
+  // After the inner node at path level `level` lost a child.
+  void RebalanceInner(int level, Path& path);
+  // Makes the root's only child the root while the root has one child.
+  void ShrinkRoot();
+  bool CheckNode(const void* node, int level, const RankKey* low,
+                 const RankKey* high, size_t* count, const Leaf** prev_leaf,
+                 int* leaf_depth, int depth) const;
+
+  static Leaf* NewLeaf();
+  static Inner* NewInner();
+  static void FreeLeaf(Leaf* leaf);
+  static void FreeInner(Inner* inner);
+  void FreeSubtree(void* node, int level);
+
+  // A leaf when inner_levels_ == 0, otherwise an inner node; null when
+  // the tree is empty.
+  void* root_ = nullptr;
+  Leaf* first_ = nullptr;
+  Leaf* last_ = nullptr;
+  size_t size_ = 0;
+  size_t leaves_ = 0;
+  size_t inners_ = 0;
+  int inner_levels_ = 0;
+};
+
+// The first cache line holds the size and one pivot per block of kBlock
+// entries but the last: the score of the block's last entry. A search
+// reads that line, which names the block where the answer lies, then
+// (almost always) that block's line of scores: two lines of a leaf, not a
+// binary search's four of eight. Each array starts on a line of its own;
+// the links come last.
+struct alignas(64) RankedBtree::Leaf {
+  static constexpr uint32_t kBlock = 8;  // scores per cache line
+  static constexpr uint32_t kBlocks = kLeafCapacity / kBlock;
+
+  uint32_t size;
+  int64_t pivots[kBlocks - 1];
+  int64_t scores[kLeafCapacity];
+  uint64_t seqs[kLeafCapacity];
+  uint64_t members[kLeafCapacity];
+  Leaf* prev;
+  Leaf* next;
+
+  RankKey key(uint32_t i) const { return {scores[i], seqs[i], members[i]}; }
+  void Set(uint32_t i, const RankKey& k) {
+    scores[i] = k.score;
+    seqs[i] = k.seq;
+    members[i] = k.member;
+  }
+  // Recomputes the pivots of the blocks holding entries first..last
+  // (clamped to the entries in use); after every change to them.
+  void UpdatePivots(uint32_t first = 0, uint32_t last = kLeafCapacity) {
+    if (size == 0) return;
+    last = std::min(last, size - 1);
+    for (uint32_t b = first / kBlock; b <= last / kBlock && b + 1 < kBlocks;
+         ++b) {
+      pivots[b] = scores[std::min(b * kBlock + kBlock - 1, size - 1)];
+    }
+  }
+};
+
+inline RankKey RankedBtree::Position::key() const { return leaf_->key(index_); }
+inline int64_t RankedBtree::Position::score() const {
+  return leaf_->scores[index_];
+}
+inline RankedBtree::Position RankedBtree::Position::next() const {
+  if (index_ + 1 < leaf_->size) return Position(leaf_, index_ + 1);
+  return leaf_->next != nullptr ? Position(leaf_->next, 0) : Position();
+}
+inline RankedBtree::Position RankedBtree::Position::prev() const {
+  if (index_ > 0) return Position(leaf_, index_ - 1);
+  const Leaf* p = leaf_->prev;
+  return p != nullptr ? Position(p, p->size - 1) : Position();
+}
+inline RankedBtree::Position RankedBtree::First() const {
+  return first_ != nullptr ? Position(first_, 0) : Position();
+}
+inline RankedBtree::Position RankedBtree::Last() const {
+  return last_ != nullptr ? Position(last_, last_->size - 1) : Position();
+}
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_RANKED_BTREE_H_
