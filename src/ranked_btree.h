@@ -21,8 +21,10 @@
 // last inner node and one for the leaf, against one per level in the lower
 // half of a skiplist.
 //
-// Balance. A full node splits in two (at an end of the tree, where sorted
-// loads append, it splits leaving the full node full); a node that falls
+// Balance. A full leaf first moves entries to a sibling with room; failing
+// that, and for inner nodes, a full node splits in two (at an end of the
+// tree, where sorted loads append, it splits leaving the full node full);
+// a node that falls
 // under a quarter of its capacity after an erase merges with a sibling or
 // takes entries from it. Leaves other than the root hold at least
 // kLeafCapacity / 4 entries once an erase has passed by them; inner nodes
@@ -185,6 +187,11 @@ class RankedBtree {
   Leaf* DescendForWrite(const RankKey& key, Path& path, Separator* low,
                         Separator* high) const;
   Position Bound(const RankKey& key, bool upper, size_t* index) const;
+  // Makes room in the full `leaf` (at the end of `path`) by moving entries
+  // to a sibling under the same parent that has room, then inserts `key`
+  // (whose index in `leaf` was `pos`). False, changing nothing, if neither
+  // sibling has enough room.
+  bool ShiftToSibling(Leaf* leaf, uint32_t pos, const RankKey& key, Path& path);
   // Removes the entry at `index` of the leaf at the end of `path`, then
   // rebalances.
   void EraseAt(Leaf* leaf, uint32_t index, Path& path);
