@@ -8,9 +8,9 @@
 //       theta 0.99: a few hot members get most updates, as in YCSB).
 //       <scores> is how the board was filled: `dense` (scores drawn from
 //       [0, 1,000,000): neighbours are about one point apart, so nearly
-//       every increment passes dozens of members and relinks the node) or
-//       `spread` (scores drawn from [0, 10^12): an increment almost never
-//       passes anyone and updates the node in place). <tie> is
+//       every increment passes dozens of members of the board, a few of
+//       its own partition) or `spread` (scores drawn from [0, 10^12): an
+//       increment almost never passes anyone). <tie> is
 //       `update_order` (the default tie-break: every change takes a number
 //       from one board-wide counter) or `member_id` (no shared counter).
 //       items_per_second is the total rate of all threads (wall time).
