@@ -41,7 +41,6 @@ using testing::AllGroups;
 using testing::ReferenceGroups;
 using testing::WholeTimeline;
 using Fixture = testing::SocialFixture;
-constexpr Micros kStart = Fixture::kStart;
 constexpr uint64_t kLike = 1;
 constexpr uint64_t kComment = 2;
 
