@@ -24,6 +24,7 @@ void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
   record.entry = StoredEntry{activity.ts,         id, activity.actor,
                              activity.expires_at, 0,  activity.payload};
   record.merged_at_read = !activity.copied;
+  record.owners = activity.notified;
   log_->Append(std::move(record));
   if (activity.retracted) {
     ChangeRecord retract;
@@ -40,6 +41,7 @@ void ActivityStore::EraseLocked(
   shard.expiry.erase({it->second.expires_at, it->first});
   if (it->second.retracted) --shard.retracted;
   shard.payload_bytes -= it->second.payload.size();
+  shard.notified -= it->second.notified.size();
   shard.activities.erase(it);
 }
 
@@ -64,6 +66,7 @@ void ActivityStore::ReplaceLocked(Shard& shard, ActivityId id,
   shard.activities.emplace(id, activity);
   shard.expiry.insert({activity.expires_at, id});
   shard.payload_bytes += activity.payload.size();
+  shard.notified += activity.notified.size();
   if (activity.retracted) ++shard.retracted;
 }
 
@@ -118,6 +121,7 @@ absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
   }
   shard.expiry.insert({activity.expires_at, id});
   shard.payload_bytes += activity.payload.size();
+  shard.notified += activity.notified.size();
   if (log_ != nullptr) LogStoreLocked(s, id, activity);
   return true;
 }
@@ -139,6 +143,8 @@ absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
     activity.retracted = true;
     shard.payload_bytes -= activity.payload.size();
     std::string().swap(activity.payload);  // give the bytes back now
+    shard.notified -= activity.notified.size();
+    std::vector<EntityId>().swap(activity.notified);
     ++shard.retracted;
     if (log_ != nullptr) {
       ChangeRecord record;
@@ -237,7 +243,7 @@ ActivityStoreStats ActivityStore::Stats() const {
     stats.bytes_used +=
         shard.activities.capacity() * (sizeof(Map::value_type) + 1) +
         2 * shard.expiry.size() * sizeof(std::pair<Micros, ActivityId>) +
-        shard.payload_bytes;
+        shard.payload_bytes + shard.notified * sizeof(EntityId);
   }
   return stats;
 }

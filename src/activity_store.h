@@ -37,6 +37,10 @@ struct StoredActivity {
   // read time), so retraction must purge those copies.
   bool copied = false;
   bool retracted = false;
+  // Entities whose notification feed got the activity
+  // (PublishOptions::notify), so that retraction can reach them; ordered
+  // by (shard, id), each once. Emptied by retraction.
+  std::vector<EntityId> notified;
 };
 
 struct ActivityStoreStats {
@@ -61,9 +65,10 @@ class ActivityStore {
   // the id was retracted.
   absl::StatusOr<bool> Put(ActivityId id, const StoredActivity& activity);
 
-  // Marks `id` retracted and frees its payload; returns the activity as it
-  // was. NotFound if the id is unknown (never stored, or evicted).
-  // `already` is set when it was retracted before (nothing changes then).
+  // Marks `id` retracted and frees its payload and recipient list; returns
+  // the activity as it was. NotFound if the id is unknown (never stored, or
+  // evicted). `already` is set when it was retracted before (nothing changes
+  // then).
   absl::StatusOr<StoredActivity> Retract(ActivityId id, bool* already);
 
   // Sets the payload of every entry whose activity is stored and not
@@ -110,6 +115,8 @@ class ActivityStore {
     absl::btree_set<std::pair<Micros, ActivityId>> expiry ABSL_GUARDED_BY(mu);
     size_t retracted ABSL_GUARDED_BY(mu) = 0;
     size_t payload_bytes ABSL_GUARDED_BY(mu) = 0;
+    // Recipients held in `notified` lists.
+    size_t notified ABSL_GUARDED_BY(mu) = 0;
     uint64_t evicted ABSL_GUARDED_BY(mu) = 0;
   };
 

@@ -127,8 +127,8 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
   r->update_sequence = in.U64();
   if (!in.ok() || !in.at_end()) return false;
   if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
-      kind > static_cast<uint8_t>(ChangeKind::kBoardClear) ||
-      feed > static_cast<uint8_t>(FeedType::kWorld) ||
+      kind > static_cast<uint8_t>(ChangeKind::kNotificationRead) ||
+      feed > static_cast<uint8_t>(FeedType::kNotification) ||
       mode > static_cast<uint8_t>(ActorMode::kMerged) || merged > 1 ||
       tie_break > 1) {
     return false;

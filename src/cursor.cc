@@ -122,20 +122,26 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
 std::string EncodeGroupCursor(const GroupCursor& cursor) {
   const uint64_t fields[] = {cursor.owner, static_cast<uint64_t>(cursor.ts),
                              cursor.activity_id};
-  return EncodeCursor(CursorKind::kGroups, fields);
+  return EncodeCursor(
+      cursor.notifications ? CursorKind::kNotifications : CursorKind::kGroups,
+      fields);
 }
 
-absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text) {
-  constexpr absl::string_view kWhat = "group cursor";
-  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
-      DecodeCursor(text, CursorKind::kGroups, 3, kWhat);
+absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text,
+                                              bool notifications) {
+  const absl::string_view what =
+      notifications ? "notification cursor" : "group cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields = DecodeCursor(
+      text, notifications ? CursorKind::kNotifications : CursorKind::kGroups, 3,
+      what);
   if (!fields.ok()) return fields.status();
   const auto& f = *fields;
   GroupCursor cursor;
   cursor.owner = f[0];
   cursor.ts = static_cast<Micros>(f[1]);
   cursor.activity_id = f[2];
-  if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
+  cursor.notifications = notifications;
+  if (cursor.ts < 0) return Invalid(what, "negative timestamp");
   return cursor;
 }
 

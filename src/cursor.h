@@ -41,6 +41,7 @@ enum class CursorKind : uint8_t {
   kLeaderboard = 2,
   kFollowList = 3,
   kGroups = 4,
+  kNotifications = 5,
 };
 
 // Encodes `fields` (at most kMaxCursorFields) under `kind`.
@@ -74,17 +75,22 @@ std::string EncodeTimelineCursor(const TimelineCursor& cursor);
 absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text);
 
 // Position after the group whose newest entry is `(ts, activity_id)` in
-// `owner`'s grouped home feed (FeedEngine::ReadGroups).
+// `owner`'s grouped home feed (FeedEngine::ReadGroups) or, with
+// `notifications`, its notification feed (ReadNotifications).
 struct GroupCursor {
   EntityId owner = 0;
   Micros ts = 0;
   ActivityId activity_id = 0;
+  bool notifications = false;
 
   friend bool operator==(const GroupCursor&, const GroupCursor&) = default;
 };
 
 std::string EncodeGroupCursor(const GroupCursor& cursor);
-absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text);
+// InvalidArgument for anything but a cursor of the feed `notifications`
+// names.
+absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text,
+                                              bool notifications);
 
 // Position after `last` in `entity`'s follower list (ordered by (shard,
 // id); `followers` true) or followee list (ordered by id; shard 0).

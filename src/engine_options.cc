@@ -92,6 +92,12 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
                       static_cast<long long>(aggregation.max_group_entries),
                       absl::StrCat("1..", kMaxGroupListLimit));
   }
+  if (options.notifications.max_length == 0 ||
+      options.notifications.max_length > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.notifications.max_length",
+                      static_cast<long long>(options.notifications.max_length),
+                      absl::StrCat("1..", kMaxTimelineLengthLimit));
+  }
   if (options.fanout_threads > kMaxFanoutThreads) {
     return OutOfRange("EngineOptions.fanout_threads",
                       static_cast<long long>(options.fanout_threads),

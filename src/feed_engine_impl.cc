@@ -150,6 +150,8 @@ const char* FeedName(FeedKind kind) {
       return "own feed";
     case FeedKind::kWorld:
       return "world feed";
+    case FeedKind::kNotification:
+      return "notification feed";
   }
   return "feed";
 }
@@ -219,8 +221,16 @@ size_t FeedEngineImpl::ShardIndex(EntityId entity) const {
 }
 
 size_t FeedEngineImpl::CapFor(FeedKind kind) const {
-  return kind == FeedKind::kWorld ? options_.world_timeline_length
-                                  : options_.max_timeline_length;
+  switch (kind) {
+    case FeedKind::kWorld:
+      return options_.world_timeline_length;
+    case FeedKind::kNotification:
+      return options_.notifications.max_length;
+    case FeedKind::kHome:
+    case FeedKind::kOwn:
+      break;
+  }
+  return options_.max_timeline_length;
 }
 
 void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
@@ -228,7 +238,7 @@ void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
   auto [it, created] = shard.timelines.try_emplace(id);
   if (created) {
     it->second = std::make_unique<TimelineRecord>(&shard.arena, height_seed_);
-    if (options_.aggregation.enabled) it->second->timeline.EnableGroups();
+    if (KeptGroup(1, id.kind) != 0) it->second->timeline.EnableGroups();
   }
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
@@ -311,9 +321,12 @@ void FeedEngineImpl::LogEntries(const Shard& shard, ChangeKind kind,
   record.domain = DomainOf(shard);
   record.feed = static_cast<FeedType>(feed);
   record.owners.assign(owners.begin(), owners.end());
-  record.entry =
-      StoredEntry{entry.ts,         entry.activity_id,      entry.actor,
-                  entry.expires_at, KeptGroup(entry.group), {}};
+  record.entry = StoredEntry{entry.ts,
+                             entry.activity_id,
+                             entry.actor,
+                             entry.expires_at,
+                             KeptGroup(entry.group, feed),
+                             {}};
   log_->Append(std::move(record));
 }
 
@@ -359,8 +372,12 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   absl::StatusOr<Micros> expires_at =
       ResolveExpiry(options, options_.default_ttl, options_.clock->Now());
   if (!expires_at.ok()) return expires_at.status();
-  const StoredEntry stored{entry.ts,    entry.activity_id,      entry.actor,
-                           *expires_at, KeptGroup(entry.group), {}};
+  const StoredEntry stored{entry.ts,
+                           entry.activity_id,
+                           entry.actor,
+                           *expires_at,
+                           KeptGroup(entry.group, FeedKind::kHome),
+                           {}};
   InsertResult result;
   if (owners.size() == 1) {
     Shard& shard = shards_[ShardIndex(owners[0])];
@@ -437,9 +454,12 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
     WriterLock lock(&shard.mu);
     for (size_t g = start[s]; g < start[s + 1]; ++g) {
       const OwnedEntry& item = entries[grouped[g]];
-      const StoredEntry stored{
-          item.entry.ts, item.entry.activity_id,      item.entry.actor,
-          *expires_at,   KeptGroup(item.entry.group), {}};
+      const StoredEntry stored{item.entry.ts,
+                               item.entry.activity_id,
+                               item.entry.actor,
+                               *expires_at,
+                               KeptGroup(item.entry.group, FeedKind::kHome),
+                               {}};
       PutLocked(shard, {item.owner, FeedKind::kHome}, stored, &result);
       if (log_ != nullptr) {
         LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kHome,
@@ -641,22 +661,10 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
     return absl::FailedPreconditionError(
         "grouped reads need EngineOptions.aggregation.enabled");
   }
-  if (options.limit == 0 || options.limit > options_.max_page_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("limit is ", options.limit, "; it must be 1..",
-                     options_.max_page_size, " (EngineOptions.max_page_size)"));
-  }
-  std::optional<TimelineKey> after;
-  if (!options.cursor.empty()) {
-    absl::StatusOr<GroupCursor> cursor = DecodeGroupCursor(options.cursor);
-    if (!cursor.ok()) return cursor.status();
-    if (cursor->owner != owner) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cursor belongs to the grouped feed of ", cursor->owner,
-                       ", not of ", owner));
-    }
-    after = TimelineKey{cursor->ts, cursor->activity_id};
-  }
+  absl::StatusOr<std::optional<TimelineKey>> start =
+      GroupReadStart(owner, options, /*notifications=*/false);
+  if (!start.ok()) return start.status();
+  const std::optional<TimelineKey> after = *start;
   const GroupListLimits limits{options_.aggregation.max_group_actors,
                                options_.aggregation.max_group_entries};
   const Micros now = options_.clock->Now();
@@ -692,11 +700,7 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
                 sources * options_.max_timeline_length, &entries);
     page.groups = GroupEntries(entries, after, want, limits);
   }
-  if (page.groups.size() > options.limit) {
-    page.groups.pop_back();
-    const StoredEntry& place = page.groups.back().recent.front();
-    page.next_cursor = EncodeGroupCursor({owner, place.ts, place.activity_id});
-  }
+  FinishGroupPage(owner, options, /*notifications=*/false, &page);
   return page;
 }
 
@@ -835,21 +839,78 @@ void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
   }
 }
 
-void FeedEngineImpl::PurgeFromFollowers(const FollowerSnapshot& snapshot,
-                                        TimelineKey key) {
+void FeedEngineImpl::PurgeKey(const FollowerSnapshot& snapshot, FeedKind kind,
+                              TimelineKey key) {
   std::vector<EntityId> removed;
   for (size_t g = 0; g < snapshot.groups(); ++g) {
     Shard& shard = shards_[snapshot.shard_of_group[g]];
     removed.clear();
     WriterLock lock(&shard.mu);
     for (size_t i = snapshot.starts[g]; i < snapshot.starts[g + 1]; ++i) {
-      if (RemoveKeyLocked(shard, {snapshot.ids[i], FeedKind::kHome}, key)) {
+      if (RemoveKeyLocked(shard, {snapshot.ids[i], kind}, key)) {
         removed.push_back(snapshot.ids[i]);
       }
     }
     if (log_ != nullptr && !removed.empty()) {
-      LogEntries(shard, ChangeKind::kTimelineRemove, FeedKind::kHome, removed,
+      LogEntries(shard, ChangeKind::kTimelineRemove, kind, removed,
                  StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}});
+    }
+  }
+}
+
+FeedEngineImpl::FollowerSnapshot FeedEngineImpl::GroupByShard(
+    absl::Span<const EntityId> ids) const {
+  std::vector<std::pair<uint32_t, EntityId>> placed;
+  placed.reserve(ids.size());
+  for (const EntityId id : ids) {
+    placed.emplace_back(static_cast<uint32_t>(ShardIndex(id)), id);
+  }
+  std::sort(placed.begin(), placed.end());
+  placed.erase(std::unique(placed.begin(), placed.end()), placed.end());
+  FollowerSnapshot snapshot;
+  snapshot.ids.reserve(placed.size());
+  for (const auto& [shard, id] : placed) {
+    if (snapshot.shard_of_group.empty() ||
+        snapshot.shard_of_group.back() != shard) {
+      snapshot.starts.push_back(snapshot.ids.size());
+      snapshot.shard_of_group.push_back(shard);
+    }
+    snapshot.ids.push_back(id);
+  }
+  snapshot.starts.push_back(snapshot.ids.size());
+  return snapshot;
+}
+
+void FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
+                                          const StoredEntry& entry) {
+  const auto& on_notify = options_.notifications.on_notify;
+  std::vector<NotificationCounts> counts;
+  for (size_t g = 0; g < recipients.groups(); ++g) {
+    const absl::Span<const EntityId> owners =
+        absl::MakeConstSpan(recipients.ids.data() + recipients.starts[g],
+                            recipients.starts[g + 1] - recipients.starts[g]);
+    Shard& shard = shards_[recipients.shard_of_group[g]];
+    counts.clear();
+    {
+      WriterLock lock(&shard.mu);
+      InsertResult ignored;
+      PutManyLocked(shard, owners, FeedKind::kNotification, entry, &ignored);
+      if (log_ != nullptr) {
+        LogEntries(shard, ChangeKind::kTimelinePut, FeedKind::kNotification,
+                   owners, entry);
+      }
+      if (on_notify) {
+        // The badge must not count what has expired meanwhile.
+        const Micros now = options_.clock->Now();
+        for (const EntityId owner : owners) {
+          counts.push_back(
+              CountsOf(shard, NotificationsLocked(shard, owner, now)));
+        }
+      }
+    }
+    if (on_notify) {
+      for (size_t i = 0; i < owners.size(); ++i)
+        on_notify(owners[i], counts[i]);
     }
   }
 }
@@ -861,12 +922,24 @@ GroupKey FeedEngineImpl::GroupKeyOf(const Activity& activity) const {
   return DefaultGroupKey(activity, aggregation.time_bucket);
 }
 
+GroupKey FeedEngineImpl::NotificationGroupOf(const Activity& activity) const {
+  if (!options_.notifications.aggregated) return 0;
+  const AggregationOptions& aggregation = options_.aggregation;
+  if (aggregation.group_key) return aggregation.group_key(activity);
+  return DefaultGroupKey(activity, aggregation.time_bucket);
+}
+
 absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     const Activity& activity, const PublishOptions& options) {
   if (absl::Status status =
           ValidateActivity(activity, options_.max_payload_bytes);
       !status.ok()) {
     return status;
+  }
+  if (options.notify.size() > kMaxNotifyRecipients) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PublishOptions.notify lists ", options.notify.size(),
+        " recipients; at most ", kMaxNotifyRecipients, " are accepted"));
   }
   InsertOptions expiry_options;
   expiry_options.ttl = activity.ttl;
@@ -915,6 +988,8 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
   record.payload = activity.payload;
   // Hybrid is never undone, so an actor seen hybrid here gets no copies.
   record.copied = !hybrid;
+  const FollowerSnapshot recipients = GroupByShard(options.notify);
+  record.notified = recipients.ids;
   // The delivery ticket is taken before the activity becomes visible in
   // the store: a Retract that finds it waits for this whole delivery.
   auto job = std::make_shared<FanoutJob>(&tracker_, activity.actor);
@@ -957,6 +1032,13 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
   }
   result.fanned_out = job->followers.ids.size();
   const size_t groups = job->followers.groups();
+  if (recipients.groups() > 0) {
+    // Under the ticket, like the followers' copies: a Retract waits for it.
+    StoredEntry notification = job->entry;
+    notification.group = NotificationGroupOf(activity);
+    DeliverNotifications(recipients, notification);
+    result.notified = recipients.ids.size();
+  }
   job->FinishIfEmpty();
 
   auto run = [this](FanoutJob& j) {
@@ -1032,7 +1114,11 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
       SnapshotFollowersLocked(node->second, &followers, /*unfollowing=*/true);
     }
   }
-  PurgeFromFollowers(followers, key);
+  PurgeKey(followers, FeedKind::kHome, key);
+  if (!activity->notified.empty()) {
+    // Stored grouped by shard already.
+    PurgeKey(GroupByShard(activity->notified), FeedKind::kNotification, key);
+  }
   return absl::OkStatus();
 }
 
@@ -1285,43 +1371,50 @@ bool FeedEngineImpl::EvictChunkLocked(Shard& shard, Micros now,
                                       size_t chunk_end,
                                       size_t* evicted_so_far) {
   size_t evicted = *evicted_so_far;
-  const size_t start = evicted;
   bool more = true;
   while (evicted < chunk_end) {
     if (shard.expiry.empty() || shard.expiry.begin()->first > now) {
       more = false;
       break;
     }
-    const TimelineId id = shard.expiry.begin()->second;
-    auto it = shard.timelines.find(id);
-    Timeline& timeline = it->second->timeline;
-    const size_t index_bytes_before = timeline.index_bytes();
-    const size_t size_before = timeline.size();
-    std::vector<TimelineKey> keys;
-    const size_t n = timeline.EvictExpired(now, chunk_end - evicted,
-                                           log_ != nullptr ? &keys : nullptr);
+    const size_t n = EvictTimelineLocked(
+        shard, shard.timelines.find(shard.expiry.begin()->second), now,
+        chunk_end - evicted);
     evicted += n;
-    AfterChangeLocked(shard, it, index_bytes_before, size_before);
-    if (log_ != nullptr && !keys.empty()) {
-      ChangeRecord record;
-      record.kind = ChangeKind::kTimelineExpire;
-      record.domain = DomainOf(shard);
-      record.feed = static_cast<FeedType>(id.kind);
-      record.entity = id.id;
-      record.keys.reserve(keys.size());
-      for (const TimelineKey& key : keys) {
-        record.keys.push_back({key.ts, key.activity_id});
-      }
-      log_->Append(std::move(record));
-    }
     if (n == 0) {  // cannot happen while MinExpiry is exact
       more = false;
       break;
     }
   }
-  shard.evicted += evicted - start;
   *evicted_so_far = evicted;
   return more;
+}
+
+size_t FeedEngineImpl::EvictTimelineLocked(Shard& shard,
+                                           TimelineMap::iterator it, Micros now,
+                                           size_t budget) {
+  const TimelineId id = it->first;
+  Timeline& timeline = it->second->timeline;
+  const size_t index_bytes_before = timeline.index_bytes();
+  const size_t size_before = timeline.size();
+  std::vector<TimelineKey> keys;
+  const size_t n =
+      timeline.EvictExpired(now, budget, log_ != nullptr ? &keys : nullptr);
+  AfterChangeLocked(shard, it, index_bytes_before, size_before);
+  shard.evicted += n;
+  if (log_ != nullptr && !keys.empty()) {
+    ChangeRecord record;
+    record.kind = ChangeKind::kTimelineExpire;
+    record.domain = DomainOf(shard);
+    record.feed = static_cast<FeedType>(id.kind);
+    record.entity = id.id;
+    record.keys.reserve(keys.size());
+    for (const TimelineKey& key : keys) {
+      record.keys.push_back({key.ts, key.activity_id});
+    }
+    log_->Append(std::move(record));
+  }
+  return n;
 }
 
 size_t FeedEngineImpl::EvictExpired(size_t budget) {

@@ -43,10 +43,16 @@
 
 namespace feedcore::internal {
 
-enum class FeedKind : uint8_t { kHome = 0, kOwn = 1, kWorld = 2 };
+// The same values as the public FeedType, so records convert by cast.
+enum class FeedKind : uint8_t {
+  kHome = 0,
+  kOwn = 1,
+  kWorld = 2,
+  kNotification = 3,
+};
 
-// Names one timeline in a shard: an entity's home or own feed, or the
-// shard's slice of the world feed (id 0).
+// Names one timeline in a shard: an entity's home, own or notification
+// feed, or the shard's slice of the world feed (id 0).
 struct TimelineId {
   EntityId id = 0;
   FeedKind kind = FeedKind::kHome;
@@ -86,6 +92,13 @@ class FeedEngineImpl final : public FeedEngine {
                                     size_t max_count) const override;
   absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const override;
+  absl::StatusOr<GroupPage> ReadNotifications(
+      EntityId user, const GroupReadOptions& options) override;
+  NotificationCounts GetNotificationCounts(EntityId user) override;
+  NotificationCounts MarkSeen(EntityId user) override;
+  absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
+                                              ActivityId activity_id) override;
+  NotificationCounts MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
   absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
@@ -186,14 +199,19 @@ class FeedEngineImpl final : public FeedEngine {
   struct FanoutJob;
 
   size_t ShardIndex(EntityId entity) const;
-  // `group` if the engine aggregates, else 0: group keys are kept only
-  // where timelines index them.
-  GroupKey KeptGroup(GroupKey group) const {
-    return options_.aggregation.enabled ? group : 0;
+  // `group` if timelines of `kind` index groups (notification feeds
+  // always, the others when the engine aggregates), else 0: group keys
+  // are kept only where timelines index them.
+  GroupKey KeptGroup(GroupKey group, FeedKind kind) const {
+    return kind == FeedKind::kNotification || options_.aggregation.enabled
+               ? group
+               : 0;
   }
   // The group key Publish gives `activity`'s entries (0 when the engine
   // does not aggregate).
   GroupKey GroupKeyOf(const Activity& activity) const;
+  // The group key of `activity`'s notifications (0 in flat feeds).
+  GroupKey NotificationGroupOf(const Activity& activity) const;
   size_t CapFor(FeedKind kind) const;
   // Puts one entry into a timeline, creating it if needed.
   void PutLocked(Shard& shard, TimelineId id, const StoredEntry& entry,
@@ -222,8 +240,38 @@ class FeedEngineImpl final : public FeedEngine {
   // Puts `entry` into the home timelines of one shard group (one lock).
   void DeliverGroup(const FollowerSnapshot& snapshot, size_t group,
                     const StoredEntry& entry);
-  // Removes `key` from the home timelines of every follower in `snapshot`.
-  void PurgeFromFollowers(const FollowerSnapshot& snapshot, TimelineKey key);
+  // Removes `key` from the `kind` timelines of every entity in `snapshot`.
+  void PurgeKey(const FollowerSnapshot& snapshot, FeedKind kind,
+                TimelineKey key);
+  // `ids` (deduplicated) grouped by the shard they live in.
+  FollowerSnapshot GroupByShard(absl::Span<const EntityId> ids) const;
+  // Puts `entry` into the notification feed of every entity in
+  // `recipients`, one lock per shard group, then calls on_notify.
+  void DeliverNotifications(const FollowerSnapshot& recipients,
+                            const StoredEntry& entry);
+  // Trims `page` (collected with one group more than asked) to
+  // `options.limit`, sets its cursor, and hydrates it if asked.
+  void FinishGroupPage(EntityId owner, const GroupReadOptions& options,
+                       bool notifications, GroupPage* page) const;
+  // The position a group cursor of `owner`'s grouped feed names (unset
+  // for the first page). InvalidArgument for a bad limit or cursor.
+  absl::StatusOr<std::optional<TimelineKey>> GroupReadStart(
+      EntityId owner, const GroupReadOptions& options,
+      bool notifications) const;
+  // `user`'s notification feed after reclaiming its expired entries, or
+  // end() if it holds nothing.
+  TimelineMap::iterator NotificationsLocked(Shard& shard, EntityId user,
+                                            Micros now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  static NotificationCounts CountsOf(const Shard& shard,
+                                     TimelineMap::const_iterator it)
+      ABSL_SHARED_LOCKS_REQUIRED(shard.mu);
+  // Marks the notification feed `it` of `user` seen (`read` false) or
+  // read: one group if `key` is given, else every group; records it.
+  // False if `key` is not in the feed (nothing changes).
+  bool MarkLocked(Shard& shard, TimelineMap::iterator it, EntityId user,
+                  bool read, const TimelineKey* key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // The visible entries of `kind`/`owner` (merged with hybrid followees
   // for home feeds) within [lo, hi], at most `want`, in `order`.
   void CollectFeed(FeedKind kind, EntityId owner, ReadOrder order,
@@ -244,6 +292,11 @@ class FeedEngineImpl final : public FeedEngine {
   // adding to it; false once the shard holds nothing expired.
   bool EvictChunkLocked(Shard& shard, Micros now, size_t chunk_end,
                         size_t* evicted_so_far)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Reclaims up to `budget` expired entries of the timeline `it` and
+  // records them; returns how many. `it` is invalid afterwards.
+  size_t EvictTimelineLocked(Shard& shard, TimelineMap::iterator it, Micros now,
+                             size_t budget)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Entries evicted per hold of a shard lock (a few microseconds of work):
   // readers and writers of a shard being swept wait for one chunk at most.

@@ -28,7 +28,8 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     return Malformed(r, absl::StrCat("domain ", r.domain, " is not below ",
                                      domain_count(), " (2 x shards)"));
   }
-  if (static_cast<uint8_t>(r.feed) > static_cast<uint8_t>(FeedType::kWorld)) {
+  if (static_cast<uint8_t>(r.feed) >
+      static_cast<uint8_t>(FeedType::kNotification)) {
     return Malformed(r, "unknown feed type");
   }
   const FeedKind feed = static_cast<FeedKind>(r.feed);
@@ -114,6 +115,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       activity.expires_at = r.entry.expires_at;
       activity.payload = r.entry.payload;
       activity.copied = !r.merged_at_read;
+      activity.notified = r.owners;
       store_.Restore(r.entry.activity_id, activity);
       return absl::OkStatus();
     }
@@ -127,6 +129,24 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     case ChangeKind::kActivityExpire:
       for (const EntryKey& key : r.keys) store_.Drop(key.activity_id);
       return absl::OkStatus();
+    case ChangeKind::kNotificationSeen:
+    case ChangeKind::kNotificationRead: {
+      const bool read = r.kind == ChangeKind::kNotificationRead;
+      if (r.feed != FeedType::kNotification) {
+        return Malformed(r, "not about a notification feed");
+      }
+      if (r.keys.size() > (read ? 1 : 0)) return Malformed(r, "too many keys");
+      Shard& shard = shards_[ShardIndex(r.entity)];
+      WriterLock lock(&shard.mu);
+      auto it = shard.timelines.find({r.entity, FeedKind::kNotification});
+      // The source marked a feed that existed; an exact replay has it too.
+      if (it == shard.timelines.end()) return absl::OkStatus();
+      const TimelineKey key =
+          r.keys.empty() ? TimelineKey{}
+                         : TimelineKey{r.keys[0].ts, r.keys[0].activity_id};
+      MarkLocked(shard, it, r.entity, read, r.keys.empty() ? nullptr : &key);
+      return absl::OkStatus();
+    }
     case ChangeKind::kFollowerAdd:
     case ChangeKind::kFollowerRemove:
     case ChangeKind::kFollowingAdd:

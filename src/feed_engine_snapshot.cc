@@ -3,12 +3,15 @@
 //
 // Engine shard s (domain s):
 //   u64 timelines, each: u64 id, u8 feed, u64 n, then n entries oldest
-//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at, u64 group)
+//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at, u64 group);
+//     a notification feed then has u64 m and its m seen groups, each named
+//     by its newest entry: i64 ts, u64 activity id, u8 read
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
 //     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
-//     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes
+//     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
+//     u64 n + n notified entity ids
 //
 // Entries are written oldest first so that loading puts each one in front
 // of everything already there: the O(1) path of Timeline::Put.
@@ -27,7 +30,8 @@ constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
 constexpr size_t kMinGraphNodeBytes = 33;
-constexpr size_t kMinActivityBytes = 41;
+constexpr size_t kMinActivityBytes = 49;
+constexpr size_t kSeenGroupBytes = 17;
 
 absl::Status Corrupt(size_t domain, absl::string_view what) {
   return absl::DataLossError(
@@ -51,6 +55,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.I64(a.expires_at);
         w.U8((a.copied ? kCopiedFlag : 0) | (a.retracted ? kRetractedFlag : 0));
         w.Bytes(a.payload);
+        w.U64(a.notified.size());
+        for (const EntityId recipient : a.notified) w.U64(recipient);
       }
     });
     return cut;
@@ -72,6 +78,15 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.U64(e->actor);
       w.I64(e->expires_at);
       w.U64(e->group);
+    }
+    if (id.kind == FeedKind::kNotification) {
+      const GroupIndex& groups = *record->timeline.groups();
+      w.U64(groups.group_count() - groups.unseen_count());
+      groups.ForEachSeenGroup([&](TimelineKey place, bool read) {
+        w.I64(place.ts);
+        w.U64(place.activity_id);
+        w.U8(read ? 1 : 0);
+      });
     }
   }
   w.U64(shard.graph.size());
@@ -107,6 +122,11 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       a.expires_at = r.I64();
       const uint8_t flags = r.U8();
       a.payload = std::string(r.Bytes());
+      const uint64_t recipients = r.Count(sizeof(EntityId));
+      a.notified.reserve(recipients);
+      for (uint64_t i = 0; i < recipients && r.ok(); ++i) {
+        a.notified.push_back(r.U64());
+      }
       if (!r.ok()) break;
       if (flags & ~(kCopiedFlag | kRetractedFlag)) {
         return Corrupt(domain, absl::StrCat("activity ", id,
@@ -115,6 +135,12 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       if (a.ts < 0) {
         return Corrupt(
             domain, absl::StrCat("activity ", id, " has a negative timestamp"));
+      }
+      if (a.notified.size() > kMaxNotifyRecipients ||
+          (a.retracted && !a.notified.empty())) {
+        return Corrupt(domain, absl::StrCat("activity ", id,
+                                            " has an impossible recipient "
+                                            "list"));
       }
       if (a.payload.size() > options_.max_payload_bytes) {
         return Corrupt(
@@ -143,7 +169,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     const uint8_t kind = r.U8();
     const uint64_t n = r.Count(kEntryBytes);
     if (!r.ok()) break;
-    if (kind > static_cast<uint8_t>(FeedKind::kWorld)) {
+    if (kind > static_cast<uint8_t>(FeedKind::kNotification)) {
       return Corrupt(domain, absl::StrCat("timeline ", id,
                                           " has unknown feed kind ", kind));
     }
@@ -167,7 +193,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       e.activity_id = r.U64();
       e.actor = r.U64();
       e.expires_at = r.I64();
-      e.group = KeptGroup(r.U64());
+      e.group = KeptGroup(r.U64(), feed);
       if (!r.ok()) break;
       const TimelineKey key{e.ts, e.activity_id};
       if (e.ts < 0 || key <= previous) {
@@ -177,6 +203,21 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       previous = key;
       InsertResult ignored;
       PutLocked(shard, {id, feed}, e, &ignored);
+    }
+    if (feed == FeedKind::kNotification && r.ok()) {
+      GroupIndex& groups = *shard.timelines.find(TimelineId{id, feed})
+                                ->second->timeline.mutable_groups();
+      const uint64_t seen = r.Count(kSeenGroupBytes);
+      for (uint64_t i = 0; i < seen && r.ok(); ++i) {
+        const TimelineKey place{r.I64(), r.U64()};
+        const uint8_t read = r.U8();
+        if (!r.ok()) break;
+        if (read > 1 || !groups.SetSeen(place, read == 1)) {
+          return Corrupt(domain, absl::StrCat("notification feed of ", id,
+                                              " names a group it does not "
+                                              "hold"));
+        }
+      }
     }
   }
   const uint64_t nodes = r.Count(kMinGraphNodeBytes);

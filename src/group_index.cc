@@ -43,7 +43,16 @@ class RecentActors {
 
 }  // namespace
 
+void GroupIndex::SetFlags(Group* group, bool seen, bool read) {
+  if (group->seen != seen) seen ? --unseen_ : ++unseen_;
+  if (group->read != read) read ? --unread_ : ++unread_;
+  group->seen = seen;
+  group->read = read;
+}
+
 void GroupIndex::Insert(Group* group, TimelineKey key, const Member& member) {
+  // Something new in the group: the user has neither seen nor read it.
+  SetFlags(group, false, false);
   const bool newest =
       group->members.empty() || key > group->members.begin()->first;
   if (newest && !group->members.empty()) {
@@ -71,6 +80,8 @@ void GroupIndex::Erase(Group* group, TimelineKey key) {
     }
   }
   if (group->members.empty()) {
+    unseen_ -= static_cast<size_t>(!group->seen);
+    unread_ -= static_cast<size_t>(!group->read);
     Slot slot{group->key, group->key == 0 ? key : TimelineKey{}};
     groups_.erase(slot);
   }
@@ -83,6 +94,9 @@ void GroupIndex::Add(const StoredEntry& entry) {
   if (group == nullptr) {
     group = std::make_unique<Group>();
     group->key = entry.group;
+    // Born unseen and unread.
+    ++unseen_;
+    ++unread_;
   }
   Insert(group.get(), key, {entry.actor, entry.expires_at});
 }
@@ -113,6 +127,34 @@ void GroupIndex::Remove(TimelineKey key) {
   Erase(it->second, key);
 }
 
+void GroupIndex::MarkAllSeen() {
+  for (auto& [place, group] : order_) group->seen = true;
+  unseen_ = 0;
+}
+
+void GroupIndex::MarkAllRead() {
+  for (auto& [place, group] : order_) {
+    group->seen = true;
+    group->read = true;
+  }
+  unseen_ = 0;
+  unread_ = 0;
+}
+
+bool GroupIndex::MarkRead(TimelineKey key) {
+  auto it = group_of_.find(key);
+  if (it == group_of_.end()) return false;
+  SetFlags(it->second, true, true);
+  return true;
+}
+
+bool GroupIndex::SetSeen(TimelineKey place, bool read) {
+  auto it = order_.find(place);
+  if (it == order_.end()) return false;
+  SetFlags(it->second, true, read);
+  return true;
+}
+
 GroupKey GroupIndex::GroupOf(TimelineKey key) const {
   auto it = group_of_.find(key);
   assert(it != group_of_.end());
@@ -131,6 +173,8 @@ void GroupIndex::Collect(std::optional<TimelineKey> after, size_t want,
     result.actor_count = group.actor_entries.size();
     result.first_ts = group.members.rbegin()->first.ts;
     result.last_ts = group.members.begin()->first.ts;
+    result.seen = group.seen;
+    result.read = group.read;
     RecentActors actors(std::min(limits.max_actors, result.actor_count));
     for (const auto& [key, member] : group.members) {
       const bool entries_full = result.recent.size() >= limits.max_entries;
@@ -152,8 +196,13 @@ void GroupIndex::Collect(std::optional<TimelineKey> after, size_t want,
 
 bool GroupIndex::CheckInvariants() const {
   size_t members = 0;
+  size_t unseen = 0;
+  size_t unread = 0;
   for (const auto& [slot, group] : groups_) {
     if (group == nullptr || group->members.empty()) return false;
+    if (group->read && !group->seen) return false;
+    unseen += static_cast<size_t>(!group->seen);
+    unread += static_cast<size_t>(!group->read);
     if (slot.key != group->key) return false;
     if (slot.key == 0 && (group->members.size() != 1 ||
                           group->members.begin()->first != slot.solo)) {
@@ -172,7 +221,8 @@ bool GroupIndex::CheckInvariants() const {
     if (place == order_.end() || place->second != group.get()) return false;
     members += group->members.size();
   }
-  return members == group_of_.size() && order_.size() == groups_.size();
+  return members == group_of_.size() && order_.size() == groups_.size() &&
+         unseen == unseen_ && unread == unread_;
 }
 
 GroupKey DefaultGroupKey(const Activity& activity, Micros time_bucket) {

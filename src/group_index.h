@@ -11,7 +11,14 @@
 //
 // The index knows nothing of time: it counts every entry it holds. A
 // timeline that holds expired entries not yet reclaimed must be grouped
-// with GroupEntries from its visible entries instead (the engine does so).
+// with GroupEntries from its visible entries instead (the engine does so),
+// or have them reclaimed first (notification feeds).
+//
+// Seen and read (notification feeds). Each group is seen or not and read
+// or not (read implies seen); an entry joining a group, or a new group,
+// makes it unseen and unread. The index counts the unseen and unread
+// groups as they change, so the counts are O(1); a group leaving takes its
+// share with it.
 //
 // Memory: per entry one slot of a hash map (key -> group) and one element
 // of the group's btree; per group a btree root, a small hash map of actor
@@ -63,13 +70,37 @@ class GroupIndex {
   GroupKey GroupOf(TimelineKey key) const;
 
   // Appends to `out`, newest first, up to `want` groups whose place is
-  // older than `after` (all groups if unset).
+  // older than `after` (all groups if unset), with their seen and read
+  // flags.
   void Collect(std::optional<TimelineKey> after, size_t want,
                const GroupListLimits& limits,
                std::vector<FeedGroup>* out) const;
 
   size_t entry_count() const { return group_of_.size(); }
   size_t group_count() const { return order_.size(); }
+  size_t unseen_count() const { return unseen_; }
+  size_t unread_count() const { return unread_; }
+
+  // Marks every group seen. O(groups).
+  void MarkAllSeen();
+  // Marks every group read and seen. O(groups).
+  void MarkAllRead();
+  // Marks the group holding the entry `key` read and seen; false (nothing
+  // changes) if `key` is not indexed.
+  bool MarkRead(TimelineKey key);
+
+  // Calls `fn(place, read)` for every seen group, `place` being the key of
+  // its newest entry. For snapshots.
+  template <typename Fn>
+  void ForEachSeenGroup(Fn&& fn) const {
+    for (const auto& [place, group] : order_) {
+      if (group->seen) fn(place, group->read);
+    }
+  }
+  // Sets the group whose newest entry is `place` seen, and read if `read`
+  // (loading a snapshot). False (nothing changes) if no group's newest
+  // entry is `place`.
+  bool SetSeen(TimelineKey place, bool read);
 
   // Checks that every map agrees with the others; false on the first
   // violation. O(n); for tests.
@@ -82,6 +113,8 @@ class GroupIndex {
   };
   struct Group {
     GroupKey key = 0;
+    bool seen = false;
+    bool read = false;
     // Newest first.
     absl::btree_map<TimelineKey, Member, std::greater<TimelineKey>> members;
     absl::flat_hash_map<EntityId, uint32_t> actor_entries;
@@ -105,11 +138,15 @@ class GroupIndex {
 
   void Insert(Group* group, TimelineKey key, const Member& member);
   void Erase(Group* group, TimelineKey key);
+  void SetFlags(Group* group, bool seen, bool read);
 
   absl::flat_hash_map<Slot, std::unique_ptr<Group>> groups_;
   absl::flat_hash_map<TimelineKey, Group*> group_of_;
   // (newest key of the group) -> group, newest first.
   absl::btree_map<TimelineKey, Group*, std::greater<TimelineKey>> order_;
+  // Groups with `seen` false, and with `read` false.
+  size_t unseen_ = 0;
+  size_t unread_ = 0;
 };
 
 // The default group key of AggregationOptions: 0 for an activity with

@@ -5,13 +5,13 @@
 //   section  u32 type | u32 index | u64 length | u64 XXH3 of payload
 //            | payload
 // Sections, in this order: kOptions (u64 shards, u64 max_timeline_length,
-// u64 world_timeline_length), one kDomain per domain in index order (u64
-// cut, then FeedEngineImpl::SerializeDomain's bytes), kRegistry (u64 cut,
-// u64 next generation, u64 boards, then per board: name, u64 generation,
-// u64 partitions, u8 tie-break, u64 max_page_size, u64 next update
-// sequence), one kPartition per partition of each board in that order (u64
-// cut, then LeaderboardImpl::SerializePartition's bytes), kTrailer (u64
-// sequence, u64 domains, u64 boards).
+// u64 world_timeline_length, u64 notifications.max_length), one kDomain per
+// domain in index order (u64 cut, then FeedEngineImpl::SerializeDomain's
+// bytes), kRegistry (u64 cut, u64 next generation, u64 boards, then per board:
+// name, u64 generation, u64 partitions, u8 tie-break, u64 max_page_size, u64
+// next update sequence), one kPartition per partition of each board in that
+// order (u64 cut, then LeaderboardImpl::SerializePartition's bytes), kTrailer
+// (u64 sequence, u64 domains, u64 boards).
 #include "feedcore/snapshot.h"
 
 #include <errno.h>
@@ -47,8 +47,9 @@ using internal::LeaderboardImpl;
 using internal::RegistryAccess;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
-// Version 2 added the group key of every timeline entry.
-constexpr uint32_t kFormatVersion = 2;
+// Version 2 added the group key of every timeline entry; version 3 the
+// notification feeds (their seen groups, and each activity's recipients).
+constexpr uint32_t kFormatVersion = 3;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;
@@ -415,6 +416,7 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   sizing.U64(options.shards);
   sizing.U64(options.max_timeline_length);
   sizing.U64(options.world_timeline_length);
+  sizing.U64(options.notifications.max_length);
   if (absl::Status s = write_section(kOptions, 0, payload); !s.ok()) return s;
 
   // Each copy is cut at the log's position when its lock was taken; the
@@ -521,6 +523,7 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
   const uint64_t shards = sizing.U64();
   const uint64_t max_timeline_length = sizing.U64();
   const uint64_t world_timeline_length = sizing.U64();
+  const uint64_t notification_length = sizing.U64();
   if (section.type != kOptions || section.index != 0 || !sizing.ok() ||
       !sizing.at_end()) {
     return file.Damaged("the first section is not the options section");
@@ -541,6 +544,12 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
   if (absl::Status s =
           CheckOption("world_timeline_length", world_timeline_length,
                       options.world_timeline_length);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          CheckOption("notifications.max_length", notification_length,
+                      options.notifications.max_length);
       !s.ok()) {
     return s;
   }

@@ -107,6 +107,9 @@ class Timeline {
   void EnableGroups();
   // The group index, or nullptr if groups are not enabled.
   const GroupIndex* groups() const { return groups_.get(); }
+  // The same, for changing seen and read state (never entries: those
+  // change only through the timeline).
+  GroupIndex* mutable_groups() { return groups_.get(); }
 
   // Every entry, newest first. For tests and snapshots.
   std::vector<StoredEntry> Entries() const;

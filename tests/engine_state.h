@@ -28,11 +28,39 @@ inline void AppendFeed(const std::vector<StoredEntry>& entries,
   }
 }
 
-// Every entity's timeline, own feed (both hydrated), followers and
-// followees, the world feed, and the Stats() figures that describe
-// content (not history or allocation).
+// Every group of `user`'s notification feed, newest first, with its flags,
+// counts and listed entries, then the feed's counts. Reclaims the feed's
+// expired entries, as every notification call does.
+inline std::string DescribeNotifications(FeedEngine& engine, EntityId user) {
+  std::string line = absl::StrCat("notifications ", user, ":");
+  GroupReadOptions read;
+  read.limit = 100;
+  read.hydrate = true;
+  for (int pages = 0;; ++pages) {
+    REQUIRE(pages < 1'000'000);
+    absl::StatusOr<GroupPage> page = engine.ReadNotifications(user, read);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    for (const FeedGroup& g : page->groups) {
+      absl::StrAppend(&line, " [", g.key, " seen=", g.seen, " read=", g.read,
+                      " n=", g.activity_count, " actors=", g.actor_count);
+      AppendFeed(g.recent, &line);
+      absl::StrAppend(&line, "]");
+    }
+    if (page->next_cursor.empty()) break;
+    read.cursor = page->next_cursor;
+  }
+  const NotificationCounts counts = engine.GetNotificationCounts(user);
+  absl::StrAppend(&line, " unseen=", counts.unseen, " unread=", counts.unread,
+                  " groups=", counts.groups);
+  return line;
+}
+
+// Every entity's timeline, own feed (both hydrated), notification feed,
+// followers and followees, the world feed, and the Stats() figures that
+// describe content (not history or allocation). Not const: notification
+// reads reclaim what expired in the feeds they read.
 inline std::vector<std::string> DescribeEngine(
-    const FeedEngine& engine, absl::Span<const EntityId> entities) {
+    FeedEngine& engine, absl::Span<const EntityId> entities) {
   ReadOptions hydrated;
   hydrated.limit = 100;
   hydrated.hydrate = true;
@@ -44,6 +72,7 @@ inline std::vector<std::string> DescribeEngine(
     line = absl::StrCat("own ", id, ":");
     AppendFeed(Own(engine, id, hydrated), &line);
     lines.push_back(std::move(line));
+    lines.push_back(DescribeNotifications(engine, id));
     line = absl::StrCat("followers ", id, ":");
     for (EntityId f : WholeList(engine, true, id))
       absl::StrAppend(&line, " ", f);
@@ -107,7 +136,7 @@ inline void CheckSameBoards(const LeaderboardRegistry& expected,
 }
 
 // Fails the test at the first line where the two engines differ.
-inline void CheckSameState(const FeedEngine& expected, const FeedEngine& actual,
+inline void CheckSameState(FeedEngine& expected, FeedEngine& actual,
                            absl::Span<const EntityId> entities) {
   const std::vector<std::string> want = DescribeEngine(expected, entities);
   const std::vector<std::string> got = DescribeEngine(actual, entities);

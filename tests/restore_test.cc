@@ -1,6 +1,7 @@
 // Restore-then-resume, end to end and under concurrency: several threads
-// run a random social workload on engine A (publish, follow, unfollow,
-// retract, inserts, removes, expiry) while another thread saves snapshots
+// run a random social workload on engine A (publish with notifications,
+// follow, unfollow, retract, marking notifications seen and read, inserts,
+// removes, expiry) while another thread saves snapshots
 // of it. Each snapshot is loaded into a new engine, which then applies A's
 // change stream from the snapshot's sequence number; afterwards every
 // replica must hold exactly what A holds. A registry of leaderboards
@@ -66,7 +67,29 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
     if (op < 35) {
       const Micros ttl = rng() % 4 == 0 ? 20 * kMicrosPerMillisecond : 0;
       Activity act = MakeActivity(++next_id, a, ts, ttl);
-      if (engine.Publish(act).ok()) mine.push_back(act.id);
+      // Likes of a few objects, so notifications group.
+      act.verb = rng() % 2;
+      act.object = rng() % 3;
+      PublishOptions options;
+      for (uint64_t n = rng() % 4; n > 0; --n)
+        options.notify.push_back(entity());
+      if (engine.Publish(act, options).ok()) mine.push_back(act.id);
+    } else if (op < 38) {
+      if (rng() % 2 == 0) {
+        engine.MarkSeen(a);
+      } else {
+        engine.MarkAllRead(a);
+      }
+    } else if (op < 41) {
+      absl::StatusOr<GroupPage> page = engine.ReadNotifications(a, {});
+      REQUIRE(page.ok());
+      if (!page->groups.empty()) {
+        const StoredEntry& e =
+            page->groups[rng() % page->groups.size()].recent.front();
+        // It may have expired or been retracted since.
+        const absl::Status s = engine.MarkRead(a, e.ts, e.activity_id).status();
+        REQUIRE((s.ok() || s.code() == absl::StatusCode::kNotFound));
+      }
     } else if (op < 55) {
       REQUIRE(engine.Follow(a, b).ok());
     } else if (op < 65) {

@@ -56,8 +56,9 @@ std::vector<EntityId> Universe() {
 }
 
 // Follows (one actor past the hybrid threshold), publishes with several
-// TTLs, retractions, unfollows, low-level inserts and removes, some
-// entries expired but not reclaimed, a timeline at its cap.
+// TTLs, notifications in several states, retractions, unfollows,
+// low-level inserts and removes, some entries expired but not reclaimed, a
+// timeline at its cap.
 void Populate(FeedEngine& e, ManualClock& clock) {
   for (EntityId f = 2; f <= 12; ++f) REQUIRE(e.Follow(f, 1).ok());  // hybrid
   for (EntityId f = 3; f <= 5; ++f) REQUIRE(e.Follow(f, 2).ok());
@@ -72,6 +73,21 @@ void Populate(FeedEngine& e, ManualClock& clock) {
       ++id;
     }
   }
+  // Notifications: grouped likes of one photo (and one of another), seen
+  // and read state of every kind, one retracted.
+  for (ActivityId like = 2000; like < 2012; ++like) {
+    Activity a = MakeActivity(like, 1 + like % 5, kStart + 40 + like % 7,
+                              like % 4 == 0 ? kMicrosPerMinute : 0);
+    a.verb = 1;
+    a.object = like < 2010 ? 7 : 8;
+    PublishOptions notify;
+    notify.notify = {26, 27, like % 2 == 0 ? 28u : 26u};
+    REQUIRE(e.Publish(a, notify).ok());
+    if (like == 2005) e.MarkSeen(27);
+  }
+  REQUIRE(e.MarkRead(26, kStart + 40 + 2011 % 7, 2011).ok());
+  e.MarkAllRead(28);
+  REQUIRE(e.Retract(2003).ok());
   REQUIRE(e.Retract(5).ok());
   REQUIRE(e.Retract(6).ok());
   REQUIRE(e.Unfollow(4, 2).ok());
@@ -234,6 +250,12 @@ TEST_CASE("options that decide placement must match") {
   CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(r.status().message()).find("world_timeline_length") !=
         std::string::npos);
+  options = Options(clock);
+  options.notifications.max_length = 99;
+  r = LoadSnapshot(file.path, options);
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(r.status().message()).find("notifications.max_length") !=
+        std::string::npos);
   // Other options are the new engine's own; bad ones fail as in Create.
   options = Options(clock);
   options.max_page_size = 0;
@@ -341,8 +363,8 @@ TEST_CASE("absurd counts behind a valid checksum are refused") {
   TempPath file("absurd");
   std::string bytes = SaveFresh(file.path);
   // The first domain section starts after the header (32) and the options
-  // section (24 + 24); its payload is the cut (8), then the timeline count.
-  const size_t section = 32 + 24 + 24;
+  // section (24 + 32); its payload is the cut (8), then the timeline count.
+  const size_t section = 32 + 24 + 32;
   internal::ByteReader header(std::string_view(bytes).substr(section, 24));
   header.U32();
   header.U32();

@@ -83,7 +83,8 @@ enum class ChangeKind : uint8_t {
   // `entity`.
   kTimelineExpire = 4,
   // Publish stored the activity `entry` (`entry.payload` is its body);
-  // `merged_at_read` says its followers get no copies.
+  // `merged_at_read` says its followers get no copies; `owners` are the
+  // entities it notified (PublishOptions::notify).
   kActivityStore = 5,
   // The activity `entry.activity_id` was retracted (its payload dropped,
   // its id kept until it expires).
@@ -120,13 +121,22 @@ enum class ChangeKind : uint8_t {
   // Partition `domain` of the board was emptied (Clear records one per
   // partition).
   kBoardClear = 18,
+
+  // Notification feeds (`domain` is the user's engine shard).
+  //
+  // Every group of `entity`'s notification feed was marked seen.
+  kNotificationSeen = 19,
+  // `entity` marked read (and seen) the group holding `keys[0]`, or every
+  // group when `keys` is empty.
+  kNotificationRead = 20,
 };
 
 // Which timeline of an entity a record is about.
 enum class FeedType : uint8_t {
-  kHome = 0,   // the entity's timeline (what it follows)
-  kOwn = 1,    // what the entity published
-  kWorld = 2,  // everything published; `owners` is {0}
+  kHome = 0,          // the entity's timeline (what it follows)
+  kOwn = 1,           // what the entity published
+  kWorld = 2,         // everything published; `owners` is {0}
+  kNotification = 3,  // the entity's notification feed
 };
 
 enum class ActorMode : uint8_t {

@@ -110,6 +110,9 @@ struct PublishResult {
   bool merged_at_read = false;
   // True when part of the fan-out was queued and may still be running.
   bool pending = false;
+  // Notification feeds that received the entry (PublishOptions::notify,
+  // each recipient once).
+  size_t notified = 0;
 };
 
 class FeedEngine {
@@ -200,6 +203,53 @@ class FeedEngine {
   virtual absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const = 0;
 
+  // --- Notification feeds ---
+  //
+  // Every entity has a notification feed, filled by the `notify` list of
+  // Publish (not by following): "Alice liked your photo" goes to the
+  // photo's owner only. Notifications are grouped as NotificationOptions
+  // says (or flat, each its own group), bounded by
+  // NotificationOptions::max_length, expire with their activity and leave
+  // every feed when it is retracted. Each group is seen or not and read or
+  // not; an activity joining a group makes it unseen and unread again.
+  // The counts of unseen and unread groups are kept as the feed changes,
+  // so reading them is O(1) (after reclaiming what expired in that feed).
+  // Seen and read state is recorded in the change stream and kept by
+  // snapshots like any other state.
+  //
+  // These calls reclaim the expired entries of the feed they touch before
+  // answering (as a read of an expired Redis key deletes it), so they take
+  // the feed's shard lock exclusively; the reclaimed entries are recorded
+  // as expired like the sweeper's.
+
+  // One page of `user`'s notification groups, newest first (the place of a
+  // group is its newest notification), each with its `seen` and `read`
+  // flags. Paging as ReadGroups. InvalidArgument for a limit of 0 or above
+  // max_page_size, or a cursor that is malformed or belongs to another
+  // feed. An entity that never got a notification reads as empty.
+  virtual absl::StatusOr<GroupPage> ReadNotifications(
+      EntityId user, const GroupReadOptions& options) = 0;
+
+  // `user`'s unseen and unread counts. O(1) plus the expired entries it
+  // reclaims.
+  virtual NotificationCounts GetNotificationCounts(EntityId user) = 0;
+
+  // Marks every group of `user`'s notification feed seen (opening the
+  // bell); returns the counts after it. O(groups).
+  virtual NotificationCounts MarkSeen(EntityId user) = 0;
+
+  // Marks read (and seen) the group that holds the notification with key
+  // `(ts, activity_id)`: any entry of the group names it, as
+  // FeedGroup::recent does. Returns the counts after it. NotFound when the
+  // feed holds no visible notification with that key (nothing changes);
+  // InvalidArgument for ts < 0.
+  virtual absl::StatusOr<NotificationCounts> MarkRead(
+      EntityId user, Micros ts, ActivityId activity_id) = 0;
+
+  // Marks every group of `user`'s notification feed read (and seen).
+  // O(groups).
+  virtual NotificationCounts MarkAllRead(EntityId user) = 0;
+
   // --- Social graph ---
 
   // `follower` follows `followee` and gets the followee's most recent
@@ -233,15 +283,17 @@ class FeedEngine {
   // --- Publishing ---
 
   // Stores `activity` once and delivers its key to the actor's own feed,
-  // the world feed and every follower's timeline, taking each target
-  // shard's lock once for its whole group of followers. Re-publishing the
-  // same activity (same id, actor, ts and payload; the ttl is not compared)
-  // is a no-op (`created` false). Followers of a merged-at-read actor get no
-  // copy and no `on_delivery` call; they see it through the merge. Errors, all
-  // before anything changes: InvalidArgument (ts < 0, ttl out of range, payload
-  // too large), AlreadyExists (the id belongs to a different activity),
-  // FailedPrecondition (the id was retracted), ResourceExhausted (asynchronous
-  // fan-out, queue full, and `wait_when_queue_full` false).
+  // the world feed, every follower's timeline and the notification feed of
+  // every entity in `options.notify`, taking each target shard's lock once
+  // for its whole group of followers. Re-publishing the same activity (same
+  // id, actor, ts and payload; the ttl is not compared) is a no-op
+  // (`created` false), `notify` included. Followers of a merged-at-read
+  // actor get no copy and no `on_delivery` call; they see it through the
+  // merge. Errors, all before anything changes: InvalidArgument (ts < 0,
+  // ttl out of range, payload too large, more than kMaxNotifyRecipients in
+  // `notify`), AlreadyExists (the id belongs to a different activity),
+  // FailedPrecondition (the id was retracted), ResourceExhausted
+  // (asynchronous fan-out, queue full, and `wait_when_queue_full` false).
   virtual absl::StatusOr<PublishResult> Publish(
       const Activity& activity, const PublishOptions& options = {}) = 0;
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "feedcore/clock.h"
@@ -32,6 +33,7 @@ inline constexpr size_t kMaxFanoutThreads = 256;
 inline constexpr size_t kMaxFanoutQueueCapacity = 1 << 20;
 
 inline constexpr size_t kMaxGroupListLimit = 1000;
+inline constexpr size_t kMaxNotifyRecipients = 100'000;
 
 // Grouped (aggregated) reads: see FeedEngine::ReadGroups.
 struct AggregationOptions {
@@ -56,6 +58,31 @@ struct AggregationOptions {
   size_t max_group_actors = 5;
   // Most recent entries a FeedGroup lists, 1..kMaxGroupListLimit.
   size_t max_group_entries = 10;
+};
+
+// Notification feeds: see FeedEngine::ReadNotifications.
+struct NotificationOptions {
+  // True: notifications that share a group key (as AggregationOptions
+  // computes it: its `group_key` function, or verb, object and time
+  // bucket) collapse into one group, "Alice and 4 others liked your
+  // photo". False: a flat feed, every notification its own group. Either
+  // way the group lists are bounded by AggregationOptions'
+  // max_group_actors and max_group_entries; AggregationOptions::enabled
+  // need not be set.
+  bool aggregated = true;
+
+  // Notifications kept per user, 1..kMaxTimelineLengthLimit; beyond it the
+  // oldest are dropped (and leave their groups). A bell rarely shows more
+  // than a few dozen.
+  size_t max_length = 100;
+
+  // Called after a publish delivered a notification, once per recipient
+  // with its counts right after the delivery, from the publishing thread
+  // with no engine lock held. For pushing the badge to a connected client.
+  // Must be thread-safe; the same rules as `on_delivery` apply to what it
+  // may call. Null: no calls.
+  std::function<void(EntityId recipient, const NotificationCounts& counts)>
+      on_notify;
 };
 
 struct EngineOptions {
@@ -145,6 +172,9 @@ struct EngineOptions {
   // Grouped reads; off by default.
   AggregationOptions aggregation;
 
+  // Notification feeds (PublishOptions::notify).
+  NotificationOptions notifications;
+
   // Where every change is recorded (see change_stream.h); null records
   // nothing and costs nothing. Several engines may share one stream only
   // if nothing replays it (records do not say which engine made them).
@@ -168,6 +198,12 @@ struct PublishOptions {
   // For asynchronous fan-out when the task queue is full: true waits for
   // room, false fails with ResourceExhausted having changed nothing.
   bool wait_when_queue_full = true;
+  // Entities whose notification feed also gets the activity (the owner of
+  // the photo that was liked, the people mentioned), at most
+  // kMaxNotifyRecipients; duplicates are harmless. Delivered before
+  // Publish returns, whatever `completion` says. Retract removes the
+  // activity from these feeds too.
+  std::vector<EntityId> notify;
 };
 
 // Paging through follower or followee lists.
@@ -191,12 +227,16 @@ enum class ReadOrder {
   kOldestFirst,  // ascending (ts, activity_id)
 };
 
-// Paging through groups (FeedEngine::ReadGroups), newest group first.
+// Paging through groups (FeedEngine::ReadGroups, ReadNotifications),
+// newest group first.
 struct GroupReadOptions {
   // Groups per page, 1..EngineOptions::max_page_size.
   size_t limit = 25;
   // Empty for the first page; otherwise the previous page's `next_cursor`.
   std::string cursor;
+  // Fill the `payload` of each group's listed entries (FeedGroup::recent)
+  // from the activity store, as ReadOptions::hydrate does.
+  bool hydrate = false;
 };
 
 struct ReadOptions {

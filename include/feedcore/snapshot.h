@@ -121,7 +121,8 @@ class Replica {
 
 // Loads the snapshot at `path` into a new engine created with `options`.
 // `options.shards` 0 takes the snapshot's shard count; any other value, and
-// `max_timeline_length` and `world_timeline_length`, must equal the
+// `max_timeline_length`, `world_timeline_length` and
+// `notifications.max_length`, must equal the
 // snapshot's (InvalidArgument naming the field otherwise), because they
 // decide where entries live and what was trimmed. The new engine records
 // its own later changes in `options.change_stream`, if set; the loaded

@@ -116,6 +116,11 @@ struct FeedGroup {
   std::vector<StoredEntry> recent;
   Micros first_ts = 0;  // oldest visible activity
   Micros last_ts = 0;   // newest visible activity
+  // Notification feeds only (FeedEngine::ReadNotifications); false in
+  // other grouped reads. A group is unseen and unread again whenever an
+  // activity joins it; read implies seen.
+  bool seen = false;
+  bool read = false;
 
   friend bool operator==(const FeedGroup&, const FeedGroup&) = default;
 };
@@ -124,6 +129,18 @@ struct FeedGroup {
 struct GroupPage {
   std::vector<FeedGroup> groups;
   std::string next_cursor;
+};
+
+// The badge of a notification feed: how many of its groups (notifications,
+// in a flat feed) the user has not seen, and not read. Both count only
+// visible (unexpired) groups.
+struct NotificationCounts {
+  size_t unseen = 0;
+  size_t unread = 0;
+  size_t groups = 0;  // visible groups in the feed
+
+  friend bool operator==(const NotificationCounts&,
+                         const NotificationCounts&) = default;
 };
 
 }  // namespace feedcore
