@@ -988,8 +988,11 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
   record.payload = activity.payload;
   // Hybrid is never undone, so an actor seen hybrid here gets no copies.
   record.copied = !hybrid;
-  const FollowerSnapshot recipients = GroupByShard(options.notify);
-  record.notified = recipients.ids;
+  FollowerSnapshot recipients;
+  if (!options.notify.empty()) {
+    recipients = GroupByShard(options.notify);
+    record.notified = recipients.ids;
+  }
   // The delivery ticket is taken before the activity becomes visible in
   // the store: a Retract that finds it waits for this whole delivery.
   auto job = std::make_shared<FanoutJob>(&tracker_, activity.actor);
