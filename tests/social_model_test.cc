@@ -2,8 +2,9 @@
 // Unfollow, Publish (synchronous, and asynchronous followed later by
 // WaitForFanout), Retract, ReadTimeline, ReadOwn and ReadWorld (random
 // limits, orders, windows, hydration, and paging walks left open across
-// other operations), CountNewer, Followers/Following, clock advances and
-// EvictExpired, each compared exactly with a plain reference model.
+// other operations), ReadGroups (grouped timeline walks, also left open),
+// CountNewer, Followers/Following, clock advances and EvictExpired, each
+// compared exactly with a plain reference model.
 //
 // Every sequence runs on a group of engines that differ only in
 // hybrid_fanout_threshold (0 = off, 1, 3, 6, and one never reached), each
@@ -14,8 +15,8 @@
 //   * who follows whom; which actors are merged at read (an actor becomes
 //     so, for good, when a Follow leaves it with more followers than the
 //     threshold; that follower gets no back-fill);
-//   * activities (actor, ts, expiry, payload, retracted), kept until
-//     eviction reclaims them, tombstones included;
+//   * activities (actor, ts, expiry, payload, group key, retracted), kept
+//     until eviction reclaims them, tombstones included;
 //   * each reader's materialized copies: a publish copies the activity to
 //     every current follower unless the actor is merged at read; a Follow
 //     of a copied actor copies the newest K visible activities of the
@@ -38,6 +39,29 @@
 // threshold; the other configurations use small random back-fill counts,
 // where the engines legitimately differ and each is held to its own model.
 //
+// Grouped reads: every engine aggregates, with a group key function of the
+// test's own (the default key is a hash private to the engine) so that the
+// model knows every entry's key and flat reads compare it too. Activities
+// get a verb and an object from a small range and a short time bucket, so
+// groups of several activities form and outgrow the small actor and entry
+// lists, while activities with neither verb nor object stay ungrouped.
+// ReadGroups walks of a reader's timeline (random limits) are left open
+// across other operations like the flat walks: a group cursor names the
+// place (newest entry) of the last group returned, so the next page is
+// exactly the groups of the reader's current visible timeline placed below
+// it. The model groups its expected timeline with ReferenceGroups
+// (group_reference.h) and every page is compared exactly, groups and
+// whether a cursor follows; a group that gained an activity has moved above
+// the cursor and is not expected again, one whose newest entry went may
+// show again. Some new walks are also paged at once to the end with
+// another page size. With complete back-fill every engine returns
+// identical group pages and cursors. The engine answers from the
+// timeline's group index, or by grouping the merged feed when the reader
+// follows merged-at-read actors or holds expired entries not yet
+// reclaimed; every configuration checks that its sequences read groups in
+// all three states, and that some walk met a group again after its newest
+// entry went.
+//
 // Seeds are fixed and printed on failure; FEEDCORE_MODEL_SEED overrides the
 // seed and FEEDCORE_MODEL_OPS the number of operations per configuration.
 #include <doctest/doctest.h>
@@ -59,6 +83,7 @@
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
+#include "group_reference.h"
 #include "social_test_util.h"
 #include "test_util.h"
 
@@ -75,8 +100,27 @@ constexpr size_t kMaxPage = 40;
 constexpr size_t kMaxPayload = 8;
 constexpr size_t kNeverHybrid = size_t{1} << 32;
 constexpr uint64_t kEvictAll = uint64_t{1} << 40;
+// Small ranges of verbs and objects and a short time bucket, against the
+// few dozen activities alive at a time, make groups of several activities;
+// lists shorter than those groups exercise the bounds.
+constexpr uint64_t kVerbs = 3;
+constexpr EntityId kObjects = 2;
+constexpr Micros kTimeBucket = 40;
+constexpr size_t kMaxGroupActors = 2;
+constexpr size_t kMaxGroupEntries = 3;
 
 Key KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
+// Where a group stands in a grouped read: its newest entry.
+Key PlaceOf(const FeedGroup& g) { return KeyOf(g.recent.front()); }
+
+// The engines' group key: 0 (ungrouped) with neither verb nor object,
+// otherwise distinct for every (verb, object, time bucket).
+GroupKey GroupKeyOf(const Activity& a) {
+  if (a.verb == 0 && a.object == 0) return 0;
+  return 1 + a.verb +
+         kVerbs *
+             (a.object + kObjects * static_cast<uint64_t>(a.ts / kTimeBucket));
+}
 
 class Model {
  public:
@@ -87,6 +131,7 @@ class Model {
     Micros ts;
     Micros expires_at;
     std::string payload;
+    GroupKey group;
     bool retracted;
   };
 
@@ -144,8 +189,12 @@ class Model {
       return PublishResult{};
     }
     const bool merged = hybrid_.contains(a.actor);
-    acts_[a.id] = {a.actor, a.ts, now + (a.ttl == 0 ? kDefaultTtl : a.ttl),
-                   a.payload, false};
+    acts_[a.id] = {.actor = a.actor,
+                   .ts = a.ts,
+                   .expires_at = now + (a.ttl == 0 ? kDefaultTtl : a.ttl),
+                   .payload = a.payload,
+                   .group = GroupKeyOf(a),
+                   .retracted = false};
     PublishResult r;
     r.created = true;
     r.merged_at_read = merged;
@@ -236,7 +285,7 @@ class Model {
         continue;
       }
       out.push_back(
-          {a.ts, id, a.actor, a.expires_at, 0, hydrate ? a.payload : ""});
+          {a.ts, id, a.actor, a.expires_at, a.group, hydrate ? a.payload : ""});
     }
     std::sort(out.begin(), out.end(),
               [order](const StoredEntry& x, const StoredEntry& y) {
@@ -244,6 +293,32 @@ class Model {
                                                         : KeyOf(x) < KeyOf(y);
               });
     return out;
+  }
+
+  // Every group of `reader`'s timeline, newest first.
+  std::vector<FeedGroup> Groups(EntityId reader, Micros now) const {
+    return testing::ReferenceGroups(
+        Read(Feed::kTimeline, reader, ReadOrder::kNewestFirst, std::nullopt,
+             std::nullopt, std::nullopt, now, false),
+        kMaxGroupActors, kMaxGroupEntries);
+  }
+
+  // How the engine groups `reader`'s timeline: from its group index
+  // unless the reader follows a merged actor or holds an expired copy (the
+  // index counts those).
+  enum class GroupSource { kIndex, kMerged, kExpired };
+  GroupSource GroupsFrom(EntityId reader, Micros now) const {
+    if (auto f = following_.find(reader); f != following_.end()) {
+      for (const EntityId actor : f->second) {
+        if (hybrid_.contains(actor)) return GroupSource::kMerged;
+      }
+    }
+    if (auto c = copies_.find(reader); c != copies_.end()) {
+      for (const ActivityId id : c->second) {
+        if (acts_.at(id).expires_at <= now) return GroupSource::kExpired;
+      }
+    }
+    return GroupSource::kIndex;
   }
 
   std::set<EntityId> Followers(EntityId e) const {
@@ -307,16 +382,22 @@ struct Member {
 };
 
 // A paging walk left open across other operations; one position per
-// member (the members' pages differ when back-fill is partial).
+// member (the members' pages differ when back-fill is partial). A grouped
+// walk reads `owner`'s timeline with ReadGroups, newest first, and `last`
+// is the place of the last group returned.
 struct Session {
   Feed feed;
   EntityId owner;
   ReadOrder order;
   std::optional<Micros> min_ts, max_ts;
   bool hydrate;
+  bool grouped = false;
   std::vector<std::string> cursor;
   std::vector<std::optional<Key>> last;
   std::vector<bool> done;
+  // Keys of the groups the first member's walk returned so far: one that
+  // comes again has moved down.
+  std::set<GroupKey> shown;
 };
 
 const char* FeedName(Feed f) {
@@ -335,6 +416,22 @@ std::string Show(const PublishResult& r) {
   std::ostringstream os;
   os << "{created=" << r.created << " fanned_out=" << r.fanned_out
      << " merged=" << r.merged_at_read << " pending=" << r.pending << "}";
+  return os.str();
+}
+
+std::string Show(const std::vector<FeedGroup>& groups) {
+  std::ostringstream os;
+  for (const FeedGroup& g : groups) {
+    os << "{key " << g.key << " count " << g.activity_count << " actors "
+       << g.actor_count << " [";
+    for (const EntityId a : g.recent_actors) os << " " << a;
+    os << " ] ts " << g.first_ts << ".." << g.last_ts << " ids";
+    for (const StoredEntry& e : g.recent) {
+      os << " " << e.ts << "/" << e.activity_id << "@" << e.actor << "~"
+         << e.expires_at << "#" << e.group;
+    }
+    os << "} ";
+  }
   return os.str();
 }
 
@@ -358,6 +455,11 @@ class Runner {
       o.fanout_threads = config.fanout_threads;
       o.parallel_fanout_min_followers = config.parallel_fanout_min_followers;
       o.fanout_queue_capacity = 4;
+      o.aggregation.enabled = true;
+      o.aggregation.time_bucket = kTimeBucket;
+      o.aggregation.group_key = GroupKeyOf;
+      o.aggregation.max_group_actors = kMaxGroupActors;
+      o.aggregation.max_group_entries = kMaxGroupEntries;
       members_.push_back(
           {threshold, testing::NewManualEngine(clock_, o), Model(threshold)});
     }
@@ -375,20 +477,22 @@ class Runner {
         DoPublish();
       } else if (op < 46) {
         DoRetract();
-      } else if (op < 64) {
+      } else if (op < 58) {
         DoNewRead();
-      } else if (op < 75) {
+      } else if (op < 66) {
+        DoNewGroupRead();
+      } else if (op < 78) {
         DoContinue();
-      } else if (op < 80) {
+      } else if (op < 82) {
         DoCountNewer();
-      } else if (op < 83) {
+      } else if (op < 85) {
         DoLists();
-      } else if (op < 90) {
+      } else if (op < 92) {
         what_ = "advance clock";
         clock_->Advance(static_cast<Micros>(rng_() % 60));
-      } else if (op < 93) {
+      } else if (op < 95) {
         DoEvict();
-      } else if (op < 96) {
+      } else if (op < 97) {
         DoInvalid();
       } else {
         CheckStats();
@@ -401,7 +505,10 @@ class Runner {
   struct Coverage {
     uint64_t merged_actors = 0, async_publishes = 0, retracted = 0,
              removed_on_unfollow = 0, backfilled = 0, walks_finished = 0,
-             evicted = 0, hidden_expired = 0, idempotent = 0, conflicts = 0;
+             evicted = 0, hidden_expired = 0, idempotent = 0, conflicts = 0,
+             group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
+             actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
+             merged_groups = 0, expired_groups = 0, groups_shown_again = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -413,6 +520,15 @@ class Runner {
       hidden_expired += o.hidden_expired;
       idempotent += o.idempotent;
       conflicts += o.conflicts;
+      group_walks_finished += o.group_walks_finished;
+      shared_groups += o.shared_groups;
+      ungrouped += o.ungrouped;
+      actors_bounded += o.actors_bounded;
+      entries_bounded += o.entries_bounded;
+      indexed_groups += o.indexed_groups;
+      merged_groups += o.merged_groups;
+      expired_groups += o.expired_groups;
+      groups_shown_again += o.groups_shown_again;
     }
   };
   Coverage coverage() const {
@@ -513,6 +629,10 @@ class Runner {
     a.ts = std::max<Micros>(a.ts, 0);
     a.payload = Payload();
     a.ttl = rng_() % 3 == 0 ? 0 : 1 + static_cast<Micros>(rng_() % 600);
+    if (rng_() % 4 != 0) {  // otherwise neither: ungrouped
+      a.verb = rng_() % kVerbs;
+      a.object = rng_() % kObjects;
+    }
     return a;
   }
 
@@ -604,6 +724,7 @@ class Runner {
   // Reads the next page of `s` on every member, compares each with its
   // model and, with complete back-fill, with the first member's page.
   void ReadPage(Session& s) {
+    if (s.grouped) return ReadGroupPage(s);
     Settle();
     const size_t limit = 1 + rng_() % kMaxPage;
     const Micros now = clock_->Now();
@@ -667,6 +788,116 @@ class Runner {
     if (all_done) ++coverage_.walks_finished;
   }
 
+  // As ReadPage, for a grouped walk.
+  void ReadGroupPage(Session& s) {
+    Settle();
+    const size_t limit = 1 + rng_() % kMaxPage;
+    const Micros now = clock_->Now();
+    std::optional<GroupPage> first;
+    bool all_done = true;
+    for (size_t k = 0; k < members_.size(); ++k) {
+      Member& m = members_[k];
+      if (s.done[k]) continue;
+      INFO("threshold " << m.threshold << " ReadGroups owner " << s.owner
+                        << " limit " << limit << " after "
+                        << (s.last[k] ? s.last[k]->first : -1) << "/"
+                        << (s.last[k] ? s.last[k]->second : 0));
+      std::vector<FeedGroup> below = m.model.Groups(s.owner, now);
+      if (s.last[k]) {
+        std::erase_if(below, [&](const FeedGroup& g) {
+          return !(PlaceOf(g) < *s.last[k]);
+        });
+      }
+      const std::vector<FeedGroup> want(
+          below.begin(),
+          below.begin() + static_cast<long>(std::min(limit, below.size())));
+      GroupReadOptions r;
+      r.limit = limit;
+      r.cursor = s.cursor[k];
+      const absl::StatusOr<GroupPage> page = m.engine->ReadGroups(s.owner, r);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      REQUIRE_MESSAGE(page->groups == want,
+                      "got " << Show(page->groups) << "\nwant " << Show(want));
+      REQUIRE(page->next_cursor.empty() == (below.size() <= limit));
+      if (config_.complete_backfill) {
+        if (!first) {
+          first = *page;
+        } else {
+          REQUIRE(page->groups == first->groups);
+          REQUIRE(page->next_cursor == first->next_cursor);
+        }
+      }
+      CountGroups(s, k, *page, m.model.GroupsFrom(s.owner, now));
+      if (!page->groups.empty()) s.last[k] = PlaceOf(page->groups.back());
+      s.cursor[k] = page->next_cursor;
+      if (page->next_cursor.empty()) {
+        s.done[k] = true;
+      } else {
+        all_done = false;
+      }
+    }
+    if (all_done) ++coverage_.group_walks_finished;
+  }
+
+  // Records what grouped reads reached, for the checks of RunConfig.
+  void CountGroups(Session& s, size_t k, const GroupPage& page,
+                   Model::GroupSource source) {
+    if (page.groups.empty()) return;
+    switch (source) {
+      case Model::GroupSource::kIndex:
+        ++coverage_.indexed_groups;
+        break;
+      case Model::GroupSource::kMerged:
+        ++coverage_.merged_groups;
+        break;
+      case Model::GroupSource::kExpired:
+        ++coverage_.expired_groups;
+        break;
+    }
+    if (k != 0) return;
+    for (const FeedGroup& g : page.groups) {
+      coverage_.shared_groups += g.activity_count > 1;
+      coverage_.ungrouped += g.key == 0;
+      coverage_.actors_bounded += g.actor_count > kMaxGroupActors;
+      coverage_.entries_bounded += g.activity_count > kMaxGroupEntries;
+      if (g.key != 0 && !s.shown.insert(g.key).second) {
+        ++coverage_.groups_shown_again;
+      }
+    }
+  }
+
+  // Starts a grouped walk of a reader's timeline; sometimes also reads the
+  // whole of it at once, from the first page to the end.
+  void DoNewGroupRead() {
+    const EntityId owner = Entity();
+    Session s;
+    s.feed = Feed::kTimeline;
+    s.owner = owner;
+    s.order = ReadOrder::kNewestFirst;
+    s.hydrate = false;
+    s.grouped = true;
+    s.cursor.assign(members_.size(), "");
+    s.last.assign(members_.size(), std::nullopt);
+    s.done.assign(members_.size(), false);
+    what_ = "ReadGroups of " + std::to_string(owner);
+    ReadPage(s);
+    if (std::find(s.done.begin(), s.done.end(), false) != s.done.end()) {
+      if (sessions_.size() >= 6) sessions_.erase(sessions_.begin());
+      sessions_.push_back(std::move(s));
+    }
+    if (rng_() % 4 != 0) return;
+    const size_t limit = 1 + rng_() % kMaxPage;
+    for (Member& m : members_) {
+      INFO("threshold " << m.threshold << " all groups of " << owner
+                        << " limit " << limit);
+      const std::vector<FeedGroup> got =
+          testing::AllGroups(*m.engine, owner, limit);
+      const std::vector<FeedGroup> want = m.model.Groups(owner, clock_->Now());
+      REQUIRE_MESSAGE(got == want,
+                      "got " << Show(got) << "\nwant " << Show(want));
+    }
+  }
+
   void DoNewRead() {
     Session s;
     const int kind = static_cast<int>(rng_() % 10);
@@ -690,8 +921,9 @@ class Runner {
   void DoContinue() {
     if (sessions_.empty()) return DoNewRead();
     const size_t i = rng_() % sessions_.size();
-    what_ = std::string("continue ") + FeedName(sessions_[i].feed) + " of " +
-            std::to_string(sessions_[i].owner);
+    what_ = std::string("continue ") +
+            (sessions_[i].grouped ? "groups" : FeedName(sessions_[i].feed)) +
+            " of " + std::to_string(sessions_[i].owner);
     ReadPage(sessions_[i]);
     const auto& done = sessions_[i].done;
     if (std::find(done.begin(), done.end(), false) == done.end()) {
@@ -785,7 +1017,8 @@ class Runner {
         break;
     }
     const EntityId e = Entity();
-    for (Member& m : members_) {
+    for (size_t k = 0; k < members_.size(); ++k) {
+      Member& m = members_[k];
       INFO("threshold " << m.threshold);
       const auto before = testing::Social(m.engine->Stats());
       CHECK(absl::IsInvalidArgument(m.engine->Publish(bad).status()));
@@ -800,6 +1033,27 @@ class Runner {
           absl::IsInvalidArgument(m.engine->ReadTimeline(e, foreign).status()));
       CHECK(absl::IsInvalidArgument(
           m.engine->CountNewer(e, 0, 0, kMaxPage + 1).status()));
+      GroupReadOptions groups;
+      groups.limit = 0;
+      CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+      groups.limit = kMaxPage + 1;
+      CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+      groups.limit = 1;
+      groups.cursor = foreign.cursor;
+      CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+      // Cursors of open walks: a flat one, or a grouped one of another
+      // reader, is no group cursor of `e`.
+      for (const Session& s : sessions_) {
+        const std::string& cursor = s.cursor[k];
+        if (cursor.empty() || (s.grouped && s.owner == e)) continue;
+        groups.cursor = cursor;
+        CHECK(
+            absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+        if (!s.grouped) continue;
+        foreign.cursor = cursor;
+        CHECK(absl::IsInvalidArgument(
+            m.engine->ReadTimeline(e, foreign).status()));
+      }
       REQUIRE(testing::Social(m.engine->Stats()) == before);
     }
     --next_id_;  // the id was not taken
@@ -872,6 +1126,15 @@ void RunConfig(const Config& config, int default_ops) {
   CHECK(total.hidden_expired > 0);
   CHECK(total.idempotent > 0);
   CHECK(total.conflicts > 0);
+  CHECK(total.group_walks_finished > 0);
+  CHECK(total.shared_groups > 0);
+  CHECK(total.ungrouped > 0);
+  CHECK(total.actors_bounded > 0);
+  CHECK(total.entries_bounded > 0);
+  CHECK(total.indexed_groups > 0);
+  CHECK(total.merged_groups > 0);
+  CHECK(total.expired_groups > 0);
+  CHECK(total.groups_shown_again > 0);
 }
 
 TEST_CASE("social model: partial back-fill, every engine against its model") {
