@@ -1,6 +1,7 @@
 // Writes the seed corpus of snapshot_load_fuzzer: real snapshots of small
 // engines (empty; timelines only; a social graph with published, retracted
-// and expired activities and hybrid fan-out; the same with leaderboards),
+// and expired activities, hybrid fan-out and notification feeds in every
+// seen and read state; the same with leaderboards),
 // each twice: as saved, and marked for resealing (see snapshot_file.h).
 //
 //   write_snapshot_seeds fuzz/corpus/snapshot_load_fuzzer
@@ -46,8 +47,15 @@ void Social(FeedEngine& engine) {
     activity.ts = static_cast<Micros>(10 * id - id % 2);
     activity.payload = "p" + std::to_string(id);
     activity.ttl = id % 4 == 0 ? 5 : 0;
-    FUZZ_CHECK(engine.Publish(activity).ok());
+    activity.verb = id % 2;
+    activity.object = 7;
+    PublishOptions options;
+    if (id % 3 != 0) options.notify = {4, 5 + id % 2};
+    FUZZ_CHECK(engine.Publish(activity, options).ok());
+    if (id == 6) engine.MarkSeen(4);
   }
+  FUZZ_CHECK(engine.MarkRead(5, 100, 10).ok());
+  engine.MarkAllRead(6);
   FUZZ_CHECK(engine.Retract(5).ok());
   FUZZ_CHECK(engine.Unfollow(3, 2).ok());
 }
