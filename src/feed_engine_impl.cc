@@ -909,8 +909,9 @@ void FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
       }
     }
     if (on_notify) {
-      for (size_t i = 0; i < owners.size(); ++i)
+      for (size_t i = 0; i < owners.size(); ++i) {
         on_notify(owners[i], counts[i]);
+      }
     }
   }
 }
