@@ -238,7 +238,12 @@ void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
   auto [it, created] = shard.timelines.try_emplace(id);
   if (created) {
     it->second = std::make_unique<TimelineRecord>(&shard.arena, height_seed_);
-    if (KeptGroup(1, id.kind) != 0) it->second->timeline.EnableGroups();
+    if (KeptGroup(1, id.kind) != 0) {
+      // Own and world feeds only hand their group keys on (back-fill,
+      // merged reads); home and notification feeds are read as groups.
+      it->second->timeline.EnableGroups(id.kind == FeedKind::kHome ||
+                                        id.kind == FeedKind::kNotification);
+    }
   }
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();

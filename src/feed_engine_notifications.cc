@@ -69,9 +69,11 @@ NotificationCounts FeedEngineImpl::CountsOf(const Shard& shard,
 bool FeedEngineImpl::MarkLocked(Shard& shard, TimelineMap::iterator it,
                                 EntityId user, bool read,
                                 const TimelineKey* key) {
-  GroupIndex& groups = *it->second->timeline.mutable_groups();
+  Timeline& timeline = it->second->timeline;
+  GroupIndex& groups = *timeline.mutable_groups();
   if (key != nullptr) {
-    if (!groups.MarkRead(*key)) return false;
+    const std::optional<GroupKey> group = timeline.GroupOf(*key);
+    if (!group.has_value() || !groups.MarkRead(*key, *group)) return false;
   } else if (read) {
     groups.MarkAllRead();
   } else {

@@ -15,7 +15,11 @@ namespace {
 // long.
 class RecentActors {
  public:
-  explicit RecentActors(size_t max) : max_(max) {}
+  // Reserves room for `max` only when asked: the index knows its groups'
+  // sizes, a read-time grouping does not.
+  explicit RecentActors(size_t max, bool reserve = false) : max_(max) {
+    if (reserve) actors_.reserve(max);
+  }
   bool full() const { return actors_.size() >= max_; }
   void Offer(EntityId actor) {
     if (full()) return;
@@ -50,47 +54,57 @@ void GroupIndex::SetFlags(Group* group, bool seen, bool read) {
   group->read = read;
 }
 
-void GroupIndex::Insert(Group* group, TimelineKey key, const Member& member) {
+GroupIndex::Group* GroupIndex::Find(TimelineKey key, GroupKey group) const {
+  auto it = groups_.find(SlotOf(key, group));
+  return it == groups_.end() ? nullptr : it->second.get();
+}
+
+void GroupIndex::Insert(Group* group, const Member& member) {
   // Something new in the group: the user has neither seen nor read it.
   SetFlags(group, false, false);
-  const bool newest =
-      group->members.empty() || key > group->members.begin()->first;
-  if (newest && !group->members.empty()) {
-    order_.erase(group->members.begin()->first);
+  auto& members = group->members;
+  const auto by_key = [](const Member& m, TimelineKey k) { return m.key < k; };
+  auto pos =
+      std::lower_bound(members.begin(), members.end(), member.key, by_key);
+  assert(pos == members.end() || pos->key != member.key);
+  const bool newest = pos == members.end();
+  if (newest && !members.empty()) order_.erase(members.back().key);
+  if (std::none_of(members.begin(), members.end(),
+                   [&](const Member& m) { return m.actor == member.actor; })) {
+    ++group->actors;
   }
-  group->members.emplace(key, member);
-  ++group->actor_entries[member.actor];
-  if (newest) order_.emplace(key, group);
-  group_of_[key] = group;
+  members.insert(pos, member);
+  if (newest) order_.emplace(member.key, group);
+  ++entries_;
 }
 
 void GroupIndex::Erase(Group* group, TimelineKey key) {
-  auto member = group->members.find(key);
-  assert(member != group->members.end());
-  const bool newest = member == group->members.begin();
-  auto count = group->actor_entries.find(member->second.actor);
-  assert(count != group->actor_entries.end());
-  if (--count->second == 0) group->actor_entries.erase(count);
-  group->members.erase(member);
-  group_of_.erase(key);
+  auto& members = group->members;
+  const auto by_key = [](const Member& m, TimelineKey k) { return m.key < k; };
+  auto pos = std::lower_bound(members.begin(), members.end(), key, by_key);
+  assert(pos != members.end() && pos->key == key);
+  const bool newest = pos + 1 == members.end();
+  const EntityId actor = pos->actor;
+  members.erase(pos);
+  if (std::none_of(members.begin(), members.end(),
+                   [&](const Member& m) { return m.actor == actor; })) {
+    --group->actors;
+  }
+  --entries_;
   if (newest) {
     order_.erase(key);
-    if (!group->members.empty()) {
-      order_.emplace(group->members.begin()->first, group);
-    }
+    if (!members.empty()) order_.emplace(members.back().key, group);
   }
-  if (group->members.empty()) {
+  if (members.empty()) {
     unseen_ -= static_cast<size_t>(!group->seen);
     unread_ -= static_cast<size_t>(!group->read);
-    Slot slot{group->key, group->key == 0 ? key : TimelineKey{}};
-    groups_.erase(slot);
+    groups_.erase(SlotOf(key, group->key));
   }
 }
 
 void GroupIndex::Add(const StoredEntry& entry) {
   const TimelineKey key{entry.ts, entry.activity_id};
-  assert(!group_of_.contains(key));
-  std::unique_ptr<Group>& group = groups_[SlotOf(entry)];
+  std::unique_ptr<Group>& group = groups_[SlotOf(key, entry.group)];
   if (group == nullptr) {
     group = std::make_unique<Group>();
     group->key = entry.group;
@@ -98,33 +112,43 @@ void GroupIndex::Add(const StoredEntry& entry) {
     ++unseen_;
     ++unread_;
   }
-  Insert(group.get(), key, {entry.actor, entry.expires_at});
+  Insert(group.get(), {key, entry.actor, entry.expires_at});
 }
 
-void GroupIndex::Replace(const StoredEntry& entry) {
+void GroupIndex::Replace(GroupKey old_group, const StoredEntry& entry) {
   const TimelineKey key{entry.ts, entry.activity_id};
-  auto it = group_of_.find(key);
-  assert(it != group_of_.end());
-  Group* group = it->second;
-  if (group->key == entry.group) {
-    Member& member = group->members.find(key)->second;
-    if (member.actor != entry.actor) {
-      auto count = group->actor_entries.find(member.actor);
-      if (--count->second == 0) group->actor_entries.erase(count);
-      ++group->actor_entries[entry.actor];
-      member.actor = entry.actor;
-    }
-    member.expires_at = entry.expires_at;
+  Group* group = Find(key, old_group);
+  assert(group != nullptr);
+  if (old_group != entry.group) {
+    Erase(group, key);
+    Add(entry);
     return;
   }
-  Erase(group, key);
-  Add(entry);
+  auto& members = group->members;
+  auto member = std::find_if(members.begin(), members.end(),
+                             [&](const Member& m) { return m.key == key; });
+  assert(member != members.end());
+  if (member->actor != entry.actor) {
+    const EntityId old_actor = member->actor;
+    member->actor = entry.actor;
+    auto holds = [&](EntityId actor) {
+      return std::any_of(members.begin(), members.end(),
+                         [&](const Member& m) { return m.actor == actor; });
+    };
+    if (!holds(old_actor)) --group->actors;
+    if (std::count_if(members.begin(), members.end(), [&](const Member& m) {
+          return m.actor == entry.actor;
+        }) == 1) {
+      ++group->actors;
+    }
+  }
+  member->expires_at = entry.expires_at;
 }
 
-void GroupIndex::Remove(TimelineKey key) {
-  auto it = group_of_.find(key);
-  assert(it != group_of_.end());
-  Erase(it->second, key);
+void GroupIndex::Remove(TimelineKey key, GroupKey group) {
+  Group* g = Find(key, group);
+  assert(g != nullptr);
+  Erase(g, key);
 }
 
 void GroupIndex::MarkAllSeen() {
@@ -141,10 +165,14 @@ void GroupIndex::MarkAllRead() {
   unread_ = 0;
 }
 
-bool GroupIndex::MarkRead(TimelineKey key) {
-  auto it = group_of_.find(key);
-  if (it == group_of_.end()) return false;
-  SetFlags(it->second, true, true);
+bool GroupIndex::MarkRead(TimelineKey key, GroupKey group) {
+  Group* g = Find(key, group);
+  if (g == nullptr) return false;
+  const auto by_key = [](const Member& m, TimelineKey k) { return m.key < k; };
+  auto pos =
+      std::lower_bound(g->members.begin(), g->members.end(), key, by_key);
+  if (pos == g->members.end() || pos->key != key) return false;
+  SetFlags(g, true, true);
   return true;
 }
 
@@ -155,39 +183,39 @@ bool GroupIndex::SetSeen(TimelineKey place, bool read) {
   return true;
 }
 
-GroupKey GroupIndex::GroupOf(TimelineKey key) const {
-  auto it = group_of_.find(key);
-  assert(it != group_of_.end());
-  return it->second->key;
-}
-
 void GroupIndex::Collect(std::optional<TimelineKey> after, size_t want,
                          const GroupListLimits& limits,
                          std::vector<FeedGroup>* out) const {
   auto it = after.has_value() ? order_.upper_bound(*after) : order_.begin();
+  out->reserve(out->size() + std::min(want, order_.size()));
   for (size_t taken = 0; it != order_.end() && taken < want; ++it, ++taken) {
     const Group& group = *it->second;
+    const auto& members = group.members;
     FeedGroup result;
     result.key = group.key;
-    result.activity_count = group.members.size();
-    result.actor_count = group.actor_entries.size();
-    result.first_ts = group.members.rbegin()->first.ts;
-    result.last_ts = group.members.begin()->first.ts;
+    result.activity_count = members.size();
+    result.actor_count = group.actors;
+    result.first_ts = members.front().key.ts;
+    result.last_ts = members.back().key.ts;
     result.seen = group.seen;
     result.read = group.read;
-    RecentActors actors(std::min(limits.max_actors, result.actor_count));
-    for (const auto& [key, member] : group.members) {
+    // Sized up front: a page's allocations, not its walk, were most of its
+    // cost while these vectors grew by doubling.
+    RecentActors actors(std::min(limits.max_actors, result.actor_count),
+                        /*reserve=*/true);
+    result.recent.reserve(std::min(limits.max_entries, result.activity_count));
+    for (auto m = members.rbegin(); m != members.rend(); ++m) {
       const bool entries_full = result.recent.size() >= limits.max_entries;
       if (entries_full && actors.full()) break;
       if (!entries_full) {
-        result.recent.push_back({key.ts,
-                                 key.activity_id,
-                                 member.actor,
-                                 member.expires_at,
+        result.recent.push_back({m->key.ts,
+                                 m->key.activity_id,
+                                 m->actor,
+                                 m->expires_at,
                                  group.key,
                                  {}});
       }
-      actors.Offer(member.actor);
+      actors.Offer(m->actor);
     }
     result.recent_actors = actors.Take();
     out->push_back(std::move(result));
@@ -195,7 +223,7 @@ void GroupIndex::Collect(std::optional<TimelineKey> after, size_t want,
 }
 
 bool GroupIndex::CheckInvariants() const {
-  size_t members = 0;
+  size_t entries = 0;
   size_t unseen = 0;
   size_t unread = 0;
   for (const auto& [slot, group] : groups_) {
@@ -204,24 +232,22 @@ bool GroupIndex::CheckInvariants() const {
     unseen += static_cast<size_t>(!group->seen);
     unread += static_cast<size_t>(!group->read);
     if (slot.key != group->key) return false;
-    if (slot.key == 0 && (group->members.size() != 1 ||
-                          group->members.begin()->first != slot.solo)) {
+    const auto& members = group->members;
+    if (slot.key == 0 &&
+        (members.size() != 1 || members.front().key != slot.solo)) {
       return false;
     }
-    absl::flat_hash_map<EntityId, uint32_t> actors;
-    for (const auto& [key, member] : group->members) {
-      auto owner = group_of_.find(key);
-      if (owner == group_of_.end() || owner->second != group.get()) {
-        return false;
-      }
-      ++actors[member.actor];
+    absl::flat_hash_set<EntityId> actors;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i > 0 && !(members[i - 1].key < members[i].key)) return false;
+      actors.insert(members[i].actor);
     }
-    if (actors != group->actor_entries) return false;
-    auto place = order_.find(group->members.begin()->first);
+    if (actors.size() != group->actors) return false;
+    auto place = order_.find(members.back().key);
     if (place == order_.end() || place->second != group.get()) return false;
-    members += group->members.size();
+    entries += members.size();
   }
-  return members == group_of_.size() && order_.size() == groups_.size() &&
+  return entries == entries_ && order_.size() == groups_.size() &&
          unseen == unseen_ && unread == unread_;
 }
 

@@ -5,9 +5,16 @@
 // Entries with the same non-zero GroupKey form one group; an entry with key
 // 0 is a group of its own. A group's place in the feed is the key of its
 // newest entry, so a group moves to the top when an entry joins it and down
-// when its newest entry leaves. The index holds, per group, its entries
-// newest first (key, actor, expiry) and how many entries each actor has in
-// it, so the entry and distinct-actor counts are O(1).
+// when its newest entry leaves. Each group holds its entries (key, actor,
+// expiry) oldest first in one array, inline while it has one entry, and
+// the number of distinct actors among them, so the entry and actor counts
+// are O(1). The timeline keeps each entry's group key in its node and
+// passes it in, so the index needs no map from entry to group.
+//
+// Costs: adding the newest entry of a group appends; any other insert or
+// removal shifts the group's array, and a change of actor scans it for the
+// actor: O(group size). Groups are small in a feed (a few entries on
+// average); a group as large as the timeline makes these O(timeline).
 //
 // The index knows nothing of time: it counts every entry it holds. A
 // timeline that holds expired entries not yet reclaimed must be grouped
@@ -20,10 +27,10 @@
 // groups as they change, so the counts are O(1); a group leaving takes its
 // share with it.
 //
-// Memory: per entry one slot of a hash map (key -> group) and one element
-// of the group's btree; per group a btree root, a small hash map of actor
-// counts and one element of the order btree. docs/architecture.md has the
-// measured bytes per entry.
+// Memory: per group one allocation (the group with its first entry), a
+// slot of the hash map from group key to group and an element of the
+// order btree; per further entry 32 bytes of the group's array.
+// docs/architecture.md has the measured bytes per entry.
 //
 // Thread safety
 // -------------
@@ -40,6 +47,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "feedcore/types.h"
 #include "timeline_key.h"
 
@@ -57,17 +65,15 @@ class GroupIndex {
   GroupIndex(const GroupIndex&) = delete;
   GroupIndex& operator=(const GroupIndex&) = delete;
 
-  // Indexes a new entry. REQUIRES: its key is not indexed.
+  // Indexes a new entry in group `entry.group`. REQUIRES: its key is not
+  // indexed.
   void Add(const StoredEntry& entry);
-  // The entry with this key was overwritten: its group, actor or expiry
-  // may have changed. REQUIRES: its key is indexed.
-  void Replace(const StoredEntry& entry);
-  // Forgets the entry with `key`. REQUIRES: `key` is indexed.
-  void Remove(TimelineKey key);
-
-  // The group key of the indexed entry `key` (0 if it has none).
-  // REQUIRES: `key` is indexed.
-  GroupKey GroupOf(TimelineKey key) const;
+  // The entry with this key, indexed in group `old_group`, was
+  // overwritten: its group, actor or expiry may have changed.
+  void Replace(GroupKey old_group, const StoredEntry& entry);
+  // Forgets the entry `key` of group `group`. REQUIRES: it is indexed
+  // there.
+  void Remove(TimelineKey key, GroupKey group);
 
   // Appends to `out`, newest first, up to `want` groups whose place is
   // older than `after` (all groups if unset), with their seen and read
@@ -76,7 +82,7 @@ class GroupIndex {
                const GroupListLimits& limits,
                std::vector<FeedGroup>* out) const;
 
-  size_t entry_count() const { return group_of_.size(); }
+  size_t entry_count() const { return entries_; }
   size_t group_count() const { return order_.size(); }
   size_t unseen_count() const { return unseen_; }
   size_t unread_count() const { return unread_; }
@@ -85,9 +91,9 @@ class GroupIndex {
   void MarkAllSeen();
   // Marks every group read and seen. O(groups).
   void MarkAllRead();
-  // Marks the group holding the entry `key` read and seen; false (nothing
-  // changes) if `key` is not indexed.
-  bool MarkRead(TimelineKey key);
+  // Marks the group `group` read and seen if it holds the entry `key`;
+  // false (nothing changes) otherwise.
+  bool MarkRead(TimelineKey key, GroupKey group);
 
   // Calls `fn(place, read)` for every seen group, `place` being the key of
   // its newest entry. For snapshots.
@@ -102,12 +108,13 @@ class GroupIndex {
   // entry is `place`.
   bool SetSeen(TimelineKey place, bool read);
 
-  // Checks that every map agrees with the others; false on the first
+  // Checks that every structure agrees with the others; false on the first
   // violation. O(n); for tests.
   bool CheckInvariants() const;
 
  private:
   struct Member {
+    TimelineKey key;
     EntityId actor;
     Micros expires_at;
   };
@@ -115,9 +122,9 @@ class GroupIndex {
     GroupKey key = 0;
     bool seen = false;
     bool read = false;
-    // Newest first.
-    absl::btree_map<TimelineKey, Member, std::greater<TimelineKey>> members;
-    absl::flat_hash_map<EntityId, uint32_t> actor_entries;
+    uint32_t actors = 0;  // distinct actors among `members`
+    // Oldest first, so that the common insert (the newest) appends.
+    absl::InlinedVector<Member, 1> members;
   };
   // Which group a key belongs in: the group key, or for key 0 the entry's
   // own key (a group of one).
@@ -131,19 +138,19 @@ class GroupIndex {
       return H::combine(std::move(h), s.key, s.solo);
     }
   };
-  static Slot SlotOf(const StoredEntry& entry) {
-    return entry.group != 0 ? Slot{entry.group, {}}
-                            : Slot{0, {entry.ts, entry.activity_id}};
+  static Slot SlotOf(TimelineKey key, GroupKey group) {
+    return group != 0 ? Slot{group, {}} : Slot{0, key};
   }
 
-  void Insert(Group* group, TimelineKey key, const Member& member);
+  Group* Find(TimelineKey key, GroupKey group) const;
+  void Insert(Group* group, const Member& member);
   void Erase(Group* group, TimelineKey key);
   void SetFlags(Group* group, bool seen, bool read);
 
   absl::flat_hash_map<Slot, std::unique_ptr<Group>> groups_;
-  absl::flat_hash_map<TimelineKey, Group*> group_of_;
   // (newest key of the group) -> group, newest first.
   absl::btree_map<TimelineKey, Group*, std::greater<TimelineKey>> order_;
+  size_t entries_ = 0;
   // Groups with `seen` false, and with `read` false.
   size_t unseen_ = 0;
   size_t unread_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstddef>
+#include <cstring>
 #include <new>
 
 #include "skiplist_height.h"
@@ -46,31 +47,62 @@ Timeline::~Timeline() {
   }
 }
 
+size_t Timeline::NodeBytes(int height) const {
+  return Node::Bytes(height) + (grouped_ ? sizeof(GroupKey) : 0);
+}
+
+GroupKey Timeline::GroupOfNode(const Node* node, int height) {
+  GroupKey group;
+  std::memcpy(&group, reinterpret_cast<const char*>(node) + Node::Bytes(height),
+              sizeof(group));
+  return group;
+}
+
+void Timeline::SetGroupOfNode(Node* node, int height, GroupKey group) {
+  std::memcpy(reinterpret_cast<char*>(node) + Node::Bytes(height), &group,
+              sizeof(group));
+}
+
 Timeline::Node* Timeline::NewNode(const StoredEntry& entry, int height) {
-  void* memory = arena_->Allocate(Node::Bytes(height));
+  void* memory = arena_->Allocate(NodeBytes(height));
   Node* node = static_cast<Node*>(memory);
   node->ts = entry.ts;
   node->activity_id = entry.activity_id;
   node->actor = entry.actor;
   node->expires_at = entry.expires_at;
   for (int i = 0; i < height; ++i) node->next[i] = nullptr;
+  if (grouped_) SetGroupOfNode(node, height, entry.group);
   return node;
 }
 
 void Timeline::FreeNode(Node* node, int height) {
-  if (groups_ != nullptr) groups_->Remove(node->key());
-  arena_->Free(node, Node::Bytes(height));
+  if (groups_ != nullptr) {
+    groups_->Remove(node->key(), GroupOfNode(node, height));
+  }
+  arena_->Free(node, NodeBytes(height));
 }
 
 StoredEntry Timeline::EntryOf(const Node* node) const {
   StoredEntry entry = node->entry();
-  if (groups_ != nullptr) entry.group = groups_->GroupOf(node->key());
+  if (grouped_) {
+    entry.group = GroupOfNode(node, HeightFor(node->key(), height_seed_));
+  }
   return entry;
 }
 
-void Timeline::EnableGroups() {
+void Timeline::EnableGroups(bool index) {
   assert(size_ == 0);
-  groups_ = std::make_unique<GroupIndex>();
+  grouped_ = true;
+  if (index) groups_ = std::make_unique<GroupIndex>();
+}
+
+std::optional<GroupKey> Timeline::GroupOf(TimelineKey key) const {
+  if (!grouped_) return std::nullopt;
+  Node* found = Descend(
+      head_.data(), height_, [key](const Node* n) { return n->key() > key; },
+      nullptr);
+  if (found == nullptr || found->key() != key) return std::nullopt;
+  return GroupOfNode(found, HeightFor(key, height_seed_));
 }
 
 Timeline::Node* Timeline::NextAt(Node* prev, int level) const {
@@ -173,7 +205,12 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
     if (found != nullptr && found->key() == key) {
       result.outcome = PutOutcome::kReplaced;
       found->actor = entry.actor;
-      if (groups_ != nullptr) groups_->Replace(entry);
+      if (grouped_) {
+        const int height = HeightFor(key, height_seed_);
+        const GroupKey old_group = GroupOfNode(found, height);
+        SetGroupOfNode(found, height, entry.group);
+        if (groups_ != nullptr) groups_->Replace(old_group, entry);
+      }
       if (found->expires_at != entry.expires_at) {
         Node* before = prev[0];
         Node* after = found->next[0];

@@ -20,9 +20,11 @@
 // (built on the first inversion, dropped once the timeline is sorted again
 // at an eviction), so eviction stays O(expired log n).
 //
-// Groups. A timeline of an engine that aggregates also keeps a GroupIndex
-// of its entries; every way an entry leaves (remove, trim, eviction,
-// removal by actor) goes through FreeNode, which keeps the index exact.
+// Groups. A grouped timeline keeps each entry's group key in 8 more bytes
+// at the end of its node, after the links; one that is also indexed keeps
+// a GroupIndex of its entries, and every way an entry leaves (remove,
+// trim, eviction, removal by actor) goes through FreeNode, which keeps the
+// index exact.
 //
 // Thread safety
 // -------------
@@ -36,6 +38,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/container/btree_set.h"
@@ -101,12 +104,15 @@ class Timeline {
   size_t index_bytes() const;
   bool has_expiry_index() const { return expiry_index_ != nullptr; }
 
-  // Starts indexing entries by group key (see group_index.h); until then
-  // the group keys of entries are dropped and read back as 0.
-  // REQUIRES: the timeline is empty.
-  void EnableGroups();
-  // The group index, or nullptr if groups are not enabled.
+  // Keeps the group key of every entry from now on, and with `index` also
+  // indexes entries by it (see group_index.h); until then group keys are
+  // dropped and read back as 0. REQUIRES: the timeline is empty.
+  void EnableGroups(bool index);
+  // The group index, or nullptr if the timeline is not indexed.
   const GroupIndex* groups() const { return groups_.get(); }
+  // The group key of the entry `key`, or nullopt if there is no such entry
+  // or the timeline keeps no group keys. O(log n).
+  std::optional<GroupKey> GroupOf(TimelineKey key) const;
   // The same, for changing seen and read state (never entries: those
   // change only through the timeline).
   GroupIndex* mutable_groups() { return groups_.get(); }
@@ -135,6 +141,11 @@ class Timeline {
   template <typename Before>
   static Node* Descend(Node* const* head, int height, Before before,
                        std::array<Node*, kMaxHeight>* prev);
+  // Bytes of a node of `height`, with its group key if the timeline is
+  // grouped.
+  size_t NodeBytes(int height) const;
+  static GroupKey GroupOfNode(const Node* node, int height);
+  static void SetGroupOfNode(Node* node, int height, GroupKey group);
   Node* NewNode(const StoredEntry& entry, int height);
   // The node's entry as a read returns it (with its group key).
   StoredEntry EntryOf(const Node* node) const;
@@ -179,7 +190,9 @@ class Timeline {
   Micros min_expiry_ = std::numeric_limits<Micros>::max();
   Node* tail_ = nullptr;  // the oldest entry
   std::array<Node*, kMaxHeight> head_{};
-  // Null unless EnableGroups was called.
+  // Set by EnableGroups: nodes carry a group key.
+  bool grouped_ = false;
+  // Null unless EnableGroups(/*index=*/true) was called.
   std::unique_ptr<GroupIndex> groups_;
 };
 

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "node_arena.h"
@@ -614,6 +615,84 @@ TEST_CASE("destroying a timeline returns every node to the arena") {
     CHECK(arena.bytes_used() > 0);
   }
   CHECK(arena.bytes_used() == 0);
+}
+
+// Grouped timelines, indexed or not: random puts (some overwriting a key
+// with another group or actor), removes, trims, removals by actor and
+// evictions against the reference, with the group keys read back and the
+// index checked after every step.
+TEST_CASE("grouped timelines keep group keys and an exact index") {
+  for (const bool indexed : {false, true}) {
+    CAPTURE(indexed);
+    NodeArena arena;
+    Timeline t(&arena, kSeed);
+    t.EnableGroups(indexed);
+    Ref ref;
+    std::mt19937_64 rng(11);
+    constexpr size_t kCap = 60;
+    Micros now = 0;
+    for (int step = 0; step < 20000; ++step) {
+      CAPTURE(step);
+      const int op = static_cast<int>(rng() % 100);
+      StoredEntry e;
+      e.ts = static_cast<Micros>(rng() % 400);
+      e.activity_id = rng() % 4;
+      e.actor = 1 + rng() % 6;
+      e.expires_at = now + 1 + static_cast<Micros>(rng() % 300);
+      e.group = rng() % 5;  // 0: a group of its own
+      if (op < 60) {
+        const Timeline::PutResult want = RefPut(&ref, e, kCap);
+        const Timeline::PutResult got = t.Put(e, kCap);
+        REQUIRE(got.outcome == want.outcome);
+        REQUIRE(got.trimmed == want.trimmed);
+      } else if (op < 75) {
+        REQUIRE(t.Remove(KeyOf(e)) == (ref.erase(KeyOf(e)) == 1));
+      } else if (op < 80) {
+        size_t removed = 0;
+        for (auto it = ref.begin(); it != ref.end();) {
+          if (it->second.actor == e.actor) {
+            it = ref.erase(it);
+            ++removed;
+          } else {
+            ++it;
+          }
+        }
+        REQUIRE(t.RemoveActor(e.actor) == removed);
+      } else if (op < 95) {
+        now += static_cast<Micros>(rng() % 20);
+      } else {
+        const size_t budget = 1 + rng() % 10;
+        std::vector<TimelineKey> keys;
+        const size_t n = t.EvictExpired(now, budget, &keys);
+        REQUIRE(n == keys.size());
+        for (const TimelineKey& k : keys) {
+          auto it = ref.find(k);
+          REQUIRE(it != ref.end());
+          REQUIRE(it->second.expires_at <= now);
+          ref.erase(it);
+        }
+      }
+      REQUIRE(t.CheckInvariants());
+      REQUIRE(t.Entries() == Flatten(ref));
+      if (!ref.empty()) {
+        const StoredEntry& any =
+            std::next(ref.begin(), static_cast<long>(rng() % ref.size()))
+                ->second;
+        REQUIRE(t.GroupOf(KeyOf(any)) == any.group);
+      }
+      REQUIRE((t.groups() != nullptr) == indexed);
+      if (indexed) {
+        REQUIRE(t.groups()->entry_count() == ref.size());
+        std::set<std::pair<GroupKey, TimelineKey>> slots;
+        for (const auto& [key, entry] : ref) {
+          slots.insert({entry.group, entry.group == 0 ? key : TimelineKey{}});
+        }
+        REQUIRE(t.groups()->group_count() == slots.size());
+      }
+    }
+    for (const TimelineKey k : Keys(t.Entries())) REQUIRE(t.Remove(k));
+    CHECK(arena.bytes_used() == 0);
+  }
 }
 
 }  // namespace
