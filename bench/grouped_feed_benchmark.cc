@@ -70,6 +70,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/benchmark_main.h"
 #include "bench/soak/resident_memory.h"
 #include "feedcore/feedcore.h"
 
@@ -86,12 +87,6 @@ constexpr uint64_t kVerbs = 3;
 // Entries a reader timeline receives per simulated day: with a day's time
 // bucket, how many entries can fall into one group.
 constexpr Micros kEntriesPerDay = 250;
-
-[[noreturn]] void Die(std::string_view what) {
-  std::fprintf(stderr, "feedcore_grouped_feed_benchmarks: %.*s\n",
-               static_cast<int>(what.size()), what.data());
-  std::abort();
-}
 
 // What one activity does, to what, and who does it (an index into the
 // actors of the benchmark).
@@ -639,20 +634,7 @@ int main(int argc, char** argv) {
       return feedcore::bench::RunMemory();
     }
   }
-  // Defaults first, so that the same flags given on the command line,
-  // which are parsed later, win.
-  std::vector<char*> args;
-  args.push_back(argv[0]);
-  std::string repetitions = "--benchmark_repetitions=5";
-  std::string aggregates = "--benchmark_report_aggregates_only=true";
-  args.push_back(repetitions.data());
-  args.push_back(aggregates.data());
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  int args_count = static_cast<int>(args.size());
-  benchmark::Initialize(&args_count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) {
-    return 1;
-  }
+  if (!feedcore::bench::InitializeWithDefaults(argc, argv)) return 1;
   benchmark::AddCustomContext(
       "group_key", "verb (6:3:1 of 3), object (Zipf 1.1 of 100), day");
   // Draw the publishes before any benchmark runs.

@@ -48,6 +48,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/benchmark_main.h"
 #include "feedcore/feedcore.h"
 #include "leaderboard_impl.h"
 
@@ -65,12 +66,6 @@ constexpr size_t kDrawn = size_t{1} << 22;
 constexpr uint64_t kKeySeed = 777;
 constexpr int64_t kIncrementsPerThread = 1'000'000;
 constexpr double kZipfTheta = 0.99;
-
-[[noreturn]] void Die(std::string_view what) {
-  std::fprintf(stderr, "feedcore_leaderboard_benchmarks: %.*s\n",
-               static_cast<int>(what.size()), what.data());
-  std::abort();
-}
 
 // Zipf-distributed ranks 0..n-1 (0 the most frequent), by the method of
 // Gray et al., "Quickly generating billion-record synthetic databases"
@@ -394,20 +389,7 @@ void RegisterAll() {
 }  // namespace feedcore::bench
 
 int main(int argc, char** argv) {
-  // Defaults first, so that the same flags given on the command line,
-  // which are parsed later, win.
-  std::vector<char*> args;
-  args.push_back(argv[0]);
-  std::string repetitions = "--benchmark_repetitions=5";
-  std::string aggregates = "--benchmark_report_aggregates_only=true";
-  args.push_back(repetitions.data());
-  args.push_back(aggregates.data());
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  int args_count = static_cast<int>(args.size());
-  benchmark::Initialize(&args_count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) {
-    return 1;
-  }
+  if (!feedcore::bench::InitializeWithDefaults(argc, argv)) return 1;
   benchmark::AddCustomContext("leaderboard_members",
                               std::to_string(feedcore::bench::kMembers));
   benchmark::AddCustomContext("leaderboard_dense_range",

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "bench/benchmark_main.h"
 #include "feedcore/feedcore.h"
 
 namespace feedcore::bench {
@@ -324,15 +325,7 @@ BENCHMARK(BM_MixedFeed)
 }  // namespace feedcore::bench
 
 int main(int argc, char** argv) {
-  // Five repetitions with aggregates only, unless the command line says
-  // otherwise (flags given later win).
-  std::vector<char*> args(argv, argv + argc);
-  std::string repetitions = "--benchmark_repetitions=5";
-  std::string aggregates = "--benchmark_report_aggregates_only=true";
-  args.insert(args.begin() + 1, aggregates.data());
-  args.insert(args.begin() + 1, repetitions.data());
-  int args_count = static_cast<int>(args.size());
-  benchmark::Initialize(&args_count, args.data());
+  if (!feedcore::bench::InitializeWithDefaults(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

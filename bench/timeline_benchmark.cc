@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "bench/baselines.h"
+#include "bench/benchmark_main.h"
 #include "feedcore/feedcore.h"
 
 namespace feedcore::bench {
@@ -81,12 +82,6 @@ TimelineEntry MakeEntry(Micros ts) {
   return TimelineEntry{.ts = ts,
                        .activity_id = static_cast<ActivityId>(ts),
                        .actor = static_cast<EntityId>(1 + (ts & 1023))};
-}
-
-[[noreturn]] void Die(std::string_view what) {
-  std::fprintf(stderr, "feedcore_benchmarks: %.*s\n",
-               static_cast<int>(what.size()), what.data());
-  std::abort();
 }
 
 // ---------------------------------------------------------------------------
@@ -466,20 +461,7 @@ void RegisterAll() {
 }  // namespace feedcore::bench
 
 int main(int argc, char** argv) {
-  // Defaults first, so that the same flags given on the command line,
-  // which are parsed later, win.
-  std::vector<char*> args;
-  args.push_back(argv[0]);
-  std::string repetitions = "--benchmark_repetitions=5";
-  std::string aggregates = "--benchmark_report_aggregates_only=true";
-  args.push_back(repetitions.data());
-  args.push_back(aggregates.data());
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  int args_count = static_cast<int>(args.size());
-  benchmark::Initialize(&args_count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) {
-    return 1;
-  }
+  if (!feedcore::bench::InitializeWithDefaults(argc, argv)) return 1;
 
   {
     feedcore::bench::FeedcoreSystem probe(feedcore::bench::kDefaultCap);

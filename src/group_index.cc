@@ -45,6 +45,15 @@ class RecentActors {
   absl::flat_hash_set<EntityId> seen_;
 };
 
+// The first of a group's members (oldest first) whose key is not older
+// than `key`.
+template <typename Members>
+auto LowerBound(Members& members, TimelineKey key) {
+  return std::lower_bound(
+      members.begin(), members.end(), key,
+      [](const auto& member, TimelineKey k) { return member.key < k; });
+}
+
 }  // namespace
 
 void GroupIndex::SetFlags(Group* group, bool seen, bool read) {
@@ -63,9 +72,7 @@ void GroupIndex::Insert(Group* group, const Member& member) {
   // Something new in the group: the user has neither seen nor read it.
   SetFlags(group, false, false);
   auto& members = group->members;
-  const auto by_key = [](const Member& m, TimelineKey k) { return m.key < k; };
-  auto pos =
-      std::lower_bound(members.begin(), members.end(), member.key, by_key);
+  auto pos = LowerBound(members, member.key);
   assert(pos == members.end() || pos->key != member.key);
   const bool newest = pos == members.end();
   if (newest && !members.empty()) order_.erase(members.back().key);
@@ -80,8 +87,7 @@ void GroupIndex::Insert(Group* group, const Member& member) {
 
 void GroupIndex::Erase(Group* group, TimelineKey key) {
   auto& members = group->members;
-  const auto by_key = [](const Member& m, TimelineKey k) { return m.key < k; };
-  auto pos = std::lower_bound(members.begin(), members.end(), key, by_key);
+  auto pos = LowerBound(members, key);
   assert(pos != members.end() && pos->key == key);
   const bool newest = pos + 1 == members.end();
   const EntityId actor = pos->actor;
@@ -168,9 +174,7 @@ void GroupIndex::MarkAllRead() {
 bool GroupIndex::MarkRead(TimelineKey key, GroupKey group) {
   Group* g = Find(key, group);
   if (g == nullptr) return false;
-  const auto by_key = [](const Member& m, TimelineKey k) { return m.key < k; };
-  auto pos =
-      std::lower_bound(g->members.begin(), g->members.end(), key, by_key);
+  auto pos = LowerBound(g->members, key);
   if (pos == g->members.end() || pos->key != key) return false;
   SetFlags(g, true, true);
   return true;
