@@ -314,7 +314,11 @@ void FeedEngineImpl::AfterChangeLocked(Shard& shard, TimelineMap::iterator it,
     }
     record.indexed_expiry = min_expiry;
   }
-  if (record.timeline.empty()) shard.timelines.erase(it);
+  if (record.timeline.empty()) {
+    // An empty group index may keep its table's capacity.
+    shard.index_bytes -= record.timeline.index_bytes();
+    shard.timelines.erase(it);
+  }
 }
 
 void FeedEngineImpl::LogEntries(const Shard& shard, ChangeKind kind,

@@ -75,12 +75,14 @@ void GroupIndex::Insert(Group* group, const Member& member) {
   auto pos = LowerBound(members, member.key);
   assert(pos == members.end() || pos->key != member.key);
   const bool newest = pos == members.end();
+  const size_t spilled_before = SpilledBytes(*group);
   if (newest && !members.empty()) order_.erase(members.back().key);
   if (std::none_of(members.begin(), members.end(),
                    [&](const Member& m) { return m.actor == member.actor; })) {
     ++group->actors;
   }
   members.insert(pos, member);
+  spilled_bytes_ += SpilledBytes(*group) - spilled_before;
   if (newest) order_.emplace(member.key, group);
   ++entries_;
 }
@@ -102,6 +104,7 @@ void GroupIndex::Erase(Group* group, TimelineKey key) {
     if (!members.empty()) order_.emplace(members.back().key, group);
   }
   if (members.empty()) {
+    spilled_bytes_ -= SpilledBytes(*group);
     unseen_ -= static_cast<size_t>(!group->seen);
     unread_ -= static_cast<size_t>(!group->read);
     groups_.erase(SlotOf(key, group->key));
@@ -155,6 +158,16 @@ void GroupIndex::Remove(TimelineKey key, GroupKey group) {
   Group* g = Find(key, group);
   assert(g != nullptr);
   Erase(g, key);
+}
+
+size_t GroupIndex::bytes_used() const {
+  // A group is one allocation: glibc adds an 8-byte header and rounds to
+  // 16 bytes.
+  constexpr size_t kGroupBytes = (sizeof(Group) + 8 + 15) / 16 * 16;
+  using Order = decltype(order_);
+  return groups_.capacity() * (sizeof(decltype(groups_)::value_type) + 1) +
+         groups_.size() * kGroupBytes +
+         2 * order_.size() * sizeof(Order::value_type) + spilled_bytes_;
 }
 
 void GroupIndex::MarkAllSeen() {
@@ -228,6 +241,7 @@ void GroupIndex::Collect(std::optional<TimelineKey> after, size_t want,
 
 bool GroupIndex::CheckInvariants() const {
   size_t entries = 0;
+  size_t spilled = 0;
   size_t unseen = 0;
   size_t unread = 0;
   for (const auto& [slot, group] : groups_) {
@@ -250,9 +264,11 @@ bool GroupIndex::CheckInvariants() const {
     auto place = order_.find(members.back().key);
     if (place == order_.end() || place->second != group.get()) return false;
     entries += members.size();
+    spilled += SpilledBytes(*group);
   }
-  return entries == entries_ && order_.size() == groups_.size() &&
-         unseen == unseen_ && unread == unread_;
+  return entries == entries_ && spilled == spilled_bytes_ &&
+         order_.size() == groups_.size() && unseen == unseen_ &&
+         unread == unread_;
 }
 
 GroupKey DefaultGroupKey(const Activity& activity, Micros time_bucket) {

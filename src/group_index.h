@@ -83,6 +83,9 @@ class GroupIndex {
                std::vector<FeedGroup>* out) const;
 
   size_t entry_count() const { return entries_; }
+  // Approximate heap bytes of the index (tables, groups with the
+  // allocator's header, arrays, btree nodes at least half full). O(1).
+  size_t bytes_used() const;
   size_t group_count() const { return order_.size(); }
   size_t unseen_count() const { return unseen_; }
   size_t unread_count() const { return unread_; }
@@ -146,11 +149,19 @@ class GroupIndex {
   void Insert(Group* group, const Member& member);
   void Erase(Group* group, TimelineKey key);
   void SetFlags(Group* group, bool seen, bool read);
+  // Bytes of the group's array outside the group itself.
+  static size_t SpilledBytes(const Group& group) {
+    return group.members.capacity() > 1
+               ? group.members.capacity() * sizeof(Member)
+               : 0;
+  }
 
   absl::flat_hash_map<Slot, std::unique_ptr<Group>> groups_;
   // (newest key of the group) -> group, newest first.
   absl::btree_map<TimelineKey, Group*, std::greater<TimelineKey>> order_;
   size_t entries_ = 0;
+  // The sum of SpilledBytes over the groups.
+  size_t spilled_bytes_ = 0;
   // Groups with `seen` false, and with `read` false.
   size_t unseen_ = 0;
   size_t unread_ = 0;

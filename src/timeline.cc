@@ -465,9 +465,10 @@ void Timeline::RefreshCaches() {
       inversions_ == 0 ? tail_->expires_at : expiry_index_->begin()->first;
 }
 size_t Timeline::index_bytes() const {
-  if (expiry_index_ == nullptr) return 0;
+  const size_t groups = groups_ != nullptr ? groups_->bytes_used() : 0;
+  if (expiry_index_ == nullptr) return groups;
   // btree nodes are at least half full; count the worst case of that.
-  return sizeof(ExpiryIndex) +
+  return groups + sizeof(ExpiryIndex) +
          2 * expiry_index_->size() * sizeof(ExpiryIndex::value_type);
 }
 

@@ -99,8 +99,8 @@ class Timeline {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  // Bytes of the secondary expiry index, if any (nodes are counted by the
-  // arena).
+  // Bytes of the secondary expiry index and of the group index, if any
+  // (nodes are counted by the arena).
   size_t index_bytes() const;
   bool has_expiry_index() const { return expiry_index_ != nullptr; }
 

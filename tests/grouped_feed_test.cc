@@ -198,6 +198,27 @@ TEST_CASE("an engine that does not aggregate drops group keys") {
         std::string::npos);
 }
 
+TEST_CASE("Stats counts the group index, and gives it back") {
+  Fixture flat;
+  Fixture grouped(Grouped());
+  const size_t empty = grouped.engine->Stats().bytes_used;
+  CHECK(flat.engine->Stats().bytes_used == empty);
+  for (ActivityId id = 1; id <= 300; ++id) {
+    // Groups of one to three entries, and ungrouped ones.
+    const TimelineEntry entry{static_cast<Micros>(id), id, 1 + id % 7,
+                              id % 4 == 0 ? 0 : 1 + id / 3};
+    REQUIRE(flat.engine->Insert(1, entry).ok());
+    REQUIRE(grouped.engine->Insert(1, entry).ok());
+  }
+  // The index, and the node's 8 bytes for the key, are more than nothing.
+  CHECK(grouped.engine->Stats().bytes_used >
+        flat.engine->Stats().bytes_used + 300 * 8 + 100 * 64);
+  for (ActivityId id = 1; id <= 300; ++id) {
+    REQUIRE(grouped.engine->Remove(1, static_cast<Micros>(id), id).ok());
+  }
+  CHECK(grouped.engine->Stats().bytes_used == empty);
+}
+
 TEST_CASE("a group moves to the top when an activity joins it") {
   Fixture f(Grouped());
   f.Fol(1, 10);

@@ -25,8 +25,9 @@ struct EngineStats {
   // Entries held, including expired ones that eviction has not reclaimed.
   size_t entries = 0;
   // Bytes of live data structures: timeline nodes, timeline headers, the
-  // hash-table slots holding them, the expiry indexes, the follow graph
-  // (estimated per edge) and the activity store with its payloads.
+  // hash-table slots holding them, the expiry indexes, the group indexes of
+  // grouped and notification feeds, the follow graph (estimated per edge)
+  // and the activity store with its payloads.
   size_t bytes_used = 0;
   // Bytes held from the system allocator or the OS for the above, including
   // free space inside node blocks. Falls when eviction empties node blocks.
