@@ -6,9 +6,10 @@
 // (fan-out on write). One follower pages through their timeline with
 // cursors, reads it oldest-first and by time window; a new follower gets
 // recent posts back-filled; an unfollow removes a friend's posts; a
-// retracted post disappears everywhere; time moves past some entries'
-// expiry, and eviction reclaims their memory. Time comes from a
-// ManualClock, so the output is the same on every run.
+// retracted post disappears everywhere; likes of a post reach its author's
+// notification feed, grouped, with unseen and unread counts; time moves
+// past some entries' expiry, and eviction reclaims their memory. Time comes
+// from a ManualClock, so the output is the same on every run.
 //
 // Exits with status 1 and the error if any call fails unexpectedly.
 
@@ -275,6 +276,51 @@ int main() {
     PageThrough(*engine, 10);
   }
 
+  // --- Notifications --------------------------------------------------------
+  {
+    // Three followers like the streamer's clip (activity 104): each like is
+    // published as usual and notifies the clip's author.
+    constexpr uint64_t kLike = 1;
+    feedcore::PublishOptions notify_streamer;
+    notify_streamer.notify = {kStreamer};
+    for (EntityId fan : {2, 3, 4}) {
+      feedcore::Activity like;
+      like.id = 300 + fan;
+      like.actor = fan;
+      like.ts = clock->Now();
+      like.verb = kLike;
+      like.object = 104;
+      like.payload = "liked your clip";
+      Check(engine->Publish(like, notify_streamer), "Publish");
+    }
+    feedcore::NotificationCounts counts =
+        engine->GetNotificationCounts(kStreamer);
+    std::printf(
+        "\nFollowers 2, 3 and 4 like the streamer's clip; each like notifies "
+        "the\nstreamer, whose notification feed groups them: %zu group, %zu "
+        "unseen, %zu unread.\n",
+        counts.groups, counts.unseen, counts.unread);
+    const feedcore::GroupPage bell =
+        Check(engine->ReadNotifications(kStreamer, {}), "ReadNotifications");
+    for (const feedcore::FeedGroup& g : bell.groups) {
+      std::printf("  %zu likes by %zu followers, the latest by follower %llu\n",
+                  g.activity_count, g.actor_count,
+                  static_cast<unsigned long long>(g.recent_actors.front()));
+    }
+    counts = engine->MarkSeen(kStreamer);
+    std::printf(
+        "The streamer opens the bell (MarkSeen): %zu unseen, %zu unread;\n",
+        counts.unseen, counts.unread);
+    const feedcore::StoredEntry& newest = bell.groups.front().recent.front();
+    counts = Check(engine->MarkRead(kStreamer, newest.ts, newest.activity_id),
+                   "MarkRead");
+    std::printf("then reads the group (MarkRead): %zu unseen, %zu unread.\n",
+                counts.unseen, counts.unread);
+    if (counts.groups != 1 || counts.unread != 0) {
+      Fail("demo", absl::InternalError("unexpected notification counts"));
+    }
+  }
+
   // --- Expiry and eviction --------------------------------------------------
   clock->Set(kStart + 6 * feedcore::kMicrosPerMinute);
   std::printf(
@@ -383,7 +429,9 @@ int main() {
         static_cast<unsigned long long>(replica->skipped()));
     PrintEntries(restored);
     if (original.entries != restored.entries ||
-        engine->Stats().entries != replica->engine().Stats().entries) {
+        engine->Stats().entries != replica->engine().Stats().entries ||
+        engine->GetNotificationCounts(kStreamer) !=
+            replica->engine().GetNotificationCounts(kStreamer)) {
       Fail("demo", absl::InternalError("the replica differs from the engine"));
     }
     std::printf("  -> the same %zu entries as the original engine.\n",
