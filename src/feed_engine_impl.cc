@@ -912,8 +912,8 @@ void FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
         // The badge must not count what has expired meanwhile.
         const Micros now = options_.clock->Now();
         for (const EntityId owner : owners) {
-          counts.push_back(
-              CountsOf(shard, NotificationsLocked(shard, owner, now)));
+          counts.push_back(CountsOf(
+              TimelineAt(shard, NotificationsLocked(shard, owner, now))));
         }
       }
     }

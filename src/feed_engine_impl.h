@@ -263,9 +263,20 @@ class FeedEngineImpl final : public FeedEngine {
   TimelineMap::iterator NotificationsLocked(Shard& shard, EntityId user,
                                             Micros now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
-  static NotificationCounts CountsOf(const Shard& shard,
-                                     TimelineMap::const_iterator it)
-      ABSL_SHARED_LOCKS_REQUIRED(shard.mu);
+  // The counts of a notification feed (nullptr: an empty one).
+  static NotificationCounts CountsOf(const Timeline* feed);
+  // The timeline `it` points at, or nullptr for end().
+  static const Timeline* TimelineAt(const Shard& shard,
+                                    TimelineMap::const_iterator it)
+      ABSL_SHARED_LOCKS_REQUIRED(shard.mu) {
+    return it == shard.timelines.end() ? nullptr : &it->second->timeline;
+  }
+  // Calls `fn` with `user`'s notification feed (nullptr if it holds
+  // nothing) and returns what it returns: under the shard lock held shared
+  // when nothing in the feed has expired (reading the badge is the common
+  // call), else held exclusively after reclaiming what expired.
+  template <typename Fn>
+  auto WithNotifications(EntityId user, Fn&& fn);
   // Marks the notification feed `it` of `user` seen (`read` false) or
   // read: one group if `key` is given, else every group; records it.
   // False if `key` is not in the feed (nothing changes).

@@ -5,7 +5,8 @@
 // shard whose group index is always on; the index keeps each group's seen
 // and read flags and the unseen and unread counts. Every call here first
 // reclaims the feed's expired entries (recording them as the sweeper
-// would), so the index's counts are the visible ones and stay O(1).
+// would), so the index's counts are the visible ones and stay O(1); reads
+// of a feed where nothing expired take the shard lock shared only.
 #include "absl/strings/str_cat.h"
 #include "cursor.h"
 #include "feed_engine_impl.h"
@@ -59,10 +60,9 @@ FeedEngineImpl::TimelineMap::iterator FeedEngineImpl::NotificationsLocked(
   return shard.timelines.find(id);
 }
 
-NotificationCounts FeedEngineImpl::CountsOf(const Shard& shard,
-                                            TimelineMap::const_iterator it) {
-  if (it == shard.timelines.end()) return {};
-  const GroupIndex& groups = *it->second->timeline.groups();
+NotificationCounts FeedEngineImpl::CountsOf(const Timeline* feed) {
+  if (feed == nullptr) return {};
+  const GroupIndex& groups = *feed->groups();
   return {groups.unseen_count(), groups.unread_count(), groups.group_count()};
 }
 
@@ -92,6 +92,24 @@ bool FeedEngineImpl::MarkLocked(Shard& shard, TimelineMap::iterator it,
   return true;
 }
 
+template <typename Fn>
+auto FeedEngineImpl::WithNotifications(EntityId user, Fn&& fn) {
+  Shard& shard = shards_[ShardIndex(user)];
+  const TimelineId id{user, FeedKind::kNotification};
+  const Micros now = options_.clock->Now();
+  {
+    ReaderLock lock(&shard.mu);
+    auto it = shard.timelines.find(id);
+    if (it == shard.timelines.end()) return fn(nullptr);
+    const Timeline& timeline = it->second->timeline;
+    if (timeline.MinExpiry() > now) return fn(&timeline);
+  }
+  // Something expired: reclaim it first (the feed may have changed since
+  // the shared lock was released; NotificationsLocked looks again).
+  WriterLock lock(&shard.mu);
+  return fn(TimelineAt(shard, NotificationsLocked(shard, user, now)));
+}
+
 absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
     EntityId user, const GroupReadOptions& options) {
   absl::StatusOr<std::optional<TimelineKey>> after =
@@ -100,25 +118,20 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
   const GroupListLimits limits{options_.aggregation.max_group_actors,
                                options_.aggregation.max_group_entries};
   GroupPage page;
-  {
-    Shard& shard = shards_[ShardIndex(user)];
-    WriterLock lock(&shard.mu);
-    auto it = NotificationsLocked(shard, user, options_.clock->Now());
-    if (it != shard.timelines.end()) {
-      // One more than asked tells whether another page follows.
-      it->second->timeline.groups()->Collect(*after, options.limit + 1, limits,
-                                             &page.groups);
+  WithNotifications(user, [&](const Timeline* timeline) {
+    // One more than asked tells whether another page follows.
+    if (timeline != nullptr) {
+      timeline->groups()->Collect(*after, options.limit + 1, limits,
+                                  &page.groups);
     }
-  }
+    return 0;
+  });
   FinishGroupPage(user, options, /*notifications=*/true, &page);
   return page;
 }
 
 NotificationCounts FeedEngineImpl::GetNotificationCounts(EntityId user) {
-  Shard& shard = shards_[ShardIndex(user)];
-  WriterLock lock(&shard.mu);
-  return CountsOf(shard,
-                  NotificationsLocked(shard, user, options_.clock->Now()));
+  return WithNotifications(user, &CountsOf);
 }
 
 NotificationCounts FeedEngineImpl::MarkSeen(EntityId user) {
@@ -127,7 +140,7 @@ NotificationCounts FeedEngineImpl::MarkSeen(EntityId user) {
   auto it = NotificationsLocked(shard, user, options_.clock->Now());
   if (it == shard.timelines.end()) return {};
   MarkLocked(shard, it, user, /*read=*/false, nullptr);
-  return CountsOf(shard, it);
+  return CountsOf(TimelineAt(shard, it));
 }
 
 NotificationCounts FeedEngineImpl::MarkAllRead(EntityId user) {
@@ -136,7 +149,7 @@ NotificationCounts FeedEngineImpl::MarkAllRead(EntityId user) {
   auto it = NotificationsLocked(shard, user, options_.clock->Now());
   if (it == shard.timelines.end()) return {};
   MarkLocked(shard, it, user, /*read=*/true, nullptr);
-  return CountsOf(shard, it);
+  return CountsOf(TimelineAt(shard, it));
 }
 
 absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
@@ -155,7 +168,7 @@ absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
         "the notification feed of ", user, " holds no notification (ts ", ts,
         ", activity ", activity_id, ") that has not expired"));
   }
-  return CountsOf(shard, it);
+  return CountsOf(TimelineAt(shard, it));
 }
 
 }  // namespace feedcore::internal
