@@ -218,9 +218,10 @@ class FeedEngine {
   // snapshots like any other state.
   //
   // These calls reclaim the expired entries of the feed they touch before
-  // answering (as a read of an expired Redis key deletes it), so they take
-  // the feed's shard lock exclusively; the reclaimed entries are recorded
-  // as expired like the sweeper's.
+  // answering (as a read of an expired Redis key deletes it), recorded as
+  // expired like the sweeper's. Reading a feed where nothing has expired
+  // shares its shard lock with other readers; a reclaim, and every mark,
+  // takes it exclusively.
 
   // One page of `user`'s notification groups, newest first (the place of a
   // group is its newest notification), each with its `seen` and `read`
