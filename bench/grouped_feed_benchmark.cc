@@ -55,8 +55,6 @@
 
 #include <benchmark/benchmark.h>
 #include <malloc.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -71,6 +69,7 @@
 #include <vector>
 
 #include "bench/benchmark_main.h"
+#include "bench/child_process.h"
 #include "bench/soak/resident_memory.h"
 #include "feedcore/feedcore.h"
 
@@ -572,29 +571,7 @@ Measurement MeasureMemory(bool aggregated) {
 // Runs MeasureMemory in a child process, so that no measurement reuses
 // memory another one allocated and freed.
 Measurement MeasureMemoryInChild(bool aggregated) {
-  int fds[2];
-  if (pipe(fds) != 0) Die("pipe failed");
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0) Die("fork failed");
-  if (pid == 0) {
-    close(fds[0]);
-    const Measurement m = MeasureMemory(aggregated);
-    const ssize_t written = write(fds[1], &m, sizeof(m));
-    _exit(written == static_cast<ssize_t>(sizeof(m)) ? 0 : 1);
-  }
-  close(fds[1]);
-  Measurement m;
-  const ssize_t got = read(fds[0], &m, sizeof(m));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != static_cast<ssize_t>(sizeof(m)) || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    m = Measurement{};
-  }
-  return m;
+  return RunInChild<Measurement>([&] { return MeasureMemory(aggregated); });
 }
 
 int RunMemory() {

@@ -23,7 +23,6 @@
 // --timelines/--per_timeline replace the shapes with one custom shape.
 
 #include <malloc.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -40,6 +39,7 @@
 #include <vector>
 
 #include "bench/baselines.h"
+#include "bench/child_process.h"
 #include "feedcore/feedcore.h"
 
 namespace feedcore::bench {
@@ -178,35 +178,7 @@ Measurement Measure(std::string_view system, const Shape& shape) {
 
 // Runs Measure(system, shape) in a child process.
 Measurement MeasureInChild(std::string_view system, const Shape& shape) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    std::perror("pipe");
-    std::exit(1);
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    std::perror("fork");
-    std::exit(1);
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    Measurement m = Measure(system, shape);
-    ssize_t written = write(fds[1], &m, sizeof(m));
-    _exit(written == static_cast<ssize_t>(sizeof(m)) ? 0 : 1);
-  }
-  close(fds[1]);
-  Measurement m;
-  ssize_t got = read(fds[0], &m, sizeof(m));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != static_cast<ssize_t>(sizeof(m)) || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    m = Measurement{};
-  }
-  return m;
+  return RunInChild<Measurement>([&] { return Measure(system, shape); });
 }
 
 bool ParseFlag(std::string_view arg, std::string_view name,

@@ -238,7 +238,7 @@ void FeedEngineImpl::PutLocked(Shard& shard, TimelineId id,
   auto [it, created] = shard.timelines.try_emplace(id);
   if (created) {
     it->second = std::make_unique<TimelineRecord>(&shard.arena, height_seed_);
-    if (KeptGroup(1, id.kind) != 0) {
+    if (KeepsGroups(id.kind)) {
       // Own and world feeds only hand their group keys on (back-fill,
       // merged reads); home and notification feeds are read as groups.
       it->second->timeline.EnableGroups(id.kind == FeedKind::kHome ||
@@ -1129,7 +1129,7 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
   }
   PurgeKey(followers, FeedKind::kHome, key);
   if (!activity->notified.empty()) {
-    // Stored grouped by shard already.
+    // The store keeps the ids only; their shard groups are worked out again.
     PurgeKey(GroupByShard(activity->notified), FeedKind::kNotification, key);
   }
   return absl::OkStatus();

@@ -202,10 +202,11 @@ class FeedEngineImpl final : public FeedEngine {
   // `group` if timelines of `kind` index groups (notification feeds
   // always, the others when the engine aggregates), else 0: group keys
   // are kept only where timelines index them.
+  bool KeepsGroups(FeedKind kind) const {
+    return kind == FeedKind::kNotification || options_.aggregation.enabled;
+  }
   GroupKey KeptGroup(GroupKey group, FeedKind kind) const {
-    return kind == FeedKind::kNotification || options_.aggregation.enabled
-               ? group
-               : 0;
+    return KeepsGroups(kind) ? group : 0;
   }
   // The group key Publish gives `activity`'s entries (0 when the engine
   // does not aggregate).

@@ -72,8 +72,10 @@ bool FeedEngineImpl::MarkLocked(Shard& shard, TimelineMap::iterator it,
   Timeline& timeline = it->second->timeline;
   GroupIndex& groups = *timeline.mutable_groups();
   if (key != nullptr) {
+    // The timeline knows whether it holds `key`, and in which group.
     const std::optional<GroupKey> group = timeline.GroupOf(*key);
-    if (!group.has_value() || !groups.MarkRead(*key, *group)) return false;
+    if (!group.has_value()) return false;
+    groups.MarkRead(*key, *group);
   } else if (read) {
     groups.MarkAllRead();
   } else {

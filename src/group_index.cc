@@ -184,13 +184,10 @@ void GroupIndex::MarkAllRead() {
   unread_ = 0;
 }
 
-bool GroupIndex::MarkRead(TimelineKey key, GroupKey group) {
+void GroupIndex::MarkRead(TimelineKey key, GroupKey group) {
   Group* g = Find(key, group);
-  if (g == nullptr) return false;
-  auto pos = LowerBound(g->members, key);
-  if (pos == g->members.end() || pos->key != key) return false;
+  assert(g != nullptr);
   SetFlags(g, true, true);
-  return true;
 }
 
 bool GroupIndex::SetSeen(TimelineKey place, bool read) {

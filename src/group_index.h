@@ -94,9 +94,9 @@ class GroupIndex {
   void MarkAllSeen();
   // Marks every group read and seen. O(groups).
   void MarkAllRead();
-  // Marks the group `group` read and seen if it holds the entry `key`;
-  // false (nothing changes) otherwise.
-  bool MarkRead(TimelineKey key, GroupKey group);
+  // Marks read and seen the group `group`, which holds the entry `key`.
+  // REQUIRES: `key` is indexed there.
+  void MarkRead(TimelineKey key, GroupKey group);
 
   // Calls `fn(place, read)` for every seen group, `place` being the key of
   // its newest entry. For snapshots.
