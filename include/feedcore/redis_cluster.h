@@ -1,0 +1,118 @@
+// The Redis Cluster backend: the same FeedEngine and Leaderboard interfaces,
+// with the data kept in a Redis Cluster instead of this process's memory.
+//
+// Use it when one process's memory is not enough, or when several server
+// processes must share the same feeds and boards. Code written against
+// FeedEngine and Leaderboard runs unchanged on either backend:
+//
+//   feedcore::RedisClusterOptions cluster{.seed_nodes = {"10.0.0.1:6379"}};
+//   auto engine = feedcore::CreateRedisClusterFeedEngine(cluster, {}).value();
+//   auto board = feedcore::CreateRedisClusterLeaderboard(
+//       cluster, "season-7",
+//       {.partitions = 16, .tie_break = feedcore::TieBreak::kLowerMemberFirst})
+//       .value();
+//
+// How each structure maps onto Redis keys, and why, is written down in
+// docs/scale-out.md. In short: a timeline is a sorted set whose key carries
+// its owner's id as a hash tag, so everything of one entity lives in one
+// slot; an activity is stored once; fan-out groups the followers by the
+// node that owns their slot and pipelines each group; a leaderboard's
+// partitions are sorted sets on different slots, merged by the same lazy
+// scatter-gather as in memory.
+//
+// What differs from the in-process backend
+// ----------------------------------------
+// * Every call can fail with `Unavailable` (a node cannot be reached, the
+//   cluster is down, a timeout) or `Internal` (an unexpected reply), with a
+//   message naming the node. After an `Unavailable` a write may have been
+//   applied in part; every write is safe to retry: Publish is idempotent by
+//   activity id (a retry completes the fan-out and never duplicates an
+//   entry), Follow, Unfollow, Retract, Set and Remove converge.
+//   `Leaderboard::Increment` is the exception: it is retried only when the
+//   command certainly did not reach Redis, so an `Unavailable` from it may
+//   or may not have applied the increment.
+// * A call that spans several entities (a fan-out, a follow with its
+//   back-fill, a leaderboard read across partitions) is atomic per slot,
+//   not as a whole: another client can observe it half done. A leaderboard
+//   read takes a snapshot per partition, not one of the whole board.
+// * Not mapped yet, refused at creation with `InvalidArgument` naming the
+//   option: hybrid fan-out (`hybrid_fanout_threshold`), grouped feeds
+//   (`aggregation.enabled`), asynchronous fan-out (`fanout_threads` > 1 is
+//   accepted but the fan-out always completes inside Publish), a change
+//   stream, and `TieBreak::kEarlierUpdateFirst` (it needs one update order
+//   across the whole board). Notification-feed calls return
+//   `Unimplemented`.
+// * Scores are exact only within +-2^53 (Redis keeps them as doubles): a
+//   Set or Increment outside that range is `OutOfRange`.
+// * `EvictExpired` does nothing: expired entries are skipped by every read,
+//   dropped by the writes that meet them and by the key's own expiry.
+//   `Stats` counts nothing kept in Redis.
+//
+// Thread safety: the objects these functions return may be used from any
+// number of threads at once, as the in-process ones. Each holds its own
+// pool of connections.
+#ifndef FEEDCORE_REDIS_CLUSTER_H_
+#define FEEDCORE_REDIS_CLUSTER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/leaderboard.h"
+#include "feedcore/options.h"
+#include "feedcore/types.h"
+
+namespace feedcore {
+
+struct RedisClusterOptions {
+  // "host:port" of one or more cluster nodes; the rest of the cluster is
+  // discovered from them (CLUSTER SLOTS). At least one.
+  std::vector<std::string> seed_nodes;
+  // Every key this backend writes starts with this prefix, so several
+  // applications (or tests) can share one cluster. Must not contain '{' or
+  // '}' (they would change which slot a key hashes to). 1..64 bytes.
+  std::string key_prefix = "fc";
+  // Connecting to a node, and waiting for one reply. 1 ms .. 10 minutes.
+  Micros connect_timeout = 1 * kMicrosPerSecond;
+  Micros command_timeout = 2 * kMicrosPerSecond;
+  // Idle connections kept per node, 1..1024. A call takes one connection
+  // per node it talks to for its duration; more are opened when every
+  // kept one is busy, and closed when returned beyond this number.
+  size_t connections_per_node = 4;
+  // Attempts per command when a node cannot be reached or the cluster is
+  // reconfiguring (TRYAGAIN, CLUSTERDOWN), 1..100, with exponential
+  // backoff from `retry_backoff` up to `max_retry_backoff` between
+  // attempts. MOVED and ASK redirections are followed without counting as
+  // attempts (up to 16 per command).
+  size_t max_attempts = 3;
+  Micros retry_backoff = 20 * kMicrosPerMillisecond;
+  Micros max_retry_backoff = 1 * kMicrosPerSecond;
+  // Commands sent to one node before reading their replies. Bounds the
+  // memory of a large fan-out; 1..100,000.
+  size_t pipeline_depth = 1024;
+};
+
+// A FeedEngine whose feeds and social graph live in the cluster. `engine`
+// is validated as for FeedEngine::Create, and refused with
+// `InvalidArgument` for what this backend does not map (see above).
+// `Unavailable` when no seed node answers or the cluster does not cover
+// every slot.
+absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
+    const RedisClusterOptions& cluster, EngineOptions engine);
+
+// The leaderboard called `name` (1..kMaxLeaderboardNameLength bytes) in the
+// cluster: every process that opens the same name with the same key prefix
+// shares the board. Its partition count is recorded in the cluster on
+// first use; opening it with a different one is `FailedPrecondition`.
+// `InvalidArgument` for bad options or `TieBreak::kEarlierUpdateFirst`.
+absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
+    const RedisClusterOptions& cluster, absl::string_view name,
+    const LeaderboardOptions& options);
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_REDIS_CLUSTER_H_

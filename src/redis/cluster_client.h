@@ -1,0 +1,129 @@
+// A Redis Cluster client over blocking hiredis connections: routes each
+// command to the node that serves its key's slot, pipelines the commands of
+// one call per node, follows MOVED and ASK redirections, refreshes the slot
+// map when the cluster changes, retries what can safely be retried, and
+// reloads Lua scripts on nodes that lost them.
+//
+// Thread safety: every method may be called from any number of threads at
+// once. Lock order: `slots_mu_` and a node pool's mutex are never held
+// together, and neither is held during network I/O except while the slot
+// map is refreshed (`refresh_mu_`, outermost, serializes refreshes only).
+#ifndef FEEDCORE_REDIS_CLUSTER_CLIENT_H_
+#define FEEDCORE_REDIS_CLUSTER_CLIENT_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "feedcore/redis_cluster.h"
+#include "redis/key_slot.h"
+#include "redis/node_connection.h"
+#include "redis/reply.h"
+
+namespace feedcore::redis {
+
+// One command and the slot of the key(s) it touches.
+struct Command {
+  std::vector<std::string> args;
+  uint16_t slot = 0;
+  // True when running the command twice leaves the same state as running
+  // it once. Only such commands are sent again after a failure that leaves
+  // it unknown whether they ran (a lost connection, a timeout).
+  bool idempotent = true;
+};
+
+// A loaded Lua script: run it with ClusterClient::ScriptCommand.
+struct Script {
+  std::string sha;  // SHA1 of the body, as Redis names it
+};
+
+class ClusterClient {
+ public:
+  // Validates `options`, connects to the first seed node that answers and
+  // reads the slot map. InvalidArgument for bad options; Unavailable when
+  // no seed answers or some slot has no node.
+  static absl::StatusOr<std::unique_ptr<ClusterClient>> Connect(
+      const RedisClusterOptions& options);
+
+  ~ClusterClient();
+  ClusterClient(const ClusterClient&) = delete;
+  ClusterClient& operator=(const ClusterClient&) = delete;
+
+  // Runs every command and returns their replies in the same order.
+  // Commands for the same node are sent in the order given, pipelined
+  // `pipeline_depth` at a time; the nodes work at once. Redis error
+  // replies come back as replies (Reply::is_error) except those the client
+  // handles itself: MOVED, ASK, TRYAGAIN, CLUSTERDOWN, NOSCRIPT.
+  // Unavailable, naming the node and the reason, when a command could not
+  // be run within `max_attempts`; the other commands of the call may have
+  // run.
+  absl::StatusOr<std::vector<Reply>> Run(std::vector<Command> commands);
+  absl::StatusOr<Reply> RunOne(Command command);
+
+  // Loads `body` on every node (and again on any node that later answers
+  // NOSCRIPT). Unavailable as Run; Internal if Redis rejects the script.
+  absl::StatusOr<Script> LoadScript(const std::string& body);
+
+  // EVALSHA of `script` with one key and `args`.
+  static Command ScriptCommand(const Script& script, std::string key,
+                               std::vector<std::string> args,
+                               bool idempotent = true);
+  // EVALSHA of `script` with several keys, which must share one slot (one
+  // hash tag); the slot is the first key's.
+  static Command ScriptCommand(const Script& script,
+                               std::vector<std::string> keys,
+                               std::vector<std::string> args,
+                               bool idempotent = true);
+
+  // The node that serves `slot` now ("host:port"), or empty if none.
+  std::string NodeOf(uint16_t slot) const;
+
+  const RedisClusterOptions& options() const { return options_; }
+
+ private:
+  struct NodePool;
+  struct Pending;
+
+  explicit ClusterClient(RedisClusterOptions options);
+
+  // Reads CLUSTER SLOTS from the first known node that answers and
+  // replaces the slot map.
+  absl::Status RefreshSlots();
+  NodePool& PoolFor(const std::string& address);
+  absl::StatusOr<std::unique_ptr<NodeConnection>> Acquire(
+      const std::string& address);
+  void Release(std::unique_ptr<NodeConnection> connection);
+  // Runs one round: at most pipeline_depth commands per node.
+  void RunRound(std::vector<Pending*>& round);
+  std::vector<std::string> KnownNodes() const;
+  std::string ScriptBody(const std::string& sha) const;
+
+  const RedisClusterOptions options_;
+
+  std::mutex refresh_mu_;  // serializes RefreshSlots; outermost
+
+  mutable std::mutex slots_mu_;
+  // slot -> index in nodes_, or -1 when no node serves it.
+  std::array<int16_t, kSlotCount> slot_node_ ABSL_GUARDED_BY(slots_mu_);
+  std::vector<std::string> nodes_ ABSL_GUARDED_BY(slots_mu_);
+
+  mutable std::mutex pools_mu_;
+  std::map<std::string, std::unique_ptr<NodePool>> pools_
+      ABSL_GUARDED_BY(pools_mu_);
+
+  mutable std::mutex scripts_mu_;
+  std::map<std::string, std::string> scripts_ ABSL_GUARDED_BY(scripts_mu_);
+};
+
+}  // namespace feedcore::redis
+
+#endif  // FEEDCORE_REDIS_CLUSTER_CLIENT_H_

@@ -1,0 +1,172 @@
+// The Lua scripts of the Redis Cluster feed backend. Each runs atomically
+// on the node that owns its keys, which all share one hash tag (one slot).
+//
+// Keys are compared with `less` below, byte by byte, never with Lua's `<`
+// on strings: that goes through strcoll, and Redis sets LC_COLLATE from
+// the environment, so under a non-C locale `<` would not be the bytes'
+// order. Entry members are laid out as entry_codec.h describes.
+#ifndef FEEDCORE_REDIS_FEED_SCRIPTS_H_
+#define FEEDCORE_REDIS_FEED_SCRIPTS_H_
+
+namespace feedcore::redis {
+
+#define FEEDCORE_LUA_LESS                                   \
+  "local function less(a, b)\n"                             \
+  "  for i = 1, #a do\n"                                    \
+  "    local x, y = string.byte(a, i), string.byte(b, i)\n" \
+  "    if x ~= y then return x < y end\n"                   \
+  "  end\n"                                                 \
+  "  return false\n"                                        \
+  "end\n"
+
+// Puts one entry into a timeline, replacing an entry with the same key,
+// dropping the oldest beyond the cap, and extending the key's own expiry.
+// KEYS: timeline, the owner's following set. ARGV: score, member, cap, key
+// ttl in ms, and an actor (8 bytes) or "": when given, the entry goes in
+// only if the owner follows that actor (so a fan-out that raced an
+// Unfollow leaves nothing behind). Returns {inserted, replaced,
+// rejected_by_cap, trimmed, skipped_not_following}.
+inline constexpr char kInsertScript[] = FEEDCORE_LUA_LESS R"lua(
+if ARGV[5] ~= '' and not redis.call('ZSCORE', KEYS[2], ARGV[5]) then
+  return {0, 0, 0, 0, 1}
+end
+local key = string.sub(ARGV[2], 1, 16)
+local replaced = 0
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[1], 'BYSCORE')) do
+  if string.sub(m, 1, 16) == key then
+    redis.call('ZREM', KEYS[1], m)
+    replaced = 1
+  end
+end
+local cap = tonumber(ARGV[3])
+local n = redis.call('ZCARD', KEYS[1])
+if replaced == 0 and n >= cap then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  if less(key, string.sub(oldest, 1, 16)) then return {0, 0, 1, 0, 0} end
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+n = n + 1 - replaced
+local trimmed = 0
+if n > cap then
+  trimmed = n - cap
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, trimmed - 1)
+end
+local want = tonumber(ARGV[4])
+local have = redis.call('PTTL', KEYS[1])
+if have == -1 or have < want then redis.call('PEXPIRE', KEYS[1], want) end
+return {1 - replaced, replaced, 0, trimmed, 0}
+)lua";
+
+// Up to ARGV[6] visible members of a feed with keys in [ARGV[4], ARGV[5]]
+// (16-byte keys) and scores in [ARGV[2], ARGV[3]], newest first when
+// ARGV[1] is "rev"; visible means an expiry above ARGV[7] (8 bytes, now).
+// Expired members met on the way are removed.
+inline constexpr char kReadScript[] = FEEDCORE_LUA_LESS R"lua(
+local out = {}
+local expired = {}
+local want = tonumber(ARGV[6])
+local offset = 0
+local batch = want + 16
+while #out < want do
+  local chunk
+  if ARGV[1] == 'rev' then
+    chunk = redis.call('ZRANGE', KEYS[1], ARGV[3], ARGV[2], 'BYSCORE', 'REV',
+                       'LIMIT', offset, batch)
+  else
+    chunk = redis.call('ZRANGE', KEYS[1], ARGV[2], ARGV[3], 'BYSCORE',
+                       'LIMIT', offset, batch)
+  end
+  for _, m in ipairs(chunk) do
+    local key = string.sub(m, 1, 16)
+    if not less(key, ARGV[4]) and not less(ARGV[5], key) then
+      if less(ARGV[7], string.sub(m, 25, 32)) then
+        out[#out + 1] = m
+        if #out == want then break end
+      else
+        expired[#expired + 1] = m
+      end
+    end
+  end
+  if #chunk < batch then break end
+  offset = offset + batch
+  batch = batch * 2
+end
+for _, m in ipairs(expired) do redis.call('ZREM', KEYS[1], m) end
+return out
+)lua";
+
+// Removes the entry with key ARGV[2] (16 bytes) and score ARGV[1].
+// Returns 1 if there was one.
+inline constexpr char kRemoveScript[] = R"lua(
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[1], 'BYSCORE')) do
+  if string.sub(m, 1, 16) == ARGV[2] then
+    redis.call('ZREM', KEYS[1], m)
+    return 1
+  end
+end
+return 0
+)lua";
+
+// Stops following ARGV[1] (8 bytes) and removes its entries from the
+// timeline, in one step, so no fan-out can slip in between. KEYS:
+// timeline, following set. Returns {was_following, removed}.
+inline constexpr char kUnfollowScript[] = R"lua(
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return {0, 0} end
+local removed = 0
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(m, 17, 24) == ARGV[1] then
+    redis.call('ZREM', KEYS[1], m)
+    removed = removed + 1
+  end
+end
+return {1, removed}
+)lua";
+
+// Stores an activity once. ARGV: actor, ts, payload, expires_at (decimal),
+// key ttl in ms. Returns {state, expires_at}: state "new" (stored now),
+// "delivering" (stored by a publish that has not finished its fan-out),
+// "delivered", "retracted" or "conflict" (the id holds another activity);
+// expires_at is the stored one, which every copy must carry.
+inline constexpr char kStoreActivityScript[] = R"lua(
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  redis.call('HSET', KEYS[1], 'actor', ARGV[1], 'ts', ARGV[2],
+             'payload', ARGV[3], 'expires', ARGV[4], 'state', 'delivering')
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  return {'new', ARGV[4]}
+end
+local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'payload', 'expires')
+if state == 'retracted' then return {'retracted', f[4]} end
+if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] or f[3] ~= ARGV[3] then
+  return {'conflict', f[4]}
+end
+return {state, f[4]}
+)lua";
+
+// Ends a publish: "delivering" becomes "delivered". Returns the state
+// found, so a publish that raced a Retract learns it must clean up.
+inline constexpr char kFinishPublishScript[] = R"lua(
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'delivering' then redis.call('HSET', KEYS[1], 'state', 'delivered') end
+return state or 'missing'
+)lua";
+
+// Marks an activity retracted and drops its payload; the record stays
+// (until it expires) so the id cannot be published again. Returns
+// {state found, actor, ts, expires_at}, state "missing" when there is none.
+inline constexpr char kRetractScript[] = R"lua(
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing', '0', '0', '0'} end
+local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'expires')
+if state ~= 'retracted' then
+  redis.call('HSET', KEYS[1], 'state', 'retracted')
+  redis.call('HDEL', KEYS[1], 'payload')
+end
+return {state, f[1], f[2], f[3]}
+)lua";
+
+#undef FEEDCORE_LUA_LESS
+
+}  // namespace feedcore::redis
+
+#endif  // FEEDCORE_REDIS_FEED_SCRIPTS_H_
