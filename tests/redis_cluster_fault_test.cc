@@ -71,8 +71,8 @@ class PrivateCluster {
             0);
   }
   void Restart(const std::string& node) {
-    REQUIRE(RunClusterScript(absl::StrCat("restart ", dir_, " ",
-                                          Port(node))) == 0);
+    REQUIRE(RunClusterScript(absl::StrCat("restart ", dir_, " ", Port(node))) ==
+            0);
   }
 
  private:
@@ -113,8 +113,9 @@ std::map<ActivityId, int> CopiesIn(FeedEngine& engine, EntityId reader) {
   return copies;
 }
 
-TEST_CASE("a master dies mid-workload: Unavailable, then recovery without "
-          "duplicates") {
+TEST_CASE(
+    "a master dies mid-workload: Unavailable, then recovery without "
+    "duplicates") {
   PrivateCluster cluster;
   RedisClusterOptions options;
   options.seed_nodes = cluster.seeds();
@@ -161,12 +162,12 @@ TEST_CASE("a master dies mid-workload: Unavailable, then recovery without "
   // Activity records on the masters that stay up, so a retry finds the
   // half-done publish and completes it.
   std::vector<ActivityId> ids;
-  for (ActivityId id : IdsOnNode(**client, "fault", "a", "act", stays_a, 20,
-                                 1)) {
+  for (ActivityId id :
+       IdsOnNode(**client, "fault", "a", "act", stays_a, 20, 1)) {
     ids.push_back(id);
   }
-  for (ActivityId id : IdsOnNode(**client, "fault", "a", "act", stays_b, 20,
-                                 1)) {
+  for (ActivityId id :
+       IdsOnNode(**client, "fault", "a", "act", stays_b, 20, 1)) {
     ids.push_back(id);
   }
 
