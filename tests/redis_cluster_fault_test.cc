@@ -11,78 +11,21 @@
 // activities, the followers it counts) on the two masters that stay up,
 // and puts only some followers on the one that goes down: their fan-out is
 // what fails mid-way.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "doctest/doctest.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/redis_cluster.h"
+#include "private_redis_cluster.h"
 #include "redis/cluster_client.h"
 #include "redis/key_slot.h"
 
 namespace feedcore {
 namespace {
-
-// Runs scripts/redis-cluster with `args`; its path comes from ctest.
-int RunClusterScript(const std::string& args) {
-  const char* script = std::getenv("FEEDCORE_REDIS_CLUSTER_SCRIPT");
-  REQUIRE_MESSAGE(script != nullptr,
-                  "FEEDCORE_REDIS_CLUSTER_SCRIPT is not set (ctest sets it to "
-                  "scripts/redis-cluster)");
-  const int status = std::system(absl::StrCat(script, " ", args).c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::vector<std::string> ReadSeeds(const std::string& dir) {
-  std::ifstream in(dir + "/seeds");
-  std::vector<std::string> seeds;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) seeds.push_back(line);
-  }
-  return seeds;
-}
-
-// A private cluster in a fresh directory, stopped however the test ends.
-class PrivateCluster {
- public:
-  PrivateCluster()
-      : dir_(absl::StrCat(std::filesystem::temp_directory_path().string(),
-                          "/feedcore-fault-", getpid())) {
-    REQUIRE_MESSAGE(RunClusterScript("start " + dir_) == 0,
-                    "scripts/redis-cluster could not start a cluster");
-    seeds_ = ReadSeeds(dir_);
-    REQUIRE(seeds_.size() == 3);
-  }
-  ~PrivateCluster() { RunClusterScript("stop " + dir_); }
-
-  const std::vector<std::string>& seeds() const { return seeds_; }
-  void Kill(const std::string& node) {
-    REQUIRE(RunClusterScript(absl::StrCat("kill ", dir_, " ", Port(node))) ==
-            0);
-  }
-  void Restart(const std::string& node) {
-    REQUIRE(RunClusterScript(absl::StrCat("restart ", dir_, " ", Port(node))) ==
-            0);
-  }
-
- private:
-  static std::string Port(const std::string& node) {
-    return node.substr(node.rfind(':') + 1);
-  }
-
-  const std::string dir_;
-  std::vector<std::string> seeds_;
-};
 
 // The first ids from `start` on whose keys (`<prefix>:{<tag><id>}:<kind>`)
 // live on `node`, `count` of them.
@@ -116,7 +59,7 @@ std::map<ActivityId, int> CopiesIn(FeedEngine& engine, EntityId reader) {
 TEST_CASE(
     "a master dies mid-workload: Unavailable, then recovery without "
     "duplicates") {
-  PrivateCluster cluster;
+  testing::PrivateRedisCluster cluster("fault");
   RedisClusterOptions options;
   options.seed_nodes = cluster.seeds();
   options.key_prefix = "fault";

@@ -1,0 +1,210 @@
+// The Redis Cluster client under the cluster backend: slot hashing,
+// option checks, routing and pipelining across nodes, scripts that a node
+// lost, and the redirections of a slot that migrates while the client
+// holds the old slot map (ASK during the migration, MOVED after it). Runs
+// on a private cluster, because migrating a slot would disturb other
+// tests.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "doctest/doctest.h"
+#include "feedcore/redis_cluster.h"
+#include "private_redis_cluster.h"
+#include "redis/cluster_client.h"
+#include "redis/key_slot.h"
+#include "redis/node_connection.h"
+
+namespace feedcore::redis {
+namespace {
+
+TEST_CASE("key slots follow the Redis Cluster specification") {
+  // The CRC16 (XMODEM) check value.
+  CHECK(Crc16("123456789") == 0x31C3);
+  CHECK(KeySlot("123456789") == 0x31C3 % kSlotCount);
+  // Hash tags: the first {...} with something inside decides.
+  CHECK(KeySlot("{user1000}.following") == KeySlot("{user1000}.followers"));
+  CHECK(KeySlot("{user1000}.following") == KeySlot("user1000"));
+  CHECK(KeySlot("foo{}{bar}") == Crc16("foo{}{bar}") % kSlotCount);
+  CHECK(KeySlot("foo{{bar}}zap") == KeySlot("{bar"));
+  CHECK(KeySlot("foo{bar}{zap}") == KeySlot("bar"));
+  CHECK(KeySlot("") == 0);
+}
+
+RedisClusterOptions Valid() {
+  RedisClusterOptions options;
+  options.seed_nodes = {"127.0.0.1:1"};
+  return options;
+}
+
+TEST_CASE("bad options are refused before connecting, naming the option") {
+  struct Case {
+    const char* name;
+    RedisClusterOptions options;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"seed_nodes", Valid()});
+  cases.back().options.seed_nodes.clear();
+  cases.push_back({"seed_nodes", Valid()});
+  cases.back().options.seed_nodes = {"localhost"};
+  cases.push_back({"seed_nodes", Valid()});
+  cases.back().options.seed_nodes = {"localhost:70000"};
+  cases.push_back({"key_prefix", Valid()});
+  cases.back().options.key_prefix = "";
+  cases.push_back({"key_prefix", Valid()});
+  cases.back().options.key_prefix = "a{b}";
+  cases.push_back({"key_prefix", Valid()});
+  cases.back().options.key_prefix = std::string(65, 'k');
+  cases.push_back({"connect_timeout", Valid()});
+  cases.back().options.connect_timeout = 0;
+  cases.push_back({"command_timeout", Valid()});
+  cases.back().options.command_timeout = 11 * kMicrosPerMinute;
+  cases.push_back({"connections_per_node", Valid()});
+  cases.back().options.connections_per_node = 0;
+  cases.push_back({"max_attempts", Valid()});
+  cases.back().options.max_attempts = 0;
+  cases.push_back({"max_retry_backoff", Valid()});
+  cases.back().options.max_retry_backoff = 0;
+  cases.push_back({"pipeline_depth", Valid()});
+  cases.back().options.pipeline_depth = 0;
+  for (const Case& c : cases) {
+    absl::StatusOr<std::unique_ptr<ClusterClient>> client =
+        ClusterClient::Connect(c.options);
+    INFO(c.name, ": ", client.status().ToString());
+    REQUIRE_FALSE(client.ok());
+    CHECK(client.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(client.status().message().find(c.name) != absl::string_view::npos);
+  }
+}
+
+TEST_CASE("no seed answers: Unavailable naming the node") {
+  RedisClusterOptions options = Valid();
+  options.connect_timeout = 100 * kMicrosPerMillisecond;
+  absl::StatusOr<std::unique_ptr<ClusterClient>> client =
+      ClusterClient::Connect(options);
+  REQUIRE_FALSE(client.ok());
+  CHECK(client.status().code() == absl::StatusCode::kUnavailable);
+  CHECK(client.status().message().find("127.0.0.1:1") !=
+        absl::string_view::npos);
+}
+
+Command On(std::vector<std::string> args) {
+  Command command;
+  command.slot = KeySlot(args[1]);
+  command.args = std::move(args);
+  return command;
+}
+
+// One command to a single node, outside the client.
+Reply Admin(const std::string& node, std::vector<std::string> args) {
+  const size_t colon = node.rfind(':');
+  absl::StatusOr<std::unique_ptr<NodeConnection>> connection =
+      NodeConnection::Open(node.substr(0, colon),
+                           std::stoi(node.substr(colon + 1)), kMicrosPerSecond,
+                           5 * kMicrosPerSecond);
+  REQUIRE(connection.ok());
+  (*connection)->Append(absl::MakeConstSpan(args));
+  absl::StatusOr<Reply> reply = (*connection)->Read();
+  REQUIRE(reply.ok());
+  INFO(args[0], " on ", node, ": ", reply->str);
+  REQUIRE_FALSE(reply->is_error());
+  return *reply;
+}
+
+TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
+  testing::PrivateRedisCluster cluster("client");
+  RedisClusterOptions options;
+  options.seed_nodes = {cluster.seeds().front()};
+  // Small, so a call is several rounds of pipelines per node.
+  options.pipeline_depth = 7;
+  absl::StatusOr<std::unique_ptr<ClusterClient>> connected =
+      ClusterClient::Connect(options);
+  REQUIRE(connected.ok());
+  ClusterClient& client = **connected;
+
+  SUBCASE("replies come back in call order from every node") {
+    std::vector<Command> writes;
+    std::vector<Command> reads;
+    for (int i = 0; i < 300; ++i) {
+      writes.push_back(On({"SET", absl::StrCat("k", i), absl::StrCat(i)}));
+      reads.push_back(On({"GET", absl::StrCat("k", i)}));
+    }
+    // Error replies are answers, not failures of the call.
+    reads.push_back(On({"INCR", "k7x"}));
+    reads.push_back(On({"HGET", "k7", "field"}));
+    REQUIRE(client.Run(std::move(writes)).ok());
+    absl::StatusOr<std::vector<Reply>> replies = client.Run(std::move(reads));
+    REQUIRE(replies.ok());
+    REQUIRE(replies->size() == 302);
+    for (int i = 0; i < 300; ++i) CHECK((*replies)[i].str == absl::StrCat(i));
+    CHECK((*replies)[300].type == Reply::Type::kInteger);
+    CHECK((*replies)[301].is_error());
+    CHECK((*replies)[301].str.find("WRONGTYPE") != std::string::npos);
+  }
+
+  SUBCASE("a script a node lost is loaded again") {
+    absl::StatusOr<Script> script =
+        client.LoadScript("return redis.call('INCRBY', KEYS[1], ARGV[1])");
+    REQUIRE(script.ok());
+    absl::StatusOr<Reply> first =
+        client.RunOne(ClusterClient::ScriptCommand(*script, "counter", {"5"}));
+    REQUIRE(first.ok());
+    CHECK(first->integer == 5);
+    for (const std::string& node : cluster.seeds()) {
+      Admin(node, {"SCRIPT", "FLUSH"});
+    }
+    absl::StatusOr<Reply> second =
+        client.RunOne(ClusterClient::ScriptCommand(*script, "counter", {"2"}));
+    REQUIRE(second.ok());
+    CHECK(second->integer == 7);
+  }
+
+  SUBCASE("a slot migrating away: ASK during, MOVED after") {
+    const std::string moving_key = "{migrating}stays";
+    const std::string new_key = "{migrating}arrives";
+    const uint16_t slot = KeySlot(moving_key);
+    REQUIRE(client.RunOne(On({"SET", moving_key, "before"})).ok());
+    const std::string source = client.NodeOf(slot);
+    std::string target;
+    for (const std::string& node : cluster.seeds()) {
+      if (node != source) target = node;
+    }
+    REQUIRE_FALSE(target.empty());
+    const std::string source_id = Admin(source, {"CLUSTER", "MYID"}).str;
+    const std::string target_id = Admin(target, {"CLUSTER", "MYID"}).str;
+    const std::string slot_text = absl::StrCat(slot);
+    Admin(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", source_id});
+    Admin(source, {"CLUSTER", "SETSLOT", slot_text, "MIGRATING", target_id});
+
+    // A key the source does not hold: it answers ASK, and the client asks
+    // the target (with ASKING) without changing its slot map.
+    absl::StatusOr<Reply> asked = client.RunOne(On({"SET", new_key, "new"}));
+    REQUIRE(asked.ok());
+    CHECK(asked->str == "OK");
+    CHECK(client.NodeOf(slot) == source);
+    // A key still on the source is served there.
+    absl::StatusOr<Reply> still = client.RunOne(On({"GET", moving_key}));
+    REQUIRE(still.ok());
+    CHECK(still->str == "before");
+
+    // Move the key, then hand the slot over.
+    const size_t colon = target.rfind(':');
+    Admin(source, {"MIGRATE", target.substr(0, colon), target.substr(colon + 1),
+                   "", "0", "5000", "KEYS", moving_key});
+    absl::StatusOr<Reply> moved_key = client.RunOne(On({"GET", moving_key}));
+    REQUIRE(moved_key.ok());
+    CHECK(moved_key->str == "before");  // through ASK, from the target
+    for (const std::string& node : cluster.seeds()) {
+      Admin(node, {"CLUSTER", "SETSLOT", slot_text, "NODE", target_id});
+    }
+    // The client still routes the slot to the source, which now answers
+    // MOVED: the client follows it and learns the new owner.
+    absl::StatusOr<Reply> after = client.RunOne(On({"GET", new_key}));
+    REQUIRE(after.ok());
+    CHECK(after->str == "new");
+    CHECK(client.NodeOf(slot) == target);
+  }
+}
+
+}  // namespace
+}  // namespace feedcore::redis
