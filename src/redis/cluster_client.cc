@@ -123,7 +123,7 @@ std::string RedirectTarget(const Reply& reply) {
 
 struct ClusterClient::NodePool {
   HostPort address;
-  std::mutex mu;
+  internal::SharedMutex mu;
   std::vector<std::unique_ptr<NodeConnection>> idle ABSL_GUARDED_BY(mu);
 };
 
@@ -143,7 +143,7 @@ struct ClusterClient::Pending {
 
 ClusterClient::ClusterClient(RedisClusterOptions options)
     : options_(std::move(options)) {
-  std::lock_guard lock(slots_mu_);
+  internal::WriterLock lock(&slots_mu_);
   slot_node_.fill(-1);
 }
 
@@ -158,7 +158,7 @@ absl::StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Connect(
   if (absl::Status status = client->RefreshSlots(); !status.ok()) {
     return status;
   }
-  std::lock_guard lock(client->slots_mu_);
+  internal::ReaderLock lock(&client->slots_mu_);
   for (uint16_t slot = 0; slot < kSlotCount; ++slot) {
     if (client->slot_node_[slot] < 0) {
       return absl::UnavailableError(
@@ -173,7 +173,7 @@ absl::StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Connect(
 std::vector<std::string> ClusterClient::KnownNodes() const {
   std::vector<std::string> nodes;
   {
-    std::lock_guard lock(slots_mu_);
+    internal::ReaderLock lock(&slots_mu_);
     nodes = nodes_;
   }
   for (const std::string& seed : options_.seed_nodes) {
@@ -234,7 +234,7 @@ absl::Status ClusterClient::RefreshSlots() {
         slot_node[slot] = index;
       }
     }
-    std::lock_guard lock(slots_mu_);
+    internal::WriterLock lock(&slots_mu_);
     slot_node_ = slot_node;
     nodes_ = std::move(nodes);
     return absl::OkStatus();
@@ -244,13 +244,13 @@ absl::Status ClusterClient::RefreshSlots() {
 }
 
 std::string ClusterClient::NodeOf(uint16_t slot) const {
-  std::lock_guard lock(slots_mu_);
+  internal::ReaderLock lock(&slots_mu_);
   const int16_t index = slot_node_[slot % kSlotCount];
   return index < 0 ? std::string() : nodes_[index];
 }
 
 ClusterClient::NodePool& ClusterClient::PoolFor(const std::string& address) {
-  std::lock_guard lock(pools_mu_);
+  internal::WriterLock lock(&pools_mu_);
   std::unique_ptr<NodePool>& pool = pools_[address];
   if (pool == nullptr) {
     pool = std::make_unique<NodePool>();
@@ -263,7 +263,7 @@ absl::StatusOr<std::unique_ptr<NodeConnection>> ClusterClient::Acquire(
     const std::string& address) {
   NodePool& pool = PoolFor(address);
   {
-    std::lock_guard lock(pool.mu);
+    internal::WriterLock lock(&pool.mu);
     if (!pool.idle.empty()) {
       std::unique_ptr<NodeConnection> connection = std::move(pool.idle.back());
       pool.idle.pop_back();
@@ -282,14 +282,14 @@ absl::StatusOr<std::unique_ptr<NodeConnection>> ClusterClient::Acquire(
 void ClusterClient::Release(std::unique_ptr<NodeConnection> connection) {
   if (!connection->healthy()) return;
   NodePool& pool = PoolFor(connection->address());
-  std::lock_guard lock(pool.mu);
+  internal::WriterLock lock(&pool.mu);
   if (pool.idle.size() < options_.connections_per_node) {
     pool.idle.push_back(std::move(connection));
   }
 }
 
 std::string ClusterClient::ScriptBody(const std::string& sha) const {
-  std::lock_guard lock(scripts_mu_);
+  internal::ReaderLock lock(&scripts_mu_);
   auto it = scripts_.find(sha);
   return it == scripts_.end() ? std::string() : it->second;
 }
@@ -407,7 +407,7 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
           if (code == "MOVED") {
             // The slot map is stale: use the new owner at once, and have
             // the caller reread the whole map after this round.
-            std::lock_guard lock(slots_mu_);
+            internal::WriterLock lock(&slots_mu_);
             auto found = std::find(nodes_.begin(), nodes_.end(), pending->node);
             if (found == nodes_.end()) {
               nodes_.push_back(pending->node);
@@ -516,7 +516,7 @@ absl::StatusOr<Reply> ClusterClient::RunOne(Command command) {
 absl::StatusOr<Script> ClusterClient::LoadScript(const std::string& body) {
   std::vector<std::string> nodes;
   {
-    std::lock_guard lock(slots_mu_);
+    internal::ReaderLock lock(&slots_mu_);
     nodes = nodes_;
   }
   Script script;
@@ -542,7 +542,7 @@ absl::StatusOr<Script> ClusterClient::LoadScript(const std::string& body) {
     script.sha = reply->str;
   }
   if (script.sha.empty()) return last_error;
-  std::lock_guard lock(scripts_mu_);
+  internal::WriterLock lock(&scripts_mu_);
   scripts_[script.sha] = body;
   return script;
 }

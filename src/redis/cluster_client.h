@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "feedcore/redis_cluster.h"
+#include "mutex.h"
 #include "redis/key_slot.h"
 #include "redis/node_connection.h"
 #include "redis/reply.h"
@@ -111,16 +112,16 @@ class ClusterClient {
 
   std::mutex refresh_mu_;  // serializes RefreshSlots; outermost
 
-  mutable std::mutex slots_mu_;
+  mutable internal::SharedMutex slots_mu_;
   // slot -> index in nodes_, or -1 when no node serves it.
   std::array<int16_t, kSlotCount> slot_node_ ABSL_GUARDED_BY(slots_mu_);
   std::vector<std::string> nodes_ ABSL_GUARDED_BY(slots_mu_);
 
-  mutable std::mutex pools_mu_;
+  mutable internal::SharedMutex pools_mu_;
   std::map<std::string, std::unique_ptr<NodePool>> pools_
       ABSL_GUARDED_BY(pools_mu_);
 
-  mutable std::mutex scripts_mu_;
+  mutable internal::SharedMutex scripts_mu_;
   std::map<std::string, std::string> scripts_ ABSL_GUARDED_BY(scripts_mu_);
 };
 
