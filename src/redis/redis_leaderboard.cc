@@ -1,0 +1,946 @@
+// The Leaderboard interface on a Redis Cluster (see redis_cluster.h).
+//
+// Keys. Partition p of N is one sorted set, `<prefix>:lb:{T}`, whose hash
+// tag T is hex(name) "#" p "#" j for the first j = 0, 1, ... that puts the
+// key in the p-th of N equal slot ranges. Nodes own contiguous slot ranges,
+// so the partitions, and the writes they take, spread over the nodes as the
+// slots do; the search is deterministic, so every process derives the same
+// keys. The name is hex-encoded because a '}' in it would end the tag.
+// `<prefix>:lbmeta:{hex(name)#meta}` holds N, written once (SET NX): a
+// process opening the board with another N would place members in the
+// wrong partitions, so it is refused.
+//
+// Order. A member is its id as 8 big-endian bytes, its score is stored
+// negated. A sorted set orders by score ascending, then by member bytes,
+// and big-endian ids compare as bytes as they do as numbers: ascending
+// set order is the board's best-first order under
+// TieBreak::kLowerMemberFirst, and set positions are partition-local ranks.
+// A member's partition is XXH3_64bits of those 8 bytes modulo N, the same on
+// every host.
+//
+// Scores are doubles in Redis, so the board keeps them within +-2^53, where
+// every integer is exact. Increment adds in a script, in 32-bit halves
+// because Lua numbers are doubles too: the sum is exact and a result out
+// of range is refused without writing.
+//
+// Reads. kReadScript locates a key in one partition atomically: how many
+// entries rank above it, whether it is there, and the entries just above
+// and just below it. Rank sums the counts; TopK, Around and ReadPage merge
+// the partitions lazily as the in-process board does, fetching more of a
+// partition by keyset (the entries past the last one seen, not by
+// position), so entries moving inside a partition between two fetches
+// cannot make a walk repeat or skip one. Each fetch is atomic in its
+// partition; a read across partitions is not a snapshot of the board.
+// Clear deletes the partitions one by one: atomic per partition only.
+#include "redis/redis_leaderboard.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "feedcore/redis_cluster.h"
+#include "leaderboard_cursor.h"
+#include "leaderboard_options.h"
+#include "ranked_btree.h"
+#include "redis/cluster_client.h"
+#include "redis/key_slot.h"
+#include "redis/reply.h"
+
+namespace feedcore::redis {
+namespace {
+
+using internal::RankKey;
+using internal::RanksAbove;
+
+// The largest score magnitude a double holds exactly, with every integer
+// below it.
+constexpr int64_t kMaxExactScore = int64_t{1} << 53;
+
+// Tag searches that go on this long (never, for CRC16 and N <= 1024) take
+// whatever slot they are on, so the search always ends.
+constexpr uint64_t kMaxTagSearch = uint64_t{1} << 20;
+
+// Rank and Around read the member's score, then count around it. When the
+// score changes in between they start again, this many times in all, and
+// then answer for the score they read last.
+constexpr int kLocateAttempts = 4;
+
+// Keys in Lua are compared byte by byte, never with `<` on strings: that
+// goes through strcoll, and Redis sets LC_COLLATE from its environment.
+//
+// KEYS[1]: a partition. ARGV: mode, negated score, member, n_above,
+// n_below. Mode 'key' locates (score, member); 'first' the position before
+// every entry; 'last' the position after every entry. Returns {pos,
+// present, member's stored score or nil, up to n_above entries just above
+// the position, up to n_below entries just below it}, entries with scores
+// in set order, where pos is the number of entries above the key and the
+// key itself (when present) is in neither list.
+constexpr char kReadScript[] = R"lua(
+local function less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local key, mode, s, m = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local n_above, n_below = tonumber(ARGV[4]), tonumber(ARGV[5])
+local pos, present, current = 0, 0, false
+if mode == 'key' then
+  local lo = redis.call('ZCOUNT', key, '-inf', '(' .. s)
+  local hi = lo + redis.call('ZCOUNT', key, s, s)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if less(redis.call('ZRANGE', key, mid, mid)[1], m) then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+  pos = lo
+  current = redis.call('ZSCORE', key, m)
+  if current and tonumber(current) == tonumber(s) then present = 1 end
+elseif mode == 'last' then
+  pos = redis.call('ZCARD', key)
+end
+local above, below = {}, {}
+if n_above > 0 and pos > 0 then
+  above = redis.call('ZRANGE', key, math.max(0, pos - n_above), pos - 1,
+                     'WITHSCORES')
+end
+if n_below > 0 then
+  local first = pos + present
+  below = redis.call('ZRANGE', key, first, first + n_below - 1, 'WITHSCORES')
+end
+return {pos, present, current, above, below}
+)lua";
+
+// KEYS[1]: the member's partition. ARGV: member, delta = hi * 2^32 + lo
+// with 0 <= lo < 2^32. Every intermediate value stays far below 2^53, so
+// the sum is exact. Returns {'ok', new score}, {'range', old score} (out of
+// +-2^53, nothing written) or {'bad', stored score} (not one this board
+// writes).
+constexpr char kIncrementScript[] = R"lua(
+local B, LIMIT_HI = 4294967296, 2097152
+local stored = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local s = 0
+if stored then
+  s = -tonumber(stored)
+  if s ~= math.floor(s) or s > LIMIT_HI * B or s < -LIMIT_HI * B then
+    return {'bad', stored}
+  end
+end
+local hi = math.floor(s / B)
+local lo = s - hi * B + tonumber(ARGV[3])
+hi = hi + tonumber(ARGV[2])
+if lo >= B then
+  lo = lo - B
+  hi = hi + 1
+end
+if hi > LIMIT_HI or (hi == LIMIT_HI and lo > 0) or hi < -LIMIT_HI then
+  return {'range', string.format('%.0f', s)}
+end
+local n = hi * B + lo
+local stored_n = '0'
+if n ~= 0 then stored_n = string.format('%.0f', -n) end
+redis.call('ZADD', KEYS[1], stored_n, ARGV[1])
+return {'ok', string.format('%.0f', n)}
+)lua";
+
+std::string MemberBytes(MemberId member) {
+  std::string bytes(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    bytes[i] = static_cast<char>(member & 0xff);
+    member >>= 8;
+  }
+  return bytes;
+}
+
+constexpr std::array<uint16_t, 256> MakeCrc16Table() {
+  std::array<uint16_t, 256> table{};
+  for (int byte = 0; byte < 256; ++byte) {
+    uint16_t crc = static_cast<uint16_t>(byte << 8);
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
+                           : static_cast<uint16_t>(crc << 1);
+    }
+    table[byte] = crc;
+  }
+  return table;
+}
+
+constexpr std::array<uint16_t, 256> kCrc16Table = MakeCrc16Table();
+
+// Continues a CRC16 (as Crc16 in key_slot.h computes it) over `bytes`, so
+// the tag search hashes the name once, not once per try.
+uint16_t Crc16Continue(uint16_t crc, absl::string_view bytes) {
+  for (unsigned char c : bytes) {
+    crc = static_cast<uint16_t>((crc << 8) ^
+                                kCrc16Table[((crc >> 8) ^ c) & 0xff]);
+  }
+  return crc;
+}
+
+bool ScoreInRange(int64_t score) {
+  return score >= -kMaxExactScore && score <= kMaxExactScore;
+}
+
+absl::Status MemberNotFound(MemberId member) {
+  return absl::NotFoundError(
+      absl::StrCat("member ", member, " is not on the leaderboard"));
+}
+
+LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
+  return LeaderboardEntry{key.member, key.score, rank};
+}
+
+// A well-formed reply whose contents make no sense for this board: someone
+// else wrote its keys, or the script and the code disagree.
+absl::Status Unexpected(absl::string_view what, absl::string_view detail) {
+  return absl::InternalError(absl::StrCat(
+      "redis leaderboard: unexpected reply to ", what, ": ", detail));
+}
+
+// Redis answered with an error reply. Memory pressure and a busy or
+// read-only node are worth a retry later; anything else means the key is
+// not what this board wrote (WRONGTYPE) or a bug.
+absl::Status ErrorReply(absl::string_view what, const Reply& reply,
+                        absl::string_view node) {
+  const std::string message =
+      absl::StrCat("redis node ", node, " refused ", what, ": ", reply.str);
+  const absl::string_view code =
+      absl::string_view(reply.str).substr(0, reply.str.find(' '));
+  if (code == "OOM") return absl::ResourceExhaustedError(message);
+  if (code == "BUSY" || code == "READONLY") {
+    return absl::UnavailableError(message);
+  }
+  return absl::InternalError(message);
+}
+
+// A stored (negated) score back to the board's score. Redis prints scores
+// as integers up to 2^52 and with %.17g beyond, so both parsings are needed.
+absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
+                                         absl::string_view what) {
+  int64_t stored = 0;
+  if (!absl::SimpleAtoi(text, &stored)) {
+    double value = 0;
+    if (!absl::SimpleAtod(text, &value) || std::isnan(value) ||
+        value < -static_cast<double>(kMaxExactScore) ||
+        value > static_cast<double>(kMaxExactScore) ||
+        value != static_cast<double>(static_cast<int64_t>(value))) {
+      return Unexpected(what, absl::StrCat("score '", absl::CHexEscape(text),
+                                           "' is not an integer within "
+                                           "+-2^53"));
+    }
+    stored = static_cast<int64_t>(value);
+  }
+  if (!ScoreInRange(stored)) {
+    return Unexpected(what,
+                      absl::StrCat("score ", stored, " is outside +-2^53"));
+  }
+  return -stored;
+}
+
+absl::StatusOr<MemberId> ParseMember(const Reply& reply,
+                                     absl::string_view what) {
+  if (reply.type != Reply::Type::kString || reply.str.size() != 8) {
+    return Unexpected(what, "a member that is not 8 bytes");
+  }
+  MemberId member = 0;
+  for (unsigned char c : reply.str) member = (member << 8) | c;
+  return member;
+}
+
+// One partition's answer to kReadScript.
+struct Located {
+  uint64_t pos = 0;
+  bool present = false;
+  std::optional<int64_t> current;  // the located member's score, if any
+  std::vector<RankKey> above;      // set order: best first
+  std::vector<RankKey> below;
+};
+
+absl::Status ParseEntries(const Reply& reply, absl::string_view what,
+                          std::vector<RankKey>* out) {
+  if (reply.type != Reply::Type::kArray || reply.elements.size() % 2 != 0) {
+    return Unexpected(what, "entries are not (member, score) pairs");
+  }
+  out->reserve(reply.elements.size() / 2);
+  for (size_t i = 0; i < reply.elements.size(); i += 2) {
+    absl::StatusOr<MemberId> member = ParseMember(reply.elements[i], what);
+    if (!member.ok()) return member.status();
+    const Reply& score = reply.elements[i + 1];
+    if (score.type != Reply::Type::kString) {
+      return Unexpected(what, "a score that is not a string");
+    }
+    absl::StatusOr<int64_t> parsed = ParseStoredScore(score.str, what);
+    if (!parsed.ok()) return parsed.status();
+    out->push_back(RankKey{*parsed, 0, *member});
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Located> ParseLocated(const Reply& reply,
+                                     absl::string_view node) {
+  constexpr absl::string_view kWhat = "the leaderboard read script";
+  if (reply.is_error()) return ErrorReply(kWhat, reply, node);
+  if (reply.type != Reply::Type::kArray || reply.elements.size() != 5 ||
+      reply.elements[0].type != Reply::Type::kInteger ||
+      reply.elements[0].integer < 0 ||
+      reply.elements[1].type != Reply::Type::kInteger ||
+      (reply.elements[2].type != Reply::Type::kNil &&
+       reply.elements[2].type != Reply::Type::kString)) {
+    return Unexpected(kWhat, "not {pos, present, score, above, below}");
+  }
+  Located located;
+  located.pos = static_cast<uint64_t>(reply.elements[0].integer);
+  located.present = reply.elements[1].integer != 0;
+  if (!reply.elements[2].is_nil()) {
+    absl::StatusOr<int64_t> current =
+        ParseStoredScore(reply.elements[2].str, kWhat);
+    if (!current.ok()) return current.status();
+    located.current = *current;
+  }
+  if (absl::Status s = ParseEntries(reply.elements[3], kWhat, &located.above);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ParseEntries(reply.elements[4], kWhat, &located.below);
+      !s.ok()) {
+    return s;
+  }
+  return located;
+}
+
+// The first fetch from each partition of a merge: enough that a balanced
+// board rarely needs a second round trip, without reading `want` entries
+// from each of many partitions.
+size_t InitialChunk(size_t want, size_t partitions) {
+  if (partitions == 1) return want;
+  const size_t share = (3 * want + 2 * partitions - 1) / (2 * partitions);
+  return std::min(want, share + 4);
+}
+
+class RedisLeaderboard final : public Leaderboard {
+ public:
+  RedisLeaderboard(std::unique_ptr<ClusterClient> client,
+                   const LeaderboardOptions& options, LeaderboardKeys keys,
+                   Script read_script, Script increment_script)
+      : client_(std::move(client)),
+        options_(options),
+        keys_(std::move(keys)),
+        board_id_(XXH3_64bits(keys_.meta.data(), keys_.meta.size())),
+        read_script_(std::move(read_script)),
+        increment_script_(std::move(increment_script)) {}
+
+  absl::Status Set(MemberId member, int64_t score) override;
+  absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
+  absl::Status Remove(MemberId member) override;
+  void Clear() override;
+  absl::StatusOr<int64_t> Score(MemberId member) const override;
+  absl::StatusOr<uint64_t> Rank(MemberId member) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> Around(
+      MemberId member, size_t before, size_t after) const override;
+  absl::StatusOr<LeaderboardPage> ReadPage(
+      const LeaderboardReadOptions& options) const override;
+  size_t Size() const override;
+  const LeaderboardOptions& options() const override { return options_; }
+
+ private:
+  enum class Mode { kKey, kFirst, kLast };
+
+  // One partition's part of a merge: fetched entries in walk order.
+  struct Walk {
+    size_t partition = 0;
+    std::vector<RankKey> buffer;
+    size_t next = 0;
+    bool more = false;  // the partition may hold entries past the buffer
+    size_t chunk = 0;   // entries the last fetch asked for
+  };
+
+  const std::string& KeyOf(MemberId member) const {
+    return keys_
+        .partitions[LeaderboardPartitionOf(member, options_.partitions)];
+  }
+  std::string NodeOf(const std::string& key) const {
+    return client_->NodeOf(KeySlot(key));
+  }
+  Command ReadCommand(size_t partition, Mode mode, const RankKey& key,
+                      size_t above, size_t below) const;
+  // kReadScript on every partition, in one round trip.
+  absl::StatusOr<std::vector<Located>> ReadAll(Mode mode, const RankKey& key,
+                                               size_t above,
+                                               size_t below) const;
+  // A walk over what `located` fetched of partition `p`, which asked for
+  // `asked` entries in the walk's direction.
+  static Walk WalkOf(size_t p, Located& located, bool best_first, size_t asked);
+  // Emits up to `want` entries of the walks merged in walk order (best
+  // first or worst first), refilling a walk that runs dry while its
+  // partition may hold more. Entries of `skip` are passed over.
+  absl::Status Merge(std::vector<Walk>& walks, bool best_first, size_t want,
+                     std::optional<MemberId> skip,
+                     const std::function<void(const RankKey&)>& emit) const;
+  // Locates `member` in every partition (with the given entries either
+  // side): the home partition's answer says it is there at the score
+  // read. `rank` gets the member's rank.
+  absl::StatusOr<std::vector<Located>> LocateMember(MemberId member,
+                                                    size_t above, size_t below,
+                                                    RankKey* key,
+                                                    uint64_t* rank) const;
+
+  const std::unique_ptr<ClusterClient> client_;
+  const LeaderboardOptions options_;
+  const LeaderboardKeys keys_;
+  const uint64_t board_id_;
+  const Script read_script_;
+  const Script increment_script_;
+};
+
+absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
+  if (!ScoreInRange(score)) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "Set(member ", member, ", score ", score,
+        "): a Redis Cluster leaderboard keeps scores within +-2^53 (",
+        kMaxExactScore,
+        "), which Redis stores exactly; the board is "
+        "unchanged"));
+  }
+  const std::string& key = KeyOf(member);
+  absl::StatusOr<Reply> reply = client_->RunOne(Command{
+      {"ZADD", key, absl::StrCat(-score), MemberBytes(member)}, KeySlot(key)});
+  if (!reply.ok()) return reply.status();
+  if (reply->is_error()) return ErrorReply("ZADD", *reply, NodeOf(key));
+  if (reply->type != Reply::Type::kInteger) {
+    return Unexpected("ZADD", "not an integer");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RedisLeaderboard::Increment(MemberId member,
+                                                    int64_t delta) {
+  const std::string& key = KeyOf(member);
+  // Arithmetic shift: hi is the floor of delta / 2^32, whatever the sign.
+  const int64_t hi = delta >> 32;
+  const uint64_t lo = static_cast<uint64_t>(delta) & 0xffffffffu;
+  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
+      increment_script_, key,
+      {MemberBytes(member), absl::StrCat(hi), absl::StrCat(lo)},
+      /*idempotent=*/false));
+  if (!reply.ok()) return reply.status();
+  constexpr absl::string_view kWhat = "the leaderboard increment script";
+  if (reply->is_error()) return ErrorReply(kWhat, *reply, NodeOf(key));
+  if (reply->type != Reply::Type::kArray || reply->elements.size() != 2 ||
+      reply->elements[0].type != Reply::Type::kString ||
+      reply->elements[1].type != Reply::Type::kString) {
+    return Unexpected(kWhat, "not {status, score}");
+  }
+  const std::string& status = reply->elements[0].str;
+  const std::string& value = reply->elements[1].str;
+  if (status == "bad") {
+    return Unexpected(kWhat, absl::StrCat("member ", member, " has score '",
+                                          absl::CHexEscape(value),
+                                          "', which this board never writes"));
+  }
+  int64_t number = 0;
+  if (!absl::SimpleAtoi(value, &number)) {
+    return Unexpected(kWhat, absl::StrCat("score '", absl::CHexEscape(value),
+                                          "' is not an integer"));
+  }
+  if (status == "range") {
+    return absl::OutOfRangeError(absl::StrCat(
+        "Increment(member ", member, ", delta ", delta,
+        ") would take the score outside +-2^53 (", kMaxExactScore,
+        "): ", number, " + ", delta,
+        "; a Redis Cluster leaderboard keeps scores within that range, "
+        "which Redis stores exactly; the score is unchanged"));
+  }
+  if (status != "ok") {
+    return Unexpected(kWhat,
+                      absl::StrCat("status '", absl::CHexEscape(status), "'"));
+  }
+  return number;
+}
+
+absl::Status RedisLeaderboard::Remove(MemberId member) {
+  const std::string& key = KeyOf(member);
+  absl::StatusOr<Reply> reply = client_->RunOne(
+      Command{{"ZREM", key, MemberBytes(member)}, KeySlot(key)});
+  if (!reply.ok()) return reply.status();
+  if (reply->is_error()) return ErrorReply("ZREM", *reply, NodeOf(key));
+  if (reply->type != Reply::Type::kInteger) {
+    return Unexpected("ZREM", "not an integer");
+  }
+  if (reply->integer == 0) return MemberNotFound(member);
+  return absl::OkStatus();
+}
+
+void RedisLeaderboard::Clear() {
+  std::vector<Command> commands;
+  commands.reserve(keys_.partitions.size());
+  for (const std::string& key : keys_.partitions) {
+    commands.push_back(Command{{"DEL", key}, KeySlot(key)});
+  }
+  // The interface has no way to report a failure. DEL converges, so the
+  // client has already retried it; a caller that must know reads Size().
+  (void)client_->Run(std::move(commands));
+}
+
+absl::StatusOr<int64_t> RedisLeaderboard::Score(MemberId member) const {
+  const std::string& key = KeyOf(member);
+  absl::StatusOr<Reply> reply = client_->RunOne(
+      Command{{"ZSCORE", key, MemberBytes(member)}, KeySlot(key)});
+  if (!reply.ok()) return reply.status();
+  if (reply->is_error()) return ErrorReply("ZSCORE", *reply, NodeOf(key));
+  if (reply->is_nil()) return MemberNotFound(member);
+  if (reply->type != Reply::Type::kString) {
+    return Unexpected("ZSCORE", "not a string");
+  }
+  return ParseStoredScore(reply->str, "ZSCORE");
+}
+
+Command RedisLeaderboard::ReadCommand(size_t partition, Mode mode,
+                                      const RankKey& key, size_t above,
+                                      size_t below) const {
+  std::vector<std::string> args;
+  args.reserve(5);
+  switch (mode) {
+    case Mode::kKey:
+      args.push_back("key");
+      args.push_back(absl::StrCat(-key.score));
+      args.push_back(MemberBytes(key.member));
+      break;
+    case Mode::kFirst:
+      args.insert(args.end(), {"first", "", ""});
+      break;
+    case Mode::kLast:
+      args.insert(args.end(), {"last", "", ""});
+      break;
+  }
+  args.push_back(absl::StrCat(above));
+  args.push_back(absl::StrCat(below));
+  return ClusterClient::ScriptCommand(read_script_, keys_.partitions[partition],
+                                      std::move(args));
+}
+
+absl::StatusOr<std::vector<Located>> RedisLeaderboard::ReadAll(
+    Mode mode, const RankKey& key, size_t above, size_t below) const {
+  std::vector<Command> commands;
+  commands.reserve(options_.partitions);
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    commands.push_back(ReadCommand(p, mode, key, above, below));
+  }
+  absl::StatusOr<std::vector<Reply>> replies =
+      client_->Run(std::move(commands));
+  if (!replies.ok()) return replies.status();
+  std::vector<Located> located;
+  located.reserve(replies->size());
+  for (size_t p = 0; p < replies->size(); ++p) {
+    absl::StatusOr<Located> one =
+        ParseLocated((*replies)[p], NodeOf(keys_.partitions[p]));
+    if (!one.ok()) return one.status();
+    located.push_back(std::move(*one));
+  }
+  return located;
+}
+
+RedisLeaderboard::Walk RedisLeaderboard::WalkOf(size_t p, Located& located,
+                                                bool best_first, size_t asked) {
+  Walk walk;
+  walk.partition = p;
+  walk.chunk = asked;
+  if (best_first) {
+    walk.buffer = std::move(located.below);
+  } else {
+    walk.buffer = std::move(located.above);
+    std::reverse(walk.buffer.begin(), walk.buffer.end());
+  }
+  walk.more = asked > 0 && walk.buffer.size() == asked;
+  return walk;
+}
+
+absl::Status RedisLeaderboard::Merge(
+    std::vector<Walk>& walks, bool best_first, size_t want,
+    std::optional<MemberId> skip,
+    const std::function<void(const RankKey&)>& emit) const {
+  // A binary heap whose top is the walk with the next entry in walk order.
+  const auto after = [best_first](const Walk* a, const Walk* b) {
+    const RankKey& x = a->buffer[a->next];
+    const RankKey& y = b->buffer[b->next];
+    return best_first ? RanksAbove(y, x) : RanksAbove(x, y);
+  };
+  std::vector<Walk*> heap;
+  heap.reserve(walks.size());
+  for (Walk& walk : walks) {
+    if (walk.next < walk.buffer.size()) heap.push_back(&walk);
+  }
+  std::make_heap(heap.begin(), heap.end(), after);
+  size_t emitted = 0;
+  while (emitted < want && !heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    Walk* walk = heap.back();
+    heap.pop_back();
+    const RankKey key = walk->buffer[walk->next++];
+    if (!skip.has_value() || key.member != *skip) {
+      emit(key);
+      ++emitted;
+    }
+    if (walk->next == walk->buffer.size()) {
+      if (!walk->more || emitted == want) continue;
+      // The next entries of this partition, after `key` in walk order.
+      const size_t chunk =
+          std::min(std::max<size_t>(2 * walk->chunk, 1),
+                   want - emitted + (skip.has_value() ? 1 : 0));
+      const std::string& partition_key = keys_.partitions[walk->partition];
+      absl::StatusOr<Reply> reply = client_->RunOne(
+          ReadCommand(walk->partition, Mode::kKey, key, best_first ? 0 : chunk,
+                      best_first ? chunk : 0));
+      if (!reply.ok()) return reply.status();
+      absl::StatusOr<Located> located =
+          ParseLocated(*reply, NodeOf(partition_key));
+      if (!located.ok()) return located.status();
+      *walk = WalkOf(walk->partition, *located, best_first, chunk);
+      if (walk->buffer.empty()) continue;
+    }
+    heap.push_back(walk);
+    std::push_heap(heap.begin(), heap.end(), after);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Located>> RedisLeaderboard::LocateMember(
+    MemberId member, size_t above, size_t below, RankKey* key,
+    uint64_t* rank) const {
+  const size_t home = LeaderboardPartitionOf(member, options_.partitions);
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<int64_t> score = Score(member);
+    if (!score.ok()) return score.status();
+    *key = RankKey{*score, 0, member};
+    absl::StatusOr<std::vector<Located>> located =
+        ReadAll(Mode::kKey, *key, above, below);
+    if (!located.ok()) return located;
+    const Located& at_home = (*located)[home];
+    // Removed between the two round trips: it is not on the board now.
+    if (!at_home.current.has_value()) return MemberNotFound(member);
+    if (!at_home.present && attempt < kLocateAttempts) continue;
+    *rank = 0;
+    for (const Located& one : *located) *rank += one.pos;
+    // Still moving: answer for the score read, as if the member were there.
+    // The home count then includes the member itself if it moved above.
+    if (!at_home.present && *at_home.current > *score) --*rank;
+    return located;
+  }
+}
+
+absl::StatusOr<uint64_t> RedisLeaderboard::Rank(MemberId member) const {
+  RankKey key;
+  uint64_t rank = 0;
+  absl::StatusOr<std::vector<Located>> located =
+      LocateMember(member, 0, 0, &key, &rank);
+  if (!located.ok()) return located.status();
+  return rank;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> RedisLeaderboard::TopK(
+    size_t k) const {
+  if (absl::Status s =
+          internal::ValidateReadSize("TopK k", k, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const size_t chunk = InitialChunk(k, options_.partitions);
+  absl::StatusOr<std::vector<Located>> located =
+      ReadAll(Mode::kFirst, RankKey{}, 0, chunk);
+  if (!located.ok()) return located.status();
+  std::vector<Walk> walks;
+  walks.reserve(located->size());
+  for (size_t p = 0; p < located->size(); ++p) {
+    walks.push_back(WalkOf(p, (*located)[p], /*best_first=*/true, chunk));
+  }
+  std::vector<LeaderboardEntry> out;
+  if (absl::Status s = Merge(walks, /*best_first=*/true, k, std::nullopt,
+                             [&out](const RankKey& key) {
+                               out.push_back(EntryOf(key, out.size()));
+                             });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> RedisLeaderboard::Around(
+    MemberId member, size_t before, size_t after) const {
+  if (absl::Status s = internal::ValidateReadSize("Around before", before, 0,
+                                                  options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = internal::ValidateReadSize("Around after", after, 0,
+                                                  options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const size_t above_chunk = InitialChunk(before, options_.partitions);
+  const size_t below_chunk = InitialChunk(after, options_.partitions);
+  RankKey key;
+  uint64_t rank = 0;
+  absl::StatusOr<std::vector<Located>> located =
+      LocateMember(member, above_chunk, below_chunk, &key, &rank);
+  if (!located.ok()) return located.status();
+  std::vector<Walk> above;
+  std::vector<Walk> below;
+  above.reserve(located->size());
+  below.reserve(located->size());
+  for (size_t p = 0; p < located->size(); ++p) {
+    above.push_back(
+        WalkOf(p, (*located)[p], /*best_first=*/false, above_chunk));
+    below.push_back(WalkOf(p, (*located)[p], /*best_first=*/true, below_chunk));
+  }
+  std::vector<LeaderboardEntry> out;
+  out.reserve(before + 1 + after);
+  // The member is skipped in case it moved while being located.
+  if (absl::Status s =
+          Merge(above, /*best_first=*/false, before, member,
+                [&out, rank](const RankKey& at) {
+                  out.push_back(EntryOf(at, rank - 1 - out.size()));
+                });
+      !s.ok()) {
+    return s;
+  }
+  std::reverse(out.begin(), out.end());
+  out.push_back(EntryOf(key, rank));
+  uint64_t next_rank = rank + 1;
+  if (absl::Status s = Merge(below, /*best_first=*/true, after, member,
+                             [&out, &next_rank](const RankKey& at) {
+                               out.push_back(EntryOf(at, next_rank++));
+                             });
+      !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
+    const LeaderboardReadOptions& options) const {
+  if (absl::Status s =
+          internal::ValidateReadSize("LeaderboardReadOptions.limit",
+                                     options.limit, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const bool best_first = options.order == LeaderboardOrder::kBestFirst;
+  if (!best_first && options.order != LeaderboardOrder::kWorstFirst) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LeaderboardReadOptions.order is ", static_cast<int>(options.order),
+        "; it must be LeaderboardOrder::kBestFirst or "
+        "LeaderboardOrder::kWorstFirst"));
+  }
+  std::optional<RankKey> cursor_key;
+  if (!options.cursor.empty()) {
+    absl::StatusOr<internal::LeaderboardCursor> cursor =
+        internal::DecodeLeaderboardCursor(options.cursor);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->board_id != board_id_) {
+      return internal::ForeignLeaderboardCursor(
+          "it was made by another leaderboard");
+    }
+    if (cursor->order != options.order) {
+      return internal::ForeignLeaderboardCursor(
+          best_first ? "it was made for worst-first order"
+                     : "it was made for best-first order");
+    }
+    if (!ScoreInRange(cursor->key.score) || cursor->key.seq != 0) {
+      return internal::ForeignLeaderboardCursor(
+          "it names a position this board never returns");
+    }
+    cursor_key = cursor->key;
+  }
+
+  // One entry past the page tells whether another page follows.
+  const size_t want = options.limit + 1;
+  const size_t chunk = InitialChunk(want, options_.partitions);
+  const Mode mode = cursor_key.has_value() ? Mode::kKey
+                    : best_first           ? Mode::kFirst
+                                           : Mode::kLast;
+  absl::StatusOr<std::vector<Located>> located =
+      ReadAll(mode, cursor_key.value_or(RankKey{}), best_first ? 0 : chunk,
+              best_first ? chunk : 0);
+  if (!located.ok()) return located.status();
+  // Best-first: the rank of the next entry, the number of entries at or
+  // above the cursor. Worst-first: one more than that rank, the number of
+  // entries above the cursor.
+  uint64_t rank = 0;
+  std::vector<Walk> walks;
+  walks.reserve(located->size());
+  for (size_t p = 0; p < located->size(); ++p) {
+    Located& one = (*located)[p];
+    rank += one.pos + (best_first && one.present ? 1 : 0);
+    walks.push_back(WalkOf(p, one, best_first, chunk));
+  }
+  LeaderboardPage page;
+  page.entries.reserve(want);
+  if (absl::Status s = Merge(walks, best_first, want, std::nullopt,
+                             [&](const RankKey& key) {
+                               page.entries.push_back(
+                                   EntryOf(key, best_first ? rank++ : --rank));
+                             });
+      !s.ok()) {
+    return s;
+  }
+  if (page.entries.size() == want) {
+    page.entries.pop_back();
+    const LeaderboardEntry& end = page.entries.back();
+    page.next_cursor =
+        internal::EncodeLeaderboardCursor(internal::LeaderboardCursor{
+            board_id_, options.order, RankKey{end.score, 0, end.member}});
+  }
+  return page;
+}
+
+size_t RedisLeaderboard::Size() const {
+  std::vector<Command> commands;
+  commands.reserve(keys_.partitions.size());
+  for (const std::string& key : keys_.partitions) {
+    commands.push_back(Command{{"ZCARD", key}, KeySlot(key)});
+  }
+  absl::StatusOr<std::vector<Reply>> replies =
+      client_->Run(std::move(commands));
+  // The interface has no way to report a failure; 0 is what an unreachable
+  // board shows.
+  if (!replies.ok()) return 0;
+  size_t size = 0;
+  for (const Reply& reply : *replies) {
+    if (reply.type == Reply::Type::kInteger && reply.integer > 0) {
+      size += static_cast<size_t>(reply.integer);
+    }
+  }
+  return size;
+}
+
+}  // namespace
+
+LeaderboardKeys MakeLeaderboardKeys(absl::string_view key_prefix,
+                                    absl::string_view name, size_t partitions) {
+  const std::string hex_name = absl::BytesToHexString(name);
+  const uint16_t name_crc = Crc16Continue(0, absl::StrCat(hex_name, "#"));
+  LeaderboardKeys keys;
+  keys.partitions.reserve(partitions);
+  for (size_t p = 0; p < partitions; ++p) {
+    const size_t low = p * kSlotCount / partitions;
+    const size_t high = (p + 1) * kSlotCount / partitions;
+    const uint16_t partition_crc =
+        Crc16Continue(name_crc, absl::StrCat(p, "#"));
+    uint64_t j = 0;
+    size_t slot = 0;
+    for (;; ++j) {
+      slot = Crc16Continue(partition_crc, absl::StrCat(j)) % kSlotCount;
+      if ((slot >= low && slot < high) || j == kMaxTagSearch) break;
+    }
+    keys.partitions.push_back(
+        absl::StrCat(key_prefix, ":lb:{", hex_name, "#", p, "#", j, "}"));
+    assert(KeySlot(keys.partitions.back()) == slot);
+  }
+  keys.meta = absl::StrCat(key_prefix, ":lbmeta:{", hex_name, "#meta}");
+  return keys;
+}
+
+size_t LeaderboardPartitionOf(MemberId member, size_t partitions) {
+  if (partitions == 1) return 0;
+  const std::string bytes = MemberBytes(member);
+  return XXH3_64bits(bytes.data(), bytes.size()) % partitions;
+}
+
+}  // namespace feedcore::redis
+
+namespace feedcore {
+
+absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
+    const RedisClusterOptions& cluster, absl::string_view name,
+    const LeaderboardOptions& options) {
+  using redis::ClusterClient;
+  using redis::Command;
+  using redis::Reply;
+  if (absl::Status s = internal::ValidateLeaderboardName(name); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = internal::ValidateLeaderboardOptions(options); !s.ok()) {
+    return s;
+  }
+  if (options.tie_break == TieBreak::kEarlierUpdateFirst) {
+    return absl::InvalidArgumentError(
+        "LeaderboardOptions.tie_break is TieBreak::kEarlierUpdateFirst, which "
+        "a Redis Cluster leaderboard cannot keep: its partitions live on "
+        "different nodes, with no single order of updates across them; use "
+        "TieBreak::kLowerMemberFirst");
+  }
+  absl::StatusOr<std::unique_ptr<ClusterClient>> client =
+      ClusterClient::Connect(cluster);
+  if (!client.ok()) return client.status();
+  redis::LeaderboardKeys keys =
+      redis::MakeLeaderboardKeys(cluster.key_prefix, name, options.partitions);
+
+  // Record the partition count unless another process did first, and read
+  // back what is recorded; both go to the same node, in this order.
+  const uint16_t meta_slot = redis::KeySlot(keys.meta);
+  const std::string partitions = absl::StrCat(options.partitions);
+  std::vector<Command> meta;
+  meta.push_back(Command{{"SET", keys.meta, partitions, "NX"}, meta_slot});
+  meta.push_back(Command{{"GET", keys.meta}, meta_slot});
+  absl::StatusOr<std::vector<Reply>> replies = (*client)->Run(std::move(meta));
+  if (!replies.ok()) return replies.status();
+  const Reply& recorded = (*replies)[1];
+  for (const Reply& reply : *replies) {
+    if (reply.is_error()) {
+      return absl::InternalError(absl::StrCat(
+          "redis node ", (*client)->NodeOf(meta_slot),
+          " refused to record the leaderboard's partition count: ", reply.str));
+    }
+  }
+  size_t stored = 0;
+  if (recorded.type != Reply::Type::kString ||
+      !absl::SimpleAtoi(recorded.str, &stored)) {
+    return absl::InternalError(
+        absl::StrCat("redis leaderboard: the partition count recorded under ",
+                     keys.meta, " is not a number"));
+  }
+  if (stored != options.partitions) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("leaderboard '", absl::CHexEscape(name),
+                     "' was created in the redis "
+                     "cluster with ",
+                     stored,
+                     " partitions (LeaderboardOptions.partitions); "
+                     "it cannot be opened with ",
+                     options.partitions,
+                     ": members would be looked for in the wrong partitions"));
+  }
+
+  absl::StatusOr<redis::Script> read =
+      (*client)->LoadScript(redis::kReadScript);
+  if (!read.ok()) return read.status();
+  absl::StatusOr<redis::Script> increment =
+      (*client)->LoadScript(redis::kIncrementScript);
+  if (!increment.ok()) return increment.status();
+  return std::make_unique<redis::RedisLeaderboard>(
+      std::move(*client), options, std::move(keys), std::move(*read),
+      std::move(*increment));
+}
+
+}  // namespace feedcore
