@@ -42,6 +42,11 @@
 //   stream, and `TieBreak::kEarlierUpdateFirst` (it needs one update order
 //   across the whole board). Notification-feed calls return
 //   `Unimplemented`.
+// * Calls whose signature has no status cannot report a failure: when the
+//   cluster cannot be reached, `FollowerCount`, `FollowingCount` and
+//   `Leaderboard::Size` return 0, and `Leaderboard::Clear` leaves the
+//   partitions on unreachable nodes as they were (it clears each partition
+//   atomically, not the board as a whole).
 // * Scores are exact only within +-2^53 (Redis keeps them as doubles): a
 //   Set or Increment outside that range is `OutOfRange`.
 // * `EvictExpired` does nothing: expired entries are skipped by every read,

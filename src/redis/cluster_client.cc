@@ -204,11 +204,11 @@ absl::Status ClusterClient::RefreshSlots() {
       continue;
     }
     if (reply->type != Reply::Type::kArray) {
-      last_error = absl::UnavailableError(
-          absl::StrCat("redis node ", candidate,
-                       " did not answer CLUSTER SLOTS with a "
-                       "slot map",
-                       reply->is_error() ? ": " + reply->str : ""));
+      last_error = absl::UnavailableError(absl::StrCat(
+          "redis node ", candidate,
+          " did not answer CLUSTER SLOTS with a "
+          "slot map",
+          reply->is_error() ? absl::StrCat(": ", reply->str) : std::string()));
       continue;
     }
     const std::string candidate_host =
@@ -536,6 +536,14 @@ absl::StatusOr<Script> ClusterClient::LoadScript(const std::string& body) {
       continue;
     }
     if (reply->type != Reply::Type::kString) {
+      const absl::string_view code = ErrorCode(*reply);
+      if (code == "LOADING" || code == "BUSY" || code == "MASTERDOWN") {
+        // The node cannot take it now; it gets the script again on its
+        // first NOSCRIPT.
+        last_error = absl::UnavailableError(
+            absl::StrCat("redis node ", node, ": ", reply->str));
+        continue;
+      }
       return absl::InternalError(absl::StrCat(
           "redis node ", node, " rejected a script: ", reply->str));
     }

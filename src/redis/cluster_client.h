@@ -61,7 +61,10 @@ class ClusterClient {
 
   // Runs every command and returns their replies in the same order.
   // Commands for the same node are sent in the order given, pipelined
-  // `pipeline_depth` at a time; the nodes work at once. Redis error
+  // `pipeline_depth` at a time; the nodes work at once. A command that is
+  // redirected or retried is sent again after the others of its round, so
+  // only commands of the same slot (which are redirected and fail
+  // together) are sure to run in the order given. Redis error
   // replies come back as replies (Reply::is_error) except those the client
   // handles itself: MOVED, ASK, TRYAGAIN, CLUSTERDOWN, NOSCRIPT.
   // Unavailable, naming the node and the reason, when a command could not
