@@ -3,10 +3,11 @@
 #
 #   make demo    install missing packages, build, run the demo
 #   make test    install missing packages, build, run all tests
-#   make bench   install missing packages (with Redis, hiredis, gnuplot),
-#                build feedcore-bench (Release), compare feedcore with Redis
-#                and the baselines; writes the figures into
-#                docs/benchmarks.md and the chart docs/benchmarks-vs-redis.png
+#   make bench   install missing packages (and gnuplot), build
+#                feedcore-bench (Release), compare feedcore, in process and
+#                on a Redis Cluster, with Redis and the baselines; writes the
+#                figures into docs/benchmarks.md and the chart
+#                docs/benchmarks-vs-redis.png
 #                (the Google Benchmark programs: cmake --build build
 #                --target bench-run)
 #   make sanitize  clang builds: every test under AddressSanitizer and
@@ -55,10 +56,12 @@ demo: deps build
 test: deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j2
 
-# Builds only the driver; it starts its own redis-server on a free
-# loopback port and stops it at exit. BENCH_FLAGS adds driver flags, e.g.
-# BENCH_FLAGS=--memory_entries=10000000. A run whose answers do not match
-# fails and leaves docs/ untouched.
+# Builds only the driver (with the Redis Cluster backend it links); it
+# starts its own redis-server on a free loopback port and a 3-master Redis
+# Cluster (scripts/redis-cluster), and stops both at exit. BENCH_FLAGS adds
+# driver flags, e.g. BENCH_FLAGS=--memory_entries=10000000, or
+# --redis_cluster=false to leave the cluster out. A run whose answers do
+# not match fails and leaves docs/ untouched.
 BENCH_FLAGS ?=
 BENCH_RATIOS := $(BUILD_DIR)/feedcore-bench-ratios.dat
 bench:

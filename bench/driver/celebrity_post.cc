@@ -1,10 +1,11 @@
 // celebrity-post: one actor with F followers publishes; the figure is the
-// time until every follower's timeline has the activity (feedcore: a
-// synchronous Publish returns; Redis: the last reply of the pipelined
-// ZADDs arrived; std::map: the insert loop ended). Every follower already
-// holds a few entries, as in a live feed. The follower list of the
-// celebrity is held by the Redis client and the baselines, not fetched:
-// their best case.
+// time until every follower's timeline has the activity (feedcore, in
+// process or on Redis Cluster: a synchronous Publish returns; Redis: the
+// last reply of the pipelined ZADDs arrived; std::map: the insert loop
+// ended). Every follower already holds a few entries, as in a live feed.
+// The follower list of the celebrity is held by the Redis client and the
+// baselines, not fetched: their best case. feedcore on Redis Cluster reads
+// it from the cluster, as the in-process engine reads its own.
 #include <random>
 #include <vector>
 
@@ -24,6 +25,8 @@ constexpr EntityId kFirstFollower = 1'000'000;
 constexpr size_t kWarmupPosts = 3;
 constexpr size_t kCheckedFollowers = 100;
 constexpr size_t kCheckedEntries = 10;
+// Calls in flight while the cluster's followers are set up (untimed).
+constexpr size_t kClusterSetupThreads = 8;
 
 Activity Post(size_t number) {
   Activity post;
@@ -53,6 +56,8 @@ void RunCelebrityPost(RunContext& context) {
   if (redis_client != nullptr) {
     redis.emplace(*redis_client, options.timeline_cap, options.redis_pipeline);
   }
+  std::unique_ptr<ClusterFeed> cluster = OpenClusterFeed(
+      context, kScenario, NewEngineOptions(feed->clock, options.timeline_cap));
 
   std::vector<EntityId> followers(options.followers);
   FollowOptions no_backfill;
@@ -70,19 +75,38 @@ void RunCelebrityPost(RunContext& context) {
       context.progress.Update(kScenario, "following", i, followers.size());
     }
   }
+  if (cluster != nullptr) {
+    absl::Status s =
+        RunConcurrently(context, kScenario, "following on Redis Cluster",
+                        followers.size(), kClusterSetupThreads, [&](size_t i) {
+                          return cluster->engine()
+                              .Follow(followers[i], kCelebrity, no_backfill)
+                              .status();
+                        });
+    if (!s.ok()) {
+      context.answers.Fail(kScenario, kFeedcoreCluster, s);
+      cluster.reset();
+    }
+  }
 
   auto publish_to_std_map = [&](const Activity& post) {
     const TimelineEntry entry{post.ts, post.id, post.actor};
     for (const EntityId follower : followers) std_map.Insert(follower, entry);
   };
-  auto publish_to_feedcore = [&](const Activity& post) -> absl::Status {
-    absl::StatusOr<PublishResult> result = engine.Publish(post);
+  auto publish_on = [&](FeedEngine& on, const Activity& post) -> absl::Status {
+    absl::StatusOr<PublishResult> result = on.Publish(post);
     if (!result.ok()) return result.status();
     if (result->fanned_out != followers.size()) {
       return absl::InternalError(absl::StrCat(
           "fanned out to ", result->fanned_out, " of ", followers.size()));
     }
     return absl::OkStatus();
+  };
+  auto publish_to_feedcore = [&](const Activity& post) {
+    return publish_on(engine, post);
+  };
+  auto publish_to_cluster = [&](const Activity& post) {
+    return publish_on(cluster->engine(), post);
   };
 
   // Warm-up posts, untimed.
@@ -91,6 +115,12 @@ void RunCelebrityPost(RunContext& context) {
     if (absl::Status s = publish_to_feedcore(post); !s.ok()) {
       context.answers.Fail(kScenario, kFeedcore, s);
       return;
+    }
+    if (cluster != nullptr) {
+      if (absl::Status s = publish_to_cluster(post); !s.ok()) {
+        context.answers.Fail(kScenario, kFeedcoreCluster, s);
+        cluster.reset();
+      }
     }
     publish_to_std_map(post);
     merge.Publish({post.ts, post.id, post.actor});
@@ -113,6 +143,9 @@ void RunCelebrityPost(RunContext& context) {
   };
   std::vector<SystemUnderTest> systems;
   systems.push_back({kFeedcore, timed(publish_to_feedcore), {}, false});
+  if (cluster != nullptr) {
+    systems.push_back({kFeedcoreCluster, timed(publish_to_cluster), {}, false});
+  }
   if (redis.has_value()) {
     systems.push_back({kRedis,
                        timed([&](const Activity& post) {
@@ -137,6 +170,10 @@ void RunCelebrityPost(RunContext& context) {
                      false});
   RunInterleaved(context, kScenario, "publishing", options.celebrity_rounds,
                  systems);
+  for (const SystemUnderTest& system : systems) {
+    // Failed already, and reported: its timelines are not compared.
+    if (system.name == kFeedcoreCluster && system.failed) cluster.reset();
+  }
 
   // Every system must show the same newest entries to the same followers:
   // the first and last follower and a random sample between.
@@ -161,6 +198,18 @@ void RunCelebrityPost(RunContext& context) {
     context.answers.Check(
         kScenario, question, kMergeOnRead, expected,
         PageIds(merge.Read(follower, std::nullopt, kCheckedEntries)));
+    if (cluster != nullptr) {
+      absl::StatusOr<Page> cluster_page =
+          cluster->engine().ReadTimeline(follower, read);
+      if (!cluster_page.ok()) {
+        context.answers.Fail(kScenario, kFeedcoreCluster,
+                             cluster_page.status());
+        cluster.reset();
+      } else {
+        context.answers.Check(kScenario, question, kFeedcoreCluster, expected,
+                              PageIds(*cluster_page));
+      }
+    }
     if (redis.has_value()) {
       std::optional<Micros> next;
       absl::StatusOr<std::vector<int64_t>> ids =

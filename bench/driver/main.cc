@@ -1,15 +1,19 @@
 // feedcore-bench: runs named scenarios against feedcore, Redis and the
 // in-process baselines in one process run, checks that every system gave
-// the same answers, and prints and writes the figures.
+// the same answers, and prints and writes the figures. The feed scenarios
+// also run feedcore's Redis Cluster backend, on a private cluster.
 //
 //   feedcore-bench [--scenario=all|NAME[,NAME...]] [--small] [--json=FILE]
 //                  [--markdown=FILE] [--chart_data=FILE] [--redis=false]
-//                  [size flags, see --help]
+//                  [--redis_cluster=false] [size flags, see --help]
 //
 // Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
 // memory. Exit status: 0 when every answer matched, 1 on a mismatch or a
 // failed call, 2 on a bad command line.
+#include <unistd.h>
+
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/driver/cluster_feed.h"
+#include "bench/driver/local_redis_cluster.h"
 #include "bench/driver/redis_client.h"
 #include "bench/driver/redis_server.h"
 #include "bench/driver/scenario.h"
@@ -42,6 +48,22 @@ ABSL_FLAG(std::string, chart_data, "",
 ABSL_FLAG(bool, redis, true, "compare with a redis-server started here");
 ABSL_FLAG(std::string, redis_server, "redis-server",
           "redis-server binary (looked up in PATH)");
+// The source tree's scripts/redis-cluster, found wherever the driver runs.
+#ifndef FEEDCORE_REDIS_CLUSTER_SCRIPT
+#define FEEDCORE_REDIS_CLUSTER_SCRIPT "scripts/redis-cluster"
+#endif
+ABSL_FLAG(bool, redis_cluster, true,
+          "compare with feedcore on a Redis Cluster (celebrity-post, "
+          "timeline-read): a private cluster started with "
+          "--redis_cluster_script, or the one at --redis_cluster_seeds");
+ABSL_FLAG(std::string, redis_cluster_script, FEEDCORE_REDIS_CLUSTER_SCRIPT,
+          "script that starts (`start DIR`) and stops (`stop DIR`) the "
+          "private cluster");
+ABSL_FLAG(std::vector<std::string>, redis_cluster_seeds, {},
+          "host:port[,host:port...] of an existing Redis Cluster to use "
+          "instead of a private one; only keys under this run's own prefix "
+          "(fcbench-<pid>-<time>) are written, and they are deleted after "
+          "each scenario");
 ABSL_FLAG(std::string, commit, "", "commit id to print with the figures");
 ABSL_FLAG(std::string, memory_child, "",
           "internal: measure one structure's memory in this process "
@@ -85,14 +107,15 @@ namespace {
 struct NamedScenario {
   const char* name;
   void (*run)(RunContext&);
+  bool uses_redis_cluster;
 };
 
 constexpr NamedScenario kScenarios[] = {
-    {"celebrity-post", RunCelebrityPost},
-    {"timeline-read", RunTimelineRead},
-    {"mixed-feed", RunMixedFeed},
-    {"leaderboard", RunLeaderboard},
-    {"memory", RunMemory},
+    {"celebrity-post", RunCelebrityPost, true},
+    {"timeline-read", RunTimelineRead, true},
+    {"mixed-feed", RunMixedFeed, false},
+    {"leaderboard", RunLeaderboard, false},
+    {"memory", RunMemory, false},
 };
 
 DriverOptions SmallOptions() {
@@ -224,7 +247,7 @@ int Main(int argc, char** argv) {
   } else if (!RedisClient::Compiled()) {
     report.Note(
         "Redis not compared: feedcore-bench was built without hiredis "
-        "(scripts/install-deps --bench, then rebuild)");
+        "(scripts/install-deps, then configure again)");
   } else {
     absl::StatusOr<std::unique_ptr<RedisServer>> started =
         RedisServer::Start(absl::GetFlag(FLAGS_redis_server));
@@ -253,11 +276,68 @@ int Main(int argc, char** argv) {
                    redis->port);
     }
   }
+  // feedcore on Redis Cluster: a private cluster started here and stopped
+  // when `cluster` goes out of scope (or by its guardian process, if the
+  // driver dies), or an existing one, or left out with the reason said.
+  // Started only for the scenarios that use it: it takes seconds.
+  std::unique_ptr<LocalRedisCluster> cluster;
+  std::optional<RedisClusterEndpoint> redis_cluster;
+  bool cluster_used = false;
+  for (const NamedScenario* scenario : *scenarios) {
+    cluster_used = cluster_used || scenario->uses_redis_cluster;
+  }
+  const char* const kClusterNotCompared =
+      "feedcore on Redis Cluster not compared";
+  if (!cluster_used) {
+    // No scenario of this run has it.
+  } else if (!absl::GetFlag(FLAGS_redis_cluster)) {
+    report.Note(absl::StrCat(kClusterNotCompared, " (--redis_cluster=false)"));
+  } else if (!ClusterFeed::Compiled()) {
+    report.Note(absl::StrCat(
+        kClusterNotCompared,
+        ": feedcore-bench was built without feedcore::redis_cluster (it "
+        "needs hiredis: scripts/install-deps, then configure again)"));
+  } else {
+    std::vector<std::string> seeds = absl::GetFlag(FLAGS_redis_cluster_seeds);
+    std::string kind;
+    if (!seeds.empty()) {
+      kind = absl::StrCat("existing, seeds ", absl::StrJoin(seeds, ","));
+    } else {
+      const std::string script = absl::GetFlag(FLAGS_redis_cluster_script);
+      std::fprintf(stderr, "feedcore-bench: starting a Redis Cluster (%s)\n",
+                   script.c_str());
+      absl::StatusOr<std::unique_ptr<LocalRedisCluster>> started =
+          LocalRedisCluster::Start(script);
+      if (!started.ok()) {
+        report.Note(absl::StrCat(
+            kClusterNotCompared,
+            ": could not start a cluster: ", started.status().message()));
+      } else {
+        cluster = *std::move(started);
+        seeds = cluster->seeds();
+        kind = "private, started with scripts/redis-cluster";
+      }
+    }
+    if (!seeds.empty()) {
+      absl::StatusOr<std::string> described = ClusterFeed::Describe(seeds);
+      if (!described.ok()) {
+        report.Note(absl::StrCat(
+            kClusterNotCompared, ": the cluster at ", absl::StrJoin(seeds, ","),
+            " does not answer: ", described.status().message()));
+      } else {
+        redis_cluster = RedisClusterEndpoint{
+            seeds, absl::StrCat("fcbench-", getpid(), "-", std::time(nullptr))};
+        machine.redis_cluster = absl::StrCat(*described, ", ", kind);
+        std::fprintf(stderr, "feedcore-bench: Redis Cluster of %s on %s\n",
+                     described->c_str(), absl::StrJoin(seeds, ",").c_str());
+      }
+    }
+  }
   for (const std::string& note : report.notes()) {
     std::fprintf(stderr, "feedcore-bench: %s\n", note.c_str());
   }
 
-  RunContext context{*options, redis, answers, progress, report};
+  RunContext context{*options, redis, redis_cluster, answers, progress, report};
   for (const NamedScenario* scenario : *scenarios) {
     std::fprintf(stderr, "feedcore-bench: running %s\n", scenario->name);
     const auto start = Stopwatch::now();

@@ -17,7 +17,7 @@ absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
     const std::string&, int) {
   return absl::UnavailableError(
       "feedcore-bench was built without hiredis (pkg-config found no "
-      "'hiredis'; scripts/install-deps --bench installs libhiredis-dev)");
+      "'hiredis'; scripts/install-deps installs libhiredis-dev)");
 }
 
 void RedisClient::Append(absl::Span<const std::string_view>) { ++pending_; }

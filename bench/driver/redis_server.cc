@@ -164,7 +164,7 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
           return absl::UnavailableError(absl::StrCat(
               "cannot run '", binary,
-              "' (not installed? scripts/install-deps --bench installs it)"));
+              "' (not installed? scripts/install-deps installs it)"));
         }
         std::ifstream log(dir + "/redis.log");
         std::ostringstream text;

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -69,14 +70,81 @@ std::string JsonString(const std::string& text) {
   return out + "\"";
 }
 
-const Ratio* FindRatio(const std::vector<Ratio>& ratios, const Figure& figure) {
+const Ratio* FindRatio(const std::vector<Ratio>& ratios,
+                       std::string_view scenario, std::string_view metric,
+                       std::string_view base, std::string_view other) {
   for (const Ratio& ratio : ratios) {
-    if (ratio.scenario == figure.scenario && ratio.metric == figure.metric &&
-        ratio.other == figure.system) {
+    if (ratio.scenario == scenario && ratio.metric == metric &&
+        ratio.base == base && ratio.other == other) {
       return &ratio;
     }
   }
   return nullptr;
+}
+
+// feedcore's ratio to `figure`'s system: the "feedcore is" column.
+const Ratio* FindRatio(const std::vector<Ratio>& ratios, const Figure& figure) {
+  return FindRatio(ratios, figure.scenario, figure.metric, kFeedcore,
+                   figure.system);
+}
+
+bool IsHeadline(const Ratio& ratio) {
+  return ratio.base == kFeedcore && ratio.other == kRedis;
+}
+
+const Figure* FindFigure(const std::vector<Figure>& figures,
+                         std::string_view scenario, std::string_view metric,
+                         std::string_view system) {
+  for (const Figure& figure : figures) {
+    if (figure.scenario == scenario && figure.metric == metric &&
+        figure.system == system) {
+      return &figure;
+    }
+  }
+  return nullptr;
+}
+
+// One metric that feedcore on Redis Cluster ran, with the in-process
+// engine and Redis beside it (null when they did not run).
+struct ClusterRow {
+  const Figure* cluster = nullptr;
+  const Figure* in_process = nullptr;
+  const Figure* redis = nullptr;
+  const Ratio* in_process_vs_cluster = nullptr;
+  const Ratio* cluster_vs_redis = nullptr;
+};
+
+std::vector<ClusterRow> ClusterRows(const std::vector<Figure>& figures,
+                                    const std::vector<Ratio>& ratios) {
+  std::vector<ClusterRow> rows;
+  for (const Figure& figure : figures) {
+    if (figure.system != kFeedcoreCluster) continue;
+    ClusterRow row;
+    row.cluster = &figure;
+    row.in_process =
+        FindFigure(figures, figure.scenario, figure.metric, kFeedcore);
+    row.redis = FindFigure(figures, figure.scenario, figure.metric, kRedis);
+    row.in_process_vs_cluster = FindRatio(
+        ratios, figure.scenario, figure.metric, kFeedcore, kFeedcoreCluster);
+    row.cluster_vs_redis = FindRatio(ratios, figure.scenario, figure.metric,
+                                     kFeedcoreCluster, kRedis);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string MedianText(const Figure* figure) {
+  return figure == nullptr ? "-" : Number(figure->summary.median);
+}
+
+std::string P99Text(const Figure* figure) {
+  return figure == nullptr || figure->higher_is_better
+             ? "-"
+             : Number(figure->summary.p99);
+}
+
+std::string RatioOrDash(const Ratio* ratio) {
+  return ratio == nullptr ? "-" : RatioText(ratio->value);
 }
 
 std::string TargetText(const Ratio& ratio) {
@@ -101,6 +169,22 @@ std::string ReadCpuModel() {
 
 void Report::ComputeRatios() {
   ratios_.clear();
+  auto add = [&](const Figure& mine, const Figure& other) {
+    Ratio ratio;
+    ratio.scenario = mine.scenario;
+    ratio.metric = mine.metric;
+    ratio.base = mine.system;
+    ratio.other = other.system;
+    const double numerator =
+        mine.higher_is_better ? mine.summary.median : other.summary.median;
+    const double denominator =
+        mine.higher_is_better ? other.summary.median : mine.summary.median;
+    ratio.value = denominator > 0 ? numerator / denominator : 0;
+    if (mine.system == kFeedcore && other.system == kRedis) {
+      ratio.target = mine.redis_target;
+    }
+    ratios_.push_back(std::move(ratio));
+  };
   for (const Figure& mine : figures_) {
     if (mine.system != kFeedcore) continue;
     for (const Figure& other : figures_) {
@@ -108,17 +192,16 @@ void Report::ComputeRatios() {
           other.metric != mine.metric) {
         continue;
       }
-      Ratio ratio;
-      ratio.scenario = mine.scenario;
-      ratio.metric = mine.metric;
-      ratio.other = other.system;
-      const double numerator =
-          mine.higher_is_better ? mine.summary.median : other.summary.median;
-      const double denominator =
-          mine.higher_is_better ? other.summary.median : mine.summary.median;
-      ratio.value = denominator > 0 ? numerator / denominator : 0;
-      if (other.system == kRedis) ratio.target = mine.redis_target;
-      ratios_.push_back(std::move(ratio));
+      add(mine, other);
+    }
+  }
+  // The cluster backend against plain Redis: the same loopback network
+  // path, so what is left is the backend's own work per entry.
+  for (const Figure& mine : figures_) {
+    if (mine.system != kFeedcoreCluster) continue;
+    if (const Figure* redis =
+            FindFigure(figures_, mine.scenario, mine.metric, kRedis)) {
+      add(mine, *redis);
     }
   }
 }
@@ -130,11 +213,14 @@ void Report::PrintTable(std::FILE* out, const MachineInfo& machine) const {
   if (!machine.redis_version.empty()) {
     absl::FPrintF(out, "redis-server %s\n", machine.redis_version);
   }
-  absl::FPrintF(out, "\n%-15s %-46s %-14s %12s %12s %-6s %10s\n", "scenario",
+  if (!machine.redis_cluster.empty()) {
+    absl::FPrintF(out, "Redis Cluster: %s\n", machine.redis_cluster);
+  }
+  absl::FPrintF(out, "\n%-15s %-46s %-22s %12s %12s %-6s %10s\n", "scenario",
                 "metric", "system", "median", "p99", "unit", "feedcore is");
   for (const Figure& figure : figures_) {
     const Ratio* ratio = FindRatio(ratios_, figure);
-    absl::FPrintF(out, "%-15s %-46s %-14s %12s %12s %-6s %10s\n",
+    absl::FPrintF(out, "%-15s %-46s %-22s %12s %12s %-6s %10s\n",
                   figure.scenario, figure.metric, figure.system,
                   Number(figure.summary.median),
                   figure.higher_is_better ? "-" : Number(figure.summary.p99),
@@ -143,12 +229,31 @@ void Report::PrintTable(std::FILE* out, const MachineInfo& machine) const {
   absl::FPrintF(out, "\nHeadline: feedcore vs Redis (times better, medians)\n");
   bool any = false;
   for (const Ratio& ratio : ratios_) {
-    if (ratio.other != kRedis) continue;
+    if (!IsHeadline(ratio)) continue;
     any = true;
     absl::FPrintF(out, "  %-15s %-46s %8s   target %s\n", ratio.scenario,
                   ratio.metric, RatioText(ratio.value), TargetText(ratio));
   }
   if (!any) absl::FPrintF(out, "  (Redis did not run)\n");
+  const std::vector<ClusterRow> rows = ClusterRows(figures_, ratios_);
+  if (!rows.empty()) {
+    absl::FPrintF(out,
+                  "\nfeedcore in-process vs feedcore on Redis Cluster "
+                  "(medians and p99; times better)\n");
+    absl::FPrintF(out, "  %-15s %-30s %-4s %19s %19s %19s %18s %16s\n",
+                  "scenario", "metric", "unit", "in-process", "on cluster",
+                  "redis", "in-proc vs cluster", "cluster vs redis");
+    for (const ClusterRow& row : rows) {
+      auto pair = [](const Figure* figure) {
+        return absl::StrCat(MedianText(figure), " / ", P99Text(figure));
+      };
+      absl::FPrintF(out, "  %-15s %-30s %-4s %19s %19s %19s %18s %16s\n",
+                    row.cluster->scenario, row.cluster->metric,
+                    row.cluster->unit, pair(row.in_process), pair(row.cluster),
+                    pair(row.redis), RatioOrDash(row.in_process_vs_cluster),
+                    RatioOrDash(row.cluster_vs_redis));
+    }
+  }
   for (const std::string& note : notes_) absl::FPrintF(out, "note: %s\n", note);
 }
 
@@ -161,6 +266,7 @@ absl::Status Report::WriteJson(const std::string& path,
        << ", \"compiler\": " << JsonString(machine.compiler)
        << ", \"build_type\": " << JsonString(machine.build_type)
        << ", \"redis_version\": " << JsonString(machine.redis_version)
+       << ", \"redis_cluster\": " << JsonString(machine.redis_cluster)
        << ", \"commit\": " << JsonString(machine.commit)
        << ", \"command\": " << JsonString(machine.command)
        << ", \"date\": " << JsonString(machine.date) << "},\n";
@@ -187,8 +293,12 @@ absl::Status Report::WriteJson(const std::string& path,
     json << (i == 0 ? "\n" : ",\n")
          << "    {\"scenario\": " << JsonString(r.scenario)
          << ", \"metric\": " << JsonString(r.metric)
-         << ", \"feedcore_vs\": " << JsonString(r.other)
-         << absl::StrFormat(", \"ratio\": %.4g", r.value);
+         << ", \"system\": " << JsonString(r.base)
+         << ", \"vs\": " << JsonString(r.other);
+    if (r.base == kFeedcore) {
+      json << ", \"feedcore_vs\": " << JsonString(r.other);
+    }
+    json << absl::StrFormat(", \"ratio\": %.4g", r.value);
     if (r.target.has_value()) {
       json << absl::StrFormat(", \"target\": %.4g, \"met\": %s", *r.target,
                               r.met() ? "true" : "false");
@@ -233,6 +343,9 @@ absl::Status Report::WriteMarkdownSection(const std::string& path,
      << (machine.redis_version.empty()
              ? "did not run"
              : "redis-server " + machine.redis_version)
+     << " |\n";
+  md << "| Redis Cluster | "
+     << (machine.redis_cluster.empty() ? "did not run" : machine.redis_cluster)
      << " |\n\n";
 
   md << "**Headline: feedcore vs Redis** (times better, ratio of medians "
@@ -240,11 +353,31 @@ absl::Status Report::WriteMarkdownSection(const std::string& path,
   md << "| scenario | figure | feedcore vs Redis | target |\n|---|---|---|---|"
         "\n";
   for (const Ratio& ratio : ratios_) {
-    if (ratio.other != kRedis) continue;
+    if (!IsHeadline(ratio)) continue;
     md << "| " << ratio.scenario << " | " << ratio.metric << " | **"
        << RatioText(ratio.value) << "** | " << TargetText(ratio) << " |\n";
   }
   md << "\n![feedcore vs Redis](benchmarks-vs-redis.png)\n\n";
+
+  const std::vector<ClusterRow> rows = ClusterRows(figures_, ratios_);
+  if (!rows.empty()) {
+    md << "**feedcore in-process vs feedcore on Redis Cluster**, with plain "
+          "Redis beside them (same run; ratios of medians, times better):\n\n";
+    md << "| scenario | figure | unit | in-process median | in-process p99 "
+          "| on Redis Cluster median | on Redis Cluster p99 | Redis median | "
+          "Redis p99 | in-process vs cluster | cluster vs Redis |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const ClusterRow& row : rows) {
+      md << "| " << row.cluster->scenario << " | " << row.cluster->metric
+         << " | " << row.cluster->unit << " | " << MedianText(row.in_process)
+         << " | " << P99Text(row.in_process) << " | " << MedianText(row.cluster)
+         << " | " << P99Text(row.cluster) << " | " << MedianText(row.redis)
+         << " | " << P99Text(row.redis) << " | **"
+         << RatioOrDash(row.in_process_vs_cluster) << "** | "
+         << RatioOrDash(row.cluster_vs_redis) << " |\n";
+    }
+    md << "\n";
+  }
 
   md << "All figures (ratio: how many times better feedcore's median is than "
         "that system's):\n\n";
@@ -284,7 +417,7 @@ absl::Status Report::WriteChartData(const std::string& path) const {
   std::ofstream out(path);
   out << "# label\tfeedcore/redis\ttarget\n";
   for (const Ratio& ratio : ratios_) {
-    if (ratio.other != kRedis) continue;
+    if (!IsHeadline(ratio)) continue;
     out << '"' << ratio.scenario << ": " << ratio.metric << "\"\t"
         << absl::StrFormat("%.4g", ratio.value) << "\t"
         << absl::StrFormat("%.4g", ratio.target.value_or(0)) << "\n";

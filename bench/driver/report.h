@@ -16,6 +16,8 @@ namespace feedcore::bench {
 
 // Names of the systems, as printed and written to JSON.
 inline constexpr char kFeedcore[] = "feedcore";
+// feedcore's FeedEngine on the Redis Cluster backend.
+inline constexpr char kFeedcoreCluster[] = "feedcore_redis_cluster";
 inline constexpr char kRedis[] = "redis";
 inline constexpr char kStdMapMutex[] = "std_map_mutex";
 inline constexpr char kMergeOnRead[] = "merge_on_read";
@@ -33,12 +35,13 @@ struct Figure {
   std::optional<double> redis_target;
 };
 
-// How many times better feedcore did than `other` on one metric: other's
-// median time / feedcore's median time (or feedcore's throughput / other's).
-// Above 1 means feedcore did better.
+// How many times better `base` (feedcore, unless said otherwise) did than
+// `other` on one metric: other's median time / base's median time (or
+// base's throughput / other's). Above 1 means `base` did better.
 struct Ratio {
   std::string scenario;
   std::string metric;
+  std::string base = kFeedcore;
   std::string other;
   double value = 0;
   std::optional<double> target;  // the target, vs Redis only
@@ -51,6 +54,7 @@ struct MachineInfo {
   std::string compiler;
   std::string build_type;
   std::string redis_version;  // empty when Redis did not run
+  std::string redis_cluster;  // what the cluster is; empty when not run
   std::string commit;         // as passed with --commit
   std::string command;        // the driver's command line
   std::string date;           // UTC, when the run started
@@ -63,7 +67,8 @@ class Report {
   void Note(std::string note) { notes_.push_back(std::move(note)); }
 
   // Computes the ratio of feedcore to every other system, for every
-  // (scenario, metric) where both have a figure.
+  // (scenario, metric) where both have a figure, and of feedcore on Redis
+  // Cluster to Redis.
   void ComputeRatios();
 
   const std::vector<Figure>& figures() const { return figures_; }

@@ -1,5 +1,6 @@
 // What every scenario gets from the driver: the sizes to run at, where
-// Redis is (if it runs), and where results and answer checks go.
+// Redis and the Redis Cluster are (if they run), and where results and
+// answer checks go.
 #ifndef FEEDCORE_BENCH_DRIVER_SCENARIO_H_
 #define FEEDCORE_BENCH_DRIVER_SCENARIO_H_
 
@@ -59,9 +60,19 @@ struct RedisEndpoint {
   int port = 0;
 };
 
+// The Redis Cluster under "feedcore on Redis Cluster".
+struct RedisClusterEndpoint {
+  std::vector<std::string> seeds;  // "host:port"
+  // Unique to this driver run, so that runs sharing a cluster never meet;
+  // each scenario's engine appends its own name.
+  std::string key_prefix;
+};
+
 struct RunContext {
   const DriverOptions& options;
   const std::optional<RedisEndpoint>& redis;  // empty: Redis is not compared
+  // Empty: feedcore on Redis Cluster is not compared.
+  const std::optional<RedisClusterEndpoint>& redis_cluster;
   AnswerChecker& answers;
   Progress& progress;
   Report& report;

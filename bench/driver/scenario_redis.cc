@@ -1,5 +1,11 @@
 #include "bench/driver/scenario_redis.h"
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -20,6 +26,50 @@ std::unique_ptr<RedisClient> ConnectRedis(RunContext& context,
     return nullptr;
   }
   return *std::move(client);
+}
+
+std::unique_ptr<ClusterFeed> OpenClusterFeed(RunContext& context,
+                                             std::string_view scenario,
+                                             EngineOptions options) {
+  if (!context.redis_cluster.has_value()) return nullptr;
+  absl::StatusOr<std::unique_ptr<ClusterFeed>> feed =
+      ClusterFeed::Open(*context.redis_cluster, scenario,
+                        ClusterEngineOptions(std::move(options)));
+  if (!feed.ok()) {
+    context.answers.Fail(scenario, kFeedcoreCluster, feed.status());
+    return nullptr;
+  }
+  return *std::move(feed);
+}
+
+absl::Status RunConcurrently(RunContext& context, std::string_view scenario,
+                             std::string_view step, size_t n, size_t threads,
+                             const std::function<absl::Status(size_t)>& call) {
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  absl::Status first_error;
+  auto work = [&] {
+    for (size_t i = next++; i < n && !failed; i = next++) {
+      if (absl::Status status = call(i); !status.ok()) {
+        std::lock_guard lock(mu);
+        if (first_error.ok()) first_error = status;
+        failed = true;
+      }
+      ++done;
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < threads; ++t) workers.emplace_back(work);
+  // Progress draws from this thread only: it is not thread-safe.
+  while (done < n && !failed) {
+    context.progress.Update(scenario, step, done, n);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (std::thread& worker : workers) worker.join();
+  context.progress.Clear();
+  return first_error;
 }
 
 absl::StatusOr<int64_t> RedisUsedMemory(RedisClient& client) {

@@ -4,6 +4,8 @@
 // page's position back. The figure is the time of one page. Every system
 // returns the same pages: the newest `timeline_cap` entries, which is all a
 // capped timeline holds (the merge-on-read baseline stops there too).
+// feedcore on Redis Cluster pages with the same calls as feedcore in
+// process: one read script on the reader's node per page.
 #include <random>
 #include <vector>
 
@@ -20,6 +22,8 @@ namespace {
 constexpr char kScenario[] = "timeline-read";
 constexpr EntityId kReader = 7;
 constexpr EntityId kFirstActor = 10'000;
+// Calls in flight while the cluster's posts are published (untimed).
+constexpr size_t kClusterSetupThreads = 8;
 
 // One pass through the timeline: the ids of every page, in order.
 using Pages = std::vector<std::vector<int64_t>>;
@@ -44,6 +48,8 @@ void RunTimelineRead(RunContext& context) {
   if (redis_client != nullptr) {
     redis.emplace(*redis_client, options.timeline_cap, options.redis_pipeline);
   }
+  std::unique_ptr<ClusterFeed> cluster = OpenClusterFeed(
+      context, kScenario, NewEngineOptions(feed->clock, options.timeline_cap));
 
   for (size_t a = 0; a < options.followees; ++a) {
     if (absl::Status s = engine.Follow(kReader, kFirstActor + a).status();
@@ -52,6 +58,14 @@ void RunTimelineRead(RunContext& context) {
       return;
     }
     merge.Follow(kReader, kFirstActor + a);
+    if (cluster != nullptr) {
+      if (absl::Status s =
+              cluster->engine().Follow(kReader, kFirstActor + a).status();
+          !s.ok()) {
+        context.answers.Fail(kScenario, kFeedcoreCluster, s);
+        cluster.reset();
+      }
+    }
   }
   // Posts interleave across actors in time, as in a real feed; timestamps
   // are strictly increasing, so unique.
@@ -59,6 +73,8 @@ void RunTimelineRead(RunContext& context) {
   Micros ts = kBenchStartTime;
   ActivityId id = 1;
   const size_t total = options.followees * options.posts_per_followee;
+  std::vector<Activity> posts;
+  posts.reserve(total);
   for (size_t round = 0; round < options.posts_per_followee; ++round) {
     for (size_t a = 0; a < options.followees; ++a) {
       ts += 1 + static_cast<Micros>(rng() % 1000);
@@ -70,6 +86,7 @@ void RunTimelineRead(RunContext& context) {
         context.answers.Fail(kScenario, kFeedcore, s);
         return;
       }
+      if (cluster != nullptr) posts.push_back(post);
       const TimelineEntry entry{post.ts, post.id, post.actor};
       std_map.Insert(kReader, entry);
       merge.Publish(entry);
@@ -91,9 +108,21 @@ void RunTimelineRead(RunContext& context) {
       redis.reset();
     }
   }
+  // Out of order across threads, which leaves the same timeline: a capped
+  // timeline keeps the newest entries whatever order they came in.
+  if (cluster != nullptr) {
+    absl::Status s = RunConcurrently(
+        context, kScenario, "publishing on Redis Cluster", posts.size(),
+        kClusterSetupThreads,
+        [&](size_t i) { return cluster->engine().Publish(posts[i]).status(); });
+    if (!s.ok()) {
+      context.answers.Fail(kScenario, kFeedcoreCluster, s);
+      cluster.reset();
+    }
+  }
 
   // Each system's pages of the last pass, compared after the runs.
-  Pages feedcore_pages, redis_pages, std_map_pages, merge_pages;
+  Pages feedcore_pages, cluster_pages, redis_pages, std_map_pages, merge_pages;
   // `read` keeps its result (and status) in the caller's variables, which
   // are checked after the clock stopped.
   auto timed_page = [](std::vector<double>& samples, auto&& read) {
@@ -102,25 +131,37 @@ void RunTimelineRead(RunContext& context) {
     samples.push_back(MicrosSince(start));
   };
 
+  auto feedcore_pass = [&](FeedEngine& on, Pages& pages,
+                           std::vector<double>& samples) -> absl::Status {
+    pages.assign(pages_per_pass, {});
+    ReadOptions read;
+    read.limit = options.page_size;
+    for (size_t p = 0; p < pages_per_pass; ++p) {
+      absl::StatusOr<Page> page;
+      timed_page(samples, [&] { page = on.ReadTimeline(kReader, read); });
+      if (!page.ok()) return page.status();
+      pages[p] = PageIds(*page);
+      read.cursor = std::move(page->next_cursor);
+    }
+    return absl::OkStatus();
+  };
+
   std::vector<SystemUnderTest> systems;
   systems.push_back({kFeedcore,
-                     [&](size_t, std::vector<double>& samples) -> absl::Status {
-                       feedcore_pages.assign(pages_per_pass, {});
-                       ReadOptions read;
-                       read.limit = options.page_size;
-                       for (size_t p = 0; p < pages_per_pass; ++p) {
-                         absl::StatusOr<Page> page;
-                         timed_page(samples, [&] {
-                           page = engine.ReadTimeline(kReader, read);
-                         });
-                         if (!page.ok()) return page.status();
-                         feedcore_pages[p] = PageIds(*page);
-                         read.cursor = std::move(page->next_cursor);
-                       }
-                       return absl::OkStatus();
+                     [&](size_t, std::vector<double>& samples) {
+                       return feedcore_pass(engine, feedcore_pages, samples);
                      },
                      {},
                      false});
+  if (cluster != nullptr) {
+    systems.push_back({kFeedcoreCluster,
+                       [&](size_t, std::vector<double>& samples) {
+                         return feedcore_pass(cluster->engine(), cluster_pages,
+                                              samples);
+                       },
+                       {},
+                       false});
+  }
   if (redis.has_value()) {
     systems.push_back(
         {kRedis,
@@ -204,6 +245,10 @@ void RunTimelineRead(RunContext& context) {
                               feedcore_pages[p], std_map_pages[p]);
         context.answers.Check(kScenario, question, kMergeOnRead,
                               feedcore_pages[p], merge_pages[p]);
+        if (cluster != nullptr && !cluster_pages.empty()) {
+          context.answers.Check(kScenario, question, kFeedcoreCluster,
+                                feedcore_pages[p], cluster_pages[p]);
+        }
         if (redis.has_value() && !redis_pages.empty()) {
           context.answers.Check(kScenario, question, kRedis, feedcore_pages[p],
                                 redis_pages[p]);

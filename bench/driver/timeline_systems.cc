@@ -8,17 +8,21 @@
 
 namespace feedcore::bench {
 
-absl::StatusOr<FeedSetup> NewFeedSetup(size_t cap) {
-  FeedSetup setup;
-  setup.clock = std::make_shared<ManualClock>(kBenchStartTime);
+EngineOptions NewEngineOptions(std::shared_ptr<ManualClock> clock, size_t cap) {
   EngineOptions options;
-  options.clock = setup.clock;
+  options.clock = std::move(clock);
   options.max_timeline_length = cap;
   options.default_backfill = 0;
   // Nothing expires during a run; a sweeper thread would only add noise.
   options.sweep_interval = 0;
+  return options;
+}
+
+absl::StatusOr<FeedSetup> NewFeedSetup(size_t cap) {
+  FeedSetup setup;
+  setup.clock = std::make_shared<ManualClock>(kBenchStartTime);
   absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
-      FeedEngine::Create(std::move(options));
+      FeedEngine::Create(NewEngineOptions(setup.clock, cap));
   if (!engine.ok()) return engine.status();
   setup.engine = *std::move(engine);
   return setup;

@@ -2,6 +2,8 @@
 // every scenario:
 //   * feedcore: a FeedEngine, fan-out on write, no sweeper thread, a manual
 //     clock (nothing expires during a run);
+//   * feedcore on Redis Cluster (cluster_feed.h): the same options and
+//     clock on the Redis Cluster backend;
 //   * Redis: one sorted set per timeline (`tl:<owner>`, member = activity
 //     id, score = ts), capped with ZREMRANGEBYRANK, activities stored once
 //     (`act:<id>`), paged with ZRANGE ... BYSCORE REV LIMIT;
@@ -34,9 +36,11 @@ struct FeedSetup {
   std::unique_ptr<FeedEngine> engine;
 };
 
-// An engine with the library's defaults except: `cap` entries per
-// timeline, no back-fill (scenarios follow before anything is published),
-// no sweeper thread.
+// The library's defaults except: `cap` entries per timeline, no back-fill
+// (scenarios follow before anything is published), no sweeper thread.
+EngineOptions NewEngineOptions(std::shared_ptr<ManualClock> clock, size_t cap);
+
+// An in-process engine with NewEngineOptions on a fresh manual clock.
 absl::StatusOr<FeedSetup> NewFeedSetup(size_t cap);
 
 BaselineOptions NewBaselineOptions(std::shared_ptr<ManualClock> clock,
