@@ -125,8 +125,9 @@ return {1, removed}
 // Stores an activity once. ARGV: actor, ts, payload, expires_at (decimal),
 // key ttl in ms. Returns {state, expires_at}: state "new" (stored now),
 // "delivering" (stored by a publish that has not finished its fan-out),
-// "delivered", "retracted" or "conflict" (the id holds another activity);
-// expires_at is the stored one, which every copy must carry.
+// "delivered", "retracted" (also while its retract is still removing
+// copies) or "conflict" (the id holds another activity); expires_at is the
+// stored one, which every copy must carry.
 inline constexpr char kStoreActivityScript[] = R"lua(
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
@@ -136,7 +137,9 @@ if not state then
   return {'new', ARGV[4]}
 end
 local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'payload', 'expires')
-if state == 'retracted' then return {'retracted', f[4]} end
+if state == 'retracted' or state == 'retracting' then
+  return {'retracted', f[4]}
+end
 if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] or f[3] ~= ARGV[3] then
   return {'conflict', f[4]}
 end
@@ -151,18 +154,29 @@ if state == 'delivering' then redis.call('HSET', KEYS[1], 'state', 'delivered') 
 return state or 'missing'
 )lua";
 
-// Marks an activity retracted and drops its payload; the record stays
+// Marks an activity "retracting" and drops its payload; the record stays
 // (until it expires) so the id cannot be published again. Returns
 // {state found, actor, ts, expires_at}, state "missing" when there is none.
+// Found "retracting", an earlier retract did not finish removing the
+// copies; found "retracted", one did, and retracting again is a no-op.
 inline constexpr char kRetractScript[] = R"lua(
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', '0', '0', '0'} end
 local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'expires')
-if state ~= 'retracted' then
-  redis.call('HSET', KEYS[1], 'state', 'retracted')
+if state ~= 'retracted' and state ~= 'retracting' then
+  redis.call('HSET', KEYS[1], 'state', 'retracting')
   redis.call('HDEL', KEYS[1], 'payload')
 end
 return {state, f[1], f[2], f[3]}
+)lua";
+
+// Ends a retract whose copies are all removed: "retracting" becomes
+// "retracted".
+inline constexpr char kFinishRetractScript[] = R"lua(
+if redis.call('HGET', KEYS[1], 'state') == 'retracting' then
+  redis.call('HSET', KEYS[1], 'state', 'retracted')
+end
+return 1
 )lua";
 
 #undef FEEDCORE_LUA_LESS

@@ -18,7 +18,10 @@
 //     follow gone and copies nothing.
 //   * Retract marks the activity retracted before removing its copies, and
 //     a publish checks the mark when its fan-out ends and removes what it
-//     copied if a Retract ran meanwhile.
+//     copied if a Retract ran meanwhile. The mark says "retracting" until
+//     the copies are gone and "retracted" after, so a retry of a retract
+//     that failed half-way finishes it, and retracting again after one
+//     that finished is a no-op.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -115,6 +118,7 @@ class RedisFeedEngine final : public FeedEngine {
         {&store_activity_, redis::kStoreActivityScript},
         {&finish_publish_, redis::kFinishPublishScript},
         {&retract_, redis::kRetractScript},
+        {&finish_retract_, redis::kFinishRetractScript},
     };
     for (const auto& [script, body] : scripts) {
       absl::StatusOr<redis::Script> loaded = client_->LoadScript(body);
@@ -438,7 +442,7 @@ class RedisFeedEngine final : public FeedEngine {
         client_->RunOne(ClusterClient::ScriptCommand(
             finish_publish_, ActivityKey(activity.id), {}));
     if (!finished.ok()) return finished.status();
-    if (finished->str == "retracted") {
+    if (finished->str == "retracting" || finished->str == "retracted") {
       // A Retract ran during the fan-out and may have missed copies made
       // after it passed: remove them as it would.
       if (absl::Status status = RemoveCopies(entry); !status.ok()) {
@@ -468,10 +472,18 @@ class RedisFeedEngine final : public FeedEngine {
     if (!actor.ok()) return actor.status();
     if (!ts.ok()) return ts.status();
     if (!expires_at.ok()) return expires_at.status();
-    // Also when it was retracted before: a retract that failed half-way
-    // then finishes on retry. Removing what is gone changes nothing.
-    return RemoveCopies(StoredEntry{
-        *ts, activity_id, static_cast<EntityId>(*actor), *expires_at, 0, {}});
+    // A retract that finished before: retracting twice is a no-op, even
+    // if an entry with the key was put back since.
+    if (reply->elements[0].str == "retracted") return absl::OkStatus();
+    // Also when a retract before did not finish ("retracting"): the retry
+    // finishes it. Removing what is gone changes nothing.
+    const StoredEntry entry{
+        *ts, activity_id, static_cast<EntityId>(*actor), *expires_at, 0, {}};
+    if (absl::Status status = RemoveCopies(entry); !status.ok()) return status;
+    return client_
+        ->RunOne(ClusterClient::ScriptCommand(finish_retract_,
+                                              ActivityKey(activity_id), {}))
+        .status();
   }
 
   size_t EvictExpired(size_t) override { return 0; }
@@ -506,7 +518,9 @@ class RedisFeedEngine final : public FeedEngine {
   }
 
   static int64_t KeyTtlMillis(Micros expires_at, Micros now) {
-    const Micros left = std::max<Micros>(expires_at - now, 0);
+    // Capped so that adding the margin cannot overflow (an expires_at near
+    // Micros max on a clock near 0); a key kept kMaxTtl is kept for good.
+    const Micros left = std::clamp<Micros>(expires_at - now, 0, kMaxTtl);
     return (left + kKeyExpiryMargin) / kMicrosPerMillisecond + 1;
   }
 
@@ -710,7 +724,7 @@ class RedisFeedEngine final : public FeedEngine {
             cursor->entity, ", not to the ",
             followers ? "follower" : "followee", " list of ", entity));
       }
-      start = "(" + BigEndian(cursor->last);
+      start = absl::StrCat("(", BigEndian(cursor->last));
     }
     absl::StatusOr<std::vector<EntityId>> ids =
         ListIds(Key(entity, followers ? "fr" : "fg"), start, options.limit + 1);
@@ -762,28 +776,36 @@ class RedisFeedEngine final : public FeedEngine {
       if (chunk->empty()) return absl::OkStatus();
       if (absl::Status status = visit(*chunk); !status.ok()) return status;
       if (chunk->size() < kFollowerChunk) return absl::OkStatus();
-      start = "(" + BigEndian(chunk->back());
+      start = absl::StrCat("(", BigEndian(chunk->back()));
     }
   }
 
-  // Removes the copies of `entry` from its actor's own feed, the world
-  // feed and the timelines of the actor's followers.
+  // Removes the entry with `entry`'s key from its actor's own feed, the
+  // world feed and the timelines of the actor's followers. By key, not by
+  // member: a follower's copy may since have been overwritten by an Insert
+  // with the same key (another actor or expiry), and it is still the
+  // activity's entry, as the in-process engine sees it.
   absl::Status RemoveCopies(const StoredEntry& entry) {
-    const std::string member = redis::EncodeEntryMember(entry);
+    auto remove = [&](std::string key) {
+      return ClusterClient::ScriptCommand(
+          remove_, std::move(key),
+          {redis::EntryScore(entry.ts),
+           redis::EntryKeyBytes(entry.ts, entry.activity_id)});
+    };
     std::vector<Command> commands;
-    commands.push_back(PlainCommand({"ZREM", Key(entry.actor, "own"), member}));
-    commands.push_back(PlainCommand({"ZREM", WorldKey(), member}));
+    commands.push_back(remove(Key(entry.actor, "own")));
+    commands.push_back(remove(WorldKey()));
     absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(commands));
     if (!done.ok()) return done.status();
-    return ForEachFollowerChunk(entry.actor, [&](const std::vector<EntityId>&
-                                                     followers) {
-      std::vector<Command> removals;
-      removals.reserve(followers.size());
-      for (EntityId follower : followers) {
-        removals.push_back(PlainCommand({"ZREM", Key(follower, "tl"), member}));
-      }
-      return client_->Run(std::move(removals)).status();
-    });
+    return ForEachFollowerChunk(
+        entry.actor, [&](const std::vector<EntityId>& followers) {
+          std::vector<Command> removals;
+          removals.reserve(followers.size());
+          for (EntityId follower : followers) {
+            removals.push_back(remove(Key(follower, "tl")));
+          }
+          return client_->Run(std::move(removals)).status();
+        });
   }
 
   size_t Count(const std::string& key) const {
@@ -803,6 +825,7 @@ class RedisFeedEngine final : public FeedEngine {
   redis::Script store_activity_;
   redis::Script finish_publish_;
   redis::Script retract_;
+  redis::Script finish_retract_;
 };
 
 }  // namespace
