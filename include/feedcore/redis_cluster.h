@@ -37,11 +37,13 @@
 //   read takes a snapshot per partition, not one of the whole board.
 // * Not mapped yet, refused at creation with `InvalidArgument` naming the
 //   option: hybrid fan-out (`hybrid_fanout_threshold`), grouped feeds
-//   (`aggregation.enabled`), asynchronous fan-out (`fanout_threads` > 1 is
-//   accepted but the fan-out always completes inside Publish), a change
-//   stream, and `TieBreak::kEarlierUpdateFirst` (it needs one update order
-//   across the whole board). Notification-feed calls return
-//   `Unimplemented`.
+//   (`aggregation.enabled`), a change stream, and
+//   `TieBreak::kEarlierUpdateFirst` (it needs one update order across the
+//   whole board). `PublishOptions::notify` makes Publish return
+//   `Unimplemented` having published nothing, so notification feeds stay
+//   empty and their calls answer as for an empty feed. `fanout_threads`
+//   and `FanoutCompletion::kAsynchronous` are accepted, but the fan-out
+//   always completes inside Publish.
 // * Calls whose signature has no status cannot report a failure: when the
 //   cluster cannot be reached, `FollowerCount`, `FollowingCount` and
 //   `Leaderboard::Size` return 0, and `Leaderboard::Clear` leaves the
