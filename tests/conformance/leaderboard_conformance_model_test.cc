@@ -1,0 +1,351 @@
+// Model-based conformance test of Leaderboard, run against each backend (see
+// backend.h): long random sequences of Set, Increment (some past the
+// backend's score range), Remove and Clear on boards of 1, 3 and 16
+// partitions, compared after every step with a plain reference, a map of
+// member -> score sorted in full for every question. Every step checks Size,
+// TopK for a random k, Score and Rank of random members (present or not),
+// Around a random member, and one more page of a long-running reader whose
+// cursor is carried across the mutations; every few steps the whole board is
+// read in pages of a random size in both orders.
+//
+// Ties are what backends most easily get wrong, so scores come mostly from
+// a narrow range and members from a small set; ids spread over the whole
+// 64-bit range and scores at the ends of the backend's range come up too.
+// Half the members crowd one partition (see MemberIds).
+// The tie rule is TieBreak::kLowerMemberFirst, the one both backends keep.
+//
+// The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
+// it, and FEEDCORE_MODEL_OPS the number of steps per board.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "conformance/backend.h"
+#include "feedcore/leaderboard.h"
+#include "leaderboard_test_util.h"
+#include "test_util.h"
+// Where the cluster board puts a member, to crowd one of its partitions.
+#include "../../src/redis/redis_leaderboard.h"
+
+namespace feedcore {
+namespace {
+
+using testing::OnCluster;
+using Entries = std::vector<LeaderboardEntry>;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+// The cluster keeps scores as doubles, exact up to this magnitude.
+constexpr int64_t kExact = int64_t{1} << 53;
+constexpr size_t kMaxPage = 64;
+constexpr size_t kMembers = 200;
+
+// The score range of the backend under test.
+int64_t HighestScore() { return OnCluster() ? kExact : kMax; }
+int64_t LowestScore() { return OnCluster() ? -kExact : kMin; }
+
+// A position on the board: higher score first, then lower member id.
+struct Key {
+  int64_t score = 0;
+  MemberId member = 0;
+};
+
+bool Above(const Key& a, const Key& b) {
+  return a.score != b.score ? a.score > b.score : a.member < b.member;
+}
+
+class Model {
+ public:
+  void Set(MemberId member, int64_t score) { scores_[member] = score; }
+
+  // The new score, or nullopt when it would leave [low, high] (nothing
+  // changes).
+  std::optional<int64_t> Increment(MemberId member, int64_t delta, int64_t low,
+                                   int64_t high) {
+    const auto it = scores_.find(member);
+    const int64_t old = it == scores_.end() ? 0 : it->second;
+    int64_t sum = 0;
+    if (__builtin_add_overflow(old, delta, &sum) || sum < low || sum > high) {
+      return std::nullopt;
+    }
+    scores_[member] = sum;
+    return sum;
+  }
+
+  bool Remove(MemberId member) { return scores_.erase(member) == 1; }
+  void Clear() { scores_.clear(); }
+
+  std::optional<int64_t> Score(MemberId member) const {
+    const auto it = scores_.find(member);
+    if (it == scores_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Every member, best first.
+  std::vector<Key> Sorted() const {
+    std::vector<Key> keys;
+    keys.reserve(scores_.size());
+    for (const auto& [member, score] : scores_) keys.push_back({score, member});
+    std::sort(keys.begin(), keys.end(), Above);
+    return keys;
+  }
+
+ private:
+  std::map<MemberId, int64_t> scores_;
+};
+
+// The entries at ranks [from, to) of `sorted`.
+Entries Slice(const std::vector<Key>& sorted, size_t from, size_t to) {
+  Entries out;
+  for (size_t i = from; i < to && i < sorted.size(); ++i) {
+    out.push_back({sorted[i].member, sorted[i].score, i});
+  }
+  return out;
+}
+
+// The page after `after` (nullopt: the first page) in `order`. `*more` says
+// whether entries follow; `*last` is the key of the last entry returned.
+Entries ModelPage(const std::vector<Key>& sorted, LeaderboardOrder order,
+                  const std::optional<Key>& after, size_t limit, bool* more,
+                  Key* last) {
+  Entries out;
+  // Entries [0, split) rank at or above the cursor's key.
+  const size_t split =
+      after ? static_cast<size_t>(
+                  std::partition_point(
+                      sorted.begin(), sorted.end(),
+                      [&](const Key& k) { return !Above(*after, k); }) -
+                  sorted.begin())
+            : 0;
+  if (order == LeaderboardOrder::kBestFirst) {
+    size_t i = split;
+    for (; i < sorted.size() && out.size() < limit; ++i) {
+      out.push_back({sorted[i].member, sorted[i].score, i});
+      *last = sorted[i];
+    }
+    *more = i < sorted.size();
+  } else {
+    // Entries ranked strictly above the cursor's key are still ahead.
+    size_t end = sorted.size();
+    if (after) {
+      end = static_cast<size_t>(
+          std::partition_point(sorted.begin(), sorted.end(),
+                               [&](const Key& k) { return Above(k, *after); }) -
+          sorted.begin());
+    }
+    while (end > 0 && out.size() < limit) {
+      --end;
+      out.push_back({sorted[end].member, sorted[end].score, end});
+      *last = sorted[end];
+    }
+    *more = end > 0;
+  }
+  return out;
+}
+
+// The members a board of `partitions` draws from. Half of them share one
+// partition of the cluster board: its merges read a share of each
+// partition's entries first and must go back for more to a crowded one.
+// Of the rest, half are small adjacent ids and half are spread over the
+// 64-bit range, up to the largest id.
+std::vector<MemberId> MemberIds(size_t partitions) {
+  std::set<MemberId> ids;
+  for (MemberId m = 0; ids.size() < kMembers / 4; ++m) ids.insert(m);
+  for (MemberId j = 1; ids.size() < kMembers / 2; ++j) {
+    ids.insert(j * 0x9E3779B97F4A7C15ull);
+  }
+  ids.insert(std::numeric_limits<MemberId>::max());
+  for (MemberId j = 1; ids.size() < kMembers; ++j) {
+    const MemberId m = j * 0xD1B54A32D192ED03ull;
+    if (redis::LeaderboardPartitionOf(m, partitions) == 0) ids.insert(m);
+  }
+  return std::vector<MemberId>(ids.begin(), ids.end());
+}
+
+struct Pager {
+  LeaderboardOrder order = LeaderboardOrder::kBestFirst;
+  size_t limit = 1;
+  std::string cursor;
+  std::optional<Key> after;  // the model's view of the cursor
+};
+
+void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
+  INFO("seed = " << seed << " partitions = " << partitions
+                 << " (set FEEDCORE_MODEL_SEED to reproduce)");
+  std::mt19937_64 rng(seed);
+  absl::StatusOr<std::unique_ptr<Leaderboard>> created =
+      testing::MakeBoard({.partitions = partitions,
+                          .tie_break = TieBreak::kLowerMemberFirst,
+                          .max_page_size = kMaxPage},
+                         "lb-model");
+  REQUIRE_MESSAGE(created.ok(), created.status());
+  Leaderboard& board = **created;
+  Model model;
+  const int64_t high = HighestScore();
+  const int64_t low = LowestScore();
+
+  const auto uniform = [&rng](uint64_t n) { return rng() % n; };
+  const std::vector<MemberId> ids = MemberIds(partitions);
+  const auto random_member = [&] { return ids[uniform(ids.size())]; };
+  const auto random_score = [&]() -> int64_t {
+    switch (uniform(40)) {
+      case 0:
+        return high - static_cast<int64_t>(uniform(3));
+      case 1:
+        return low + static_cast<int64_t>(uniform(3));
+      case 2:  // past the cluster's range, inside memory's
+        return (uniform(2) == 0 ? 1 : -1) *
+               (kExact + 1 + static_cast<int64_t>(uniform(3)));
+      default:
+        return static_cast<int64_t>(uniform(41)) - 20;
+    }
+  };
+  Pager pager;
+
+  for (uint64_t step = 0; step < steps; ++step) {
+    CAPTURE(step);
+    const uint64_t op = uniform(1000);
+    const MemberId member = random_member();
+    if (op < 350) {
+      const int64_t score = random_score();
+      const bool fits = score >= low && score <= high;
+      const absl::Status status = board.Set(member, score);
+      CHECK_MESSAGE(status.ok() == fits,
+                    "Set(" << member << ", " << score << "): " << status);
+      if (!fits) {
+        CHECK(status.code() == absl::StatusCode::kOutOfRange);
+      } else {
+        model.Set(member, score);
+      }
+    } else if (op < 800) {
+      const int64_t delta = uniform(10) == 0
+                                ? random_score()
+                                : static_cast<int64_t>(uniform(7)) - 3;
+      const absl::StatusOr<int64_t> got = board.Increment(member, delta);
+      const std::optional<int64_t> want =
+          model.Increment(member, delta, low, high);
+      REQUIRE_MESSAGE(
+          got.ok() == want.has_value(),
+          "Increment(" << member << ", " << delta << "): " << got.status());
+      if (want) {
+        CHECK(*got == *want);
+      } else {
+        CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
+      }
+    } else if (op < 998) {
+      const bool removed = model.Remove(member);
+      const absl::Status status = board.Remove(member);
+      CHECK_MESSAGE(status.ok() == removed,
+                    "Remove(" << member << "): " << status);
+      if (!removed) CHECK(status.code() == absl::StatusCode::kNotFound);
+    } else {
+      board.Clear();
+      model.Clear();
+    }
+
+    const std::vector<Key> sorted = model.Sorted();
+    REQUIRE(board.Size() == sorted.size());
+
+    const size_t k = 1 + uniform(kMaxPage);
+    CHECK(board.TopK(k).value() == Slice(sorted, 0, k));
+
+    for (int i = 0; i < 3; ++i) {
+      // The first probe is the member just written, the likeliest to have
+      // moved.
+      const MemberId probe = i == 0 ? member : random_member();
+      const std::optional<int64_t> score = model.Score(probe);
+      const absl::StatusOr<int64_t> got_score = board.Score(probe);
+      const absl::StatusOr<uint64_t> got_rank = board.Rank(probe);
+      REQUIRE(got_score.ok() == score.has_value());
+      REQUIRE(got_rank.ok() == score.has_value());
+      if (score) {
+        CHECK(*got_score == *score);
+        const size_t rank = static_cast<size_t>(
+            std::partition_point(sorted.begin(), sorted.end(),
+                                 [&](const Key& key) {
+                                   return Above(key, Key{*score, probe});
+                                 }) -
+            sorted.begin());
+        CHECK(*got_rank == rank);
+      } else {
+        CHECK(got_score.status().code() == absl::StatusCode::kNotFound);
+        CHECK(got_rank.status().code() == absl::StatusCode::kNotFound);
+      }
+    }
+
+    if (!sorted.empty()) {
+      const size_t at = uniform(sorted.size());
+      // Mostly a few neighbours; now and then as many as a page allows.
+      const size_t before =
+          uniform(4) == 0 ? uniform(kMaxPage + 1) : uniform(6);
+      const size_t after = uniform(4) == 0 ? uniform(kMaxPage + 1) : uniform(6);
+      const size_t from = at >= before ? at - before : 0;
+      CHECK(board.Around(sorted[at].member, before, after).value() ==
+            Slice(sorted, from, at + after + 1));
+    } else {
+      CHECK(board.Around(member, 1, 1).status().code() ==
+            absl::StatusCode::kNotFound);
+    }
+
+    if (step % 4 == 0) {
+      // The whole board, in pages of a random size, in both orders.
+      const size_t limit = 1 + uniform(uniform(3) == 0 ? 8 : kMaxPage);
+      CAPTURE(limit);
+      const Entries best = Slice(sorted, 0, sorted.size());
+      CHECK(testing::ReadAllPages(board, LeaderboardOrder::kBestFirst, limit) ==
+            best);
+      CHECK(
+          testing::ReadAllPages(board, LeaderboardOrder::kWorstFirst, limit) ==
+          Entries(best.rbegin(), best.rend()));
+    }
+
+    {
+      LeaderboardReadOptions read;
+      read.order = pager.order;
+      read.limit = pager.limit;
+      read.cursor = pager.cursor;
+      const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      bool more = false;
+      Key last;
+      CHECK(page->entries == ModelPage(sorted, pager.order, pager.after,
+                                       pager.limit, &more, &last));
+      CHECK(page->next_cursor.empty() == !more);
+      if (more) {
+        pager.cursor = page->next_cursor;
+        pager.after = last;
+      } else {
+        pager.order = uniform(2) == 0 ? LeaderboardOrder::kBestFirst
+                                      : LeaderboardOrder::kWorstFirst;
+        pager.limit = 1 + uniform(10);
+        pager.cursor.clear();
+        pager.after.reset();
+      }
+    }
+  }
+}
+
+uint64_t Seed() { return testing::EnvU64("FEEDCORE_MODEL_SEED", 4242); }
+// A step is about fifteen round trips to the cluster, so it gets fewer.
+uint64_t Steps() {
+  return testing::EnvU64("FEEDCORE_MODEL_OPS", OnCluster() ? 2000 : 20000);
+}
+
+TEST_CASE("model: 1 partition") { RunModel(1, Seed(), Steps()); }
+TEST_CASE("model: 3 partitions") { RunModel(3, Seed() + 1, Steps()); }
+TEST_CASE("model: 16 partitions") { RunModel(16, Seed() + 2, Steps()); }
+
+}  // namespace
+}  // namespace feedcore
