@@ -11,7 +11,10 @@ function(feedcore_add_conformance_test)
   endif()
   add_executable(${ARG_NAME} conformance/${ARG_NAME}.cc
     $<TARGET_OBJECTS:feedcore_doctest_main>)
-  target_include_directories(${ARG_NAME} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  # tests/ for backend.h; src/ for the cluster's partition function, which
+  # the leaderboard tests use to crowd one partition.
+  target_include_directories(${ARG_NAME} PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PRIVATE
     feedcore::feedcore feedcore::redis_cluster doctest::doctest
     feedcore_warnings absl::strings)

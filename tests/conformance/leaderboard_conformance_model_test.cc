@@ -37,7 +37,7 @@
 #include "leaderboard_test_util.h"
 #include "test_util.h"
 // Where the cluster board puts a member, to crowd one of its partitions.
-#include "../../src/redis/redis_leaderboard.h"
+#include "redis/redis_leaderboard.h"
 
 namespace feedcore {
 namespace {

@@ -26,7 +26,7 @@
 #include "feedcore/redis_cluster.h"
 #include "leaderboard_test_util.h"
 // Where the cluster board puts a member, to crowd one of its partitions.
-#include "../../src/redis/redis_leaderboard.h"
+#include "redis/redis_leaderboard.h"
 
 namespace feedcore {
 namespace {
