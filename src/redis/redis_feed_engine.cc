@@ -565,27 +565,85 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<std::vector<StoredEntry>> Collect(
       std::string key, ReadOrder order, Micros lo_ts, ActivityId lo_id,
       Micros hi_ts, ActivityId hi_id, size_t want) const {
+    const Micros now = Now();
+    std::vector<StoredEntry> entries;
+    absl::StatusOr<bool> complete = CollectPlain(
+        key, order, lo_ts, lo_id, hi_ts, hi_id, want, now, &entries);
+    if (!complete.ok()) return complete.status();
+    if (*complete) return entries;
+    // Expired or out-of-range members in the way: the script skips them
+    // (removing the expired ones) in one atomic pass.
     absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
         read_, std::move(key),
         {order == ReadOrder::kNewestFirst ? "rev" : "fwd",
          redis::EntryScore(lo_ts), redis::EntryScore(hi_ts),
          redis::EntryKeyBytes(lo_ts, lo_id), redis::EntryKeyBytes(hi_ts, hi_id),
-         absl::StrCat(want), BigEndian(static_cast<uint64_t>(Now()))}));
+         absl::StrCat(want), BigEndian(static_cast<uint64_t>(now))}));
     if (!reply.ok()) return reply.status();
     if (reply->type != Reply::Type::kArray) {
       return UnexpectedReply("a feed read", *reply);
     }
-    std::vector<StoredEntry> entries;
+    entries.clear();
     entries.reserve(reply->elements.size());
     for (const Reply& member : reply->elements) {
       std::optional<StoredEntry> entry = redis::DecodeEntryMember(member.str);
-      if (!entry.has_value()) {
-        return absl::InternalError(
-            "a feed in redis holds a member this backend did not write");
-      }
+      if (!entry.has_value()) return ForeignMember();
       entries.push_back(*std::move(entry));
     }
     return entries;
+  }
+
+  // The common case without a script: one ZRANGE BYSCORE of a few more
+  // members than wanted, filtered here. Returns true when that settles the
+  // answer: `want` visible entries in the key range, or the score range
+  // exhausted with nothing expired met. False when an expired member was
+  // met (the script must reclaim it) or too many members fell outside the
+  // key range (a cursor's or window's bound inside a timestamp shared by
+  // several entries); `entries` is then to be discarded.
+  absl::StatusOr<bool> CollectPlain(const std::string& key, ReadOrder order,
+                                    Micros lo_ts, ActivityId lo_id,
+                                    Micros hi_ts, ActivityId hi_id, size_t want,
+                                    Micros now,
+                                    std::vector<StoredEntry>* entries) const {
+    // A cursor's own entry shares the bound's score and is filtered out.
+    constexpr size_t kSlack = 4;
+    const size_t fetch = want + kSlack;
+    const bool newest_first = order == ReadOrder::kNewestFirst;
+    const std::string lo_score = redis::EntryScore(lo_ts);
+    const std::string hi_score = redis::EntryScore(hi_ts);
+    std::vector<std::string> args = {
+        "ZRANGE", key, newest_first ? hi_score : lo_score,
+        newest_first ? lo_score : hi_score, "BYSCORE"};
+    if (newest_first) args.push_back("REV");
+    args.insert(args.end(), {"LIMIT", "0", absl::StrCat(fetch)});
+    absl::StatusOr<Reply> reply =
+        client_->RunOne(PlainCommand(std::move(args)));
+    if (!reply.ok()) return reply.status();
+    if (reply->type != Reply::Type::kArray) {
+      return UnexpectedReply("a feed read", *reply);
+    }
+    auto below = [](Micros a_ts, ActivityId a_id, Micros b_ts,
+                    ActivityId b_id) {
+      return a_ts != b_ts ? a_ts < b_ts : a_id < b_id;
+    };
+    entries->reserve(want);
+    for (const Reply& member : reply->elements) {
+      std::optional<StoredEntry> entry = redis::DecodeEntryMember(member.str);
+      if (!entry.has_value()) return ForeignMember();
+      if (below(entry->ts, entry->activity_id, lo_ts, lo_id) ||
+          below(hi_ts, hi_id, entry->ts, entry->activity_id)) {
+        continue;
+      }
+      if (now >= entry->expires_at) return false;
+      entries->push_back(*std::move(entry));
+      if (entries->size() == want) return true;
+    }
+    return reply->elements.size() < fetch;
+  }
+
+  static absl::Status ForeignMember() {
+    return absl::InternalError(
+        "a feed in redis holds a member this backend did not write");
   }
 
   absl::StatusOr<Page> ReadFeed(Feed feed, EntityId owner,
