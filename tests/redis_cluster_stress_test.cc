@@ -158,7 +158,11 @@ TEST_CASE("publishers, readers and follow/unfollow churn on one engine") {
     CHECK(ids.size() == entries.size());
     CHECK(entries.size() == static_cast<size_t>(kActors * posts_per_actor));
   }
-  for (const auto& [churner, following] : follows_at_end) {
+  for (const auto& churn : follows_at_end) {
+    // Named copies: doctest's INFO captures by reference, which clang does
+    // not allow for structured bindings.
+    const EntityId churner = churn.first;
+    const bool following = churn.second;
     std::vector<StoredEntry> entries = WholeTimeline(engine, churner);
     std::set<ActivityId> ids;
     for (const StoredEntry& entry : entries) ids.insert(entry.activity_id);

@@ -91,8 +91,9 @@ Entries All(const Leaderboard& board) {
 }
 
 void Fill(Leaderboard& board, const Scores& scores) {
-  for (const auto& [member, score] : scores) {
-    REQUIRE_MESSAGE(board.Set(member, score).ok(), "member " << member);
+  for (const auto& entry : scores) {
+    REQUIRE_MESSAGE(board.Set(entry.first, entry.second).ok(),
+                    "member " << entry.first);
   }
 }
 
