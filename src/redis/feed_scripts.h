@@ -51,9 +51,14 @@ if n > cap then
   trimmed = n - cap
   redis.call('ZREMRANGEBYRANK', KEYS[1], 0, trimmed - 1)
 end
-local want = tonumber(ARGV[4])
-local have = redis.call('PTTL', KEYS[1])
-if have == -1 or have < want then redis.call('PEXPIRE', KEYS[1], want) end
+-- A key this script created has no expiry yet; every other one got it
+-- here, so GT (only ever extend) is all the rest need: one call, not a
+-- PTTL and a PEXPIRE.
+if n == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[4], 'GT')
+end
 return {1 - replaced, replaced, 0, trimmed, 0}
 )lua";
 
