@@ -33,6 +33,11 @@
 //     read.cursor = page.next_cursor;
 //   } while (!read.cursor.empty());
 //
+// `Create` builds the in-process engine described here. The same interface
+// is also implemented on a Redis Cluster (redis_cluster.h), for feeds
+// larger than one process or shared by several; what that backend does
+// differently is listed there.
+//
 // Paging is keyset-based: a cursor names the last key returned, so entries
 // inserted while a reader pages never cause a duplicate, and no entry older
 // (for newest-first) than the cursor is skipped.

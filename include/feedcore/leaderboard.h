@@ -8,6 +8,10 @@
 //   board->Rank(42).value();     // 1: one member ranks above 42
 //   board->Around(42, 5, 5).value();  // up to 5 neighbours either side
 //
+// `Create` builds the in-process board described here; the same interface
+// is also implemented on a Redis Cluster (redis_cluster.h), with the
+// differences listed there.
+//
 // Several independent boards (one per game mode, per region, per season)
 // live in a `LeaderboardRegistry` under names, or anywhere the program keeps
 // the handles `Create` returns.
