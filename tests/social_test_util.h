@@ -196,6 +196,11 @@ struct SocialFixture {
   explicit SocialFixture(EngineOptions options = Defaults())
       : clock(std::make_shared<ManualClock>(kStart)),
         engine(NewManualEngine(clock, std::move(options))) {}
+  // The same shorthands over an engine made elsewhere (another backend)
+  // that reads time from `clock`.
+  SocialFixture(std::shared_ptr<ManualClock> clock,
+                std::unique_ptr<FeedEngine> engine)
+      : clock(std::move(clock)), engine(std::move(engine)) {}
   static EngineOptions Defaults() {
     EngineOptions o;
     o.shards = 8;

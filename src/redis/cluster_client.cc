@@ -441,21 +441,21 @@ absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
     std::vector<Command> commands) {
   std::vector<Reply> replies(commands.size());
   std::vector<Pending> pendings(commands.size());
-  std::vector<Pending*> todo;
-  todo.reserve(commands.size());
+  std::vector<Pending*> outstanding;
+  outstanding.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     pendings[i].command = &commands[i];
     pendings[i].reply = &replies[i];
-    todo.push_back(&pendings[i]);
+    outstanding.push_back(&pendings[i]);
   }
   Micros backoff = options_.retry_backoff;
-  while (!todo.empty()) {
-    RunRound(todo);
+  while (!outstanding.empty()) {
+    RunRound(outstanding);
     std::vector<Pending*> again;
     bool failures = false;
     bool redirected = false;
     std::set<std::pair<std::string, std::string>> reloads;
-    for (Pending* pending : todo) {
+    for (Pending* pending : outstanding) {
       if (pending->done) continue;
       if (pending->gave_up) return pending->error;
       if (pending->failed_this_round) {
@@ -500,7 +500,7 @@ absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
       std::this_thread::sleep_for(std::chrono::microseconds(backoff));
       backoff = std::min(options_.max_retry_backoff, backoff * 2);
     }
-    todo = std::move(again);
+    outstanding = std::move(again);
   }
   return replies;
 }

@@ -53,17 +53,11 @@ using testing::World;
 constexpr Micros kStart = 1'000'000'000;
 constexpr Micros kHour = kMicrosPerHour;
 
-// A fresh engine on the selected backend, on a manual clock at kStart.
-struct Env {
+// A fresh engine on the selected backend, on a manual clock at kStart,
+// with SocialFixture's shorthands.
+struct Env : testing::SocialFixture {
   explicit Env(EngineOptions options = {})
-      : clock(std::make_shared<ManualClock>(kStart)) {
-    options.sweep_interval = 0;
-    options.clock = clock;
-    absl::StatusOr<std::unique_ptr<FeedEngine>> made =
-        testing::MakeEngine(std::move(options), "feedconf");
-    REQUIRE_MESSAGE(made.ok(), made.status());
-    engine = *std::move(made);
-  }
+      : Env(std::make_shared<ManualClock>(kStart), std::move(options)) {}
 
   Micros Now() const { return clock->Now(); }
 
@@ -74,34 +68,25 @@ struct Env {
     REQUIRE_MESSAGE(r.ok(), r.status());
     return *r;
   }
-  PublishResult Pub(const Activity& activity) {
-    const absl::StatusOr<PublishResult> r = engine->Publish(activity);
-    REQUIRE_MESSAGE(r.ok(), r.status());
-    return *r;
-  }
+  using SocialFixture::Pub;
   // Publishes activity `id` of `actor` at `ts` with PayloadOf(id); requires
   // it to be new.
   void Pub(ActivityId id, EntityId actor, Micros ts, Micros ttl = 0) {
     REQUIRE(Pub(MakeActivity(id, actor, ts, ttl)).created);
   }
-  FollowResult Fol(EntityId follower, EntityId followee,
-                   std::optional<size_t> backfill = std::nullopt) {
-    FollowOptions o;
-    o.backfill = backfill;
-    const absl::StatusOr<FollowResult> r =
-        engine->Follow(follower, followee, o);
-    REQUIRE_MESSAGE(r.ok(), r.status());
-    return *r;
-  }
-  UnfollowResult Unf(EntityId follower, EntityId followee) {
-    const absl::StatusOr<UnfollowResult> r =
-        engine->Unfollow(follower, followee);
-    REQUIRE_MESSAGE(r.ok(), r.status());
-    return *r;
-  }
 
-  std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+ private:
+  Env(std::shared_ptr<ManualClock> manual, EngineOptions options)
+      : SocialFixture(manual, MakeOn(manual, std::move(options))) {}
+  static std::unique_ptr<FeedEngine> MakeOn(std::shared_ptr<ManualClock> manual,
+                                            EngineOptions options) {
+    options.sweep_interval = 0;
+    options.clock = std::move(manual);
+    absl::StatusOr<std::unique_ptr<FeedEngine>> made =
+        testing::MakeEngine(std::move(options), "feedconf");
+    REQUIRE_MESSAGE(made.ok(), made.status());
+    return *std::move(made);
+  }
 };
 
 EngineOptions Options(size_t cap, Micros default_ttl = kHour) {
