@@ -187,6 +187,32 @@ void BM_Increment(benchmark::State& state, Keys keys, int64_t range,
   state.SetItemsProcessed(state.iterations());
 }
 
+// The same increments as BM_Increment, `kBatch` per IncrementMany call
+// (as many as the Redis comparison pipelines per round trip).
+constexpr size_t kBatch = 1000;
+
+void BM_IncrementMany(benchmark::State& state, Keys keys, int64_t range,
+                      TieBreak tie_break, size_t partitions,
+                      const std::string& name) {
+  const Draws& draws = DrawsFor(keys);
+  internal::LeaderboardImpl* const board =
+      AcquireBoard(name, partitions, tie_break, range);
+  // Pre-built calls over the drawn keys, so that the timed loop only calls.
+  std::vector<ScoreIncrement> increments(kDrawn);
+  for (size_t i = 0; i < kDrawn; ++i) {
+    increments[i] = {draws.members[i], draws.deltas[i]};
+  }
+  size_t pos =
+      (static_cast<size_t>(state.thread_index()) * 1'048'000) & (kDrawn - 1);
+  for (auto _ : state) {
+    std::vector<absl::StatusOr<int64_t>> scores = board->IncrementMany(
+        absl::MakeConstSpan(increments).subspan(pos, kBatch));
+    benchmark::DoNotOptimize(scores);
+    pos = (pos + kBatch) % (kDrawn - kBatch);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kBatch));
+}
+
 // Members to probe in the read benchmarks, drawn uniformly.
 const std::vector<MemberId>& Probes() {
   static const std::vector<MemberId>* const probes = [] {
@@ -336,6 +362,16 @@ void RegisterIncrement(Keys keys, int64_t range, TieBreak tie_break,
       ->Threads(2)
       // Wall time, so that items_per_second is the total rate of all
       // threads rather than the rate per thread.
+      ->UseRealTime();
+  const std::string many_name = "BM_IncrementMany" + name.substr(12);
+  benchmark::RegisterBenchmark(many_name.c_str(),
+                               [=](benchmark::State& state) {
+                                 BM_IncrementMany(state, keys, range, tie_break,
+                                                  partitions, many_name);
+                               })
+      ->Iterations(kIncrementsPerThread / static_cast<int64_t>(kBatch))
+      ->Threads(1)
+      ->Threads(2)
       ->UseRealTime();
 }
 

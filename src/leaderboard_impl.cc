@@ -31,6 +31,11 @@ uint64_t BoardIdFor(const void* board) {
   return XXH3_64bits_withSeed(&address, sizeof(address), 0x626f617264696473ULL);
 }
 
+// Elements of one partition that IncrementMany applies under one hold of
+// its lock: long enough to keep a dozen misses in flight, short enough that
+// a reader of the partition waits tens of microseconds at most.
+constexpr size_t kIncrementRun = 128;
+
 absl::Status MemberNotFound(MemberId member) {
   return absl::NotFoundError(
       absl::StrCat("member ", member, " is not on the leaderboard"));
@@ -133,6 +138,16 @@ absl::StatusOr<std::unique_ptr<Leaderboard>> Leaderboard::Create(
   return std::make_unique<internal::LeaderboardImpl>(options);
 }
 
+std::vector<absl::StatusOr<int64_t>> Leaderboard::IncrementMany(
+    absl::Span<const ScoreIncrement> increments) {
+  std::vector<absl::StatusOr<int64_t>> results;
+  results.reserve(increments.size());
+  for (const ScoreIncrement& increment : increments) {
+    results.push_back(Increment(increment.member, increment.delta));
+  }
+  return results;
+}
+
 }  // namespace feedcore
 
 namespace feedcore::internal {
@@ -183,16 +198,15 @@ absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
-                                                   int64_t delta) {
-  const size_t p = PartitionOf(member);
-  Partition& partition = partitions_[p];
-  WriterLock lock(&partition.mu);
-  PartitionData& data = *partition.data;
-  data.members.prefetch(member);  // as in Set
+template <typename TakeSeq>
+absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(PartitionData& data,
+                                                         size_t p,
+                                                         MemberId member,
+                                                         int64_t delta,
+                                                         TakeSeq&& take_seq) {
   auto [it, inserted] = data.members.try_emplace(member, Placed{});
   if (inserted) {
-    const uint64_t seq = NextSeq();
+    const uint64_t seq = take_seq(uint64_t{0});
     try {
       data.tree.Insert(RankKey{delta, seq, member});
     } catch (...) {
@@ -206,17 +220,16 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
     return delta;
   }
   const Placed old = it->second;
-  const int64_t old_score = old.score;
   int64_t new_score = 0;
-  if (__builtin_add_overflow(old_score, delta, &new_score)) {
+  if (__builtin_add_overflow(old.score, delta, &new_score)) {
     return absl::OutOfRangeError(
         absl::StrCat("Increment(member ", member, ", delta ", delta,
-                     ") would overflow the score: ", old_score, " + ", delta,
+                     ") would overflow the score: ", old.score, " + ", delta,
                      " is outside the int64 range; the score is unchanged"));
   }
   if (delta != 0) {
-    const uint64_t seq = NextSeq();
-    data.tree.Update(RankKey{old_score, old.seq, member},
+    const uint64_t seq = take_seq(old.seq);
+    data.tree.Update(RankKey{old.score, old.seq, member},
                      RankKey{new_score, seq, member});
     it->second = Placed{new_score, seq};
     if (recording_ != nullptr) {
@@ -224,6 +237,105 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
     }
   }
   return new_score;
+}
+
+absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
+                                                   int64_t delta) {
+  const size_t p = PartitionOf(member);
+  Partition& partition = partitions_[p];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  data.members.prefetch(member);  // as in Set
+  return IncrementLocked(data, p, member, delta,
+                         [this](uint64_t) { return NextSeq(); });
+}
+
+std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementMany(
+    absl::Span<const ScoreIncrement> increments) {
+  std::vector<absl::StatusOr<int64_t>> results(increments.size());
+  // Indexes are 32-bit to halve the sort's memory; a larger call is split.
+  constexpr size_t kMaxCall = uint32_t{1} << 31;
+  for (size_t begin = 0; begin < increments.size(); begin += kMaxCall) {
+    const size_t count = std::min(kMaxCall, increments.size() - begin);
+    const absl::Span<const ScoreIncrement> part =
+        increments.subspan(begin, count);
+    // Numbered in the order given, at the start (see the header).
+    uint64_t first_seq = 0;
+    if (options_.tie_break == TieBreak::kEarlierUpdateFirst) {
+      first_seq = next_seq_.fetch_add(count, std::memory_order_relaxed) + 1;
+    }
+    // A stable counting sort of the elements by partition.
+    const size_t partitions = options_.partitions;
+    std::vector<uint32_t> partition_of(count);
+    std::vector<uint32_t> starts(partitions + 1, 0);
+    for (size_t i = 0; i < count; ++i) {
+      partition_of[i] = static_cast<uint32_t>(PartitionOf(part[i].member));
+      ++starts[partition_of[i] + 1];
+    }
+    for (size_t p = 0; p < partitions; ++p) starts[p + 1] += starts[p];
+    std::vector<uint32_t> sorted(count);
+    std::vector<uint32_t> next(starts.begin(), starts.end() - 1);
+    for (size_t i = 0; i < count; ++i) {
+      sorted[next[partition_of[i]]++] = static_cast<uint32_t>(i);
+    }
+    for (size_t p = 0; p < partitions; ++p) {
+      for (size_t run = starts[p]; run < starts[p + 1]; run += kIncrementRun) {
+        const size_t run_end =
+            std::min<size_t>(starts[p + 1], run + kIncrementRun);
+        IncrementRun(p, part,
+                     absl::MakeConstSpan(sorted).subspan(run, run_end - run),
+                     first_seq, results.data() + begin);
+      }
+    }
+  }
+  return results;
+}
+
+void LeaderboardImpl::IncrementRun(size_t p,
+                                   absl::Span<const ScoreIncrement> increments,
+                                   absl::Span<const uint32_t> indexes,
+                                   uint64_t first_seq,
+                                   absl::StatusOr<int64_t>* results) {
+  // How far ahead of the element being applied the map slot, then the
+  // tree path, of a later element are fetched: the map's miss must have
+  // landed before the tree's prefetch reads the member's score.
+  constexpr size_t kMapAhead = 16;
+  constexpr size_t kTreeAhead = 8;
+  Partition& partition = partitions_[p];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  const auto member_at = [&](size_t k) {
+    return increments[indexes[k]].member;
+  };
+  const auto prefetch_tree = [&](size_t k) {
+    const MemberId member = member_at(k);
+    const auto it = data.members.find(member);
+    data.tree.Prefetch(it != data.members.end()
+                           ? RankKey{it->second.score, it->second.seq, member}
+                           : RankKey{increments[indexes[k]].delta, 0, member});
+  };
+  const size_t n = indexes.size();
+  for (size_t k = 0; k < std::min(n, kMapAhead); ++k) {
+    data.members.prefetch(member_at(k));
+  }
+  for (size_t k = 0; k < std::min(n, kTreeAhead); ++k) prefetch_tree(k);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kMapAhead < n) data.members.prefetch(member_at(k + kMapAhead));
+    if (k + kTreeAhead < n) prefetch_tree(k + kTreeAhead);
+    const uint32_t i = indexes[k];
+    results[i] =
+        IncrementLocked(data, p, increments[i].member, increments[i].delta,
+                        [&](uint64_t current) -> uint64_t {
+                          if (options_.tie_break == TieBreak::kLowerMemberFirst)
+                            return 0;
+                          // A change another thread applied to this member
+                          // after the call began has a higher number; the
+                          // member's numbers must keep increasing, so this
+                          // change takes a new one.
+                          const uint64_t seq = first_seq + i;
+                          return seq > current ? seq : NextSeq();
+                        });
+  }
 }
 
 absl::Status LeaderboardImpl::Remove(MemberId member) {

@@ -50,6 +50,8 @@ class LeaderboardImpl final : public Leaderboard {
 
   absl::Status Set(MemberId member, int64_t score) override;
   absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
+  std::vector<absl::StatusOr<int64_t>> IncrementMany(
+      absl::Span<const ScoreIncrement> increments) override;
   absl::Status Remove(MemberId member) override;
   void Clear() override;
   absl::StatusOr<int64_t> Score(MemberId member) const override;
@@ -144,6 +146,21 @@ class LeaderboardImpl final : public Leaderboard {
 
   // The update sequence for a score change being applied now.
   uint64_t NextSeq();
+  // Adds `delta` to `member`'s score in partition `p`, whose lock is held
+  // exclusively, and records the change. `take_seq(current)` gives the
+  // change's update sequence, `current` being the member's sequence before
+  // it (0 when absent); it is called only when the score changes.
+  template <typename TakeSeq>
+  absl::StatusOr<int64_t> IncrementLocked(PartitionData& data, size_t p,
+                                          MemberId member, int64_t delta,
+                                          TakeSeq&& take_seq);
+  // Applies the elements `indexes` (positions in `increments`, all of
+  // partition `p`, in the order given) under one hold of p's lock, with
+  // the memory of later elements prefetched while earlier ones apply.
+  // Element i takes update sequence first_seq + i (kEarlierUpdateFirst).
+  void IncrementRun(size_t p, absl::Span<const ScoreIncrement> increments,
+                    absl::Span<const uint32_t> indexes, uint64_t first_seq,
+                    absl::StatusOr<int64_t>* results);
   // Merges `runs` (one start position per partition, invalid for none),
   // which continue with next() when `best_first` and prev() otherwise,
   // calling `emit(key)` on the first `want` entries in that order. Adds the

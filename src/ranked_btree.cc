@@ -321,6 +321,12 @@ RankedBtree::Leaf* RankedBtree::DescendForWrite(const RankKey& key, Path& path,
   return static_cast<Leaf*>(node);
 }
 
+void RankedBtree::Prefetch(const RankKey& key) const {
+  if (root_ == nullptr) return;
+  Path path;
+  DescendForWrite(key, path, nullptr, nullptr);  // prefetches the leaf
+}
+
 void RankedBtree::Insert(const RankKey& key) {
   if (root_ == nullptr) {
     Leaf* leaf = NewLeaf();

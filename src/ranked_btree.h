@@ -125,6 +125,14 @@ class RankedBtree {
   // REQUIRES: `old_key` is in the tree; new_key.member == old_key.member.
   void Update(const RankKey& old_key, const RankKey& new_key);
 
+  // A hint for a batch of writes: brings towards the cache the lines an
+  // Update of `key` (or an Insert of it) reads first, the inner nodes on
+  // its path and its leaf's pivots and scores, so that a caller can
+  // overlap the misses of several later writes with the work of the
+  // current one. Reads the inner nodes, changes nothing; `key` need not be
+  // in the tree.
+  void Prefetch(const RankKey& key) const;
+
   // The number of entries whose key ranks above `key`.
   size_t CountAbove(const RankKey& key) const;
 
