@@ -453,6 +453,39 @@ TEST_CASE("leaderboard records: create, scores, clear, drop") {
   CHECK(stream->Stats().next_sequence == 13);
 }
 
+TEST_CASE("leaderboard records: IncrementMany records each change it makes") {
+  std::shared_ptr<ChangeStream> stream = NewStream();
+  LeaderboardRegistry registry(stream);
+  LeaderboardOptions options;
+  options.partitions = 4;
+  std::shared_ptr<Leaderboard> board =
+      registry.GetOrCreate("arena", options).value();
+  const std::vector<ScoreIncrement> batch = {
+      {21, 5},
+      {22, 0},                                    // a new member at 0: recorded
+      {21, 0},                                    // unchanged: no record
+      {21, std::numeric_limits<int64_t>::max()},  // overflow: no record
+      {21, -2}};
+  const std::vector<absl::StatusOr<int64_t>> results =
+      board->IncrementMany(batch);
+  REQUIRE(results.size() == batch.size());
+  CHECK(results[3].status().code() == absl::StatusCode::kOutOfRange);
+
+  auto reader = stream->NewReader(StreamPosition::TrimHorizon());
+  REQUIRE(reader.ok());
+  const std::vector<ChangeRecordPtr> r = ReadAll(**reader);
+  REQUIRE(r.size() == 4);  // the board's creation and three scores
+  CHECK(r[0]->kind == ChangeKind::kBoardCreate);
+  std::vector<int64_t> scores_of_21;
+  for (size_t i = 1; i < r.size(); ++i) {
+    CHECK(r[i]->kind == ChangeKind::kScoreSet);
+    if (r[i]->entity == 21) scores_of_21.push_back(r[i]->score);
+    if (r[i]->entity == 22) CHECK(r[i]->score == 0);
+  }
+  // A member's records come in the order of its elements.
+  CHECK(scores_of_21 == std::vector<int64_t>{5, 3});
+}
+
 TEST_CASE("several readers, each at its own pace") {
   StreamFixture f;
   auto fast = f.stream->NewReader(StreamPosition::TrimHorizon());

@@ -1,6 +1,6 @@
 // Model-based test of Leaderboard: long random sequences of Set, Increment
-// (including overflowing ones), Remove and Clear, for 1, 3 and 16
-// partitions and both tie-break rules. After every step the board is
+// and IncrementMany (including overflowing elements), Remove and Clear, for 1,
+// 3 and 16 partitions and both tie-break rules. After every step the board is
 // compared with the reference of leaderboard_model.h (a map of members,
 // sorted in full for every question): TopK for a random k, Rank and Score of
 // random members, Around a random member, a whole-board read in pages of a
@@ -72,6 +72,10 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
         return static_cast<int64_t>(uniform(41)) - 20;  // many ties
     }
   };
+  const auto random_delta = [&]() -> int64_t {
+    return uniform(10) == 0 ? random_score()
+                            : static_cast<int64_t>(uniform(7)) - 3;
+  };
   Pager pager;
 
   for (uint64_t step = 0; step < steps; ++step) {
@@ -83,16 +87,32 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       REQUIRE(board.Set(member, score).ok());
       model.Set(member, score);
     } else if (op < 800) {
-      const int64_t delta = uniform(10) == 0
-                                ? random_score()
-                                : static_cast<int64_t>(uniform(7)) - 3;
-      const absl::StatusOr<int64_t> got = board.Increment(member, delta);
-      const std::optional<int64_t> want = model.Increment(member, delta);
-      REQUIRE(got.ok() == want.has_value());
-      if (want) {
-        CHECK(*got == *want);
-      } else {
-        CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
+      // One Increment, or now and then a batch applied by the model one
+      // element after another.
+      std::vector<ScoreIncrement> batch = {{member, random_delta()}};
+      if (uniform(8) == 0) {
+        batch.resize(uniform(41));
+        for (ScoreIncrement& increment : batch) {
+          increment = {random_member(), random_delta()};
+        }
+      }
+      const std::vector<absl::StatusOr<int64_t>> results =
+          batch.size() == 1 && uniform(2) == 0
+              ? std::vector<absl::StatusOr<int64_t>>{board.Increment(
+                    batch[0].member, batch[0].delta)}
+              : board.IncrementMany(batch);
+      REQUIRE(results.size() == batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        CAPTURE(i);
+        const absl::StatusOr<int64_t>& got = results[i];
+        const std::optional<int64_t> want =
+            model.Increment(batch[i].member, batch[i].delta);
+        REQUIRE(got.ok() == want.has_value());
+        if (want) {
+          CHECK(*got == *want);
+        } else {
+          CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
+        }
       }
     } else if (op < 999) {
       const bool removed = model.Remove(member);

@@ -3,7 +3,9 @@
 // * Many threads increment shared members while readers take TopK, Rank,
 //   Around and pages: every answer must be sorted, duplicate-free and
 //   ranked consecutively, and afterwards every score must equal the sum of
-//   the deltas the writers applied to it.
+//   the deltas the writers applied to it. Half the writers send their
+//   increments in IncrementMany batches, whose elements for one member
+//   must apply in order.
 // * A pair writer increments member a, then member b (in a lower
 //   partition), over and over, so that at every instant a - b is 0 or 1.
 //   Readers that see a global snapshot can never observe anything else; a
@@ -136,7 +138,9 @@ void ReadEverything(const Leaderboard& board, std::mt19937_64& rng,
   }
 }
 
-TEST_CASE("concurrent increments add up; reads stay sorted and exact") {
+TEST_CASE(
+    "concurrent increments, single and batched, add up; reads stay sorted "
+    "and exact") {
   constexpr int kWriters = 4;
   constexpr int kReaders = 2;
   constexpr MemberId kMembers = 2000;
@@ -150,29 +154,70 @@ TEST_CASE("concurrent increments add up; reads stay sorted and exact") {
     if (partitions > 1) {
       while (board.PartitionOf(b) >= board.PartitionOf(a)) ++b;
     }
+    REQUIRE(b < kMembers + 100);  // below the writers' own members
     constexpr int64_t kPairStart = 1'000'000'000'000;
     REQUIRE(board.Set(a, kPairStart).ok());
     REQUIRE(board.Set(b, kPairStart).ok());
     std::vector<std::vector<int64_t>> sums(kWriters,
                                            std::vector<int64_t>(kMembers, 0));
+    std::vector<int64_t> own_batches(kWriters, 0);
     std::atomic<int> writers_running{kWriters + 1};
     std::latch start(kWriters + kReaders + 1);
     Failures failures;
     std::vector<std::thread> threads;
+    // Odd writers send their increments in IncrementMany batches, some
+    // longer than the 128 elements applied under one lock hold. Each batch
+    // also raises the writer's own member twice, by 1 each time: nobody
+    // else touches it, so its two results must be consecutive.
+    const auto own_member = [&](int w) { return kMembers + 100 + w; };
     for (int w = 0; w < kWriters; ++w) {
       threads.emplace_back([&, w] {
         std::mt19937_64 rng(1000 + w);
         start.arrive_and_wait();
-        for (uint64_t i = 0; i < increments; ++i) {
-          // Half the increments go to 20 hot members.
-          const MemberId m = rng() % 2 == 0 ? rng() % 20 : rng() % kMembers;
-          const int64_t delta = static_cast<int64_t>(rng() % 21) - 5;
-          absl::StatusOr<int64_t> got = board.Increment(m, delta);
-          if (!got.ok()) {
-            failures.Add("Increment: " + got.status().ToString());
-            break;
+        std::vector<ScoreIncrement> batch;
+        for (uint64_t i = 0; i < increments;) {
+          batch.clear();
+          const size_t size = w % 2 == 0 ? 1 : 1 + rng() % 300;
+          for (size_t j = 0; j < size && i < increments; ++j, ++i) {
+            // Half the increments go to 20 hot members.
+            const MemberId m = rng() % 2 == 0 ? rng() % 20 : rng() % kMembers;
+            batch.push_back({m, static_cast<int64_t>(rng() % 21) - 5});
           }
-          sums[w][m] += delta;
+          if (w % 2 == 0) {
+            absl::StatusOr<int64_t> got =
+                board.Increment(batch[0].member, batch[0].delta);
+            if (!got.ok()) {
+              failures.Add("Increment: " + got.status().ToString());
+              break;
+            }
+          } else {
+            const size_t first_own = rng() % (batch.size() + 1);
+            batch.insert(batch.begin() + first_own, {own_member(w), 1});
+            const size_t second_own =
+                first_own + 1 + rng() % (batch.size() - first_own);
+            batch.insert(batch.begin() + second_own, {own_member(w), 1});
+            const std::vector<absl::StatusOr<int64_t>> got =
+                board.IncrementMany(batch);
+            if (got.size() != batch.size()) {
+              failures.Add("IncrementMany: wrong number of results");
+              break;
+            }
+            for (const absl::StatusOr<int64_t>& result : got) {
+              if (!result.ok()) {
+                failures.Add("IncrementMany: " + result.status().ToString());
+              }
+            }
+            if (!got[first_own].ok() || !got[second_own].ok() ||
+                *got[second_own] != *got[first_own] + 1) {
+              failures.Add("IncrementMany applied one member out of order");
+            }
+            batch.erase(batch.begin() + second_own);
+            batch.erase(batch.begin() + first_own);
+            ++own_batches[w];
+          }
+          for (const ScoreIncrement& increment : batch) {
+            sums[w][increment.member] += increment.delta;
+          }
         }
         writers_running.fetch_sub(1);
       });
@@ -234,6 +279,9 @@ TEST_CASE("concurrent increments add up; reads stay sorted and exact") {
       } else {
         CHECK(!touched);
       }
+    }
+    for (int w = 1; w < kWriters; w += 2) {
+      CHECK(board.Score(own_member(w)).value() == 2 * own_batches[w]);
     }
     CHECK(board.Score(a).value() ==
           kPairStart + static_cast<int64_t>(pair_steps));

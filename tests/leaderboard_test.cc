@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -162,6 +163,125 @@ TEST_CASE("Increment overflow is OutOfRange and changes nothing") {
   CHECK(board->Increment(1, 0).value() == kMax);
   CHECK(board->Increment(4, kMin).value() == kMin);
   CHECK(board->Increment(4, kMax).value() == -1);
+}
+
+// The results of IncrementMany as (ok, value or status code) pairs, for
+// comparisons that print.
+std::vector<std::string> Describe(
+    const std::vector<absl::StatusOr<int64_t>>& results) {
+  std::vector<std::string> out;
+  for (const absl::StatusOr<int64_t>& r : results) {
+    out.push_back(r.ok() ? std::to_string(*r)
+                         : absl::StatusCodeToString(r.status().code()));
+  }
+  return out;
+}
+
+TEST_CASE("IncrementMany returns what Increment would, element by element") {
+  auto board = NewBoard({.partitions = 4});
+  REQUIRE(board->Set(1, 100).ok());
+  const std::vector<absl::StatusOr<int64_t>> results = board->IncrementMany({
+      {1, 5},    // existing member
+      {2, -3},   // new member, created at delta
+      {1, 5},    // the same member again: the running sum
+      {3, 0},    // new member at 0
+      {2, 0},    // no change
+      {1, -20},  // negative
+  });
+  CHECK(Describe(results) ==
+        std::vector<std::string>{"105", "-3", "110", "0", "-3", "90"});
+  CHECK(All(*board) ==
+        std::vector<LeaderboardEntry>{{1, 90, 0}, {3, 0, 1}, {2, -3, 2}});
+  CHECK(board->IncrementMany({}).empty());
+  CHECK(board->Size() == 3);
+}
+
+TEST_CASE("IncrementMany: an overflowing element fails alone") {
+  auto board = NewBoard({.partitions = 3});
+  REQUIRE(board->Set(1, kMax - 5).ok());
+  REQUIRE(board->Set(3, kMax - 5).ok());  // tied with 1, below it
+  const std::vector<absl::StatusOr<int64_t>> results =
+      board->IncrementMany({{1, 6}, {2, 7}, {1, kMin}, {1, 6}, {2, 1}});
+  REQUIRE(results.size() == 5);
+  CHECK(results[0].status().code() == absl::StatusCode::kOutOfRange);
+  CHECK_MESSAGE(Contains(results[0].status(), "Increment(member 1, delta 6)"),
+                results[0].status());
+  CHECK(results[1].value() == 7);
+  CHECK(results[2].value() == -6);  // kMax - 5 + kMin fits
+  CHECK(results[3].value() == 0);   // after the element before it
+  CHECK(results[4].value() == 8);
+
+  // The failed element changed nothing: member 3 keeps its place when
+  // member 1 fails without moving.
+  auto tied = NewBoard({.partitions = 3});
+  REQUIRE(tied->Set(1, kMax - 5).ok());
+  REQUIRE(tied->Set(3, kMax - 5).ok());
+  const std::vector<LeaderboardEntry> before = All(*tied);
+  const std::vector<absl::StatusOr<int64_t>> failed =
+      tied->IncrementMany({{1, 6}, {3, kMax}});
+  CHECK(Describe(failed) ==
+        std::vector<std::string>{"OUT_OF_RANGE", "OUT_OF_RANGE"});
+  CHECK(All(*tied) == before);
+}
+
+TEST_CASE("IncrementMany ties: numbered in the order given") {
+  // Members in every partition reach 100 within one call: they rank in the
+  // order of their elements, whatever their partitions and ids, and below
+  // the member that was at 100 before the call.
+  auto board = NewBoard({.partitions = 16});
+  REQUIRE(board->Set(500, 100).ok());
+  std::vector<ScoreIncrement> batch;
+  std::vector<LeaderboardEntry> expected = {{500, 100, 0}};
+  for (MemberId m = 40; m > 0; --m) {
+    batch.push_back({m, 60});
+    batch.push_back({m, 40});
+    expected.push_back({m, 100, expected.size()});
+  }
+  for (const absl::StatusOr<int64_t>& r : board->IncrementMany(batch)) {
+    REQUIRE(r.ok());
+  }
+  CHECK(All(*board) == expected);
+
+  auto by_id =
+      NewBoard({.partitions = 16, .tie_break = TieBreak::kLowerMemberFirst});
+  for (const absl::StatusOr<int64_t>& r : by_id->IncrementMany(batch)) {
+    REQUIRE(r.ok());
+  }
+  CHECK(by_id->TopK(3).value() ==
+        std::vector<LeaderboardEntry>{{1, 100, 0}, {2, 100, 1}, {3, 100, 2}});
+}
+
+TEST_CASE("IncrementMany equals one Increment per element") {
+  // Long runs per partition (past the 128 applied under one lock hold),
+  // hot and cold members, a few partitions and many.
+  for (size_t partitions : {1, 3, 16}) {
+    for (TieBreak tie_break :
+         {TieBreak::kEarlierUpdateFirst, TieBreak::kLowerMemberFirst}) {
+      CAPTURE(partitions);
+      const LeaderboardOptions options{.partitions = partitions,
+                                       .tie_break = tie_break};
+      auto batched = NewBoard(options);
+      auto one_by_one = NewBoard(options);
+      std::mt19937_64 rng(partitions * 7 + static_cast<int>(tie_break));
+      for (int call = 0; call < 20; ++call) {
+        std::vector<ScoreIncrement> batch(rng() % 2000);
+        for (ScoreIncrement& increment : batch) {
+          increment.member = rng() % 4 == 0 ? rng() % 10 : rng() % 3000;
+          increment.delta = static_cast<int64_t>(rng() % 41) - 20;
+        }
+        const std::vector<absl::StatusOr<int64_t>> results =
+            batched->IncrementMany(batch);
+        REQUIRE(results.size() == batch.size());
+        for (size_t i = 0; i < batch.size(); ++i) {
+          const absl::StatusOr<int64_t> want =
+              one_by_one->Increment(batch[i].member, batch[i].delta);
+          REQUIRE(results[i].ok());
+          REQUIRE(results[i].value() == want.value());
+        }
+      }
+      CHECK(All(*batched) == All(*one_by_one));
+    }
+  }
 }
 
 TEST_CASE("ties: earlier update first, then lower member id") {

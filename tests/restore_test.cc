@@ -130,9 +130,18 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
     Leaderboard& board = *handles[b];
     const MemberId member = 1 + rng() % 200;
     const int op = static_cast<int>(rng() % 1000);
-    if (op < 500) {
+    if (op < 450) {
       board.Increment(member, static_cast<int64_t>(rng() % 5) - 1)
           .IgnoreError();
+    } else if (op < 500) {
+      // A batch over the board's partitions, numbered when it starts.
+      std::vector<ScoreIncrement> batch(1 + rng() % 20);
+      for (ScoreIncrement& increment : batch) {
+        increment = {1 + rng() % 200, static_cast<int64_t>(rng() % 5) - 1};
+      }
+      for (const absl::StatusOr<int64_t>& result : board.IncrementMany(batch)) {
+        REQUIRE(result.ok());
+      }
     } else if (op < 900) {
       REQUIRE(board.Set(member, static_cast<int64_t>(rng() % 20)).ok());
     } else if (op < 990) {
