@@ -7,6 +7,7 @@
 //   board->TopK(10).value();     // [{7, 900, rank 0}, {42, 150, rank 1}]
 //   board->Rank(42).value();     // 1: one member ranks above 42
 //   board->Around(42, 5, 5).value();  // up to 5 neighbours either side
+//   board->IncrementMany({{42, 10}, {7, 5}});  // [160, 905]: one call
 //
 // `Create` builds the in-process board described here; the same interface
 // is also implemented on a Redis Cluster (redis_cluster.h), with the
