@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "feedcore/leaderboard.h"
 
 namespace feedcore::bench {
@@ -23,11 +24,22 @@ class StdMapLeaderboard {
  public:
   int64_t Increment(MemberId member, int64_t delta) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto [it, inserted] = scores_.try_emplace(member, 0);
-    if (!inserted) order_.erase({-it->second, member});
-    it->second += delta;
-    order_.insert({-it->second, member});
-    return it->second;
+    return IncrementLocked(member, delta);
+  }
+
+  // The new scores, in the order given. The whole batch takes the mutex
+  // once, as a program without feedcore would apply a batch of score
+  // changes: the counterpart of Leaderboard::IncrementMany and of one
+  // pipelined Redis round trip.
+  std::vector<int64_t> IncrementMany(
+      absl::Span<const ScoreIncrement> increments) {
+    std::vector<int64_t> scores;
+    scores.reserve(increments.size());
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const ScoreIncrement& increment : increments) {
+      scores.push_back(IncrementLocked(increment.member, increment.delta));
+    }
+    return scores;
   }
 
   // (member, score) pairs, best first.
@@ -49,6 +61,14 @@ class StdMapLeaderboard {
   }
 
  private:
+  int64_t IncrementLocked(MemberId member, int64_t delta) {
+    auto [it, inserted] = scores_.try_emplace(member, 0);
+    if (!inserted) order_.erase({-it->second, member});
+    it->second += delta;
+    order_.insert({-it->second, member});
+    return it->second;
+  }
+
   mutable std::mutex mu_;
   std::map<MemberId, int64_t> scores_;            // guarded by mu_
   std::set<std::pair<int64_t, MemberId>> order_;  // (-score, member); mu_

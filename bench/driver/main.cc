@@ -88,7 +88,9 @@ ABSL_FLAG(size_t, members, 1'000'000, "leaderboard: members");
 ABSL_FLAG(int64_t, score_range, 1'000'000,
           "leaderboard: initial scores are drawn from [0, score_range)");
 ABSL_FLAG(size_t, increments, 200'000,
-          "leaderboard: increments per distribution");
+          "leaderboard: increments per phase (uniform, then Zipf members; "
+          "each once with one call per increment and once with one call "
+          "per batch of --redis_pipeline)");
 ABSL_FLAG(double, zipf_exponent, 0.99, "leaderboard: skew of Zipf increments");
 ABSL_FLAG(size_t, topk_calls, 2'000, "leaderboard: TopK(100) calls");
 ABSL_FLAG(size_t, rank_calls, 2'000, "leaderboard: Rank calls");
@@ -98,7 +100,9 @@ ABSL_FLAG(size_t, memory_entries, 1'000'000, "memory: timeline entries");
 ABSL_FLAG(size_t, memory_per_timeline, 1'000, "memory: entries per timeline");
 ABSL_FLAG(size_t, memory_members, 1'000'000, "memory: leaderboard members");
 ABSL_FLAG(size_t, timeline_cap, 1'000, "entries kept per timeline");
-ABSL_FLAG(size_t, redis_pipeline, 1'000, "Redis commands per round trip");
+ABSL_FLAG(size_t, redis_pipeline, 1'000,
+          "Redis commands per round trip; also the leaderboard's increments "
+          "per batch");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {

@@ -49,7 +49,9 @@ struct DriverOptions {
   size_t memory_members = 1'000'000;
   // all timelines
   size_t timeline_cap = 1'000;
-  // Commands per Redis pipeline round trip (Redis's best case needs it).
+  // Commands per Redis pipeline round trip (Redis's best case needs it);
+  // also the leaderboard's increments per batch, so that a batch is one
+  // round trip for Redis and one call for feedcore.
   size_t redis_pipeline = 1'000;
   uint64_t seed = 42;
 };
