@@ -414,6 +414,9 @@ void RegisterAll() {
   }
   RegisterIncrement(Keys::kUniform, kSpreadRange, TieBreak::kLowerMemberFirst,
                     16);
+  // The board of feedcore-bench's leaderboard scenario.
+  RegisterIncrement(Keys::kUniform, kDenseRange, TieBreak::kLowerMemberFirst,
+                    16);
   // Grouped by partition count, so that each read board is filled once.
   for (size_t partitions : {16, 4, 1}) RegisterReads(partitions);
   benchmark::RegisterBenchmark("BM_CreateBoard", BM_CreateBoard)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -29,6 +30,13 @@ namespace {
 uint64_t BoardIdFor(const void* board) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(board);
   return XXH3_64bits_withSeed(&address, sizeof(address), 0x626f617264696473ULL);
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max()
+               : std::numeric_limits<int64_t>::min();
 }
 
 // Elements of one partition that IncrementMany applies under one hold of
@@ -199,16 +207,14 @@ absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
 }
 
 template <typename TakeSeq>
-absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(PartitionData& data,
-                                                         size_t p,
-                                                         MemberId member,
-                                                         int64_t delta,
-                                                         TakeSeq&& take_seq) {
+absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(
+    PartitionData& data, size_t p, MemberId member, int64_t delta, bool hinted,
+    TakeSeq&& take_seq) {
   auto [it, inserted] = data.members.try_emplace(member, Placed{});
   if (inserted) {
     const uint64_t seq = take_seq(uint64_t{0});
     try {
-      data.tree.Insert(RankKey{delta, seq, member});
+      data.tree.Insert(RankKey{delta, seq, member}, hinted);
     } catch (...) {
       data.members.erase(it);
       throw;
@@ -230,7 +236,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(PartitionData& data,
   if (delta != 0) {
     const uint64_t seq = take_seq(old.seq);
     data.tree.Update(RankKey{old.score, old.seq, member},
-                     RankKey{new_score, seq, member});
+                     RankKey{new_score, seq, member}, hinted);
     it->second = Placed{new_score, seq};
     if (recording_ != nullptr) {
       Record(ChangeKind::kScoreSet, p, member, new_score, seq);
@@ -246,7 +252,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
   data.members.prefetch(member);  // as in Set
-  return IncrementLocked(data, p, member, delta,
+  return IncrementLocked(data, p, member, delta, /*hinted=*/false,
                          [this](uint64_t) { return NextSeq(); });
 }
 
@@ -296,9 +302,11 @@ void LeaderboardImpl::IncrementRun(size_t p,
                                    absl::Span<const uint32_t> indexes,
                                    uint64_t first_seq,
                                    absl::StatusOr<int64_t>* results) {
-  // How far ahead of the element being applied the map slot, then the
-  // tree path, of a later element are fetched: the map's miss must have
-  // landed before the tree's prefetch reads the member's score.
+  // How far ahead of the element being applied its map slot is fetched,
+  // and then (the slot having arrived) its descent is started: a descent
+  // needs five phases on a partition of a million members (two per inner
+  // level, one in the leaf), and every element applied runs one phase of
+  // each descent in flight.
   constexpr size_t kMapAhead = 16;
   constexpr size_t kTreeAhead = 8;
   Partition& partition = partitions_[p];
@@ -307,34 +315,47 @@ void LeaderboardImpl::IncrementRun(size_t p,
   const auto member_at = [&](size_t k) {
     return increments[indexes[k]].member;
   };
-  const auto prefetch_tree = [&](size_t k) {
-    const MemberId member = member_at(k);
-    const auto it = data.members.find(member);
-    data.tree.Prefetch(it != data.members.end()
-                           ? RankKey{it->second.score, it->second.seq, member}
-                           : RankKey{increments[indexes[k]].delta, 0, member});
+  // The descents of the elements ahead, by position modulo kTreeAhead.
+  std::array<RankedBtree::WriteHint, kTreeAhead> hints;
+  const auto start_hint = [&](size_t k) {
+    const ScoreIncrement& increment = increments[indexes[k]];
+    const auto it = data.members.find(increment.member);
+    RankKey key{increment.delta, 0, increment.member};  // a new member
+    int64_t new_score = increment.delta;
+    if (it != data.members.end()) {
+      key = RankKey{it->second.score, it->second.seq, increment.member};
+      // Saturated: only a hint, and an overflowing element changes nothing.
+      new_score = SaturatingAdd(key.score, increment.delta);
+    }
+    data.tree.StartWriteHint(key, new_score, hints[k % kTreeAhead]);
   };
+  // Element i's update sequence. A change another thread applied to the
+  // member after the call began has a higher number; a member's numbers
+  // must keep increasing, so then the change takes a new one.
+  const auto sequence_of = [&](uint32_t i, uint64_t current) -> uint64_t {
+    if (options_.tie_break == TieBreak::kLowerMemberFirst) return 0;
+    const uint64_t seq = first_seq + i;
+    return seq > current ? seq : NextSeq();
+  };
+
   const size_t n = indexes.size();
   for (size_t k = 0; k < std::min(n, kMapAhead); ++k) {
     data.members.prefetch(member_at(k));
   }
-  for (size_t k = 0; k < std::min(n, kTreeAhead); ++k) prefetch_tree(k);
+  for (size_t k = 0; k < std::min(n, kTreeAhead); ++k) start_hint(k);
   for (size_t k = 0; k < n; ++k) {
+    // Whether element k's descent ran to the end. The hint of a member with
+    // an earlier element in the run fetched the place it had before that
+    // element moved it, which costs a miss, not correctness.
+    const bool hinted = hints[k % kTreeAhead].fetched();
+    // Element k's slot is free now.
+    if (k + kTreeAhead < n) start_hint(k + kTreeAhead);
     if (k + kMapAhead < n) data.members.prefetch(member_at(k + kMapAhead));
-    if (k + kTreeAhead < n) prefetch_tree(k + kTreeAhead);
+    for (RankedBtree::WriteHint& hint : hints) data.tree.AdvanceWriteHint(hint);
     const uint32_t i = indexes[k];
-    results[i] =
-        IncrementLocked(data, p, increments[i].member, increments[i].delta,
-                        [&](uint64_t current) -> uint64_t {
-                          if (options_.tie_break == TieBreak::kLowerMemberFirst)
-                            return 0;
-                          // A change another thread applied to this member
-                          // after the call began has a higher number; the
-                          // member's numbers must keep increasing, so this
-                          // change takes a new one.
-                          const uint64_t seq = first_seq + i;
-                          return seq > current ? seq : NextSeq();
-                        });
+    results[i] = IncrementLocked(
+        data, p, increments[i].member, increments[i].delta, hinted,
+        [&](uint64_t current) { return sequence_of(i, current); });
   }
 }
 

@@ -274,8 +274,15 @@ RankedBtree::Inner* RankedBtree::NewInner() {
   return inner;
 }
 
-void RankedBtree::FreeLeaf(Leaf* leaf) { delete leaf; }
-void RankedBtree::FreeInner(Inner* inner) { delete inner; }
+void RankedBtree::FreeLeaf(Leaf* leaf) {
+  delete leaf;
+  ++nodes_freed_;
+}
+
+void RankedBtree::FreeInner(Inner* inner) {
+  delete inner;
+  ++nodes_freed_;
+}
 
 RankedBtree::~RankedBtree() {
   if (root_ != nullptr) FreeSubtree(root_, inner_levels_);
@@ -296,8 +303,8 @@ size_t RankedBtree::bytes_used() const {
 }
 
 RankedBtree::Leaf* RankedBtree::DescendForWrite(const RankKey& key, Path& path,
-                                                Separator* low,
-                                                Separator* high) const {
+                                                Separator* low, Separator* high,
+                                                bool hinted) const {
   void* node = root_;
   for (int level = 0; level < inner_levels_; ++level) {
     Inner* n = static_cast<Inner*>(node);
@@ -307,7 +314,7 @@ RankedBtree::Leaf* RankedBtree::DescendForWrite(const RankKey& key, Path& path,
     if (low != nullptr && c > 0) *low = {n, c};
     if (high != nullptr && c + 1 < n->size) *high = {n, c + 1};
     node = n->children[c];
-    if (level + 1 < inner_levels_) {
+    if (level + 1 < inner_levels_ && !hinted) {
       // The child's first lines, its separator scores and its children
       // at once, rather than first lines, then the lines they point to.
       const Inner* child = static_cast<const Inner*>(node);
@@ -317,17 +324,66 @@ RankedBtree::Leaf* RankedBtree::DescendForWrite(const RankKey& key, Path& path,
     }
   }
   // The size, the pivots and every score at once: one wait, not two.
-  PrefetchBytes(node, offsetof(Leaf, seqs));
+  if (!hinted) PrefetchBytes(node, offsetof(Leaf, seqs));
   return static_cast<Leaf*>(node);
 }
 
-void RankedBtree::Prefetch(const RankKey& key) const {
+void RankedBtree::StartWriteHint(const RankKey& key, int64_t new_score,
+                                 WriteHint& hint) const {
+  hint = WriteHint();
   if (root_ == nullptr) return;
-  Path path;
-  DescendForWrite(key, path, nullptr, nullptr);  // prefetches the leaf
+  hint.key_ = key;
+  hint.new_score_ = new_score;
+  hint.node_ = root_;
+  hint.nodes_freed_ = nodes_freed_;
+  hint.levels_left_ = inner_levels_;
+  __builtin_prefetch(root_);  // the size and the pivots
 }
 
-void RankedBtree::Insert(const RankKey& key) {
+void RankedBtree::AdvanceWriteHint(WriteHint& hint) const {
+  if (hint.done()) return;
+  if (hint.nodes_freed_ != nodes_freed_) {
+    hint.levels_left_ = -1;
+    return;
+  }
+  const RankKey& key = hint.key_;
+  if (hint.levels_left_ > 0) {
+    const Inner* node = static_cast<const Inner*>(hint.node_);
+    if (!hint.picked_) {
+      // The pivots name the block; its lines are read next phase.
+      hint.block_ = InnerBlock(node, key);
+      hint.picked_ = true;
+      __builtin_prefetch(&node->scores[hint.block_ * Inner::kBlock]);
+      __builtin_prefetch(&node->children[hint.block_ * Inner::kBlock]);
+      return;
+    }
+    if (hint.block_ * Inner::kBlock >= node->size) {
+      hint.levels_left_ = -1;  // the node split since: the block moved
+      return;
+    }
+    hint.node_ = node->children[ChildInBlock(node, hint.block_, key)];
+    hint.picked_ = false;
+    --hint.levels_left_;
+    __builtin_prefetch(hint.node_);  // the size and the pivots
+    return;
+  }
+  // The blocks from the old key's to the new score's: an entry moving
+  // within the leaf shifts the entries between. Past the leaf's ends, the
+  // update becomes an insert elsewhere and an erase here.
+  const Leaf* leaf = static_cast<const Leaf*>(hint.node_);
+  const uint32_t size = leaf->size;
+  const uint32_t from = LeafBlock(leaf, size, key);
+  const uint32_t to = LeafBlock(leaf, size, {hint.new_score_, 0, 0});
+  for (uint32_t b = std::min(from, to); b <= std::max(from, to); ++b) {
+    __builtin_prefetch(&leaf->scores[b * Leaf::kBlock]);
+    __builtin_prefetch(&leaf->seqs[b * Leaf::kBlock]);
+    __builtin_prefetch(&leaf->members[b * Leaf::kBlock]);
+  }
+  hint.levels_left_ = -1;
+  hint.fetched_ = true;
+}
+
+void RankedBtree::Insert(const RankKey& key, bool hinted) {
   if (root_ == nullptr) {
     Leaf* leaf = NewLeaf();
     leaf->Set(0, key);
@@ -340,7 +396,7 @@ void RankedBtree::Insert(const RankKey& key) {
     return;
   }
   Path path;
-  Leaf* leaf = DescendForWrite(key, path, nullptr, nullptr);
+  Leaf* leaf = DescendForWrite(key, path, nullptr, nullptr, hinted);
   const uint32_t pos = LeafBound<false>(leaf, key);
   if (leaf->size < kLeafCapacity) {
     MoveEntries(leaf, pos + 1, leaf, pos, leaf->size - pos);
@@ -372,9 +428,10 @@ void RankedBtree::Insert(const RankKey& key) {
     std::array<Inner*, kMaxInnerLevels + 1> inners{};
     int count = 0;
     int used = 0;
+    // Never linked into the tree, so not counted as freed nodes.
     ~Reserved() {
-      if (leaf != nullptr) FreeLeaf(leaf);
-      for (int i = used; i < count; ++i) FreeInner(inners[i]);
+      delete leaf;
+      for (int i = used; i < count; ++i) delete inners[i];
     }
     Inner* Take() { return inners[used++]; }
   } reserved;
@@ -721,15 +778,16 @@ void RankedBtree::ShrinkRoot() {
   }
 }
 
-void RankedBtree::Update(const RankKey& old_key, const RankKey& new_key) {
+void RankedBtree::Update(const RankKey& old_key, const RankKey& new_key,
+                         bool hinted) {
   assert(old_key.member == new_key.member);
   if (old_key == new_key) return;
   Path path;
   Separator low, high;
-  Leaf* leaf = DescendForWrite(old_key, path, &low, &high);
+  Leaf* leaf = DescendForWrite(old_key, path, &low, &high, hinted);
   // The sequences, which an update rewrites: their lines are on their way
   // by the time it writes them.
-  PrefetchBytes(leaf->seqs, sizeof(Leaf::seqs));
+  if (!hinted) PrefetchBytes(leaf->seqs, sizeof(Leaf::seqs));
   const uint32_t i = LeafFind(leaf, old_key);
   assert(i < leaf->size && leaf->key(i) == old_key);
   // Whether `new_key` ranks above separator `s`; scores decide almost

@@ -111,8 +111,10 @@ class RankedBtree {
   RankedBtree& operator=(const RankedBtree&) = delete;
 
   // Adds `key`. If memory runs out (std::bad_alloc), the tree is unchanged.
+  // `hinted`: a WriteHint towards `key` has run to its end, so the lines
+  // the insert reads are on their way and it prefetches nothing more.
   // REQUIRES: no entry has key.member.
-  void Insert(const RankKey& key);
+  void Insert(const RankKey& key, bool hinted = false);
 
   // Removes the entry `key`. Never allocates.
   // REQUIRES: `key` is in the tree.
@@ -122,16 +124,50 @@ class RankedBtree {
   // belongs in the same leaf, it moves within the leaf and no count
   // changes; otherwise it is an insert and an erase. If memory runs out
   // (std::bad_alloc), the tree is unchanged.
+  // `hinted` as for Insert, for a WriteHint from `old_key` to new_key.score.
   // REQUIRES: `old_key` is in the tree; new_key.member == old_key.member.
-  void Update(const RankKey& old_key, const RankKey& new_key);
+  void Update(const RankKey& old_key, const RankKey& new_key,
+              bool hinted = false);
 
-  // A hint for a batch of writes: brings towards the cache the lines an
-  // Update of `key` (or an Insert of it) reads first, the inner nodes on
-  // its path and its leaf's pivots and scores, so that a caller can
-  // overlap the misses of several later writes with the work of the
-  // current one. Reads the inner nodes, changes nothing; `key` need not be
-  // in the tree.
-  void Prefetch(const RankKey& key) const;
+  // A hint for a batch of writes: a descent towards `key` run one phase
+  // at a time, each phase prefetching the lines the next one reads, ending
+  // with the lines of the leaf that an Update of `key` to `new_score` (or
+  // an Insert of `key`, new_score being key.score) reads and shifts: the
+  // leaf's blocks of scores, sequences and members from the old key's
+  // place to the new one's. A caller keeps several in flight, advancing
+  // each by one phase between its writes, so that the misses of later
+  // writes overlap with the work of the current one instead of adding up.
+  // Inner nodes miss too: the scattered writes of a batch evict their
+  // lines between visits.
+  //
+  // The tree may change between phases. A hint whose nodes may have been
+  // freed since (by a merge, or the root shrinking) stops; one whose
+  // entries moved merely fetches lines that are not needed. Nothing is
+  // changed; `key` need not be in the tree.
+  class WriteHint {
+   public:
+    WriteHint() = default;
+    bool done() const { return levels_left_ < 0; }
+    // Whether it ran to its end and fetched the leaf's lines (rather than
+    // stopping when nodes were freed, or not started).
+    bool fetched() const { return fetched_; }
+
+   private:
+    friend class RankedBtree;
+    RankKey key_;
+    int64_t new_score_ = 0;
+    const void* node_ = nullptr;
+    uint64_t nodes_freed_ = 0;  // the tree's count at the start
+    int levels_left_ = -1;      // inner levels below node_; -1 when done
+    uint32_t block_ = 0;        // of node_, once picked_
+    bool picked_ = false;
+    bool fetched_ = false;
+  };
+  // Starts `hint` at the root.
+  void StartWriteHint(const RankKey& key, int64_t new_score,
+                      WriteHint& hint) const;
+  // Runs the hint's next phase, if it has one.
+  void AdvanceWriteHint(WriteHint& hint) const;
 
   // The number of entries whose key ranks above `key`.
   size_t CountAbove(const RankKey& key) const;
@@ -190,10 +226,10 @@ class RankedBtree {
 
   // Descends to the leaf where `key` belongs, filling `path` (inner levels
   // from the root) and, if asked, the separators that bound that leaf
-  // from above (`low`) and below (`high`). Prefetches the leaf's pivots
-  // and scores.
+  // from above (`low`) and below (`high`). Unless `hinted`, prefetches each
+  // node's lines a search may read (the leaf's pivots and scores).
   Leaf* DescendForWrite(const RankKey& key, Path& path, Separator* low,
-                        Separator* high) const;
+                        Separator* high, bool hinted = false) const;
   Position Bound(const RankKey& key, bool upper, size_t* index) const;
   // Makes room in the full `leaf` (at the end of `path`) by moving entries
   // to a sibling under the same parent that has room, then inserts `key`
@@ -215,8 +251,8 @@ class RankedBtree {
 
   static Leaf* NewLeaf();
   static Inner* NewInner();
-  static void FreeLeaf(Leaf* leaf);
-  static void FreeInner(Inner* inner);
+  void FreeLeaf(Leaf* leaf);
+  void FreeInner(Inner* inner);
   void FreeSubtree(void* node, int level);
 
   // A leaf when inner_levels_ == 0, otherwise an inner node; null when
@@ -226,6 +262,9 @@ class RankedBtree {
   Leaf* last_ = nullptr;
   size_t size_ = 0;
   size_t leaves_ = 0;
+  // Nodes freed so far: a WriteHint started before the last one may point
+  // to freed memory.
+  uint64_t nodes_freed_ = 0;
   size_t inners_ = 0;
   int inner_levels_ = 0;
 };

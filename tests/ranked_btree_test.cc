@@ -384,6 +384,61 @@ TEST_CASE("BoundMany gives what each tree's bounds give") {
   }
 }
 
+TEST_CASE("write hints: run to the leaf, or stop once nodes are freed") {
+  RankedBtree empty;
+  RankedBtree::WriteHint hint;
+  empty.StartWriteHint({5, 0, 5}, 6, hint);
+  CHECK(hint.done());
+  CHECK_FALSE(hint.fetched());
+
+  // Enough entries for two inner levels.
+  RankedBtree tree;
+  constexpr int64_t kEntries = 64 * 64 * 2;
+  for (int64_t i = 0; i < kEntries; ++i) {
+    tree.Insert({i, 0, static_cast<uint64_t>(i)});
+  }
+  REQUIRE(tree.inner_levels() == 2);
+  const RankKey key{100, 0, 100};
+  // Two phases per inner level, one in the leaf.
+  const int phases = 2 * tree.inner_levels() + 1;
+  tree.StartWriteHint(key, 150, hint);
+  for (int i = 0; i < phases; ++i) {
+    CHECK_FALSE(hint.done());
+    tree.AdvanceWriteHint(hint);
+  }
+  CHECK(hint.done());
+  CHECK(hint.fetched());
+  tree.AdvanceWriteHint(hint);  // nothing left to do
+  CHECK(hint.fetched());
+
+  // A hint that reached the leaf, then the leaf and its neighbours are
+  // emptied and merged away: the hint must stop without reading them
+  // (AddressSanitizer would catch a read of the freed leaf).
+  tree.StartWriteHint(key, 150, hint);
+  for (int i = 0; i + 1 < phases; ++i) tree.AdvanceWriteHint(hint);
+  REQUIRE_FALSE(hint.done());
+  for (int64_t i = 0; i < 1000; ++i) {
+    if (i != key.score) tree.Erase({i, 0, static_cast<uint64_t>(i)});
+  }
+  REQUIRE(tree.CheckInvariants());
+  tree.AdvanceWriteHint(hint);
+  CHECK(hint.done());
+  CHECK_FALSE(hint.fetched());
+
+  // Hints change nothing, and hinted writes write the same.
+  const std::vector<RankKey> before = Forward(tree);
+  for (int64_t i = 1000; i < 1100; ++i) {
+    tree.StartWriteHint({i, 0, static_cast<uint64_t>(i)}, i + 5000, hint);
+    while (!hint.done()) tree.AdvanceWriteHint(hint);
+  }
+  CHECK(Forward(tree) == before);
+  tree.Update({1000, 0, 1000}, {6000, 0, 1000}, /*hinted=*/true);
+  tree.Insert({-7, 0, kEntries + 1}, /*hinted=*/true);
+  CHECK(tree.Last().key() == RankKey{-7, 0, kEntries + 1});
+  CHECK(tree.First().key() == RankKey{kEntries - 1, 0, kEntries - 1});
+  CHECK(tree.CheckInvariants());
+}
+
 TEST_CASE("randomized operations match a sorted set at every step") {
   const uint64_t seed = testing::EnvU64("FEEDCORE_MODEL_SEED", 20240611);
   INFO("seed = " << seed << " (set FEEDCORE_MODEL_SEED to reproduce)");
