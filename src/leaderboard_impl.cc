@@ -343,6 +343,16 @@ void LeaderboardImpl::IncrementRun(size_t p,
     data.members.prefetch(member_at(k));
   }
   for (size_t k = 0; k < std::min(n, kTreeAhead); ++k) start_hint(k);
+  // The first elements have no earlier work to hide their misses behind:
+  // their descents run to the end together, so that at least their misses
+  // overlap one another's.
+  for (bool running = true; running;) {
+    running = false;
+    for (RankedBtree::WriteHint& hint : hints) {
+      data.tree.AdvanceWriteHint(hint);
+      running |= !hint.done();
+    }
+  }
   for (size_t k = 0; k < n; ++k) {
     // Whether element k's descent ran to the end. The hint of a member with
     // an earlier element in the run fetched the place it had before that
