@@ -249,9 +249,9 @@ class Leaderboard {
   // partition's lock once per run of up to 128 of its elements, and
   // fetches the memory later elements need while it applies earlier ones,
   // so that their cache misses overlap: on a board larger than the CPU's
-  // caches, several times the rate of one Increment call per element
-  // (docs/benchmarks.md). Writers of other partitions never wait for it;
-  // readers and writers of a partition wait at most one run.
+  // caches, about twice the rate of one Increment call per element
+  // (docs/benchmarks.md, "Leaderboard"). Writers of other partitions never
+  // wait for it; readers and writers of a partition wait at most one run.
   virtual std::vector<absl::StatusOr<int64_t>> IncrementMany(
       absl::Span<const ScoreIncrement> increments);
 
