@@ -1,19 +1,25 @@
 // The Redis Cluster client under the cluster backend: slot hashing,
 // option checks, routing and pipelining across nodes, scripts that a node
-// lost, and the redirections of a slot that migrates while the client
-// holds the old slot map (ASK during the migration, MOVED after it). Runs
-// on a private cluster, because migrating a slot would disturb other
-// tests.
+// lost, commands that must run in order, and the redirections of a slot
+// that migrates while the client holds the old slot map (ASK during the
+// migration, MOVED after it), also under a leaderboard's IncrementMany.
+// Runs on a private cluster, because migrating a slot or dropping the
+// scripts would disturb other tests.
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "doctest/doctest.h"
+#include "feedcore/leaderboard.h"
 #include "feedcore/redis_cluster.h"
 #include "private_redis_cluster.h"
 #include "redis/cluster_client.h"
 #include "redis/key_slot.h"
 #include "redis/node_connection.h"
+#include "redis/redis_leaderboard.h"
 
 namespace feedcore::redis {
 namespace {
@@ -157,6 +163,152 @@ TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
         client.RunOne(ClusterClient::ScriptCommand(*script, "counter", {"2"}));
     REQUIRE(second.ok());
     CHECK(second->integer == 7);
+  }
+
+  SUBCASE("commands of one order run in the order given, or fail") {
+    absl::StatusOr<Script> push =
+        client.LoadScript("return redis.call('RPUSH', KEYS[1], ARGV[1])");
+    REQUIRE(push.ok());
+    const auto pushed = [&client](const std::string& key) {
+      absl::StatusOr<Reply> list =
+          client.RunOne(On({"LRANGE", key, "0", "-1"}));
+      REQUIRE(list.ok());
+      std::vector<std::string> values;
+      for (const Reply& value : list->elements) values.push_back(value.str);
+      return values;
+    };
+    const auto flush_scripts = [&cluster] {
+      for (const std::string& node : cluster.seeds()) {
+        Admin(node, {"SCRIPT", "FLUSH"});
+      }
+    };
+
+    // Every node lost the script: every push is refused, and each order's
+    // pushes are sent again in their order, over several pipelines.
+    flush_scripts();
+    std::vector<Command> commands;
+    for (int i = 0; i < 30; ++i) {
+      commands.push_back(ClusterClient::ScriptCommand(
+          *push, absl::StrCat("{order", i % 3, "}list"), {absl::StrCat(i)},
+          /*idempotent=*/false));
+      commands.back().order = i % 3;
+    }
+    std::vector<absl::StatusOr<Reply>> replies =
+        client.RunEach(std::move(commands));
+    REQUIRE(replies.size() == 30);
+    for (int i = 0; i < 30; ++i) {
+      CAPTURE(i);
+      REQUIRE_MESSAGE(replies[i].ok(), replies[i].status());
+      CHECK(replies[i]->integer == i / 3 + 1);
+    }
+    CHECK(pushed("{order1}list") ==
+          std::vector<std::string>{"1", "4", "7", "10", "13", "16", "19", "22",
+                                   "25", "28"});
+
+    // The node refuses the scripted push but runs the plain one behind it.
+    // Sending the refused push again would run it second: with an order it
+    // fails instead, alone under RunEach, for the whole call under Run.
+    const auto race = [&](const std::string& key,
+                          std::optional<uint64_t> order) {
+      std::vector<Command> sent;
+      sent.push_back(ClusterClient::ScriptCommand(*push, key, {"first"},
+                                                  /*idempotent=*/false));
+      sent.push_back(On({"RPUSH", key, "second"}));
+      for (Command& command : sent) command.order = order;
+      sent.push_back(On({"SET", "unordered", "ok"}));
+      return sent;
+    };
+    flush_scripts();
+    replies = client.RunEach(race("{ordered}list", 7));
+    REQUIRE(replies.size() == 3);
+    REQUIRE_FALSE(replies[0].ok());
+    CHECK(replies[0].status().code() == absl::StatusCode::kUnavailable);
+    CHECK_MESSAGE(
+        replies[0].status().message().find("NOSCRIPT") != std::string::npos,
+        replies[0].status());
+    CHECK_MESSAGE(
+        replies[0].status().message().find(
+            "a later command of its order has run") != std::string::npos,
+        replies[0].status());
+    REQUIRE(replies[1].ok());
+    CHECK(replies[1]->integer == 1);
+    REQUIRE(replies[2].ok());
+    CHECK(replies[2]->str == "OK");
+    CHECK(pushed("{ordered}list") == std::vector<std::string>{"second"});
+    absl::StatusOr<std::vector<Reply>> all =
+        client.Run(race("{ordered}list", 7));
+    REQUIRE_FALSE(all.ok());
+    CHECK(all.status() == replies[0].status());
+    CHECK(pushed("{ordered}list") ==
+          std::vector<std::string>{"second", "second"});
+    // Without an order the refused push is sent again, and runs second.
+    replies = client.RunEach(race("{unordered}list", std::nullopt));
+    for (const absl::StatusOr<Reply>& reply : replies) {
+      CHECK_MESSAGE(reply.ok(), reply.status());
+    }
+    CHECK(pushed("{unordered}list") ==
+          std::vector<std::string>{"second", "first"});
+  }
+
+  SUBCASE("IncrementMany through a migrating slot and lost scripts") {
+    absl::StatusOr<std::unique_ptr<Leaderboard>> created =
+        CreateRedisClusterLeaderboard(
+            options, "moving",
+            {.partitions = 1, .tie_break = TieBreak::kLowerMemberFirst});
+    REQUIRE_MESSAGE(created.ok(), created.status());
+    Leaderboard& board = **created;
+    // Each member three times: its results are running sums only if its
+    // elements run in the order given.
+    const std::vector<ScoreIncrement> batch = {{1, 5},  {2, 1}, {1, 5},
+                                               {3, -2}, {2, 1}, {1, -1},
+                                               {3, -2}, {2, 1}, {3, 10}};
+    std::map<MemberId, int64_t> scores;
+    const auto apply_batch = [&] {
+      const std::vector<absl::StatusOr<int64_t>> results =
+          board.IncrementMany(batch);
+      REQUIRE(results.size() == batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        CAPTURE(i);
+        REQUIRE_MESSAGE(results[i].ok(), results[i].status());
+        scores[batch[i].member] += batch[i].delta;
+        CHECK(*results[i] == scores[batch[i].member]);
+      }
+    };
+    apply_batch();
+
+    const std::string key =
+        MakeLeaderboardKeys(options.key_prefix, "moving", 1).partitions[0];
+    const uint16_t slot = KeySlot(key);
+    const std::string source = client.NodeOf(slot);
+    std::string target;
+    for (const std::string& node : cluster.seeds()) {
+      if (node != source) target = node;
+    }
+    REQUIRE_FALSE(target.empty());
+    const std::string source_id = Admin(source, {"CLUSTER", "MYID"}).str;
+    const std::string target_id = Admin(target, {"CLUSTER", "MYID"}).str;
+    const std::string slot_text = absl::StrCat(slot);
+    Admin(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", source_id});
+    Admin(source, {"CLUSTER", "SETSLOT", slot_text, "MIGRATING", target_id});
+    const size_t colon = target.rfind(':');
+    Admin(source, {"MIGRATE", target.substr(0, colon), target.substr(colon + 1),
+                   "", "0", "5000", "KEYS", key});
+    // The source answers ASK, the target NOSCRIPT to the first attempt.
+    for (const std::string& node : cluster.seeds()) {
+      Admin(node, {"SCRIPT", "FLUSH"});
+    }
+    apply_batch();
+    // The slot handed over: the source answers MOVED.
+    for (const std::string& node : cluster.seeds()) {
+      Admin(node, {"CLUSTER", "SETSLOT", slot_text, "NODE", target_id});
+    }
+    apply_batch();
+    for (const auto& entry : scores) {
+      const MemberId member = entry.first;
+      CAPTURE(member);
+      CHECK(board.Score(member).value() == entry.second);
+    }
+    CHECK(board.Size() == 3);
   }
 
   SUBCASE("a slot migrating away: ASK during, MOVED after") {

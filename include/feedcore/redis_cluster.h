@@ -30,7 +30,14 @@
 //   entry), Follow, Unfollow, Retract, Set and Remove converge.
 //   `Leaderboard::Increment` is the exception: it is retried only when the
 //   command certainly did not reach Redis, so an `Unavailable` from it may
-//   or may not have applied the increment.
+//   or may not have applied the increment. `IncrementMany` follows the same
+//   rule element by element: a failure is that element's result (the
+//   message says whether it may have been applied), and the other elements
+//   still apply. Its elements are pipelined per node, a few round trips
+//   per call; a member's elements apply in the order given, and one that
+//   could only be sent again after a later element of its member had run
+//   fails with `Unavailable` instead (rare: the node's state changed
+//   between the two).
 // * A call that spans several entities (a fan-out, a follow with its
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard

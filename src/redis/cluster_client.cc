@@ -135,6 +135,7 @@ struct ClusterClient::Pending {
   size_t attempts = 0;   // failed attempts
   size_t redirects = 0;  // MOVED, ASK and NOSCRIPT resends
   bool done = false;
+  bool held = false;  // kept back this round behind its order's earlier ones
   bool failed_this_round = false;
   bool gave_up = false;          // cannot be retried: `error` is final
   std::string reload_script_on;  // NOSCRIPT: the node to load it on
@@ -295,11 +296,26 @@ std::string ClusterClient::ScriptBody(const std::string& sha) const {
 }
 
 void ClusterClient::RunRound(std::vector<Pending*>& round) {
-  // Group by node, keeping the order of the call within each node.
+  // Group by node, keeping the order of the call within each node. A
+  // command of an order goes out only right behind the earlier ones of its
+  // order, on their connection: after an ASK they may be bound for
+  // different nodes, which would run them in either order.
   std::map<std::string, std::vector<Pending*>> by_node;
+  std::map<uint64_t, std::string> order_node;  // order -> its first's node
+  std::set<uint64_t> order_held;
   for (Pending* pending : round) {
     if (!pending->asking) {
       pending->node = NodeOf(pending->command->slot);
+    }
+    if (pending->command->order.has_value()) {
+      const uint64_t order = *pending->command->order;
+      const auto [first, inserted] = order_node.emplace(order, pending->node);
+      if (!inserted &&
+          (order_held.contains(order) || first->second != pending->node)) {
+        order_held.insert(order);
+        pending->held = true;
+        continue;
+      }
     }
     if (pending->node.empty()) {
       pending->failed_this_round = true;
@@ -400,6 +416,10 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
           continue;
         }
         const absl::string_view code = ErrorCode(*reply);
+        // Kept for the order rule of Run, should the command not be sent
+        // again.
+        pending->error = absl::UnavailableError(
+            absl::StrCat("redis node ", batch.node, ": ", reply->str));
         if (code == "MOVED" || code == "ASK") {
           ++pending->redirects;
           pending->node = RedirectTarget(*reply);
@@ -423,8 +443,6 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
                    code == "LOADING" || code == "MASTERDOWN") {
           // Refused before running: safe to retry, idempotent or not.
           pending->failed_this_round = true;
-          pending->error = absl::UnavailableError(
-              absl::StrCat("redis node ", batch.node, ": ", reply->str));
         } else {
           *pending->reply = std::move(*reply);
           pending->done = true;
@@ -437,42 +455,66 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
   }
 }
 
-absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
-    std::vector<Command> commands) {
-  std::vector<Reply> replies(commands.size());
-  std::vector<Pending> pendings(commands.size());
+absl::Status ClusterClient::RunRounds(std::vector<Pending>& pendings,
+                                      bool stop_at_failure) {
   std::vector<Pending*> outstanding;
-  outstanding.reserve(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i) {
-    pendings[i].command = &commands[i];
-    pendings[i].reply = &replies[i];
-    outstanding.push_back(&pendings[i]);
-  }
+  outstanding.reserve(pendings.size());
+  for (Pending& pending : pendings) outstanding.push_back(&pending);
   Micros backoff = options_.retry_backoff;
   while (!outstanding.empty()) {
     RunRound(outstanding);
+    // The order rule (see Run): walking back from the end, a command that
+    // did not run while a later one of its order ran, or may have, fails.
+    std::set<uint64_t> ran_later;
+    for (auto it = outstanding.rbegin(); it != outstanding.rend(); ++it) {
+      Pending* pending = *it;
+      const std::optional<uint64_t>& order = pending->command->order;
+      if (!order.has_value()) continue;
+      if (pending->done || pending->gave_up) {
+        ran_later.insert(*order);
+      } else if (ran_later.contains(*order)) {
+        pending->gave_up = true;
+        pending->error = absl::UnavailableError(
+            absl::StrCat(pending->error.message(),
+                         "; not sent again: a later command of its order has "
+                         "run, and this one must not run after it"));
+      }
+    }
     std::vector<Pending*> again;
     bool failures = false;
     bool redirected = false;
     std::set<std::pair<std::string, std::string>> reloads;
     for (Pending* pending : outstanding) {
       if (pending->done) continue;
-      if (pending->gave_up) return pending->error;
-      if (pending->failed_this_round) {
+      if (pending->held) {
+        pending->held = false;
+        again.push_back(pending);
+        continue;
+      }
+      absl::Status failure;
+      if (pending->gave_up) {
+        failure = pending->error;
+      } else if (pending->failed_this_round) {
         pending->failed_this_round = false;
         failures = true;
         if (++pending->attempts >= options_.max_attempts) {
-          return absl::UnavailableError(
+          failure = absl::UnavailableError(
               absl::StrCat(pending->error.message(), " (after ",
                            pending->attempts, " attempts)"));
         }
       } else {
         redirected = true;
         if (pending->redirects > kMaxRedirects) {
-          return absl::UnavailableError(absl::StrCat(
+          failure = absl::UnavailableError(absl::StrCat(
               "redis cluster: slot ", pending->command->slot,
               " was redirected more than ", kMaxRedirects, " times"));
         }
+      }
+      if (!failure.ok()) {
+        if (stop_at_failure) return failure;
+        pending->gave_up = true;
+        pending->error = std::move(failure);
+        continue;
       }
       if (!pending->reload_script_on.empty()) {
         reloads.emplace(pending->reload_script_on, pending->command->args[1]);
@@ -502,7 +544,43 @@ absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
     }
     outstanding = std::move(again);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
+    std::vector<Command> commands) {
+  std::vector<Reply> replies(commands.size());
+  std::vector<Pending> pendings(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    pendings[i].command = &commands[i];
+    pendings[i].reply = &replies[i];
+  }
+  if (absl::Status status = RunRounds(pendings, /*stop_at_failure=*/true);
+      !status.ok()) {
+    return status;
+  }
   return replies;
+}
+
+std::vector<absl::StatusOr<Reply>> ClusterClient::RunEach(
+    std::vector<Command> commands) {
+  std::vector<Reply> replies(commands.size());
+  std::vector<Pending> pendings(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    pendings[i].command = &commands[i];
+    pendings[i].reply = &replies[i];
+  }
+  (void)RunRounds(pendings, /*stop_at_failure=*/false);
+  std::vector<absl::StatusOr<Reply>> results;
+  results.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (pendings[i].done) {
+      results.push_back(std::move(replies[i]));
+    } else {
+      results.push_back(pendings[i].error);
+    }
+  }
+  return results;
 }
 
 absl::StatusOr<Reply> ClusterClient::RunOne(Command command) {

@@ -1,8 +1,9 @@
 // A Redis Cluster client over blocking hiredis connections: routes each
 // command to the node that serves its key's slot, pipelines the commands of
 // one call per node, follows MOVED and ASK redirections, refreshes the slot
-// map when the cluster changes, retries what can safely be retried, and
-// reloads Lua scripts on nodes that lost them.
+// map when the cluster changes, retries what can safely be retried without
+// reordering commands that must run in order, and reloads Lua scripts on
+// nodes that lost them.
 //
 // Thread safety: every method may be called from any number of threads at
 // once. Lock order: `slots_mu_` and a node pool's mutex are never held
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,10 @@ struct Command {
   // it once. Only such commands are sent again after a failure that leaves
   // it unknown whether they ran (a lost connection, a timeout).
   bool idempotent = true;
+  // Commands of one call with the same `order` (which must share a slot)
+  // run in the order given, even when some are redirected or retried; see
+  // Run. Unset: no order beyond Run's.
+  std::optional<uint64_t> order = std::nullopt;
 };
 
 // A loaded Lua script: run it with ClusterClient::ScriptCommand.
@@ -62,16 +68,29 @@ class ClusterClient {
   // Runs every command and returns their replies in the same order.
   // Commands for the same node are sent in the order given, pipelined
   // `pipeline_depth` at a time; the nodes work at once. A command that is
-  // redirected or retried is sent again after the others of its round, so
-  // only commands of the same slot (which are redirected and fail
-  // together) are sure to run in the order given. Redis error
-  // replies come back as replies (Reply::is_error) except those the client
-  // handles itself: MOVED, ASK, TRYAGAIN, CLUSTERDOWN, NOSCRIPT.
-  // Unavailable, naming the node and the reason, when a command could not
-  // be run within `max_attempts`; the other commands of the call may have
-  // run.
+  // redirected or retried is sent again after the others of its round, in
+  // the order given. Redis error replies come back as replies
+  // (Reply::is_error) except those the client handles itself: MOVED, ASK,
+  // TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN, NOSCRIPT. Unavailable,
+  // naming the node and the reason, when a command could not be run within
+  // `max_attempts`; the other commands of the call may have run.
+  //
+  // Commands with the same `order` go out on one connection, each behind
+  // the ones before it, so Redis runs them in the order given. A node that
+  // refuses one of them (a redirection, NOSCRIPT, a cluster that is
+  // reconfiguring) normally refuses those behind it too, and all are sent
+  // again in order. Should a later one have run all the same (the node's
+  // state changed between the two), the refused one is not sent again,
+  // which would run it out of order: it fails with Unavailable instead.
   absl::StatusOr<std::vector<Reply>> Run(std::vector<Command> commands);
   absl::StatusOr<Reply> RunOne(Command command);
+
+  // As Run, but a command that fails does not end the call: each command
+  // gets its reply or its own error (the one Run would have returned for
+  // it), and the others still run. For a command that is not idempotent,
+  // every error other than "may or may not have been applied" means it
+  // did not run.
+  std::vector<absl::StatusOr<Reply>> RunEach(std::vector<Command> commands);
 
   // Loads `body` on every node (and again on any node that later answers
   // NOSCRIPT). Unavailable as Run; Internal if Redis rejects the script.
@@ -106,6 +125,10 @@ class ClusterClient {
   absl::StatusOr<std::unique_ptr<NodeConnection>> Acquire(
       const std::string& address);
   void Release(std::unique_ptr<NodeConnection> connection);
+  // Runs the rounds of one call until every command is done or has failed
+  // for good (its Pending's `gave_up` and `error`); with `stop_at_failure`,
+  // returns the first such failure at once instead.
+  absl::Status RunRounds(std::vector<Pending>& pendings, bool stop_at_failure);
   // Runs one round: at most pipeline_depth commands per node.
   void RunRound(std::vector<Pending*>& round);
   std::vector<std::string> KnownNodes() const;

@@ -23,6 +23,15 @@
 // because Lua numbers are doubles too: the sum is exact and a result out
 // of range is refused without writing.
 //
+// IncrementMany runs that script once per element, in one ClusterClient
+// call, so a batch costs a pipeline per node instead of a round trip per
+// element, and each element keeps Increment's result and errors (RunEach:
+// one failing element does not fail the others). Ordering the elements by
+// member (Command::order) keeps a member's results running sums even
+// across redirections and retries. One script per partition taking all of
+// its elements would save the per-command overhead, but would repeat the
+// increment script's arithmetic and hold the node for a whole batch.
+//
 // Reads. kReadScript locates a key in one partition atomically: how many
 // entries rank above it, whether it is there, and the entries just above
 // and just below it. Rank sums the counts; TopK, Around and ReadPage merge
@@ -54,6 +63,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "feedcore/redis_cluster.h"
 #include "leaderboard_cursor.h"
 #include "leaderboard_options.h"
@@ -352,6 +362,8 @@ class RedisLeaderboard final : public Leaderboard {
 
   absl::Status Set(MemberId member, int64_t score) override;
   absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
+  std::vector<absl::StatusOr<int64_t>> IncrementMany(
+      absl::Span<const ScoreIncrement> increments) override;
   absl::Status Remove(MemberId member) override;
   void Clear() override;
   absl::StatusOr<int64_t> Score(MemberId member) const override;
@@ -385,6 +397,10 @@ class RedisLeaderboard final : public Leaderboard {
   }
   Command ReadCommand(size_t partition, Mode mode, const RankKey& key,
                       size_t above, size_t below) const;
+  Command IncrementCommand(MemberId member, int64_t delta) const;
+  // What Increment returns for kIncrementScript's `reply`.
+  absl::StatusOr<int64_t> IncrementResult(MemberId member, int64_t delta,
+                                          const Reply& reply) const;
   // kReadScript on every partition, in one round trip.
   absl::StatusOr<std::vector<Located>> ReadAll(Mode mode, const RankKey& key,
                                                size_t above,
@@ -434,26 +450,28 @@ absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> RedisLeaderboard::Increment(MemberId member,
-                                                    int64_t delta) {
-  const std::string& key = KeyOf(member);
+Command RedisLeaderboard::IncrementCommand(MemberId member,
+                                           int64_t delta) const {
   // Arithmetic shift: hi is the floor of delta / 2^32, whatever the sign.
   const int64_t hi = delta >> 32;
   const uint64_t lo = static_cast<uint64_t>(delta) & 0xffffffffu;
-  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
-      increment_script_, key,
+  return ClusterClient::ScriptCommand(
+      increment_script_, KeyOf(member),
       {MemberBytes(member), absl::StrCat(hi), absl::StrCat(lo)},
-      /*idempotent=*/false));
-  if (!reply.ok()) return reply.status();
+      /*idempotent=*/false);
+}
+
+absl::StatusOr<int64_t> RedisLeaderboard::IncrementResult(
+    MemberId member, int64_t delta, const Reply& reply) const {
   constexpr absl::string_view kWhat = "the leaderboard increment script";
-  if (reply->is_error()) return ErrorReply(kWhat, *reply, NodeOf(key));
-  if (reply->type != Reply::Type::kArray || reply->elements.size() != 2 ||
-      reply->elements[0].type != Reply::Type::kString ||
-      reply->elements[1].type != Reply::Type::kString) {
+  if (reply.is_error()) return ErrorReply(kWhat, reply, NodeOf(KeyOf(member)));
+  if (reply.type != Reply::Type::kArray || reply.elements.size() != 2 ||
+      reply.elements[0].type != Reply::Type::kString ||
+      reply.elements[1].type != Reply::Type::kString) {
     return Unexpected(kWhat, "not {status, score}");
   }
-  const std::string& status = reply->elements[0].str;
-  const std::string& value = reply->elements[1].str;
+  const std::string& status = reply.elements[0].str;
+  const std::string& value = reply.elements[1].str;
   if (status == "bad") {
     return Unexpected(kWhat, absl::StrCat("member ", member, " has score '",
                                           absl::CHexEscape(value),
@@ -477,6 +495,39 @@ absl::StatusOr<int64_t> RedisLeaderboard::Increment(MemberId member,
                       absl::StrCat("status '", absl::CHexEscape(status), "'"));
   }
   return number;
+}
+
+absl::StatusOr<int64_t> RedisLeaderboard::Increment(MemberId member,
+                                                    int64_t delta) {
+  absl::StatusOr<Reply> reply =
+      client_->RunOne(IncrementCommand(member, delta));
+  if (!reply.ok()) return reply.status();
+  return IncrementResult(member, delta, *reply);
+}
+
+std::vector<absl::StatusOr<int64_t>> RedisLeaderboard::IncrementMany(
+    absl::Span<const ScoreIncrement> increments) {
+  std::vector<Command> commands;
+  commands.reserve(increments.size());
+  for (const ScoreIncrement& increment : increments) {
+    commands.push_back(IncrementCommand(increment.member, increment.delta));
+    // A member's elements must apply in the order given (its results are
+    // running sums, and whether one overflows depends on those before it).
+    commands.back().order = increment.member;
+  }
+  std::vector<absl::StatusOr<Reply>> replies =
+      client_->RunEach(std::move(commands));
+  std::vector<absl::StatusOr<int64_t>> results;
+  results.reserve(increments.size());
+  for (size_t i = 0; i < increments.size(); ++i) {
+    if (!replies[i].ok()) {
+      results.push_back(replies[i].status());
+    } else {
+      results.push_back(IncrementResult(increments[i].member,
+                                        increments[i].delta, *replies[i]));
+    }
+  }
+  return results;
 }
 
 absl::Status RedisLeaderboard::Remove(MemberId member) {

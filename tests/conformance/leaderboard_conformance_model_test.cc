@@ -1,9 +1,9 @@
 // Model-based conformance test of Leaderboard, run against each backend (see
-// backend.h): long random sequences of Set, Increment (some past the
-// backend's score range), Remove and Clear on boards of 1, 3 and 16
-// partitions, compared after every step with a plain reference, a map of
-// member -> score sorted in full for every question. Every step checks Size,
-// TopK for a random k, Score and Rank of random members (present or not),
+// backend.h): long random sequences of Set, Increment and IncrementMany
+// (some past the backend's score range), Remove and Clear on boards of 1, 3
+// and 16 partitions, compared after every step with a plain reference, a
+// map of member -> score sorted in full for every question. Every step checks
+// Size, TopK for a random k, Score and Rank of random members (present or not),
 // Around a random member, and one more page of a long-running reader whose
 // cursor is carried across the mutations; every few steps the whole board is
 // read in pages of a random size in both orders.
@@ -212,6 +212,10 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
         return static_cast<int64_t>(uniform(41)) - 20;
     }
   };
+  const auto random_delta = [&]() -> int64_t {
+    return uniform(10) == 0 ? random_score()
+                            : static_cast<int64_t>(uniform(7)) - 3;
+  };
   Pager pager;
 
   for (uint64_t step = 0; step < steps; ++step) {
@@ -229,10 +233,8 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       } else {
         model.Set(member, score);
       }
-    } else if (op < 800) {
-      const int64_t delta = uniform(10) == 0
-                                ? random_score()
-                                : static_cast<int64_t>(uniform(7)) - 3;
+    } else if (op < 720) {
+      const int64_t delta = random_delta();
       const absl::StatusOr<int64_t> got = board.Increment(member, delta);
       const std::optional<int64_t> want =
           model.Increment(member, delta, low, high);
@@ -243,6 +245,32 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
         CHECK(*got == *want);
       } else {
         CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
+      }
+    } else if (op < 800) {
+      // A batch whose members often repeat, so that a member's elements
+      // must apply in order; the model applies them one by one.
+      std::vector<ScoreIncrement> batch(uniform(41));
+      for (ScoreIncrement& increment : batch) {
+        increment.member = uniform(2) == 0 ? ids[uniform(8)] : random_member();
+        increment.delta = random_delta();
+      }
+      const std::vector<absl::StatusOr<int64_t>> got =
+          board.IncrementMany(batch);
+      REQUIRE(got.size() == batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const ScoreIncrement& increment = batch[i];
+        const absl::StatusOr<int64_t>& result = got[i];
+        const std::optional<int64_t> want =
+            model.Increment(increment.member, increment.delta, low, high);
+        REQUIRE_MESSAGE(result.ok() == want.has_value(),
+                        "IncrementMany element "
+                            << i << " (" << increment.member << ", "
+                            << increment.delta << "): " << result.status());
+        if (want) {
+          CHECK(*result == *want);
+        } else {
+          CHECK(result.status().code() == absl::StatusCode::kOutOfRange);
+        }
       }
     } else if (op < 998) {
       const bool removed = model.Remove(member);

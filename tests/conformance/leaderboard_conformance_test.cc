@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,18 @@ Scores TiedScores(size_t count, int64_t spread) {
     scores[member] = static_cast<int64_t>(i) % spread - spread / 2;
   }
   return scores;
+}
+
+// IncrementMany's results as numbers or status codes, for comparisons that
+// print.
+std::vector<std::string> Describe(
+    const std::vector<absl::StatusOr<int64_t>>& results) {
+  std::vector<std::string> out;
+  for (const absl::StatusOr<int64_t>& r : results) {
+    out.push_back(r.ok() ? std::to_string(*r)
+                         : absl::StatusCodeToString(r.status().code()));
+  }
+  return out;
 }
 
 void CheckInvalid(const absl::Status& status, const std::string& text) {
@@ -373,6 +386,146 @@ TEST_CASE("the score range of each backend") {
                                  {4, -1, 3},
                                  {2, kMin, 4}});
   }
+}
+
+TEST_CASE("IncrementMany returns what Increment would, element by element") {
+  for (size_t partitions : {1, 3, 16}) {
+    CAPTURE(partitions);
+    auto board = NewBoard(Options(partitions));
+    REQUIRE(board->Set(1, 100).ok());
+    const std::vector<absl::StatusOr<int64_t>> results = board->IncrementMany({
+        {1, 5},                   // existing member
+        {2, -3},                  // new member, created at delta
+        {1, 5},                   // the same member again: the running sum
+        {3, 0},                   // new member at 0
+        {2, 0},                   // no change
+        {1, -20},                 // negative
+        {4, 3'000'000'000'000},   // more than 32 bits
+        {4, -3'000'000'000'007},  // crossing zero
+        {2, -3},
+    });
+    CHECK(Describe(results) ==
+          std::vector<std::string>{"105", "-3", "110", "0", "-3", "90",
+                                   "3000000000000", "-7", "-6"});
+    const Entries after{{1, 90, 0}, {3, 0, 1}, {2, -6, 2}, {4, -7, 3}};
+    CHECK(All(*board) == after);
+    CHECK(board->Score(2).value() == -6);
+    CHECK(board->Rank(4).value() == 3);
+
+    CHECK(board->IncrementMany({}).empty());
+    CHECK(board->Size() == 4);
+    CHECK(All(*board) == after);
+  }
+}
+
+TEST_CASE("IncrementMany: an overflowing element fails alone") {
+  const int64_t high = OnCluster() ? kExact : kMax;
+  const int64_t low = OnCluster() ? -kExact : kMin;
+  for (size_t partitions : {1, 3, 16}) {
+    CAPTURE(partitions);
+    auto board = NewBoard(Options(partitions));
+    REQUIRE(board->Set(1, high - 5).ok());
+    REQUIRE(board->Set(3, high - 5).ok());  // tied with 1, below it
+    REQUIRE(board->Set(5, low + 5).ok());
+    const std::vector<absl::StatusOr<int64_t>> results = board->IncrementMany(
+        {{1, 6}, {2, 7}, {5, -6}, {1, -10}, {1, 6}, {2, 1}, {3, 5}, {5, -5}});
+    REQUIRE(results.size() == 8);
+    CHECK(results[0].status().code() == absl::StatusCode::kOutOfRange);
+    CHECK_MESSAGE(Contains(results[0].status(), "Increment(member 1, delta 6)"),
+                  results[0].status());
+    CHECK(results[1].value() == 7);
+    CHECK(results[2].status().code() == absl::StatusCode::kOutOfRange);
+    CHECK_MESSAGE(
+        Contains(results[2].status(), "Increment(member 5, delta -6)"),
+        results[2].status());
+    CHECK(results[3].value() == high - 15);
+    CHECK(results[4].value() == high - 9);  // after the element before it
+    CHECK(results[5].value() == 8);
+    CHECK(results[6].value() == high);
+    CHECK(results[7].value() == low);
+    CHECK(All(*board) == Ranked({{1, high - 9}, {2, 8}, {3, high}, {5, low}}));
+
+    // The failed elements changed nothing: their members keep their scores
+    // and ranks while the others move around them.
+    auto tied = NewBoard(Options(partitions));
+    const Scores scores = {{1, high - 5}, {3, high - 5}, {5, low + 5}, {6, 0}};
+    Fill(*tied, scores);
+    const std::vector<absl::StatusOr<int64_t>> failed = tied->IncrementMany(
+        {{1, 6}, {6, 10}, {5, -6}, {3, -1}, {1, kMax}, {7, -1}, {5, kMin}});
+    CHECK(Describe(failed) ==
+          std::vector<std::string>{"OUT_OF_RANGE", "10", "OUT_OF_RANGE",
+                                   std::to_string(high - 6), "OUT_OF_RANGE",
+                                   "-1", "OUT_OF_RANGE"});
+    REQUIRE(failed.size() == 7);
+    CHECK_MESSAGE(Contains(failed[0].status(), "Increment(member 1, delta 6)"),
+                  failed[0].status());
+    CHECK_MESSAGE(Contains(failed[4].status(), "Increment(member 1, delta " +
+                                                   std::to_string(kMax) + ")"),
+                  failed[4].status());
+    CHECK_MESSAGE(Contains(failed[6].status(), "Increment(member 5, delta " +
+                                                   std::to_string(kMin) + ")"),
+                  failed[6].status());
+    CHECK(tied->Score(1).value() == high - 5);
+    CHECK(tied->Rank(1).value() == 0);
+    CHECK(tied->Score(5).value() == low + 5);
+    CHECK(tied->Rank(5).value() == 4);
+    CHECK(
+        All(*tied) ==
+        Ranked({{1, high - 5}, {3, high - 6}, {5, low + 5}, {6, 10}, {7, -1}}));
+  }
+}
+
+TEST_CASE("IncrementMany equals one Increment per element, over every node") {
+  // Thousands of elements over a few hundred members in 16 partitions,
+  // which the cluster spreads over all of its masters: long pipelines on
+  // every node, hot members repeated dozens of times in one call, and now
+  // and then a delta that overflows wherever the member's score is above
+  // zero (or below, for a negative one).
+  const LeaderboardOptions options = Options(16, 100);
+  auto batched = NewBoard(options);
+  auto one_by_one = NewBoard(options);
+  const int64_t high = OnCluster() ? kExact : kMax;
+  std::mt19937_64 rng(2024);
+  std::vector<size_t> elements_per_partition(options.partitions);
+  for (int call = 0; call < 3; ++call) {
+    CAPTURE(call);
+    std::vector<ScoreIncrement> batch(2000 + rng() % 2000);
+    for (ScoreIncrement& increment : batch) {
+      increment.member =
+          rng() % 4 == 0 ? rng() % 10 : (rng() % 400) * 0x9E3779B97F4A7C15ull;
+      increment.delta = rng() % 100 == 0
+                            ? (rng() % 2 == 0 ? high : -high)
+                            : static_cast<int64_t>(rng() % 41) - 20;
+      ++elements_per_partition[redis::LeaderboardPartitionOf(
+          increment.member, options.partitions)];
+    }
+    const std::vector<absl::StatusOr<int64_t>> results =
+        batched->IncrementMany(batch);
+    REQUIRE(results.size() == batch.size());
+    size_t failures = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      CAPTURE(i);
+      const absl::StatusOr<int64_t> want =
+          one_by_one->Increment(batch[i].member, batch[i].delta);
+      REQUIRE_MESSAGE(results[i].ok() == want.ok(), results[i].status());
+      if (want.ok()) {
+        CHECK(*results[i] == *want);
+      } else {
+        ++failures;
+        CHECK(want.status().code() == absl::StatusCode::kOutOfRange);
+        CHECK(results[i].status() == want.status());
+      }
+    }
+    CHECK(failures > 0);
+  }
+  for (size_t count : elements_per_partition) CHECK(count > 100);
+  const Entries expected =
+      ReadAllPages(*one_by_one, LeaderboardOrder::kBestFirst, 100);
+  CHECK(expected.size() > 300);
+  CHECK(ReadAllPages(*batched, LeaderboardOrder::kBestFirst, 100) == expected);
+  CHECK(ReadAllPages(*batched, LeaderboardOrder::kWorstFirst, 100) ==
+        Reversed(expected));
+  CHECK(batched->Size() == expected.size());
 }
 
 TEST_CASE(
