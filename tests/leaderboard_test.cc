@@ -22,6 +22,7 @@
 namespace feedcore {
 namespace {
 
+using testing::DescribeResults;
 using testing::NewBoard;
 using testing::ReadAllPages;
 
@@ -165,18 +166,6 @@ TEST_CASE("Increment overflow is OutOfRange and changes nothing") {
   CHECK(board->Increment(4, kMax).value() == -1);
 }
 
-// The results of IncrementMany as (ok, value or status code) pairs, for
-// comparisons that print.
-std::vector<std::string> Describe(
-    const std::vector<absl::StatusOr<int64_t>>& results) {
-  std::vector<std::string> out;
-  for (const absl::StatusOr<int64_t>& r : results) {
-    out.push_back(r.ok() ? std::to_string(*r)
-                         : absl::StatusCodeToString(r.status().code()));
-  }
-  return out;
-}
-
 TEST_CASE("IncrementMany returns what Increment would, element by element") {
   auto board = NewBoard({.partitions = 4});
   REQUIRE(board->Set(1, 100).ok());
@@ -188,7 +177,7 @@ TEST_CASE("IncrementMany returns what Increment would, element by element") {
       {2, 0},    // no change
       {1, -20},  // negative
   });
-  CHECK(Describe(results) ==
+  CHECK(DescribeResults(results) ==
         std::vector<std::string>{"105", "-3", "110", "0", "-3", "90"});
   CHECK(All(*board) ==
         std::vector<LeaderboardEntry>{{1, 90, 0}, {3, 0, 1}, {2, -3, 2}});
@@ -219,7 +208,7 @@ TEST_CASE("IncrementMany: an overflowing element fails alone") {
   const std::vector<LeaderboardEntry> before = All(*tied);
   const std::vector<absl::StatusOr<int64_t>> failed =
       tied->IncrementMany({{1, 6}, {3, kMax}});
-  CHECK(Describe(failed) ==
+  CHECK(DescribeResults(failed) ==
         std::vector<std::string>{"OUT_OF_RANGE", "OUT_OF_RANGE"});
   CHECK(All(*tied) == before);
 }

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -38,6 +39,18 @@ inline std::unique_ptr<Leaderboard> NewBoard(LeaderboardOptions options = {}) {
       Leaderboard::Create(options);
   REQUIRE_MESSAGE(board.ok(), board.status());
   return *std::move(board);
+}
+
+// IncrementMany's results as numbers or status codes, for comparisons that
+// print.
+inline std::vector<std::string> DescribeResults(
+    const std::vector<absl::StatusOr<int64_t>>& results) {
+  std::vector<std::string> out;
+  for (const absl::StatusOr<int64_t>& r : results) {
+    out.push_back(r.ok() ? std::to_string(*r)
+                         : absl::StatusCodeToString(r.status().code()));
+  }
+  return out;
 }
 
 // Every entry of the board in `order`, `limit` per page, following cursors

@@ -547,14 +547,26 @@ absl::Status ClusterClient::RunRounds(std::vector<Pending>& pendings,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
-    std::vector<Command> commands) {
-  std::vector<Reply> replies(commands.size());
+namespace {
+
+// One Pending per command, each pointing at the command and its reply.
+template <typename Pending>
+std::vector<Pending> PendingsFor(std::vector<Command>& commands,
+                                 std::vector<Reply>& replies) {
   std::vector<Pending> pendings(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     pendings[i].command = &commands[i];
     pendings[i].reply = &replies[i];
   }
+  return pendings;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
+    std::vector<Command> commands) {
+  std::vector<Reply> replies(commands.size());
+  std::vector<Pending> pendings = PendingsFor<Pending>(commands, replies);
   if (absl::Status status = RunRounds(pendings, /*stop_at_failure=*/true);
       !status.ok()) {
     return status;
@@ -565,11 +577,7 @@ absl::StatusOr<std::vector<Reply>> ClusterClient::Run(
 std::vector<absl::StatusOr<Reply>> ClusterClient::RunEach(
     std::vector<Command> commands) {
   std::vector<Reply> replies(commands.size());
-  std::vector<Pending> pendings(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i) {
-    pendings[i].command = &commands[i];
-    pendings[i].reply = &replies[i];
-  }
+  std::vector<Pending> pendings = PendingsFor<Pending>(commands, replies);
   (void)RunRounds(pendings, /*stop_at_failure=*/false);
   std::vector<absl::StatusOr<Reply>> results;
   results.reserve(commands.size());

@@ -32,6 +32,7 @@
 namespace feedcore {
 namespace {
 
+using testing::DescribeResults;
 using testing::MakeBoard;
 using testing::OnCluster;
 using testing::ReadAllPages;
@@ -108,18 +109,6 @@ Scores TiedScores(size_t count, int64_t spread) {
     scores[member] = static_cast<int64_t>(i) % spread - spread / 2;
   }
   return scores;
-}
-
-// IncrementMany's results as numbers or status codes, for comparisons that
-// print.
-std::vector<std::string> Describe(
-    const std::vector<absl::StatusOr<int64_t>>& results) {
-  std::vector<std::string> out;
-  for (const absl::StatusOr<int64_t>& r : results) {
-    out.push_back(r.ok() ? std::to_string(*r)
-                         : absl::StatusCodeToString(r.status().code()));
-  }
-  return out;
 }
 
 void CheckInvalid(const absl::Status& status, const std::string& text) {
@@ -404,7 +393,7 @@ TEST_CASE("IncrementMany returns what Increment would, element by element") {
         {4, -3'000'000'000'007},  // crossing zero
         {2, -3},
     });
-    CHECK(Describe(results) ==
+    CHECK(DescribeResults(results) ==
           std::vector<std::string>{"105", "-3", "110", "0", "-3", "90",
                                    "3000000000000", "-7", "-6"});
     const Entries after{{1, 90, 0}, {3, 0, 1}, {2, -6, 2}, {4, -7, 3}};
@@ -452,7 +441,7 @@ TEST_CASE("IncrementMany: an overflowing element fails alone") {
     Fill(*tied, scores);
     const std::vector<absl::StatusOr<int64_t>> failed = tied->IncrementMany(
         {{1, 6}, {6, 10}, {5, -6}, {3, -1}, {1, kMax}, {7, -1}, {5, kMin}});
-    CHECK(Describe(failed) ==
+    CHECK(DescribeResults(failed) ==
           std::vector<std::string>{"OUT_OF_RANGE", "10", "OUT_OF_RANGE",
                                    std::to_string(high - 6), "OUT_OF_RANGE",
                                    "-1", "OUT_OF_RANGE"});
