@@ -7,11 +7,12 @@
 // InsertFanout, InsertBatch (valid or with a bad argument), Remove, paged
 // reads in either order with windows and cursors kept across other calls,
 // clock advances, EvictExpired with any budget, and on the board Set,
-// Increment (overflow included), Remove, Clear, Score, Rank, TopK, Around
-// and ReadPage with any k, limit or neighbour count. A call that must fail
-// must fail with the documented code and change nothing; every other answer
-// must equal the model's. The model tests draw the same calls from a seeded
-// generator; here libFuzzer steers them towards new code.
+// Increment and IncrementMany (overflow included), Remove, Clear, Score,
+// Rank, TopK, Around and ReadPage with any k, limit or neighbour count. A
+// call that must fail must fail with the documented code and change
+// nothing; every other answer must equal the model's. The model tests draw the
+// same calls from a seeded generator; here libFuzzer steers them towards new
+// code.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -381,6 +382,18 @@ class Driver {
     }
   }
 
+  // An increment's result against the model's: the same score, or
+  // OutOfRange where the model overflowed.
+  static void CheckIncremented(const absl::StatusOr<int64_t>& got,
+                               const std::optional<int64_t>& want) {
+    FUZZ_CHECK(got.ok() == want.has_value());
+    if (want) {
+      FUZZ_CHECK(*got == *want);
+    } else {
+      FUZZ_CHECK(absl::IsOutOfRange(got.status()));
+    }
+  }
+
   void BoardWrite() {
     const MemberId member = Member();
     switch (in_.Below(8)) {
@@ -393,17 +406,25 @@ class Driver {
         break;
       }
       case 3:
-      case 4:
-      case 5: {
+      case 4: {
         const int64_t delta = Score();
-        const absl::StatusOr<int64_t> got = board_.Increment(member, delta);
-        const std::optional<int64_t> want =
-            board_model_.Increment(member, delta);
-        FUZZ_CHECK(got.ok() == want.has_value());
-        if (want) {
-          FUZZ_CHECK(*got == *want);
-        } else {
-          FUZZ_CHECK(absl::IsOutOfRange(got.status()));
+        CheckIncremented(board_.Increment(member, delta),
+                         board_model_.Increment(member, delta));
+        break;
+      }
+      case 5: {
+        // A batch, applied by the model one element after another.
+        std::vector<ScoreIncrement> batch(in_.Below(24));
+        for (ScoreIncrement& increment : batch) {
+          increment.member = Member();
+          increment.delta = Score();
+        }
+        const std::vector<absl::StatusOr<int64_t>> got =
+            board_.IncrementMany(batch);
+        FUZZ_CHECK(got.size() == batch.size());
+        for (size_t i = 0; i < batch.size(); ++i) {
+          CheckIncremented(
+              got[i], board_model_.Increment(batch[i].member, batch[i].delta));
         }
         break;
       }
