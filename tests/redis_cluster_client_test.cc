@@ -117,6 +117,47 @@ Reply Admin(const std::string& node, std::vector<std::string> args) {
   return *reply;
 }
 
+// A slot being moved from the node that serves it to another seed node.
+class SlotMigration {
+ public:
+  // Marks the slot IMPORTING on the target and MIGRATING on the source.
+  SlotMigration(const std::vector<std::string>& seeds,
+                const std::string& source, uint16_t slot)
+      : seeds_(seeds), source_(source), slot_text_(absl::StrCat(slot)) {
+    for (const std::string& node : seeds) {
+      if (node != source) target_ = node;
+    }
+    REQUIRE_FALSE(target_.empty());
+    const std::string source_id = Admin(source_, {"CLUSTER", "MYID"}).str;
+    target_id_ = Admin(target_, {"CLUSTER", "MYID"}).str;
+    Admin(target_, {"CLUSTER", "SETSLOT", slot_text_, "IMPORTING", source_id});
+    Admin(source_, {"CLUSTER", "SETSLOT", slot_text_, "MIGRATING", target_id_});
+  }
+
+  const std::string& target() const { return target_; }
+
+  // Moves `key` from the source to the target.
+  void MoveKey(const std::string& key) const {
+    const size_t colon = target_.rfind(':');
+    Admin(source_, {"MIGRATE", target_.substr(0, colon),
+                    target_.substr(colon + 1), "", "0", "5000", "KEYS", key});
+  }
+
+  // Hands the slot over to the target on every node.
+  void Finish() const {
+    for (const std::string& node : seeds_) {
+      Admin(node, {"CLUSTER", "SETSLOT", slot_text_, "NODE", target_id_});
+    }
+  }
+
+ private:
+  const std::vector<std::string> seeds_;
+  const std::string source_;
+  const std::string slot_text_;
+  std::string target_;
+  std::string target_id_;
+};
+
 TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
   testing::PrivateRedisCluster cluster("client");
   RedisClusterOptions options;
@@ -279,29 +320,15 @@ TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
     const std::string key =
         MakeLeaderboardKeys(options.key_prefix, "moving", 1).partitions[0];
     const uint16_t slot = KeySlot(key);
-    const std::string source = client.NodeOf(slot);
-    std::string target;
-    for (const std::string& node : cluster.seeds()) {
-      if (node != source) target = node;
-    }
-    REQUIRE_FALSE(target.empty());
-    const std::string source_id = Admin(source, {"CLUSTER", "MYID"}).str;
-    const std::string target_id = Admin(target, {"CLUSTER", "MYID"}).str;
-    const std::string slot_text = absl::StrCat(slot);
-    Admin(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", source_id});
-    Admin(source, {"CLUSTER", "SETSLOT", slot_text, "MIGRATING", target_id});
-    const size_t colon = target.rfind(':');
-    Admin(source, {"MIGRATE", target.substr(0, colon), target.substr(colon + 1),
-                   "", "0", "5000", "KEYS", key});
+    const SlotMigration migration(cluster.seeds(), client.NodeOf(slot), slot);
+    migration.MoveKey(key);
     // The source answers ASK, the target NOSCRIPT to the first attempt.
     for (const std::string& node : cluster.seeds()) {
       Admin(node, {"SCRIPT", "FLUSH"});
     }
     apply_batch();
     // The slot handed over: the source answers MOVED.
-    for (const std::string& node : cluster.seeds()) {
-      Admin(node, {"CLUSTER", "SETSLOT", slot_text, "NODE", target_id});
-    }
+    migration.Finish();
     apply_batch();
     for (const auto& entry : scores) {
       const MemberId member = entry.first;
@@ -317,16 +344,7 @@ TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
     const uint16_t slot = KeySlot(moving_key);
     REQUIRE(client.RunOne(On({"SET", moving_key, "before"})).ok());
     const std::string source = client.NodeOf(slot);
-    std::string target;
-    for (const std::string& node : cluster.seeds()) {
-      if (node != source) target = node;
-    }
-    REQUIRE_FALSE(target.empty());
-    const std::string source_id = Admin(source, {"CLUSTER", "MYID"}).str;
-    const std::string target_id = Admin(target, {"CLUSTER", "MYID"}).str;
-    const std::string slot_text = absl::StrCat(slot);
-    Admin(target, {"CLUSTER", "SETSLOT", slot_text, "IMPORTING", source_id});
-    Admin(source, {"CLUSTER", "SETSLOT", slot_text, "MIGRATING", target_id});
+    const SlotMigration migration(cluster.seeds(), source, slot);
 
     // A key the source does not hold: it answers ASK, and the client asks
     // the target (with ASKING) without changing its slot map.
@@ -340,21 +358,17 @@ TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
     CHECK(still->str == "before");
 
     // Move the key, then hand the slot over.
-    const size_t colon = target.rfind(':');
-    Admin(source, {"MIGRATE", target.substr(0, colon), target.substr(colon + 1),
-                   "", "0", "5000", "KEYS", moving_key});
+    migration.MoveKey(moving_key);
     absl::StatusOr<Reply> moved_key = client.RunOne(On({"GET", moving_key}));
     REQUIRE(moved_key.ok());
     CHECK(moved_key->str == "before");  // through ASK, from the target
-    for (const std::string& node : cluster.seeds()) {
-      Admin(node, {"CLUSTER", "SETSLOT", slot_text, "NODE", target_id});
-    }
+    migration.Finish();
     // The client still routes the slot to the source, which now answers
     // MOVED: the client follows it and learns the new owner.
     absl::StatusOr<Reply> after = client.RunOne(On({"GET", new_key}));
     REQUIRE(after.ok());
     CHECK(after->str == "new");
-    CHECK(client.NodeOf(slot) == target);
+    CHECK(client.NodeOf(slot) == migration.target());
   }
 }
 

@@ -22,14 +22,15 @@ constexpr std::array<uint16_t, 256> kCrc16Table = MakeCrc16Table();
 
 }  // namespace
 
-uint16_t Crc16(std::string_view bytes) {
-  uint16_t crc = 0;
+uint16_t Crc16Continue(uint16_t crc, std::string_view bytes) {
   for (unsigned char c : bytes) {
     crc = static_cast<uint16_t>((crc << 8) ^
                                 kCrc16Table[((crc >> 8) ^ c) & 0xff]);
   }
   return crc;
 }
+
+uint16_t Crc16(std::string_view bytes) { return Crc16Continue(0, bytes); }
 
 uint16_t KeySlot(std::string_view key) {
   const size_t open = key.find('{');

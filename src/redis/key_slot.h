@@ -13,6 +13,10 @@ inline constexpr uint16_t kSlotCount = 16384;
 // checksum Redis Cluster hashes keys with.
 uint16_t Crc16(std::string_view bytes);
 
+// Continues a CRC16 whose value so far is `crc` over `bytes`:
+// Crc16Continue(Crc16(a), b) == Crc16(a + b).
+uint16_t Crc16Continue(uint16_t crc, std::string_view bytes);
+
 // The slot of `key`: CRC16 of the key modulo 16384, or of its hash tag
 // when it has one (the bytes between the first '{' and the first '}' after
 // it, when there is at least one byte between them), so that keys sharing

@@ -47,7 +47,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -181,31 +180,6 @@ std::string MemberBytes(MemberId member) {
     member >>= 8;
   }
   return bytes;
-}
-
-constexpr std::array<uint16_t, 256> MakeCrc16Table() {
-  std::array<uint16_t, 256> table{};
-  for (int byte = 0; byte < 256; ++byte) {
-    uint16_t crc = static_cast<uint16_t>(byte << 8);
-    for (int bit = 0; bit < 8; ++bit) {
-      crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
-                           : static_cast<uint16_t>(crc << 1);
-    }
-    table[byte] = crc;
-  }
-  return table;
-}
-
-constexpr std::array<uint16_t, 256> kCrc16Table = MakeCrc16Table();
-
-// Continues a CRC16 (as Crc16 in key_slot.h computes it) over `bytes`, so
-// the tag search hashes the name once, not once per try.
-uint16_t Crc16Continue(uint16_t crc, absl::string_view bytes) {
-  for (unsigned char c : bytes) {
-    crc = static_cast<uint16_t>((crc << 8) ^
-                                kCrc16Table[((crc >> 8) ^ c) & 0xff]);
-  }
-  return crc;
 }
 
 bool ScoreInRange(int64_t score) {
