@@ -128,7 +128,7 @@ LeaderboardImpl::LeaderboardImpl(const LeaderboardOptions& options)
       partitions_(new Partition[options.partitions]) {
   for (size_t p = 0; p < options_.partitions; ++p) {
     WriterLock lock(&partitions_[p].mu);
-    partitions_[p].data = std::make_unique<PartitionData>();
+    partitions_[p].data = std::make_unique<PartitionData>(&leaf_pool_);
   }
 }
 
@@ -391,7 +391,7 @@ void LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<std::unique_ptr<PartitionData>> swapped;
   swapped.reserve(options_.partitions);
   for (size_t p = 0; p < options_.partitions; ++p) {
-    swapped.push_back(std::make_unique<PartitionData>());
+    swapped.push_back(std::make_unique<PartitionData>(&leaf_pool_));
   }
   for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
   for (size_t p = 0; p < options_.partitions; ++p) {

@@ -27,9 +27,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -37,6 +39,8 @@
 #include "absl/types/span.h"
 #include "change_log.h"
 #include "feedcore/leaderboard.h"
+#include "huge_page_allocator.h"
+#include "huge_page_pool.h"
 #include "mutex.h"
 #include "ranked_btree.h"
 
@@ -120,8 +124,12 @@ class LeaderboardImpl final : public Leaderboard {
   };
 
   struct PartitionData {
+    explicit PartitionData(HugePagePool* leaf_pool) : tree(leaf_pool) {}
     RankedBtree tree;
-    absl::flat_hash_map<MemberId, Placed> members;
+    absl::flat_hash_map<MemberId, Placed, absl::Hash<MemberId>,
+                        std::equal_to<MemberId>,
+                        HugePageAllocator<std::pair<const MemberId, Placed>>>
+        members;
   };
 
   struct alignas(64) Partition {
@@ -174,6 +182,9 @@ class LeaderboardImpl final : public Leaderboard {
 
   const LeaderboardOptions options_;
   const uint64_t board_id_;
+  // The leaves of every partition's tree. Declared before partitions_,
+  // which must be destroyed first.
+  HugePagePool leaf_pool_{sizeof(RankedBtree::Leaf)};
   const std::unique_ptr<Partition[]> partitions_;
   // Next update sequence (kEarlierUpdateFirst only). Own cache line, away
   // from the read-only fields above: every writer of every partition

@@ -88,7 +88,7 @@ void LeaderboardImpl::ApplyRemove(MemberId member) {
 }
 
 void LeaderboardImpl::ApplyClear(size_t p) {
-  auto empty = std::make_unique<PartitionData>();
+  auto empty = std::make_unique<PartitionData>(&leaf_pool_);
   {
     WriterLock lock(&partitions_[p].mu);
     partitions_[p].data.swap(empty);

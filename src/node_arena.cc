@@ -1,42 +1,21 @@
 #include "node_arena.h"
 
-#include <sys/mman.h>
-
 #include <cassert>
 #include <cstdint>
 #include <new>
 
+#include "mapped_memory.h"
+
 namespace feedcore::internal {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUseSlabs = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUseSlabs = false;
-#else
-constexpr bool kUseSlabs = true;
-#endif
-#else
-constexpr bool kUseSlabs = true;
-#endif
+constexpr bool kUseSlabs = !kAddressSanitizer;
 
 constexpr size_t RoundUp8(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
 
-// Maps kBlockBytes aligned to kBlockBytes, so a slot finds its block by
-// masking its address.
+// Aligned to its size, so a slot finds its block by masking its address.
 void* MapAlignedBlock() {
-  constexpr size_t kSize = NodeArena::kBlockBytes;
-  void* raw = mmap(nullptr, 2 * kSize, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
-  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kSize - 1) & ~(kSize - 1);
-  if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t tail = aligned + kSize;
-  const uintptr_t end = start + 2 * kSize;
-  if (end > tail) munmap(reinterpret_cast<void*>(tail), end - tail);
-  return reinterpret_cast<void*>(aligned);
+  return MapAligned(NodeArena::kBlockBytes, NodeArena::kBlockBytes);
 }
 
 }  // namespace
@@ -58,7 +37,7 @@ NodeArena::~NodeArena() {
       while (*list != nullptr) {
         Block* block = *list;
         *list = block->next;
-        munmap(block, kBlockBytes);
+        Unmap(block, kBlockBytes);
       }
     }
   }
@@ -98,7 +77,7 @@ void NodeArena::ReleaseBlock(Block* block) {
   Unlink(block->full ? &full_[c] : &available_[c], block);
   if (spare_[c] == block) spare_[c] = nullptr;
   block->~Block();
-  munmap(block, kBlockBytes);
+  Unmap(block, kBlockBytes);
   bytes_reserved_ -= kBlockBytes;
   --blocks_;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -261,7 +262,9 @@ void RemoveChild(Inner* n, uint32_t index) {
 }  // namespace
 
 RankedBtree::Leaf* RankedBtree::NewLeaf() {
-  Leaf* leaf = new Leaf;  // default-initialized: the arrays stay unwritten
+  // Default-initialized: the arrays stay unwritten.
+  Leaf* leaf =
+      leaf_pool_ != nullptr ? new (leaf_pool_->Allocate()) Leaf : new Leaf;
   leaf->prev = nullptr;
   leaf->next = nullptr;
   leaf->size = 0;
@@ -275,7 +278,12 @@ RankedBtree::Inner* RankedBtree::NewInner() {
 }
 
 void RankedBtree::FreeLeaf(Leaf* leaf) {
-  delete leaf;
+  if (leaf_pool_ != nullptr) {
+    static_assert(std::is_trivially_destructible_v<Leaf>);
+    leaf_pool_->Free(leaf);
+  } else {
+    delete leaf;
+  }
   ++nodes_freed_;
 }
 

@@ -37,7 +37,9 @@
 //
 // Memory. Nodes are allocated one at a time at their fixed size (a leaf is
 // 1,664 bytes, an inner node 2,688), 64-byte aligned; there is no
-// allocation per entry. An empty tree holds no node.
+// allocation per entry. Leaves, nearly all of a tree's bytes, come from a
+// HugePagePool when one is given (a leaderboard shares one among its
+// partitions), inner nodes from operator new. An empty tree holds no node.
 //
 // Thread safety
 // -------------
@@ -50,6 +52,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+
+#include "huge_page_pool.h"
 
 namespace feedcore::internal {
 
@@ -104,7 +108,10 @@ class RankedBtree {
     uint32_t index_ = 0;
   };
 
-  RankedBtree() = default;
+  // Leaves come from `leaf_pool` (slots of sizeof(Leaf)), which must
+  // outlive the tree, or from operator new when it is null.
+  explicit RankedBtree(HugePagePool* leaf_pool = nullptr)
+      : leaf_pool_(leaf_pool) {}
   // Frees every node.
   ~RankedBtree();
   RankedBtree(const RankedBtree&) = delete;
@@ -249,12 +256,13 @@ class RankedBtree {
                  const RankKey* high, size_t* count, const Leaf** prev_leaf,
                  int* leaf_depth, int depth) const;
 
-  static Leaf* NewLeaf();
+  Leaf* NewLeaf();
   static Inner* NewInner();
   void FreeLeaf(Leaf* leaf);
   void FreeInner(Inner* inner);
   void FreeSubtree(void* node, int level);
 
+  HugePagePool* const leaf_pool_;
   // A leaf when inner_levels_ == 0, otherwise an inner node; null when
   // the tree is empty.
   void* root_ = nullptr;
