@@ -207,6 +207,7 @@ class RankedBtree {
   Position Last() const;
 
   size_t size() const { return size_; }
+  size_t leaves() const { return leaves_; }
   bool empty() const { return size_ == 0; }
   // Inner levels above the leaves: 0 for a single leaf (or none).
   int inner_levels() const { return inner_levels_; }

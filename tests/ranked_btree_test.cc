@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <set>
@@ -450,46 +451,56 @@ TEST_CASE("randomized operations match a sorted set at every step") {
     int check_every;
     int64_t scores;
   };
-  for (const Config config :
-       {Config{64, 4'000, 1, 13}, Config{300, 6'000, 1, 200},
-        Config{40'000, 150'000, 5'000, 100'000}}) {
-    INFO("members = " << config.members);
-    std::mt19937_64 rng(seed);
-    RankedBtree tree;
-    Reference ref;
-    std::map<uint64_t, RankKey> by_member;
-    uint64_t seq = 0;
-    for (int step = 0; step < config.steps; ++step) {
-      const uint64_t member = rng() % config.members;
-      const int64_t score =
-          static_cast<int64_t>(rng() % static_cast<uint64_t>(config.scores)) -
-          config.scores / 2;
-      const int op = static_cast<int>(rng() % 10);
-      auto it = by_member.find(member);
-      if (it == by_member.end()) {
-        const RankKey key{score, ++seq, member};
-        by_member[member] = key;
-        tree.Insert(key);
-        ref.insert(key);
-      } else if (op < 3) {
-        ref.erase(it->second);
-        tree.Erase(it->second);
-        by_member.erase(it);
-      } else {
-        // Near the old score (mostly within its leaf) or anywhere.
-        const int64_t target = op < 6 ? it->second.score + score % 8 : score;
-        const RankKey key{target, op < 8 ? ++seq : it->second.seq, member};
-        ref.erase(it->second);
-        ref.insert(key);
-        tree.Update(it->second, key);
-        it->second = key;
+  // Leaves from operator new, then from a pool that maps chunks past its
+  // first 64 KiB, as a leaderboard's does past 2 MiB.
+  for (const bool pooled : {false, true}) {
+    for (const Config config :
+         {Config{64, 4'000, 1, 13}, Config{300, 6'000, 1, 200},
+          Config{40'000, 150'000, 5'000, 100'000}}) {
+      INFO("members = " << config.members << (pooled ? ", pooled" : ""));
+      std::mt19937_64 rng(seed);
+      HugePagePool pool(sizeof(RankedBtree::Leaf), 64 * 1024);
+      std::optional<RankedBtree> holder;
+      holder.emplace(pooled ? &pool : nullptr);
+      RankedBtree& tree = *holder;
+      Reference ref;
+      std::map<uint64_t, RankKey> by_member;
+      uint64_t seq = 0;
+      for (int step = 0; step < config.steps; ++step) {
+        const uint64_t member = rng() % config.members;
+        const int64_t score =
+            static_cast<int64_t>(rng() % static_cast<uint64_t>(config.scores)) -
+            config.scores / 2;
+        const int op = static_cast<int>(rng() % 10);
+        auto it = by_member.find(member);
+        if (it == by_member.end()) {
+          const RankKey key{score, ++seq, member};
+          by_member[member] = key;
+          tree.Insert(key);
+          ref.insert(key);
+        } else if (op < 3) {
+          ref.erase(it->second);
+          tree.Erase(it->second);
+          by_member.erase(it);
+        } else {
+          // Near the old score (mostly within its leaf) or anywhere.
+          const int64_t target = op < 6 ? it->second.score + score % 8 : score;
+          const RankKey key{target, op < 8 ? ++seq : it->second.seq, member};
+          ref.erase(it->second);
+          ref.insert(key);
+          tree.Update(it->second, key);
+          it->second = key;
+        }
+        if (step % config.check_every == 0 || step + 1 == config.steps) {
+          INFO("step " << step);
+          CheckAgainst(
+              tree, ref,
+              {{score, seq, member}, {score, 0, 0}, {score, seq + 1, 0}});
+          CHECK(pool.live_slots() == (pooled ? tree.leaves() : 0));
+        }
       }
-      if (step % config.check_every == 0 || step + 1 == config.steps) {
-        INFO("step " << step);
-        CheckAgainst(
-            tree, ref,
-            {{score, seq, member}, {score, 0, 0}, {score, seq + 1, 0}});
-      }
+      holder.reset();
+      CHECK(pool.live_slots() == 0);
     }
   }
 }
