@@ -208,13 +208,14 @@ absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
 
 template <typename TakeSeq>
 absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(
-    PartitionData& data, size_t p, MemberId member, int64_t delta, bool hinted,
-    TakeSeq&& take_seq) {
+    PartitionData& data, size_t p, MemberId member, int64_t delta,
+    const RankedBtree::WriteHint* hint, TakeSeq&& take_seq) {
   auto [it, inserted] = data.members.try_emplace(member, Placed{});
   if (inserted) {
     const uint64_t seq = take_seq(uint64_t{0});
     try {
-      data.tree.Insert(RankKey{delta, seq, member}, hinted);
+      data.tree.Insert(RankKey{delta, seq, member},
+                       hint != nullptr && hint->fetched());
     } catch (...) {
       data.members.erase(it);
       throw;
@@ -236,7 +237,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(
   if (delta != 0) {
     const uint64_t seq = take_seq(old.seq);
     data.tree.Update(RankKey{old.score, old.seq, member},
-                     RankKey{new_score, seq, member}, hinted);
+                     RankKey{new_score, seq, member}, hint);
     it->second = Placed{new_score, seq};
     if (recording_ != nullptr) {
       Record(ChangeKind::kScoreSet, p, member, new_score, seq);
@@ -252,7 +253,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
   data.members.prefetch(member);  // as in Set
-  return IncrementLocked(data, p, member, delta, /*hinted=*/false,
+  return IncrementLocked(data, p, member, delta, /*hint=*/nullptr,
                          [this](uint64_t) { return NextSeq(); });
 }
 
@@ -354,17 +355,18 @@ void LeaderboardImpl::IncrementRun(size_t p,
     }
   }
   for (size_t k = 0; k < n; ++k) {
-    // Whether element k's descent ran to the end. The hint of a member with
-    // an earlier element in the run fetched the place it had before that
-    // element moved it, which costs a miss, not correctness.
-    const bool hinted = hints[k % kTreeAhead].fetched();
+    // Element k's descent. The hint of a member with an earlier element in
+    // the run went to the place it had before that element moved it, which
+    // costs a miss, not correctness: the tree uses a hint's leaf only for
+    // the key the hint was started with.
+    const RankedBtree::WriteHint hint = hints[k % kTreeAhead];
     // Element k's slot is free now.
     if (k + kTreeAhead < n) start_hint(k + kTreeAhead);
     if (k + kMapAhead < n) data.members.prefetch(member_at(k + kMapAhead));
     for (RankedBtree::WriteHint& hint : hints) data.tree.AdvanceWriteHint(hint);
     const uint32_t i = indexes[k];
     results[i] = IncrementLocked(
-        data, p, increments[i].member, increments[i].delta, hinted,
+        data, p, increments[i].member, increments[i].delta, &hint,
         [&](uint64_t current) { return sequence_of(i, current); });
   }
 }

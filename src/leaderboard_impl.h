@@ -157,12 +157,13 @@ class LeaderboardImpl final : public Leaderboard {
   // Adds `delta` to `member`'s score in partition `p`, whose lock is held
   // exclusively, and records the change. `take_seq(current)` gives the
   // change's update sequence, `current` being the member's sequence before
-  // it (0 when absent); it is called only when the score changes. `hinted`:
-  // a finished RankedBtree::WriteHint fetched the tree's lines.
+  // it (0 when absent); it is called only when the score changes. `hint`:
+  // the RankedBtree::WriteHint started for this change, or null.
   template <typename TakeSeq>
   absl::StatusOr<int64_t> IncrementLocked(PartitionData& data, size_t p,
                                           MemberId member, int64_t delta,
-                                          bool hinted, TakeSeq&& take_seq);
+                                          const RankedBtree::WriteHint* hint,
+                                          TakeSeq&& take_seq);
   // Applies the elements `indexes` (positions in `increments`, all of
   // partition `p`, in the order given) under one hold of p's lock, with
   // the memory of later elements prefetched while earlier ones apply.

@@ -344,6 +344,7 @@ void RankedBtree::StartWriteHint(const RankKey& key, int64_t new_score,
   hint.new_score_ = new_score;
   hint.node_ = root_;
   hint.nodes_freed_ = nodes_freed_;
+  hint.shape_changes_ = shape_changes_;
   hint.levels_left_ = inner_levels_;
   __builtin_prefetch(root_);  // the size and the pivots
 }
@@ -369,7 +370,11 @@ void RankedBtree::AdvanceWriteHint(WriteHint& hint) const {
       hint.levels_left_ = -1;  // the node split since: the block moved
       return;
     }
-    hint.node_ = node->children[ChildInBlock(node, hint.block_, key)];
+    const uint32_t c = ChildInBlock(node, hint.block_, key);
+    // As DescendForWrite: a deeper separator is always the tighter bound.
+    if (c > 0) hint.low_ = {node, c};
+    if (c + 1 < node->size) hint.high_ = {node, c + 1};
+    hint.node_ = node->children[c];
     hint.picked_ = false;
     --hint.levels_left_;
     __builtin_prefetch(hint.node_);  // the size and the pivots
@@ -394,6 +399,7 @@ void RankedBtree::AdvanceWriteHint(WriteHint& hint) const {
 void RankedBtree::Insert(const RankKey& key, bool hinted) {
   if (root_ == nullptr) {
     Leaf* leaf = NewLeaf();
+    ++shape_changes_;
     leaf->Set(0, key);
     leaf->size = 1;
     leaf->UpdatePivots();
@@ -421,7 +427,10 @@ void RankedBtree::Insert(const RankKey& key, bool hinted) {
   // A full leaf first hands entries to a sibling with room, which keeps
   // leaves fuller than splitting alone (about 80% instead of 65% under
   // random inserts) and allocates nothing.
-  if (inner_levels_ > 0 && ShiftToSibling(leaf, pos, key, path)) return;
+  if (inner_levels_ > 0 && ShiftToSibling(leaf, pos, key, path)) {
+    ++shape_changes_;
+    return;
+  }
 
   // The leaf splits, and so does every full inner node above it. Allocate
   // every node that can take before changing anything.
@@ -448,6 +457,7 @@ void RankedBtree::Insert(const RankKey& key, bool hinted) {
     reserved.inners[i] = NewInner();
     ++reserved.count;
   }
+  ++shape_changes_;
 
   for (int l = 0; l < inner_levels_; ++l) {
     path[l].node->AddCount(path[l].child, 1);
@@ -656,10 +666,12 @@ void RankedBtree::RebalanceLeaf(Leaf* leaf, Path& path) {
       FreeLeaf(leaf);
       --leaves_;
       root_ = first_ = last_ = nullptr;
+      ++shape_changes_;
     }
     return;
   }
   if (leaf->size >= kLeafCapacity / 4) return;
+  ++shape_changes_;  // a merge, or entries moved from a sibling
   const int level = inner_levels_ - 1;
   Inner* parent = path[level].node;
   const uint32_t c = path[level].child;
@@ -715,6 +727,7 @@ void RankedBtree::RebalanceInner(int level, Path& path) {
   }
   Inner* n = path[level].node;
   if (n->size >= kInnerCapacity / 4) return;
+  ++shape_changes_;
   Inner* parent = path[level - 1].node;
   const uint32_t c = path[level - 1].child;
   const uint32_t li = c + 1 < parent->size ? c : c - 1;
@@ -783,16 +796,27 @@ void RankedBtree::ShrinkRoot() {
     FreeInner(old);
     --inners_;
     --inner_levels_;
+    ++shape_changes_;
   }
 }
 
 void RankedBtree::Update(const RankKey& old_key, const RankKey& new_key,
-                         bool hinted) {
+                         const WriteHint* hint) {
   assert(old_key.member == new_key.member);
   if (old_key == new_key) return;
-  Path path;
+  const bool hinted = hint != nullptr && hint->fetched();
   Separator low, high;
-  Leaf* leaf = DescendForWrite(old_key, path, &low, &high, hinted);
+  Leaf* leaf = nullptr;
+  if (hinted && hint->key_ == old_key &&
+      hint->shape_changes_ == shape_changes_) {
+    // Nothing moved between leaves since the hint's descent.
+    leaf = static_cast<Leaf*>(const_cast<void*>(hint->node_));
+    low = hint->low_;
+    high = hint->high_;
+  } else {
+    Path path;
+    leaf = DescendForWrite(old_key, path, &low, &high, hinted);
+  }
   // The sequences, which an update rewrites: their lines are on their way
   // by the time it writes them.
   if (!hinted) PrefetchBytes(leaf->seqs, sizeof(Leaf::seqs));

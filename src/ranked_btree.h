@@ -87,6 +87,11 @@ class RankedBtree {
 
   struct Leaf;
   struct Inner;
+  // A separator: index `index` of inner node `node`; none if node is null.
+  struct Separator {
+    const Inner* node = nullptr;
+    uint32_t index = 0;
+  };
 
   // One entry: (leaf, index). Invalidated by any write to the tree.
   class Position {
@@ -117,6 +122,8 @@ class RankedBtree {
   RankedBtree(const RankedBtree&) = delete;
   RankedBtree& operator=(const RankedBtree&) = delete;
 
+  class WriteHint;
+
   // Adds `key`. If memory runs out (std::bad_alloc), the tree is unchanged.
   // `hinted`: a WriteHint towards `key` has run to its end, so the lines
   // the insert reads are on their way and it prefetches nothing more.
@@ -131,10 +138,14 @@ class RankedBtree {
   // belongs in the same leaf, it moves within the leaf and no count
   // changes; otherwise it is an insert and an erase. If memory runs out
   // (std::bad_alloc), the tree is unchanged.
-  // `hinted` as for Insert, for a WriteHint from `old_key` to new_key.score.
+  // `hint`, if not null, is a WriteHint started towards some key (not
+  // necessarily `old_key`) and new_key.score. When it ran to its end, the
+  // update prefetches nothing more; when it was started towards `old_key`
+  // itself and the tree's shape (its nodes and separators) has not changed
+  // since, the update also skips its own descent and uses the hint's leaf.
   // REQUIRES: `old_key` is in the tree; new_key.member == old_key.member.
   void Update(const RankKey& old_key, const RankKey& new_key,
-              bool hinted = false);
+              const WriteHint* hint = nullptr);
 
   // A hint for a batch of writes: a descent towards `key` run one phase
   // at a time, each phase prefetching the lines the next one reads, ending
@@ -163,10 +174,14 @@ class RankedBtree {
     friend class RankedBtree;
     RankKey key_;
     int64_t new_score_ = 0;
-    const void* node_ = nullptr;
-    uint64_t nodes_freed_ = 0;  // the tree's count at the start
-    int levels_left_ = -1;      // inner levels below node_; -1 when done
-    uint32_t block_ = 0;        // of node_, once picked_
+    const void* node_ = nullptr;  // the leaf, once the descent reached it
+    uint64_t nodes_freed_ = 0;    // the tree's count at the start
+    uint64_t shape_changes_ = 0;  // the tree's count at the start
+    // The separators that bound the leaf, as DescendForWrite gives them.
+    Separator low_;
+    Separator high_;
+    int levels_left_ = -1;  // inner levels below node_; -1 when done
+    uint32_t block_ = 0;    // of node_, once picked_
     bool picked_ = false;
     bool fetched_ = false;
   };
@@ -226,11 +241,6 @@ class RankedBtree {
     uint32_t child;
   };
   using Path = std::array<Step, kMaxInnerLevels>;
-  // A separator: index `index` of inner node `node`; none if node is null.
-  struct Separator {
-    const Inner* node = nullptr;
-    uint32_t index = 0;
-  };
 
   // Descends to the leaf where `key` belongs, filling `path` (inner levels
   // from the root) and, if asked, the separators that bound that leaf
@@ -274,6 +284,11 @@ class RankedBtree {
   // Nodes freed so far: a WriteHint started before the last one may point
   // to freed memory.
   uint64_t nodes_freed_ = 0;
+  // Changes to the tree's shape so far: nodes added or removed, entries
+  // moved between leaves, separators rewritten. Between two of them every
+  // entry stays in its leaf and every separator in its place, so a
+  // WriteHint's leaf and bounds stay exact.
+  uint64_t shape_changes_ = 0;
   size_t inners_ = 0;
   int inner_levels_ = 0;
 };

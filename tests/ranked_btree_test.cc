@@ -433,11 +433,58 @@ TEST_CASE("write hints: run to the leaf, or stop once nodes are freed") {
     while (!hint.done()) tree.AdvanceWriteHint(hint);
   }
   CHECK(Forward(tree) == before);
-  tree.Update({1000, 0, 1000}, {6000, 0, 1000}, /*hinted=*/true);
+  // The last hint went to another key: the update descends on its own.
+  tree.Update({1000, 0, 1000}, {6000, 0, 1000}, &hint);
   tree.Insert({-7, 0, kEntries + 1}, /*hinted=*/true);
   CHECK(tree.Last().key() == RankKey{-7, 0, kEntries + 1});
   CHECK(tree.First().key() == RankKey{kEntries - 1, 0, kEntries - 1});
   CHECK(tree.CheckInvariants());
+}
+
+TEST_CASE("a hint's leaf serves its own key while the shape stays") {
+  RankedBtree tree;
+  constexpr int64_t kEntries = 64 * 64 * 2;
+  for (int64_t i = 0; i < kEntries; ++i) {
+    tree.Insert({i * 10, 0, static_cast<uint64_t>(i)});
+  }
+  RankedBtree::WriteHint hint;
+  const auto run = [&](const RankKey& key, int64_t new_score) {
+    tree.StartWriteHint(key, new_score, hint);
+    while (!hint.done()) tree.AdvanceWriteHint(hint);
+    REQUIRE(hint.fetched());
+  };
+
+  // Unchanged shape: within the leaf, then out of it.
+  run({5000, 0, 500}, 5003);
+  tree.Update({5000, 0, 500}, {5003, 0, 500}, &hint);
+  run({5003, 0, 500}, 90'000);
+  tree.Update({5003, 0, 500}, {90'000, 0, 500}, &hint);
+  CHECK(tree.CheckInvariants());
+
+  // The key's leaf fills up with better entries and splits after the
+  // hint: the entry moves on to another leaf, so the hint's leaf must not
+  // be used.
+  const RankKey key{20'000, 0, 2000};
+  run(key, 20'001);
+  for (uint64_t m = 0; m < 200; ++m) {
+    tree.Insert({20'000 + 5, 0, kEntries + m});
+  }
+  tree.Update(key, {20'001, 0, 2000}, &hint);
+  CHECK(tree.CheckInvariants());
+  size_t index = 0;
+  CHECK(tree.LowerBound({20'001, 0, 2000}, &index).key() ==
+        RankKey{20'001, 0, 2000});
+
+  // Its leaf merges away after the hint (erases around it).
+  const RankKey far{30'000, 0, 3000};
+  run(far, 30'002);
+  for (int64_t i = 2900; i < 3100; ++i) {
+    if (i != 3000) tree.Erase({i * 10, 0, static_cast<uint64_t>(i)});
+  }
+  tree.Update(far, {30'002, 0, 3000}, &hint);
+  CHECK(tree.CheckInvariants());
+  CHECK(tree.LowerBound({30'002, 0, 3000}, &index).key() ==
+        RankKey{30'002, 0, 3000});
 }
 
 TEST_CASE("randomized operations match a sorted set at every step") {
@@ -466,7 +513,13 @@ TEST_CASE("randomized operations match a sorted set at every step") {
       Reference ref;
       std::map<uint64_t, RankKey> by_member;
       uint64_t seq = 0;
+      // A hint started towards some member's key, advanced one phase a
+      // step while other writes go on, and passed to that member's next
+      // update.
+      RankedBtree::WriteHint hint;
+      uint64_t hinted_member = config.members;  // none
       for (int step = 0; step < config.steps; ++step) {
+        tree.AdvanceWriteHint(hint);
         const uint64_t member = rng() % config.members;
         const int64_t score =
             static_cast<int64_t>(rng() % static_cast<uint64_t>(config.scores)) -
@@ -488,8 +541,16 @@ TEST_CASE("randomized operations match a sorted set at every step") {
           const RankKey key{target, op < 8 ? ++seq : it->second.seq, member};
           ref.erase(it->second);
           ref.insert(key);
-          tree.Update(it->second, key);
+          tree.Update(it->second, key,
+                      hinted_member == member ? &hint : nullptr);
           it->second = key;
+        }
+        if (step % 3 == 0 && !by_member.empty()) {
+          const auto pick = by_member.lower_bound(rng() % config.members);
+          if (pick != by_member.end()) {
+            hinted_member = pick->first;
+            tree.StartWriteHint(pick->second, pick->second.score + 3, hint);
+          }
         }
         if (step % config.check_every == 0 || step + 1 == config.steps) {
           INFO("step " << step);
