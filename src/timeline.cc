@@ -307,14 +307,55 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
     CollectOldestFirst(lo, hi, now, want, out);
     return;
   }
+  std::array<Node*, kMaxHeight> prev;
   Node* node = Descend(
       head_.data(), height_, [hi](const Node* n) { return n->key() > hi; },
-      nullptr);
+      &prev);
+  if (height_ > 1) {
+    Node* const express = prev[1] == nullptr ? head_[1] : prev[1]->next[1];
+    PrefetchRun(node, express, lo, want);
+  }
   for (size_t taken = 0; node != nullptr && taken < want && node->key() >= lo;
        node = node->next[0]) {
     if (node->expires_at > now) {
       out->push_back(EntryOf(node));
       ++taken;
+    }
+  }
+}
+
+void Timeline::PrefetchRun(const Node* first, const Node* express,
+                           TimelineKey lo, size_t want) {
+  // Segment j runs from starts[j] up to (not including) starts[j + 1]; the
+  // starts after the first are the level-1 nodes from `express` on. With
+  // p = 1/4 a segment holds four entries on average, so this many cover
+  // `want` entries but for an unlucky draw, which the caller's walk then
+  // finishes on its own.
+  constexpr size_t kMaxSegments = 64;
+  const size_t segments = std::min(kMaxSegments, want / 4 + 4);
+  std::array<const Node*, kMaxSegments + 1> starts;
+  size_t count = 0;
+  starts[count++] = first;
+  for (const Node* e = express;
+       e != nullptr && count <= segments && e->key() >= lo; e = e->next[1]) {
+    if (e != first) starts[count++] = e;
+  }
+  // One step of every segment per round: the steps of a round load
+  // independent lines, so their misses overlap. A fixed number of rounds
+  // keeps the loop free of unpredictable branches; a walker that runs
+  // into the next segment only touches lines already on their way, and
+  // the rest of a longer segment is left to the caller's walk.
+  constexpr int kRounds = 6;
+  std::array<const Node*, kMaxSegments + 1> cursors = starts;
+  const size_t walkers = count - 1;  // the last start only bounds the walk
+  for (int round = 0; round < kRounds; ++round) {
+    for (size_t j = 0; j < walkers; ++j) {
+      const Node* c = cursors[j];
+      if (c == nullptr) [[unlikely]]
+        continue;
+      c = c->next[0];
+      if (c != nullptr) __builtin_prefetch(c);
+      cursors[j] = c;
     }
   }
 }

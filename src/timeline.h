@@ -169,6 +169,13 @@ class Timeline {
                       std::vector<TimelineKey>* keys);
   void CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
                           size_t want, std::vector<StoredEntry>* out) const;
+  // Brings into cache the nodes a newest-first walk of about `want` entries
+  // from `first` will read, `express` being the first level-1 node at or
+  // after `first` (or null). A walk alone waits for one node at a time;
+  // this walks the level-1 links to cut the run into segments, then
+  // steps through all segments at once, so that their misses overlap.
+  static void PrefetchRun(const Node* first, const Node* express,
+                          TimelineKey lo, size_t want);
   // Recompute the cached newest key/expiry and earliest expiry after a
   // change that may have moved them.
   void RefreshCaches();
