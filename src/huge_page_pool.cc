@@ -21,7 +21,7 @@ HugePagePool::HugePagePool(size_t slot_bytes, size_t direct_bytes)
 }
 
 HugePagePool::~HugePagePool() {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriterLock lock(&mu_);
   assert(direct_slots_ == 0 && chunk_slots_ == 0);
   for (uintptr_t base : chunks_)
     Unmap(reinterpret_cast<void*>(base), kChunkBytes);
@@ -72,7 +72,7 @@ void HugePagePool::ReleaseChunkLocked(Chunk* chunk) {
 }
 
 void* HugePagePool::Allocate() {
-  std::lock_guard<std::mutex> lock(mu_);
+  WriterLock lock(&mu_);
   const size_t live = direct_slots_ + chunk_slots_;
   if (kAddressSanitizer ||
       (available_ == nullptr && (live + 1) * slot_bytes_ <= direct_bytes_)) {
@@ -100,7 +100,7 @@ void* HugePagePool::Allocate() {
 void HugePagePool::Free(void* slot) {
   const uintptr_t base =
       reinterpret_cast<uintptr_t>(slot) & ~uintptr_t{kChunkBytes - 1};
-  std::lock_guard<std::mutex> lock(mu_);
+  WriterLock lock(&mu_);
   if (!chunks_.contains(base)) {
     assert(direct_slots_ > 0);
     --direct_slots_;
@@ -122,12 +122,12 @@ void HugePagePool::Free(void* slot) {
 }
 
 size_t HugePagePool::chunks() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return chunks_.size();
 }
 
 size_t HugePagePool::live_slots() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  ReaderLock lock(&mu_);
   return direct_slots_ + chunk_slots_;
 }
 

@@ -14,20 +14,21 @@
 //
 // Thread safety
 // -------------
-// Allocate and Free are thread-safe: one mutex, held for a few
-// instructions, taken only when a node is created or destroyed (a leaf
-// split or merge, not every write). It is a leaf lock: callers may hold
-// their own locks (a partition's), and nothing is locked while it is held.
+// Every call is thread-safe. Allocate and Free hold one mutex for a few
+// instructions, and are called only when a node is created or destroyed
+// (a leaf split or merge, not every write). It is a leaf lock: callers may
+// hold their own locks (a partition's), and nothing is locked while it is
+// held.
 #ifndef FEEDCORE_SRC_HUGE_PAGE_POOL_H_
 #define FEEDCORE_SRC_HUGE_PAGE_POOL_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "mapped_memory.h"
+#include "mutex.h"
 
 namespace feedcore::internal {
 
@@ -78,7 +79,8 @@ class HugePagePool {
   const size_t slot_bytes_;
   const size_t direct_bytes_;
   const uint32_t slots_per_chunk_;
-  mutable std::mutex mu_;
+  // Taken exclusively (WriterLock) by every call but the counters.
+  mutable SharedMutex mu_;
   // The chunks' start addresses, to tell a chunk's slot from one that
   // operator new gave.
   absl::flat_hash_set<uintptr_t> chunks_ ABSL_GUARDED_BY(mu_);

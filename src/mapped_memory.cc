@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <limits>
 #include <new>
 
 namespace feedcore::internal {
@@ -18,6 +19,10 @@ size_t RoundUpToPages(size_t bytes) {
 void* MapAligned(size_t bytes, size_t alignment) {
   assert(bytes > 0);
   assert(alignment >= kPageBytes && (alignment & (alignment - 1)) == 0);
+  // No mapping that large can exist; the sums below would wrap around.
+  if (bytes > std::numeric_limits<size_t>::max() - 2 * alignment) {
+    throw std::bad_alloc();
+  }
   const size_t length = RoundUpToPages(bytes);
   // Over-map by the alignment, then give back the unaligned head and the
   // tail past the aligned range.

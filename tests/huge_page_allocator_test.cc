@@ -237,6 +237,18 @@ TEST_CASE("a request whose size in bytes overflows throws std::bad_alloc") {
   CHECK_THROWS_AS(allocator.allocate(too_many), std::bad_alloc);
 }
 
+TEST_CASE("a request too large to map throws std::bad_alloc") {
+  // The byte count fits in size_t, but rounding it up to pages and adding
+  // room for the alignment would wrap around.
+  HugePageAllocator<uint64_t> allocator;
+  const size_t largest = std::numeric_limits<size_t>::max() / sizeof(uint64_t);
+  CHECK_THROWS_AS(allocator.allocate(largest), std::bad_alloc);
+  CHECK_THROWS_AS(
+      MapAligned(std::numeric_limits<size_t>::max() - (size_t{1} << 20),
+                 kHugePageBytes),
+      std::bad_alloc);
+}
+
 TEST_CASE("a flat_hash_map on the allocator keeps 300,000 entries correct") {
   using Map = absl::flat_hash_map<
       uint64_t, uint64_t, absl::Hash<uint64_t>, std::equal_to<uint64_t>,
