@@ -277,13 +277,17 @@ RankedBtree::Inner* RankedBtree::NewInner() {
   return inner;
 }
 
-void RankedBtree::FreeLeaf(Leaf* leaf) {
+void RankedBtree::DeleteLeaf(Leaf* leaf) const {
   if (leaf_pool_ != nullptr) {
     static_assert(std::is_trivially_destructible_v<Leaf>);
     leaf_pool_->Free(leaf);
   } else {
     delete leaf;
   }
+}
+
+void RankedBtree::FreeLeaf(Leaf* leaf) {
+  DeleteLeaf(leaf);
   ++nodes_freed_;
 }
 
@@ -441,17 +445,18 @@ void RankedBtree::Insert(const RankKey& key, bool hinted) {
   }
   const int inners_needed = full + (full == inner_levels_ ? 1 : 0);
   struct Reserved {
+    const RankedBtree* tree;
     Leaf* leaf = nullptr;
     std::array<Inner*, kMaxInnerLevels + 1> inners{};
     int count = 0;
     int used = 0;
     // Never linked into the tree, so not counted as freed nodes.
     ~Reserved() {
-      delete leaf;
+      if (leaf != nullptr) tree->DeleteLeaf(leaf);
       for (int i = used; i < count; ++i) delete inners[i];
     }
     Inner* Take() { return inners[used++]; }
-  } reserved;
+  } reserved{this};
   reserved.leaf = NewLeaf();
   for (int i = 0; i < inners_needed; ++i) {
     reserved.inners[i] = NewInner();

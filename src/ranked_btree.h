@@ -269,6 +269,8 @@ class RankedBtree {
 
   Leaf* NewLeaf();
   static Inner* NewInner();
+  // Gives back a leaf's memory (to the pool it came from).
+  void DeleteLeaf(Leaf* leaf) const;
   void FreeLeaf(Leaf* leaf);
   void FreeInner(Inner* inner);
   void FreeSubtree(void* node, int level);
