@@ -351,8 +351,7 @@ void Timeline::PrefetchRun(const Node* first, const Node* express,
   for (int round = 0; round < kRounds; ++round) {
     for (size_t j = 0; j < walkers; ++j) {
       const Node* c = cursors[j];
-      if (c == nullptr) [[unlikely]]
-        continue;
+      if (c == nullptr) continue;  // the list ended
       c = c->next[0];
       if (c != nullptr) __builtin_prefetch(c);
       cursors[j] = c;
