@@ -392,37 +392,42 @@ TEST_CASE("records of every engine call") {
   }
 }
 
-TEST_CASE("leaderboard records: create, scores, clear, drop") {
+// Board "arena" (4 partitions) in a registry that records into a fresh
+// stream.
+struct RecordedArena {
   std::shared_ptr<ChangeStream> stream = NewStream();
-  LeaderboardRegistry registry(stream);
-  LeaderboardOptions options;
-  options.partitions = 4;
+  LeaderboardRegistry registry{stream};
+  LeaderboardOptions options{.partitions = 4};
   std::shared_ptr<Leaderboard> board =
       registry.GetOrCreate("arena", options).value();
-  REQUIRE(board->Set(10, 500).ok());
-  REQUIRE(board->Set(10, 500).ok());  // unchanged: no record
-  REQUIRE(board->Increment(11, 7).ok());
-  REQUIRE(board->Increment(11, 0).ok());  // unchanged: no record
-  REQUIRE(board->Increment(11, 3).ok());
-  REQUIRE(board->Increment(11, std::numeric_limits<int64_t>::max())
+};
+
+TEST_CASE("leaderboard records: create, scores, clear, drop") {
+  RecordedArena arena;
+  REQUIRE(arena.board->Set(10, 500).ok());
+  REQUIRE(arena.board->Set(10, 500).ok());  // unchanged: no record
+  REQUIRE(arena.board->Increment(11, 7).ok());
+  REQUIRE(arena.board->Increment(11, 0).ok());  // unchanged: no record
+  REQUIRE(arena.board->Increment(11, 3).ok());
+  REQUIRE(arena.board->Increment(11, std::numeric_limits<int64_t>::max())
               .status()
               .code() == absl::StatusCode::kOutOfRange);  // no record
-  REQUIRE(board->Remove(10).ok());
-  REQUIRE(board->Remove(10).code() == absl::StatusCode::kNotFound);
-  board->Clear();
-  REQUIRE(registry.Drop("arena").ok());
+  REQUIRE(arena.board->Remove(10).ok());
+  REQUIRE(arena.board->Remove(10).code() == absl::StatusCode::kNotFound);
+  arena.board->Clear();
+  REQUIRE(arena.registry.Drop("arena").ok());
   std::shared_ptr<Leaderboard> again =
-      registry.GetOrCreate("arena", options).value();
+      arena.registry.GetOrCreate("arena", arena.options).value();
   // A handle to the dropped board still records, under its generation.
-  REQUIRE(board->Set(12, 1).ok());
+  REQUIRE(arena.board->Set(12, 1).ok());
 
-  auto reader = stream->NewReader(StreamPosition::TrimHorizon());
+  auto reader = arena.stream->NewReader(StreamPosition::TrimHorizon());
   REQUIRE(reader.ok());
   const std::vector<ChangeRecordPtr> r = ReadAll(**reader);
   REQUIRE(r.size() == 12);
   CHECK(r[0]->kind == ChangeKind::kBoardCreate);
   CHECK(r[0]->board == "arena");
-  CHECK(r[0]->board_options == options);
+  CHECK(r[0]->board_options == arena.options);
   const uint64_t first_generation = r[0]->board_generation;
   CHECK(r[1]->kind == ChangeKind::kScoreSet);
   CHECK(r[1]->entity == 10);
@@ -450,16 +455,11 @@ TEST_CASE("leaderboard records: create, scores, clear, drop") {
   LeaderboardRegistry quiet;
   REQUIRE(quiet.GetOrCreate("q")->get()->Set(1, 1).ok());
   REQUIRE(Leaderboard::Create({}).value()->Set(1, 1).ok());
-  CHECK(stream->Stats().next_sequence == 13);
+  CHECK(arena.stream->Stats().next_sequence == 13);
 }
 
 TEST_CASE("leaderboard records: IncrementMany records each change it makes") {
-  std::shared_ptr<ChangeStream> stream = NewStream();
-  LeaderboardRegistry registry(stream);
-  LeaderboardOptions options;
-  options.partitions = 4;
-  std::shared_ptr<Leaderboard> board =
-      registry.GetOrCreate("arena", options).value();
+  RecordedArena arena;
   const std::vector<ScoreIncrement> batch = {
       {21, 5},
       {22, 0},                                    // a new member at 0: recorded
@@ -467,11 +467,11 @@ TEST_CASE("leaderboard records: IncrementMany records each change it makes") {
       {21, std::numeric_limits<int64_t>::max()},  // overflow: no record
       {21, -2}};
   const std::vector<absl::StatusOr<int64_t>> results =
-      board->IncrementMany(batch);
+      arena.board->IncrementMany(batch);
   REQUIRE(results.size() == batch.size());
   CHECK(results[3].status().code() == absl::StatusCode::kOutOfRange);
 
-  auto reader = stream->NewReader(StreamPosition::TrimHorizon());
+  auto reader = arena.stream->NewReader(StreamPosition::TrimHorizon());
   REQUIRE(reader.ok());
   const std::vector<ChangeRecordPtr> r = ReadAll(**reader);
   REQUIRE(r.size() == 4);  // the board's creation and three scores
