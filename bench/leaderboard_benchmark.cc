@@ -50,7 +50,7 @@
 
 #include "bench/benchmark_main.h"
 #include "feedcore/feedcore.h"
-#include "leaderboard_impl.h"
+#include "leaderboard/leaderboard_impl.h"
 
 namespace feedcore::bench {
 namespace {

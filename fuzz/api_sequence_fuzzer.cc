@@ -1,6 +1,7 @@
 // Fuzz target: arbitrary sequences of API calls on a FeedEngine and a
 // Leaderboard, each answer compared with the reference models the
-// model-based tests use (tests/timeline_model.h, tests/leaderboard_model.h).
+// model-based tests use (tests/model/timeline_model.h,
+// tests/model/leaderboard_model.h).
 //
 // The input chooses the configuration (shards, timeline cap, page size,
 // partitions, tie-break) and then one call after another: Insert,
@@ -31,10 +32,10 @@
 #include "feedcore/options.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "leaderboard_impl.h"
-#include "leaderboard_model.h"
-#include "ranked_btree.h"
-#include "timeline_model.h"
+#include "leaderboard/leaderboard_impl.h"
+#include "leaderboard/ranked_btree.h"
+#include "model/leaderboard_model.h"
+#include "model/timeline_model.h"
 
 namespace feedcore::fuzz {
 namespace {

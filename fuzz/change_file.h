@@ -2,7 +2,7 @@
 // which recomputes every frame's checksum so that mutated bytes reach the
 // decoding of record bodies behind the checksums.
 //
-// The layout resealing walks is the one src/change_file.cc documents:
+// The layout resealing walks is the one src/stream/change_file.cc documents:
 //   header  "FEEDLOG\0" | u32 version
 //   frame   u32 body length | u64 XXH3 of body | body
 // with every XXH3 seeded with kChangeFileChecksumSeed.

@@ -4,7 +4,7 @@
 // The cursor is either the input's bytes or the input's numbers encoded
 // with the cursor codec (any order, board id and key), on a board of three
 // partitions with ties, extreme scores and both tie-break sequences. Every
-// read is held to the reference model of tests/leaderboard_model.h, which
+// read is held to the reference model of tests/model/leaderboard_model.h, which
 // saw the same writes:
 //   * the read succeeds exactly when the cursor decodes and names this
 //     board and this order; otherwise it is InvalidArgument;
@@ -19,14 +19,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cursor.h"
 #include "feedcore/leaderboard.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "leaderboard_cursor.h"
-#include "leaderboard_impl.h"
-#include "leaderboard_model.h"
-#include "ranked_btree.h"
+#include "leaderboard/leaderboard_cursor.h"
+#include "leaderboard/leaderboard_impl.h"
+#include "leaderboard/ranked_btree.h"
+#include "model/leaderboard_model.h"
+#include "timeline/cursor.h"
 
 namespace feedcore::fuzz {
 namespace {

@@ -33,12 +33,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "cursor.h"
-#include "engine_options.h"
+#include "feed/engine_options.h"
 #include "feedcore/redis_cluster.h"
 #include "redis/cluster_client.h"
 #include "redis/entry_codec.h"
 #include "redis/feed_scripts.h"
+#include "timeline/cursor.h"
 
 namespace feedcore {
 namespace {

@@ -3,7 +3,7 @@
 //
 // FEEDCORE_TEST_BACKEND=redis_cluster selects the cluster (ctest sets it,
 // with the seed file of the cluster its fixture started; see
-// tests/redis_cluster/redis_cluster.cmake); unset or "memory" selects the
+// tests/redis/CMakeLists.txt); unset or "memory" selects the
 // in-process backend. Each engine or board made here on the cluster gets a
 // key prefix of its own, so tests never see each other's data.
 #ifndef FEEDCORE_TESTS_CONFORMANCE_BACKEND_H_
@@ -19,7 +19,7 @@
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
 #include "feedcore/redis_cluster.h"
-#include "redis_cluster_seeds.h"
+#include "redis/redis_cluster_seeds.h"
 
 namespace feedcore::testing {
 

@@ -76,7 +76,7 @@
 #include "feedcore/options.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
-#include "test_util.h"
+#include "support/test_util.h"
 
 namespace feedcore {
 namespace {

@@ -33,8 +33,8 @@
 #include "feedcore/options.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
-#include "social_test_util.h"
-#include "test_util.h"
+#include "support/social_test_util.h"
+#include "support/test_util.h"
 
 namespace feedcore {
 namespace {

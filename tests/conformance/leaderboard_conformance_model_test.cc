@@ -34,8 +34,8 @@
 #include "absl/status/statusor.h"
 #include "conformance/backend.h"
 #include "feedcore/leaderboard.h"
-#include "leaderboard_test_util.h"
-#include "test_util.h"
+#include "support/leaderboard_test_util.h"
+#include "support/test_util.h"
 // Where the cluster board puts a member, to crowd one of its partitions.
 #include "redis/redis_leaderboard.h"
 

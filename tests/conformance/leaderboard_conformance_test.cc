@@ -25,7 +25,7 @@
 #include "conformance/backend.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/redis_cluster.h"
-#include "leaderboard_test_util.h"
+#include "support/leaderboard_test_util.h"
 // Where the cluster board puts a member, to crowd one of its partitions.
 #include "redis/redis_leaderboard.h"
 

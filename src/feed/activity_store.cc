@@ -1,0 +1,251 @@
+#include "feed/activity_store.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace feedcore::internal {
+
+ActivityStore::ActivityStore(size_t shards, ChangeLog* log,
+                             uint32_t domain_base)
+    : shard_count_(shards),
+      log_(log),
+      domain_base_(domain_base),
+      shards_(new Shard[shards]) {}
+
+void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
+                                   const StoredActivity& activity) const {
+  ChangeRecord record;
+  record.kind = ChangeKind::kActivityStore;
+  record.domain = domain_base_ + static_cast<uint32_t>(s);
+  record.entry = StoredEntry{activity.ts,         id, activity.actor,
+                             activity.expires_at, 0,  activity.payload};
+  record.merged_at_read = !activity.copied;
+  record.owners = activity.notified;
+  log_->Append(std::move(record));
+  if (activity.retracted) {
+    ChangeRecord retract;
+    retract.kind = ChangeKind::kActivityRetract;
+    retract.domain = domain_base_ + static_cast<uint32_t>(s);
+    retract.entry.activity_id = id;
+    log_->Append(std::move(retract));
+  }
+}
+
+void ActivityStore::EraseLocked(
+    Shard& shard,
+    absl::flat_hash_map<ActivityId, StoredActivity>::iterator it) {
+  shard.expiry.erase({it->second.expires_at, it->first});
+  if (it->second.retracted) --shard.retracted;
+  shard.payload_bytes -= it->second.payload.size();
+  shard.notified -= it->second.notified.size();
+  shard.activities.erase(it);
+}
+
+void ActivityStore::Restore(ActivityId id, const StoredActivity& activity) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  ReplaceLocked(shard, id, activity);
+  if (log_ != nullptr) LogStoreLocked(s, id, activity);
+}
+
+void ActivityStore::Load(ActivityId id, const StoredActivity& activity) {
+  Shard& shard = shards_[ShardIndex(id)];
+  WriterLock lock(&shard.mu);
+  ReplaceLocked(shard, id, activity);
+}
+
+void ActivityStore::ReplaceLocked(Shard& shard, ActivityId id,
+                                  const StoredActivity& activity) {
+  auto it = shard.activities.find(id);
+  if (it != shard.activities.end()) EraseLocked(shard, it);
+  shard.activities.emplace(id, activity);
+  shard.expiry.insert({activity.expires_at, id});
+  shard.payload_bytes += activity.payload.size();
+  shard.notified += activity.notified.size();
+  if (activity.retracted) ++shard.retracted;
+}
+
+void ActivityStore::Drop(ActivityId id) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) return;
+  const Micros ts = it->second.ts;
+  EraseLocked(shard, it);
+  if (log_ != nullptr) {
+    ChangeRecord record;
+    record.kind = ChangeKind::kActivityExpire;
+    record.domain = domain_base_ + static_cast<uint32_t>(s);
+    record.keys.push_back({ts, id});
+    log_->Append(std::move(record));
+  }
+}
+
+size_t ActivityStore::ShardIndex(ActivityId id) const {
+  // A different seed from the timeline routing, so that ids used both as
+  // entity and activity ids do not pile onto the same shard numbers.
+  return XXH3_64bits_withSeed(&id, sizeof(id), 0x61637469766974ULL) %
+         shard_count_;
+}
+
+absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
+                                        const StoredActivity& activity) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto [it, inserted] = shard.activities.try_emplace(id, activity);
+  if (!inserted) {
+    const StoredActivity& existing = it->second;
+    if (existing.retracted) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("activity ", id,
+                       " was retracted; a retracted id cannot be "
+                       "published again until it expires"));
+    }
+    if (existing.actor != activity.actor || existing.ts != activity.ts ||
+        existing.payload != activity.payload) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("activity ", id, " already exists with a different ",
+                       existing.actor != activity.actor ? "actor"
+                       : existing.ts != activity.ts     ? "timestamp"
+                                                        : "payload",
+                       "; activity ids must be unique"));
+    }
+    return false;
+  }
+  shard.expiry.insert({activity.expires_at, id});
+  shard.payload_bytes += activity.payload.size();
+  shard.notified += activity.notified.size();
+  if (log_ != nullptr) LogStoreLocked(s, id, activity);
+  return true;
+}
+
+absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
+                                                      bool* already) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("no activity ", id, " (never published, or expired)"));
+  }
+  StoredActivity& activity = it->second;
+  *already = activity.retracted;
+  StoredActivity before = activity;
+  if (!activity.retracted) {
+    activity.retracted = true;
+    shard.payload_bytes -= activity.payload.size();
+    std::string().swap(activity.payload);  // give the bytes back now
+    shard.notified -= activity.notified.size();
+    std::vector<EntityId>().swap(activity.notified);
+    ++shard.retracted;
+    if (log_ != nullptr) {
+      ChangeRecord record;
+      record.kind = ChangeKind::kActivityRetract;
+      record.domain = domain_base_ + static_cast<uint32_t>(s);
+      record.entry.activity_id = id;
+      log_->Append(std::move(record));
+    }
+  }
+  return before;
+}
+
+void ActivityStore::Hydrate(std::vector<StoredEntry>* entries) const {
+  if (entries->empty()) return;
+  std::vector<uint32_t> shard_of(entries->size());
+  for (size_t i = 0; i < entries->size(); ++i) {
+    shard_of[i] = static_cast<uint32_t>(ShardIndex((*entries)[i].activity_id));
+  }
+  std::vector<bool> done(entries->size(), false);
+  for (size_t first = 0; first < entries->size(); ++first) {
+    if (done[first]) continue;
+    const Shard& shard = shards_[shard_of[first]];
+    ReaderLock lock(&shard.mu);
+    for (size_t i = first; i < entries->size(); ++i) {
+      if (done[i] || shard_of[i] != shard_of[first]) continue;
+      done[i] = true;
+      StoredEntry& entry = (*entries)[i];
+      auto it = shard.activities.find(entry.activity_id);
+      if (it != shard.activities.end() && !it->second.retracted) {
+        entry.payload = it->second.payload;
+      }
+    }
+  }
+}
+
+void ActivityStore::KeepCopyable(std::vector<StoredEntry>* entries) const {
+  std::vector<StoredEntry> kept;
+  kept.reserve(entries->size());
+  for (StoredEntry& entry : *entries) {
+    const Shard& shard = shards_[ShardIndex(entry.activity_id)];
+    ReaderLock lock(&shard.mu);
+    auto it = shard.activities.find(entry.activity_id);
+    if (it != shard.activities.end() && it->second.copied &&
+        !it->second.retracted) {
+      kept.push_back(std::move(entry));
+    }
+  }
+  entries->swap(kept);
+}
+
+size_t ActivityStore::EvictExpired(Micros now, size_t budget) {
+  // At most kEvictionChunk activities per hold of a shard's lock, so that
+  // publishes and hydrating reads wait for one chunk at most.
+  constexpr size_t kEvictionChunk = 64;
+  size_t evicted = 0;
+  for (size_t s = 0; s < shard_count_ && evicted < budget; ++s) {
+    Shard& shard = shards_[s];
+    for (bool more = true; more && evicted < budget;) {
+      const size_t chunk_end =
+          evicted + std::min(budget - evicted, kEvictionChunk);
+      WriterLock lock(&shard.mu);
+      ChangeRecord record;
+      while (evicted < chunk_end) {
+        if (shard.expiry.empty() || shard.expiry.begin()->first > now) {
+          more = false;
+          break;
+        }
+        auto it = shard.activities.find(shard.expiry.begin()->second);
+        if (log_ != nullptr) record.keys.push_back({it->second.ts, it->first});
+        EraseLocked(shard, it);
+        ++shard.evicted;
+        ++evicted;
+      }
+      if (!record.keys.empty()) {
+        record.kind = ChangeKind::kActivityExpire;
+        record.domain = domain_base_ + static_cast<uint32_t>(s);
+        log_->Append(std::move(record));
+      }
+    }
+  }
+  return evicted;
+}
+
+ActivityStoreStats ActivityStore::Stats() const {
+  using Map = absl::flat_hash_map<ActivityId, StoredActivity>;
+  ActivityStoreStats stats;
+  for (size_t s = 0; s < shard_count_; ++s) {
+    const Shard& shard = shards_[s];
+    ReaderLock lock(&shard.mu);
+    stats.activities += shard.activities.size();
+    stats.retracted += shard.retracted;
+    stats.payload_bytes += shard.payload_bytes;
+    stats.evicted += shard.evicted;
+    // Table slots (value + control byte) and the expiry btree (nodes at
+    // least half full), plus the payload bytes themselves.
+    stats.bytes_used +=
+        shard.activities.capacity() * (sizeof(Map::value_type) + 1) +
+        2 * shard.expiry.size() * sizeof(std::pair<Micros, ActivityId>) +
+        shard.payload_bytes + shard.notified * sizeof(EntityId);
+  }
+  return stats;
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,141 @@
+// ActivityStore: every published activity, stored once, sharded by id.
+//
+// Timelines hold only keys `(ts, activity_id, actor)`; the body (opaque
+// payload bytes) lives here once, however many timelines reference it.
+// A retracted activity stays as a tombstone (no payload) until it expires,
+// so that re-publishing its id cannot bring it back.
+//
+// Thread safety
+// -------------
+// Every method is thread-safe. Each call holds at most one store shard lock
+// and takes no other lock while holding it (a leaf in the engine's lock
+// order).
+#ifndef FEEDCORE_SRC_FEED_ACTIVITY_STORE_H_
+#define FEEDCORE_SRC_FEED_ACTIVITY_STORE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "feedcore/types.h"
+#include "stream/change_log.h"
+
+namespace feedcore::internal {
+
+struct StoredActivity {
+  EntityId actor = 0;
+  Micros ts = 0;
+  Micros expires_at = 0;
+  std::string payload;
+  // True when its key was copied into followers' timelines (not merged at
+  // read time), so retraction must purge those copies.
+  bool copied = false;
+  bool retracted = false;
+  // Entities whose notification feed got the activity
+  // (PublishOptions::notify), so that retraction can reach them; ordered
+  // by (shard, id), each once. Emptied by retraction.
+  std::vector<EntityId> notified;
+};
+
+struct ActivityStoreStats {
+  size_t activities = 0;  // live and retracted
+  size_t retracted = 0;
+  size_t payload_bytes = 0;
+  size_t bytes_used = 0;
+  uint64_t evicted = 0;
+};
+
+class ActivityStore {
+ public:
+  // Records its changes in `log` (if not null), shard s as domain
+  // `domain_base + s`.
+  ActivityStore(size_t shards, ChangeLog* log, uint32_t domain_base);
+  ActivityStore(const ActivityStore&) = delete;
+  ActivityStore& operator=(const ActivityStore&) = delete;
+
+  // Stores `activity` under `id`. Returns true if it was new, false if the
+  // same activity (actor, ts and payload) is already stored. AlreadyExists
+  // when the id is taken by a different activity; FailedPrecondition when
+  // the id was retracted.
+  absl::StatusOr<bool> Put(ActivityId id, const StoredActivity& activity);
+
+  // Marks `id` retracted and frees its payload and recipient list; returns
+  // the activity as it was. NotFound if the id is unknown (never stored, or
+  // evicted). `already` is set when it was retracted before (nothing changes
+  // then).
+  absl::StatusOr<StoredActivity> Retract(ActivityId id, bool* already);
+
+  // Sets the payload of every entry whose activity is stored and not
+  // retracted. Takes each shard's lock once.
+  void Hydrate(std::vector<StoredEntry>* entries) const;
+
+  // Keeps only the entries whose activity is stored, not retracted, and
+  // was copied to followers at publish time (the others reach followers
+  // through the read-time merge, or not at all). For back-fill.
+  void KeepCopyable(std::vector<StoredEntry>* entries) const;
+
+  // Drops up to `budget` activities (and tombstones) with expires_at <= now.
+  size_t EvictExpired(Micros now, size_t budget);
+
+  ActivityStoreStats Stats() const;
+
+  size_t shard_count() const { return shard_count_; }
+
+  // Calls `fn(activities)` with shard `s`'s map while holding its lock
+  // shared (for snapshots: the log's next sequence read inside `fn` splits
+  // the shard's records into those `fn` sees and those it does not).
+  template <typename Fn>
+  void VisitShard(size_t s, Fn&& fn) const {
+    const Shard& shard = shards_[s];
+    ReaderLock lock(&shard.mu);
+    fn(shard.activities);
+  }
+
+  // Puts `activity` under `id` as it is, replacing what is there, and
+  // records it (replaying kActivityStore records).
+  void Restore(ActivityId id, const StoredActivity& activity);
+  // As Restore, but records nothing (loading a snapshot).
+  void Load(ActivityId id, const StoredActivity& activity);
+  // The shard that holds `id`.
+  size_t ShardOf(ActivityId id) const { return ShardIndex(id); }
+  // Drops `id` if stored (replaying kActivityExpire).
+  void Drop(ActivityId id);
+
+ private:
+  struct alignas(64) Shard {
+    mutable SharedMutex mu;
+    absl::flat_hash_map<ActivityId, StoredActivity> activities
+        ABSL_GUARDED_BY(mu);
+    absl::btree_set<std::pair<Micros, ActivityId>> expiry ABSL_GUARDED_BY(mu);
+    size_t retracted ABSL_GUARDED_BY(mu) = 0;
+    size_t payload_bytes ABSL_GUARDED_BY(mu) = 0;
+    // Recipients held in `notified` lists.
+    size_t notified ABSL_GUARDED_BY(mu) = 0;
+    uint64_t evicted ABSL_GUARDED_BY(mu) = 0;
+  };
+
+  size_t ShardIndex(ActivityId id) const;
+  void LogStoreLocked(size_t s, ActivityId id,
+                      const StoredActivity& activity) const;
+  void ReplaceLocked(Shard& shard, ActivityId id,
+                     const StoredActivity& activity)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void EraseLocked(Shard& shard,
+                   absl::flat_hash_map<ActivityId, StoredActivity>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+
+  const size_t shard_count_;
+  ChangeLog* const log_;
+  const uint32_t domain_base_;
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_FEED_ACTIVITY_STORE_H_

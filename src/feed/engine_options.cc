@@ -1,0 +1,212 @@
+#include "feed/engine_options.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "stream/change_log.h"
+
+namespace feedcore::internal {
+namespace {
+
+absl::Status OutOfRange(absl::string_view field, long long value,
+                        absl::string_view range) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", value, "; it must be ", range));
+}
+
+}  // namespace
+
+absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
+  if (options.shards > kMaxShards) {
+    return OutOfRange("EngineOptions.shards",
+                      static_cast<long long>(options.shards),
+                      absl::StrCat("0 (automatic) or 1..", kMaxShards));
+  }
+  if (options.default_ttl <= 0 || options.default_ttl > kMaxTtl) {
+    return OutOfRange("EngineOptions.default_ttl", options.default_ttl,
+                      absl::StrCat("1..", kMaxTtl, " microseconds"));
+  }
+  if (options.max_timeline_length == 0 ||
+      options.max_timeline_length > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.max_timeline_length",
+                      static_cast<long long>(options.max_timeline_length),
+                      absl::StrCat("1..", kMaxTimelineLengthLimit));
+  }
+  if (options.max_page_size == 0 || options.max_page_size > kMaxPageSizeLimit) {
+    return OutOfRange("EngineOptions.max_page_size",
+                      static_cast<long long>(options.max_page_size),
+                      absl::StrCat("1..", kMaxPageSizeLimit));
+  }
+  if (options.sweep_interval != 0 &&
+      (options.sweep_interval < kMicrosPerMillisecond ||
+       options.sweep_interval > kMicrosPerDay)) {
+    return OutOfRange(
+        "EngineOptions.sweep_interval", options.sweep_interval,
+        absl::StrCat("0 (no sweeper thread) or ", kMicrosPerMillisecond, "..",
+                     kMicrosPerDay, " microseconds"));
+  }
+  if (options.sweep_budget == 0 || options.sweep_budget > (size_t{1} << 32)) {
+    return OutOfRange("EngineOptions.sweep_budget",
+                      static_cast<long long>(options.sweep_budget),
+                      "1..4294967296");
+  }
+  if (options.hybrid_fanout_threshold > (size_t{1} << 32)) {
+    return OutOfRange("EngineOptions.hybrid_fanout_threshold",
+                      static_cast<long long>(options.hybrid_fanout_threshold),
+                      "0 (off) or 1..4294967296");
+  }
+  if (options.default_backfill > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.default_backfill",
+                      static_cast<long long>(options.default_backfill),
+                      absl::StrCat("0..", kMaxTimelineLengthLimit));
+  }
+  if (options.world_timeline_length == 0 ||
+      options.world_timeline_length > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.world_timeline_length",
+                      static_cast<long long>(options.world_timeline_length),
+                      absl::StrCat("1..", kMaxTimelineLengthLimit));
+  }
+  if (options.max_payload_bytes > kMaxPayloadBytesLimit) {
+    return OutOfRange("EngineOptions.max_payload_bytes",
+                      static_cast<long long>(options.max_payload_bytes),
+                      absl::StrCat("0..", kMaxPayloadBytesLimit));
+  }
+  const AggregationOptions& aggregation = options.aggregation;
+  if (aggregation.time_bucket <= 0 || aggregation.time_bucket > kMaxTtl) {
+    return OutOfRange("EngineOptions.aggregation.time_bucket",
+                      aggregation.time_bucket,
+                      absl::StrCat("1..", kMaxTtl, " microseconds"));
+  }
+  if (aggregation.max_group_actors == 0 ||
+      aggregation.max_group_actors > kMaxGroupListLimit) {
+    return OutOfRange("EngineOptions.aggregation.max_group_actors",
+                      static_cast<long long>(aggregation.max_group_actors),
+                      absl::StrCat("1..", kMaxGroupListLimit));
+  }
+  if (aggregation.max_group_entries == 0 ||
+      aggregation.max_group_entries > kMaxGroupListLimit) {
+    return OutOfRange("EngineOptions.aggregation.max_group_entries",
+                      static_cast<long long>(aggregation.max_group_entries),
+                      absl::StrCat("1..", kMaxGroupListLimit));
+  }
+  if (options.notifications.max_length == 0 ||
+      options.notifications.max_length > kMaxTimelineLengthLimit) {
+    return OutOfRange("EngineOptions.notifications.max_length",
+                      static_cast<long long>(options.notifications.max_length),
+                      absl::StrCat("1..", kMaxTimelineLengthLimit));
+  }
+  if (options.fanout_threads > kMaxFanoutThreads) {
+    return OutOfRange("EngineOptions.fanout_threads",
+                      static_cast<long long>(options.fanout_threads),
+                      absl::StrCat("0..", kMaxFanoutThreads));
+  }
+  if (options.parallel_fanout_min_followers == 0 ||
+      options.parallel_fanout_min_followers > (size_t{1} << 32)) {
+    return OutOfRange(
+        "EngineOptions.parallel_fanout_min_followers",
+        static_cast<long long>(options.parallel_fanout_min_followers),
+        "1..4294967296");
+  }
+  if (options.fanout_queue_capacity == 0 ||
+      options.fanout_queue_capacity > kMaxFanoutQueueCapacity) {
+    return OutOfRange("EngineOptions.fanout_queue_capacity",
+                      static_cast<long long>(options.fanout_queue_capacity),
+                      absl::StrCat("1..", kMaxFanoutQueueCapacity));
+  }
+  if (options.shards == 0) {
+    const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+    options.shards = std::min(kMaxShards, std::bit_ceil(4 * threads));
+  }
+  if (options.change_stream != nullptr &&
+      dynamic_cast<ChangeLog*>(options.change_stream.get()) == nullptr) {
+    return absl::InvalidArgumentError(
+        "EngineOptions.change_stream must come from ChangeStream::Create");
+  }
+  if (options.clock == nullptr) options.clock = std::make_shared<SystemClock>();
+  return options;
+}
+
+absl::StatusOr<Micros> ResolveExpiry(const InsertOptions& options,
+                                     Micros default_ttl, Micros now) {
+  if (options.expires_at.has_value()) {
+    if (*options.expires_at <= now) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "InsertOptions.expires_at is ", *options.expires_at,
+          ", not after now (", now, "); the entry would never be visible"));
+    }
+    return *options.expires_at;
+  }
+  if (options.ttl < 0 || options.ttl > kMaxTtl) {
+    return OutOfRange(
+        "InsertOptions.ttl", options.ttl,
+        absl::StrCat("0 (engine default) or 1..", kMaxTtl, " microseconds"));
+  }
+  const Micros ttl = options.ttl == 0 ? default_ttl : options.ttl;
+  // A clock near the top of the range would overflow; saturate instead.
+  if (now > std::numeric_limits<Micros>::max() - ttl) {
+    return std::numeric_limits<Micros>::max();
+  }
+  return now + ttl;
+}
+
+absl::Status ValidateEntry(const TimelineEntry& entry) {
+  if (entry.ts < 0) {
+    return OutOfRange("TimelineEntry.ts", entry.ts, ">= 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateActivity(const Activity& activity,
+                              size_t max_payload_bytes) {
+  if (activity.ts < 0) return OutOfRange("Activity.ts", activity.ts, ">= 0");
+  if (activity.payload.size() > max_payload_bytes) {
+    return OutOfRange("Activity.payload size",
+                      static_cast<long long>(activity.payload.size()),
+                      absl::StrCat("at most ", max_payload_bytes,
+                                   " bytes (EngineOptions.max_payload_bytes)"));
+  }
+  if (activity.ttl < 0 || activity.ttl > kMaxTtl) {
+    return OutOfRange(
+        "Activity.ttl", activity.ttl,
+        absl::StrCat("0 (engine default) or 1..", kMaxTtl, " microseconds"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBackfill(size_t backfill) {
+  if (backfill > kMaxTimelineLengthLimit) {
+    return OutOfRange("FollowOptions.backfill",
+                      static_cast<long long>(backfill),
+                      absl::StrCat("0..", kMaxTimelineLengthLimit));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateList(const ListOptions& options, size_t max_page_size) {
+  if (options.limit == 0 || options.limit > max_page_size) {
+    return OutOfRange(
+        "ListOptions.limit", static_cast<long long>(options.limit),
+        absl::StrCat("1..", max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
+  if (options.limit == 0 || options.limit > max_page_size) {
+    return OutOfRange(
+        "ReadOptions.limit", static_cast<long long>(options.limit),
+        absl::StrCat("1..", max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  if (options.min_ts.has_value() && options.max_ts.has_value() &&
+      *options.min_ts > *options.max_ts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ReadOptions.min_ts (", *options.min_ts,
+                     ") is after ReadOptions.max_ts (", *options.max_ts, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,38 @@
+// Validation and resolution of EngineOptions, InsertOptions and
+// ReadOptions. Every check names the offending field in its message.
+#ifndef FEEDCORE_SRC_FEED_ENGINE_OPTIONS_H_
+#define FEEDCORE_SRC_FEED_ENGINE_OPTIONS_H_
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/options.h"
+
+namespace feedcore::internal {
+
+// Checks every field and fills in the "pick for me" values: shards = 0
+// becomes a power of two >= 4 x hardware threads, a null clock a
+// SystemClock.
+absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options);
+
+// The absolute expiry an insert asks for at time `now`, or InvalidArgument.
+absl::StatusOr<Micros> ResolveExpiry(const InsertOptions& options,
+                                     Micros default_ttl, Micros now);
+
+absl::Status ValidateEntry(const TimelineEntry& entry);
+
+// Checks ts, payload size and ttl of an activity to publish.
+absl::Status ValidateActivity(const Activity& activity,
+                              size_t max_payload_bytes);
+
+// Checks a back-fill count.
+absl::Status ValidateBackfill(size_t backfill);
+
+// Checks the limit of a follower/followee page.
+absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
+
+// Checks limit and window (not the cursor, which needs the owner).
+absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_FEED_ENGINE_OPTIONS_H_

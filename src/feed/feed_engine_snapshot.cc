@@ -1,0 +1,272 @@
+// FeedEngineImpl::SerializeDomain / LoadDomain: the engine's part of a
+// snapshot (the file format around it is in snapshot.cc).
+//
+// Engine shard s (domain s):
+//   u64 timelines, each: u64 id, u8 feed, u64 n, then n entries oldest
+//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at, u64 group);
+//     a notification feed then has u64 m and its m seen groups, each named
+//     by its newest entry: i64 ts, u64 activity id, u8 read
+//   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
+//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids
+// Activity store shard s (domain shards + s):
+//   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
+//     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
+//     u64 n + n notified entity ids
+//
+// Entries are written oldest first so that loading puts each one in front
+// of everything already there: the O(1) path of Timeline::Put.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/byte_codec.h"
+#include "feed/feed_engine_impl.h"
+
+namespace feedcore::internal {
+namespace {
+
+constexpr uint8_t kCopiedFlag = 1;
+constexpr uint8_t kRetractedFlag = 2;
+constexpr size_t kEntryBytes = 40;
+constexpr size_t kMinTimelineBytes = 17;
+constexpr size_t kMinGraphNodeBytes = 33;
+constexpr size_t kMinActivityBytes = 49;
+constexpr size_t kSeenGroupBytes = 17;
+
+absl::Status Corrupt(size_t domain, absl::string_view what) {
+  return absl::DataLossError(
+      absl::StrCat("snapshot section of domain ", domain, ": ", what));
+}
+
+}  // namespace
+
+uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
+                                         std::string* out) const {
+  ByteWriter w(out);
+  uint64_t cut = 0;
+  if (domain >= options_.shards) {
+    store_.VisitShard(domain - options_.shards, [&](const auto& activities) {
+      if (log_ != nullptr) cut = log_->NextSequence();
+      w.U64(activities.size());
+      for (const auto& [id, a] : activities) {
+        w.U64(id);
+        w.U64(a.actor);
+        w.I64(a.ts);
+        w.I64(a.expires_at);
+        w.U8((a.copied ? kCopiedFlag : 0) | (a.retracted ? kRetractedFlag : 0));
+        w.Bytes(a.payload);
+        w.U64(a.notified.size());
+        for (const EntityId recipient : a.notified) w.U64(recipient);
+      }
+    });
+    return cut;
+  }
+  const Shard& shard = shards_[domain];
+  ReaderLock lock(&shard.mu);
+  if (log_ != nullptr) cut = log_->NextSequence();
+  out->reserve(out->size() + shard.entries * kEntryBytes +
+               shard.timelines.size() * kMinTimelineBytes);
+  w.U64(shard.timelines.size());
+  for (const auto& [id, record] : shard.timelines) {
+    w.U64(id.id);
+    w.U8(static_cast<uint8_t>(id.kind));
+    const std::vector<StoredEntry> entries = record->timeline.Entries();
+    w.U64(entries.size());
+    for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
+      w.I64(e->ts);
+      w.U64(e->activity_id);
+      w.U64(e->actor);
+      w.I64(e->expires_at);
+      w.U64(e->group);
+    }
+    if (id.kind == FeedKind::kNotification) {
+      const GroupIndex& groups = *record->timeline.groups();
+      w.U64(groups.group_count() - groups.unseen_count());
+      groups.ForEachSeenGroup([&](TimelineKey place, bool read) {
+        w.I64(place.ts);
+        w.U64(place.activity_id);
+        w.U8(read ? 1 : 0);
+      });
+    }
+  }
+  w.U64(shard.graph.size());
+  for (const auto& [entity, node] : shard.graph) {
+    w.U64(entity);
+    w.U8(static_cast<uint8_t>(node.hybrid ? ActorMode::kMerged
+                              : node.becoming_hybrid
+                                  ? ActorMode::kBecomingMerged
+                                  : ActorMode::kCopied));
+    w.U64(node.followers.size());
+    for (const auto& follower : node.followers) w.U64(follower.second);
+    w.U64(node.following.size());
+    for (const EntityId followee : node.following) w.U64(followee);
+    w.U64(node.hybrid_following.size());
+    for (const EntityId followee : node.hybrid_following) w.U64(followee);
+  }
+  return cut;
+}
+
+absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
+  ByteReader r(bytes);
+  if (domain >= domain_count()) {
+    return Corrupt(domain, absl::StrCat("no such domain (the engine has ",
+                                        domain_count(), ")"));
+  }
+  if (domain >= options_.shards) {
+    const uint64_t count = r.Count(kMinActivityBytes);
+    for (uint64_t i = 0; i < count && r.ok(); ++i) {
+      const ActivityId id = r.U64();
+      StoredActivity a;
+      a.actor = r.U64();
+      a.ts = r.I64();
+      a.expires_at = r.I64();
+      const uint8_t flags = r.U8();
+      a.payload = std::string(r.Bytes());
+      const uint64_t recipients = r.Count(sizeof(EntityId));
+      a.notified.reserve(recipients);
+      for (uint64_t i = 0; i < recipients && r.ok(); ++i) {
+        a.notified.push_back(r.U64());
+      }
+      if (!r.ok()) break;
+      if (flags & ~(kCopiedFlag | kRetractedFlag)) {
+        return Corrupt(domain, absl::StrCat("activity ", id,
+                                            " has unknown flags ", flags));
+      }
+      if (a.ts < 0) {
+        return Corrupt(
+            domain, absl::StrCat("activity ", id, " has a negative timestamp"));
+      }
+      if (a.notified.size() > kMaxNotifyRecipients ||
+          (a.retracted && !a.notified.empty())) {
+        return Corrupt(domain, absl::StrCat("activity ", id,
+                                            " has an impossible recipient "
+                                            "list"));
+      }
+      if (a.payload.size() > options_.max_payload_bytes) {
+        return Corrupt(
+            domain,
+            absl::StrCat("activity ", id, " has a payload of ",
+                         a.payload.size(), " bytes, above max_payload_bytes"));
+      }
+      a.copied = flags & kCopiedFlag;
+      a.retracted = flags & kRetractedFlag;
+      if ((domain - options_.shards) != store_.ShardOf(id)) {
+        return Corrupt(
+            domain, absl::StrCat("activity ", id, " belongs to another shard"));
+      }
+      store_.Load(id, a);
+    }
+    if (!r.ok() || !r.at_end()) {
+      return Corrupt(domain, "activity store data is truncated or too long");
+    }
+    return absl::OkStatus();
+  }
+  Shard& shard = shards_[domain];
+  WriterLock lock(&shard.mu);
+  const uint64_t timelines = r.Count(kMinTimelineBytes);
+  for (uint64_t t = 0; t < timelines && r.ok(); ++t) {
+    const EntityId id = r.U64();
+    const uint8_t kind = r.U8();
+    const uint64_t n = r.Count(kEntryBytes);
+    if (!r.ok()) break;
+    if (kind > static_cast<uint8_t>(FeedKind::kNotification)) {
+      return Corrupt(domain, absl::StrCat("timeline ", id,
+                                          " has unknown feed kind ", kind));
+    }
+    const FeedKind feed = static_cast<FeedKind>(kind);
+    if (feed == FeedKind::kWorld ? id != 0 : ShardIndex(id) != domain) {
+      return Corrupt(domain,
+                     absl::StrCat("timeline ", id, " does not belong here"));
+    }
+    if (n == 0 || n > CapFor(feed)) {
+      return Corrupt(domain,
+                     absl::StrCat("timeline ", id, " holds ", n,
+                                  " entries; it must hold 1..", CapFor(feed)));
+    }
+    if (shard.timelines.contains(TimelineId{id, feed})) {
+      return Corrupt(domain, absl::StrCat("timeline ", id, " appears twice"));
+    }
+    TimelineKey previous{-1, 0};
+    for (uint64_t i = 0; i < n; ++i) {
+      StoredEntry e;
+      e.ts = r.I64();
+      e.activity_id = r.U64();
+      e.actor = r.U64();
+      e.expires_at = r.I64();
+      e.group = KeptGroup(r.U64(), feed);
+      if (!r.ok()) break;
+      const TimelineKey key{e.ts, e.activity_id};
+      if (e.ts < 0 || key <= previous) {
+        return Corrupt(
+            domain, absl::StrCat("timeline ", id, " has entries out of order"));
+      }
+      previous = key;
+      InsertResult ignored;
+      PutLocked(shard, {id, feed}, e, &ignored);
+    }
+    if (feed == FeedKind::kNotification && r.ok()) {
+      GroupIndex& groups = *shard.timelines.find(TimelineId{id, feed})
+                                ->second->timeline.mutable_groups();
+      const uint64_t seen = r.Count(kSeenGroupBytes);
+      for (uint64_t i = 0; i < seen && r.ok(); ++i) {
+        const TimelineKey place{r.I64(), r.U64()};
+        const uint8_t read = r.U8();
+        if (!r.ok()) break;
+        if (read > 1 || !groups.SetSeen(place, read == 1)) {
+          return Corrupt(domain, absl::StrCat("notification feed of ", id,
+                                              " names a group it does not "
+                                              "hold"));
+        }
+      }
+    }
+  }
+  const uint64_t nodes = r.Count(kMinGraphNodeBytes);
+  for (uint64_t g = 0; g < nodes && r.ok(); ++g) {
+    const EntityId entity = r.U64();
+    const uint8_t mode = r.U8();
+    if (mode > static_cast<uint8_t>(ActorMode::kMerged)) {
+      return Corrupt(domain, absl::StrCat("entity ", entity,
+                                          " has unknown actor mode ", mode));
+    }
+    if (ShardIndex(entity) != domain) {
+      return Corrupt(domain,
+                     absl::StrCat("entity ", entity, " does not belong here"));
+    }
+    if (shard.graph.contains(entity)) {
+      return Corrupt(domain, absl::StrCat("entity ", entity, " appears twice"));
+    }
+    GraphNode& node = shard.graph[entity];
+    node.hybrid = mode == static_cast<uint8_t>(ActorMode::kMerged);
+    node.becoming_hybrid =
+        mode == static_cast<uint8_t>(ActorMode::kBecomingMerged);
+    const uint64_t followers = r.Count(sizeof(EntityId));
+    for (uint64_t i = 0; i < followers; ++i) {
+      const EntityId follower = r.U64();
+      node.followers.insert(
+          {static_cast<uint32_t>(ShardIndex(follower)), follower});
+    }
+    shard.follow_edges += node.followers.size();
+    const uint64_t following = r.Count(sizeof(EntityId));
+    for (uint64_t i = 0; i < following; ++i) node.following.insert(r.U64());
+    const uint64_t merged = r.Count(sizeof(EntityId));
+    for (uint64_t i = 0; i < merged; ++i) {
+      const EntityId followee = r.U64();
+      if (!node.following.contains(followee)) {
+        return Corrupt(domain, absl::StrCat("entity ", entity, " merges ",
+                                            followee, " without following it"));
+      }
+      node.hybrid_following.push_back(followee);
+    }
+    if (r.ok() && (node.followers.size() != followers ||
+                   node.following.size() != following)) {
+      return Corrupt(domain,
+                     absl::StrCat("entity ", entity, " lists an edge twice"));
+    }
+  }
+  if (!r.ok() || !r.at_end()) {
+    return Corrupt(domain, "shard data is truncated or too long");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,47 @@
+// Page cursors of leaderboards, on the generic codec of cursor.h.
+//
+// A leaderboard cursor is the key of the last entry a page returned (score,
+// update sequence, member), the order of the read, and the id of the board
+// that made it: five 64-bit fields under CursorKind::kLeaderboard. Decoding
+// checks the codec's length, encoding, checksum, version and kind, then
+// that the order field is known; the board then checks that the cursor is
+// its own and for the order asked for.
+//
+// Thread safety: pure functions.
+#ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_
+#define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/leaderboard.h"
+#include "leaderboard/ranked_btree.h"
+
+namespace feedcore::internal {
+
+// Position after `key` on board `board_id`, read in `order`.
+struct LeaderboardCursor {
+  uint64_t board_id = 0;
+  LeaderboardOrder order = LeaderboardOrder::kBestFirst;
+  RankKey key;
+
+  friend bool operator==(const LeaderboardCursor&,
+                         const LeaderboardCursor&) = default;
+};
+
+std::string EncodeLeaderboardCursor(const LeaderboardCursor& cursor);
+
+// InvalidArgument with a reason for anything that is not a leaderboard
+// cursor this version wrote.
+absl::StatusOr<LeaderboardCursor> DecodeLeaderboardCursor(
+    absl::string_view text);
+
+// The message of a well-formed cursor used on the wrong board or order:
+// InvalidArgument saying `why`.
+absl::Status ForeignLeaderboardCursor(absl::string_view why);
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_

@@ -1,0 +1,200 @@
+// LeaderboardImpl: the in-memory Leaderboard.
+//
+// Layout. N partitions, each on its own cache line. A member lives
+// in partition XXH3_64bits(member) % N. A partition is a lock and a pointer
+// to its data: the RankedBtree of its members (best first, an
+// order-statistic B+tree) and a flat hash map member -> (score, update
+// sequence), the member's current RankKey less the member. Entries move
+// between and within the tree's leaves, so the map keeps no pointer into
+// the tree: a write or a read that needs the member's place descends to its
+// key, whose upper levels are in cache. The data sits behind a pointer so
+// that Clear() can exchange it for an empty one under the locks and free
+// the old one after releasing them.
+//
+// Update sequence. With TieBreak::kEarlierUpdateFirst every score change
+// takes the next value of one per-board atomic counter while holding its
+// partition's lock, so per member the sequence follows the order in which
+// its changes were applied. With kLowerMemberFirst the sequence is 0 for
+// everyone and the counter is never touched.
+//
+// Lock order. Cross-partition reads take every partition lock shared in
+// ascending index (SharedSnapshot); Clear takes them all exclusively in the
+// same order; everything else holds exactly one partition lock. Nothing
+// else is locked while a partition lock is held.
+#ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_IMPL_H_
+#define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_IMPL_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
+#include "base/mutex.h"
+#include "feedcore/leaderboard.h"
+#include "leaderboard/ranked_btree.h"
+#include "memory/huge_page_allocator.h"
+#include "memory/huge_page_pool.h"
+#include "stream/change_log.h"
+
+namespace feedcore::internal {
+
+class LeaderboardImpl final : public Leaderboard {
+ public:
+  // REQUIRES: ValidateLeaderboardOptions(options).ok().
+  explicit LeaderboardImpl(const LeaderboardOptions& options);
+  ~LeaderboardImpl() override;
+
+  absl::Status Set(MemberId member, int64_t score) override;
+  absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
+  std::vector<absl::StatusOr<int64_t>> IncrementMany(
+      absl::Span<const ScoreIncrement> increments) override;
+  absl::Status Remove(MemberId member) override;
+  void Clear() override;
+  absl::StatusOr<int64_t> Score(MemberId member) const override;
+  absl::StatusOr<uint64_t> Rank(MemberId member) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> Around(
+      MemberId member, size_t before, size_t after) const override;
+  absl::StatusOr<LeaderboardPage> ReadPage(
+      const LeaderboardReadOptions& options) const override;
+  size_t Size() const override;
+  const LeaderboardOptions& options() const override { return options_; }
+
+  // TopK that also adds to `*entries_read` the number of entries its merge
+  // read from the partitions (at most k + partitions - 1).
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopKCounted(
+      size_t k, size_t* entries_read) const;
+
+  // The naive scatter-gather top-k, for comparison in tests and
+  // benchmarks: under the same snapshot, copies the best k entries of every
+  // partition (up to partitions x k reads, added to `*entries_read`), sorts
+  // them and keeps the best k. Same result as TopK.
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopKReadingKPerPartition(
+      size_t k, size_t* entries_read) const;
+
+  // Identifies this board in its cursors; unique within the process.
+  uint64_t board_id() const { return board_id_; }
+  size_t PartitionOf(MemberId member) const;
+  // Members per partition, under one snapshot.
+  std::vector<size_t> PartitionSizes() const;
+  // Checks every partition's tree and that its map holds exactly its
+  // entries with their keys, each in the right partition. For tests.
+  bool CheckInvariants() const;
+
+  // --- Change stream and snapshots (leaderboard_replay.cc) ---
+
+  // Records every later change of this board in `log` as board `name`,
+  // generation `generation`. Called once, before the board is shared.
+  void StartRecording(ChangeLog* log, std::string name, uint64_t generation);
+
+  // Make a recorded change exactly as recorded (and record it, if this
+  // board records).
+  void ApplyScore(MemberId member, int64_t score, uint64_t update_sequence);
+  void ApplyRemove(MemberId member);
+  void ApplyClear(size_t partition);
+
+  // Appends partition `p`'s members (member, score, update sequence),
+  // copied under its lock held shared, to `out`, and returns `log`'s next
+  // sequence number read under that lock (0 without a log).
+  uint64_t SerializePartition(size_t p, const ChangeLog* log,
+                              std::string* out) const;
+  // Loads what SerializePartition wrote into an empty partition. DataLoss
+  // naming what is wrong when `bytes` is malformed.
+  absl::Status LoadPartition(size_t p, std::string_view bytes);
+  // The next update sequence this board would hand out.
+  uint64_t next_update_sequence() const {
+    return next_seq_.load(std::memory_order_relaxed) + 1;
+  }
+
+ private:
+  using Position = RankedBtree::Position;
+
+  // A member's current key, less the member (the map's key).
+  struct Placed {
+    int64_t score;
+    uint64_t seq;
+  };
+
+  struct PartitionData {
+    explicit PartitionData(HugePagePool* leaf_pool) : tree(leaf_pool) {}
+    RankedBtree tree;
+    absl::flat_hash_map<MemberId, Placed, absl::Hash<MemberId>,
+                        std::equal_to<MemberId>,
+                        HugePageAllocator<std::pair<const MemberId, Placed>>>
+        members;
+  };
+
+  struct alignas(64) Partition {
+    mutable SharedMutex mu;
+    std::unique_ptr<PartitionData> data ABSL_GUARDED_BY(mu);
+  };
+
+  class SharedSnapshot;
+
+  struct Recording {
+    ChangeLog* log;
+    std::string name;
+    uint64_t generation;
+  };
+  // Appends a record of a change to `partition` (whose lock is held
+  // exclusively). REQUIRES: recording_.
+  void Record(ChangeKind kind, size_t partition, MemberId member, int64_t score,
+              uint64_t update_sequence) const;
+  // Puts `member` at `key` in `data` (inserting or moving it).
+  static void PlaceLocked(PartitionData& data, MemberId member,
+                          const RankKey& key);
+
+  // The update sequence for a score change being applied now.
+  uint64_t NextSeq();
+  // Adds `delta` to `member`'s score in partition `p`, whose lock is held
+  // exclusively, and records the change. `take_seq(current)` gives the
+  // change's update sequence, `current` being the member's sequence before
+  // it (0 when absent); it is called only when the score changes. `hint`:
+  // the RankedBtree::WriteHint started for this change, or null.
+  template <typename TakeSeq>
+  absl::StatusOr<int64_t> IncrementLocked(PartitionData& data, size_t p,
+                                          MemberId member, int64_t delta,
+                                          const RankedBtree::WriteHint* hint,
+                                          TakeSeq&& take_seq);
+  // Applies the elements `indexes` (positions in `increments`, all of
+  // partition `p`, in the order given) under one hold of p's lock, with
+  // the memory of later elements prefetched while earlier ones apply.
+  // Element i takes update sequence first_seq + i (kEarlierUpdateFirst).
+  void IncrementRun(size_t p, absl::Span<const ScoreIncrement> increments,
+                    absl::Span<const uint32_t> indexes, uint64_t first_seq,
+                    absl::StatusOr<int64_t>* results);
+  // Merges `runs` (one start position per partition, invalid for none),
+  // which continue with next() when `best_first` and prev() otherwise,
+  // calling `emit(key)` on the first `want` entries in that order. Adds the
+  // entries it read to `*entries_read`. With `probe`, reads one entry past
+  // the last emitted one so that it can return whether any entry follows;
+  // without, returns false.
+  template <typename Emit>
+  static bool Merge(absl::Span<const Position> runs, bool best_first,
+                    size_t want, bool probe, size_t* entries_read, Emit&& emit);
+
+  const LeaderboardOptions options_;
+  const uint64_t board_id_;
+  // The leaves of every partition's tree. Declared before partitions_,
+  // which must be destroyed first.
+  HugePagePool leaf_pool_{sizeof(RankedBtree::Leaf)};
+  const std::unique_ptr<Partition[]> partitions_;
+  // Next update sequence (kEarlierUpdateFirst only). Own cache line, away
+  // from the read-only fields above: every writer of every partition
+  // increments it.
+  alignas(64) std::atomic<uint64_t> next_seq_{0};
+  // Set before the board is shared; null when nothing is recorded.
+  std::unique_ptr<const Recording> recording_;
+};
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_IMPL_H_

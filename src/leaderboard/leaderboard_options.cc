@@ -1,0 +1,60 @@
+#include "leaderboard/leaderboard_options.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace feedcore::internal {
+namespace {
+
+absl::Status OutOfRange(absl::string_view field, const absl::AlphaNum& value,
+                        absl::string_view range) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " is ", value, "; it must be ", range));
+}
+
+}  // namespace
+
+absl::Status ValidateLeaderboardOptions(const LeaderboardOptions& options) {
+  if (options.partitions == 0 ||
+      options.partitions > kMaxLeaderboardPartitions) {
+    return OutOfRange("LeaderboardOptions.partitions", options.partitions,
+                      absl::StrCat("1..", kMaxLeaderboardPartitions));
+  }
+  if (options.tie_break != TieBreak::kEarlierUpdateFirst &&
+      options.tie_break != TieBreak::kLowerMemberFirst) {
+    return OutOfRange(
+        "LeaderboardOptions.tie_break",
+        static_cast<long long>(options.tie_break),
+        "TieBreak::kEarlierUpdateFirst or TieBreak::kLowerMemberFirst");
+  }
+  if (options.max_page_size == 0 ||
+      options.max_page_size > kMaxLeaderboardPageSizeLimit) {
+    return OutOfRange("LeaderboardOptions.max_page_size", options.max_page_size,
+                      absl::StrCat("1..", kMaxLeaderboardPageSizeLimit));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,
+                              size_t max_page_size) {
+  if (value < min || value > max_page_size) {
+    return OutOfRange(what, value,
+                      absl::StrCat(min, "..", max_page_size,
+                                   " (LeaderboardOptions.max_page_size)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateLeaderboardName(absl::string_view name) {
+  if (name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("leaderboard name is empty; it must be 1..",
+                     kMaxLeaderboardNameLength, " bytes"));
+  }
+  if (name.size() > kMaxLeaderboardNameLength) {
+    return OutOfRange("leaderboard name length", name.size(),
+                      absl::StrCat("1..", kMaxLeaderboardNameLength, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace feedcore::internal

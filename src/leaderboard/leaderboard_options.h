@@ -1,0 +1,26 @@
+// Validation of LeaderboardOptions and of the size arguments of leaderboard
+// reads. Every check names the offending field or argument in its message.
+#ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
+#define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/leaderboard.h"
+
+namespace feedcore::internal {
+
+absl::Status ValidateLeaderboardOptions(const LeaderboardOptions& options);
+
+// Checks that `value`, the argument named `what`, lies in
+// `min`..max_page_size.
+absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,
+                              size_t max_page_size);
+
+// Checks a registry name: 1..kMaxLeaderboardNameLength bytes.
+absl::Status ValidateLeaderboardName(absl::string_view name);
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_

@@ -1,0 +1,154 @@
+// LeaderboardImpl's part of the change stream and of snapshots: recording
+// changes, applying recorded ones, and copying partitions.
+//
+// A partition's snapshot bytes: u64 members, then per member (best first)
+// u64 member, i64 score, u64 update sequence.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/byte_codec.h"
+#include "leaderboard/leaderboard_impl.h"
+
+namespace feedcore::internal {
+namespace {
+
+constexpr size_t kMemberBytes = 24;
+
+absl::Status Corrupt(size_t partition, absl::string_view what) {
+  return absl::DataLossError(
+      absl::StrCat("leaderboard partition ", partition, ": ", what));
+}
+
+}  // namespace
+
+void LeaderboardImpl::StartRecording(ChangeLog* log, std::string name,
+                                     uint64_t generation) {
+  recording_ = std::make_unique<const Recording>(
+      Recording{log, std::move(name), generation});
+}
+
+void LeaderboardImpl::Record(ChangeKind kind, size_t partition, MemberId member,
+                             int64_t score, uint64_t update_sequence) const {
+  ChangeRecord record;
+  record.kind = kind;
+  record.domain = static_cast<uint32_t>(partition);
+  record.board = recording_->name;
+  record.board_generation = recording_->generation;
+  record.entity = member;
+  record.score = score;
+  record.update_sequence = update_sequence;
+  recording_->log->Append(std::move(record));
+}
+
+void LeaderboardImpl::PlaceLocked(PartitionData& data, MemberId member,
+                                  const RankKey& key) {
+  auto [it, inserted] = data.members.try_emplace(member, Placed{});
+  if (inserted) {
+    try {
+      data.tree.Insert(key);
+    } catch (...) {
+      data.members.erase(it);
+      throw;
+    }
+  } else {
+    data.tree.Update(RankKey{it->second.score, it->second.seq, member}, key);
+  }
+  it->second = Placed{key.score, key.seq};
+}
+
+void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
+                                 uint64_t update_sequence) {
+  const size_t p = PartitionOf(member);
+  Partition& partition = partitions_[p];
+  WriterLock lock(&partition.mu);
+  PlaceLocked(*partition.data, member, RankKey{score, update_sequence, member});
+  // Later local changes must rank after every replayed one.
+  uint64_t seen = next_seq_.load(std::memory_order_relaxed);
+  while (seen < update_sequence &&
+         !next_seq_.compare_exchange_weak(seen, update_sequence,
+                                          std::memory_order_relaxed)) {
+  }
+  if (recording_ != nullptr) {
+    Record(ChangeKind::kScoreSet, p, member, score, update_sequence);
+  }
+}
+
+void LeaderboardImpl::ApplyRemove(MemberId member) {
+  const size_t p = PartitionOf(member);
+  Partition& partition = partitions_[p];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  auto it = data.members.find(member);
+  if (it != data.members.end()) {
+    data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
+    data.members.erase(it);
+  }
+  if (recording_ != nullptr) Record(ChangeKind::kScoreRemove, p, member, 0, 0);
+}
+
+void LeaderboardImpl::ApplyClear(size_t p) {
+  auto empty = std::make_unique<PartitionData>(&leaf_pool_);
+  {
+    WriterLock lock(&partitions_[p].mu);
+    partitions_[p].data.swap(empty);
+    if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
+  }
+  // The old data is freed here, after the lock.
+}
+
+uint64_t LeaderboardImpl::SerializePartition(size_t p, const ChangeLog* log,
+                                             std::string* out) const {
+  const Partition& partition = partitions_[p];
+  ReaderLock lock(&partition.mu);
+  const uint64_t cut = log != nullptr ? log->NextSequence() : 0;
+  const PartitionData& data = *partition.data;
+  ByteWriter w(out);
+  out->reserve(out->size() + 8 + data.tree.size() * kMemberBytes);
+  w.U64(data.tree.size());
+  for (Position at = data.tree.First(); at.valid(); at = at.next()) {
+    const RankKey key = at.key();
+    w.U64(key.member);
+    w.I64(key.score);
+    w.U64(key.seq);
+  }
+  return cut;
+}
+
+absl::Status LeaderboardImpl::LoadPartition(size_t p, std::string_view bytes) {
+  ByteReader r(bytes);
+  Partition& partition = partitions_[p];
+  WriterLock lock(&partition.mu);
+  PartitionData& data = *partition.data;
+  const uint64_t count = r.Count(kMemberBytes);
+  uint64_t max_seq = 0;
+  for (uint64_t i = 0; i < count && r.ok(); ++i) {
+    RankKey key;
+    key.member = r.U64();
+    key.score = r.I64();
+    key.seq = r.U64();
+    if (!r.ok()) break;
+    if (PartitionOf(key.member) != p) {
+      return Corrupt(p, absl::StrCat("member ", key.member,
+                                     " belongs to another partition"));
+    }
+    if (options_.tie_break == TieBreak::kLowerMemberFirst && key.seq != 0) {
+      return Corrupt(p, "update sequence on a board ranked by member id");
+    }
+    if (data.members.contains(key.member)) {
+      return Corrupt(p, absl::StrCat("member ", key.member, " appears twice"));
+    }
+    PlaceLocked(data, key.member, key);
+    max_seq = std::max(max_seq, key.seq);
+  }
+  if (!r.ok() || !r.at_end()) {
+    return Corrupt(p, "member data is truncated or too long");
+  }
+  uint64_t seen = next_seq_.load(std::memory_order_relaxed);
+  while (seen < max_seq && !next_seq_.compare_exchange_weak(
+                               seen, max_seq, std::memory_order_relaxed)) {
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,153 @@
+#include "memory/node_arena.h"
+
+#include <cassert>
+#include <cstdint>
+#include <new>
+
+#include "memory/mapped_memory.h"
+
+namespace feedcore::internal {
+namespace {
+
+constexpr bool kUseSlabs = !kAddressSanitizer;
+
+constexpr size_t RoundUp8(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
+
+// Aligned to its size, so a slot finds its block by masking its address.
+void* MapAlignedBlock() {
+  return MapAligned(NodeArena::kBlockBytes, NodeArena::kBlockBytes);
+}
+
+}  // namespace
+
+struct NodeArena::Block {
+  Block* prev = nullptr;
+  Block* next = nullptr;
+  FreeSlot* free_list = nullptr;
+  char* bump = nullptr;  // first never-used slot
+  char* end = nullptr;
+  uint32_t live = 0;
+  uint32_t class_index = 0;
+  bool full = false;
+};
+
+NodeArena::~NodeArena() {
+  for (size_t c = 0; c < kClasses; ++c) {
+    for (Block** list : {&available_[c], &full_[c]}) {
+      while (*list != nullptr) {
+        Block* block = *list;
+        *list = block->next;
+        Unmap(block, kBlockBytes);
+      }
+    }
+  }
+}
+
+void NodeArena::Unlink(Block** list, Block* block) {
+  if (block->prev != nullptr) {
+    block->prev->next = block->next;
+  } else {
+    *list = block->next;
+  }
+  if (block->next != nullptr) block->next->prev = block->prev;
+  block->prev = block->next = nullptr;
+}
+
+void NodeArena::PushFront(Block** list, Block* block) {
+  block->prev = nullptr;
+  block->next = *list;
+  if (*list != nullptr) (*list)->prev = block;
+  *list = block;
+}
+
+NodeArena::Block* NodeArena::NewBlock(size_t class_index) {
+  void* memory = MapAlignedBlock();
+  Block* block = new (memory) Block;
+  block->class_index = static_cast<uint32_t>(class_index);
+  block->bump = static_cast<char*>(memory) + RoundUp8(sizeof(Block));
+  block->end = static_cast<char*>(memory) + kBlockBytes;
+  PushFront(&available_[class_index], block);
+  bytes_reserved_ += kBlockBytes;
+  ++blocks_;
+  return block;
+}
+
+void NodeArena::ReleaseBlock(Block* block) {
+  const size_t c = block->class_index;
+  Unlink(block->full ? &full_[c] : &available_[c], block);
+  if (spare_[c] == block) spare_[c] = nullptr;
+  block->~Block();
+  Unmap(block, kBlockBytes);
+  bytes_reserved_ -= kBlockBytes;
+  --blocks_;
+}
+
+void* NodeArena::Allocate(size_t bytes) {
+  assert(bytes > 0);
+  const size_t rounded = RoundUp8(bytes);
+  bytes_used_ += rounded;
+  if (!kUseSlabs || rounded > kMaxSlabBytes) {
+    bytes_reserved_ += rounded;
+    return ::operator new(rounded);
+  }
+  const size_t c = rounded / 8;
+  Block* block = available_[c];
+  if (block == nullptr) block = NewBlock(c);
+  if (spare_[c] == block) spare_[c] = nullptr;
+  void* slot;
+  if (block->free_list != nullptr) {
+    slot = block->free_list;
+    block->free_list = block->free_list->next;
+  } else {
+    slot = block->bump;
+    block->bump += rounded;
+  }
+  ++block->live;
+  if (block->free_list == nullptr &&
+      static_cast<size_t>(block->end - block->bump) < rounded) {
+    Unlink(&available_[c], block);
+    PushFront(&full_[c], block);
+    block->full = true;
+  }
+  return slot;
+}
+
+void NodeArena::Free(void* p, size_t bytes) {
+  const size_t rounded = RoundUp8(bytes);
+  bytes_used_ -= rounded;
+  if (!kUseSlabs || rounded > kMaxSlabBytes) {
+    bytes_reserved_ -= rounded;
+    ::operator delete(p);
+    return;
+  }
+  const size_t c = rounded / 8;
+  Block* block = reinterpret_cast<Block*>(reinterpret_cast<uintptr_t>(p) &
+                                          ~(kBlockBytes - 1));
+  assert(block->class_index == c);
+  FreeSlot* slot = static_cast<FreeSlot*>(p);
+  slot->next = block->free_list;
+  block->free_list = slot;
+  --block->live;
+  if (block->full) {
+    Unlink(&full_[c], block);
+    PushFront(&available_[c], block);
+    block->full = false;
+  }
+  if (block->live == 0) {
+    // Keep one empty block per class so that alloc/free alternating at a
+    // block boundary does not map and unmap every time.
+    if (spare_[c] == nullptr) {
+      spare_[c] = block;
+    } else if (spare_[c] != block) {
+      ReleaseBlock(block);
+    }
+  }
+}
+
+void NodeArena::ReleaseSpareBlocks() {
+  for (size_t c = 0; c < kClasses; ++c) {
+    if (spare_[c] != nullptr && spare_[c]->live == 0) ReleaseBlock(spare_[c]);
+  }
+}
+
+}  // namespace feedcore::internal

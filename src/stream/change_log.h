@@ -1,0 +1,91 @@
+// ChangeLog: the ChangeStream implementation, and the append side the
+// engine writes to.
+//
+// Records live in a deque of shared pointers indexed by sequence number
+// (record i of the deque has sequence first_ + i), so a reader finds its
+// position in O(1) and copies pointers, never records. One mutex guards the
+// deque; it is a leaf lock, taken while the engine holds the lock of the
+// state a record describes, which is what makes the sequence order agree
+// with the order in which changes to the same state were made.
+#ifndef FEEDCORE_SRC_STREAM_CHANGE_LOG_H_
+#define FEEDCORE_SRC_STREAM_CHANGE_LOG_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "absl/container/inlined_vector.h"
+#include "feedcore/change_stream.h"
+
+namespace feedcore::internal {
+
+class ChangeLog final : public ChangeStream,
+                        public std::enable_shared_from_this<ChangeLog> {
+ public:
+  // REQUIRES: options validated, clock set.
+  explicit ChangeLog(ChangeStreamOptions options);
+
+  // Assigns the next sequence number and the current time to `record`,
+  // retains it, drops what retention no longer allows and wakes waiting
+  // readers. Returns the sequence number.
+  uint64_t Append(ChangeRecord&& record);
+
+  // The sequence number the next Append gets. Read while holding the lock
+  // of some engine state, it splits that state's records into those
+  // already applied (below) and those still to come (at or above).
+  uint64_t NextSequence() const;
+
+  absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
+      StreamPosition position) const override;
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
+      StreamPosition position, size_t batch,
+      std::function<void(absl::Span<const ChangeRecordPtr>)> on_records,
+      std::function<void(const absl::Status&)> on_error) const override;
+  ChangeStreamStats Stats() const override;
+
+  // For readers: up to `max` records from `position` into `out`. OutOfRange
+  // if `position` was dropped. Waits up to `timeout` when there is nothing
+  // yet and `timeout` > 0, or until `*stop` is set (with `Wake`).
+  absl::Status ReadFrom(uint64_t position, size_t max,
+                        std::chrono::microseconds timeout, const bool* stop,
+                        std::vector<ChangeRecordPtr>* out) const;
+  // Wakes every waiting reader (for stopping subscriptions).
+  void Wake() const;
+  // Serializes the stop flags of subscriptions with their waits.
+  std::mutex& wait_mutex() const { return mu_; }
+
+ private:
+  // Resolves a starting position to a sequence number, or an error.
+  absl::StatusOr<uint64_t> Resolve(StreamPosition position) const;
+  // Records dropped by retention, freed once the mutex is released.
+  using Trimmed = absl::InlinedVector<ChangeRecordPtr, 4>;
+  // Drops what retention no longer allows into `trimmed`. REQUIRES: mu_
+  // held.
+  void TrimLocked(Micros now, Trimmed* trimmed);
+  static size_t BytesOf(const ChangeRecord& record);
+  // REQUIRES: mu_ held.
+  absl::Status DroppedError(uint64_t position) const;
+
+  const ChangeStreamOptions options_;
+  // std::mutex, for the condition variable; clang's analysis does not know
+  // it, so what it guards is said here: everything below.
+  mutable std::mutex mu_;
+  mutable std::condition_variable appended_;
+  mutable size_t waiters_ = 0;
+  std::deque<ChangeRecordPtr> records_;
+  std::deque<size_t> record_bytes_;
+  uint64_t first_ = 1;  // sequence of records_[0]
+  uint64_t next_ = 1;
+  size_t bytes_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+// Validates `options` and fills in the clock.
+absl::StatusOr<ChangeStreamOptions> ResolveChangeStreamOptions(
+    ChangeStreamOptions options);
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_STREAM_CHANGE_LOG_H_

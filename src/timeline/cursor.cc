@@ -1,0 +1,173 @@
+#include "timeline/cursor.h"
+
+#include <xxhash.h>
+
+#include <cassert>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace feedcore::internal {
+namespace {
+
+constexpr size_t kHeaderBytes = 2;  // version, kind
+constexpr size_t kChecksumBytes = 8;
+
+void PutU64(uint64_t value, std::string* out) {
+  for (int i = 0; i < 8; ++i)
+    out->push_back(static_cast<char>(value >> (8 * i)));
+}
+
+uint64_t GetU64(const char* in) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) {
+    value |= static_cast<uint64_t>(static_cast<unsigned char>(in[i]))
+             << (8 * i);
+  }
+  return value;
+}
+
+absl::Status Invalid(absl::string_view what, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid ", what, ": ", why,
+      "; pass back the next_cursor of a previous page unchanged, or an "
+      "empty cursor for the first page"));
+}
+
+size_t RawBytes(size_t field_count) {
+  return kHeaderBytes + 8 * field_count + kChecksumBytes;
+}
+
+size_t EncodedLength(size_t raw_bytes) {
+  // Unpadded base64: 4 characters per 3 bytes, rounded up.
+  return (raw_bytes * 4 + 2) / 3;
+}
+
+}  // namespace
+
+std::string EncodeCursor(CursorKind kind, absl::Span<const uint64_t> fields) {
+  assert(fields.size() <= kMaxCursorFields);
+  std::string raw;
+  raw.reserve(RawBytes(fields.size()));
+  raw.push_back(static_cast<char>(kCursorVersion));
+  raw.push_back(static_cast<char>(kind));
+  for (const uint64_t field : fields) PutU64(field, &raw);
+  PutU64(XXH3_64bits_withSeed(raw.data(), raw.size(), kCursorChecksumSeed),
+         &raw);
+  return absl::WebSafeBase64Escape(raw);
+}
+
+absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
+    absl::string_view text, CursorKind kind, size_t field_count,
+    absl::string_view what) {
+  assert(field_count <= kMaxCursorFields);
+  const size_t raw_bytes = RawBytes(field_count);
+  const size_t expected_length = EncodedLength(raw_bytes);
+  if (text.size() != expected_length) {
+    return Invalid(what, absl::StrCat("length ", text.size(), ", expected ",
+                                      expected_length));
+  }
+  std::string raw;
+  if (!absl::WebSafeBase64Unescape(text, &raw)) {
+    return Invalid(what, "not web-safe base64");
+  }
+  if (raw.size() != raw_bytes) return Invalid(what, "wrong decoded length");
+  const size_t body = raw_bytes - kChecksumBytes;
+  if (GetU64(&raw[body]) !=
+      XXH3_64bits_withSeed(raw.data(), body, kCursorChecksumSeed)) {
+    return Invalid(what, "checksum mismatch (damaged or edited)");
+  }
+  if (static_cast<uint8_t>(raw[0]) != kCursorVersion) {
+    return Invalid(what, absl::StrCat("unsupported version ",
+                                      static_cast<uint8_t>(raw[0])));
+  }
+  if (static_cast<uint8_t>(raw[1]) != static_cast<uint8_t>(kind)) {
+    return Invalid(what, absl::StrCat("it is a cursor of another kind (",
+                                      static_cast<uint8_t>(raw[1]), ")"));
+  }
+  std::array<uint64_t, kMaxCursorFields> fields{};
+  for (size_t i = 0; i < field_count; ++i) {
+    fields[i] = GetU64(&raw[kHeaderBytes + 8 * i]);
+  }
+  return fields;
+}
+
+std::string EncodeTimelineCursor(const TimelineCursor& cursor) {
+  const uint64_t fields[] = {cursor.order == ReadOrder::kNewestFirst ? 0u : 1u,
+                             cursor.owner, static_cast<uint64_t>(cursor.ts),
+                             cursor.activity_id, cursor.feed};
+  return EncodeCursor(CursorKind::kTimeline, fields);
+}
+
+absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
+  constexpr absl::string_view kWhat = "timeline cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kTimeline, 5, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] > 1) return Invalid(kWhat, "unknown order");
+  if (f[4] > 2) return Invalid(kWhat, "unknown feed");
+  TimelineCursor cursor;
+  cursor.order = f[0] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
+  cursor.owner = f[1];
+  cursor.ts = static_cast<Micros>(f[2]);
+  cursor.activity_id = f[3];
+  cursor.feed = static_cast<uint8_t>(f[4]);
+  if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
+  return cursor;
+}
+
+std::string EncodeGroupCursor(const GroupCursor& cursor) {
+  const uint64_t fields[] = {cursor.owner, static_cast<uint64_t>(cursor.ts),
+                             cursor.activity_id};
+  return EncodeCursor(
+      cursor.notifications ? CursorKind::kNotifications : CursorKind::kGroups,
+      fields);
+}
+
+absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text,
+                                              bool notifications) {
+  const absl::string_view what =
+      notifications ? "notification cursor" : "group cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields = DecodeCursor(
+      text, notifications ? CursorKind::kNotifications : CursorKind::kGroups, 3,
+      what);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  GroupCursor cursor;
+  cursor.owner = f[0];
+  cursor.ts = static_cast<Micros>(f[1]);
+  cursor.activity_id = f[2];
+  cursor.notifications = notifications;
+  if (cursor.ts < 0) return Invalid(what, "negative timestamp");
+  return cursor;
+}
+
+std::string EncodeFollowListCursor(const FollowListCursor& cursor) {
+  const uint64_t fields[] = {cursor.followers ? 0u : 1u, cursor.entity,
+                             cursor.shard, cursor.last};
+  return EncodeCursor(CursorKind::kFollowList, fields);
+}
+
+absl::StatusOr<FollowListCursor> DecodeFollowListCursor(
+    absl::string_view text) {
+  constexpr absl::string_view kWhat = "follow list cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kFollowList, 4, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] > 1) return Invalid(kWhat, "unknown list");
+  if (f[2] > std::numeric_limits<uint32_t>::max()) {
+    return Invalid(kWhat, "shard out of range");
+  }
+  FollowListCursor cursor;
+  cursor.followers = f[0] == 0;
+  cursor.entity = f[1];
+  cursor.shard = static_cast<uint32_t>(f[2]);
+  cursor.last = f[3];
+  return cursor;
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,112 @@
+// Opaque, versioned, checksummed page cursors.
+//
+// A cursor is a short printable string (web-safe base64) of a fixed binary
+// layout: version (1 byte), kind (1 byte), a kind-specific number of 64-bit
+// fields (little-endian), and an XXH3-64 checksum (seeded with
+// kCursorChecksumSeed, little-endian) of everything before it. Decoding
+// checks the length (before decoding, so a huge string costs nothing), the
+// encoding, the checksum, the version and the kind, so a truncated,
+// corrupted or hand-edited cursor gets InvalidArgument rather than reading a
+// wrong position. The checksum detects damage, not forgery: a forged but
+// well-formed cursor can only position a reader inside data it may read
+// anyway, because each caller re-checks whose cursor it is.
+//
+// Each kind of cursor (timeline, leaderboard, follower list...) has its own
+// struct and Encode/Decode pair built on EncodeCursor/DecodeCursor.
+//
+// Thread safety: pure functions.
+#ifndef FEEDCORE_SRC_TIMELINE_CURSOR_H_
+#define FEEDCORE_SRC_TIMELINE_CURSOR_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "feedcore/options.h"
+#include "feedcore/types.h"
+
+namespace feedcore::internal {
+
+inline constexpr uint8_t kCursorVersion = 1;
+// Seed of the checksum, so that bytes of another format that happen to end
+// in an unseeded XXH3 of themselves are still rejected.
+inline constexpr uint64_t kCursorChecksumSeed = 0x66656564636f7265ULL;
+inline constexpr size_t kMaxCursorFields = 8;
+
+enum class CursorKind : uint8_t {
+  kTimeline = 1,
+  kLeaderboard = 2,
+  kFollowList = 3,
+  kGroups = 4,
+  kNotifications = 5,
+};
+
+// Encodes `fields` (at most kMaxCursorFields) under `kind`.
+std::string EncodeCursor(CursorKind kind, absl::Span<const uint64_t> fields);
+
+// Decodes a cursor of `kind` with exactly `field_count` fields into the
+// first `field_count` elements of the result. InvalidArgument naming the
+// problem for anything else; `what` names the cursor in messages (e.g.
+// "timeline cursor").
+absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
+    absl::string_view text, CursorKind kind, size_t field_count,
+    absl::string_view what);
+
+// Position after `(ts, activity_id)` in `owner`'s feed read in `order`.
+// `feed` tells which of the owner's feeds (home timeline, own feed, world
+// feed), so a cursor of one cannot be used on another.
+struct TimelineCursor {
+  EntityId owner = 0;
+  ReadOrder order = ReadOrder::kNewestFirst;
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+  uint8_t feed = 0;
+
+  friend bool operator==(const TimelineCursor&,
+                         const TimelineCursor&) = default;
+};
+
+std::string EncodeTimelineCursor(const TimelineCursor& cursor);
+// InvalidArgument with a reason for anything that is not a cursor this
+// version wrote for a timeline.
+absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text);
+
+// Position after the group whose newest entry is `(ts, activity_id)` in
+// `owner`'s grouped home feed (FeedEngine::ReadGroups) or, with
+// `notifications`, its notification feed (ReadNotifications).
+struct GroupCursor {
+  EntityId owner = 0;
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+  bool notifications = false;
+
+  friend bool operator==(const GroupCursor&, const GroupCursor&) = default;
+};
+
+std::string EncodeGroupCursor(const GroupCursor& cursor);
+// InvalidArgument for anything but a cursor of the feed `notifications`
+// names.
+absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text,
+                                              bool notifications);
+
+// Position after `last` in `entity`'s follower list (ordered by (shard,
+// id); `followers` true) or followee list (ordered by id; shard 0).
+struct FollowListCursor {
+  bool followers = true;
+  EntityId entity = 0;
+  uint32_t shard = 0;
+  EntityId last = 0;
+
+  friend bool operator==(const FollowListCursor&,
+                         const FollowListCursor&) = default;
+};
+
+std::string EncodeFollowListCursor(const FollowListCursor& cursor);
+absl::StatusOr<FollowListCursor> DecodeFollowListCursor(absl::string_view text);
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_TIMELINE_CURSOR_H_

@@ -1,0 +1,547 @@
+// Randomized comparison of the notification feeds with a plain reference
+// model: long sequences of Publish with PublishOptions::notify, Retract,
+// MarkSeen, MarkRead, MarkAllRead, GetNotificationCounts, ReadNotifications
+// paging walks (random limits), clock advances and EvictExpired, every
+// answer compared exactly. One configuration groups notifications
+// (NotificationOptions::aggregated), the other keeps a flat feed.
+//
+// The model keeps, per user, the notifications its feed holds, keyed by
+// (ts, activity id) with actor, expiry and group key, and the seen and read
+// flags of each group present. Group keys come from a group key function of
+// the test's own (verb * 1000 + object, 0 for neither), so the model knows
+// them; in the flat configuration every key is 0.
+//   * A publish puts its entry into each distinct recipient's feed; a new
+//     group, or an entry joining a group, makes that group unseen and
+//     unread. A feed holds at most max_length entries: beyond it the oldest
+//     go, expired or not, since expired entries count towards the cap until
+//     they are reclaimed; an entry older than everything in a full feed is
+//     not stored at all (so it makes no group unseen).
+//   * Every notification call of a user first reclaims the expired entries
+//     of that user's feed, exactly as the engine does; so the model holds
+//     expired entries, as the engine does, until such a call, EvictExpired
+//     or a retraction takes them. EvictExpired is always called with a
+//     budget that reclaims everything: a partial budget reclaims an order of
+//     feeds (own and world feeds included) that is the engine's business,
+//     and which entries it leaves decides what a later put into a full feed
+//     trims. Its count (own and world feed entries of every expired,
+//     unretracted activity, plus the notifications no call reclaimed yet)
+//     is compared too.
+//   * Retract removes the activity's entry from every recipient's feed,
+//     expired or not, while the store still holds the activity; once
+//     eviction dropped an expired activity, Retract is NotFound.
+//   * A group whose last entry leaves (trim, expiry, retraction) takes its
+//     flags with it; a later group with the same key starts unseen and
+//     unread.
+// Reads are grouped with ReferenceGroups (group_reference.h) and carry the
+// model's flags; counts are the model's groups not seen, not read, and all.
+//
+// Seeds are fixed and printed on failure; FEEDCORE_MODEL_SEED overrides the
+// seed and FEEDCORE_MODEL_OPS the number of operations per configuration.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/clock.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "feedcore/types.h"
+#include "model/group_reference.h"
+#include "support/social_test_util.h"
+#include "support/test_util.h"
+
+namespace feedcore {
+namespace {
+
+// Few users and a short feed, so that feeds fill, trim and reject.
+constexpr EntityId kUsers = 6;
+constexpr EntityId kActors = 4;
+constexpr size_t kMaxLength = 6;
+constexpr size_t kMaxGroupActors = 2;
+constexpr size_t kMaxGroupEntries = 3;
+constexpr size_t kMaxLimit = 7;
+// Short-lived notifications expire within a few dozen operations, while
+// they are still in their feeds; the default ttl never runs out.
+constexpr Micros kShortTtlMin = 30;
+constexpr Micros kShortTtlSpan = 270;
+constexpr Micros kMaxAdvance = 40;
+constexpr Micros kTsSpread = 150;
+constexpr size_t kEvictAll = 1'000'000;
+
+using Key = std::pair<Micros, ActivityId>;
+// A group of one feed: its non-zero key, or for key 0 the entry's own key.
+using Slot = std::pair<GroupKey, Key>;
+
+GroupKey GroupKeyOf(const Activity& a) { return a.verb * 1000 + a.object; }
+
+struct Note {
+  EntityId actor = 0;
+  Micros expires_at = 0;
+  GroupKey group = 0;
+};
+
+struct Flags {
+  bool seen = false;
+  bool read = false;
+};
+
+struct ModelFeed {
+  std::map<Key, Note> notes;  // oldest first
+  std::map<Slot, Flags> flags;
+};
+
+struct ModelActivity {
+  EntityId actor = 0;
+  Micros ts = 0;
+  Micros expires_at = 0;
+  std::vector<EntityId> recipients;  // distinct
+  bool retracted = false;
+  bool evicted = false;
+};
+
+Slot SlotOf(const Key& key, const Note& note) {
+  return note.group != 0 ? Slot{note.group, Key{}} : Slot{0, key};
+}
+
+std::string Describe(const FeedGroup& g) {
+  std::ostringstream os;
+  os << "{key=" << g.key << " activities=" << g.activity_count
+     << " actors=" << g.actor_count << " recent_actors=[";
+  for (const EntityId a : g.recent_actors) os << " " << a;
+  os << " ] recent=[";
+  for (const StoredEntry& e : g.recent) {
+    os << " " << e.ts << "/" << e.activity_id << "@" << e.actor << "~"
+       << e.expires_at << "#" << e.group;
+  }
+  os << " ] first_ts=" << g.first_ts << " last_ts=" << g.last_ts
+     << " seen=" << g.seen << " read=" << g.read << "}";
+  return os.str();
+}
+
+std::string Describe(const NotificationCounts& c) {
+  std::ostringstream os;
+  os << "{unseen=" << c.unseen << " unread=" << c.unread
+     << " groups=" << c.groups << "}";
+  return os.str();
+}
+
+struct Config {
+  std::string name;
+  bool aggregated;
+  size_t shards;
+};
+
+class Runner {
+ public:
+  Runner(const Config& config, uint64_t seed)
+      : rng_(seed),
+        clock_(std::make_shared<ManualClock>(testing::SocialFixture::kStart)) {
+    EngineOptions o;
+    o.shards = config.shards;
+    o.fanout_threads = 0;
+    // Own and world feeds never trim, so that every published activity
+    // leaves exactly two entries there for EvictExpired to count.
+    o.max_timeline_length = 100'000;
+    o.world_timeline_length = 100'000;
+    o.notifications.aggregated = config.aggregated;
+    o.notifications.max_length = kMaxLength;
+    o.aggregation.group_key = GroupKeyOf;
+    o.aggregation.max_group_actors = kMaxGroupActors;
+    o.aggregation.max_group_entries = kMaxGroupEntries;
+    engine_ = testing::NewManualEngine(clock_, std::move(o));
+    aggregated_ = config.aggregated;
+  }
+
+  struct Coverage {
+    uint64_t trimmed = 0, rejected = 0, reclaimed_on_call = 0, evicted = 0,
+             retracted = 0, retract_again = 0, retract_not_found = 0,
+             mark_read_ok = 0, mark_read_not_found = 0, rejoined_seen = 0,
+             multi_page_walks = 0, actors_bounded = 0, entries_bounded = 0,
+             seen_groups = 0, read_groups = 0;
+  };
+
+  const Coverage& coverage() const { return coverage_; }
+
+  void Run(int ops) {
+    for (step_ = 0; step_ < ops; ++step_) {
+      INFO("step " << step_ << ": " << what_);
+      const int op = static_cast<int>(rng_() % 100);
+      if (op < 34) {
+        DoPublish();
+      } else if (op < 40) {
+        DoRetract();
+      } else if (op < 45) {
+        DoMarkSeen();
+      } else if (op < 49) {
+        DoMarkAllRead();
+      } else if (op < 59) {
+        DoMarkRead();
+      } else if (op < 66) {
+        DoCounts(RandomUser());
+      } else if (op < 82) {
+        DoWalk(RandomUser());
+      } else if (op < 93) {
+        const Micros by = static_cast<Micros>(rng_() % (kMaxAdvance + 1));
+        what_ = "advance clock by " + std::to_string(by);
+        clock_->Advance(by);
+      } else if (op < 96) {
+        DoEvict();
+      } else {
+        what_ = "every user's counts and walk";
+        for (EntityId user = 1; user <= kUsers; ++user) {
+          DoCounts(user);
+          DoWalk(user);
+        }
+      }
+    }
+  }
+
+ private:
+  EntityId RandomUser() { return 1 + rng_() % kUsers; }
+  Micros Now() const { return clock_->Now(); }
+
+  // What every notification call of `user` does first.
+  void Reclaim(EntityId user) {
+    ModelFeed& feed = feeds_[user];
+    std::vector<Key> expired;
+    for (const auto& [key, note] : feed.notes) {
+      if (note.expires_at <= Now()) expired.push_back(key);
+    }
+    for (const Key& key : expired) Erase(feed, key);
+    coverage_.reclaimed_on_call += expired.size();
+  }
+
+  // Removes `key` from `feed`, and its group's flags with the group's last
+  // entry.
+  static void Erase(ModelFeed& feed, const Key& key) {
+    auto it = feed.notes.find(key);
+    if (it == feed.notes.end()) return;
+    const Slot slot = SlotOf(key, it->second);
+    feed.notes.erase(it);
+    for (const auto& [k, note] : feed.notes) {
+      if (SlotOf(k, note) == slot) return;
+    }
+    feed.flags.erase(slot);
+  }
+
+  void Put(EntityId user, const Key& key, const Note& note) {
+    ModelFeed& feed = feeds_[user];
+    if (feed.notes.size() >= kMaxLength && key < feed.notes.begin()->first) {
+      ++coverage_.rejected;
+      return;
+    }
+    const Slot slot = SlotOf(key, note);
+    auto flags = feed.flags.find(slot);
+    if (flags != feed.flags.end() && flags->second.seen) {
+      ++coverage_.rejoined_seen;
+    }
+    feed.notes[key] = note;
+    feed.flags[slot] = Flags{};
+    while (feed.notes.size() > kMaxLength) {
+      Erase(feed, feed.notes.begin()->first);
+      ++coverage_.trimmed;
+    }
+  }
+
+  NotificationCounts CountsOf(EntityId user) {
+    NotificationCounts c;
+    for (const auto& [slot, flags] : feeds_[user].flags) {
+      ++c.groups;
+      if (!flags.seen) ++c.unseen;
+      if (!flags.read) ++c.unread;
+    }
+    return c;
+  }
+
+  void CheckCounts(const NotificationCounts& got, EntityId user) {
+    const NotificationCounts want = CountsOf(user);
+    REQUIRE_MESSAGE(got == want, "user " << user << " got " << Describe(got)
+                                         << " want " << Describe(want));
+  }
+
+  void DoPublish() {
+    const ActivityId id = activities_.size() + 1;
+    // One draw per statement: the order in which arguments are evaluated
+    // differs between compilers, and a seed must replay alike with each.
+    const EntityId actor = 1 + rng_() % kActors;
+    const Micros ts =
+        Now() + static_cast<Micros>(rng_() % (2 * kTsSpread + 1)) - kTsSpread;
+    Activity a = testing::MakeActivity(id, actor, ts);
+    if (rng_() % 5 < 2) {
+      a.ttl = kShortTtlMin + static_cast<Micros>(rng_() % kShortTtlSpan);
+    }
+    // Mostly object 1, so that groups outgrow their actor and entry lists;
+    // verb 0 with object 0 is the ungrouped case.
+    a.verb = rng_() % 3 == 0 ? 0 : 1;
+    a.object = rng_() % 4 == 0 ? rng_() % 3 : 1;
+    PublishOptions options;
+    const size_t n = rng_() % 4;
+    for (size_t i = 0; i < n; ++i) options.notify.push_back(RandomUser());
+    std::ostringstream what;
+    what << "publish " << id << " actor " << a.actor << " ts " << a.ts
+         << " ttl " << a.ttl << " key " << GroupKeyOf(a) << " notify [";
+    for (const EntityId u : options.notify) what << " " << u;
+    what << " ]";
+    what_ = what.str();
+
+    const absl::StatusOr<PublishResult> r = engine_->Publish(a, options);
+    REQUIRE_MESSAGE(r.ok(), r.status());
+
+    ModelActivity m;
+    m.actor = a.actor;
+    m.ts = a.ts;
+    m.expires_at =
+        Now() + (a.ttl != 0 ? a.ttl : engine_->options().default_ttl);
+    const std::set<EntityId> distinct(options.notify.begin(),
+                                      options.notify.end());
+    m.recipients.assign(distinct.begin(), distinct.end());
+    CHECK(r->created);
+    CHECK(r->fanned_out == 0);
+    CHECK(r->notified == m.recipients.size());
+    const Note note{a.actor, m.expires_at, aggregated_ ? GroupKeyOf(a) : 0};
+    for (const EntityId user : m.recipients) Put(user, {a.ts, id}, note);
+    activities_.push_back(std::move(m));
+  }
+
+  void DoRetract() {
+    if (activities_.empty()) return;
+    const ActivityId id = 1 + rng_() % activities_.size();
+    what_ = "retract " + std::to_string(id);
+    ModelActivity& m = activities_[id - 1];
+    const absl::Status s = engine_->Retract(id);
+    if (m.evicted) {
+      REQUIRE_MESSAGE(s.code() == absl::StatusCode::kNotFound, s);
+      ++coverage_.retract_not_found;
+      return;
+    }
+    REQUIRE_MESSAGE(s.ok(), s);
+    if (m.retracted) {
+      ++coverage_.retract_again;
+      return;
+    }
+    m.retracted = true;
+    ++coverage_.retracted;
+    for (const EntityId user : m.recipients) Erase(feeds_[user], {m.ts, id});
+  }
+
+  void DoMarkSeen() {
+    const EntityId user = RandomUser();
+    what_ = "mark seen " + std::to_string(user);
+    Reclaim(user);
+    for (auto& [slot, flags] : feeds_[user].flags) flags.seen = true;
+    CheckCounts(engine_->MarkSeen(user), user);
+  }
+
+  void DoMarkAllRead() {
+    const EntityId user = RandomUser();
+    what_ = "mark all read " + std::to_string(user);
+    Reclaim(user);
+    for (auto& [slot, flags] : feeds_[user].flags) flags = {true, true};
+    CheckCounts(engine_->MarkAllRead(user), user);
+  }
+
+  void DoMarkRead() {
+    const EntityId user = RandomUser();
+    Key key{Now(), 0};
+    const std::map<Key, Note>& notes = feeds_[user].notes;
+    if (!notes.empty() && rng_() % 2 == 0) {
+      // One the feed holds, perhaps expired by now.
+      auto it = notes.begin();
+      std::advance(it, static_cast<long>(rng_() % notes.size()));
+      key = it->first;
+    } else if (!activities_.empty()) {
+      // Any notification, most likely one the user never got or lost.
+      const ActivityId id = 1 + rng_() % activities_.size();
+      key = {activities_[id - 1].ts, id};
+    }
+    // A timestamp that does not match names nothing.
+    if (rng_() % 5 == 0) key.first += 1;
+    what_ = "mark read " + std::to_string(user) + " " +
+            std::to_string(key.first) + "/" + std::to_string(key.second);
+    Reclaim(user);
+    ModelFeed& feed = feeds_[user];
+    const absl::StatusOr<NotificationCounts> got =
+        engine_->MarkRead(user, key.first, key.second);
+    auto it = feed.notes.find(key);
+    if (it == feed.notes.end()) {
+      REQUIRE_MESSAGE(got.status().code() == absl::StatusCode::kNotFound,
+                      got.status());
+      ++coverage_.mark_read_not_found;
+      return;
+    }
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    feed.flags[SlotOf(key, it->second)] = {true, true};
+    ++coverage_.mark_read_ok;
+    CheckCounts(*got, user);
+  }
+
+  void DoCounts(EntityId user) {
+    what_ = "counts " + std::to_string(user);
+    Reclaim(user);
+    CheckCounts(engine_->GetNotificationCounts(user), user);
+  }
+
+  std::vector<FeedGroup> Expected(EntityId user) {
+    const ModelFeed& feed = feeds_[user];
+    std::vector<StoredEntry> entries;
+    for (const auto& [key, note] : feed.notes) {
+      entries.push_back(StoredEntry{
+          key.first, key.second, note.actor, note.expires_at, note.group, {}});
+    }
+    std::vector<FeedGroup> groups = testing::ReferenceGroups(
+        std::move(entries), kMaxGroupActors, kMaxGroupEntries);
+    for (FeedGroup& g : groups) {
+      const StoredEntry& top = g.recent.front();
+      const Note& note = feed.notes.at({top.ts, top.activity_id});
+      const Flags& flags =
+          feed.flags.at(SlotOf({top.ts, top.activity_id}, note));
+      g.seen = flags.seen;
+      g.read = flags.read;
+      if (g.actor_count > kMaxGroupActors) ++coverage_.actors_bounded;
+      if (g.activity_count > kMaxGroupEntries) ++coverage_.entries_bounded;
+      if (g.seen) ++coverage_.seen_groups;
+      if (g.read) ++coverage_.read_groups;
+    }
+    return groups;
+  }
+
+  void DoWalk(EntityId user) {
+    const size_t limit = 1 + rng_() % kMaxLimit;
+    what_ = "walk " + std::to_string(user) + " limit " + std::to_string(limit);
+    Reclaim(user);
+    const std::vector<FeedGroup> want = Expected(user);
+    GroupReadOptions read;
+    read.limit = limit;
+    size_t at = 0;
+    for (int pages = 0;; ++pages) {
+      INFO("page " << pages << " from group " << at << " of " << want.size());
+      REQUIRE(pages <= static_cast<int>(kMaxLength));
+      const absl::StatusOr<GroupPage> page =
+          engine_->ReadNotifications(user, read);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      const size_t expected = std::min(limit, want.size() - at);
+      REQUIRE(page->groups.size() == expected);
+      for (size_t i = 0; i < expected; ++i) {
+        REQUIRE_MESSAGE(page->groups[i] == want[at + i],
+                        "group " << at + i << " got "
+                                 << Describe(page->groups[i]) << " want "
+                                 << Describe(want[at + i]));
+      }
+      at += expected;
+      REQUIRE(page->next_cursor.empty() == (at == want.size()));
+      if (page->next_cursor.empty()) break;
+      if (pages == 0) ++coverage_.multi_page_walks;
+      read.cursor = page->next_cursor;
+    }
+  }
+
+  void DoEvict() {
+    what_ = "evict expired";
+    size_t want = 0;
+    for (auto& [user, feed] : feeds_) {
+      std::vector<Key> expired;
+      for (const auto& [key, note] : feed.notes) {
+        if (note.expires_at <= Now()) expired.push_back(key);
+      }
+      for (const Key& key : expired) Erase(feed, key);
+      want += expired.size();
+    }
+    // The activity's own feed and world feed entries, unless retracted.
+    for (ModelActivity& m : activities_) {
+      if (m.evicted || m.expires_at > Now()) continue;
+      if (!m.retracted) want += 2;
+      m.evicted = true;
+    }
+    const size_t got = engine_->EvictExpired(kEvictAll);
+    REQUIRE(got == want);
+    coverage_.evicted += got;
+  }
+
+  std::mt19937_64 rng_;
+  std::shared_ptr<ManualClock> clock_;
+  std::unique_ptr<FeedEngine> engine_;
+  bool aggregated_ = true;
+  std::map<EntityId, ModelFeed> feeds_;
+  std::vector<ModelActivity> activities_;  // activity id - 1
+  int step_ = 0;
+  std::string what_ = "start";
+  Coverage coverage_;
+};
+
+std::vector<uint64_t> Seeds() {
+  const uint64_t env = testing::EnvU64("FEEDCORE_MODEL_SEED", 0);
+  if (env != 0) return {env};
+  return {20240611, 7};
+}
+
+int Ops() {
+  return static_cast<int>(testing::EnvU64("FEEDCORE_MODEL_OPS", 20000));
+}
+
+void RunConfig(const Config& config) {
+  Runner::Coverage total;
+  for (const uint64_t seed : Seeds()) {
+    INFO("config " << config.name << " seed " << seed
+                   << " (FEEDCORE_MODEL_SEED=" << seed << " reproduces it)");
+    Runner runner(config, seed);
+    runner.Run(Ops());
+    const Runner::Coverage& c = runner.coverage();
+    total.trimmed += c.trimmed;
+    total.rejected += c.rejected;
+    total.reclaimed_on_call += c.reclaimed_on_call;
+    total.evicted += c.evicted;
+    total.retracted += c.retracted;
+    total.retract_again += c.retract_again;
+    total.retract_not_found += c.retract_not_found;
+    total.mark_read_ok += c.mark_read_ok;
+    total.mark_read_not_found += c.mark_read_not_found;
+    total.rejoined_seen += c.rejoined_seen;
+    total.multi_page_walks += c.multi_page_walks;
+    total.actors_bounded += c.actors_bounded;
+    total.entries_bounded += c.entries_bounded;
+    total.seen_groups += c.seen_groups;
+    total.read_groups += c.read_groups;
+  }
+  // The sequences reached what they exist to test.
+  INFO("config " << config.name);
+  CHECK(total.trimmed > 0);
+  CHECK(total.rejected > 0);
+  CHECK(total.reclaimed_on_call > 0);
+  CHECK(total.evicted > 0);
+  CHECK(total.retracted > 0);
+  CHECK(total.retract_again > 0);
+  CHECK(total.retract_not_found > 0);
+  CHECK(total.mark_read_ok > 0);
+  CHECK(total.mark_read_not_found > 0);
+  CHECK(total.multi_page_walks > 0);
+  CHECK(total.seen_groups > 0);
+  CHECK(total.read_groups > 0);
+  if (config.aggregated) {
+    CHECK(total.rejoined_seen > 0);
+    CHECK(total.actors_bounded > 0);
+    CHECK(total.entries_bounded > 0);
+  }
+}
+
+TEST_CASE("notification model: aggregated feeds, 4 shards") {
+  RunConfig({"aggregated, 4 shards", true, 4});
+}
+
+TEST_CASE("notification model: flat feeds, 4 shards") {
+  RunConfig({"flat, 4 shards", false, 4});
+}
+
+}  // namespace
+}  // namespace feedcore

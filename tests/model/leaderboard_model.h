@@ -1,0 +1,136 @@
+// The reference model of a Leaderboard: member -> (score, sequence of its
+// last score change), sorted in full for every question. Plain containers
+// and no cleverness, so that it is obviously right.
+//
+// Shared by the model-based test (tests/leaderboard/leaderboard_model_test.cc)
+// and the API-sequence fuzz target (fuzz/api_sequence_fuzzer.cc), so both hold
+// the board to the same reference. Uses RankKey and RanksAbove from src/ (the
+// board's own order, which the unit tests of the ranked B+tree check), and no
+// test framework.
+#ifndef FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
+#define FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "feedcore/leaderboard.h"
+#include "leaderboard/ranked_btree.h"
+
+namespace feedcore::testing {
+
+class LeaderboardModel {
+ public:
+  explicit LeaderboardModel(TieBreak tie_break) : tie_break_(tie_break) {}
+
+  void Set(MemberId member, int64_t score) {
+    auto it = members_.find(member);
+    if (it == members_.end()) {
+      members_[member] = {score, NextSeq(), member};
+    } else if (it->second.score != score) {
+      it->second = {score, NextSeq(), member};
+    }
+  }
+
+  // The new score, or nullopt on overflow (nothing changes).
+  std::optional<int64_t> Increment(MemberId member, int64_t delta) {
+    auto it = members_.find(member);
+    if (it == members_.end()) {
+      members_[member] = {delta, NextSeq(), member};
+      return delta;
+    }
+    int64_t sum = 0;
+    if (__builtin_add_overflow(it->second.score, delta, &sum)) {
+      return std::nullopt;
+    }
+    if (delta != 0) it->second = {sum, NextSeq(), member};
+    return sum;
+  }
+
+  bool Remove(MemberId member) { return members_.erase(member) == 1; }
+  void Clear() { members_.clear(); }
+
+  std::optional<internal::RankKey> Find(MemberId member) const {
+    auto it = members_.find(member);
+    if (it == members_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Every member, best first.
+  std::vector<internal::RankKey> Sorted() const {
+    std::vector<internal::RankKey> keys;
+    keys.reserve(members_.size());
+    for (const auto& [member, key] : members_) keys.push_back(key);
+    std::sort(keys.begin(), keys.end(), internal::RanksAbove);
+    return keys;
+  }
+
+  size_t size() const { return members_.size(); }
+
+ private:
+  uint64_t NextSeq() {
+    ++changes_;
+    return tie_break_ == TieBreak::kEarlierUpdateFirst ? changes_ : 0;
+  }
+
+  const TieBreak tie_break_;
+  uint64_t changes_ = 0;
+  std::map<MemberId, internal::RankKey> members_;
+};
+
+// The entries at ranks [from, to) of `sorted` (best first).
+inline std::vector<LeaderboardEntry> ModelEntries(
+    const std::vector<internal::RankKey>& sorted, size_t from, size_t to) {
+  std::vector<LeaderboardEntry> out;
+  for (size_t i = from; i < to && i < sorted.size(); ++i) {
+    out.push_back({sorted[i].member, sorted[i].score, i});
+  }
+  return out;
+}
+
+// The rank `key` has (or would have) in `sorted`.
+inline size_t ModelRank(const std::vector<internal::RankKey>& sorted,
+                        const internal::RankKey& key) {
+  return static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), key,
+                                              internal::RanksAbove) -
+                             sorted.begin());
+}
+
+// The page the model expects after `after` (nullopt: the first page).
+// `*more` says whether entries follow; `*last` is the key of the last one.
+inline std::vector<LeaderboardEntry> ModelPage(
+    const std::vector<internal::RankKey>& sorted, LeaderboardOrder order,
+    const std::optional<internal::RankKey>& after, size_t limit, bool* more,
+    internal::RankKey* last) {
+  std::vector<LeaderboardEntry> out;
+  if (order == LeaderboardOrder::kBestFirst) {
+    size_t i = 0;
+    if (after) {
+      i = static_cast<size_t>(std::upper_bound(sorted.begin(), sorted.end(),
+                                               *after, internal::RanksAbove) -
+                              sorted.begin());
+    }
+    for (; i < sorted.size() && out.size() < limit; ++i) {
+      out.push_back({sorted[i].member, sorted[i].score, i});
+      *last = sorted[i];
+    }
+    *more = i < sorted.size();
+  } else {
+    size_t end = sorted.size();  // entries [0, end) are still ahead
+    if (after) end = ModelRank(sorted, *after);
+    while (end > 0 && out.size() < limit) {
+      --end;
+      out.push_back({sorted[end].member, sorted[end].score, end});
+      *last = sorted[end];
+    }
+    *more = end > 0;
+  }
+  return out;
+}
+
+}  // namespace feedcore::testing
+
+#endif  // FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
