@@ -3,6 +3,9 @@
 #
 #   make demo    install missing packages, build, run the demo
 #   make test    install missing packages, build, run all tests
+#   make test-nocluster
+#                build without the Redis Cluster backend (build-nocluster/)
+#                and run the unit tests there
 #   make bench   install missing packages (and gnuplot), build
 #                feedcore-bench (Release), compare feedcore, in process and
 #                on a Redis Cluster, with Redis and the baselines; writes the
@@ -23,6 +26,10 @@
 #   make clean   remove build/
 
 BUILD_DIR := build
+# CI sets FEEDCORE_WERROR=ON (.ci/run); a user's build does not fail on a
+# warning a newer compiler adds.
+FEEDCORE_WERROR ?= OFF
+CMAKE_FLAGS := -DFEEDCORE_WERROR=$(FEEDCORE_WERROR)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CLANG_FORMAT ?= clang-format
 FORMAT_DIRS := include src tests bench examples fuzz
@@ -30,13 +37,13 @@ FORMAT_DIRS := include src tests bench examples fuzz
 # Prerequisites run in the order listed (deps, then build, then the rest);
 # CMake parallelizes the compilation itself.
 .NOTPARALLEL:
-.PHONY: all deps build demo test bench sanitize asan tsan fuzz soak format clean
+.PHONY: all deps build demo test test-nocluster bench sanitize asan tsan fuzz soak format clean
 
 # Sanitizer builds use clang (its -Wthread-safety also checks the lock
 # annotations) and only build what the tests need. The consumer tests are
 # skipped there: they check packaging, not memory or threads.
 SAN_CMAKE := CC=clang CXX=clang++ cmake -S . -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
+  $(CMAKE_FLAGS) -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
@@ -47,7 +54,7 @@ deps:
 	scripts/install-deps
 
 build:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 demo: deps build
@@ -55,6 +62,15 @@ demo: deps build
 
 test: deps build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j2
+
+# The library, tests and benchmarks must build without hiredis's backend;
+# the in-memory unit tests are enough to show the build works (the examples
+# do not depend on the option and are left out).
+test-nocluster: deps
+	cmake -S . -B build-nocluster -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) \
+	  -DFEEDCORE_REDIS_CLUSTER=OFF -DFEEDCORE_EXAMPLES=OFF
+	cmake --build build-nocluster -j$(JOBS)
+	ctest --test-dir build-nocluster --output-on-failure -j2 -L unit
 
 # Builds only the driver (with the Redis Cluster backend it links); it
 # starts its own redis-server on a free loopback port and a 3-master Redis
@@ -104,7 +120,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?=
 fuzz:
 	scripts/install-deps --sanitize
-	CC=clang CXX=clang++ cmake -S . -B build-fuzz \
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz $(CMAKE_FLAGS) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEEDCORE_FUZZ=ON \
 	  -DFEEDCORE_TEST=OFF -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF \
 	  -DFEEDCORE_INSTALL=OFF
@@ -127,4 +143,4 @@ format:
 	  | xargs -0 -r $(CLANG_FORMAT) -i
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan build-tsan build-fuzz
+	rm -rf $(BUILD_DIR) build-nocluster build-asan build-tsan build-fuzz

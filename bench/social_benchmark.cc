@@ -22,6 +22,13 @@
 //                                     (20 entries), 10% publishes, on 1 and
 //                                     2 threads, hybrid fan-out off (0) or
 //                                     at 10,000 followers.
+//   BM_FollowersPage/<depth>          a page of 1,000 followers of an
+//                                     entity with 1,000,000, read at a
+//                                     cursor <depth> pages into the list:
+//                                     each page is a seek, so the last page
+//                                     (depth 999) costs what the first does.
+//   BM_UnfollowOfMillion              one follower of the million unfollows
+//                                     and follows again.
 //
 // Every engine runs without a sweeper thread and reads a ManualClock. The
 // random choices come from fixed-seed generators drawn before the timed
@@ -320,6 +327,74 @@ BENCHMARK(BM_MixedFeed)
     ->Threads(1)
     ->Threads(2)
     ->UseRealTime();
+
+// ---------------------------------------------------------------------------
+// A follower list of a million
+
+constexpr EntityId kStar = 1;
+constexpr EntityId kFirstFan = 1'000;
+constexpr size_t kFans = 1'000'000;
+constexpr size_t kFansPage = 1'000;
+
+// One engine for both benchmarks: following a million takes seconds.
+FeedEngine& MillionFollowerEngine() {
+  static FeedEngine* const engine = [] {
+    EngineOptions options;
+    options.shards = 16;
+    options.hybrid_fanout_threshold = 10'000;
+    FeedEngine* created =
+        NewEngine(std::make_shared<ManualClock>(kStart), options).release();
+    FollowOptions no_backfill;
+    no_backfill.backfill = 0;
+    for (size_t i = 0; i < kFans; ++i) {
+      Require(created->Follow(kFirstFan + i, kStar, no_backfill).status(),
+              "Follow");
+    }
+    return created;
+  }();
+  return *engine;
+}
+
+void BM_FollowersPage(benchmark::State& state) {
+  FeedEngine& engine = MillionFollowerEngine();
+  const size_t depth = static_cast<size_t>(state.range(0));
+  ListOptions list;
+  list.limit = kFansPage;
+  for (size_t page = 0; page < depth; ++page) {
+    absl::StatusOr<EntityPage> skipped = engine.Followers(kStar, list);
+    Require(skipped.status(), "Followers");
+    list.cursor = skipped->next_cursor;
+  }
+  for (auto _ : state) {
+    absl::StatusOr<EntityPage> page = engine.Followers(kStar, list);
+    if (!page.ok() || page->ids.size() != kFansPage) {
+      state.SkipWithError("Followers did not return a full page");
+      break;
+    }
+    benchmark::DoNotOptimize(page->ids.data());
+  }
+}
+BENCHMARK(BM_FollowersPage)
+    ->ArgName("depth")
+    ->Arg(0)
+    ->Arg(kFans / kFansPage / 2)
+    ->Arg(kFans / kFansPage - 1);
+
+void BM_UnfollowOfMillion(benchmark::State& state) {
+  FeedEngine& engine = MillionFollowerEngine();
+  FollowOptions no_backfill;
+  no_backfill.backfill = 0;
+  const EntityId fan = kFirstFan + kFans / 2;
+  for (auto _ : state) {
+    absl::StatusOr<UnfollowResult> unfollowed = engine.Unfollow(fan, kStar);
+    if (!unfollowed.ok() || !unfollowed->was_following) {
+      state.SkipWithError("Unfollow did not find the follower");
+      break;
+    }
+    Require(engine.Follow(fan, kStar, no_backfill).status(), "Follow");
+  }
+}
+BENCHMARK(BM_UnfollowOfMillion);
 
 }  // namespace
 }  // namespace feedcore::bench

@@ -8,8 +8,10 @@ function(feedcore_fuzz_target_deps target)
     ${PROJECT_SOURCE_DIR}/tests
     ${ARG_INCLUDES})
   target_compile_features(${target} PRIVATE cxx_std_20)
+  # The internal library: the targets call functions that a shared
+  # libfeedcore does not export.
   target_link_libraries(${target} PRIVATE
-    feedcore::feedcore
+    feedcore_internal
     feedcore_warnings
     absl::flat_hash_map
     absl::status

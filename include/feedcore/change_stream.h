@@ -63,6 +63,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "feedcore/clock.h"
+#include "feedcore/export.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/types.h"
 
@@ -223,7 +224,7 @@ struct ChangeStreamStats {
 };
 
 // Reads a stream in order from a position. Not thread-safe.
-class ChangeReader {
+class FEEDCORE_EXPORT ChangeReader {
  public:
   virtual ~ChangeReader() = default;
 
@@ -250,7 +251,7 @@ class ChangeReader {
 // batches to the callback, in order. Destroying it stops the thread (after
 // the callback in progress returns). If retention overtakes it, `on_error`
 // gets the OutOfRange status and the subscription stops.
-class Subscription {
+class FEEDCORE_EXPORT Subscription {
  public:
   virtual ~Subscription() = default;
   // The sequence number of the next record it delivers.
@@ -260,7 +261,7 @@ class Subscription {
   Subscription() = default;
 };
 
-class ChangeStream {
+class FEEDCORE_EXPORT ChangeStream {
  public:
   // InvalidArgument naming the option when one is out of range.
   static absl::StatusOr<std::shared_ptr<ChangeStream>> Create(

@@ -76,6 +76,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "feedcore/export.h"
 #include "feedcore/options.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
@@ -120,7 +121,7 @@ struct PublishResult {
   size_t notified = 0;
 };
 
-class FeedEngine {
+class FEEDCORE_EXPORT FeedEngine {
  public:
   // Creates an engine. Fails with `InvalidArgument` naming the option when
   // one is out of range. Starts the background sweeper unless

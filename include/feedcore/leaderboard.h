@@ -119,6 +119,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "feedcore/export.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
@@ -205,7 +206,7 @@ struct LeaderboardPage {
   std::string next_cursor;
 };
 
-class Leaderboard {
+class FEEDCORE_EXPORT Leaderboard {
  public:
   // Creates an empty board. `InvalidArgument` naming the option when one is
   // out of range. Cheap: about 1 KB per partition, no threads.
@@ -313,7 +314,7 @@ class Leaderboard {
 // taken by a board later created at the same address as a position in it
 // (a cursor is only a key position: that can misplace a page, never expose
 // anything).
-class LeaderboardRegistry {
+class FEEDCORE_EXPORT LeaderboardRegistry {
  public:
   LeaderboardRegistry();
   // A registry whose boards record every change (scores set and removed,

@@ -75,6 +75,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "feedcore/export.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
@@ -115,17 +116,19 @@ struct RedisClusterOptions {
 // `InvalidArgument` for what this backend does not map (see above).
 // `Unavailable` when no seed node answers or the cluster does not cover
 // every slot.
-absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
-    const RedisClusterOptions& cluster, EngineOptions engine);
+FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<FeedEngine>>
+CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
+                             EngineOptions engine);
 
 // The leaderboard called `name` (1..kMaxLeaderboardNameLength bytes) in the
 // cluster: every process that opens the same name with the same key prefix
 // shares the board. Its partition count is recorded in the cluster on
 // first use; opening it with a different one is `FailedPrecondition`.
 // `InvalidArgument` for bad options or `TieBreak::kEarlierUpdateFirst`.
-absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
-    const RedisClusterOptions& cluster, absl::string_view name,
-    const LeaderboardOptions& options);
+FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<Leaderboard>>
+CreateRedisClusterLeaderboard(const RedisClusterOptions& cluster,
+                              absl::string_view name,
+                              const LeaderboardOptions& options);
 
 }  // namespace feedcore
 

@@ -61,6 +61,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "feedcore/change_stream.h"
+#include "feedcore/export.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
@@ -85,13 +86,13 @@ struct SnapshotInfo {
 // (scores, tie-break order, options). The registry and the engine must
 // record into the same change stream, or not at all (InvalidArgument
 // otherwise).
-absl::StatusOr<SnapshotInfo> SaveSnapshot(
+FEEDCORE_EXPORT absl::StatusOr<SnapshotInfo> SaveSnapshot(
     const FeedEngine& engine, const std::string& path,
     const LeaderboardRegistry* boards = nullptr);
 
 // An engine loaded from a snapshot, and the position from which it catches
 // up on its source's change stream.
-class Replica {
+class FEEDCORE_EXPORT Replica {
  public:
   virtual ~Replica() = default;
 
@@ -131,8 +132,8 @@ class Replica {
 // records then reclaim exactly the entries the source reclaimed. With its
 // own sweeper a replica returns the same reads (expired entries are never
 // returned) but may reclaim them earlier, so Stats() can differ.
-absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
-                                                      EngineOptions options);
+FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(
+    const std::string& path, EngineOptions options);
 
 }  // namespace feedcore
 

@@ -1,6 +1,7 @@
 # Tests that build a separate program against feedcore the three ways a
 # user can consume it: an installed CMake package (find_package), the source
-# tree (add_subdirectory), and an installed pkg-config file. Included from
+# tree (add_subdirectory), and an installed pkg-config file; and a check
+# that the shared libraries export the public API only (exports). Included from
 # tests/CMakeLists.txt; each test runs run_consumer_test.cmake.
 #
 # The find_package and pkg_config tests install the current build, so they
@@ -19,6 +20,9 @@ function(_feedcore_add_consumer_test mode)
       -DCONSUMER_DIR=${_feedcore_consumer_dir}
       -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/consumer/${mode}
       -DCXX=${CMAKE_CXX_COMPILER}
+      -DREDIS_CLUSTER=${FEEDCORE_REDIS_CLUSTER}
+      -DWERROR=${FEEDCORE_WERROR}
+      "-DLAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}"
       -P ${_feedcore_consumer_dir}/run_consumer_test.cmake)
   set_tests_properties(consumer.${mode} PROPERTIES
     LABELS consumer
@@ -32,3 +36,4 @@ if(FEEDCORE_INSTALL)
 endif()
 # Builds the library again with -j2: reserve both cores.
 _feedcore_add_consumer_test(add_subdirectory PROCESSORS 2)
+_feedcore_add_consumer_test(exports PROCESSORS 2)

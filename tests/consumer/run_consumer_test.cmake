@@ -1,15 +1,21 @@
 # Builds and runs tests/consumer/main.cc against feedcore in one of three
 # ways. Run with `cmake -D<var>=<value>... -P run_consumer_test.cmake`:
 #
-#   MODE                 find_package | add_subdirectory | pkg_config
+#   MODE                 find_package | add_subdirectory | pkg_config |
+#                        exports
 #   FEEDCORE_BINARY_DIR  feedcore's build tree (find_package, pkg_config)
-#   FEEDCORE_SOURCE_DIR  feedcore's source tree (add_subdirectory)
+#   FEEDCORE_SOURCE_DIR  feedcore's source tree (add_subdirectory, exports)
+#   REDIS_CLUSTER        ON to build the Redis Cluster backend too (exports)
+#   WERROR               FEEDCORE_WERROR of the exports build
+#   LAUNCHER             compiler launcher (ccache), may be empty
 #   CONSUMER_DIR         this directory (tests/consumer)
 #   WORK_DIR             scratch directory; emptied first
 #   CXX                  C++ compiler to use
 #
 # find_package and pkg_config first install the already built library into
 # WORK_DIR/prefix with `cmake --install`, exactly as a packager would.
+# exports builds the shared libraries from the source tree and checks that
+# they export feedcore's public API and nothing else (check_exports.cmake).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var MODE CONSUMER_DIR WORK_DIR CXX)
@@ -72,6 +78,28 @@ elseif(MODE STREQUAL "pkg_config")
   file(MAKE_DIRECTORY "${build}")
   run("${CXX}" "${CONSUMER_DIR}/main.cc" -o "${build}/consumer" ${flags})
   run("${build}/consumer")
+elseif(MODE STREQUAL "exports")
+  set(targets feedcore)
+  if(REDIS_CLUSTER)
+    list(APPEND targets feedcore_redis_cluster)
+  endif()
+  run(${CMAKE_COMMAND} -S "${FEEDCORE_SOURCE_DIR}" -B "${build}"
+      -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_CXX_COMPILER=${CXX}"
+      "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}"
+      -DBUILD_SHARED_LIBS=ON
+      "-DFEEDCORE_REDIS_CLUSTER=${REDIS_CLUSTER}"
+      "-DFEEDCORE_WERROR=${WERROR}"
+      -DFEEDCORE_TEST=OFF -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
+      -DFEEDCORE_INSTALL=OFF)
+  run(${CMAKE_COMMAND} --build "${build}" -j2 --target ${targets})
+  include("${CONSUMER_DIR}/check_exports.cmake")
+  file(GLOB headers "${FEEDCORE_SOURCE_DIR}/include/feedcore/*.h")
+  foreach(target ${targets})
+    feedcore_check_exports(
+      LIBRARY "${build}/lib${target}.so"
+      HEADERS ${headers})
+  endforeach()
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")
 endif()

@@ -139,35 +139,79 @@ TEST_CASE("a full queue under concurrent publishers: all or nothing each") {
             .created);
 }
 
+// Publish calls begun and returned across threads, so that a test can wait
+// until every publisher is inside a call that has not returned.
+class PublishCalls {
+ public:
+  void Begin() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++in_flight_;
+    cv_.notify_all();
+  }
+  void End() {
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+    ++returned_;
+    cv_.notify_all();
+  }
+  // Waits until `threads` calls are in flight at once with at least
+  // `min_returned` returned, or until `total` have returned; the timeout
+  // only guards against a hang. Returns how many have returned.
+  int WaitForStuck(int threads, int min_returned, int total) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(120), [&] {
+      return (in_flight_ == threads && returned_ >= min_returned) ||
+             returned_ == total;
+    });
+    return returned_;
+  }
+  int returned() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return returned_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;
+  int returned_ = 0;
+};
+
 TEST_CASE("a full queue makes waiting publishers wait, then delivers all") {
   auto valve = std::make_shared<Valve>();
   testing::SocialFixture f(QueueOptions(valve));
   const OpenOnExit open{valve};
   for (EntityId id = 1; id <= kFollowers; ++id) f.Fol(id, kActor);
 
-  std::atomic<int> returned{0};
+  PublishCalls calls;
   std::atomic<int> failures{0};
   std::vector<std::thread> publishers;
   for (int p = 0; p < kPublishers; ++p) {
     publishers.emplace_back([&, p] {
       for (ActivityId i = 0; i < kPerPublisher; ++i) {
         const ActivityId id = IdOf(p, i);
+        calls.Begin();
         const absl::StatusOr<PublishResult> r = f.engine->Publish(
             MakeActivity(id, kActor, static_cast<Micros>(id)), Async(true));
         if (!r.ok() || !r->created) failures.fetch_add(1);
-        returned.fetch_add(1);
+        calls.End();
       }
     });
   }
-  // While the worker is held, at most the held fan-out and a full queue
-  // can have been accepted; every other publisher is waiting for room.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  CHECK(returned.load() <= static_cast<int>(kQueueCapacity) + 1);
+  // One worker and one task per publish: the worker takes one fan-out and
+  // is held in it, the queue accepts kQueueCapacity more, and then every
+  // publisher is stuck in Publish waiting for room. Publishes that did not
+  // wait would instead all return while the worker is still held.
+  const int accepted_while_held =
+      calls.WaitForStuck(kPublishers, static_cast<int>(kQueueCapacity) + 1,
+                         kPublishers * kPerPublisher);
+  CHECK(accepted_while_held == static_cast<int>(kQueueCapacity) + 1);
+  CHECK(failures.load() == 0);
 
   valve->Open();
   for (std::thread& t : publishers) t.join();
   CHECK(failures.load() == 0);
-  CHECK(returned.load() == kPublishers * kPerPublisher);
+  CHECK(calls.returned() == kPublishers * kPerPublisher);
   f.engine->WaitForFanout();
   for (EntityId id = 1; id <= kFollowers; id += 7) {
     INFO("follower " << id);

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -19,11 +21,55 @@
 #include "feedcore/options.h"
 #include "support/test_util.h"
 
+// Bytes allocated by this thread. Sanitizer runtimes define operator new
+// themselves, so there their allocation hook counts instead.
+thread_local size_t allocated_bytes = 0;
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define FEEDCORE_TEST_SANITIZER_ALLOCATOR 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FEEDCORE_TEST_SANITIZER_ALLOCATOR 1
+#endif
+
+#ifdef FEEDCORE_TEST_SANITIZER_ALLOCATOR
+#include <sanitizer/allocator_interface.h>
+
+namespace {
+void CountMalloc(const volatile void*, size_t size) { allocated_bytes += size; }
+void IgnoreFree(const volatile void*) {}
+[[maybe_unused]] const int hooks_installed =
+    __sanitizer_install_malloc_and_free_hooks(CountMalloc, IgnoreFree);
+}  // namespace
+#else
+void* operator new(size_t size) {
+  allocated_bytes += size;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#endif
+
 namespace feedcore {
 namespace {
 
 constexpr size_t kMillions = 5'000'000;
 constexpr MemberId kMembers = 1'000'000;
+
+// A refusal may allocate its error message, nothing in proportion to the
+// millions asked for (a vector of that many entries would be megabytes).
+constexpr size_t kRefusalBytes = 64 * 1024;
+
+// Bytes this thread allocated while running `f`.
+template <typename F>
+size_t BytesAllocatedBy(F f) {
+  const size_t before = allocated_bytes;
+  f();
+  return allocated_bytes - before;
+}
 
 // InvalidArgument whose message mentions `word`.
 void CheckRefused(const absl::Status& status, const std::string& word) {
@@ -47,15 +93,20 @@ TEST_CASE("leaderboard: k and limits in the millions are refused") {
   const std::unique_ptr<Leaderboard> board = MillionMemberBoard();
   REQUIRE(board->Size() == kMembers);
 
-  const auto start = std::chrono::steady_clock::now();
-  CheckRefused(board->TopK(kMillions).status(), "k");
-  LeaderboardReadOptions read;
-  read.limit = kMillions;
-  CheckRefused(board->ReadPage(read).status(), "limit");
-  CheckRefused(board->Around(1, kMillions, 0).status(), "before");
-  CheckRefused(board->Around(1, 0, kMillions).status(), "after");
-  // Refused before any work: far less time than reading a million entries.
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  // Refused before any work: no allocation for the entries asked for.
+  const size_t refusal_bytes = BytesAllocatedBy([&] {
+    CheckRefused(board->TopK(kMillions).status(), "k");
+    LeaderboardReadOptions read;
+    read.limit = kMillions;
+    CheckRefused(board->ReadPage(read).status(), "limit");
+    CheckRefused(board->Around(1, kMillions, 0).status(), "before");
+    CheckRefused(board->Around(1, 0, kMillions).status(), "after");
+  });
+  CHECK(refusal_bytes < kRefusalBytes);
+  // The counter works: the largest page allowed does allocate its entries.
+  CHECK(BytesAllocatedBy([&] {
+          REQUIRE(board->TopK(kMaxLeaderboardPageSizeLimit).ok());
+        }) >= kMaxLeaderboardPageSizeLimit * sizeof(LeaderboardEntry));
 
   // The largest k allowed works and is exact at the top.
   const absl::StatusOr<std::vector<LeaderboardEntry>> top =
@@ -77,16 +128,19 @@ TEST_CASE("leaderboard: k and limits in the millions are refused") {
 TEST_CASE("engine: read limits in the millions are refused") {
   auto engine = testing::NewManualEngine(std::make_shared<ManualClock>(1'000));
   REQUIRE(engine->Insert(1, {10, 1, 2}).ok());
-  ReadOptions read;
-  read.limit = kMillions;
-  CheckRefused(engine->ReadTimeline(1, read).status(), "limit");
-  CheckRefused(engine->ReadOwn(1, read).status(), "limit");
-  CheckRefused(engine->ReadWorld(read).status(), "limit");
-  ListOptions list;
-  list.limit = kMillions;
-  CheckRefused(engine->Followers(1, list).status(), "limit");
-  CheckRefused(engine->Following(1, list).status(), "limit");
-  CheckRefused(engine->CountNewer(1, 0, 0, kMillions).status(), "max_count");
+  const size_t refusal_bytes = BytesAllocatedBy([&] {
+    ReadOptions read;
+    read.limit = kMillions;
+    CheckRefused(engine->ReadTimeline(1, read).status(), "limit");
+    CheckRefused(engine->ReadOwn(1, read).status(), "limit");
+    CheckRefused(engine->ReadWorld(read).status(), "limit");
+    ListOptions list;
+    list.limit = kMillions;
+    CheckRefused(engine->Followers(1, list).status(), "limit");
+    CheckRefused(engine->Following(1, list).status(), "limit");
+    CheckRefused(engine->CountNewer(1, 0, 0, kMillions).status(), "max_count");
+  });
+  CHECK(refusal_bytes < kRefusalBytes);
 
   EngineOptions options;
   options.max_page_size = kMillions;
