@@ -363,7 +363,7 @@ class Driver {
     const EngineStats stats = engine_->Stats();
     FUZZ_CHECK(stats.entries == model_.entries());
     FUZZ_CHECK(stats.timelines == model_.timelines());
-    FUZZ_CHECK(board_.Size() == board_model_.size());
+    FUZZ_CHECK(testing::BoardSize(board_).value() == board_model_.size());
   }
 
   MemberId Member() { return in_.Below(12); }
@@ -436,7 +436,7 @@ class Driver {
         break;
       }
       default:
-        board_.Clear();
+        FUZZ_CHECK(testing::ClearBoard(board_).ok());
         board_model_.Clear();
         break;
     }
