@@ -50,7 +50,7 @@
 // place (newest entry) of the last group returned, so the next page is
 // exactly the groups of the reader's current visible timeline placed below
 // it. The model groups its expected timeline with ReferenceGroups
-// (group_reference.h) and every page is compared exactly, groups and
+// (model/feed_model.h) and every page is compared exactly, groups and
 // whether a cursor follows; a group that gained an activity has moved above
 // the cursor and is not expected again, one whose newest entry went may
 // show again. Some new walks are also paged at once to the end with
@@ -83,7 +83,7 @@
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
-#include "model/group_reference.h"
+#include "model/feed_model.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
 
@@ -122,248 +122,7 @@ GroupKey GroupKeyOf(const Activity& a) {
              (a.object + kObjects * static_cast<uint64_t>(a.ts / kTimeBucket));
 }
 
-class Model {
- public:
-  explicit Model(size_t threshold) : threshold_(threshold) {}
-
-  struct Act {
-    EntityId actor;
-    Micros ts;
-    Micros expires_at;
-    std::string payload;
-    GroupKey group;
-    bool retracted;
-  };
-
-  bool Visible(const Act& a, Micros now) const {
-    return !a.retracted && a.expires_at > now;
-  }
-
-  FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
-                      Micros now) {
-    if (!followers_[followee].insert(follower).second) return {};
-    following_[follower].insert(followee);
-    bool merged = hybrid_.contains(followee);
-    if (!merged && threshold_ > 0 && followers_[followee].size() > threshold_) {
-      hybrid_.insert(followee);
-      merged = true;
-    }
-    FollowResult r;
-    r.created = true;
-    if (!merged && backfill > 0) {
-      const std::vector<StoredEntry> own =
-          Read(Feed::kOwn, followee, ReadOrder::kNewestFirst, std::nullopt,
-               std::nullopt, std::nullopt, now, false);
-      const size_t n = std::min({backfill, own.size(), kCap});
-      for (size_t i = 0; i < n; ++i) {
-        copies_[follower].insert(own[i].activity_id);
-      }
-      r.backfilled = n;
-    }
-    return r;
-  }
-
-  UnfollowResult Unfollow(EntityId follower, EntityId followee) {
-    if (followers_[followee].erase(follower) == 0) return {};
-    following_[follower].erase(followee);
-    UnfollowResult r;
-    r.was_following = true;
-    r.removed = std::erase_if(copies_[follower], [&](ActivityId id) {
-      return acts_.at(id).actor == followee;
-    });
-    return r;
-  }
-
-  absl::StatusOr<PublishResult> Publish(const Activity& a, Micros now) {
-    if (a.ts < 0 || a.payload.size() > kMaxPayload || a.ttl < 0 ||
-        a.ttl > kMaxTtl) {
-      return absl::InvalidArgumentError("invalid");
-    }
-    auto it = acts_.find(a.id);
-    if (it != acts_.end()) {
-      if (it->second.retracted) return absl::FailedPreconditionError("");
-      if (it->second.actor != a.actor || it->second.ts != a.ts ||
-          it->second.payload != a.payload) {
-        return absl::AlreadyExistsError("");
-      }
-      return PublishResult{};
-    }
-    const bool merged = hybrid_.contains(a.actor);
-    acts_[a.id] = {.actor = a.actor,
-                   .ts = a.ts,
-                   .expires_at = now + (a.ttl == 0 ? kDefaultTtl : a.ttl),
-                   .payload = a.payload,
-                   .group = GroupKeyOf(a),
-                   .retracted = false};
-    PublishResult r;
-    r.created = true;
-    r.merged_at_read = merged;
-    if (!merged) {
-      for (const EntityId f : followers_[a.actor]) copies_[f].insert(a.id);
-      r.fanned_out = followers_[a.actor].size();
-    }
-    return r;
-  }
-
-  absl::StatusCode Retract(ActivityId id) {
-    auto it = acts_.find(id);
-    if (it == acts_.end()) return absl::StatusCode::kNotFound;
-    if (it->second.retracted) return absl::StatusCode::kOk;
-    it->second.retracted = true;
-    for (auto& [reader, ids] : copies_) ids.erase(id);
-    return absl::StatusCode::kOk;
-  }
-
-  // Expired timeline entries held (copies, own and world entries).
-  size_t ExpiredEntries(Micros now) const {
-    size_t n = 0;
-    for (const auto& [reader, ids] : copies_) {
-      for (const ActivityId id : ids) n += acts_.at(id).expires_at <= now;
-    }
-    for (const auto& [id, a] : acts_) {
-      if (!a.retracted && a.expires_at <= now) n += 2;
-    }
-    return n;
-  }
-
-  // What EvictExpired with an unlimited budget reclaims.
-  void EvictAll(Micros now) {
-    for (auto& [reader, ids] : copies_) {
-      std::erase_if(
-          ids, [&](ActivityId id) { return acts_.at(id).expires_at <= now; });
-    }
-    activities_evicted_ += std::erase_if(
-        acts_, [&](const auto& kv) { return kv.second.expires_at <= now; });
-  }
-
-  // The visible entries of a feed in `order`, within the window, strictly
-  // after `after` in that order.
-  std::vector<StoredEntry> Read(Feed feed, EntityId owner, ReadOrder order,
-                                std::optional<Micros> min_ts,
-                                std::optional<Micros> max_ts,
-                                std::optional<Key> after, Micros now,
-                                bool hydrate) const {
-    std::set<ActivityId> ids;
-    auto add_actor = [&](EntityId actor) {
-      for (const auto& [id, a] : acts_) {
-        if (a.actor == actor && Visible(a, now)) ids.insert(id);
-      }
-    };
-    switch (feed) {
-      case Feed::kTimeline: {
-        if (auto c = copies_.find(owner); c != copies_.end()) {
-          for (const ActivityId id : c->second) {
-            if (Visible(acts_.at(id), now)) ids.insert(id);
-          }
-        }
-        if (auto f = following_.find(owner); f != following_.end()) {
-          for (const EntityId actor : f->second) {
-            if (hybrid_.contains(actor)) add_actor(actor);
-          }
-        }
-        break;
-      }
-      case Feed::kOwn:
-        add_actor(owner);
-        break;
-      case Feed::kWorld:
-        for (const auto& [id, a] : acts_) {
-          if (Visible(a, now)) ids.insert(id);
-        }
-        break;
-    }
-    std::vector<StoredEntry> out;
-    for (const ActivityId id : ids) {
-      const Act& a = acts_.at(id);
-      const Key key{a.ts, id};
-      if (min_ts && a.ts < *min_ts) continue;
-      if (max_ts && a.ts > *max_ts) continue;
-      if (after && order == ReadOrder::kNewestFirst && !(key < *after)) {
-        continue;
-      }
-      if (after && order == ReadOrder::kOldestFirst && !(key > *after)) {
-        continue;
-      }
-      out.push_back(
-          {a.ts, id, a.actor, a.expires_at, a.group, hydrate ? a.payload : ""});
-    }
-    std::sort(out.begin(), out.end(),
-              [order](const StoredEntry& x, const StoredEntry& y) {
-                return order == ReadOrder::kNewestFirst ? KeyOf(x) > KeyOf(y)
-                                                        : KeyOf(x) < KeyOf(y);
-              });
-    return out;
-  }
-
-  // Every group of `reader`'s timeline, newest first.
-  std::vector<FeedGroup> Groups(EntityId reader, Micros now) const {
-    return testing::ReferenceGroups(
-        Read(Feed::kTimeline, reader, ReadOrder::kNewestFirst, std::nullopt,
-             std::nullopt, std::nullopt, now, false),
-        kMaxGroupActors, kMaxGroupEntries);
-  }
-
-  // How the engine groups `reader`'s timeline: from its group index
-  // unless the reader follows a merged actor or holds an expired copy (the
-  // index counts those).
-  enum class GroupSource { kIndex, kMerged, kExpired };
-  GroupSource GroupsFrom(EntityId reader, Micros now) const {
-    if (auto f = following_.find(reader); f != following_.end()) {
-      for (const EntityId actor : f->second) {
-        if (hybrid_.contains(actor)) return GroupSource::kMerged;
-      }
-    }
-    if (auto c = copies_.find(reader); c != copies_.end()) {
-      for (const ActivityId id : c->second) {
-        if (acts_.at(id).expires_at <= now) return GroupSource::kExpired;
-      }
-    }
-    return GroupSource::kIndex;
-  }
-
-  std::set<EntityId> Followers(EntityId e) const {
-    auto it = followers_.find(e);
-    return it == followers_.end() ? std::set<EntityId>{} : it->second;
-  }
-  std::set<EntityId> Following(EntityId e) const {
-    auto it = following_.find(e);
-    return it == following_.end() ? std::set<EntityId>{} : it->second;
-  }
-
-  struct Totals {
-    size_t entries = 0, activities = 0, retracted = 0, payload_bytes = 0,
-           follow_edges = 0;
-    uint64_t activities_evicted = 0;
-  };
-  Totals Expected() const {
-    Totals t;
-    for (const auto& [reader, ids] : copies_) t.entries += ids.size();
-    for (const auto& [id, a] : acts_) {
-      ++t.activities;
-      if (a.retracted) {
-        ++t.retracted;
-      } else {
-        t.entries += 2;  // own feed and world feed
-        t.payload_bytes += a.payload.size();
-      }
-    }
-    for (const auto& [e, f] : followers_) t.follow_edges += f.size();
-    t.activities_evicted = activities_evicted_;
-    return t;
-  }
-
-  const std::map<ActivityId, Act>& acts() const { return acts_; }
-  size_t hybrid_count() const { return hybrid_.size(); }
-
- private:
-  const size_t threshold_;
-  std::map<ActivityId, Act> acts_;
-  std::map<EntityId, std::set<EntityId>> followers_;
-  std::map<EntityId, std::set<EntityId>> following_;
-  std::set<EntityId> hybrid_;
-  std::map<EntityId, std::set<ActivityId>> copies_;
-  uint64_t activities_evicted_ = 0;
-};
+using Model = testing::FeedModel;
 
 struct Config {
   std::string name;
@@ -461,7 +220,7 @@ class Runner {
       o.aggregation.max_group_actors = kMaxGroupActors;
       o.aggregation.max_group_entries = kMaxGroupEntries;
       members_.push_back(
-          {threshold, testing::NewManualEngine(clock_, o), Model(threshold)});
+          {threshold, testing::NewManualEngine(clock_, o), Model(o)});
     }
   }
 
@@ -533,12 +292,12 @@ class Runner {
   };
   Coverage coverage() const {
     Coverage c = coverage_;
-    for (const Member& m : members_) c.merged_actors += m.model.hybrid_count();
+    for (const Member& m : members_) c.merged_actors += m.model.merged_count();
     return c;
   }
   // Actors merged at read by the engine whose threshold never triggers.
   size_t never_hybrid_merged() const {
-    return members_.back().model.hybrid_count();
+    return members_.back().model.merged_count();
   }
 
  private:
@@ -638,8 +397,8 @@ class Runner {
 
   // An activity some model has seen (any member's model has the same
   // activities), if any.
-  std::optional<std::pair<ActivityId, Model::Act>> AnyKnown() {
-    const auto& acts = members_[0].model.acts();
+  std::optional<std::pair<ActivityId, Model::Activity>> AnyKnown() {
+    const auto& acts = members_[0].model.activities();
     if (acts.empty()) return std::nullopt;
     auto it = acts.begin();
     std::advance(it, static_cast<long>(rng_() % acts.size()));
@@ -990,13 +749,13 @@ class Runner {
     what_ = "EvictExpired " + std::to_string(budget);
     for (Member& m : members_) {
       INFO("threshold " << m.threshold);
-      const size_t expired = m.model.ExpiredEntries(now);
+      const size_t expired = m.model.CountExpired(now);
       const size_t first = m.engine->EvictExpired(budget);
       REQUIRE(first == std::min<uint64_t>(budget, expired));
       // Reclaim the rest, so that the model knows what is held.
       const size_t rest = m.engine->EvictExpired(kEvictAll);
       REQUIRE(rest == expired - first);
-      m.model.EvictAll(now);
+      m.model.EvictExpired(now);
       coverage_.evicted += expired;
     }
   }
