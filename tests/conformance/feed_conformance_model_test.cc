@@ -76,13 +76,15 @@
 #include "feedcore/options.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
+#include "model/feed_model.h"
 #include "support/test_util.h"
 
 namespace feedcore {
 namespace {
 
+using testing::Feed;
 using testing::OnCluster;
-using Key = std::pair<Micros, ActivityId>;
+using Key = testing::FeedModel::Key;
 
 struct Config {
   size_t shards;  // in-process engine only
@@ -99,15 +101,13 @@ constexpr size_t kMaxPayload = 24;
 // published activities count up from 1 and never reach it.
 constexpr ActivityId kLowLevelIds = 1'000'000;
 
-enum class FeedKind { kHome, kOwn, kWorld };
-
-const char* Name(FeedKind kind) {
+const char* Name(Feed kind) {
   switch (kind) {
-    case FeedKind::kHome:
+    case Feed::kTimeline:
       return "timeline";
-    case FeedKind::kOwn:
+    case Feed::kOwn:
       return "own";
-    case FeedKind::kWorld:
+    case Feed::kWorld:
       return "world";
   }
   return "?";
@@ -120,211 +120,9 @@ std::string Describe(const InsertResult& r) {
   return os.str();
 }
 
-// The reference model: plain containers, obviously right.
-class Reference {
- public:
-  struct Value {
-    EntityId actor;
-    Micros expires_at;
-  };
-  using Feed = std::map<Key, Value>;
-  struct Stored {
-    EntityId actor;
-    Micros ts;
-    std::string payload;
-    Micros expires_at;
-    bool retracted = false;
-  };
-
-  explicit Reference(const Config& config) : config_(config) {}
-
-  // A put into `feed` capped at `cap`, counted as Insert counts it.
-  static void Put(Feed& feed, size_t cap, Key key, Value value,
-                  InsertResult* r) {
-    auto it = feed.find(key);
-    if (it != feed.end()) {
-      it->second = value;
-      ++r->replaced;
-      return;
-    }
-    if (feed.size() >= cap && key < feed.begin()->first) {
-      ++r->rejected_by_cap;
-      return;
-    }
-    feed[key] = value;
-    ++r->inserted;
-    while (feed.size() > cap) {
-      feed.erase(feed.begin());
-      ++r->trimmed;
-    }
-  }
-
-  void Insert(EntityId owner, Key key, Value value, InsertResult* r) {
-    Put(home_[owner], config_.cap, key, value, r);
-  }
-
-  bool Remove(EntityId owner, Key key) { return home_[owner].erase(key) > 0; }
-
-  // The fan-out count of a new activity.
-  size_t Publish(ActivityId id, const Stored& a) {
-    store_[id] = a;
-    const Key key{a.ts, id};
-    const Value value{a.actor, a.expires_at};
-    InsertResult ignored;
-    Put(own_[a.actor], config_.cap, key, value, &ignored);
-    Put(world_, config_.world_cap, key, value, &ignored);
-    for (const EntityId f : followers_[a.actor]) {
-      Put(home_[f], config_.cap, key, value, &ignored);
-    }
-    return followers_[a.actor].size();
-  }
-
-  void Retract(ActivityId id) {
-    Stored& a = store_.at(id);
-    if (a.retracted) return;
-    a.retracted = true;
-    const Key key{a.ts, id};
-    own_[a.actor].erase(key);
-    world_.erase(key);
-    for (const EntityId f : followers_[a.actor]) home_[f].erase(key);
-  }
-
-  FollowResult Follow(EntityId follower, EntityId followee, size_t backfill) {
-    FollowResult r;
-    if (!following_[follower].insert(followee).second) return r;
-    followers_[followee].insert(follower);
-    r.created = true;
-    const Feed& own = own_[followee];
-    InsertResult put;
-    size_t n = 0;
-    for (auto it = own.rbegin();
-         it != own.rend() && n < std::min(backfill, config_.cap); ++it, ++n) {
-      Put(home_[follower], config_.cap, it->first, it->second, &put);
-    }
-    r.backfilled = put.inserted + put.replaced;
-    return r;
-  }
-
-  UnfollowResult Unfollow(EntityId follower, EntityId followee) {
-    UnfollowResult r;
-    if (following_[follower].erase(followee) == 0) return r;
-    followers_[followee].erase(follower);
-    r.was_following = true;
-    r.removed = std::erase_if(home_[follower], [&](const auto& kv) {
-      return kv.second.actor == followee;
-    });
-    return r;
-  }
-
-  // Forgets everything that expired at `now`; returns how many feed
-  // entries that was (what the in-process EvictExpired reclaims).
-  size_t Expire(Micros now) {
-    size_t n = 0;
-    auto drop = [&](Feed& feed) {
-      n += std::erase_if(
-          feed, [&](const auto& kv) { return kv.second.expires_at <= now; });
-    };
-    for (auto& [e, feed] : home_) drop(feed);
-    for (auto& [e, feed] : own_) drop(feed);
-    drop(world_);
-    for (auto it = store_.begin(); it != store_.end();) {
-      if (it->second.expires_at <= now) {
-        expired_.insert(it->first);
-        it = store_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    return n;
-  }
-
-  const Feed& feed(FeedKind kind, EntityId owner) {
-    switch (kind) {
-      case FeedKind::kHome:
-        return home_[owner];
-      case FeedKind::kOwn:
-        return own_[owner];
-      case FeedKind::kWorld:
-        break;
-    }
-    return world_;
-  }
-
-  // What a read of `kind` returns, in `order`, inside the window, strictly
-  // after `after` when given.
-  std::vector<StoredEntry> Visible(FeedKind kind, EntityId owner,
-                                   ReadOrder order,
-                                   std::optional<Micros> min_ts,
-                                   std::optional<Micros> max_ts,
-                                   std::optional<Key> after, bool hydrate) {
-    std::vector<StoredEntry> out;
-    auto visit = [&](const Key& k, const Value& v) {
-      if (min_ts && k.first < *min_ts) return;
-      if (max_ts && k.first > *max_ts) return;
-      if (after) {
-        if (order == ReadOrder::kNewestFirst && !(k < *after)) return;
-        if (order == ReadOrder::kOldestFirst && !(k > *after)) return;
-      }
-      out.push_back({k.first, k.second, v.actor, v.expires_at, 0,
-                     hydrate ? Payload(k.second) : std::string()});
-    };
-    const Feed& f = feed(kind, owner);
-    if (order == ReadOrder::kNewestFirst) {
-      for (auto it = f.rbegin(); it != f.rend(); ++it) {
-        visit(it->first, it->second);
-      }
-    } else {
-      for (const auto& [k, v] : f) visit(k, v);
-    }
-    return out;
-  }
-
-  std::string Payload(ActivityId id) const {
-    auto it = store_.find(id);
-    if (it == store_.end() || it->second.retracted) return {};
-    return it->second.payload;
-  }
-
-  size_t CountNewer(EntityId reader, Key key, size_t max_count) {
-    const Feed& f = home_[reader];
-    const size_t n = static_cast<size_t>(
-        std::distance(f.upper_bound({key.first, key.second}), f.end()));
-    return std::min(n, max_count);
-  }
-
-  size_t Entries() const {
-    size_t n = world_.size();
-    for (const auto& [e, feed] : home_) n += feed.size();
-    for (const auto& [e, feed] : own_) n += feed.size();
-    return n;
-  }
-  size_t Edges() const {
-    size_t n = 0;
-    for (const auto& [e, set] : following_) n += set.size();
-    return n;
-  }
-
-  bool Follows(EntityId follower, EntityId followee) {
-    return following_[follower].count(followee) > 0;
-  }
-  const std::set<EntityId>& followers(EntityId e) { return followers_[e]; }
-  const std::set<EntityId>& following(EntityId e) { return following_[e]; }
-  const std::map<ActivityId, Stored>& store() const { return store_; }
-  const std::set<ActivityId>& expired() const { return expired_; }
-
- private:
-  const Config config_;
-  std::map<EntityId, Feed> home_, own_;
-  Feed world_;
-  std::map<EntityId, std::set<EntityId>> followers_, following_;
-  // Published activities that have not expired, retracted ones included.
-  std::map<ActivityId, Stored> store_;
-  std::set<ActivityId> expired_;
-};
-
 // A paging walk left open across other steps.
 struct Walk {
-  FeedKind kind;
+  Feed kind;
   EntityId owner;
   ReadOrder order;
   std::optional<Micros> min_ts, max_ts;
@@ -339,7 +137,17 @@ class Runner {
       : config_(config),
         rng_(seed),
         clock_(std::make_shared<ManualClock>(1'000'000)),
-        model_(config) {
+        model_(Options(config)) {
+    EngineOptions o = Options(config);
+    o.sweep_interval = 0;
+    o.clock = clock_;
+    absl::StatusOr<std::unique_ptr<FeedEngine>> made =
+        testing::MakeEngine(std::move(o), "feedmodel");
+    REQUIRE_MESSAGE(made.ok(), made.status());
+    engine_ = *std::move(made);
+  }
+
+  static EngineOptions Options(const Config& config) {
     EngineOptions o;
     o.shards = config.shards;
     o.max_timeline_length = config.cap;
@@ -348,12 +156,7 @@ class Runner {
     o.default_backfill = config.default_backfill;
     o.default_ttl = kDefaultTtl;
     o.max_payload_bytes = kMaxPayload;
-    o.sweep_interval = 0;
-    o.clock = clock_;
-    absl::StatusOr<std::unique_ptr<FeedEngine>> made =
-        testing::MakeEngine(std::move(o), "feedmodel");
-    REQUIRE_MESSAGE(made.ok(), made.status());
-    engine_ = *std::move(made);
+    return o;
   }
 
   void Run(int steps) {
@@ -451,7 +254,7 @@ class Runner {
 
   std::optional<ActivityId> AnyStored(bool retracted_too) {
     std::vector<ActivityId> ids;
-    for (const auto& [id, a] : model_.store()) {
+    for (const auto& [id, a] : model_.activities()) {
       if (retracted_too || !a.retracted) ids.push_back(id);
     }
     if (ids.empty()) return std::nullopt;
@@ -462,7 +265,7 @@ class Runner {
   void Touch(EntityId e) { touched_.insert(e); }
   void TouchActor(EntityId actor) {
     Touch(actor);
-    for (const EntityId f : model_.followers(actor)) Touch(f);
+    for (const EntityId f : model_.Followers(actor)) Touch(f);
     touched_world_ = true;
   }
 
@@ -488,11 +291,10 @@ class Runner {
     TouchActor(a.actor);
     const absl::StatusOr<PublishResult> r = engine_->Publish(a);
     REQUIRE_MESSAGE(r.ok(), r.status());
-    const Micros expires_at = Now() + (a.ttl == 0 ? kDefaultTtl : a.ttl);
-    const size_t fanned =
-        model_.Publish(a.id, {a.actor, a.ts, a.payload, expires_at, false});
+    const absl::StatusOr<PublishResult> want = model_.Publish(a, Now());
+    REQUIRE_MESSAGE(want.ok(), want.status());
     CHECK(r->created);
-    CHECK(r->fanned_out == fanned);
+    CHECK(r->fanned_out == want->fanned_out);
     CHECK_FALSE(r->merged_at_read);
     CHECK(r->notified == 0);
   }
@@ -501,7 +303,7 @@ class Runner {
   void DoRepublish() {
     const std::optional<ActivityId> id = AnyStored(/*retracted_too=*/true);
     if (!id) return DoPublish();
-    const Reference::Stored& s = model_.store().at(*id);
+    const testing::FeedModel::Activity& s = model_.activities().at(*id);
     Activity a;
     a.id = *id;
     a.actor = s.actor;
@@ -547,11 +349,11 @@ class Runner {
       CHECK(absl::IsNotFound(engine_->Retract(id)));
       return;
     }
-    if (kind == 1 && !model_.expired().empty()) {
+    if (kind == 1 && !model_.evicted().empty()) {
       // Expired: OK while the backend still knows the id, NotFound once
       // evicted; every copy of it has expired, so nothing visible changes.
-      auto it = model_.expired().begin();
-      std::advance(it, static_cast<long>(rng_() % model_.expired().size()));
+      auto it = model_.evicted().begin();
+      std::advance(it, static_cast<long>(rng_() % model_.evicted().size()));
       what_ = "Retract expired " + std::to_string(*it);
       check_all_ = true;
       const absl::Status s = engine_->Retract(*it);
@@ -561,11 +363,11 @@ class Runner {
     const std::optional<ActivityId> id = AnyStored(/*retracted_too=*/true);
     if (!id) return;
     what_ = "Retract " + std::to_string(*id);
-    TouchActor(model_.store().at(*id).actor);
+    TouchActor(model_.activities().at(*id).actor);
     const absl::Status s = engine_->Retract(*id);
     CHECK_MESSAGE(s.ok(), s);
-    coverage_.retracted += !model_.store().at(*id).retracted;
-    model_.Retract(*id);
+    coverage_.retracted += !model_.activities().at(*id).retracted;
+    CHECK(model_.Retract(*id) == absl::StatusCode::kOk);
   }
 
   void DoFollow() {
@@ -594,8 +396,9 @@ class Runner {
     const absl::StatusOr<FollowResult> r =
         engine_->Follow(follower, followee, o);
     REQUIRE_MESSAGE(r.ok(), r.status());
-    const FollowResult want = model_.Follow(
-        follower, followee, o.backfill.value_or(config_.default_backfill));
+    const FollowResult want =
+        model_.Follow(follower, followee,
+                      o.backfill.value_or(config_.default_backfill), Now());
     CHECK(r->created == want.created);
     CHECK(r->backfilled == want.backfilled);
     coverage_.backfilled += want.backfilled;
@@ -607,7 +410,7 @@ class Runner {
     if (followee == follower) followee = follower % config_.entities + 1;
     // Mostly an existing edge.
     if (!OneIn(4)) {
-      const std::set<EntityId>& following = model_.following(follower);
+      const std::set<EntityId>& following = model_.Following(follower);
       if (!following.empty()) {
         auto it = following.begin();
         std::advance(it, static_cast<long>(rng_() % following.size()));
@@ -637,7 +440,8 @@ class Runner {
     const std::optional<ActivityId> published =
         OneIn(3) ? AnyStored(/*retracted_too=*/true) : std::nullopt;
     if (published) {
-      const Reference::Stored& s = model_.store().at(*published);
+      const testing::FeedModel::Activity& s =
+          model_.activities().at(*published);
       e.activity_id = *published;
       e.ts = OneIn(4) ? s.ts - 1 - static_cast<Micros>(rng_() % 5) : s.ts;
       e.actor = OneIn(2) ? s.actor : Entity();
@@ -676,7 +480,7 @@ class Runner {
             ") actor " + std::to_string(e.actor);
     Touch(owner);
     InsertResult want;
-    model_.Insert(owner, {e.ts, e.activity_id}, {e.actor, ExpiryOf(o)}, &want);
+    model_.Insert(owner, e, ExpiryOf(o), &want);
     CheckInsert(engine_->Insert(owner, e, o), want);
   }
 
@@ -689,8 +493,7 @@ class Runner {
     InsertResult want;
     for (const EntityId owner : owners) {
       Touch(owner);
-      model_.Insert(owner, {e.ts, e.activity_id}, {e.actor, ExpiryOf(o)},
-                    &want);
+      model_.Insert(owner, e, ExpiryOf(o), &want);
     }
     CheckInsert(engine_->InsertFanout(owners, e, o), want);
   }
@@ -720,8 +523,7 @@ class Runner {
     InsertResult want;
     for (const OwnedEntry& pair : batch) {
       Touch(pair.owner);
-      model_.Insert(pair.owner, {pair.entry.ts, pair.entry.activity_id},
-                    {pair.entry.actor, ExpiryOf(o)}, &want);
+      model_.Insert(pair.owner, pair.entry, ExpiryOf(o), &want);
     }
     CheckInsert(engine_->InsertBatch(batch, o), want);
   }
@@ -730,7 +532,8 @@ class Runner {
     const EntityId owner = Entity();
     Key key{Now() - static_cast<Micros>(rng_() % 12),
             kLowLevelIds + rng_() % 6};
-    const Reference::Feed& home = model_.feed(FeedKind::kHome, owner);
+    const testing::FeedModel::FeedMap& home =
+        model_.feed(Feed::kTimeline, owner);
     if (!home.empty() && !OneIn(4)) {
       auto it = home.begin();
       std::advance(it, static_cast<long>(rng_() % home.size()));
@@ -825,7 +628,7 @@ class Runner {
           r.min_ts = Now();
           r.max_ts = Now() - 1;
         }
-        s = ReadKind(static_cast<FeedKind>(rng_() % 3), e, r).status();
+        s = ReadKind(static_cast<Feed>(rng_() % 3), e, r).status();
         break;
       }
       case 9: {
@@ -844,7 +647,7 @@ class Runner {
         ReadOptions r;
         r.cursor = w.cursor;
         r.order = w.order;
-        FeedKind kind = w.kind;
+        Feed kind = w.kind;
         EntityId owner = w.owner;
         switch (rng_() % 3) {
           case 0:
@@ -855,13 +658,13 @@ class Runner {
             break;
           case 1:
             what_ = "read with a cursor of another feed";
-            kind = static_cast<FeedKind>(
+            kind = static_cast<Feed>(
                 (static_cast<int>(w.kind) + 1 + static_cast<int>(rng_() % 2)) %
                 3);
             break;
           default:
             what_ = "read with another owner's cursor";
-            if (kind == FeedKind::kWorld) kind = FeedKind::kHome;
+            if (kind == Feed::kWorld) kind = Feed::kTimeline;
             owner = w.owner + config_.entities;
             break;
         }
@@ -879,7 +682,7 @@ class Runner {
     what_ = "advance the clock by " + std::to_string(by);
     check_all_ = true;
     clock_->Advance(by);
-    const size_t expired = model_.Expire(Now());
+    const size_t expired = model_.EvictExpired(Now());
     coverage_.expired += expired;
     const size_t evicted = engine_->EvictExpired(size_t{1} << 32);
     if (!OnCluster()) {
@@ -892,14 +695,14 @@ class Runner {
 
   // --- Reads ---
 
-  absl::StatusOr<Page> ReadKind(FeedKind kind, EntityId owner,
+  absl::StatusOr<Page> ReadKind(Feed kind, EntityId owner,
                                 const ReadOptions& r) const {
     switch (kind) {
-      case FeedKind::kHome:
+      case Feed::kTimeline:
         return engine_->ReadTimeline(owner, r);
-      case FeedKind::kOwn:
+      case Feed::kOwn:
         return engine_->ReadOwn(owner, r);
-      case FeedKind::kWorld:
+      case Feed::kWorld:
         break;
     }
     return engine_->ReadWorld(r);
@@ -914,8 +717,8 @@ class Runner {
     r.max_ts = w.max_ts;
     r.hydrate = w.hydrate;
     r.cursor = w.cursor;
-    const std::vector<StoredEntry> visible = model_.Visible(
-        w.kind, w.owner, w.order, w.min_ts, w.max_ts, after, w.hydrate);
+    const std::vector<StoredEntry> visible = model_.Read(
+        w.kind, w.owner, w.order, w.min_ts, w.max_ts, after, Now(), w.hydrate);
     INFO("read " << Name(w.kind) << " of " << w.owner << " limit " << r.limit
                  << " oldest_first " << (w.order == ReadOrder::kOldestFirst)
                  << " min_ts " << (w.min_ts ? *w.min_ts : -1) << " max_ts "
@@ -933,7 +736,7 @@ class Runner {
   }
 
   // Every page of one feed, compared page by page.
-  void WholeFeed(FeedKind kind, EntityId owner, ReadOrder order) {
+  void WholeFeed(Feed kind, EntityId owner, ReadOrder order) {
     Walk w{kind, owner, order, std::nullopt, std::nullopt, OneIn(3), "", {}};
     std::optional<Key> after;
     for (int pages = 0;; ++pages) {
@@ -949,8 +752,8 @@ class Runner {
   // open for later steps, or dropped.
   void DoWalk() {
     Walk w;
-    w.kind = static_cast<FeedKind>(rng_() % 3);
-    w.owner = w.kind == FeedKind::kWorld ? 0 : Entity();
+    w.kind = static_cast<Feed>(rng_() % 3);
+    w.owner = w.kind == Feed::kWorld ? 0 : Entity();
     w.order = OneIn(2) ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
     w.hydrate = OneIn(2);
     if (OneIn(2)) {
@@ -1016,24 +819,24 @@ class Runner {
     INFO("entity " << e);
     for (const ReadOrder order :
          {ReadOrder::kNewestFirst, ReadOrder::kOldestFirst}) {
-      WholeFeed(FeedKind::kHome, e, order);
-      WholeFeed(FeedKind::kOwn, e, order);
+      WholeFeed(Feed::kTimeline, e, order);
+      WholeFeed(Feed::kOwn, e, order);
     }
     // Followers come in a stable order that differs by backend, so they
     // compare as a set (each once); followees by ascending id on both.
     const std::vector<EntityId> followers = WholeList(true, e);
-    const std::set<EntityId>& want = model_.followers(e);
+    const std::set<EntityId>& want = model_.Followers(e);
     CHECK(followers.size() == want.size());
     CHECK(std::set<EntityId>(followers.begin(), followers.end()) == want);
-    const std::set<EntityId>& following = model_.following(e);
+    const std::set<EntityId>& following = model_.Following(e);
     CHECK(WholeList(false, e) ==
           std::vector<EntityId>(following.begin(), following.end()));
-    CHECK(engine_->FollowerCount(e) == want.size());
-    CHECK(engine_->FollowingCount(e) == following.size());
+    CHECK(testing::FollowerCountOf(*engine_, e).value() == want.size());
+    CHECK(testing::FollowingCountOf(*engine_, e).value() == following.size());
 
     // CountNewer from an entry of the timeline, or from anywhere.
     Key from{Now() - static_cast<Micros>(rng_() % 100), rng_() % 8};
-    const Reference::Feed& home = model_.feed(FeedKind::kHome, e);
+    const testing::FeedModel::FeedMap& home = model_.feed(Feed::kTimeline, e);
     if (!home.empty() && OneIn(2)) {
       auto it = home.begin();
       std::advance(it, static_cast<long>(rng_() % home.size()));
@@ -1043,13 +846,13 @@ class Runner {
     const absl::StatusOr<size_t> newer =
         engine_->CountNewer(e, from.first, from.second, max_count);
     REQUIRE_MESSAGE(newer.ok(), newer.status());
-    CHECK(*newer == model_.CountNewer(e, from, max_count));
+    CHECK(*newer == model_.CountNewer(e, from, max_count, Now()));
   }
 
   void CheckWorld() {
     for (const ReadOrder order :
          {ReadOrder::kNewestFirst, ReadOrder::kOldestFirst}) {
-      WholeFeed(FeedKind::kWorld, 0, order);
+      WholeFeed(Feed::kWorld, 0, order);
     }
   }
 
@@ -1063,9 +866,9 @@ class Runner {
       // Only the in-process engine keeps figures (the cluster's Stats is
       // empty by design); with nothing expired held, they are exact.
       const EngineStats stats = engine_->Stats();
-      CHECK(stats.entries == model_.Entries());
-      CHECK(stats.follow_edges == model_.Edges());
-      CHECK(stats.activities == model_.store().size());
+      CHECK(stats.entries == model_.entries());
+      CHECK(stats.follow_edges == model_.follow_edges());
+      CHECK(stats.activities == model_.activities().size());
     }
   }
 
@@ -1073,7 +876,7 @@ class Runner {
   std::mt19937_64 rng_;
   std::shared_ptr<ManualClock> clock_;
   std::unique_ptr<FeedEngine> engine_;
-  Reference model_;
+  testing::FeedModel model_;
   std::vector<Walk> walks_;
   std::set<EntityId> touched_;
   bool touched_world_ = false;

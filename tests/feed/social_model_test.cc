@@ -737,8 +737,10 @@ class Runner {
               followers);
       REQUIRE(got_following ==
               std::vector<EntityId>(following.begin(), following.end()));
-      REQUIRE(m.engine->FollowerCount(e) == followers.size());
-      REQUIRE(m.engine->FollowingCount(e) == following.size());
+      REQUIRE(testing::FollowerCountOf(*m.engine, e).value() ==
+              followers.size());
+      REQUIRE(testing::FollowingCountOf(*m.engine, e).value() ==
+              following.size());
     }
   }
 
