@@ -129,14 +129,15 @@ inline std::vector<EntityId> WholeList(const FeedEngine& engine, bool followers,
   return out;
 }
 
-inline std::set<EntityId> FollowerSet(const FeedEngine& engine,
-                                      EntityId entity) {
-  const std::vector<EntityId> ids = WholeList(engine, true, entity);
+// Whole follower or followee lists as sets, paged `limit` at a time.
+inline std::set<EntityId> FollowerSet(const FeedEngine& engine, EntityId entity,
+                                      size_t limit = 100) {
+  const std::vector<EntityId> ids = WholeList(engine, true, entity, limit);
   return {ids.begin(), ids.end()};
 }
 inline std::set<EntityId> FollowingSet(const FeedEngine& engine,
-                                       EntityId entity) {
-  const std::vector<EntityId> ids = WholeList(engine, false, entity);
+                                       EntityId entity, size_t limit = 100) {
+  const std::vector<EntityId> ids = WholeList(engine, false, entity, limit);
   return {ids.begin(), ids.end()};
 }
 
