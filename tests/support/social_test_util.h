@@ -129,6 +129,14 @@ inline std::vector<EntityId> WholeList(const FeedEngine& engine, bool followers,
   return out;
 }
 
+// Publish options for an asynchronous fan-out.
+inline PublishOptions Async(bool wait_when_queue_full = true) {
+  PublishOptions o;
+  o.completion = FanoutCompletion::kAsynchronous;
+  o.wait_when_queue_full = wait_when_queue_full;
+  return o;
+}
+
 // Whole follower or followee lists as sets, paged `limit` at a time.
 inline std::set<EntityId> FollowerSet(const FeedEngine& engine, EntityId entity,
                                       size_t limit = 100) {
