@@ -4,14 +4,14 @@
 // Retract, Insert, InsertFanout, InsertBatch, Remove, refused calls and
 // clock advances, on a small graph with short TTLs and a small
 // max_timeline_length so that caps, back-fill limits and expiry happen all
-// the time. Every result is compared exactly with a plain reference model,
-// and so is everything a reader can see: each timeline, own feed and the
-// world feed paged to the end in both orders (random page sizes, hydrated
-// or not), the follower and followee lists and counts, and CountNewer;
-// after every step for the entities the step touched (and the world feed),
-// for all of them every fourth step and after every clock advance and every
-// refused call. Paging walks are also left open across other steps, with
-// random windows, and continued later.
+// the time. Every result is compared exactly with the reference model
+// (model/feed_model.h), and so is everything a reader can see: each
+// timeline, own feed and the world feed paged to the end in both orders
+// (random page sizes, hydrated or not), the follower and followee lists
+// and counts, and CountNewer; after every step for the entities the step
+// touched (and the world feed), for all of them every fourth step and after
+// every clock advance and every refused call. Paging walks are also left
+// open across other steps, with random windows, and continued later.
 //
 // The reference, from the contract in feed_engine.h:
 //   * a feed is a map (ts, activity_id) -> (actor, expires_at); a put of an

@@ -4,7 +4,7 @@
 // limits, orders, windows, hydration, and paging walks left open across
 // other operations), ReadGroups (grouped timeline walks, also left open),
 // CountNewer, Followers/Following, clock advances and EvictExpired, each
-// compared exactly with a plain reference model.
+// compared exactly with the reference model (model/feed_model.h).
 //
 // Every sequence runs on a group of engines that differ only in
 // hybrid_fanout_threshold (0 = off, 1, 3, 6, and one never reached), each
