@@ -1,6 +1,6 @@
 // Fuzz target: arbitrary sequences of API calls on a FeedEngine and a
 // Leaderboard, each answer compared with the reference models the
-// model-based tests use (tests/model/timeline_model.h,
+// model-based tests use (tests/model/feed_model.h,
 // tests/model/leaderboard_model.h).
 //
 // The input chooses the configuration (shards, timeline cap, page size,
@@ -34,13 +34,13 @@
 #include "fuzz_input.h"
 #include "leaderboard/leaderboard_impl.h"
 #include "leaderboard/ranked_btree.h"
+#include "model/feed_model.h"
 #include "model/leaderboard_model.h"
-#include "model/timeline_model.h"
 
 namespace feedcore::fuzz {
 namespace {
 
-using Key = testing::TimelineModel::Key;
+using Key = testing::FeedModel::Key;
 using internal::RankKey;
 
 constexpr Micros kDefaultTtl = 400;
@@ -65,6 +65,15 @@ struct BoardWalk {
   std::optional<RankKey> after;
 };
 
+EngineOptions EngineOptionsFor(size_t shards, size_t cap, size_t max_page) {
+  EngineOptions options;
+  options.shards = shards;
+  options.max_timeline_length = cap;
+  options.max_page_size = max_page;
+  options.default_ttl = kDefaultTtl;
+  return options;
+}
+
 class Driver {
  public:
   explicit Driver(FuzzInput& in)
@@ -77,16 +86,12 @@ class Driver {
         board_page_(1 + in.Below(8)),
         tie_break_(in.Bool() ? TieBreak::kLowerMemberFirst
                              : TieBreak::kEarlierUpdateFirst),
-        model_(cap_, kDefaultTtl),
+        model_(EngineOptionsFor(shards_, cap_, max_page_)),
         board_({.partitions = 1 + in.Below(4),
                 .tie_break = tie_break_,
                 .max_page_size = board_page_}),
         board_model_(tie_break_) {
-    EngineOptions options;
-    options.shards = shards_;
-    options.max_timeline_length = cap_;
-    options.max_page_size = max_page_;
-    options.default_ttl = kDefaultTtl;
+    EngineOptions options = EngineOptionsFor(shards_, cap_, max_page_);
     options.sweep_interval = 0;
     options.fanout_threads = 0;
     options.clock = clock_;
@@ -202,7 +207,8 @@ class Driver {
     }
     const size_t before = model_.entries();
     InsertResult want;
-    if (valid) model_.Put(owner, e, model_.ExpiryFor(o, clock_->Now()), &want);
+    if (valid)
+      model_.Insert(owner, e, model_.ExpiryFor(o, clock_->Now()), &want);
     CheckWrite(engine_->Insert(owner, e, o), valid, want, before);
   }
 
@@ -217,7 +223,7 @@ class Driver {
     if (valid) {
       const Micros expires_at = model_.ExpiryFor(o, clock_->Now());
       for (const EntityId owner : owners)
-        model_.Put(owner, e, expires_at, &want);
+        model_.Insert(owner, e, expires_at, &want);
     }
     CheckWrite(engine_->InsertFanout(owners, e, o), valid, want, before);
   }
@@ -241,7 +247,7 @@ class Driver {
     if (valid) {
       const Micros expires_at = model_.ExpiryFor(o, clock_->Now());
       for (const OwnedEntry& pair : batch) {
-        model_.Put(pair.owner, pair.entry, expires_at, &want);
+        model_.Insert(pair.owner, pair.entry, expires_at, &want);
       }
     }
     CheckWrite(engine_->InsertBatch(batch, o), valid, want, before);
@@ -266,9 +272,10 @@ class Driver {
     r.min_ts = walk.min_ts;
     r.max_ts = walk.max_ts;
     r.cursor = first ? "" : walk.cursor;
-    const std::vector<StoredEntry> visible = model_.Visible(
-        walk.owner, walk.order, walk.min_ts, walk.max_ts,
-        first ? std::nullopt : std::optional<Key>(walk.last), clock_->Now());
+    const std::vector<StoredEntry> visible = model_.Read(
+        testing::Feed::kTimeline, walk.owner, walk.order, walk.min_ts,
+        walk.max_ts, first ? std::nullopt : std::optional<Key>(walk.last),
+        clock_->Now(), false);
     const absl::StatusOr<Page> page = engine_->ReadTimeline(walk.owner, r);
     FUZZ_CHECK(page.ok());
     const std::vector<StoredEntry> want(
@@ -356,14 +363,14 @@ class Driver {
       total += n;
       if (n < budget) break;
     }
-    model_.DropExpired(now);
+    model_.EvictExpired(now);
   }
 
   void CheckStats() {
     const EngineStats stats = engine_->Stats();
     FUZZ_CHECK(stats.entries == model_.entries());
     FUZZ_CHECK(stats.timelines == model_.timelines());
-    FUZZ_CHECK(board_.Size() == board_model_.size());
+    FUZZ_CHECK(testing::BoardSize(board_).value() == board_model_.size());
   }
 
   MemberId Member() { return in_.Below(12); }
@@ -436,7 +443,7 @@ class Driver {
         break;
       }
       default:
-        board_.Clear();
+        FUZZ_CHECK(testing::ClearBoard(board_).ok());
         board_model_.Clear();
         break;
     }
@@ -556,7 +563,7 @@ class Driver {
   const size_t board_page_;
   const TieBreak tie_break_;
   std::unique_ptr<FeedEngine> engine_;
-  testing::TimelineModel model_;
+  testing::FeedModel model_;
   internal::LeaderboardImpl board_;
   testing::LeaderboardModel board_model_;
   std::vector<Walk> walks_;

@@ -19,8 +19,11 @@ feedcore_fuzz_target(NAME change_stream_position_fuzzer
   SOURCES change_stream_position_fuzzer.cc)
 feedcore_fuzz_target(NAME change_file_fuzzer
   SOURCES change_file_fuzzer.cc)
+# The reference model is compiled into the target, so that it carries the
+# same instrumentation.
 feedcore_fuzz_target(NAME api_sequence_fuzzer
-  SOURCES api_sequence_fuzzer.cc)
+  SOURCES api_sequence_fuzzer.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc)
 # The RESP parser of feedcore-server (examples/feed-server), compiled into
 # the target itself so that it carries the same instrumentation.
 feedcore_fuzz_target(NAME resp_parser_fuzzer

@@ -55,60 +55,7 @@ class FileDescriptor {
   int fd_;
 };
 
-absl::Status WriteAll(int fd, absl::string_view bytes,
-                      const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t written = ::write(fd, bytes.data(), bytes.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "write", path);
-    }
-    bytes.remove_prefix(static_cast<size_t>(written));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WriteAndSync(const std::string& path, absl::string_view contents) {
-  FileDescriptor fd(
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return ErrnoStatus(errno, "create", path);
-  if (absl::Status status = WriteAll(fd.get(), contents, path); !status.ok()) {
-    return status;
-  }
-  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "sync", path);
-  if (fd.Close() != 0) return ErrnoStatus(errno, "close", path);
-  return absl::OkStatus();
-}
-
-std::string DirectoryOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 }  // namespace
-
-absl::Status ReplaceFileDurably(const std::string& path,
-                                absl::string_view contents) {
-  const std::string temporary = path + ".tmp";
-  absl::Status status = WriteAndSync(temporary, contents);
-  if (status.ok() && ::rename(temporary.c_str(), path.c_str()) != 0) {
-    status = ErrnoStatus(errno, "rename to", path);
-  }
-  if (!status.ok()) {
-    ::unlink(temporary.c_str());
-    return status;
-  }
-  // The rename is durable only once the directory entry is.
-  const std::string directory = DirectoryOf(path);
-  FileDescriptor dir(::open(directory.c_str(), O_RDONLY | O_CLOEXEC));
-  if (dir.get() < 0) return ErrnoStatus(errno, "open directory", directory);
-  if (::fsync(dir.get()) != 0) {
-    return ErrnoStatus(errno, "sync directory", directory);
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

@@ -1,6 +1,6 @@
-// Whole-file I/O for the files the server keeps next to a snapshot: a
-// crash-safe replacing write (the discipline of the library's snapshots)
-// and whole-file reads and hashes.
+// Whole-file reads and hashes of the files the server keeps next to a
+// snapshot. They are written with the library's crash-safe replacement
+// (base/durable_file.h).
 #ifndef FEEDCORE_EXAMPLES_FEED_SERVER_DURABLE_FILE_H_
 #define FEEDCORE_EXAMPLES_FEED_SERVER_DURABLE_FILE_H_
 
@@ -12,15 +12,6 @@
 #include "absl/strings/string_view.h"
 
 namespace feedcore::server {
-
-// Replaces `path` with `contents`: writes `path + ".tmp"`, flushes it to
-// disk (fsync), renames it over `path` and syncs the directory, so a crash
-// or an error leaves either the old file or the new one, never a partial
-// one. On failure the temporary file is removed. Errors carry the system's
-// message: NotFound for a missing directory, ResourceExhausted for a full
-// disk or file size limit, Unavailable otherwise.
-absl::Status ReplaceFileDurably(const std::string& path,
-                                absl::string_view contents);
 
 // The whole file at `path`. NotFound if it does not exist; Unavailable
 // for other I/O errors.

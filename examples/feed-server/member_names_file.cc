@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "base/durable_file.h"
 #include "feedcore/leaderboard.h"
 
 namespace feedcore::server {
@@ -198,7 +199,7 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
 
 absl::Status WriteMemberNamesFile(const std::string& path,
                                   const MemberNamesFile& file) {
-  return ReplaceFileDurably(path, EncodeMemberNamesFile(file));
+  return internal::WriteFileDurably(path, EncodeMemberNamesFile(file));
 }
 
 absl::StatusOr<MemberNamesFile> ReadMemberNamesFile(const std::string& path) {

@@ -48,7 +48,8 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file);
 // left, an empty or overlong key, or a key or name given twice.
 absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes);
 
-// Writes `file` to `path` with ReplaceFileDurably.
+// Replaces `path` with `file` crash-safely (base/durable_file.h), so a
+// crash never leaves names that do not match a whole snapshot.
 absl::Status WriteMemberNamesFile(const std::string& path,
                                   const MemberNamesFile& file);
 

@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/byte_codec.h"
+#include "base/durable_file.h"
 #include "base/io_error.h"
 
 namespace feedcore {
@@ -33,6 +34,7 @@ namespace {
 using internal::ByteReader;
 using internal::ByteWriter;
 using internal::IoError;
+using internal::WriteAll;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'L', 'O', 'G', '\0'};
 // Version 2 added the entry's group key.
@@ -265,24 +267,14 @@ class FileWriter final : public ChangeFileWriter {
       buffer_.append(body);
     }
     const uint64_t before = size_;
-    std::string_view left(buffer_);
-    while (!left.empty()) {
-      const ssize_t n = ::write(fd_, left.data(), left.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        const absl::Status error = IoError("appending to", path_, errno);
-        // Cut the partial frames off, so that later appends follow whole
-        // frames.
-        if (::ftruncate(fd_, static_cast<off_t>(before)) == 0) {
-          size_ = before;
-        } else {
-          broken_ = true;
-        }
-        return error;
-      }
-      left.remove_prefix(static_cast<size_t>(n));
-      size_ += static_cast<uint64_t>(n);
+    if (absl::Status error = WriteAll(fd_, buffer_, path_, "appending to");
+        !error.ok()) {
+      // Cut the partial frames off, so that later appends follow whole
+      // frames.
+      if (::ftruncate(fd_, static_cast<off_t>(before)) != 0) broken_ = true;
+      return error;
     }
+    size_ += buffer_.size();
     return absl::OkStatus();
   }
 
@@ -324,9 +316,9 @@ absl::StatusOr<std::unique_ptr<ChangeFileWriter>> ChangeFileWriter::Open(
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size == 0) {
     const std::string header = Header();
-    if (::write(fd, header.data(), header.size()) !=
-        static_cast<ssize_t>(header.size())) {
-      return fail(IoError("writing the header of", path, errno));
+    if (absl::Status s = WriteAll(fd, header, path, "writing the header of");
+        !s.ok()) {
+      return fail(s);
     }
     size = header.size();
   } else {

@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/byte_codec.h"
+#include "base/durable_file.h"
 #include "base/io_error.h"
 #include "feed/feed_engine_impl.h"
 #include "leaderboard/leaderboard_impl.h"
@@ -41,6 +42,7 @@ namespace {
 
 using internal::ByteReader;
 using internal::ByteWriter;
+using internal::DurableFileWriter;
 using internal::FeedEngineImpl;
 using internal::IoError;
 using internal::LeaderboardImpl;
@@ -68,48 +70,6 @@ uint64_t Checksum(std::string_view bytes) {
   return XXH3_64bits_withSeed(bytes.data(), bytes.size(), kChecksumSeed);
 }
 
-// A file descriptor that is closed (and, unless kept, its file removed) on
-// every path out of SaveSnapshot.
-class TempFile {
- public:
-  explicit TempFile(std::string path) : path_(std::move(path)) {}
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!kept_) ::unlink(path_.c_str());
-  }
-  absl::Status Open() {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) return IoError("creating", path_, errno);
-    return absl::OkStatus();
-  }
-  absl::Status Write(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return IoError("writing", path_, errno);
-      }
-      bytes.remove_prefix(static_cast<size_t>(n));
-      written_ += static_cast<uint64_t>(n);
-    }
-    return absl::OkStatus();
-  }
-  absl::Status SyncAndClose() {
-    if (::fsync(fd_) != 0) return IoError("flushing", path_, errno);
-    const int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) return IoError("closing", path_, errno);
-    return absl::OkStatus();
-  }
-  void Keep() { kept_ = true; }
-  uint64_t written() const { return written_; }
-
- private:
-  const std::string path_;
-  int fd_ = -1;
-  bool kept_ = false;
-  uint64_t written_ = 0;
-};
-
 std::string SectionHeader(uint32_t type, uint32_t index,
                           std::string_view payload) {
   std::string header;
@@ -119,20 +79,6 @@ std::string SectionHeader(uint32_t type, uint32_t index,
   w.U64(payload.size());
   w.U64(Checksum(payload));
   return header;
-}
-
-absl::Status SyncDirectoryOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError("opening directory", dir, errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return IoError("flushing directory", dir, err);
-  return absl::OkStatus();
 }
 
 // Reads a whole file section by section, never trusting a length it has
@@ -391,8 +337,9 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
     for (const auto& ref : listed)
       partitions += ref.board->options().partitions;
   }
-  TempFile file(path + ".tmp");
-  if (absl::Status s = file.Open(); !s.ok()) return s;
+  absl::StatusOr<DurableFileWriter> created = DurableFileWriter::Create(path);
+  if (!created.ok()) return created.status();
+  DurableFileWriter& file = *created;
 
   std::string bytes;
   ByteWriter header(&bytes);
@@ -401,15 +348,15 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   header.U32(static_cast<uint32_t>(domains + partitions + 3));
   header.U64(0);
   header.U64(Checksum(bytes));
-  if (absl::Status s = file.Write(bytes); !s.ok()) return s;
+  if (absl::Status s = file.Append(bytes); !s.ok()) return s;
 
   auto write_section = [&](uint32_t type, uint32_t index,
                            const std::string& payload) {
-    if (absl::Status s = file.Write(SectionHeader(type, index, payload));
+    if (absl::Status s = file.Append(SectionHeader(type, index, payload));
         !s.ok()) {
       return s;
     }
-    return file.Write(payload);
+    return file.Append(payload);
   };
   std::string payload;
   ByteWriter sizing(&payload);
@@ -475,12 +422,7 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
   trailer.U64(domains);
   trailer.U64(listed.size());
   if (absl::Status s = write_section(kTrailer, 0, payload); !s.ok()) return s;
-  if (absl::Status s = file.SyncAndClose(); !s.ok()) return s;
-  if (::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
-    return IoError("renaming the snapshot to", path, errno);
-  }
-  file.Keep();
-  if (absl::Status s = SyncDirectoryOf(path); !s.ok()) return s;
+  if (absl::Status s = file.Commit(); !s.ok()) return s;
   return SnapshotInfo{sequence, file.written()};
 }
 

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "conformance/backend.h"
 #include "feedcore/leaderboard.h"
+#include "model/leaderboard_model.h"
 #include "support/leaderboard_test_util.h"
 #include "support/test_util.h"
 // Where the cluster board puts a member, to crowd one of its partitions.
@@ -42,6 +43,11 @@
 namespace feedcore {
 namespace {
 
+using internal::RankKey;
+using testing::LeaderboardModel;
+using testing::ModelEntries;
+using testing::ModelPage;
+using testing::ModelRank;
 using testing::OnCluster;
 using Entries = std::vector<LeaderboardEntry>;
 
@@ -55,105 +61,6 @@ constexpr size_t kMembers = 200;
 // The score range of the backend under test.
 int64_t HighestScore() { return OnCluster() ? kExact : kMax; }
 int64_t LowestScore() { return OnCluster() ? -kExact : kMin; }
-
-// A position on the board: higher score first, then lower member id.
-struct Key {
-  int64_t score = 0;
-  MemberId member = 0;
-};
-
-bool Above(const Key& a, const Key& b) {
-  return a.score != b.score ? a.score > b.score : a.member < b.member;
-}
-
-class Model {
- public:
-  void Set(MemberId member, int64_t score) { scores_[member] = score; }
-
-  // The new score, or nullopt when it would leave [low, high] (nothing
-  // changes).
-  std::optional<int64_t> Increment(MemberId member, int64_t delta, int64_t low,
-                                   int64_t high) {
-    const auto it = scores_.find(member);
-    const int64_t old = it == scores_.end() ? 0 : it->second;
-    int64_t sum = 0;
-    if (__builtin_add_overflow(old, delta, &sum) || sum < low || sum > high) {
-      return std::nullopt;
-    }
-    scores_[member] = sum;
-    return sum;
-  }
-
-  bool Remove(MemberId member) { return scores_.erase(member) == 1; }
-  void Clear() { scores_.clear(); }
-
-  std::optional<int64_t> Score(MemberId member) const {
-    const auto it = scores_.find(member);
-    if (it == scores_.end()) return std::nullopt;
-    return it->second;
-  }
-
-  // Every member, best first.
-  std::vector<Key> Sorted() const {
-    std::vector<Key> keys;
-    keys.reserve(scores_.size());
-    for (const auto& [member, score] : scores_) keys.push_back({score, member});
-    std::sort(keys.begin(), keys.end(), Above);
-    return keys;
-  }
-
- private:
-  std::map<MemberId, int64_t> scores_;
-};
-
-// The entries at ranks [from, to) of `sorted`.
-Entries Slice(const std::vector<Key>& sorted, size_t from, size_t to) {
-  Entries out;
-  for (size_t i = from; i < to && i < sorted.size(); ++i) {
-    out.push_back({sorted[i].member, sorted[i].score, i});
-  }
-  return out;
-}
-
-// The page after `after` (nullopt: the first page) in `order`. `*more` says
-// whether entries follow; `*last` is the key of the last entry returned.
-Entries ModelPage(const std::vector<Key>& sorted, LeaderboardOrder order,
-                  const std::optional<Key>& after, size_t limit, bool* more,
-                  Key* last) {
-  Entries out;
-  // Entries [0, split) rank at or above the cursor's key.
-  const size_t split =
-      after ? static_cast<size_t>(
-                  std::partition_point(
-                      sorted.begin(), sorted.end(),
-                      [&](const Key& k) { return !Above(*after, k); }) -
-                  sorted.begin())
-            : 0;
-  if (order == LeaderboardOrder::kBestFirst) {
-    size_t i = split;
-    for (; i < sorted.size() && out.size() < limit; ++i) {
-      out.push_back({sorted[i].member, sorted[i].score, i});
-      *last = sorted[i];
-    }
-    *more = i < sorted.size();
-  } else {
-    // Entries ranked strictly above the cursor's key are still ahead.
-    size_t end = sorted.size();
-    if (after) {
-      end = static_cast<size_t>(
-          std::partition_point(sorted.begin(), sorted.end(),
-                               [&](const Key& k) { return Above(k, *after); }) -
-          sorted.begin());
-    }
-    while (end > 0 && out.size() < limit) {
-      --end;
-      out.push_back({sorted[end].member, sorted[end].score, end});
-      *last = sorted[end];
-    }
-    *more = end > 0;
-  }
-  return out;
-}
 
 // The members a board of `partitions` draws from. Half of them share one
 // partition of the cluster board: its merges read a share of each
@@ -178,7 +85,7 @@ struct Pager {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
   size_t limit = 1;
   std::string cursor;
-  std::optional<Key> after;  // the model's view of the cursor
+  std::optional<RankKey> after;  // the model's view of the cursor
 };
 
 void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
@@ -192,7 +99,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
                          "lb-model");
   REQUIRE_MESSAGE(created.ok(), created.status());
   Leaderboard& board = **created;
-  Model model;
+  LeaderboardModel model(TieBreak::kLowerMemberFirst);
   const int64_t high = HighestScore();
   const int64_t low = LowestScore();
 
@@ -279,15 +186,15 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
                     "Remove(" << member << "): " << status);
       if (!removed) CHECK(status.code() == absl::StatusCode::kNotFound);
     } else {
-      board.Clear();
+      REQUIRE(testing::ClearBoard(board).ok());
       model.Clear();
     }
 
-    const std::vector<Key> sorted = model.Sorted();
-    REQUIRE(board.Size() == sorted.size());
+    const std::vector<RankKey> sorted = model.Sorted();
+    REQUIRE(testing::BoardSize(board).value() == sorted.size());
 
     const size_t k = 1 + uniform(kMaxPage);
-    CHECK(board.TopK(k).value() == Slice(sorted, 0, k));
+    CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k));
 
     for (int i = 0; i < 3; ++i) {
       // The first probe is the member just written, the likeliest to have
@@ -300,13 +207,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       REQUIRE(got_rank.ok() == score.has_value());
       if (score) {
         CHECK(*got_score == *score);
-        const size_t rank = static_cast<size_t>(
-            std::partition_point(sorted.begin(), sorted.end(),
-                                 [&](const Key& key) {
-                                   return Above(key, Key{*score, probe});
-                                 }) -
-            sorted.begin());
-        CHECK(*got_rank == rank);
+        CHECK(*got_rank == ModelRank(sorted, *model.Find(probe)));
       } else {
         CHECK(got_score.status().code() == absl::StatusCode::kNotFound);
         CHECK(got_rank.status().code() == absl::StatusCode::kNotFound);
@@ -321,7 +222,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       const size_t after = uniform(4) == 0 ? uniform(kMaxPage + 1) : uniform(6);
       const size_t from = at >= before ? at - before : 0;
       CHECK(board.Around(sorted[at].member, before, after).value() ==
-            Slice(sorted, from, at + after + 1));
+            ModelEntries(sorted, from, at + after + 1));
     } else {
       CHECK(board.Around(member, 1, 1).status().code() ==
             absl::StatusCode::kNotFound);
@@ -331,7 +232,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       // The whole board, in pages of a random size, in both orders.
       const size_t limit = 1 + uniform(uniform(3) == 0 ? 8 : kMaxPage);
       CAPTURE(limit);
-      const Entries best = Slice(sorted, 0, sorted.size());
+      const Entries best = ModelEntries(sorted, 0, sorted.size());
       CHECK(testing::ReadAllPages(board, LeaderboardOrder::kBestFirst, limit) ==
             best);
       CHECK(
@@ -347,7 +248,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
       REQUIRE_MESSAGE(page.ok(), page.status());
       bool more = false;
-      Key last;
+      RankKey last;
       CHECK(page->entries == ModelPage(sorted, pager.order, pager.after,
                                        pager.limit, &more, &last));
       CHECK(page->next_cursor.empty() == !more);

@@ -16,7 +16,7 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
 #include "feedcore/snapshot.h"
-#include "model/group_reference.h"
+#include "model/feed_model.h"
 #include "support/file_test_util.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"

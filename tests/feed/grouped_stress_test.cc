@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "feedcore/feed_engine.h"
-#include "model/group_reference.h"
+#include "model/feed_model.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
 

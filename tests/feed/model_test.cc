@@ -1,7 +1,7 @@
 // Model-based test of FeedEngine: long random sequences of inserts (single,
 // fan-out, batch), removals, reads (random limits, orders, windows and
 // cursors followed across other operations), clock advances and evictions,
-// each compared exactly with the reference model of timeline_model.h.
+// each compared exactly with the reference model of model/feed_model.h.
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of operations per configuration.
@@ -21,14 +21,14 @@
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
-#include "model/timeline_model.h"
+#include "model/feed_model.h"
 #include "support/test_util.h"
 
 namespace feedcore {
 namespace {
 
-using Key = testing::TimelineModel::Key;
-using Model = testing::TimelineModel;
+using Key = testing::FeedModel::Key;
+using Model = testing::FeedModel;
 
 struct Config {
   size_t shards;
@@ -64,13 +64,17 @@ class Runner {
       : config_(config),
         rng_(seed),
         clock_(std::make_shared<ManualClock>(1'000'000)),
-        model_(config.cap, kDefaultTtl) {
+        model_(Options(config)) {
+    engine_ = testing::NewManualEngine(clock_, Options(config));
+  }
+
+  static EngineOptions Options(const Config& config) {
     EngineOptions o;
     o.shards = config.shards;
     o.max_timeline_length = config.cap;
     o.max_page_size = config.max_page_size;
     o.default_ttl = kDefaultTtl;
-    engine_ = testing::NewManualEngine(clock_, o);
+    return o;
   }
 
   void Run(int ops) {
@@ -168,7 +172,7 @@ class Runner {
             " ts=" + std::to_string(e.ts) +
             " id=" + std::to_string(e.activity_id);
     InsertResult want;
-    model_.Put(owner, e, model_.ExpiryFor(o, clock_->Now()), &want);
+    model_.Insert(owner, e, model_.ExpiryFor(o, clock_->Now()), &want);
     const absl::StatusOr<InsertResult> got = engine_->Insert(owner, e, o);
     REQUIRE_MESSAGE(got.ok(), got.status());
     INFO("want " << Describe(want) << " got " << Describe(*got));
@@ -187,7 +191,8 @@ class Runner {
     what_ = "InsertFanout to " + std::to_string(owners.size()) + " owners";
     InsertResult want;
     const Micros expires_at = model_.ExpiryFor(o, clock_->Now());
-    for (const EntityId owner : owners) model_.Put(owner, e, expires_at, &want);
+    for (const EntityId owner : owners)
+      model_.Insert(owner, e, expires_at, &want);
     const absl::StatusOr<InsertResult> got =
         engine_->InsertFanout(owners, e, o);
     REQUIRE_MESSAGE(got.ok(), got.status());
@@ -207,7 +212,7 @@ class Runner {
     InsertResult want;
     const Micros expires_at = model_.ExpiryFor(o, clock_->Now());
     for (const OwnedEntry& pair : batch) {
-      model_.Put(pair.owner, pair.entry, expires_at, &want);
+      model_.Insert(pair.owner, pair.entry, expires_at, &want);
     }
     const absl::StatusOr<InsertResult> got = engine_->InsertBatch(batch, o);
     REQUIRE_MESSAGE(got.ok(), got.status());
@@ -259,10 +264,13 @@ class Runner {
     r.max_ts = max_ts;
     r.cursor = cursor;
     const std::vector<StoredEntry> visible =
-        model_.Visible(owner, order, min_ts, max_ts, after, clock_->Now());
-    hidden_expired_ +=
-        model_.Visible(owner, order, min_ts, max_ts, after, kNoExpiry).size() -
-        visible.size();
+        model_.Read(testing::Feed::kTimeline, owner, order, min_ts, max_ts,
+                    after, clock_->Now(), false);
+    hidden_expired_ += model_
+                           .Read(testing::Feed::kTimeline, owner, order, min_ts,
+                                 max_ts, after, kNoExpiry, false)
+                           .size() -
+                       visible.size();
     const absl::StatusOr<Page> page = engine_->ReadTimeline(owner, r);
     INFO("ReadTimeline owner="
          << owner << " limit=" << r.limit
@@ -336,7 +344,7 @@ class Runner {
       if (n < budget) break;
     }
     REQUIRE(total == expired);
-    model_.DropExpired(now);
+    model_.EvictExpired(now);
     evicted_ += total;
   }
 

@@ -32,7 +32,7 @@
 //   * A group whose last entry leaves (trim, expiry, retraction) takes its
 //     flags with it; a later group with the same key starts unseen and
 //     unread.
-// Reads are grouped with ReferenceGroups (group_reference.h) and carry the
+// Reads are grouped with ReferenceGroups (model/feed_model.h) and carry the
 // model's flags; counts are the model's groups not seen, not read, and all.
 //
 // Seeds are fixed and printed on failure; FEEDCORE_MODEL_SEED overrides the
@@ -58,7 +58,7 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
-#include "model/group_reference.h"
+#include "model/feed_model.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
 
@@ -80,40 +80,9 @@ constexpr Micros kMaxAdvance = 40;
 constexpr Micros kTsSpread = 150;
 constexpr size_t kEvictAll = 1'000'000;
 
-using Key = std::pair<Micros, ActivityId>;
-// A group of one feed: its non-zero key, or for key 0 the entry's own key.
-using Slot = std::pair<GroupKey, Key>;
+using Key = testing::FeedModel::Key;
 
 GroupKey GroupKeyOf(const Activity& a) { return a.verb * 1000 + a.object; }
-
-struct Note {
-  EntityId actor = 0;
-  Micros expires_at = 0;
-  GroupKey group = 0;
-};
-
-struct Flags {
-  bool seen = false;
-  bool read = false;
-};
-
-struct ModelFeed {
-  std::map<Key, Note> notes;  // oldest first
-  std::map<Slot, Flags> flags;
-};
-
-struct ModelActivity {
-  EntityId actor = 0;
-  Micros ts = 0;
-  Micros expires_at = 0;
-  std::vector<EntityId> recipients;  // distinct
-  bool retracted = false;
-  bool evicted = false;
-};
-
-Slot SlotOf(const Key& key, const Note& note) {
-  return note.group != 0 ? Slot{note.group, Key{}} : Slot{0, key};
-}
 
 std::string Describe(const FeedGroup& g) {
   std::ostringstream os;
@@ -160,8 +129,8 @@ class Runner {
     o.aggregation.group_key = GroupKeyOf;
     o.aggregation.max_group_actors = kMaxGroupActors;
     o.aggregation.max_group_entries = kMaxGroupEntries;
+    model_ = std::make_unique<testing::FeedModel>(o);
     engine_ = testing::NewManualEngine(clock_, std::move(o));
-    aggregated_ = config.aggregated;
   }
 
   struct Coverage {
@@ -172,7 +141,15 @@ class Runner {
              seen_groups = 0, read_groups = 0;
   };
 
-  const Coverage& coverage() const { return coverage_; }
+  Coverage coverage() const {
+    Coverage c = coverage_;
+    const testing::FeedModel::NotificationTally& tally =
+        model_->notification_tally();
+    c.trimmed = tally.trimmed;
+    c.rejected = tally.rejected;
+    c.rejoined_seen = tally.rejoined_seen;
+    return c;
+  }
 
   void Run(int ops) {
     for (step_ = 0; step_ < ops; ++step_) {
@@ -214,65 +191,17 @@ class Runner {
 
   // What every notification call of `user` does first.
   void Reclaim(EntityId user) {
-    ModelFeed& feed = feeds_[user];
-    std::vector<Key> expired;
-    for (const auto& [key, note] : feed.notes) {
-      if (note.expires_at <= Now()) expired.push_back(key);
-    }
-    for (const Key& key : expired) Erase(feed, key);
-    coverage_.reclaimed_on_call += expired.size();
-  }
-
-  // Removes `key` from `feed`, and its group's flags with the group's last
-  // entry.
-  static void Erase(ModelFeed& feed, const Key& key) {
-    auto it = feed.notes.find(key);
-    if (it == feed.notes.end()) return;
-    const Slot slot = SlotOf(key, it->second);
-    feed.notes.erase(it);
-    for (const auto& [k, note] : feed.notes) {
-      if (SlotOf(k, note) == slot) return;
-    }
-    feed.flags.erase(slot);
-  }
-
-  void Put(EntityId user, const Key& key, const Note& note) {
-    ModelFeed& feed = feeds_[user];
-    if (feed.notes.size() >= kMaxLength && key < feed.notes.begin()->first) {
-      ++coverage_.rejected;
-      return;
-    }
-    const Slot slot = SlotOf(key, note);
-    auto flags = feed.flags.find(slot);
-    if (flags != feed.flags.end() && flags->second.seen) {
-      ++coverage_.rejoined_seen;
-    }
-    feed.notes[key] = note;
-    feed.flags[slot] = Flags{};
-    while (feed.notes.size() > kMaxLength) {
-      Erase(feed, feed.notes.begin()->first);
-      ++coverage_.trimmed;
-    }
-  }
-
-  NotificationCounts CountsOf(EntityId user) {
-    NotificationCounts c;
-    for (const auto& [slot, flags] : feeds_[user].flags) {
-      ++c.groups;
-      if (!flags.seen) ++c.unseen;
-      if (!flags.read) ++c.unread;
-    }
-    return c;
+    coverage_.reclaimed_on_call += model_->ReclaimNotifications(user, Now());
   }
 
   void CheckCounts(const NotificationCounts& got, EntityId user) {
-    const NotificationCounts want = CountsOf(user);
+    const NotificationCounts want = model_->Counts(user);
     REQUIRE_MESSAGE(got == want, "user " << user << " got " << Describe(got)
                                          << " want " << Describe(want));
   }
 
   void DoPublish() {
-    const ActivityId id = activities_.size() + 1;
+    const ActivityId id = published_ts_.size() + 1;
     // One draw per statement: the order in which arguments are evaluated
     // differs between compilers, and a seed must replay alike with each.
     const EntityId actor = 1 + rng_() % kActors;
@@ -299,48 +228,38 @@ class Runner {
     const absl::StatusOr<PublishResult> r = engine_->Publish(a, options);
     REQUIRE_MESSAGE(r.ok(), r.status());
 
-    ModelActivity m;
-    m.actor = a.actor;
-    m.ts = a.ts;
-    m.expires_at =
-        Now() + (a.ttl != 0 ? a.ttl : engine_->options().default_ttl);
-    const std::set<EntityId> distinct(options.notify.begin(),
-                                      options.notify.end());
-    m.recipients.assign(distinct.begin(), distinct.end());
-    CHECK(r->created);
-    CHECK(r->fanned_out == 0);
-    CHECK(r->notified == m.recipients.size());
-    const Note note{a.actor, m.expires_at, aggregated_ ? GroupKeyOf(a) : 0};
-    for (const EntityId user : m.recipients) Put(user, {a.ts, id}, note);
-    activities_.push_back(std::move(m));
+    const absl::StatusOr<PublishResult> want =
+        model_->Publish(a, options, Now());
+    REQUIRE(want.ok());
+    CHECK(r->created == want->created);
+    CHECK(r->fanned_out == want->fanned_out);
+    CHECK(r->notified == want->notified);
+    published_ts_.push_back(a.ts);
   }
 
   void DoRetract() {
-    if (activities_.empty()) return;
-    const ActivityId id = 1 + rng_() % activities_.size();
+    if (published_ts_.empty()) return;
+    const ActivityId id = 1 + rng_() % published_ts_.size();
     what_ = "retract " + std::to_string(id);
-    ModelActivity& m = activities_[id - 1];
+    const auto stored = model_->activities().find(id);
+    const bool evicted = stored == model_->activities().end();
+    const bool again = !evicted && stored->second.retracted;
     const absl::Status s = engine_->Retract(id);
-    if (m.evicted) {
-      REQUIRE_MESSAGE(s.code() == absl::StatusCode::kNotFound, s);
+    REQUIRE_MESSAGE(s.code() == model_->Retract(id), s);
+    if (evicted) {
       ++coverage_.retract_not_found;
-      return;
-    }
-    REQUIRE_MESSAGE(s.ok(), s);
-    if (m.retracted) {
+    } else if (again) {
       ++coverage_.retract_again;
-      return;
+    } else {
+      ++coverage_.retracted;
     }
-    m.retracted = true;
-    ++coverage_.retracted;
-    for (const EntityId user : m.recipients) Erase(feeds_[user], {m.ts, id});
   }
 
   void DoMarkSeen() {
     const EntityId user = RandomUser();
     what_ = "mark seen " + std::to_string(user);
     Reclaim(user);
-    for (auto& [slot, flags] : feeds_[user].flags) flags.seen = true;
+    model_->MarkSeen(user);
     CheckCounts(engine_->MarkSeen(user), user);
   }
 
@@ -348,41 +267,38 @@ class Runner {
     const EntityId user = RandomUser();
     what_ = "mark all read " + std::to_string(user);
     Reclaim(user);
-    for (auto& [slot, flags] : feeds_[user].flags) flags = {true, true};
+    model_->MarkAllRead(user);
     CheckCounts(engine_->MarkAllRead(user), user);
   }
 
   void DoMarkRead() {
     const EntityId user = RandomUser();
     Key key{Now(), 0};
-    const std::map<Key, Note>& notes = feeds_[user].notes;
+    const testing::FeedModel::FeedMap& notes = model_->notifications(user);
     if (!notes.empty() && rng_() % 2 == 0) {
       // One the feed holds, perhaps expired by now.
       auto it = notes.begin();
       std::advance(it, static_cast<long>(rng_() % notes.size()));
       key = it->first;
-    } else if (!activities_.empty()) {
+    } else if (!published_ts_.empty()) {
       // Any notification, most likely one the user never got or lost.
-      const ActivityId id = 1 + rng_() % activities_.size();
-      key = {activities_[id - 1].ts, id};
+      const ActivityId id = 1 + rng_() % published_ts_.size();
+      key = {published_ts_[id - 1], id};
     }
     // A timestamp that does not match names nothing.
     if (rng_() % 5 == 0) key.first += 1;
     what_ = "mark read " + std::to_string(user) + " " +
             std::to_string(key.first) + "/" + std::to_string(key.second);
     Reclaim(user);
-    ModelFeed& feed = feeds_[user];
     const absl::StatusOr<NotificationCounts> got =
         engine_->MarkRead(user, key.first, key.second);
-    auto it = feed.notes.find(key);
-    if (it == feed.notes.end()) {
+    if (!model_->MarkRead(user, key)) {
       REQUIRE_MESSAGE(got.status().code() == absl::StatusCode::kNotFound,
                       got.status());
       ++coverage_.mark_read_not_found;
       return;
     }
     REQUIRE_MESSAGE(got.ok(), got.status());
-    feed.flags[SlotOf(key, it->second)] = {true, true};
     ++coverage_.mark_read_ok;
     CheckCounts(*got, user);
   }
@@ -394,21 +310,8 @@ class Runner {
   }
 
   std::vector<FeedGroup> Expected(EntityId user) {
-    const ModelFeed& feed = feeds_[user];
-    std::vector<StoredEntry> entries;
-    for (const auto& [key, note] : feed.notes) {
-      entries.push_back(StoredEntry{
-          key.first, key.second, note.actor, note.expires_at, note.group, {}});
-    }
-    std::vector<FeedGroup> groups = testing::ReferenceGroups(
-        std::move(entries), kMaxGroupActors, kMaxGroupEntries);
+    std::vector<FeedGroup> groups = model_->Notifications(user);
     for (FeedGroup& g : groups) {
-      const StoredEntry& top = g.recent.front();
-      const Note& note = feed.notes.at({top.ts, top.activity_id});
-      const Flags& flags =
-          feed.flags.at(SlotOf({top.ts, top.activity_id}, note));
-      g.seen = flags.seen;
-      g.read = flags.read;
       if (g.actor_count > kMaxGroupActors) ++coverage_.actors_bounded;
       if (g.activity_count > kMaxGroupEntries) ++coverage_.entries_bounded;
       if (g.seen) ++coverage_.seen_groups;
@@ -449,21 +352,7 @@ class Runner {
 
   void DoEvict() {
     what_ = "evict expired";
-    size_t want = 0;
-    for (auto& [user, feed] : feeds_) {
-      std::vector<Key> expired;
-      for (const auto& [key, note] : feed.notes) {
-        if (note.expires_at <= Now()) expired.push_back(key);
-      }
-      for (const Key& key : expired) Erase(feed, key);
-      want += expired.size();
-    }
-    // The activity's own feed and world feed entries, unless retracted.
-    for (ModelActivity& m : activities_) {
-      if (m.evicted || m.expires_at > Now()) continue;
-      if (!m.retracted) want += 2;
-      m.evicted = true;
-    }
+    const size_t want = model_->EvictExpired(Now());
     const size_t got = engine_->EvictExpired(kEvictAll);
     REQUIRE(got == want);
     coverage_.evicted += got;
@@ -472,9 +361,8 @@ class Runner {
   std::mt19937_64 rng_;
   std::shared_ptr<ManualClock> clock_;
   std::unique_ptr<FeedEngine> engine_;
-  bool aggregated_ = true;
-  std::map<EntityId, ModelFeed> feeds_;
-  std::vector<ModelActivity> activities_;  // activity id - 1
+  std::unique_ptr<testing::FeedModel> model_;
+  std::vector<Micros> published_ts_;  // activity id - 1
   int step_ = 0;
   std::string what_ = "start";
   Coverage coverage_;
@@ -497,7 +385,7 @@ void RunConfig(const Config& config) {
                    << " (FEEDCORE_MODEL_SEED=" << seed << " reproduces it)");
     Runner runner(config, seed);
     runner.Run(Ops());
-    const Runner::Coverage& c = runner.coverage();
+    const Runner::Coverage c = runner.coverage();
     total.trimmed += c.trimmed;
     total.rejected += c.rejected;
     total.reclaimed_on_call += c.reclaimed_on_call;

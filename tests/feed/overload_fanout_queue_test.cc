@@ -26,6 +26,7 @@
 namespace feedcore {
 namespace {
 
+using testing::Async;
 using testing::IdsOf;
 using testing::MakeActivity;
 using testing::Own;
@@ -71,13 +72,6 @@ EngineOptions QueueOptions(const std::shared_ptr<Valve>& valve) {
   o.on_delivery = [valve](absl::Span<const EntityId>, const TimelineEntry&) {
     valve->OnDelivery();
   };
-  return o;
-}
-
-PublishOptions Async(bool wait_when_queue_full) {
-  PublishOptions o;
-  o.completion = FanoutCompletion::kAsynchronous;
-  o.wait_when_queue_full = wait_when_queue_full;
   return o;
 }
 

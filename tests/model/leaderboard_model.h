@@ -2,21 +2,28 @@
 // last score change), sorted in full for every question. Plain containers
 // and no cleverness, so that it is obviously right.
 //
-// Shared by the model-based test (tests/leaderboard/leaderboard_model_test.cc)
-// and the API-sequence fuzz target (fuzz/api_sequence_fuzzer.cc), so both hold
-// the board to the same reference. Uses RankKey and RanksAbove from src/ (the
-// board's own order, which the unit tests of the ranked B+tree check), and no
-// test framework.
+// Shared by the model-based test (tests/leaderboard/leaderboard_model_test.cc),
+// the conformance model test (tests/conformance/
+// leaderboard_conformance_model_test.cc) and the API-sequence fuzz target
+// (fuzz/api_sequence_fuzzer.cc), so all of them hold every backend to the same
+// reference. Uses RankKey and RanksAbove from src/ (the board's own order,
+// which the unit tests of the ranked B+tree check), and no test framework.
+//
+// With TieBreak::kLowerMemberFirst every key's sequence is 0, so ties rank by
+// member alone, as on the Redis Cluster backend.
 #ifndef FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
 #define FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/ranked_btree.h"
 
@@ -35,23 +42,34 @@ class LeaderboardModel {
     }
   }
 
-  // The new score, or nullopt on overflow (nothing changes).
-  std::optional<int64_t> Increment(MemberId member, int64_t delta) {
+  // The new score, or nullopt when it overflows or leaves [low, high]
+  // (nothing changes then). The bounds are the backend's score range.
+  std::optional<int64_t> Increment(
+      MemberId member, int64_t delta,
+      int64_t low = std::numeric_limits<int64_t>::min(),
+      int64_t high = std::numeric_limits<int64_t>::max()) {
     auto it = members_.find(member);
-    if (it == members_.end()) {
-      members_[member] = {delta, NextSeq(), member};
-      return delta;
-    }
+    const int64_t old = it == members_.end() ? 0 : it->second.score;
     int64_t sum = 0;
-    if (__builtin_add_overflow(it->second.score, delta, &sum)) {
+    if (__builtin_add_overflow(old, delta, &sum) || sum < low || sum > high) {
       return std::nullopt;
     }
-    if (delta != 0) it->second = {sum, NextSeq(), member};
+    if (it == members_.end()) {
+      members_[member] = {sum, NextSeq(), member};
+    } else if (delta != 0) {
+      it->second = {sum, NextSeq(), member};
+    }
     return sum;
   }
 
   bool Remove(MemberId member) { return members_.erase(member) == 1; }
   void Clear() { members_.clear(); }
+
+  std::optional<int64_t> Score(MemberId member) const {
+    auto it = members_.find(member);
+    if (it == members_.end()) return std::nullopt;
+    return it->second.score;
+  }
 
   std::optional<internal::RankKey> Find(MemberId member) const {
     auto it = members_.find(member);
@@ -80,6 +98,17 @@ class LeaderboardModel {
   uint64_t changes_ = 0;
   std::map<MemberId, internal::RankKey> members_;
 };
+
+// The calls whose result type differs between feedcore versions go through
+// these, so that the tests, the conformance tests and the fuzz target compare
+// them in one way.
+inline absl::StatusOr<size_t> BoardSize(const Leaderboard& board) {
+  return board.Size();
+}
+inline absl::Status ClearBoard(Leaderboard& board) {
+  board.Clear();
+  return absl::OkStatus();
+}
 
 // The entries at ranks [from, to) of `sorted` (best first).
 inline std::vector<LeaderboardEntry> ModelEntries(

@@ -24,6 +24,7 @@
 #include "feedcore/options.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
+#include "model/feed_model.h"
 #include "support/test_util.h"
 
 // Lets doctest print lists of ids (EntityId and ActivityId are both
@@ -43,9 +44,6 @@ struct doctest::StringMaker<std::vector<uint64_t>> {
 
 namespace feedcore {
 namespace testing {
-
-// Which feed a read goes to.
-enum class Feed { kTimeline, kOwn, kWorld };
 
 inline absl::StatusOr<Page> ReadFeed(const FeedEngine& engine, Feed feed,
                                      EntityId owner,
@@ -131,14 +129,23 @@ inline std::vector<EntityId> WholeList(const FeedEngine& engine, bool followers,
   return out;
 }
 
-inline std::set<EntityId> FollowerSet(const FeedEngine& engine,
-                                      EntityId entity) {
-  const std::vector<EntityId> ids = WholeList(engine, true, entity);
+// Publish options for an asynchronous fan-out.
+inline PublishOptions Async(bool wait_when_queue_full = true) {
+  PublishOptions o;
+  o.completion = FanoutCompletion::kAsynchronous;
+  o.wait_when_queue_full = wait_when_queue_full;
+  return o;
+}
+
+// Whole follower or followee lists as sets, paged `limit` at a time.
+inline std::set<EntityId> FollowerSet(const FeedEngine& engine, EntityId entity,
+                                      size_t limit = 100) {
+  const std::vector<EntityId> ids = WholeList(engine, true, entity, limit);
   return {ids.begin(), ids.end()};
 }
 inline std::set<EntityId> FollowingSet(const FeedEngine& engine,
-                                       EntityId entity) {
-  const std::vector<EntityId> ids = WholeList(engine, false, entity);
+                                       EntityId entity, size_t limit = 100) {
+  const std::vector<EntityId> ids = WholeList(engine, false, entity, limit);
   return {ids.begin(), ids.end()};
 }
 
@@ -239,6 +246,41 @@ struct SocialFixture {
   std::shared_ptr<ManualClock> clock;
   std::unique_ptr<FeedEngine> engine;
 };
+
+// Every visible entry of `owner`'s timeline, newest first, paged.
+inline std::vector<StoredEntry> WholeTimeline(const FeedEngine& engine,
+                                              EntityId owner) {
+  std::vector<StoredEntry> out;
+  ReadOptions read;
+  read.limit = engine.options().max_page_size;
+  for (;;) {
+    absl::StatusOr<Page> page = engine.ReadTimeline(owner, read);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    out.insert(out.end(), page->entries.begin(), page->entries.end());
+    if (page->next_cursor.empty()) return out;
+    read.cursor = page->next_cursor;
+  }
+}
+
+// Every group of `owner`, paged `limit` at a time; checks that no page is
+// empty before the end and that no group shows twice.
+inline std::vector<FeedGroup> AllGroups(const FeedEngine& engine,
+                                        EntityId owner, size_t limit) {
+  std::vector<FeedGroup> out;
+  GroupReadOptions read;
+  read.limit = limit;
+  for (int pages = 0;; ++pages) {
+    REQUIRE(pages < 100000);
+    absl::StatusOr<GroupPage> page = engine.ReadGroups(owner, read);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    CHECK(page->groups.size() <= limit);
+    out.insert(out.end(), page->groups.begin(), page->groups.end());
+    if (page->next_cursor.empty()) break;
+    CHECK(page->groups.size() == limit);
+    read.cursor = page->next_cursor;
+  }
+  return out;
+}
 
 }  // namespace testing
 }  // namespace feedcore

@@ -1,0 +1,546 @@
+#include "feed/social_model_runner.h"
+
+namespace feedcore::social_model {
+
+void Runner::Run(int ops) {
+  for (step_ = 0; step_ < ops; ++step_) {
+    INFO("step " << step_ << ": " << what_);
+    const int op = static_cast<int>(rng_() % 100);
+    if (op < 14) {
+      DoFollow();
+    } else if (op < 21) {
+      DoUnfollow();
+    } else if (op < 41) {
+      DoPublish();
+    } else if (op < 46) {
+      DoRetract();
+    } else if (op < 58) {
+      DoNewRead();
+    } else if (op < 66) {
+      DoNewGroupRead();
+    } else if (op < 78) {
+      DoContinue();
+    } else if (op < 82) {
+      DoCountNewer();
+    } else if (op < 85) {
+      DoLists();
+    } else if (op < 92) {
+      what_ = "advance clock";
+      clock_->Advance(static_cast<Micros>(rng_() % 60));
+    } else if (op < 95) {
+      DoEvict();
+    } else if (op < 97) {
+      DoInvalid();
+    } else {
+      CheckStats();
+    }
+  }
+  INFO("final check");
+  CheckStats();
+}
+
+void Runner::DoFollow() {
+  const EntityId follower = Entity();
+  EntityId followee = Entity();
+  if (followee == follower) followee = follower % config_.entities + 1;
+  FollowOptions options;
+  size_t count = kCompleteBackfill;
+  if (!config_.complete_backfill) {
+    switch (rng_() % 5) {
+      case 0:
+        count = 0;
+        break;
+      case 1:
+        count = 1;
+        break;
+      case 2:
+        count = 2 + rng_() % 6;
+        break;
+      case 3:
+        count = 3;  // the engine default, left unset
+        break;
+      default:
+        count = kCompleteBackfill;
+        break;
+    }
+    if (count != 3) options.backfill = count;
+  } else if (rng_() % 2 == 0) {
+    options.backfill = count;
+  }
+  what_ = "Follow " + std::to_string(follower) + " -> " +
+          std::to_string(followee) + " backfill " + std::to_string(count);
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const FollowResult want =
+        m.model.Follow(follower, followee, count, clock_->Now());
+    const absl::StatusOr<FollowResult> got =
+        m.engine->Follow(follower, followee, options);
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    REQUIRE(got->created == want.created);
+    REQUIRE(got->backfilled == want.backfilled);
+    coverage_.backfilled += got->backfilled;
+  }
+}
+
+void Runner::DoUnfollow() {
+  const EntityId follower = Entity();
+  EntityId followee = Entity();
+  if (followee == follower) followee = follower % config_.entities + 1;
+  what_ = "Unfollow " + std::to_string(follower) + " -> " +
+          std::to_string(followee);
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const UnfollowResult want = m.model.Unfollow(follower, followee);
+    const absl::StatusOr<UnfollowResult> got =
+        m.engine->Unfollow(follower, followee);
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    REQUIRE(got->was_following == want.was_following);
+    REQUIRE(got->removed == want.removed);
+    coverage_.removed_on_unfollow += got->removed;
+  }
+}
+
+Activity Runner::NewActivity() {
+  head_ += static_cast<Micros>(rng_() % 3);
+  Activity a;
+  a.id = ++next_id_;
+  a.actor = Entity();
+  // Mostly recent, some anywhere in the past; equal timestamps common.
+  a.ts = rng_() % 4 != 0 ? head_ - static_cast<Micros>(rng_() % 5)
+                         : static_cast<Micros>(rng_() % (head_ + 1));
+  a.ts = std::max<Micros>(a.ts, 0);
+  a.payload = Payload();
+  a.ttl = rng_() % 3 == 0 ? 0 : 1 + static_cast<Micros>(rng_() % 600);
+  if (rng_() % 4 != 0) {  // otherwise neither: ungrouped
+    a.verb = rng_() % kVerbs;
+    a.object = rng_() % kObjects;
+  }
+  return a;
+}
+
+void Runner::DoPublish() {
+  Activity a = NewActivity();
+  const int kind = static_cast<int>(rng_() % 100);
+  if (kind < 10) {
+    if (auto known = AnyKnown()) {  // the same again: idempotent
+      a.id = known->first;
+      a.actor = known->second.actor;
+      a.ts = known->second.ts;
+      a.payload = known->second.payload;
+    }
+  } else if (kind < 14) {
+    if (auto known = AnyKnown()) {  // a different activity, same id
+      a.id = known->first;
+      a.actor = known->second.actor;
+      a.ts = known->second.ts;
+      a.payload = known->second.payload + "x";
+      if (a.payload.size() > kMaxPayload) a.payload = "";
+    }
+  }
+  PublishOptions options;
+  const bool async = rng_() % 3 == 0;
+  if (async) options.completion = FanoutCompletion::kAsynchronous;
+  what_ = std::string(async ? "async " : "") + "Publish id " +
+          std::to_string(a.id) + " actor " + std::to_string(a.actor) + " ts " +
+          std::to_string(a.ts) + " ttl " + std::to_string(a.ttl);
+  std::optional<absl::StatusOr<PublishResult>> first;
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const absl::StatusOr<PublishResult> want =
+        m.model.Publish(a, clock_->Now());
+    const absl::StatusOr<PublishResult> got = m.engine->Publish(a, options);
+    INFO("want " << (want.ok() ? Show(*want) : want.status().ToString())
+                 << " got "
+                 << (got.ok() ? Show(*got) : got.status().ToString()));
+    REQUIRE(got.status().code() == want.status().code());
+    if (!first) first = got;
+    if (!want.ok()) continue;
+    REQUIRE(got->created == want->created);
+    REQUIRE(got->fanned_out == want->fanned_out);
+    REQUIRE(got->merged_at_read == want->merged_at_read);
+    if (!async) REQUIRE_FALSE(got->pending);
+    if (got->pending) pending_ = true;
+  }
+  coverage_.async_publishes += async;
+  if (first->ok() && !(*first)->created) ++coverage_.idempotent;
+  if (absl::IsAlreadyExists(first->status())) ++coverage_.conflicts;
+}
+
+void Runner::DoRetract() {
+  ActivityId id = next_id_ + 1 + rng_() % 3;  // unknown
+  if (rng_() % 6 != 0) {
+    if (auto known = AnyKnown()) id = known->first;
+  }
+  what_ = "Retract " + std::to_string(id);
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const absl::StatusCode want = m.model.Retract(id);
+    const absl::Status got = m.engine->Retract(id);
+    INFO(got);
+    REQUIRE(got.code() == want);
+  }
+  ++coverage_.retracted;
+}
+
+void Runner::RandomWindow(std::optional<Micros>* min_ts,
+                          std::optional<Micros>* max_ts) {
+  min_ts->reset();
+  max_ts->reset();
+  if (rng_() % 3 != 0) return;
+  const Micros a = static_cast<Micros>(rng_() % (head_ + 2));
+  const Micros b = static_cast<Micros>(rng_() % (head_ + 2));
+  if (rng_() % 3 != 0) *min_ts = std::min(a, b);
+  if (rng_() % 3 != 0) *max_ts = std::max(a, b);
+}
+
+void Runner::ReadPage(Session& s) {
+  if (s.grouped) return ReadGroupPage(s);
+  Settle();
+  const size_t limit = 1 + rng_() % kMaxPage;
+  const Micros now = clock_->Now();
+  std::optional<Page> first;
+  bool all_done = true;
+  for (size_t k = 0; k < members_.size(); ++k) {
+    Member& m = members_[k];
+    if (s.done[k]) continue;
+    INFO("threshold " << m.threshold << " read " << FeedName(s.feed)
+                      << " owner " << s.owner << " limit " << limit
+                      << " oldest_first "
+                      << (s.order == ReadOrder::kOldestFirst) << " min_ts "
+                      << (s.min_ts ? *s.min_ts : -1) << " max_ts "
+                      << (s.max_ts ? *s.max_ts : -1) << " hydrate " << s.hydrate
+                      << " after " << (s.last[k] ? s.last[k]->first : -1) << "/"
+                      << (s.last[k] ? s.last[k]->second : 0));
+    ReadOptions r;
+    r.limit = limit;
+    r.order = s.order;
+    r.min_ts = s.min_ts;
+    r.max_ts = s.max_ts;
+    r.hydrate = s.hydrate;
+    r.cursor = s.cursor[k];
+    const std::vector<StoredEntry> visible =
+        m.model.Read(s.feed, s.owner, s.order, s.min_ts, s.max_ts, s.last[k],
+                     now, s.hydrate);
+    if (k == 0) {
+      coverage_.hidden_expired +=
+          m.model
+              .Read(s.feed, s.owner, s.order, s.min_ts, s.max_ts, s.last[k],
+                    std::numeric_limits<Micros>::min(), false)
+              .size() -
+          visible.size();
+    }
+    const absl::StatusOr<Page> page =
+        testing::ReadFeed(*m.engine, s.feed, s.owner, r);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    const std::vector<StoredEntry> want(
+        visible.begin(),
+        visible.begin() + static_cast<long>(std::min(limit, visible.size())));
+    REQUIRE(page->entries == want);
+    REQUIRE(page->next_cursor.empty() == (visible.size() <= limit));
+    if (config_.complete_backfill) {
+      if (!first) {
+        first = *page;
+      } else {
+        // The threshold changes nothing a reader sees, cursors included.
+        REQUIRE(page->entries == first->entries);
+        REQUIRE(page->next_cursor == first->next_cursor);
+      }
+    }
+    if (!page->entries.empty()) s.last[k] = KeyOf(page->entries.back());
+    s.cursor[k] = page->next_cursor;
+    if (page->next_cursor.empty()) {
+      s.done[k] = true;
+    } else {
+      all_done = false;
+    }
+  }
+  if (all_done) ++coverage_.walks_finished;
+}
+
+void Runner::ReadGroupPage(Session& s) {
+  Settle();
+  const size_t limit = 1 + rng_() % kMaxPage;
+  const Micros now = clock_->Now();
+  std::optional<GroupPage> first;
+  bool all_done = true;
+  for (size_t k = 0; k < members_.size(); ++k) {
+    Member& m = members_[k];
+    if (s.done[k]) continue;
+    INFO("threshold " << m.threshold << " ReadGroups owner " << s.owner
+                      << " limit " << limit << " after "
+                      << (s.last[k] ? s.last[k]->first : -1) << "/"
+                      << (s.last[k] ? s.last[k]->second : 0));
+    std::vector<FeedGroup> below = m.model.Groups(s.owner, now);
+    if (s.last[k]) {
+      std::erase_if(below, [&](const FeedGroup& g) {
+        return !(PlaceOf(g) < *s.last[k]);
+      });
+    }
+    const std::vector<FeedGroup> want(
+        below.begin(),
+        below.begin() + static_cast<long>(std::min(limit, below.size())));
+    GroupReadOptions r;
+    r.limit = limit;
+    r.cursor = s.cursor[k];
+    const absl::StatusOr<GroupPage> page = m.engine->ReadGroups(s.owner, r);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    REQUIRE_MESSAGE(page->groups == want,
+                    "got " << Show(page->groups) << "\nwant " << Show(want));
+    REQUIRE(page->next_cursor.empty() == (below.size() <= limit));
+    if (config_.complete_backfill) {
+      if (!first) {
+        first = *page;
+      } else {
+        REQUIRE(page->groups == first->groups);
+        REQUIRE(page->next_cursor == first->next_cursor);
+      }
+    }
+    CountGroups(s, k, *page, m.model.GroupsFrom(s.owner, now));
+    if (!page->groups.empty()) s.last[k] = PlaceOf(page->groups.back());
+    s.cursor[k] = page->next_cursor;
+    if (page->next_cursor.empty()) {
+      s.done[k] = true;
+    } else {
+      all_done = false;
+    }
+  }
+  if (all_done) ++coverage_.group_walks_finished;
+}
+
+void Runner::CountGroups(Session& s, size_t k, const GroupPage& page,
+                         Model::GroupSource source) {
+  if (page.groups.empty()) return;
+  switch (source) {
+    case Model::GroupSource::kIndex:
+      ++coverage_.indexed_groups;
+      break;
+    case Model::GroupSource::kMerged:
+      ++coverage_.merged_groups;
+      break;
+    case Model::GroupSource::kExpired:
+      ++coverage_.expired_groups;
+      break;
+  }
+  if (k != 0) return;
+  for (const FeedGroup& g : page.groups) {
+    coverage_.shared_groups += g.activity_count > 1;
+    coverage_.ungrouped += g.key == 0;
+    coverage_.actors_bounded += g.actor_count > kMaxGroupActors;
+    coverage_.entries_bounded += g.activity_count > kMaxGroupEntries;
+    if (g.key != 0 && !s.shown.insert(g.key).second) {
+      ++coverage_.groups_shown_again;
+    }
+  }
+}
+
+void Runner::DoNewGroupRead() {
+  const EntityId owner = Entity();
+  Session s;
+  s.feed = Feed::kTimeline;
+  s.owner = owner;
+  s.order = ReadOrder::kNewestFirst;
+  s.hydrate = false;
+  s.grouped = true;
+  s.cursor.assign(members_.size(), "");
+  s.last.assign(members_.size(), std::nullopt);
+  s.done.assign(members_.size(), false);
+  what_ = "ReadGroups of " + std::to_string(owner);
+  ReadPage(s);
+  if (std::find(s.done.begin(), s.done.end(), false) != s.done.end()) {
+    if (sessions_.size() >= 6) sessions_.erase(sessions_.begin());
+    sessions_.push_back(std::move(s));
+  }
+  if (rng_() % 4 != 0) return;
+  const size_t limit = 1 + rng_() % kMaxPage;
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold << " all groups of " << owner << " limit "
+                      << limit);
+    const std::vector<FeedGroup> got =
+        testing::AllGroups(*m.engine, owner, limit);
+    const std::vector<FeedGroup> want = m.model.Groups(owner, clock_->Now());
+    REQUIRE_MESSAGE(got == want,
+                    "got " << Show(got) << "\nwant " << Show(want));
+  }
+}
+
+void Runner::DoNewRead() {
+  Session s;
+  const int kind = static_cast<int>(rng_() % 10);
+  s.feed = kind < 7 ? Feed::kTimeline : kind < 9 ? Feed::kOwn : Feed::kWorld;
+  s.owner = s.feed == Feed::kWorld ? 0 : Entity();
+  s.order = rng_() % 2 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
+  RandomWindow(&s.min_ts, &s.max_ts);
+  s.hydrate = rng_() % 4 == 0;
+  s.cursor.assign(members_.size(), "");
+  s.last.assign(members_.size(), std::nullopt);
+  s.done.assign(members_.size(), false);
+  what_ = std::string("read ") + FeedName(s.feed) + " of " +
+          std::to_string(s.owner);
+  ReadPage(s);
+  if (std::find(s.done.begin(), s.done.end(), false) != s.done.end()) {
+    if (sessions_.size() >= 6) sessions_.erase(sessions_.begin());
+    sessions_.push_back(std::move(s));
+  }
+}
+
+void Runner::DoContinue() {
+  if (sessions_.empty()) return DoNewRead();
+  const size_t i = rng_() % sessions_.size();
+  what_ = std::string("continue ") +
+          (sessions_[i].grouped ? "groups" : FeedName(sessions_[i].feed)) +
+          " of " + std::to_string(sessions_[i].owner);
+  ReadPage(sessions_[i]);
+  const auto& done = sessions_[i].done;
+  if (std::find(done.begin(), done.end(), false) == done.end()) {
+    sessions_.erase(sessions_.begin() + static_cast<long>(i));
+  }
+}
+
+void Runner::DoCountNewer() {
+  Settle();
+  const EntityId reader = Entity();
+  Key key{static_cast<Micros>(rng_() % (head_ + 2)), rng_() % (next_id_ + 2)};
+  if (rng_() % 2 == 0) {
+    const std::vector<StoredEntry> all = members_[0].model.Read(
+        Feed::kTimeline, reader, ReadOrder::kNewestFirst, std::nullopt,
+        std::nullopt, std::nullopt, clock_->Now(), false);
+    if (!all.empty()) key = KeyOf(all[rng_() % all.size()]);
+  }
+  const size_t max_count = 1 + rng_() % kMaxPage;
+  what_ = "CountNewer " + std::to_string(reader);
+  std::optional<size_t> first;
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const std::vector<StoredEntry> newer =
+        m.model.Read(Feed::kTimeline, reader, ReadOrder::kOldestFirst,
+                     std::nullopt, std::nullopt, key, clock_->Now(), false);
+    const absl::StatusOr<size_t> got =
+        m.engine->CountNewer(reader, key.first, key.second, max_count);
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    REQUIRE(*got == std::min(max_count, newer.size()));
+    if (config_.complete_backfill) {
+      if (!first) first = *got;
+      REQUIRE(*got == *first);
+    }
+  }
+}
+
+void Runner::DoLists() {
+  Settle();
+  const EntityId e = Entity();
+  const size_t limit = 1 + rng_() % 4;
+  what_ = "lists of " + std::to_string(e);
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const std::set<EntityId> followers = m.model.Followers(e);
+    const std::set<EntityId> following = m.model.Following(e);
+    const std::vector<EntityId> got_followers =
+        testing::WholeList(*m.engine, true, e, limit);
+    const std::vector<EntityId> got_following =
+        testing::WholeList(*m.engine, false, e, limit);
+    REQUIRE(got_followers.size() == followers.size());
+    REQUIRE(std::set<EntityId>(got_followers.begin(), got_followers.end()) ==
+            followers);
+    REQUIRE(got_following ==
+            std::vector<EntityId>(following.begin(), following.end()));
+    REQUIRE(testing::FollowerCountOf(*m.engine, e).value() == followers.size());
+    REQUIRE(testing::FollowingCountOf(*m.engine, e).value() ==
+            following.size());
+  }
+}
+
+void Runner::DoEvict() {
+  Settle();
+  const Micros now = clock_->Now();
+  const uint64_t budget = rng_() % 2 == 0 ? 1 + rng_() % 5 : kEvictAll;
+  what_ = "EvictExpired " + std::to_string(budget);
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const size_t expired = m.model.CountExpired(now);
+    const size_t first = m.engine->EvictExpired(budget);
+    REQUIRE(first == std::min<uint64_t>(budget, expired));
+    // Reclaim the rest, so that the model knows what is held.
+    const size_t rest = m.engine->EvictExpired(kEvictAll);
+    REQUIRE(rest == expired - first);
+    m.model.EvictExpired(now);
+    coverage_.evicted += expired;
+  }
+}
+
+void Runner::DoInvalid() {
+  Settle();
+  what_ = "invalid calls";
+  Activity bad = NewActivity();
+  switch (rng_() % 3) {
+    case 0:
+      bad.ts = -1 - static_cast<Micros>(rng_() % 5);
+      break;
+    case 1:
+      bad.payload = std::string(kMaxPayload + 1, 'q');
+      break;
+    default:
+      bad.ttl = kMaxTtl + 1;
+      break;
+  }
+  const EntityId e = Entity();
+  for (size_t k = 0; k < members_.size(); ++k) {
+    Member& m = members_[k];
+    INFO("threshold " << m.threshold);
+    const auto before = testing::Social(m.engine->Stats());
+    CHECK(absl::IsInvalidArgument(m.engine->Publish(bad).status()));
+    CHECK(absl::IsInvalidArgument(m.engine->Follow(e, e).status()));
+    FollowOptions too_many;
+    too_many.backfill = kMaxTimelineLengthLimit + 1;
+    CHECK(absl::IsInvalidArgument(
+        m.engine->Follow(e, e % config_.entities + 1, too_many).status()));
+    ReadOptions foreign;
+    foreign.cursor = "definitely not a cursor";
+    CHECK(absl::IsInvalidArgument(m.engine->ReadTimeline(e, foreign).status()));
+    CHECK(absl::IsInvalidArgument(
+        m.engine->CountNewer(e, 0, 0, kMaxPage + 1).status()));
+    GroupReadOptions groups;
+    groups.limit = 0;
+    CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+    groups.limit = kMaxPage + 1;
+    CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+    groups.limit = 1;
+    groups.cursor = foreign.cursor;
+    CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+    // Cursors of open walks: a flat one, or a grouped one of another
+    // reader, is no group cursor of `e`.
+    for (const Session& s : sessions_) {
+      const std::string& cursor = s.cursor[k];
+      if (cursor.empty() || (s.grouped && s.owner == e)) continue;
+      groups.cursor = cursor;
+      CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
+      if (!s.grouped) continue;
+      foreign.cursor = cursor;
+      CHECK(
+          absl::IsInvalidArgument(m.engine->ReadTimeline(e, foreign).status()));
+    }
+    REQUIRE(testing::Social(m.engine->Stats()) == before);
+  }
+  --next_id_;  // the id was not taken
+}
+
+void Runner::CheckStats() {
+  Settle();
+  what_ = "Stats";
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const EngineStats got = m.engine->Stats();
+    const Model::Totals want = m.model.Expected();
+    CHECK(got.entries == want.entries);
+    CHECK(got.activities == want.activities);
+    CHECK(got.retracted_activities == want.retracted);
+    CHECK(got.payload_bytes == want.payload_bytes);
+    CHECK(got.follow_edges == want.follow_edges);
+    CHECK(got.activities_evicted == want.activities_evicted);
+    CHECK(got.trimmed == 0);
+    size_t shard_entries = 0;
+    for (const ShardStats& s : got.shards) shard_entries += s.entries;
+    CHECK(shard_entries == got.entries);
+  }
+}
+
+}  // namespace feedcore::social_model

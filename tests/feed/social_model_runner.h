@@ -1,0 +1,291 @@
+// The engine group and random operations of social_model_test.cc: every
+// engine of a group differs only in hybrid_fanout_threshold and is compared
+// with its own FeedModel after every operation (see social_model_test.cc for
+// what the sequences cover and why).
+#ifndef FEEDCORE_TESTS_FEED_SOCIAL_MODEL_RUNNER_H_
+#define FEEDCORE_TESTS_FEED_SOCIAL_MODEL_RUNNER_H_
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "feedcore/clock.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "model/feed_model.h"
+#include "support/social_test_util.h"
+#include "support/test_util.h"
+
+namespace feedcore::social_model {
+
+using Key = std::pair<Micros, ActivityId>;
+using testing::Feed;
+
+inline constexpr Micros kDefaultTtl = 500;
+inline constexpr size_t kCap = 100'000;  // never reached
+inline constexpr size_t kCompleteBackfill = 1'000'000;
+inline constexpr size_t kMaxPage = 40;
+inline constexpr size_t kMaxPayload = 8;
+inline constexpr size_t kNeverHybrid = size_t{1} << 32;
+inline constexpr uint64_t kEvictAll = uint64_t{1} << 40;
+// Small ranges of verbs and objects and a short time bucket, against the
+// few dozen activities alive at a time, make groups of several activities;
+// lists shorter than those groups exercise the bounds.
+inline constexpr uint64_t kVerbs = 3;
+inline constexpr EntityId kObjects = 2;
+inline constexpr Micros kTimeBucket = 40;
+inline constexpr size_t kMaxGroupActors = 2;
+inline constexpr size_t kMaxGroupEntries = 3;
+
+inline Key KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
+// Where a group stands in a grouped read: its newest entry.
+inline Key PlaceOf(const FeedGroup& g) { return KeyOf(g.recent.front()); }
+
+// The engines' group key: 0 (ungrouped) with neither verb nor object,
+// otherwise distinct for every (verb, object, time bucket).
+inline GroupKey GroupKeyOf(const Activity& a) {
+  if (a.verb == 0 && a.object == 0) return 0;
+  return 1 + a.verb +
+         kVerbs *
+             (a.object + kObjects * static_cast<uint64_t>(a.ts / kTimeBucket));
+}
+
+using Model = testing::FeedModel;
+
+struct Config {
+  std::string name;
+  bool complete_backfill;
+  size_t shards;
+  size_t fanout_threads;
+  size_t parallel_fanout_min_followers;
+  EntityId entities;
+};
+
+// One engine of a group with its model.
+struct Member {
+  size_t threshold;
+  std::unique_ptr<FeedEngine> engine;
+  Model model;
+};
+
+// A paging walk left open across other operations; one position per
+// member (the members' pages differ when back-fill is partial). A grouped
+// walk reads `owner`'s timeline with ReadGroups, newest first, and `last`
+// is the place of the last group returned.
+struct Session {
+  Feed feed;
+  EntityId owner;
+  ReadOrder order;
+  std::optional<Micros> min_ts, max_ts;
+  bool hydrate;
+  bool grouped = false;
+  std::vector<std::string> cursor;
+  std::vector<std::optional<Key>> last;
+  std::vector<bool> done;
+  // Keys of the groups the first member's walk returned so far: one that
+  // comes again has moved down.
+  std::set<GroupKey> shown;
+};
+
+inline const char* FeedName(Feed f) {
+  switch (f) {
+    case Feed::kTimeline:
+      return "timeline";
+    case Feed::kOwn:
+      return "own";
+    case Feed::kWorld:
+      return "world";
+  }
+  return "?";
+}
+
+inline std::string Show(const PublishResult& r) {
+  std::ostringstream os;
+  os << "{created=" << r.created << " fanned_out=" << r.fanned_out
+     << " merged=" << r.merged_at_read << " pending=" << r.pending << "}";
+  return os.str();
+}
+
+inline std::string Show(const std::vector<FeedGroup>& groups) {
+  std::ostringstream os;
+  for (const FeedGroup& g : groups) {
+    os << "{key " << g.key << " count " << g.activity_count << " actors "
+       << g.actor_count << " [";
+    for (const EntityId a : g.recent_actors) os << " " << a;
+    os << " ] ts " << g.first_ts << ".." << g.last_ts << " ids";
+    for (const StoredEntry& e : g.recent) {
+      os << " " << e.ts << "/" << e.activity_id << "@" << e.actor << "~"
+         << e.expires_at << "#" << e.group;
+    }
+    os << "} ";
+  }
+  return os.str();
+}
+
+class Runner {
+ public:
+  Runner(const Config& config, uint64_t seed)
+      : config_(config),
+        rng_(seed),
+        clock_(std::make_shared<ManualClock>(1'000'000)) {
+    for (const size_t threshold :
+         {size_t{0}, size_t{1}, size_t{3}, size_t{6}, kNeverHybrid}) {
+      EngineOptions o;
+      o.shards = config.shards;
+      o.default_ttl = kDefaultTtl;
+      o.max_timeline_length = kCap;
+      o.world_timeline_length = kCap;
+      o.max_page_size = kMaxPage;
+      o.max_payload_bytes = kMaxPayload;
+      o.default_backfill = config.complete_backfill ? kCompleteBackfill : 3;
+      o.hybrid_fanout_threshold = threshold;
+      o.fanout_threads = config.fanout_threads;
+      o.parallel_fanout_min_followers = config.parallel_fanout_min_followers;
+      o.fanout_queue_capacity = 4;
+      o.aggregation.enabled = true;
+      o.aggregation.time_bucket = kTimeBucket;
+      o.aggregation.group_key = GroupKeyOf;
+      o.aggregation.max_group_actors = kMaxGroupActors;
+      o.aggregation.max_group_entries = kMaxGroupEntries;
+      members_.push_back(
+          {threshold, testing::NewManualEngine(clock_, o), Model(o)});
+    }
+  }
+
+  void Run(int ops);
+
+  struct Coverage {
+    uint64_t merged_actors = 0, async_publishes = 0, retracted = 0,
+             removed_on_unfollow = 0, backfilled = 0, walks_finished = 0,
+             evicted = 0, hidden_expired = 0, idempotent = 0, conflicts = 0,
+             group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
+             actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
+             merged_groups = 0, expired_groups = 0, groups_shown_again = 0;
+    void Add(const Coverage& o) {
+      merged_actors += o.merged_actors;
+      async_publishes += o.async_publishes;
+      retracted += o.retracted;
+      removed_on_unfollow += o.removed_on_unfollow;
+      backfilled += o.backfilled;
+      walks_finished += o.walks_finished;
+      evicted += o.evicted;
+      hidden_expired += o.hidden_expired;
+      idempotent += o.idempotent;
+      conflicts += o.conflicts;
+      group_walks_finished += o.group_walks_finished;
+      shared_groups += o.shared_groups;
+      ungrouped += o.ungrouped;
+      actors_bounded += o.actors_bounded;
+      entries_bounded += o.entries_bounded;
+      indexed_groups += o.indexed_groups;
+      merged_groups += o.merged_groups;
+      expired_groups += o.expired_groups;
+      groups_shown_again += o.groups_shown_again;
+    }
+  };
+  Coverage coverage() const {
+    Coverage c = coverage_;
+    for (const Member& m : members_) c.merged_actors += m.model.merged_count();
+    return c;
+  }
+  // Actors merged at read by the engine whose threshold never triggers.
+  size_t never_hybrid_merged() const {
+    return members_.back().model.merged_count();
+  }
+
+ private:
+  EntityId Entity() { return 1 + rng_() % config_.entities; }
+
+  // Makes sure no asynchronous fan-out is still running before a read.
+  void Settle() {
+    if (!pending_) return;
+    for (Member& m : members_) m.engine->WaitForFanout();
+    pending_ = false;
+  }
+
+  void DoFollow();
+
+  void DoUnfollow();
+
+  std::string Payload() {
+    std::string p(rng_() % (kMaxPayload + 1), ' ');
+    for (char& c : p) c = static_cast<char>('a' + rng_() % 3);
+    return p;
+  }
+
+  Activity NewActivity();
+
+  // An activity some model has seen (any member's model has the same
+  // activities), if any.
+  std::optional<std::pair<ActivityId, Model::Activity>> AnyKnown() {
+    const auto& acts = members_[0].model.activities();
+    if (acts.empty()) return std::nullopt;
+    auto it = acts.begin();
+    std::advance(it, static_cast<long>(rng_() % acts.size()));
+    return *it;
+  }
+
+  void DoPublish();
+
+  void DoRetract();
+
+  void RandomWindow(std::optional<Micros>* min_ts,
+                    std::optional<Micros>* max_ts);
+
+  // Reads the next page of `s` on every member, compares each with its
+  // model and, with complete back-fill, with the first member's page.
+  void ReadPage(Session& s);
+
+  // As ReadPage, for a grouped walk.
+  void ReadGroupPage(Session& s);
+
+  // Records what grouped reads reached, for the checks of RunConfig.
+  void CountGroups(Session& s, size_t k, const GroupPage& page,
+                   Model::GroupSource source);
+
+  // Starts a grouped walk of a reader's timeline; sometimes also reads the
+  // whole of it at once, from the first page to the end.
+  void DoNewGroupRead();
+
+  void DoNewRead();
+
+  void DoContinue();
+
+  void DoCountNewer();
+
+  void DoLists();
+
+  void DoEvict();
+
+  void DoInvalid();
+
+  void CheckStats();
+
+  const Config config_;
+  std::mt19937_64 rng_;
+  std::shared_ptr<ManualClock> clock_;
+  std::vector<Member> members_;
+  std::vector<Session> sessions_;
+  ActivityId next_id_ = 0;
+  Micros head_ = 100;
+  bool pending_ = false;
+  int step_ = 0;
+  std::string what_ = "start";
+  Coverage coverage_;
+};
+
+}  // namespace feedcore::social_model
+
+#endif  // FEEDCORE_TESTS_FEED_SOCIAL_MODEL_RUNNER_H_

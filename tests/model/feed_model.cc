@@ -1,0 +1,517 @@
+#include "model/feed_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <iterator>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace feedcore::testing {
+namespace {
+
+FeedModel::Key KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
+
+const FeedModel::FeedMap& EmptyFeed() {
+  static const FeedModel::FeedMap* const empty = new FeedModel::FeedMap();
+  return *empty;
+}
+
+const std::set<EntityId>& EmptySet() {
+  static const std::set<EntityId>* const empty = new std::set<EntityId>();
+  return *empty;
+}
+
+}  // namespace
+
+std::vector<FeedGroup> ReferenceGroups(std::vector<StoredEntry> entries,
+                                       size_t max_actors, size_t max_entries) {
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.ts, a.activity_id) > std::pair(b.ts, b.activity_id);
+  });
+  // Group key 0: a group per entry, named by its position.
+  std::map<std::pair<GroupKey, size_t>, std::vector<StoredEntry>> members;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    StoredEntry e = entries[i];
+    e.payload.clear();
+    members[{e.group, e.group == 0 ? i : 0}].push_back(e);
+  }
+  std::vector<FeedGroup> groups;
+  for (const auto& [slot, list] : members) {
+    FeedGroup g;
+    g.key = slot.first;
+    g.activity_count = list.size();
+    std::set<EntityId> actors;
+    for (const StoredEntry& e : list) {
+      if (actors.insert(e.actor).second &&
+          g.recent_actors.size() < max_actors) {
+        g.recent_actors.push_back(e.actor);
+      }
+    }
+    g.actor_count = actors.size();
+    g.recent.assign(list.begin(),
+                    list.begin() + std::min(list.size(), max_entries));
+    g.first_ts = list.back().ts;
+    g.last_ts = list.front().ts;
+    groups.push_back(std::move(g));
+  }
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    const StoredEntry& x = a.recent.front();
+    const StoredEntry& y = b.recent.front();
+    return std::pair(x.ts, x.activity_id) > std::pair(y.ts, y.activity_id);
+  });
+  return groups;
+}
+
+FeedModel::FeedModel(const EngineOptions& options)
+    : cap_(options.max_timeline_length),
+      world_cap_(options.world_timeline_length),
+      default_ttl_(options.default_ttl),
+      max_payload_bytes_(options.max_payload_bytes),
+      hybrid_threshold_(options.hybrid_fanout_threshold),
+      aggregation_(options.aggregation),
+      notification_options_(options.notifications) {}
+
+// --- Feeds ---
+
+void FeedModel::Put(FeedMap& feed, size_t cap, const Key& key,
+                    const Value& value, InsertResult* r) {
+  auto it = feed.find(key);
+  if (it != feed.end()) {
+    it->second = value;
+    ++r->replaced;
+    return;
+  }
+  if (feed.size() >= cap && key < feed.begin()->first) {
+    ++r->rejected_by_cap;
+    return;
+  }
+  feed[key] = value;
+  ++r->inserted;
+  while (feed.size() > cap) {
+    feed.erase(feed.begin());
+    ++r->trimmed;
+  }
+}
+
+Micros FeedModel::ExpiryFor(const InsertOptions& o, Micros now) const {
+  if (o.expires_at) return *o.expires_at;
+  return now + (o.ttl == 0 ? default_ttl_ : o.ttl);
+}
+
+void FeedModel::Insert(EntityId owner, const TimelineEntry& e,
+                       Micros expires_at, InsertResult* r) {
+  // Without aggregation the engine drops group keys at insert.
+  const GroupKey group = aggregation_.enabled ? e.group : 0;
+  Put(timelines_[owner], cap_, {e.ts, e.activity_id},
+      {e.actor, expires_at, group}, r);
+}
+
+bool FeedModel::Remove(EntityId owner, Key key) {
+  auto it = timelines_.find(owner);
+  return it != timelines_.end() && it->second.erase(key) > 0;
+}
+
+GroupKey FeedModel::TimelineGroupOf(const feedcore::Activity& a) const {
+  if (!aggregation_.enabled) return 0;
+  assert(aggregation_.group_key != nullptr);
+  return aggregation_.group_key(a);
+}
+
+// --- Social calls ---
+
+absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
+                                                 const PublishOptions& options,
+                                                 Micros now) {
+  if (a.ts < 0 || a.payload.size() > max_payload_bytes_ || a.ttl < 0 ||
+      a.ttl > kMaxTtl) {
+    return absl::InvalidArgumentError("refused activity");
+  }
+  if (auto it = activities_.find(a.id); it != activities_.end()) {
+    const Activity& stored = it->second;
+    if (stored.retracted) {
+      return absl::FailedPreconditionError("retracted id");
+    }
+    if (stored.actor != a.actor || stored.ts != a.ts ||
+        stored.payload != a.payload) {
+      return absl::AlreadyExistsError("another activity under this id");
+    }
+    return PublishResult{};
+  }
+  Activity& stored = activities_[a.id];
+  stored.actor = a.actor;
+  stored.ts = a.ts;
+  stored.expires_at = now + (a.ttl == 0 ? default_ttl_ : a.ttl);
+  stored.payload = a.payload;
+  stored.group = TimelineGroupOf(a);
+  const std::set<EntityId> recipients(options.notify.begin(),
+                                      options.notify.end());
+  stored.recipients.assign(recipients.begin(), recipients.end());
+
+  const Key key{a.ts, a.id};
+  const Value value{a.actor, stored.expires_at, stored.group};
+  InsertResult ignored;
+  Put(own_[a.actor], cap_, key, value, &ignored);
+  Put(world_, world_cap_, key, value, &ignored);
+  PublishResult r;
+  r.created = true;
+  r.merged_at_read = merged_.contains(a.actor);
+  if (!r.merged_at_read) {
+    const std::set<EntityId>& followers = Followers(a.actor);
+    for (const EntityId f : followers) {
+      Put(timelines_[f], cap_, key, value, &ignored);
+    }
+    r.fanned_out = followers.size();
+  }
+  if (!stored.recipients.empty()) {
+    const GroupKey note_group =
+        notification_options_.aggregated ? aggregation_.group_key(a) : 0;
+    for (const EntityId user : stored.recipients) {
+      Notify(user, key, {a.actor, stored.expires_at, note_group});
+    }
+  }
+  r.notified = stored.recipients.size();
+  return r;
+}
+
+absl::StatusCode FeedModel::Retract(ActivityId id) {
+  auto it = activities_.find(id);
+  if (it == activities_.end()) return absl::StatusCode::kNotFound;
+  Activity& a = it->second;
+  if (a.retracted) return absl::StatusCode::kOk;
+  a.retracted = true;
+  const Key key{a.ts, id};
+  own_[a.actor].erase(key);
+  world_.erase(key);
+  for (const EntityId f : Followers(a.actor)) timelines_[f].erase(key);
+  for (const EntityId user : a.recipients) {
+    EraseNote(notification_feeds_[user], key);
+  }
+  return absl::StatusCode::kOk;
+}
+
+FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
+                               size_t backfill, Micros now) {
+  if (!following_[follower].insert(followee).second) return {};
+  std::set<EntityId>& followers = followers_[followee];
+  followers.insert(follower);
+  if (hybrid_threshold_ > 0 && followers.size() > hybrid_threshold_) {
+    merged_.insert(followee);
+  }
+  FollowResult r;
+  r.created = true;
+  if (merged_.contains(followee)) return r;
+  InsertResult put;
+  size_t copied = 0;
+  const FeedMap& own = feed(Feed::kOwn, followee);
+  const size_t want = std::min(backfill, cap_);
+  for (auto it = own.rbegin(); it != own.rend() && copied < want; ++it) {
+    if (it->second.expires_at <= now) continue;
+    Put(timelines_[follower], cap_, it->first, it->second, &put);
+    ++copied;
+  }
+  r.backfilled = put.inserted + put.replaced;
+  return r;
+}
+
+UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee) {
+  auto it = following_.find(follower);
+  if (it == following_.end() || it->second.erase(followee) == 0) return {};
+  followers_[followee].erase(follower);
+  UnfollowResult r;
+  r.was_following = true;
+  r.removed = std::erase_if(timelines_[follower], [&](const auto& kv) {
+    return kv.second.actor == followee;
+  });
+  return r;
+}
+
+// --- Reads ---
+
+std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
+                                         ReadOrder order,
+                                         std::optional<Micros> min_ts,
+                                         std::optional<Micros> max_ts,
+                                         std::optional<Key> after, Micros now,
+                                         bool hydrate) const {
+  // The feed as a reader sees it: a timeline also holds the own feed of
+  // every actor it follows that is merged at read.
+  FeedMap seen = feed(which, owner);
+  if (which == Feed::kTimeline) {
+    for (const EntityId actor : Following(owner)) {
+      if (!merged_.contains(actor)) continue;
+      const FeedMap& own = feed(Feed::kOwn, actor);
+      seen.insert(own.begin(), own.end());
+    }
+  }
+  std::vector<StoredEntry> out;
+  auto visit = [&](const Key& k, const Value& v) {
+    if (v.expires_at <= now) return;
+    if (min_ts && k.first < *min_ts) return;
+    if (max_ts && k.first > *max_ts) return;
+    if (after) {
+      if (order == ReadOrder::kNewestFirst && !(k < *after)) return;
+      if (order == ReadOrder::kOldestFirst && !(k > *after)) return;
+    }
+    out.push_back({k.first, k.second, v.actor, v.expires_at, v.group,
+                   hydrate ? Payload(k.second) : std::string()});
+  };
+  if (order == ReadOrder::kNewestFirst) {
+    for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
+      visit(it->first, it->second);
+    }
+  } else {
+    for (const auto& [k, v] : seen) visit(k, v);
+  }
+  return out;
+}
+
+size_t FeedModel::CountNewer(EntityId reader, Key key, size_t max_count,
+                             Micros now) const {
+  const size_t newer = Read(Feed::kTimeline, reader, ReadOrder::kOldestFirst,
+                            std::nullopt, std::nullopt, key, now, false)
+                           .size();
+  return std::min(newer, max_count);
+}
+
+std::vector<FeedGroup> FeedModel::Groups(EntityId reader, Micros now) const {
+  return ReferenceGroups(Timeline(reader, now), aggregation_.max_group_actors,
+                         aggregation_.max_group_entries);
+}
+
+FeedModel::GroupSource FeedModel::GroupsFrom(EntityId reader,
+                                             Micros now) const {
+  for (const EntityId actor : Following(reader)) {
+    if (merged_.contains(actor)) return GroupSource::kMerged;
+  }
+  for (const auto& [key, value] : feed(Feed::kTimeline, reader)) {
+    if (value.expires_at <= now) return GroupSource::kExpired;
+  }
+  return GroupSource::kIndex;
+}
+
+std::string FeedModel::Payload(ActivityId id) const {
+  auto it = activities_.find(id);
+  if (it == activities_.end() || it->second.retracted) return {};
+  return it->second.payload;
+}
+
+// --- Notifications ---
+
+FeedModel::Slot FeedModel::SlotOf(const Key& key, const Value& value) {
+  return value.group != 0 ? Slot{value.group, Key{}} : Slot{0, key};
+}
+
+void FeedModel::EraseNote(NotificationFeed& feed, const Key& key) {
+  auto it = feed.notes.find(key);
+  if (it == feed.notes.end()) return;
+  const Slot slot = SlotOf(key, it->second);
+  feed.notes.erase(it);
+  for (const auto& [k, value] : feed.notes) {
+    if (SlotOf(k, value) == slot) return;
+  }
+  feed.flags.erase(slot);
+}
+
+void FeedModel::Notify(EntityId user, const Key& key, const Value& value) {
+  NotificationFeed& feed = notification_feeds_[user];
+  const size_t cap = notification_options_.max_length;
+  // Not stored at all, so it makes no group unseen.
+  if (feed.notes.size() >= cap && key < feed.notes.begin()->first) {
+    ++tally_.rejected;
+    return;
+  }
+  const Slot slot = SlotOf(key, value);
+  auto flags = feed.flags.find(slot);
+  if (flags != feed.flags.end() && flags->second.seen) ++tally_.rejoined_seen;
+  feed.notes[key] = value;
+  feed.flags[slot] = Flags{};
+  while (feed.notes.size() > cap) {
+    EraseNote(feed, feed.notes.begin()->first);
+    ++tally_.trimmed;
+  }
+}
+
+size_t FeedModel::ReclaimNotifications(EntityId user, Micros now) {
+  NotificationFeed& feed = notification_feeds_[user];
+  std::vector<Key> expired;
+  for (const auto& [key, value] : feed.notes) {
+    if (value.expires_at <= now) expired.push_back(key);
+  }
+  for (const Key& key : expired) EraseNote(feed, key);
+  return expired.size();
+}
+
+void FeedModel::MarkSeen(EntityId user) {
+  for (auto& [slot, flags] : notification_feeds_[user].flags) {
+    flags.seen = true;
+  }
+}
+
+void FeedModel::MarkAllRead(EntityId user) {
+  for (auto& [slot, flags] : notification_feeds_[user].flags) {
+    flags = {true, true};
+  }
+}
+
+bool FeedModel::MarkRead(EntityId user, Key key) {
+  NotificationFeed& feed = notification_feeds_[user];
+  auto it = feed.notes.find(key);
+  if (it == feed.notes.end()) return false;
+  feed.flags[SlotOf(key, it->second)] = {true, true};
+  return true;
+}
+
+NotificationCounts FeedModel::Counts(EntityId user) const {
+  NotificationCounts c;
+  auto it = notification_feeds_.find(user);
+  if (it == notification_feeds_.end()) return c;
+  for (const auto& [slot, flags] : it->second.flags) {
+    ++c.groups;
+    if (!flags.seen) ++c.unseen;
+    if (!flags.read) ++c.unread;
+  }
+  return c;
+}
+
+std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
+  auto it = notification_feeds_.find(user);
+  if (it == notification_feeds_.end()) return {};
+  const NotificationFeed& feed = it->second;
+  std::vector<StoredEntry> entries;
+  for (const auto& [key, value] : feed.notes) {
+    entries.push_back(StoredEntry{
+        key.first, key.second, value.actor, value.expires_at, value.group, {}});
+  }
+  std::vector<FeedGroup> groups =
+      ReferenceGroups(std::move(entries), aggregation_.max_group_actors,
+                      aggregation_.max_group_entries);
+  for (FeedGroup& g : groups) {
+    const Key top = KeyOf(g.recent.front());
+    const Flags& flags = feed.flags.at(SlotOf(top, feed.notes.at(top)));
+    g.seen = flags.seen;
+    g.read = flags.read;
+  }
+  return groups;
+}
+
+const FeedModel::FeedMap& FeedModel::notifications(EntityId user) const {
+  auto it = notification_feeds_.find(user);
+  return it == notification_feeds_.end() ? EmptyFeed() : it->second.notes;
+}
+
+// --- Expiry ---
+
+size_t FeedModel::CountExpired(Micros now) const {
+  size_t n = 0;
+  auto count = [&](const FeedMap& feed) {
+    for (const auto& [key, value] : feed) n += value.expires_at <= now;
+  };
+  for (const auto& [owner, feed] : timelines_) count(feed);
+  for (const auto& [owner, feed] : own_) count(feed);
+  count(world_);
+  for (const auto& [user, feed] : notification_feeds_) count(feed.notes);
+  return n;
+}
+
+size_t FeedModel::EvictExpired(Micros now) {
+  size_t n = 0;
+  auto drop = [&](FeedMap& feed) {
+    n += std::erase_if(
+        feed, [&](const auto& kv) { return kv.second.expires_at <= now; });
+  };
+  for (auto& [owner, feed] : timelines_) drop(feed);
+  for (auto& [owner, feed] : own_) drop(feed);
+  drop(world_);
+  for (auto& [user, feed] : notification_feeds_) {
+    n += ReclaimNotifications(user, now);
+  }
+  for (auto it = activities_.begin(); it != activities_.end();) {
+    if (it->second.expires_at <= now) {
+      evicted_.insert(it->first);
+      ++activities_evicted_;
+      it = activities_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
+// --- What the model holds ---
+
+const FeedModel::FeedMap& FeedModel::feed(Feed which, EntityId owner) const {
+  const std::map<EntityId, FeedMap>* feeds = nullptr;
+  switch (which) {
+    case Feed::kTimeline:
+      feeds = &timelines_;
+      break;
+    case Feed::kOwn:
+      feeds = &own_;
+      break;
+    case Feed::kWorld:
+      return world_;
+  }
+  auto it = feeds->find(owner);
+  return it == feeds->end() ? EmptyFeed() : it->second;
+}
+
+std::optional<FeedModel::Key> FeedModel::KeyAt(EntityId owner,
+                                               uint64_t index) const {
+  const FeedMap& timeline = feed(Feed::kTimeline, owner);
+  if (timeline.empty()) return std::nullopt;
+  auto it = timeline.begin();
+  std::advance(it, static_cast<long>(index % timeline.size()));
+  return it->first;
+}
+
+bool FeedModel::Follows(EntityId follower, EntityId followee) const {
+  return Following(follower).contains(followee);
+}
+
+const std::set<EntityId>& FeedModel::Followers(EntityId e) const {
+  auto it = followers_.find(e);
+  return it == followers_.end() ? EmptySet() : it->second;
+}
+
+const std::set<EntityId>& FeedModel::Following(EntityId e) const {
+  auto it = following_.find(e);
+  return it == following_.end() ? EmptySet() : it->second;
+}
+
+size_t FeedModel::entries() const {
+  size_t n = world_.size();
+  for (const auto& [owner, feed] : timelines_) n += feed.size();
+  for (const auto& [owner, feed] : own_) n += feed.size();
+  return n;
+}
+
+size_t FeedModel::timelines() const {
+  size_t n = 0;
+  for (const auto& [owner, feed] : timelines_) n += !feed.empty();
+  return n;
+}
+
+size_t FeedModel::follow_edges() const {
+  size_t n = 0;
+  for (const auto& [e, followers] : followers_) n += followers.size();
+  return n;
+}
+
+FeedModel::Totals FeedModel::Expected() const {
+  Totals t;
+  t.entries = entries();
+  for (const auto& [id, a] : activities_) {
+    ++t.activities;
+    if (a.retracted) {
+      ++t.retracted;
+    } else {
+      t.payload_bytes += a.payload.size();
+    }
+  }
+  t.follow_edges = follow_edges();
+  t.activities_evicted = activities_evicted_;
+  return t;
+}
+
+}  // namespace feedcore::testing

@@ -1,0 +1,288 @@
+// The reference model of FeedEngine: timelines and the low-level calls
+// (Insert, InsertFanout, InsertBatch, Remove), the social graph, Publish and
+// Retract, the own and world feeds, reads with windows and cursors, grouped
+// reads, notification feeds and EvictExpired. Plain containers, every
+// question answered by brute force, so that it is obviously right.
+//
+// Shared by the model-based tests (tests/feed/model_test.cc,
+// social_model_test.cc, notification_model_test.cc), the conformance model
+// test (tests/conformance/feed_conformance_model_test.cc) and the
+// API-sequence fuzz target (fuzz/api_sequence_fuzzer.cc), so all of them
+// hold every backend to one reading of the contract in feed_engine.h. Free
+// of any test framework.
+//
+// What it keeps:
+//   * a feed is a map (ts, activity id) -> (actor, expiry, group key). A put
+//     of a key the feed holds replaces its value; a put into a feed at its
+//     cap drops the oldest entry, or the new one if it is older than all.
+//     Timelines and own feeds are capped at max_timeline_length, the world
+//     feed at world_timeline_length;
+//   * expired entries stay in their feeds, invisible but counting towards
+//     the cap, until EvictExpired reclaims them, as the engine keeps them
+//     until its sweeper or an eviction passes;
+//   * Publish stores the activity and puts its entry into the actor's own
+//     feed, the world feed and every current follower's timeline, unless
+//     the actor is merged at read; an actor becomes so, for good, when a
+//     Follow leaves it with more followers than hybrid_fanout_threshold
+//     (0: never), and its followers' timelines then read its own feed;
+//   * Follow back-fills the newest visible entries of the followee's own
+//     feed (unless merged at read); Unfollow removes every entry of the
+//     followee from the follower's timeline, low-level inserts included;
+//   * Retract drops the activity's key from its own feed, the world feed,
+//     every current follower's timeline and every recipient's notification
+//     feed, and keeps the activity as a tombstone until it expires and is
+//     evicted;
+//   * a notification feed per user holds at most notifications.max_length
+//     entries, with the seen and read flags of each group it holds; a group
+//     whose last entry leaves takes its flags with it.
+// Group keys come from aggregation.group_key, which must be set when the
+// model is asked to group (aggregation.enabled or aggregated notifications):
+// the engine's default key is private to it.
+#ifndef FEEDCORE_TESTS_MODEL_FEED_MODEL_H_
+#define FEEDCORE_TESTS_MODEL_FEED_MODEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "feedcore/types.h"
+
+namespace feedcore::testing {
+
+// Which feed a read goes to.
+enum class Feed { kTimeline, kOwn, kWorld };
+
+// The calls whose result type differs between feedcore versions go through
+// these, so that every test compares them in one way.
+inline absl::StatusOr<size_t> FollowerCountOf(const FeedEngine& engine,
+                                              EntityId entity) {
+  return engine.FollowerCount(entity);
+}
+inline absl::StatusOr<size_t> FollowingCountOf(const FeedEngine& engine,
+                                               EntityId entity) {
+  return engine.FollowingCount(entity);
+}
+
+// The groups of `entries` (a whole feed's visible entries, in any order),
+// newest group first, listing at most `max_actors` actors and `max_entries`
+// entries per group: what ReadGroups and ReadNotifications return, worked out
+// from the flat entries with ordinary containers.
+std::vector<FeedGroup> ReferenceGroups(std::vector<StoredEntry> entries,
+                                       size_t max_actors, size_t max_entries);
+
+class FeedModel {
+ public:
+  using Key = std::pair<Micros, ActivityId>;
+  struct Value {
+    EntityId actor = 0;
+    Micros expires_at = 0;
+    GroupKey group = 0;
+  };
+  // Oldest first.
+  using FeedMap = std::map<Key, Value>;
+
+  // A published activity, kept (retracted or not) until it is evicted.
+  struct Activity {
+    EntityId actor = 0;
+    Micros ts = 0;
+    Micros expires_at = 0;
+    std::string payload;
+    GroupKey group = 0;  // its timeline entries' key
+    bool retracted = false;
+    std::vector<EntityId> recipients;  // of its notifications, distinct
+  };
+
+  // What the engine's Stats report, worked out from the model.
+  struct Totals {
+    size_t entries = 0, activities = 0, retracted = 0, payload_bytes = 0,
+           follow_edges = 0;
+    uint64_t activities_evicted = 0;
+  };
+
+  // How the engine groups a reader's timeline: from its group index unless
+  // the reader follows an actor merged at read or holds an expired entry
+  // (the index counts those).
+  enum class GroupSource { kIndex, kMerged, kExpired };
+
+  // What happened to notification feeds so far, for the tests' coverage
+  // checks.
+  struct NotificationTally {
+    uint64_t trimmed = 0, rejected = 0, rejoined_seen = 0;
+  };
+
+  // The options of the engine under test: caps, default_ttl,
+  // max_payload_bytes, hybrid_fanout_threshold, aggregation, notifications.
+  explicit FeedModel(const EngineOptions& options);
+
+  FeedModel(const FeedModel&) = delete;
+  FeedModel& operator=(const FeedModel&) = delete;
+  FeedModel(FeedModel&&) = default;
+  FeedModel& operator=(FeedModel&&) = default;
+
+  // --- Low-level timeline calls ---
+
+  // The expiry an insert with `o` at time `now` gives its entries.
+  Micros ExpiryFor(const InsertOptions& o, Micros now) const;
+
+  // Puts `e` into `owner`'s timeline and counts what happened in `r`, as
+  // Insert counts it.
+  void Insert(EntityId owner, const TimelineEntry& e, Micros expires_at,
+              InsertResult* r);
+
+  // True when `owner`'s timeline held the key (and now does not).
+  bool Remove(EntityId owner, Key key);
+
+  // --- Social calls ---
+
+  // The result Publish gives at `now`: InvalidArgument for an activity the
+  // engine refuses, FailedPrecondition for a retracted id, AlreadyExists for
+  // another activity under a stored id.
+  absl::StatusOr<PublishResult> Publish(const feedcore::Activity& a,
+                                        const PublishOptions& options,
+                                        Micros now);
+  absl::StatusOr<PublishResult> Publish(const feedcore::Activity& a,
+                                        Micros now) {
+    return Publish(a, PublishOptions(), now);
+  }
+
+  // NotFound for an id never published or evicted; OK otherwise.
+  absl::StatusCode Retract(ActivityId id);
+
+  FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
+                      Micros now);
+  UnfollowResult Unfollow(EntityId follower, EntityId followee);
+
+  // --- Reads ---
+
+  // The visible entries of a feed at `now` in `order`, within the window,
+  // strictly after `after` in that order; with the payload when `hydrate`.
+  std::vector<StoredEntry> Read(Feed feed, EntityId owner, ReadOrder order,
+                                std::optional<Micros> min_ts,
+                                std::optional<Micros> max_ts,
+                                std::optional<Key> after, Micros now,
+                                bool hydrate) const;
+
+  // Every visible entry of `owner`'s timeline, newest first.
+  std::vector<StoredEntry> Timeline(EntityId owner, Micros now) const {
+    return Read(Feed::kTimeline, owner, ReadOrder::kNewestFirst, std::nullopt,
+                std::nullopt, std::nullopt, now, false);
+  }
+
+  // Visible entries of `reader`'s timeline newer than `key`, at most
+  // `max_count` (what CountNewer answers).
+  size_t CountNewer(EntityId reader, Key key, size_t max_count,
+                    Micros now) const;
+
+  // Every group of `reader`'s timeline at `now`, newest first.
+  std::vector<FeedGroup> Groups(EntityId reader, Micros now) const;
+  GroupSource GroupsFrom(EntityId reader, Micros now) const;
+
+  // The payload hydration gives the entry with id `id`: the activity's
+  // while it is stored and not retracted, else nothing.
+  std::string Payload(ActivityId id) const;
+
+  // --- Notifications ---
+
+  // What every notification call of `user` does first: drops the expired
+  // entries of its feed. Returns how many.
+  size_t ReclaimNotifications(EntityId user, Micros now);
+  void MarkSeen(EntityId user);
+  void MarkAllRead(EntityId user);
+  // False (NotFound) when `user`'s feed does not hold `key`.
+  bool MarkRead(EntityId user, Key key);
+  NotificationCounts Counts(EntityId user) const;
+  // `user`'s notification groups, newest first, with their flags.
+  std::vector<FeedGroup> Notifications(EntityId user) const;
+  const FeedMap& notifications(EntityId user) const;
+  const NotificationTally& notification_tally() const { return tally_; }
+
+  // --- Expiry ---
+
+  // Entries held that have expired at `now`: what an EvictExpired with an
+  // unlimited budget reclaims (timelines, own and world feeds,
+  // notifications).
+  size_t CountExpired(Micros now) const;
+  // Reclaims them and evicts the activities that expired; returns how many
+  // entries that was.
+  size_t EvictExpired(Micros now);
+
+  // --- What the model holds ---
+
+  const FeedMap& feed(Feed feed, EntityId owner) const;
+  // A stored key of `owner`'s timeline picked by `index` modulo its size.
+  std::optional<Key> KeyAt(EntityId owner, uint64_t index) const;
+  std::optional<Key> AnyKey(EntityId owner, std::mt19937_64& rng) const {
+    return KeyAt(owner, rng());
+  }
+
+  bool Follows(EntityId follower, EntityId followee) const;
+  const std::set<EntityId>& Followers(EntityId e) const;
+  const std::set<EntityId>& Following(EntityId e) const;
+  size_t merged_count() const { return merged_.size(); }
+
+  // Activities stored (until evicted) and ids evicted so far.
+  const std::map<ActivityId, Activity>& activities() const {
+    return activities_;
+  }
+  const std::set<ActivityId>& evicted() const { return evicted_; }
+
+  // Entries held, expired ones included, in timelines, own and world feeds.
+  size_t entries() const;
+  // Timelines holding at least one entry.
+  size_t timelines() const;
+  size_t follow_edges() const;
+  Totals Expected() const;
+
+ private:
+  struct Flags {
+    bool seen = false;
+    bool read = false;
+  };
+  // A group of a notification feed: its key, or for key 0 the entry's own.
+  using Slot = std::pair<GroupKey, Key>;
+  struct NotificationFeed {
+    FeedMap notes;
+    std::map<Slot, Flags> flags;
+  };
+
+  static Slot SlotOf(const Key& key, const Value& value);
+  static void Put(FeedMap& feed, size_t cap, const Key& key, const Value& value,
+                  InsertResult* r);
+  static void EraseNote(NotificationFeed& feed, const Key& key);
+  void Notify(EntityId user, const Key& key, const Value& value);
+  GroupKey TimelineGroupOf(const feedcore::Activity& a) const;
+
+  size_t cap_;
+  size_t world_cap_;
+  Micros default_ttl_;
+  size_t max_payload_bytes_;
+  size_t hybrid_threshold_;
+  AggregationOptions aggregation_;
+  NotificationOptions notification_options_;
+
+  std::map<EntityId, FeedMap> timelines_;
+  std::map<EntityId, FeedMap> own_;
+  FeedMap world_;
+  std::map<EntityId, std::set<EntityId>> followers_;
+  std::map<EntityId, std::set<EntityId>> following_;
+  std::set<EntityId> merged_;
+  std::map<ActivityId, Activity> activities_;
+  std::set<ActivityId> evicted_;
+  uint64_t activities_evicted_ = 0;
+  std::map<EntityId, NotificationFeed> notification_feeds_;
+  NotificationTally tally_;
+};
+
+}  // namespace feedcore::testing
+
+#endif  // FEEDCORE_TESTS_MODEL_FEED_MODEL_H_
