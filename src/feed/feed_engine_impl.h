@@ -17,6 +17,10 @@
 //   feed_replay.cc         ApplyChange
 //   feed_snapshot.cc       SerializeDomain, LoadDomain
 //
+// Thread safety
+// -------------
+// Every public method is thread-safe.
+//
 // Lock order (shard.h, docs/architecture.md):
 //   follow stripe (per follower; Follow/Unfollow only)
 //     -> at most one shard lock at a time
@@ -31,9 +35,12 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <mutex>
-#include <vector>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "feed/activity_store.h"
 #include "feed/fanout_pool.h"
