@@ -86,8 +86,9 @@ absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
     // Another Follow may have started a transition after the check above
     // and before this follower was in the followee set it told; look again.
     {
-      ReaderLock lock(&followee_shard.mu());
-      const GraphNode* node = followee_shard.FindNode(followee);
+      const Shard& shard = followee_shard;
+      ReaderLock lock(&shard.mu());
+      const GraphNode* node = shard.FindNode(followee);
       followee_hybrid =
           node != nullptr && (node->hybrid || node->becoming_hybrid);
     }
@@ -105,8 +106,9 @@ void FeedEngineImpl::BecomeHybrid(EntityId actor) {
   Shard& actor_shard = ShardOf(actor);
   FollowerSnapshot followers;
   {
-    ReaderLock lock(&actor_shard.mu());
-    const GraphNode* node = actor_shard.FindNode(actor);
+    const Shard& shard = actor_shard;
+    ReaderLock lock(&shard.mu());
+    const GraphNode* node = shard.FindNode(actor);
     if (node != nullptr) node->SnapshotFollowers(&followers);
   }
   // Every follower merges the actor before publishes stop copying it;

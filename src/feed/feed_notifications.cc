@@ -61,8 +61,9 @@ auto FeedEngineImpl::WithNotifications(EntityId user, Fn&& fn) {
   Shard& shard = ShardOf(user);
   const Micros now = options_.clock->Now();
   {
-    ReaderLock lock(&shard.mu());
-    const Timeline* feed = shard.FindTimeline({user, FeedType::kNotification});
+    const Shard& reader = shard;
+    ReaderLock lock(&reader.mu());
+    const Timeline* feed = reader.FindTimeline({user, FeedType::kNotification});
     if (feed == nullptr) return fn(nullptr);
     if (feed->MinExpiry() > now) return fn(feed);
   }
