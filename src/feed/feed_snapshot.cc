@@ -62,15 +62,15 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     return cut;
   }
   const Shard& shard = shards_[domain];
-  ReaderLock lock(&shard.mu);
+  ReaderLock lock(&shard.mu());
   if (log_ != nullptr) cut = log_->NextSequence();
-  out->reserve(out->size() + shard.entries * kEntryBytes +
-               shard.timelines.size() * kMinTimelineBytes);
-  w.U64(shard.timelines.size());
-  for (const auto& [id, record] : shard.timelines) {
+  out->reserve(out->size() + shard.entry_count() * kEntryBytes +
+               shard.timeline_count() * kMinTimelineBytes);
+  w.U64(shard.timeline_count());
+  shard.ForEachTimeline([&](TimelineId id, const Timeline& timeline) {
     w.U64(id.id);
     w.U8(static_cast<uint8_t>(id.kind));
-    const std::vector<StoredEntry> entries = record->timeline.Entries();
+    const std::vector<StoredEntry> entries = timeline.Entries();
     w.U64(entries.size());
     for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
       w.I64(e->ts);
@@ -79,8 +79,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.I64(e->expires_at);
       w.U64(e->group);
     }
-    if (id.kind == FeedKind::kNotification) {
-      const GroupIndex& groups = *record->timeline.groups();
+    if (id.kind == FeedType::kNotification) {
+      const GroupIndex& groups = *timeline.groups();
       w.U64(groups.group_count() - groups.unseen_count());
       groups.ForEachSeenGroup([&](TimelineKey place, bool read) {
         w.I64(place.ts);
@@ -88,9 +88,9 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.U8(read ? 1 : 0);
       });
     }
-  }
-  w.U64(shard.graph.size());
-  for (const auto& [entity, node] : shard.graph) {
+  });
+  w.U64(shard.node_count());
+  shard.ForEachNode([&](EntityId entity, const GraphNode& node) {
     w.U64(entity);
     w.U8(static_cast<uint8_t>(node.hybrid ? ActorMode::kMerged
                               : node.becoming_hybrid
@@ -102,7 +102,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     for (const EntityId followee : node.following) w.U64(followee);
     w.U64(node.hybrid_following.size());
     for (const EntityId followee : node.hybrid_following) w.U64(followee);
-  }
+  });
   return cut;
 }
 
@@ -162,28 +162,28 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     return absl::OkStatus();
   }
   Shard& shard = shards_[domain];
-  WriterLock lock(&shard.mu);
+  WriterLock lock(&shard.mu());
   const uint64_t timelines = r.Count(kMinTimelineBytes);
   for (uint64_t t = 0; t < timelines && r.ok(); ++t) {
     const EntityId id = r.U64();
     const uint8_t kind = r.U8();
     const uint64_t n = r.Count(kEntryBytes);
     if (!r.ok()) break;
-    if (kind > static_cast<uint8_t>(FeedKind::kNotification)) {
+    if (kind > static_cast<uint8_t>(FeedType::kNotification)) {
       return Corrupt(domain, absl::StrCat("timeline ", id,
                                           " has unknown feed kind ", kind));
     }
-    const FeedKind feed = static_cast<FeedKind>(kind);
-    if (feed == FeedKind::kWorld ? id != 0 : ShardIndex(id) != domain) {
+    const FeedType feed = static_cast<FeedType>(kind);
+    if (feed == FeedType::kWorld ? id != 0 : ShardIndex(id) != domain) {
       return Corrupt(domain,
                      absl::StrCat("timeline ", id, " does not belong here"));
     }
-    if (n == 0 || n > CapFor(feed)) {
-      return Corrupt(domain,
-                     absl::StrCat("timeline ", id, " holds ", n,
-                                  " entries; it must hold 1..", CapFor(feed)));
+    if (n == 0 || n > shard.Cap(feed)) {
+      return Corrupt(
+          domain, absl::StrCat("timeline ", id, " holds ", n,
+                               " entries; it must hold 1..", shard.Cap(feed)));
     }
-    if (shard.timelines.contains(TimelineId{id, feed})) {
+    if (shard.FindTimeline(TimelineId{id, feed}) != nullptr) {
       return Corrupt(domain, absl::StrCat("timeline ", id, " appears twice"));
     }
     TimelineKey previous{-1, 0};
@@ -202,11 +202,11 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       }
       previous = key;
       InsertResult ignored;
-      PutLocked(shard, {id, feed}, e, &ignored);
+      shard.Put({id, feed}, e, &ignored);
     }
-    if (feed == FeedKind::kNotification && r.ok()) {
-      GroupIndex& groups = *shard.timelines.find(TimelineId{id, feed})
-                                ->second->timeline.mutable_groups();
+    if (feed == FeedType::kNotification && r.ok()) {
+      GroupIndex& groups =
+          *shard.FindTimeline(TimelineId{id, feed})->mutable_groups();
       const uint64_t seen = r.Count(kSeenGroupBytes);
       for (uint64_t i = 0; i < seen && r.ok(); ++i) {
         const TimelineKey place{r.I64(), r.U64()};
@@ -232,20 +232,19 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       return Corrupt(domain,
                      absl::StrCat("entity ", entity, " does not belong here"));
     }
-    if (shard.graph.contains(entity)) {
+    if (shard.FindNode(entity) != nullptr) {
       return Corrupt(domain, absl::StrCat("entity ", entity, " appears twice"));
     }
-    GraphNode& node = shard.graph[entity];
+    GraphNode& node = shard.Node(entity);
     node.hybrid = mode == static_cast<uint8_t>(ActorMode::kMerged);
     node.becoming_hybrid =
         mode == static_cast<uint8_t>(ActorMode::kBecomingMerged);
     const uint64_t followers = r.Count(sizeof(EntityId));
     for (uint64_t i = 0; i < followers; ++i) {
       const EntityId follower = r.U64();
-      node.followers.insert(
-          {static_cast<uint32_t>(ShardIndex(follower)), follower});
+      shard.AddFollower(
+          entity, {static_cast<uint32_t>(ShardIndex(follower)), follower});
     }
-    shard.follow_edges += node.followers.size();
     const uint64_t following = r.Count(sizeof(EntityId));
     for (uint64_t i = 0; i < following; ++i) node.following.insert(r.U64());
     const uint64_t merged = r.Count(sizeof(EntityId));

@@ -1,5 +1,5 @@
-// FeedEngineImpl: grouped-read paging shared by ReadGroups and
-// ReadNotifications, and the notification feeds' calls.
+// FeedEngineImpl's notification feeds, and the grouped-read paging that
+// ReadGroups shares with ReadNotifications.
 //
 // A notification feed is a timeline of kind kNotification in its user's
 // shard whose group index is always on; the index keeps each group's seen
@@ -7,6 +7,8 @@
 // reclaims the feed's expired entries (recording them as the sweeper
 // would), so the index's counts are the visible ones and stay O(1); reads
 // of a feed where nothing expired take the shard lock shared only.
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "feed/feed_engine_impl.h"
 #include "timeline/cursor.h"
@@ -48,68 +50,27 @@ void FeedEngineImpl::FinishGroupPage(EntityId owner,
   }
 }
 
-FeedEngineImpl::TimelineMap::iterator FeedEngineImpl::NotificationsLocked(
-    Shard& shard, EntityId user, Micros now) {
-  const TimelineId id{user, FeedKind::kNotification};
-  auto it = shard.timelines.find(id);
-  if (it == shard.timelines.end() || it->second->timeline.MinExpiry() > now) {
-    return it;
-  }
-  // Bounded by NotificationOptions::max_length.
-  EvictTimelineLocked(shard, it, now, std::numeric_limits<size_t>::max());
-  return shard.timelines.find(id);
-}
-
 NotificationCounts FeedEngineImpl::CountsOf(const Timeline* feed) {
   if (feed == nullptr) return {};
   const GroupIndex& groups = *feed->groups();
   return {groups.unseen_count(), groups.unread_count(), groups.group_count()};
 }
 
-bool FeedEngineImpl::MarkLocked(Shard& shard, TimelineMap::iterator it,
-                                EntityId user, bool read,
-                                const TimelineKey* key) {
-  Timeline& timeline = it->second->timeline;
-  GroupIndex& groups = *timeline.mutable_groups();
-  if (key != nullptr) {
-    // The timeline knows whether it holds `key`, and in which group.
-    const std::optional<GroupKey> group = timeline.GroupOf(*key);
-    if (!group.has_value()) return false;
-    groups.MarkRead(*key, *group);
-  } else if (read) {
-    groups.MarkAllRead();
-  } else {
-    groups.MarkAllSeen();
-  }
-  if (log_ != nullptr) {
-    ChangeRecord record;
-    record.kind =
-        read ? ChangeKind::kNotificationRead : ChangeKind::kNotificationSeen;
-    record.domain = DomainOf(shard);
-    record.feed = FeedType::kNotification;
-    record.entity = user;
-    if (key != nullptr) record.keys.push_back({key->ts, key->activity_id});
-    log_->Append(std::move(record));
-  }
-  return true;
-}
-
 template <typename Fn>
 auto FeedEngineImpl::WithNotifications(EntityId user, Fn&& fn) {
-  Shard& shard = shards_[ShardIndex(user)];
-  const TimelineId id{user, FeedKind::kNotification};
+  Shard& shard = ShardOf(user);
   const Micros now = options_.clock->Now();
   {
-    ReaderLock lock(&shard.mu);
-    auto it = shard.timelines.find(id);
-    if (it == shard.timelines.end()) return fn(nullptr);
-    const Timeline& timeline = it->second->timeline;
-    if (timeline.MinExpiry() > now) return fn(&timeline);
+    const Shard& reader = shard;
+    ReaderLock lock(&reader.mu());
+    const Timeline* feed = reader.FindTimeline({user, FeedType::kNotification});
+    if (feed == nullptr) return fn(nullptr);
+    if (feed->MinExpiry() > now) return fn(feed);
   }
   // Something expired: reclaim it first (the feed may have changed since
-  // the shared lock was released; NotificationsLocked looks again).
-  WriterLock lock(&shard.mu);
-  return fn(TimelineAt(shard, NotificationsLocked(shard, user, now)));
+  // the shared lock was released; Shard::Notifications looks again).
+  WriterLock lock(&shard.mu());
+  return fn(static_cast<const Timeline*>(shard.Notifications(user, now)));
 }
 
 absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
@@ -136,22 +97,25 @@ NotificationCounts FeedEngineImpl::GetNotificationCounts(EntityId user) {
   return WithNotifications(user, &CountsOf);
 }
 
+std::optional<NotificationCounts> FeedEngineImpl::MarkNotifications(
+    EntityId user, bool read, const TimelineKey* key) {
+  Shard& shard = ShardOf(user);
+  WriterLock lock(&shard.mu());
+  Timeline* feed = shard.Notifications(user, options_.clock->Now());
+  if (feed == nullptr) {
+    if (key != nullptr) return std::nullopt;
+    return NotificationCounts{};
+  }
+  if (!shard.Mark(*feed, user, read, key)) return std::nullopt;
+  return CountsOf(feed);
+}
+
 NotificationCounts FeedEngineImpl::MarkSeen(EntityId user) {
-  Shard& shard = shards_[ShardIndex(user)];
-  WriterLock lock(&shard.mu);
-  auto it = NotificationsLocked(shard, user, options_.clock->Now());
-  if (it == shard.timelines.end()) return {};
-  MarkLocked(shard, it, user, /*read=*/false, nullptr);
-  return CountsOf(TimelineAt(shard, it));
+  return *MarkNotifications(user, /*read=*/false, nullptr);
 }
 
 NotificationCounts FeedEngineImpl::MarkAllRead(EntityId user) {
-  Shard& shard = shards_[ShardIndex(user)];
-  WriterLock lock(&shard.mu);
-  auto it = NotificationsLocked(shard, user, options_.clock->Now());
-  if (it == shard.timelines.end()) return {};
-  MarkLocked(shard, it, user, /*read=*/true, nullptr);
-  return CountsOf(TimelineAt(shard, it));
+  return *MarkNotifications(user, /*read=*/true, nullptr);
 }
 
 absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
@@ -161,16 +125,14 @@ absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
         absl::StrCat("ts is ", ts, "; it must be >= 0"));
   }
   const TimelineKey key{ts, activity_id};
-  Shard& shard = shards_[ShardIndex(user)];
-  WriterLock lock(&shard.mu);
-  auto it = NotificationsLocked(shard, user, options_.clock->Now());
-  if (it == shard.timelines.end() ||
-      !MarkLocked(shard, it, user, /*read=*/true, &key)) {
+  std::optional<NotificationCounts> counts =
+      MarkNotifications(user, /*read=*/true, &key);
+  if (!counts.has_value()) {
     return absl::NotFoundError(absl::StrCat(
         "the notification feed of ", user, " holds no notification (ts ", ts,
         ", activity ", activity_id, ") that has not expired"));
   }
-  return CountsOf(TimelineAt(shard, it));
+  return *counts;
 }
 
 }  // namespace feedcore::internal

@@ -32,10 +32,10 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       static_cast<uint8_t>(FeedType::kNotification)) {
     return Malformed(r, "unknown feed type");
   }
-  const FeedKind feed = static_cast<FeedKind>(r.feed);
+  const FeedType feed = r.feed;
   // The shard a timeline lives in: the world feed's slices by domain.
   auto shard_of = [&](EntityId owner) -> Shard& {
-    return shards_[feed == FeedKind::kWorld ? r.domain : ShardIndex(owner)];
+    return shards_[feed == FeedType::kWorld ? r.domain : ShardIndex(owner)];
   };
   if (r.kind >= ChangeKind::kBoardCreate && r.kind <= ChangeKind::kBoardClear) {
     return Malformed(r, "a leaderboard record is not for the feed engine");
@@ -51,7 +51,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     case ChangeKind::kTimelineRemove: {
       if (r.owners.empty()) return Malformed(r, "no owners");
       if (r.entry.ts < 0) return Malformed(r, "timestamp below zero");
-      if (feed == FeedKind::kWorld &&
+      if (feed == FeedType::kWorld &&
           (r.owners.size() != 1 || r.owners[0] != 0)) {
         return Malformed(r, "the world feed's owner is 0");
       }
@@ -59,51 +59,43 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       const TimelineKey key{r.entry.ts, r.entry.activity_id};
       for (const EntityId owner : r.owners) {
         Shard& shard = shard_of(owner);
-        WriterLock lock(&shard.mu);
+        WriterLock lock(&shard.mu());
         if (put) {
           InsertResult ignored;
-          PutLocked(shard, {owner, feed}, r.entry, &ignored);
+          shard.Put({owner, feed}, r.entry, &ignored);
         } else {
-          RemoveKeyLocked(shard, {owner, feed}, key);
+          shard.RemoveKey({owner, feed}, key);
         }
         if (log_ != nullptr) {
-          LogEntries(shard, r.kind, feed, absl::MakeConstSpan(&owner, 1),
-                     r.entry);
+          shard.LogEntries(r.kind, feed, absl::MakeConstSpan(&owner, 1),
+                           r.entry);
         }
       }
       return absl::OkStatus();
     }
     case ChangeKind::kTimelineRemoveActor: {
-      Shard& shard = shards_[ShardIndex(r.entity)];
-      WriterLock lock(&shard.mu);
-      auto it = shard.timelines.find({r.entity, FeedKind::kHome});
-      if (it != shard.timelines.end()) {
-        Timeline& timeline = it->second->timeline;
-        const size_t index_bytes_before = timeline.index_bytes();
-        const size_t size_before = timeline.size();
-        timeline.RemoveActor(r.other);
-        AfterChangeLocked(shard, it, index_bytes_before, size_before);
-      }
-      if (log_ != nullptr) LogEdge(shard, r.kind, r.entity, r.other);
+      Shard& shard = ShardOf(r.entity);
+      WriterLock lock(&shard.mu());
+      shard.RemoveActor(r.entity, r.other);
+      if (log_ != nullptr) shard.LogEdge(r.kind, r.entity, r.other);
       return absl::OkStatus();
     }
     case ChangeKind::kTimelineExpire: {
-      if (feed == FeedKind::kWorld && r.entity != 0) {
+      if (feed == FeedType::kWorld && r.entity != 0) {
         return Malformed(r, "the world feed's owner is 0");
       }
       Shard& shard = shard_of(r.entity);
-      WriterLock lock(&shard.mu);
+      WriterLock lock(&shard.mu());
       for (const EntryKey& key : r.keys) {
-        RemoveKeyLocked(shard, {r.entity, feed}, {key.ts, key.activity_id});
+        shard.RemoveKey({r.entity, feed}, {key.ts, key.activity_id});
       }
       if (log_ != nullptr) {
         ChangeRecord copy;
         copy.kind = r.kind;
-        copy.domain = DomainOf(shard);
         copy.feed = r.feed;
         copy.entity = r.entity;
         copy.keys = r.keys;
-        log_->Append(std::move(copy));
+        shard.Log(std::move(copy));
       }
       return absl::OkStatus();
     }
@@ -136,15 +128,17 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         return Malformed(r, "not about a notification feed");
       }
       if (r.keys.size() > (read ? 1 : 0)) return Malformed(r, "too many keys");
-      Shard& shard = shards_[ShardIndex(r.entity)];
-      WriterLock lock(&shard.mu);
-      auto it = shard.timelines.find({r.entity, FeedKind::kNotification});
+      Shard& shard = ShardOf(r.entity);
+      WriterLock lock(&shard.mu());
+      Timeline* notifications =
+          shard.FindTimeline({r.entity, FeedType::kNotification});
       // The source marked a feed that existed; an exact replay has it too.
-      if (it == shard.timelines.end()) return absl::OkStatus();
+      if (notifications == nullptr) return absl::OkStatus();
       const TimelineKey key =
           r.keys.empty() ? TimelineKey{}
                          : TimelineKey{r.keys[0].ts, r.keys[0].activity_id};
-      MarkLocked(shard, it, r.entity, read, r.keys.empty() ? nullptr : &key);
+      shard.Mark(*notifications, r.entity, read,
+                 r.keys.empty() ? nullptr : &key);
       return absl::OkStatus();
     }
     case ChangeKind::kFollowerAdd:
@@ -160,26 +154,19 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           static_cast<uint8_t>(ActorMode::kMerged)) {
         return Malformed(r, "unknown actor mode");
       }
-      Shard& shard = shards_[ShardIndex(r.entity)];
-      WriterLock lock(&shard.mu);
-      const std::pair<uint32_t, EntityId> edge{
-          static_cast<uint32_t>(ShardIndex(r.other)), r.other};
+      Shard& shard = ShardOf(r.entity);
+      WriterLock lock(&shard.mu());
+      const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(r.other)),
+                              r.other};
       switch (r.kind) {
         case ChangeKind::kFollowerAdd:
-          if (shard.graph[r.entity].followers.insert(edge).second) {
-            ++shard.follow_edges;
-          }
+          shard.AddFollower(r.entity, edge);
           break;
-        case ChangeKind::kFollowerRemove: {
-          auto node = shard.graph.find(r.entity);
-          if (node != shard.graph.end() &&
-              node->second.followers.erase(edge) > 0) {
-            --shard.follow_edges;
-          }
+        case ChangeKind::kFollowerRemove:
+          shard.RemoveFollower(r.entity, edge);
           break;
-        }
         case ChangeKind::kFollowingAdd: {
-          GraphNode& node = shard.graph[r.entity];
+          GraphNode& node = shard.Node(r.entity);
           node.following.insert(r.other);
           auto& merged = node.hybrid_following;
           if (r.merged_at_read && std::find(merged.begin(), merged.end(),
@@ -189,20 +176,19 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           break;
         }
         case ChangeKind::kFollowingRemove: {
-          auto node = shard.graph.find(r.entity);
-          if (node != shard.graph.end()) {
-            node->second.following.erase(r.other);
-            auto& merged = node->second.hybrid_following;
+          GraphNode* node = shard.FindNode(r.entity);
+          if (node != nullptr) {
+            node->following.erase(r.other);
+            auto& merged = node->hybrid_following;
             merged.erase(std::remove(merged.begin(), merged.end(), r.other),
                          merged.end());
           }
           break;
         }
         case ChangeKind::kMergeAdd: {
-          auto node = shard.graph.find(r.entity);
-          if (node != shard.graph.end() &&
-              node->second.following.contains(r.other)) {
-            auto& merged = node->second.hybrid_following;
+          GraphNode* node = shard.FindNode(r.entity);
+          if (node != nullptr && node->following.contains(r.other)) {
+            auto& merged = node->hybrid_following;
             if (std::find(merged.begin(), merged.end(), r.other) ==
                 merged.end()) {
               merged.push_back(r.other);
@@ -211,18 +197,18 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           break;
         }
         default: {  // kActorMode
-          GraphNode& node = shard.graph[r.entity];
+          GraphNode& node = shard.Node(r.entity);
           node.becoming_hybrid = r.mode == ActorMode::kBecomingMerged;
           node.hybrid = r.mode == ActorMode::kMerged;
           break;
         }
       }
-      MaybeEraseGraphNodeLocked(shard, r.entity);
+      shard.MaybeEraseNode(r.entity);
       if (log_ != nullptr) {
         if (r.kind == ChangeKind::kActorMode) {
-          LogMode(shard, r.entity, r.mode);
+          shard.LogMode(r.entity, r.mode);
         } else {
-          LogEdge(shard, r.kind, r.entity, r.other, r.merged_at_read);
+          shard.LogEdge(r.kind, r.entity, r.other, r.merged_at_read);
         }
       }
       return absl::OkStatus();

@@ -1,0 +1,234 @@
+// FeedEngineImpl's reads: pages of home, own and world feeds (home feeds
+// merged with the own feeds of hybrid followees, the world feed from every
+// shard's slice), CountNewer, and grouped home feeds.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "feed/engine_options.h"
+#include "feed/feed_engine_impl.h"
+#include "feed/page_merger.h"
+#include "timeline/cursor.h"
+#include "timeline/group_index.h"
+
+namespace feedcore::internal {
+namespace {
+
+uint64_t FeedCode(FeedType kind) { return static_cast<uint64_t>(kind); }
+
+const char* FeedName(FeedType kind) {
+  switch (kind) {
+    case FeedType::kHome:
+      return "timeline";
+    case FeedType::kOwn:
+      return "own feed";
+    case FeedType::kWorld:
+      return "world feed";
+    case FeedType::kNotification:
+      return "notification feed";
+  }
+  return "feed";
+}
+
+}  // namespace
+
+void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
+                                 TimelineKey lo, TimelineKey hi, Micros now,
+                                 size_t want,
+                                 std::vector<StoredEntry>* out) const {
+  if (kind == FeedType::kOwn) {
+    ShardOf(owner).Collect({owner, kind}, order, lo, hi, now, want, out);
+    return;
+  }
+  PageMerger merger(order, want);
+  auto add_source = [&](const Shard& shard, TimelineId id) {
+    TimelineKey source_lo = lo;
+    TimelineKey source_hi = hi;
+    if (!merger.Narrow(&source_lo, &source_hi)) return;
+    std::vector<StoredEntry> entries;
+    shard.Collect(id, order, source_lo, source_hi, now, want, &entries);
+    merger.Add(std::move(entries));
+  };
+  if (kind == FeedType::kWorld) {
+    for (size_t s = 0; s < options_.shards; ++s) {
+      add_source(shards_[s], {0, FeedType::kWorld});
+    }
+  } else {
+    // The home timeline and the list of merged-at-read followees come from
+    // one shard under one lock; each followee's own feed from its shard.
+    // Collected straight into `out` (reserved by the caller): with no
+    // merged-at-read followee, that is the whole answer.
+    std::vector<EntityId> hybrid;
+    {
+      const Shard& shard = ShardOf(owner);
+      ReaderLock lock(&shard.mu());
+      const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
+      if (home != nullptr) home->Collect(order, lo, hi, now, want, out);
+      const GraphNode* node = shard.FindNode(owner);
+      if (node != nullptr) {
+        hybrid.assign(node->hybrid_following.begin(),
+                      node->hybrid_following.end());
+      }
+    }
+    if (hybrid.empty()) return;
+    merger.Add(std::move(*out));
+    out->clear();
+    for (const EntityId actor : hybrid) {
+      add_source(ShardOf(actor), {actor, FeedType::kOwn});
+    }
+  }
+  *out = merger.Take();
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadFeed(
+    FeedType kind, EntityId owner, const ReadOptions& options) const {
+  if (absl::Status status = ValidateRead(options, options_.max_page_size);
+      !status.ok()) {
+    return status;
+  }
+  TimelineKey lo = TimelineKey::Min();
+  TimelineKey hi = TimelineKey::Max();
+  if (options.min_ts.has_value() && *options.min_ts > 0) {
+    lo = {*options.min_ts, 0};
+  }
+  // A window entirely below zero holds nothing (timestamps are >= 0), but
+  // the cursor is still checked first: a bad cursor is an error whatever
+  // the window.
+  const bool window_below_zero =
+      options.max_ts.has_value() && *options.max_ts < 0;
+  if (options.max_ts.has_value() && !window_below_zero) {
+    hi = {*options.max_ts, std::numeric_limits<ActivityId>::max()};
+  }
+  if (!options.cursor.empty()) {
+    absl::StatusOr<TimelineCursor> cursor =
+        DecodeTimelineCursor(options.cursor);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->feed != FeedCode(kind)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor belongs to a ", FeedName(static_cast<FeedType>(cursor->feed)),
+          ", not to a ", FeedName(kind)));
+    }
+    if (cursor->owner != owner) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cursor belongs to the ", FeedName(kind), " of ",
+                       cursor->owner, ", not of ", owner));
+    }
+    if (cursor->order != options.order) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor was made for ",
+          cursor->order == ReadOrder::kNewestFirst ? "newest" : "oldest",
+          "-first reading; keep the order of the first page"));
+    }
+    const TimelineKey after{cursor->ts, cursor->activity_id};
+    if (options.order == ReadOrder::kNewestFirst) {
+      std::optional<TimelineKey> older = OlderKey(after);
+      if (!older.has_value()) return Page{};
+      hi = std::min(hi, *older);
+    } else {
+      std::optional<TimelineKey> newer = NewerKey(after);
+      if (!newer.has_value()) return Page{};
+      lo = std::max(lo, *newer);
+    }
+  }
+  Page page;
+  if (window_below_zero || lo > hi) return page;
+  page.entries.reserve(options.limit + 1);
+  // One more than asked tells whether another page follows.
+  CollectFeed(kind, owner, options.order, lo, hi, options_.clock->Now(),
+              options.limit + 1, &page.entries);
+  if (page.entries.size() > options.limit) {
+    page.entries.pop_back();
+    const StoredEntry& last = page.entries.back();
+    TimelineCursor next{owner, options.order, last.ts, last.activity_id,
+                        static_cast<uint8_t>(FeedCode(kind))};
+    page.next_cursor = EncodeTimelineCursor(next);
+  }
+  if (options.hydrate) store_.Hydrate(&page.entries);
+  return page;
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadTimeline(
+    EntityId owner, const ReadOptions& options) const {
+  return ReadFeed(FeedType::kHome, owner, options);
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadOwn(EntityId actor,
+                                             const ReadOptions& options) const {
+  return ReadFeed(FeedType::kOwn, actor, options);
+}
+
+absl::StatusOr<Page> FeedEngineImpl::ReadWorld(
+    const ReadOptions& options) const {
+  return ReadFeed(FeedType::kWorld, 0, options);
+}
+
+absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
+                                                  ActivityId activity_id,
+                                                  size_t max_count) const {
+  if (ts < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
+  }
+  if (max_count == 0 || max_count > options_.max_page_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_count is ", max_count, "; it must be 1..",
+                     options_.max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  std::optional<TimelineKey> lo = NewerKey({ts, activity_id});
+  if (!lo.has_value()) return 0;
+  std::vector<StoredEntry> newer;
+  CollectFeed(FeedType::kHome, reader, ReadOrder::kOldestFirst, *lo,
+              TimelineKey::Max(), options_.clock->Now(), max_count, &newer);
+  return newer.size();
+}
+
+absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
+    EntityId owner, const GroupReadOptions& options) const {
+  if (!options_.aggregation.enabled) {
+    return absl::FailedPreconditionError(
+        "grouped reads need EngineOptions.aggregation.enabled");
+  }
+  absl::StatusOr<std::optional<TimelineKey>> start =
+      GroupReadStart(owner, options, /*notifications=*/false);
+  if (!start.ok()) return start.status();
+  const std::optional<TimelineKey> after = *start;
+  const GroupListLimits limits{options_.aggregation.max_group_actors,
+                               options_.aggregation.max_group_entries};
+  const Micros now = options_.clock->Now();
+  // One more than asked tells whether another page follows.
+  const size_t want = options.limit + 1;
+  GroupPage page;
+  bool indexed = false;
+  size_t sources = 1;
+  {
+    const Shard& shard = ShardOf(owner);
+    ReaderLock lock(&shard.mu());
+    const GraphNode* node = shard.FindNode(owner);
+    if (node != nullptr) sources += node->hybrid_following.size();
+    if (sources == 1) {
+      const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
+      if (home == nullptr) {
+        indexed = true;
+      } else if (home->MinExpiry() > now) {
+        // Nothing in it has expired, so the index's counts are the
+        // visible ones.
+        home->groups()->Collect(after, want, limits, &page.groups);
+        indexed = true;
+      }
+    }
+  }
+  if (!indexed) {
+    std::vector<StoredEntry> entries;
+    CollectFeed(FeedType::kHome, owner, ReadOrder::kNewestFirst,
+                TimelineKey::Min(), TimelineKey::Max(), now,
+                sources * options_.max_timeline_length, &entries);
+    page.groups = GroupEntries(entries, after, want, limits);
+  }
+  FinishGroupPage(owner, options, /*notifications=*/false, &page);
+  return page;
+}
+
+}  // namespace feedcore::internal
