@@ -63,10 +63,16 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "feedcore/clock.h"
+#include "feedcore/export.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
+
+namespace internal {
+class ChangeLog;
+struct ChangeStreamAccess;
+}  // namespace internal
 
 enum class ChangeKind : uint8_t {
   // `entry` was put into the `feed` timelines of every id in `owners`
@@ -223,7 +229,7 @@ struct ChangeStreamStats {
 };
 
 // Reads a stream in order from a position. Not thread-safe.
-class ChangeReader {
+class FEEDCORE_EXPORT ChangeReader {
  public:
   virtual ~ChangeReader() = default;
 
@@ -250,7 +256,7 @@ class ChangeReader {
 // batches to the callback, in order. Destroying it stops the thread (after
 // the callback in progress returns). If retention overtakes it, `on_error`
 // gets the OutOfRange status and the subscription stops.
-class Subscription {
+class FEEDCORE_EXPORT Subscription {
  public:
   virtual ~Subscription() = default;
   // The sequence number of the next record it delivers.
@@ -260,34 +266,44 @@ class Subscription {
   Subscription() = default;
 };
 
-class ChangeStream {
+// The stream an engine and a registry record into. It has one
+// implementation, so it is a concrete, final class: the library records
+// through it without asking what it is, and a program that wants its own
+// sink reads a ChangeStream (NewReader, Subscribe) instead of replacing it.
+class FEEDCORE_EXPORT ChangeStream final {
  public:
   // InvalidArgument naming the option when one is out of range.
   static absl::StatusOr<std::shared_ptr<ChangeStream>> Create(
       ChangeStreamOptions options);
 
-  virtual ~ChangeStream() = default;
+  ~ChangeStream();
   ChangeStream(const ChangeStream&) = delete;
   ChangeStream& operator=(const ChangeStream&) = delete;
 
   // A reader at `position`. OutOfRange (with the oldest retained sequence)
   // for an AtSequence/AfterSequence position that retention has dropped;
   // InvalidArgument for one beyond the next sequence to be written.
-  virtual absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
-      StreamPosition position) const = 0;
+  // O(1); takes the stream's mutex briefly.
+  absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
+      StreamPosition position) const;
 
   // Calls `on_records` from a thread of the subscription's own with every
   // batch (at most `batch` records, 1..100000) from `position` on. The
-  // callback must not destroy its own Subscription. Errors as NewReader.
-  virtual absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
+  // callback must not destroy its own Subscription. Errors as NewReader,
+  // and InvalidArgument for a bad `batch`. Starts one thread.
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       StreamPosition position, size_t batch,
       std::function<void(absl::Span<const ChangeRecordPtr>)> on_records,
-      std::function<void(const absl::Status&)> on_error) const = 0;
+      std::function<void(const absl::Status&)> on_error) const;
 
-  virtual ChangeStreamStats Stats() const = 0;
+  // Retention counters, exact at one instant. O(1); never fails.
+  ChangeStreamStats Stats() const;
 
- protected:
-  ChangeStream() = default;
+ private:
+  friend struct internal::ChangeStreamAccess;
+  explicit ChangeStream(std::shared_ptr<internal::ChangeLog> log);
+
+  const std::shared_ptr<internal::ChangeLog> log_;
 };
 
 }  // namespace feedcore

@@ -61,37 +61,32 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "feedcore/change_stream.h"
+#include "feedcore/export.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
 
 namespace feedcore {
 
-struct SnapshotInfo {
-  // Replay the source's stream from AtSequence(sequence); 0 when the engine
-  // records no changes.
-  uint64_t sequence = 0;
-  uint64_t file_bytes = 0;
-};
-
-// Writes a snapshot of `engine` to `path` (see above). `engine` must be
-// one made by FeedEngine::Create or LoadSnapshot (InvalidArgument
-// otherwise). I/O failures return `Unavailable` (`ResourceExhausted` for a
-// full disk or file size limit, `NotFound` for a missing directory) with
-// the system's message; `path` is then untouched and the temporary file
-// removed.
+// Writes a snapshot of `engine` to `path` (see above) by calling
+// `engine.SaveSnapshot(path, boards)`. `Unimplemented` for an engine
+// without FeedCapability::kSnapshots (the Redis Cluster backend);
+// `InvalidArgument` for an empty path. I/O failures return `Unavailable`
+// (`ResourceExhausted` for a full disk or file size limit, `NotFound` for a
+// missing directory) with the system's message; `path` is then untouched and
+// the temporary file removed.
 //
 // With `boards`, the snapshot also holds every leaderboard of that registry
 // (scores, tie-break order, options). The registry and the engine must
 // record into the same change stream, or not at all (InvalidArgument
 // otherwise).
-absl::StatusOr<SnapshotInfo> SaveSnapshot(
+FEEDCORE_EXPORT absl::StatusOr<SnapshotInfo> SaveSnapshot(
     const FeedEngine& engine, const std::string& path,
     const LeaderboardRegistry* boards = nullptr);
 
 // An engine loaded from a snapshot, and the position from which it catches
 // up on its source's change stream.
-class Replica {
+class FEEDCORE_EXPORT Replica {
  public:
   virtual ~Replica() = default;
 
@@ -131,8 +126,8 @@ class Replica {
 // records then reclaim exactly the entries the source reclaimed. With its
 // own sweeper a replica returns the same reads (expired entries are never
 // returned) but may reclaim them earlier, so Stats() can differ.
-absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
-                                                      EngineOptions options);
+FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(
+    const std::string& path, EngineOptions options);
 
 }  // namespace feedcore
 

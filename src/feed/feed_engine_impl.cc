@@ -195,7 +195,7 @@ struct FeedEngineImpl::FanoutJob {
 
 FeedEngineImpl::FeedEngineImpl(EngineOptions options)
     : options_(std::move(options)),
-      log_(static_cast<ChangeLog*>(options_.change_stream.get())),
+      log_(ChangeStreamAccess::Log(options_.change_stream.get())),
       height_seed_(kHeightSeed),
       shards_(new Shard[options_.shards]),
       store_(options_.shards, log_, static_cast<uint32_t>(options_.shards)) {
@@ -206,7 +206,7 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
   if (options_.sweep_interval > 0) {
     const size_t budget = options_.sweep_budget;
     sweeper_ = std::make_unique<Sweeper>(
-        [this, budget] { return EvictExpired(budget) == budget; },
+        [this, budget] { return *EvictExpired(budget) == budget; },
         std::chrono::microseconds(options_.sweep_interval));
   }
 }
@@ -782,14 +782,14 @@ absl::StatusOr<EntityPage> FeedEngineImpl::Following(
   return ReadList(false, entity, options);
 }
 
-size_t FeedEngineImpl::FollowerCount(EntityId entity) const {
+absl::StatusOr<size_t> FeedEngineImpl::FollowerCount(EntityId entity) const {
   const Shard& shard = shards_[ShardIndex(entity)];
   ReaderLock lock(&shard.mu);
   auto node = shard.graph.find(entity);
   return node == shard.graph.end() ? 0 : node->second.followers.size();
 }
 
-size_t FeedEngineImpl::FollowingCount(EntityId entity) const {
+absl::StatusOr<size_t> FeedEngineImpl::FollowingCount(EntityId entity) const {
   const Shard& shard = shards_[ShardIndex(entity)];
   ReaderLock lock(&shard.mu);
   auto node = shard.graph.find(entity);
@@ -1430,7 +1430,7 @@ size_t FeedEngineImpl::EvictTimelineLocked(Shard& shard,
   return n;
 }
 
-size_t FeedEngineImpl::EvictExpired(size_t budget) {
+absl::StatusOr<size_t> FeedEngineImpl::EvictExpired(size_t budget) {
   const Micros now = options_.clock->Now();
   const size_t shard_count = options_.shards;
   const size_t first =
@@ -1445,7 +1445,7 @@ size_t FeedEngineImpl::EvictExpired(size_t budget) {
   return evicted;
 }
 
-EngineStats FeedEngineImpl::Stats() const {
+absl::StatusOr<EngineStats> FeedEngineImpl::Stats() const {
   EngineStats stats;
   stats.shards.resize(options_.shards);
   for (size_t s = 0; s < options_.shards; ++s) {

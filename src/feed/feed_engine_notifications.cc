@@ -132,24 +132,25 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
   return page;
 }
 
-NotificationCounts FeedEngineImpl::GetNotificationCounts(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::GetNotificationCounts(
+    EntityId user) {
   return WithNotifications(user, &CountsOf);
 }
 
-NotificationCounts FeedEngineImpl::MarkSeen(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkSeen(EntityId user) {
   Shard& shard = shards_[ShardIndex(user)];
   WriterLock lock(&shard.mu);
   auto it = NotificationsLocked(shard, user, options_.clock->Now());
-  if (it == shard.timelines.end()) return {};
+  if (it == shard.timelines.end()) return NotificationCounts{};
   MarkLocked(shard, it, user, /*read=*/false, nullptr);
   return CountsOf(TimelineAt(shard, it));
 }
 
-NotificationCounts FeedEngineImpl::MarkAllRead(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkAllRead(EntityId user) {
   Shard& shard = shards_[ShardIndex(user)];
   WriterLock lock(&shard.mu);
   auto it = NotificationsLocked(shard, user, options_.clock->Now());
-  if (it == shard.timelines.end()) return {};
+  if (it == shard.timelines.end()) return NotificationCounts{};
   MarkLocked(shard, it, user, /*read=*/true, nullptr);
   return CountsOf(TimelineAt(shard, it));
 }

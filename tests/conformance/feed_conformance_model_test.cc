@@ -881,7 +881,7 @@ class Runner {
     clock_->Advance(by);
     const size_t expired = model_.Expire(Now());
     coverage_.expired += expired;
-    const size_t evicted = engine_->EvictExpired(size_t{1} << 32);
+    const size_t evicted = engine_->EvictExpired(size_t{1} << 32).value();
     if (!OnCluster()) {
       CHECK(evicted == expired);
     } else {
@@ -1028,8 +1028,8 @@ class Runner {
     const std::set<EntityId>& following = model_.following(e);
     CHECK(WholeList(false, e) ==
           std::vector<EntityId>(following.begin(), following.end()));
-    CHECK(engine_->FollowerCount(e) == want.size());
-    CHECK(engine_->FollowingCount(e) == following.size());
+    CHECK(engine_->FollowerCount(e).value() == want.size());
+    CHECK(engine_->FollowingCount(e).value() == following.size());
 
     // CountNewer from an entry of the timeline, or from anywhere.
     Key from{Now() - static_cast<Micros>(rng_() % 100), rng_() % 8};
@@ -1062,7 +1062,7 @@ class Runner {
     if (!OnCluster()) {
       // Only the in-process engine keeps figures (the cluster's Stats is
       // empty by design); with nothing expired held, they are exact.
-      const EngineStats stats = engine_->Stats();
+      const EngineStats stats = engine_->Stats().value();
       CHECK(stats.entries == model_.Entries());
       CHECK(stats.follow_edges == model_.Edges());
       CHECK(stats.activities == model_.store().size());

@@ -184,8 +184,8 @@ State Capture(const FeedEngine& engine, const std::vector<EntityId>& entities) {
     s.feeds.push_back(Own(engine, e, r));
     s.lists.push_back(FollowerSet(engine, e));
     s.lists.push_back(FollowingSet(engine, e));
-    s.counts.push_back(engine.FollowerCount(e));
-    s.counts.push_back(engine.FollowingCount(e));
+    s.counts.push_back(engine.FollowerCount(e).value());
+    s.counts.push_back(engine.FollowingCount(e).value());
   }
   s.feeds.push_back(World(engine, r));
   return s;
@@ -922,7 +922,7 @@ TEST_CASE("Follow back-fills the followee's newest visible activities") {
   CHECK_FALSE(again.created);
   CHECK(again.backfilled == 0);
   CHECK(Timeline(*env.engine, 1) == before);
-  CHECK(env.engine->FollowerCount(5) == 4);
+  CHECK(env.engine->FollowerCount(5).value() == 4);
 
   // A key the follower already holds is overwritten by the copy.
   env.Ins(6, {4, 4, 9});
@@ -939,8 +939,8 @@ TEST_CASE("Follow back-fills the followee's newest visible activities") {
   FollowOptions too_many;
   too_many.backfill = kMaxTimelineLengthLimit + 1;
   CHECK(absl::IsInvalidArgument(env.engine->Follow(7, 5, too_many).status()));
-  CHECK(env.engine->FollowingCount(7) == 0);
-  CHECK(env.engine->FollowerCount(1) == 0);
+  CHECK(env.engine->FollowingCount(7).value() == 0);
+  CHECK(env.engine->FollowerCount(1).value() == 0);
 }
 
 TEST_CASE("back-fill is bounded by the follower's cap") {
@@ -977,8 +977,8 @@ TEST_CASE("Unfollow removes every entry of the followee") {
   CHECK(r.was_following);
   CHECK(r.removed == 3);
   CHECK(IdsOf(Timeline(*env.engine, 1)) == I{901, 12});
-  CHECK(env.engine->FollowerCount(5) == 0);
-  CHECK(env.engine->FollowingCount(1) == 1);
+  CHECK(env.engine->FollowerCount(5).value() == 0);
+  CHECK(env.engine->FollowingCount(1).value() == 1);
   CHECK(WholeList(*env.engine, false, 1) == std::vector<EntityId>{6});
 
   // Not following: says so and removes nothing, not even entries that
@@ -1025,12 +1025,12 @@ TEST_CASE("Followers and Following page with cursors; counts") {
     // Following is by ascending id on both.
     CHECK(WholeList(*env.engine, false, 3, limit) == followees_by_id);
   }
-  CHECK(env.engine->FollowerCount(1000) == 10);
-  CHECK(env.engine->FollowingCount(3) == 7);
-  CHECK(env.engine->FollowerCount(3) == 0);
-  CHECK(env.engine->FollowingCount(1000) == 0);
+  CHECK(env.engine->FollowerCount(1000).value() == 10);
+  CHECK(env.engine->FollowingCount(3).value() == 7);
+  CHECK(env.engine->FollowerCount(3).value() == 0);
+  CHECK(env.engine->FollowingCount(1000).value() == 0);
   for (const EntityId f : followers)
-    CHECK(env.engine->FollowingCount(f) == (f == 3 ? 7u : 1u));
+    CHECK(env.engine->FollowingCount(f).value() == (f == 3 ? 7u : 1u));
 
   // Unknown entities: an empty page without cursor.
   ListOptions five;
@@ -1040,12 +1040,12 @@ TEST_CASE("Followers and Following page with cursors; counts") {
   REQUIRE(unknown.ok());
   CHECK(unknown->ids.empty());
   CHECK(unknown->next_cursor.empty());
-  CHECK(env.engine->FollowerCount(123456) == 0);
+  CHECK(env.engine->FollowerCount(123456).value() == 0);
 
   env.Unf(42, 1000);
   env.Unf(3, 50);
   CHECK(FollowerSet(*env.engine, 1000).count(42) == 0);
-  CHECK(env.engine->FollowerCount(1000) == 9);
+  CHECK(env.engine->FollowerCount(1000).value() == 9);
   CHECK(WholeList(*env.engine, false, 3, 2) ==
         std::vector<EntityId>{4, 7, 9, 1000, EntityId{1} << 63,
                               ~EntityId{0} - 1});
@@ -1270,16 +1270,16 @@ TEST_CASE("Stats and EvictExpired: only the in-process engine keeps figures") {
   env.clock->Advance(10);
   if (!OnCluster()) {
     // Memory is the in-process engine's to account for and reclaim.
-    CHECK(env.engine->Stats().entries == 5);
-    CHECK(env.engine->EvictExpired(100) == 3);
-    CHECK(env.engine->Stats().entries == 2);
-    CHECK(env.engine->Stats().evicted == 3);
-    CHECK(env.engine->EvictExpired(100) == 0);
+    CHECK(env.engine->Stats().value().entries == 5);
+    CHECK(env.engine->EvictExpired(100).value() == 3);
+    CHECK(env.engine->Stats().value().entries == 2);
+    CHECK(env.engine->Stats().value().evicted == 3);
+    CHECK(env.engine->EvictExpired(100).value() == 0);
   } else {
     // The cluster keeps the data and reclaims it itself (reads, writes,
     // key expiry): there is nothing to evict or count in this process.
-    CHECK(env.engine->EvictExpired(100) == 0);
-    const EngineStats stats = env.engine->Stats();
+    CHECK(env.engine->EvictExpired(100).value() == 0);
+    const EngineStats stats = env.engine->Stats().value();
     CHECK(stats.entries == 0);
     CHECK(stats.timelines == 0);
     CHECK(stats.activities == 0);
@@ -1373,9 +1373,9 @@ TEST_CASE("notifications: refused by the cluster, empty feeds on both") {
   REQUIRE_MESSAGE(empty.ok(), empty.status());
   CHECK(empty->groups.empty());
   CHECK(empty->next_cursor.empty());
-  CHECK(env.engine->GetNotificationCounts(9) == NotificationCounts{});
-  CHECK(env.engine->MarkSeen(9) == NotificationCounts{});
-  CHECK(env.engine->MarkAllRead(9) == NotificationCounts{});
+  CHECK(env.engine->GetNotificationCounts(9).value() == NotificationCounts{});
+  CHECK(env.engine->MarkSeen(9).value() == NotificationCounts{});
+  CHECK(env.engine->MarkAllRead(9).value() == NotificationCounts{});
   CHECK(absl::IsNotFound(env.engine->MarkRead(9, 10, 10).status()));
   CHECK(absl::IsInvalidArgument(env.engine->MarkRead(9, -1, 10).status()));
   GroupReadOptions zero;

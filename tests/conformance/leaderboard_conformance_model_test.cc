@@ -279,12 +279,12 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
                     "Remove(" << member << "): " << status);
       if (!removed) CHECK(status.code() == absl::StatusCode::kNotFound);
     } else {
-      board.Clear();
+      REQUIRE(board.Clear().ok());
       model.Clear();
     }
 
     const std::vector<Key> sorted = model.Sorted();
-    REQUIRE(board.Size() == sorted.size());
+    REQUIRE(board.Size().value() == sorted.size());
 
     const size_t k = 1 + uniform(kMaxPage);
     CHECK(board.TopK(k).value() == Slice(sorted, 0, k));

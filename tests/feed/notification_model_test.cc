@@ -341,7 +341,7 @@ class Runner {
     what_ = "mark seen " + std::to_string(user);
     Reclaim(user);
     for (auto& [slot, flags] : feeds_[user].flags) flags.seen = true;
-    CheckCounts(engine_->MarkSeen(user), user);
+    CheckCounts(engine_->MarkSeen(user).value(), user);
   }
 
   void DoMarkAllRead() {
@@ -349,7 +349,7 @@ class Runner {
     what_ = "mark all read " + std::to_string(user);
     Reclaim(user);
     for (auto& [slot, flags] : feeds_[user].flags) flags = {true, true};
-    CheckCounts(engine_->MarkAllRead(user), user);
+    CheckCounts(engine_->MarkAllRead(user).value(), user);
   }
 
   void DoMarkRead() {
@@ -390,7 +390,7 @@ class Runner {
   void DoCounts(EntityId user) {
     what_ = "counts " + std::to_string(user);
     Reclaim(user);
-    CheckCounts(engine_->GetNotificationCounts(user), user);
+    CheckCounts(engine_->GetNotificationCounts(user).value(), user);
   }
 
   std::vector<FeedGroup> Expected(EntityId user) {
@@ -464,7 +464,7 @@ class Runner {
       if (!m.retracted) want += 2;
       m.evicted = true;
     }
-    const size_t got = engine_->EvictExpired(kEvictAll);
+    const size_t got = engine_->EvictExpired(kEvictAll).value();
     REQUIRE(got == want);
     coverage_.evicted += got;
   }

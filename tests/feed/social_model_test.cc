@@ -978,8 +978,8 @@ class Runner {
               followers);
       REQUIRE(got_following ==
               std::vector<EntityId>(following.begin(), following.end()));
-      REQUIRE(m.engine->FollowerCount(e) == followers.size());
-      REQUIRE(m.engine->FollowingCount(e) == following.size());
+      REQUIRE(m.engine->FollowerCount(e).value() == followers.size());
+      REQUIRE(m.engine->FollowingCount(e).value() == following.size());
     }
   }
 
@@ -991,10 +991,10 @@ class Runner {
     for (Member& m : members_) {
       INFO("threshold " << m.threshold);
       const size_t expired = m.model.ExpiredEntries(now);
-      const size_t first = m.engine->EvictExpired(budget);
+      const size_t first = m.engine->EvictExpired(budget).value();
       REQUIRE(first == std::min<uint64_t>(budget, expired));
       // Reclaim the rest, so that the model knows what is held.
-      const size_t rest = m.engine->EvictExpired(kEvictAll);
+      const size_t rest = m.engine->EvictExpired(kEvictAll).value();
       REQUIRE(rest == expired - first);
       m.model.EvictAll(now);
       coverage_.evicted += expired;
@@ -1020,7 +1020,7 @@ class Runner {
     for (size_t k = 0; k < members_.size(); ++k) {
       Member& m = members_[k];
       INFO("threshold " << m.threshold);
-      const auto before = testing::Social(m.engine->Stats());
+      const auto before = testing::Social(m.engine->Stats().value());
       CHECK(absl::IsInvalidArgument(m.engine->Publish(bad).status()));
       CHECK(absl::IsInvalidArgument(m.engine->Follow(e, e).status()));
       FollowOptions too_many;
@@ -1054,7 +1054,7 @@ class Runner {
         CHECK(absl::IsInvalidArgument(
             m.engine->ReadTimeline(e, foreign).status()));
       }
-      REQUIRE(testing::Social(m.engine->Stats()) == before);
+      REQUIRE(testing::Social(m.engine->Stats().value()) == before);
     }
     --next_id_;  // the id was not taken
   }
@@ -1064,7 +1064,7 @@ class Runner {
     what_ = "Stats";
     for (Member& m : members_) {
       INFO("threshold " << m.threshold);
-      const EngineStats got = m.engine->Stats();
+      const EngineStats got = m.engine->Stats().value();
       const Model::Totals want = m.model.Expected();
       CHECK(got.entries == want.entries);
       CHECK(got.activities == want.activities);
