@@ -429,7 +429,8 @@ int main() {
         static_cast<unsigned long long>(replica->skipped()));
     PrintEntries(restored);
     if (original.entries != restored.entries ||
-        engine->Stats().value().entries != replica->engine().Stats().value().entries ||
+        engine->Stats().value().entries !=
+            replica->engine().Stats().value().entries ||
         engine->GetNotificationCounts(kStreamer).value() !=
             replica->engine().GetNotificationCounts(kStreamer).value()) {
       Fail("demo", absl::InternalError("the replica differs from the engine"));

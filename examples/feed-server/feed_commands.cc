@@ -233,8 +233,7 @@ void FeedFollowing(CommandCall& call) { ListEntities(call, false); }
 void FeedCounts(CommandCall& call) {
   absl::StatusOr<uint64_t> entity = ParseId(call.args[1], "entity");
   if (!entity.ok()) return ReplyError(call, entity.status());
-  absl::StatusOr<size_t> followers =
-      call.server->feeds->FollowerCount(*entity);
+  absl::StatusOr<size_t> followers = call.server->feeds->FollowerCount(*entity);
   if (!followers.ok()) return ReplyError(call, followers.status());
   absl::StatusOr<size_t> following =
       call.server->feeds->FollowingCount(*entity);

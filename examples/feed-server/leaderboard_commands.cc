@@ -334,10 +334,9 @@ void RangeCommand(CommandCall& call, bool rev) {
     call.reply->ArrayHeader(0);
     return;
   }
-  absl::StatusOr<std::vector<LeaderboardEntry>> entries =
-      ReadRange(*set->board, *start, *stop,
-                rev ? LeaderboardOrder::kBestFirst
-                    : LeaderboardOrder::kWorstFirst);
+  absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadRange(
+      *set->board, *start, *stop,
+      rev ? LeaderboardOrder::kBestFirst : LeaderboardOrder::kWorstFirst);
   if (!entries.ok()) return ReplyError(call, entries.status());
   WriteRange(call, set.get(), *entries, with_scores);
 }

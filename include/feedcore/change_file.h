@@ -35,10 +35,11 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "feedcore/change_stream.h"
+#include "feedcore/export.h"
 
 namespace feedcore {
 
-class ChangeFileWriter {
+class FEEDCORE_EXPORT ChangeFileWriter {
  public:
   // Opens `path` for appending, creating it (with its header) if it does
   // not exist. An existing file is checked frame by frame and a torn last
@@ -79,7 +80,8 @@ struct ChangeFileContents {
 // (not the last) or a frame whose body does not decode; I/O errors as in
 // ChangeFileWriter::Open. Allocates at most the file's size plus the
 // records themselves.
-absl::StatusOr<ChangeFileContents> ReadChangeFile(const std::string& path);
+FEEDCORE_EXPORT absl::StatusOr<ChangeFileContents> ReadChangeFile(
+    const std::string& path);
 
 }  // namespace feedcore
 

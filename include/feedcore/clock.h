@@ -17,11 +17,12 @@
 #include <atomic>
 #include <memory>
 
+#include "feedcore/export.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
 
-class Clock {
+class FEEDCORE_EXPORT Clock {
  public:
   virtual ~Clock() = default;
   // Current time in microseconds. Should not go backwards; if it does,
@@ -30,14 +31,14 @@ class Clock {
 };
 
 // Wall-clock time: microseconds since the Unix epoch.
-class SystemClock final : public Clock {
+class FEEDCORE_EXPORT SystemClock final : public Clock {
  public:
   Micros Now() const override;
 };
 
 // A clock that moves only when told to. Thread-safe: `Advance` and `Set` may
 // race with `Now` from other threads.
-class ManualClock final : public Clock {
+class FEEDCORE_EXPORT ManualClock final : public Clock {
  public:
   explicit ManualClock(Micros start = 0) : now_(start) {}
   Micros Now() const override { return now_.load(std::memory_order_acquire); }

@@ -38,6 +38,13 @@
 // larger than one process or shared by several; what that backend does
 // differently is listed there.
 //
+// FeedEngine is an interface: the library never casts one to a backend of
+// its own, so a program may implement it too (a fake for its tests, a
+// proxy). Everything the library does with an engine goes through these
+// virtuals, snapshots included (SaveSnapshot); what an implementation
+// cannot do it reports through `Supports` and `Unimplemented`, as the
+// Redis Cluster backend does.
+//
 // Paging is keyset-based: a cursor names the last key returned, so entries
 // inserted while a reader pages never cause a duplicate, and no entry older
 // (for newest-first) than the cursor is skipped.

@@ -30,7 +30,8 @@
 
 namespace feedcore::redis {
 
-// Internal for a reply that does not have the shape `what` expects.
+// An Internal status for a reply to `what` that does not have the shape
+// it expects.
 absl::Status UnexpectedReply(absl::string_view what, const Reply& reply);
 
 class RedisFeedEngine final : public FeedEngine {
@@ -119,11 +120,17 @@ class RedisFeedEngine final : public FeedEngine {
     return command;
   }
 
+  // The key expiry that keeps a feed until its entry expiring at
+  // `expires_at` has, plus a margin for the clocks (kKeyExpiryMargin).
   static int64_t KeyTtlMillis(Micros expires_at, Micros now);
+  // The insert script for one entry; with `only_if_following`, the entry
+  // goes in only while the owner follows that actor.
   Command InsertCommand(std::string timeline_key, std::string following_key,
                         const StoredEntry& entry, size_t cap, Micros now,
                         std::optional<EntityId> only_if_following) const;
+  // Runs insert commands (pipelined per node) and sums what they did.
   absl::StatusOr<InsertResult> RunInserts(std::vector<Command> commands);
+
   // Up to `want` visible entries of the feed at `key` whose keys lie in
   // [(lo_ts, lo_id), (hi_ts, hi_id)], in `order`.
   absl::StatusOr<std::vector<StoredEntry>> Collect(
@@ -142,9 +149,13 @@ class RedisFeedEngine final : public FeedEngine {
                                     Micros now,
                                     std::vector<StoredEntry>* entries) const;
   static absl::Status ForeignMember();
+  // One page of a feed, as ReadTimeline describes.
   absl::StatusOr<Page> ReadFeed(FeedType feed, EntityId owner,
                                 const ReadOptions& options) const;
+  // Fills in each entry's payload from its activity.
   absl::Status Hydrate(std::vector<StoredEntry>* entries) const;
+
+  // One page of `entity`'s followers (or followees).
   absl::StatusOr<EntityPage> ReadList(bool followers, EntityId entity,
                                       const ListOptions& options) const;
   // Up to `count` ids of the set at `key` from the lexical bound `start`
@@ -153,6 +164,9 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<std::vector<EntityId>> ListIds(const std::string& key,
                                                 const std::string& start,
                                                 size_t count) const;
+
+  // Calls `visit` with `actor`'s followers, up to kFollowerChunk at a time
+  // in id order, until it fails or they run out.
   template <typename Visit>
   absl::Status ForEachFollowerChunk(EntityId actor, Visit visit) const;
   // Removes the entry with `entry`'s key from its actor's own feed, the
@@ -163,6 +177,7 @@ class RedisFeedEngine final : public FeedEngine {
   absl::Status RemoveCopies(const StoredEntry& entry);
   // The size of the sorted set at `key`.
   absl::StatusOr<size_t> Count(const std::string& key) const;
+
   const std::unique_ptr<ClusterClient> client_;
   const EngineOptions options_;
   redis::Script insert_;

@@ -31,8 +31,10 @@
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
+#include "feedcore/snapshot.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
+#include "support/file_test_util.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
 
@@ -1277,13 +1279,9 @@ TEST_CASE("Stats and EvictExpired: only the in-process engine keeps figures") {
     CHECK(env.engine->EvictExpired(100).value() == 0);
   } else {
     // The cluster keeps the data and reclaims it itself (reads, writes,
-    // key expiry): there is nothing to evict or count in this process.
-    CHECK(env.engine->EvictExpired(100).value() == 0);
-    const EngineStats stats = env.engine->Stats().value();
-    CHECK(stats.entries == 0);
-    CHECK(stats.timelines == 0);
-    CHECK(stats.activities == 0);
-    CHECK(stats.bytes_used == 0);
+    // key expiry): it says so instead of answering with zeros.
+    CHECK(absl::IsUnimplemented(env.engine->EvictExpired(100).status()));
+    CHECK(absl::IsUnimplemented(env.engine->Stats().status()));
   }
   // Either way what a reader sees is the same.
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{10});
@@ -1342,7 +1340,7 @@ TEST_CASE("options the cluster does not map are refused at creation") {
   CHECK(got.clock == env.clock);
 }
 
-TEST_CASE("notifications: refused by the cluster, empty feeds on both") {
+TEST_CASE("notifications: refused by the cluster, empty feeds in memory") {
   Env env(Options(100));
   env.Fol(1, 5);
   PublishOptions notify;
@@ -1367,31 +1365,155 @@ TEST_CASE("notifications: refused by the cluster, empty feeds on both") {
   }
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{10});
 
-  // A feed nobody notified reads as empty on both; on the cluster every
-  // notification feed is such a feed.
-  const absl::StatusOr<GroupPage> empty = env.engine->ReadNotifications(9, {});
-  REQUIRE_MESSAGE(empty.ok(), empty.status());
-  CHECK(empty->groups.empty());
-  CHECK(empty->next_cursor.empty());
-  CHECK(env.engine->GetNotificationCounts(9).value() == NotificationCounts{});
-  CHECK(env.engine->MarkSeen(9).value() == NotificationCounts{});
-  CHECK(env.engine->MarkAllRead(9).value() == NotificationCounts{});
-  CHECK(absl::IsNotFound(env.engine->MarkRead(9, 10, 10).status()));
-  CHECK(absl::IsInvalidArgument(env.engine->MarkRead(9, -1, 10).status()));
-  GroupReadOptions zero;
-  zero.limit = 0;
-  CHECK(
-      absl::IsInvalidArgument(env.engine->ReadNotifications(9, zero).status()));
-  GroupReadOptions bad_cursor;
-  bad_cursor.cursor = "garbage";
-  CHECK(absl::IsInvalidArgument(
-      env.engine->ReadNotifications(9, bad_cursor).status()));
-
-  // Grouped reads need aggregation, which neither engine here has.
-  CHECK(absl::IsFailedPrecondition(env.engine->ReadGroups(1, {}).status()));
+  if (OnCluster()) {
+    // Every notification call says the feature is missing.
+    CHECK(absl::IsUnimplemented(env.engine->ReadNotifications(9, {}).status()));
+    CHECK(absl::IsUnimplemented(env.engine->GetNotificationCounts(9).status()));
+    CHECK(absl::IsUnimplemented(env.engine->MarkSeen(9).status()));
+    CHECK(absl::IsUnimplemented(env.engine->MarkAllRead(9).status()));
+    CHECK(absl::IsUnimplemented(env.engine->MarkRead(9, 10, 10).status()));
+    CHECK(absl::IsUnimplemented(env.engine->ReadGroups(1, {}).status()));
+  } else {
+    // A feed nobody notified reads as empty.
+    const absl::StatusOr<GroupPage> empty =
+        env.engine->ReadNotifications(9, {});
+    REQUIRE_MESSAGE(empty.ok(), empty.status());
+    CHECK(empty->groups.empty());
+    CHECK(empty->next_cursor.empty());
+    CHECK(env.engine->GetNotificationCounts(9).value() == NotificationCounts{});
+    CHECK(env.engine->MarkSeen(9).value() == NotificationCounts{});
+    CHECK(env.engine->MarkAllRead(9).value() == NotificationCounts{});
+    CHECK(absl::IsNotFound(env.engine->MarkRead(9, 10, 10).status()));
+    CHECK(absl::IsInvalidArgument(env.engine->MarkRead(9, -1, 10).status()));
+    GroupReadOptions zero;
+    zero.limit = 0;
+    CHECK(absl::IsInvalidArgument(
+        env.engine->ReadNotifications(9, zero).status()));
+    GroupReadOptions bad_cursor;
+    bad_cursor.cursor = "garbage";
+    CHECK(absl::IsInvalidArgument(
+        env.engine->ReadNotifications(9, bad_cursor).status()));
+    // Grouped reads need aggregation, which this engine does not have.
+    CHECK(absl::IsFailedPrecondition(env.engine->ReadGroups(1, {}).status()));
+  }
   // Fan-out always completes inside Publish for these sizes.
   env.engine->WaitForFanout();
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{10});
+}
+
+// ---------------------------------------------------------------------------
+// Capabilities: what a backend reports missing fails with Unimplemented
+// (naming the capability), what it reports present works.
+
+// Checks that every call of `capability` on `env`'s engine works, or fails
+// with Unimplemented naming it, as Supports says.
+void CheckCapability(Env& env, FeedCapability capability) {
+  const bool present = env.engine->Supports(capability);
+  const std::string name = FeedCapabilityName(capability);
+  INFO(name << (present ? " (reported present)" : " (reported missing)"));
+  auto missing = [&](const absl::Status& status) {
+    INFO(status);
+    CHECK(absl::IsUnimplemented(status));
+    CHECK(std::string(status.message()).find(name) != std::string::npos);
+  };
+  switch (capability) {
+    case FeedCapability::kNotifications: {
+      PublishOptions notify;
+      notify.notify = {7};
+      const absl::StatusOr<PublishResult> r =
+          env.engine->Publish(MakeActivity(20, 5, 20), notify);
+      if (!present) {
+        missing(r.status());
+        CHECK(Own(*env.engine, 5).empty());  // nothing was published
+        missing(env.engine->ReadNotifications(7, {}).status());
+        missing(env.engine->GetNotificationCounts(7).status());
+        missing(env.engine->MarkSeen(7).status());
+        missing(env.engine->MarkRead(7, 20, 20).status());
+        missing(env.engine->MarkAllRead(7).status());
+        return;
+      }
+      REQUIRE_MESSAGE(r.ok(), r.status());
+      CHECK(r->notified == 1);
+      const absl::StatusOr<GroupPage> bell =
+          env.engine->ReadNotifications(7, {});
+      REQUIRE_MESSAGE(bell.ok(), bell.status());
+      CHECK(bell->groups.size() == 1);
+      CHECK(env.engine->GetNotificationCounts(7).value() ==
+            NotificationCounts{.unseen = 1, .unread = 1, .groups = 1});
+      CHECK(env.engine->MarkSeen(7).value() ==
+            NotificationCounts{.unseen = 0, .unread = 1, .groups = 1});
+      CHECK(env.engine->MarkRead(7, 20, 20).value() ==
+            NotificationCounts{.unseen = 0, .unread = 0, .groups = 1});
+      CHECK(env.engine->MarkAllRead(7).value() ==
+            NotificationCounts{.unseen = 0, .unread = 0, .groups = 1});
+      return;
+    }
+    case FeedCapability::kGroupedReads: {
+      env.Ins(1, {30, 30, 5});
+      const absl::StatusOr<GroupPage> groups = env.engine->ReadGroups(1, {});
+      if (!present) return missing(groups.status());
+      REQUIRE_MESSAGE(groups.ok(), groups.status());
+      REQUIRE(groups->groups.size() == 1);
+      return;
+    }
+    case FeedCapability::kEviction: {
+      InsertOptions ttl;
+      ttl.ttl = 10;
+      env.Ins(2, {40, 40, 5}, ttl);
+      env.clock->Advance(10);
+      const absl::StatusOr<size_t> evicted = env.engine->EvictExpired(100);
+      if (!present) return missing(evicted.status());
+      CHECK(evicted.value() == 1);
+      return;
+    }
+    case FeedCapability::kStats: {
+      env.Ins(3, {50, 50, 5});
+      const absl::StatusOr<EngineStats> stats = env.engine->Stats();
+      if (!present) return missing(stats.status());
+      REQUIRE_MESSAGE(stats.ok(), stats.status());
+      CHECK(stats->entries >= 1);
+      CHECK(stats->timelines >= 1);
+      return;
+    }
+    case FeedCapability::kSnapshots: {
+      env.Ins(4, {60, 60, 5});
+      testing::TempPath file("capability.snap");
+      const absl::StatusOr<SnapshotInfo> saved =
+          SaveSnapshot(*env.engine, file.path);
+      if (!present) return missing(saved.status());
+      REQUIRE_MESSAGE(saved.ok(), saved.status());
+      CHECK(saved->file_bytes > 0);
+      EngineOptions options = env.engine->options();
+      options.shards = 0;
+      options.sweep_interval = 0;
+      absl::StatusOr<std::unique_ptr<Replica>> loaded =
+          LoadSnapshot(file.path, options);
+      REQUIRE_MESSAGE(loaded.ok(), loaded.status());
+      CHECK(IdsOf(Timeline((*loaded)->engine(), 4)) ==
+            std::vector<ActivityId>{60});
+      return;
+    }
+  }
+  FAIL("a capability this test does not know: " << name);
+}
+
+TEST_CASE("each capability works where reported, is Unimplemented elsewhere") {
+  for (FeedCapability capability : kAllFeedCapabilities) {
+    EngineOptions options = Options(100);
+    // The cluster refuses aggregation at creation; in memory it is what
+    // ReadGroups needs besides the capability.
+    options.aggregation.enabled = !OnCluster();
+    Env env(options);
+    CheckCapability(env, capability);
+  }
+}
+
+TEST_CASE("the in-process engine has every capability, the cluster none") {
+  Env env(Options(100));
+  for (FeedCapability capability : kAllFeedCapabilities) {
+    INFO(FeedCapabilityName(capability));
+    CHECK(env.engine->Supports(capability) == !OnCluster());
+  }
 }
 
 }  // namespace

@@ -131,7 +131,8 @@ TEST_CASE("grouped and notification feeds under concurrent publishes") {
       const std::vector<FeedGroup> groups =
           WalkNotifications(*engine, 1 + rng() % 20);
       CheckWalk(groups);
-      const NotificationCounts counts = engine->GetNotificationCounts(kReader).value();
+      const NotificationCounts counts =
+          engine->GetNotificationCounts(kReader).value();
       REQUIRE(counts.unseen <= counts.groups);
       REQUIRE(counts.unread <= counts.groups);
       switch (rng() % 3) {
@@ -169,7 +170,8 @@ TEST_CASE("grouped and notification feeds under concurrent publishes") {
     g.read = false;
   }
   CHECK(bell == want);
-  const NotificationCounts counts = engine->GetNotificationCounts(kReader).value();
+  const NotificationCounts counts =
+      engine->GetNotificationCounts(kReader).value();
   CHECK(counts.unseen == unseen);
   CHECK(counts.unread == unread);
   CHECK(counts.groups == want.size());

@@ -248,7 +248,8 @@ TEST_CASE("an actor past the threshold is merged at read, reads unchanged") {
   // Four kSmall activities: 2 + 3 followers each on both.
   CHECK(t.hybrid->Stats().value().entries == hybrid_before + 4 * 2 + 4 * 5);
   CHECK(t.flat->Stats().value().entries == flat_before + 4 * 6 + 4 * 5);
-  CHECK(t.hybrid->Stats().value().follow_edges == t.flat->Stats().value().follow_edges);
+  CHECK(t.hybrid->Stats().value().follow_edges ==
+        t.flat->Stats().value().follow_edges);
   t.CompareAll(5);
   // Copies from before the transition and the merged own feed hold the
   // same keys; reads hold each once (CompareReader checks strict order).

@@ -492,8 +492,8 @@ TEST_CASE("retract while an unfollow of the actor waits for a delivery") {
     retract_status = f.engine->Retract(kRetracted);
     retract_returned = true;
   });
-  REQUIRE(
-      Eventually([&] { return f.engine->Stats().value().retracted_activities == 1; }));
+  REQUIRE(Eventually(
+      [&] { return f.engine->Stats().value().retracted_activities == 1; }));
   // A second delivery begins (queued behind the first).
   f.Pub(MakeActivity(kSecondHeld, kActor, 30), async);
   // Unfollow starts: the follower leaves the follower set, then the call
@@ -503,7 +503,8 @@ TEST_CASE("retract while an unfollow of the actor waits for a delivery") {
         f.engine->Unfollow(kLeaving, kActor);
     (void)r;
   });
-  REQUIRE(Eventually([&] { return f.engine->FollowerCount(kActor).value() == 1; }));
+  REQUIRE(
+      Eventually([&] { return f.engine->FollowerCount(kActor).value() == 1; }));
   // The first delivery ends: Retract completes; Unfollow still waits for
   // the second one.
   gates->Release(kFirstHeld);

@@ -127,7 +127,8 @@ TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
   CHECK(loaded.options().shards == kShards);
   CheckSameState(*source, loaded, Universe());
   // Expired entries came along too (same Stats), and both reclaim the same.
-  CHECK(source->EvictExpired(100'000).value() == loaded.EvictExpired(100'000).value());
+  CHECK(source->EvictExpired(100'000).value() ==
+        loaded.EvictExpired(100'000).value());
   CheckSameState(*source, loaded, Universe());
   // The loaded engine works like any other, hybrid actor included.
   REQUIRE(source->Publish(MakeActivity(5000, 1, kStart + 99)).ok());
