@@ -1,6 +1,10 @@
+// The keys of a Redis Cluster leaderboard and the partition of each member,
+// derived the same way by every process (see redis_leaderboard.h).
 #include <cassert>
 #include <cstdint>
 #include <string>
+
+#include "redis/redis_leaderboard.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -9,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "redis/key_slot.h"
 #include "redis/leaderboard_codec.h"
-#include "redis/redis_leaderboard.h"
 
 namespace feedcore::redis {
 namespace {
