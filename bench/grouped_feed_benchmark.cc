@@ -549,7 +549,7 @@ Measurement MeasureMemory(bool aggregated) {
   m.fill_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  const EngineStats stats = engine->Stats();
+  const EngineStats stats = engine->Stats().value();
   m.entries = stats.entries;
   m.bytes_used = stats.bytes_used;
   if (aggregated) {

@@ -143,7 +143,7 @@ Measurement MeasureFeedcore(const Shape& shape) {
     malloc_trim(0);
     m.rss_after = ResidentBytes();
     m.hwm_after = PeakResidentBytes();
-    EngineStats stats = e.Stats();
+    EngineStats stats = e.Stats().value();
     m.stats_entries = stats.entries;
     m.stats_timelines = stats.timelines;
     m.bytes_used = stats.bytes_used;

@@ -106,11 +106,11 @@ void BM_Publish(benchmark::State& state, size_t recipients, bool aggregated) {
 void BM_Counts(benchmark::State& state, bool aggregated) {
   Fixture f(aggregated);
   f.Fill();
-  const NotificationCounts counts = f.engine->GetNotificationCounts(7);
+  const NotificationCounts counts = f.engine->GetNotificationCounts(7).value();
   if (counts.groups == 0) Die("an empty notification feed");
   EntityId user = 1;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.engine->GetNotificationCounts(user));
+    benchmark::DoNotOptimize(f.engine->GetNotificationCounts(user).value());
     user = user % kUsers + 1;
   }
   state.SetItemsProcessed(state.iterations());
@@ -137,7 +137,7 @@ void BM_MarkSeen(benchmark::State& state, bool aggregated) {
   f.Fill();
   EntityId user = 1;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.engine->MarkSeen(user));
+    benchmark::DoNotOptimize(f.engine->MarkSeen(user).value());
     user = user % kUsers + 1;
   }
   state.SetItemsProcessed(state.iterations());

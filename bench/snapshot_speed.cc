@@ -91,10 +91,11 @@ int main(int argc, char** argv) {
     }
   }
   engine->InsertBatch(batch).IgnoreError();
-  std::printf("filled %llu entries in %llu timelines in %.1f s\n",
-              static_cast<unsigned long long>(engine->Stats().entries),
-              static_cast<unsigned long long>(engine->Stats().timelines),
-              SecondsSince(fill_start));
+  std::printf(
+      "filled %llu entries in %llu timelines in %.1f s\n",
+      static_cast<unsigned long long>(engine->Stats().value().entries),
+      static_cast<unsigned long long>(engine->Stats().value().timelines),
+      SecondsSince(fill_start));
 
   // A writer keeps inserting while the snapshot is saved.
   std::atomic<bool> saving{true};
@@ -149,9 +150,10 @@ int main(int argc, char** argv) {
                  replica.status().ToString().c_str());
     return 1;
   }
-  std::printf("load: %.1f MB in %.2f s = %.0f MB/s, %.2f M entries/s\n", mb,
-              load_seconds, mb / load_seconds,
-              static_cast<double>((*replica)->engine().Stats().entries) /
-                  load_seconds / 1e6);
+  std::printf(
+      "load: %.1f MB in %.2f s = %.0f MB/s, %.2f M entries/s\n", mb,
+      load_seconds, mb / load_seconds,
+      static_cast<double>((*replica)->engine().Stats().value().entries) /
+          load_seconds / 1e6);
   return 0;
 }

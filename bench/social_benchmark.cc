@@ -275,7 +275,7 @@ std::unique_ptr<MixedFixture> MakeMixed(size_t hybrid_threshold) {
       Require(f->engine->Follow(user, followee).status(), "Follow");
     }
   }
-  f->max_followers = f->engine->FollowerCount(0);
+  f->max_followers = f->engine->FollowerCount(0).value();
   return f;
 }
 

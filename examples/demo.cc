@@ -162,8 +162,8 @@ int main() {
   Check(engine->Follow(kReader, kFriendBo), "Follow");
   Check(engine->Follow(2, kFriendBo), "Follow");
   std::printf("  streamer has %zu followers; follower 1 follows %zu.\n",
-              engine->FollowerCount(kStreamer),
-              engine->FollowingCount(kReader));
+              engine->FollowerCount(kStreamer).value(),
+              engine->FollowingCount(kReader).value());
   {
     const absl::StatusOr<feedcore::FollowResult> self =
         engine->Follow(kReader, kReader);
@@ -294,7 +294,7 @@ int main() {
       Check(engine->Publish(like, notify_streamer), "Publish");
     }
     feedcore::NotificationCounts counts =
-        engine->GetNotificationCounts(kStreamer);
+        engine->GetNotificationCounts(kStreamer).value();
     std::printf(
         "\nFollowers 2, 3 and 4 like the streamer's clip; each like notifies "
         "the\nstreamer, whose notification feed groups them: %zu group, %zu "
@@ -307,7 +307,7 @@ int main() {
                   g.activity_count, g.actor_count,
                   static_cast<unsigned long long>(g.recent_actors.front()));
     }
-    counts = engine->MarkSeen(kStreamer);
+    counts = engine->MarkSeen(kStreamer).value();
     std::printf(
         "The streamer opens the bell (MarkSeen): %zu unseen, %zu unread;\n",
         counts.unseen, counts.unread);
@@ -333,10 +333,10 @@ int main() {
   std::printf(
       "\nStats still count the expired entries until EvictExpired reclaims "
       "them:\n");
-  const feedcore::EngineStats before = engine->Stats();
+  const feedcore::EngineStats before = engine->Stats().value();
   PrintStats("before eviction:", before);
-  const size_t evicted = engine->EvictExpired(/*budget=*/1000);
-  const feedcore::EngineStats after = engine->Stats();
+  const size_t evicted = engine->EvictExpired(/*budget=*/1000).value();
+  const feedcore::EngineStats after = engine->Stats().value();
   PrintStats("after eviction:", after);
   std::printf(
       "  EvictExpired reclaimed %zu timeline entries (copies of 102, 103 and\n"
@@ -429,9 +429,10 @@ int main() {
         static_cast<unsigned long long>(replica->skipped()));
     PrintEntries(restored);
     if (original.entries != restored.entries ||
-        engine->Stats().entries != replica->engine().Stats().entries ||
-        engine->GetNotificationCounts(kStreamer) !=
-            replica->engine().GetNotificationCounts(kStreamer)) {
+        engine->Stats().value().entries !=
+            replica->engine().Stats().value().entries ||
+        engine->GetNotificationCounts(kStreamer).value() !=
+            replica->engine().GetNotificationCounts(kStreamer).value()) {
       Fail("demo", absl::InternalError("the replica differs from the engine"));
     }
     std::printf("  -> the same %zu entries as the original engine.\n",

@@ -184,7 +184,7 @@ class Driver {
                   const InsertResult& want, size_t entries_before) {
     if (!valid) {
       FUZZ_CHECK(absl::IsInvalidArgument(got.status()));
-      FUZZ_CHECK(engine_->Stats().entries == entries_before);
+      FUZZ_CHECK(engine_->Stats().value().entries == entries_before);
       return;
     }
     FUZZ_CHECK(got.ok());
@@ -353,12 +353,12 @@ class Driver {
     const size_t expired = model_.CountExpired(now);
     const size_t budget = in_.Bool() ? 1 + in_.Below(8) : in_.U64();
     if (budget == 0) {
-      FUZZ_CHECK(engine_->EvictExpired(0) == 0);
+      FUZZ_CHECK(engine_->EvictExpired(0).value() == 0);
       return;
     }
     size_t total = 0;
     for (;;) {
-      const size_t n = engine_->EvictExpired(budget);
+      const size_t n = engine_->EvictExpired(budget).value();
       FUZZ_CHECK(n == std::min(budget, expired - total));
       total += n;
       if (n < budget) break;
@@ -367,10 +367,10 @@ class Driver {
   }
 
   void CheckStats() {
-    const EngineStats stats = engine_->Stats();
+    const EngineStats stats = engine_->Stats().value();
     FUZZ_CHECK(stats.entries == model_.entries());
     FUZZ_CHECK(stats.timelines == model_.timelines());
-    FUZZ_CHECK(testing::BoardSize(board_).value() == board_model_.size());
+    FUZZ_CHECK(board_.Size().value() == board_model_.size());
   }
 
   MemberId Member() { return in_.Below(12); }
@@ -443,7 +443,7 @@ class Driver {
         break;
       }
       default:
-        FUZZ_CHECK(testing::ClearBoard(board_).ok());
+        FUZZ_CHECK(board_.Clear().ok());
         board_model_.Clear();
         break;
     }

@@ -77,13 +77,13 @@ std::vector<LeaderboardEntry> WholeBoard(const Leaderboard& board) {
     if (page->next_cursor.empty()) break;
     read.cursor = page->next_cursor;
   }
-  FUZZ_CHECK(out.size() == board.Size());
+  FUZZ_CHECK(out.size() == board.Size().value());
   return out;
 }
 
 Content Describe(Replica& replica) {
   const FeedEngine& engine = replica.engine();
-  const EngineStats stats = engine.Stats();
+  const EngineStats stats = engine.Stats().value();
   size_t timelines = 0, entries = 0;
   for (const ShardStats& shard : stats.shards) {
     timelines += shard.timelines;

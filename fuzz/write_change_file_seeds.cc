@@ -54,13 +54,13 @@ std::vector<ChangeRecordPtr> Records() {
   FUZZ_CHECK(engine->Retract(3).ok());
   FUZZ_CHECK(engine->Unfollow(5, 2).ok());
   clock->Advance(200);
-  engine->EvictExpired(1000);
+  engine->EvictExpired(1000).value();
   LeaderboardRegistry boards(stream);
   auto board = boards.GetOrCreate("season", {.partitions = 2}).value();
   FUZZ_CHECK(board->Set(1, 10).ok());
   FUZZ_CHECK(board->Increment(2, -3).ok());
   FUZZ_CHECK(board->Remove(1).ok());
-  board->Clear();
+  FUZZ_CHECK(board->Clear().ok());
   FUZZ_CHECK(boards.Drop("season").ok());
   auto reader = stream->NewReader(StreamPosition::TrimHorizon()).value();
   return reader->Read(100'000).value();

@@ -142,7 +142,7 @@ absl::StatusOr<int64_t> BuildTimelines(const DriverOptions& options,
     }
   }
   if (auto r = setup->engine->InsertBatch(batch); !r.ok()) return r.status();
-  const EngineStats stats = setup->engine->Stats();
+  const EngineStats stats = setup->engine->Stats().value();
   if (stats.entries != shape.entries) {
     return absl::InternalError("feedcore holds the wrong entry count");
   }
@@ -159,7 +159,7 @@ absl::Status BuildLeaderboard(const DriverOptions& options,
       return s;
     }
   }
-  if ((*created)->Size() != options.memory_members) {
+  if ((*created)->Size().value() != options.memory_members) {
     return absl::InternalError("wrong member count");
   }
   keep = *std::move(created);

@@ -157,7 +157,7 @@ int Run() {
   }
   std::printf("graph: %llu users, %zu follow edges; rss %.1f MB\n",
               static_cast<unsigned long long>(users),
-              engine->Stats().follow_edges, ResidentBytes() / 1e6);
+              engine->Stats().value().follow_edges, ResidentBytes() / 1e6);
 
   std::ofstream csv(absl::GetFlag(FLAGS_csv));
   csv << "seconds,rss_mb,entries,activities,publishes_per_s,publish_p50_us,"
@@ -180,7 +180,7 @@ int Run() {
     const Summary publish = Summarize(publish_latency.Take());
     const Summary read = Summarize(read_latency.Take());
     const Summary board_calls = Summarize(board_latency.Take());
-    const EngineStats stats = engine->Stats();
+    const EngineStats stats = engine->Stats().value();
     const double rss_mb = ResidentBytes() / 1e6;
     const double publishes_per_s =
         static_cast<double>(publish.count) / interval;

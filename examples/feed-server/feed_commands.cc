@@ -233,11 +233,14 @@ void FeedFollowing(CommandCall& call) { ListEntities(call, false); }
 void FeedCounts(CommandCall& call) {
   absl::StatusOr<uint64_t> entity = ParseId(call.args[1], "entity");
   if (!entity.ok()) return ReplyError(call, entity.status());
+  absl::StatusOr<size_t> followers = call.server->feeds->FollowerCount(*entity);
+  if (!followers.ok()) return ReplyError(call, followers.status());
+  absl::StatusOr<size_t> following =
+      call.server->feeds->FollowingCount(*entity);
+  if (!following.ok()) return ReplyError(call, following.status());
   call.reply->ArrayHeader(2);
-  call.reply->Integer(
-      static_cast<int64_t>(call.server->feeds->FollowerCount(*entity)));
-  call.reply->Integer(
-      static_cast<int64_t>(call.server->feeds->FollowingCount(*entity)));
+  call.reply->Integer(static_cast<int64_t>(*followers));
+  call.reply->Integer(static_cast<int64_t>(*following));
 }
 
 }  // namespace

@@ -211,9 +211,10 @@ void Zrank(CommandCall& call) {
   if (!id.has_value()) return call.reply->Null();
   absl::StatusOr<uint64_t> rank = set->board->Rank(*id);
   if (!rank.ok()) return call.reply->Null();
-  const uint64_t size = set->board->Size();
+  absl::StatusOr<size_t> size = set->board->Size();
+  if (!size.ok()) return ReplyError(call, size.status());
   call.reply->Integer(
-      static_cast<int64_t>(size > *rank ? size - 1 - *rank : 0));
+      static_cast<int64_t>(*size > *rank ? *size - 1 - *rank : 0));
 }
 
 // ZREM key member [member ...]
@@ -231,22 +232,27 @@ void Zrem(CommandCall& call) {
 // ZCARD key
 void Zcard(CommandCall& call) {
   std::shared_ptr<SortedSet> set = FindSet(call);
-  call.reply->Integer(
-      set == nullptr ? 0 : static_cast<int64_t>(set->board->Size()));
+  if (set == nullptr) return call.reply->Integer(0);
+  absl::StatusOr<size_t> size = set->board->Size();
+  if (!size.ok()) return ReplyError(call, size.status());
+  call.reply->Integer(static_cast<int64_t>(*size));
 }
 
 // Ranks [start, stop] (0 = first in `order`) of the board, with Redis's
 // index rules: negative indices count from the end, out-of-range ends are
-// clamped, an empty range gives nothing.
-std::vector<LeaderboardEntry> ReadRange(const Leaderboard& board, int64_t start,
-                                        int64_t stop, LeaderboardOrder order) {
+// clamped, an empty range gives nothing. Fails only when the board cannot
+// tell its size.
+absl::StatusOr<std::vector<LeaderboardEntry>> ReadRange(
+    const Leaderboard& board, int64_t start, int64_t stop,
+    LeaderboardOrder order) {
   std::vector<LeaderboardEntry> entries;
   // Only negative indices need the size (a read of every partition); the
   // end of the board clamps the others by itself.
   if (start < 0 || stop < 0) {
-    const int64_t size = static_cast<int64_t>(board.Size());
-    if (start < 0) start += size;
-    if (stop < 0) stop += size;
+    absl::StatusOr<size_t> size = board.Size();
+    if (!size.ok()) return size.status();
+    if (start < 0) start += static_cast<int64_t>(*size);
+    if (stop < 0) stop += static_cast<int64_t>(*size);
   }
   start = std::max<int64_t>(start, 0);
   if (start > stop) return entries;
@@ -328,11 +334,11 @@ void RangeCommand(CommandCall& call, bool rev) {
     call.reply->ArrayHeader(0);
     return;
   }
-  WriteRange(call, set.get(),
-             ReadRange(*set->board, *start, *stop,
-                       rev ? LeaderboardOrder::kBestFirst
-                           : LeaderboardOrder::kWorstFirst),
-             with_scores);
+  absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadRange(
+      *set->board, *start, *stop,
+      rev ? LeaderboardOrder::kBestFirst : LeaderboardOrder::kWorstFirst);
+  if (!entries.ok()) return ReplyError(call, entries.status());
+  WriteRange(call, set.get(), *entries, with_scores);
 }
 
 void Zrange(CommandCall& call) { RangeCommand(call, /*rev=*/false); }

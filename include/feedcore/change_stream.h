@@ -69,6 +69,11 @@
 
 namespace feedcore {
 
+namespace internal {
+class ChangeLog;
+struct ChangeStreamAccess;
+}  // namespace internal
+
 enum class ChangeKind : uint8_t {
   // `entry` was put into the `feed` timelines of every id in `owners`
   // (insert, publish delivery, back-fill). Puts beyond a timeline's cap
@@ -261,34 +266,44 @@ class FEEDCORE_EXPORT Subscription {
   Subscription() = default;
 };
 
-class FEEDCORE_EXPORT ChangeStream {
+// The stream an engine and a registry record into. It has one
+// implementation, so it is a concrete, final class: the library records
+// through it without asking what it is, and a program that wants its own
+// sink reads a ChangeStream (NewReader, Subscribe) instead of replacing it.
+class FEEDCORE_EXPORT ChangeStream final {
  public:
   // InvalidArgument naming the option when one is out of range.
   static absl::StatusOr<std::shared_ptr<ChangeStream>> Create(
       ChangeStreamOptions options);
 
-  virtual ~ChangeStream() = default;
+  ~ChangeStream();
   ChangeStream(const ChangeStream&) = delete;
   ChangeStream& operator=(const ChangeStream&) = delete;
 
   // A reader at `position`. OutOfRange (with the oldest retained sequence)
   // for an AtSequence/AfterSequence position that retention has dropped;
   // InvalidArgument for one beyond the next sequence to be written.
-  virtual absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
-      StreamPosition position) const = 0;
+  // O(1); takes the stream's mutex briefly.
+  absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
+      StreamPosition position) const;
 
   // Calls `on_records` from a thread of the subscription's own with every
   // batch (at most `batch` records, 1..100000) from `position` on. The
-  // callback must not destroy its own Subscription. Errors as NewReader.
-  virtual absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
+  // callback must not destroy its own Subscription. Errors as NewReader,
+  // and InvalidArgument for a bad `batch`. Starts one thread.
+  absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       StreamPosition position, size_t batch,
       std::function<void(absl::Span<const ChangeRecordPtr>)> on_records,
-      std::function<void(const absl::Status&)> on_error) const = 0;
+      std::function<void(const absl::Status&)> on_error) const;
 
-  virtual ChangeStreamStats Stats() const = 0;
+  // Retention counters, exact at one instant. O(1); never fails.
+  ChangeStreamStats Stats() const;
 
- protected:
-  ChangeStream() = default;
+ private:
+  friend struct internal::ChangeStreamAccess;
+  explicit ChangeStream(std::shared_ptr<internal::ChangeLog> log);
+
+  const std::shared_ptr<internal::ChangeLog> log_;
 };
 
 }  // namespace feedcore

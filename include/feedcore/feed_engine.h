@@ -38,6 +38,13 @@
 // larger than one process or shared by several; what that backend does
 // differently is listed there.
 //
+// FeedEngine is an interface: the library never casts one to a backend of
+// its own, so a program may implement it too (a fake for its tests, a
+// proxy). Everything the library does with an engine goes through these
+// virtuals, snapshots included (SaveSnapshot); what an implementation
+// cannot do it reports through `Supports` and `Unimplemented`, as the
+// Redis Cluster backend does.
+//
 // Paging is keyset-based: a cursor names the last key returned, so entries
 // inserted while a reader pages never cause a duplicate, and no entry older
 // (for newest-first) than the cursor is skipped.
@@ -49,6 +56,10 @@
 // `InvalidArgument` (bad option, malformed or foreign cursor, timestamp
 // below zero, expiry in the past) or `NotFound` (removing an absent entry),
 // with a message naming the offending argument.
+// A call that needs a capability the engine lacks (FeedCapability) fails
+// with `Unimplemented`. A backend on a server adds its own failures to
+// every call (redis_cluster.h: `Unavailable`, `Internal`); that is why
+// counts and other answers read from the server are `StatusOr`.
 //
 // Consistency of the social calls
 // -------------------------------
@@ -71,7 +82,9 @@
 #define FEEDCORE_FEED_ENGINE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -82,6 +95,48 @@
 #include "feedcore/types.h"
 
 namespace feedcore {
+
+class LeaderboardRegistry;
+
+// What a backend can do beyond what every FeedEngine does. A call that
+// needs a capability the engine lacks fails with `Unimplemented`, naming
+// the capability and the backend, and changes nothing; it never answers
+// with an empty result or a zero. Ask `Supports` before relying on one.
+enum class FeedCapability : uint8_t {
+  // Notification feeds: `PublishOptions::notify`, ReadNotifications,
+  // GetNotificationCounts, MarkSeen, MarkRead, MarkAllRead. The Redis
+  // Cluster backend lacks it.
+  kNotifications = 0,
+  // ReadGroups. The engine must also be created with
+  // `EngineOptions::aggregation.enabled` (FailedPrecondition otherwise).
+  // The Redis Cluster backend lacks it.
+  kGroupedReads = 1,
+  // EvictExpired: reclaiming expired entries on demand. The Redis Cluster
+  // backend lacks it: its keys expire on their own and every read skips
+  // what has expired.
+  kEviction = 2,
+  // Stats: counters of the engine's contents and memory. The Redis Cluster
+  // backend lacks it (the memory is the cluster's; ask Redis INFO).
+  kStats = 3,
+  // SaveSnapshot: the engine's whole state in one file (snapshot.h). The
+  // Redis Cluster backend lacks it (use Redis persistence).
+  kSnapshots = 4,
+};
+inline constexpr FeedCapability kAllFeedCapabilities[] = {
+    FeedCapability::kNotifications, FeedCapability::kGroupedReads,
+    FeedCapability::kEviction, FeedCapability::kStats,
+    FeedCapability::kSnapshots};
+
+// The capability's name as written in this header, e.g. "kStats".
+FEEDCORE_EXPORT const char* FeedCapabilityName(FeedCapability capability);
+
+// What SaveSnapshot wrote.
+struct SnapshotInfo {
+  // Replay the source's stream from AtSequence(sequence); 0 when the engine
+  // records no changes.
+  uint64_t sequence = 0;
+  uint64_t file_bytes = 0;
+};
 
 // What an insert did. `inserted + replaced + rejected_by_cap` equals the
 // number of (owner, entry) pairs in the call.
@@ -132,6 +187,10 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual ~FeedEngine() = default;
   FeedEngine(const FeedEngine&) = delete;
   FeedEngine& operator=(const FeedEngine&) = delete;
+
+  // Whether this engine has `capability` (see FeedCapability). Constant
+  // for the engine's lifetime; O(1), never blocks.
+  virtual bool Supports(FeedCapability capability) const = 0;
 
   // Puts `entry` into `owner`'s timeline. An existing entry with the same
   // `(ts, activity_id)` is overwritten (actor and expiry), never duplicated.
@@ -203,6 +262,7 @@ class FEEDCORE_EXPORT FeedEngine {
   // Cost: O(log n + page) from the timeline's group index; when the
   // owner follows merged-at-read actors, or its timeline holds expired
   // entries not yet reclaimed, O(entries of the merged feed) instead.
+  // Unimplemented without FeedCapability::kGroupedReads;
   // FailedPrecondition unless EngineOptions::aggregation.enabled;
   // InvalidArgument for a limit of 0 or above max_page_size, or a cursor
   // that is malformed or belongs to another owner.
@@ -228,6 +288,9 @@ class FEEDCORE_EXPORT FeedEngine {
   // expired like the sweeper's. Reading a feed where nothing has expired
   // shares its shard lock with other readers; a reclaim, and every mark,
   // takes it exclusively.
+  //
+  // Each of these calls fails with `Unimplemented`, changing nothing, on an
+  // engine without FeedCapability::kNotifications.
 
   // One page of `user`'s notification groups, newest first (the place of a
   // group is its newest notification), each with its `seen` and `read`
@@ -238,12 +301,14 @@ class FEEDCORE_EXPORT FeedEngine {
       EntityId user, const GroupReadOptions& options) = 0;
 
   // `user`'s unseen and unread counts. O(1) plus the expired entries it
-  // reclaims.
-  virtual NotificationCounts GetNotificationCounts(EntityId user) = 0;
+  // reclaims. Fails only with `Unimplemented` (see above).
+  virtual absl::StatusOr<NotificationCounts> GetNotificationCounts(
+      EntityId user) = 0;
 
   // Marks every group of `user`'s notification feed seen (opening the
-  // bell); returns the counts after it. O(groups).
-  virtual NotificationCounts MarkSeen(EntityId user) = 0;
+  // bell); returns the counts after it. O(groups). Fails only with
+  // `Unimplemented`.
+  virtual absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) = 0;
 
   // Marks read (and seen) the group that holds the notification with key
   // `(ts, activity_id)`: any entry of the group names it, as
@@ -253,9 +318,10 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual absl::StatusOr<NotificationCounts> MarkRead(
       EntityId user, Micros ts, ActivityId activity_id) = 0;
 
-  // Marks every group of `user`'s notification feed read (and seen).
-  // O(groups).
-  virtual NotificationCounts MarkAllRead(EntityId user) = 0;
+  // Marks every group of `user`'s notification feed read (and seen) and
+  // returns the counts after it. O(groups). Fails only with
+  // `Unimplemented`.
+  virtual absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) = 0;
 
   // --- Social graph ---
 
@@ -283,9 +349,12 @@ class FEEDCORE_EXPORT FeedEngine {
   // A page of what `entity` follows, by ascending id. As Followers.
   virtual absl::StatusOr<EntityPage> Following(
       EntityId entity, const ListOptions& options) const = 0;
-  // O(1).
-  virtual size_t FollowerCount(EntityId entity) const = 0;
-  virtual size_t FollowingCount(EntityId entity) const = 0;
+  // How many entities follow `entity`, and how many it follows. O(1) in
+  // process, where they never fail; one round trip on a server backend,
+  // which fails with that backend's errors (e.g. `Unavailable`), never with
+  // a count of 0 it does not know to be true.
+  virtual absl::StatusOr<size_t> FollowerCount(EntityId entity) const = 0;
+  virtual absl::StatusOr<size_t> FollowingCount(EntityId entity) const = 0;
 
   // --- Publishing ---
 
@@ -298,13 +367,16 @@ class FEEDCORE_EXPORT FeedEngine {
   // actor get no copy and no `on_delivery` call; they see it through the
   // merge. Errors, all before anything changes: InvalidArgument (ts < 0,
   // ttl out of range, payload too large, more than kMaxNotifyRecipients in
-  // `notify`), AlreadyExists (the id belongs to a different activity),
-  // FailedPrecondition (the id was retracted), ResourceExhausted
-  // (asynchronous fan-out, queue full, and `wait_when_queue_full` false).
+  // `notify`), Unimplemented (a non-empty `notify` without
+  // FeedCapability::kNotifications), AlreadyExists (the id belongs to a
+  // different activity), FailedPrecondition (the id was retracted),
+  // ResourceExhausted (asynchronous fan-out, queue full, and
+  // `wait_when_queue_full` false).
   virtual absl::StatusOr<PublishResult> Publish(
       const Activity& activity, const PublishOptions& options = {}) = 0;
 
-  // Returns once every fan-out queued before the call has completed.
+  // Returns once every fan-out queued before the call has completed. A
+  // backend whose fan-out always completes inside Publish returns at once.
   virtual void WaitForFanout() = 0;
 
   // Removes the activity from every feed before returning (its copies'
@@ -317,10 +389,23 @@ class FEEDCORE_EXPORT FeedEngine {
   // returns how many it reclaimed (expired activities in the store are
   // dropped too, within what is left of the budget); costs time in proportion
   // to that number (plus a logarithmic term per timeline touched), never to the
-  // number of stored entries.
-  virtual size_t EvictExpired(size_t budget) = 0;
+  // number of stored entries. Takes each shard's lock it reclaims from
+  // exclusively, one at a time. Unimplemented without
+  // FeedCapability::kEviction.
+  virtual absl::StatusOr<size_t> EvictExpired(size_t budget) = 0;
 
-  virtual EngineStats Stats() const = 0;
+  // Counters of the engine's contents and memory (see stats.h), each shard
+  // read under its lock: O(shards). Unimplemented without
+  // FeedCapability::kStats.
+  virtual absl::StatusOr<EngineStats> Stats() const = 0;
+
+  // Writes the engine's whole state, and with `boards` every board of that
+  // registry, to the file `path`; see snapshot.h for the format, the
+  // consistency it gives and the errors. Runs while other threads use the
+  // engine. Unimplemented without FeedCapability::kSnapshots. Programs
+  // usually call the free function SaveSnapshot, which calls this.
+  virtual absl::StatusOr<SnapshotInfo> SaveSnapshot(
+      const std::string& path, const LeaderboardRegistry* boards) const = 0;
 
   // The options the engine runs with, with 0 ("pick for me") values
   // resolved and `clock` set.

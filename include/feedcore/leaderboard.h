@@ -199,6 +199,28 @@ struct LeaderboardReadOptions {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
 };
 
+// What a backend offers beyond what every Leaderboard does; see
+// Leaderboard::Supports.
+enum class LeaderboardCapability : uint8_t {
+  // TieBreak::kEarlierUpdateFirst: one update order across the whole
+  // board. A backend without it refuses to create a board with that
+  // tie-break (`Unimplemented`). The Redis Cluster backend lacks it.
+  kEarlierUpdateFirst = 0,
+  // A guarantee rather than a call: every read across partitions (Rank,
+  // TopK, Around, ReadPage, Size) sees one snapshot of the whole board, and
+  // Clear is atomic (see "Consistency" above). Without it each partition is
+  // read, and cleared, atomically on its own, and nothing fails. The Redis
+  // Cluster backend lacks it.
+  kBoardSnapshotReads = 1,
+};
+inline constexpr LeaderboardCapability kAllLeaderboardCapabilities[] = {
+    LeaderboardCapability::kEarlierUpdateFirst,
+    LeaderboardCapability::kBoardSnapshotReads};
+
+// The capability's name as written in this header, e.g. "kEarlierUpdateFirst".
+FEEDCORE_EXPORT const char* LeaderboardCapabilityName(
+    LeaderboardCapability capability);
+
 // One page of a board. `next_cursor` is opaque; it is empty when no entry
 // follows this page (at the instant it was read).
 struct LeaderboardPage {
@@ -216,6 +238,10 @@ class FEEDCORE_EXPORT Leaderboard {
   virtual ~Leaderboard() = default;
   Leaderboard(const Leaderboard&) = delete;
   Leaderboard& operator=(const Leaderboard&) = delete;
+
+  // Whether this board's backend has `capability`. Constant for the
+  // board's lifetime; O(1), never blocks.
+  virtual bool Supports(LeaderboardCapability capability) const = 0;
 
   // Gives `member` the score `score`, adding the member if absent.
   // O(log n) expected; O(1) when the new score keeps the member between its
@@ -259,11 +285,15 @@ class FEEDCORE_EXPORT Leaderboard {
   // Removes `member` from the board. `NotFound` if it is not on it.
   virtual absl::Status Remove(MemberId member) = 0;
 
-  // Removes every member (a season reset). Atomic: a cross-partition read
-  // sees the board either entirely before or entirely after. The memory of
-  // the removed members is released after the locks are dropped, so
+  // Removes every member (a season reset). With
+  // LeaderboardCapability::kBoardSnapshotReads it is atomic: a
+  // cross-partition read sees the board either entirely before or entirely
+  // after; without it, each partition is cleared atomically, and a failure
+  // (`Unavailable` on a server backend) may leave some partitions cleared
+  // and others not: call it again. Always OK in process, where the memory
+  // of the removed members is released after the locks are dropped, so
   // writers wait only for the exchange, not for the release.
-  virtual void Clear() = 0;
+  virtual absl::Status Clear() = 0;
 
   // `member`'s score. `NotFound` if it is not on the board. Locks one
   // partition.
@@ -273,7 +303,7 @@ class FEEDCORE_EXPORT Leaderboard {
   // O(partitions x log n).
   virtual absl::StatusOr<uint64_t> Rank(MemberId member) const = 0;
 
-  // The best min(k, Size()) entries, best first, ranks 0, 1, 2...
+  // The best min(k, members) entries, best first, ranks 0, 1, 2...
   // `InvalidArgument` unless 1 <= k <= max_page_size. Reads at most
   // k + partitions - 1 entries: O(partitions + k log partitions).
   virtual absl::StatusOr<std::vector<LeaderboardEntry>> TopK(
@@ -292,8 +322,11 @@ class FEEDCORE_EXPORT Leaderboard {
   virtual absl::StatusOr<LeaderboardPage> ReadPage(
       const LeaderboardReadOptions& options) const = 0;
 
-  // Number of members.
-  virtual size_t Size() const = 0;
+  // Number of members. In process, O(partitions) under every partition's
+  // lock and never fails; a server backend asks each partition (one
+  // pipelined round trip per node) and fails with its errors (e.g.
+  // `Unavailable`) rather than guess.
+  virtual absl::StatusOr<size_t> Size() const = 0;
 
   // The options the board runs with.
   virtual const LeaderboardOptions& options() const = 0;
@@ -320,7 +353,7 @@ class FEEDCORE_EXPORT LeaderboardRegistry {
   // A registry whose boards record every change (scores set and removed,
   // partitions cleared, boards created and dropped) in `change_stream`
   // (see change_stream.h), so that snapshots and replicas can include them.
-  // Null (or a stream not made by ChangeStream::Create) records nothing. Writes
+  // Null records nothing. Writes
   // through a handle to a dropped board are still recorded, under that board's
   // generation, which a replica ignores.
   explicit LeaderboardRegistry(std::shared_ptr<ChangeStream> change_stream);

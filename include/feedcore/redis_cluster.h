@@ -42,25 +42,31 @@
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard
 //   read takes a snapshot per partition, not one of the whole board.
+// * Capabilities (FeedCapability, LeaderboardCapability): this backend
+//   has none of them, and `Supports` says so. Each call that needs one
+//   fails with `Unimplemented` naming it and changes nothing: Publish
+//   with `PublishOptions::notify` and every notification call
+//   (kNotifications), ReadGroups (kGroupedReads), EvictExpired
+//   (kEviction: expired entries are skipped by every read, dropped by the
+//   writes that meet them and by the key's own expiry), Stats (kStats: the
+//   memory is the cluster's), SaveSnapshot (kSnapshots: use Redis
+//   persistence). A board with `TieBreak::kEarlierUpdateFirst`
+//   (kEarlierUpdateFirst: it needs one update order across the whole
+//   board) is refused at creation with `Unimplemented`; reads across
+//   partitions and Clear are atomic per partition only
+//   (no kBoardSnapshotReads).
 // * Not mapped yet, refused at creation with `InvalidArgument` naming the
 //   option: hybrid fan-out (`hybrid_fanout_threshold`), grouped feeds
-//   (`aggregation.enabled`), a change stream, and
-//   `TieBreak::kEarlierUpdateFirst` (it needs one update order across the
-//   whole board). `PublishOptions::notify` makes Publish return
-//   `Unimplemented` having published nothing, so notification feeds stay
-//   empty and their calls answer as for an empty feed. `fanout_threads`
-//   and `FanoutCompletion::kAsynchronous` are accepted, but the fan-out
-//   always completes inside Publish.
-// * Calls whose signature has no status cannot report a failure: when the
-//   cluster cannot be reached, `FollowerCount`, `FollowingCount` and
-//   `Leaderboard::Size` return 0, and `Leaderboard::Clear` leaves the
-//   partitions on unreachable nodes as they were (it clears each partition
-//   atomically, not the board as a whole).
+//   (`aggregation.enabled`) and a change stream. `fanout_threads` and
+//   `FanoutCompletion::kAsynchronous` are accepted, but the fan-out
+//   always completes inside Publish, so WaitForFanout returns at once.
+// * Counts and sizes (`FollowerCount`, `FollowingCount`,
+//   `Leaderboard::Size`) are read from the cluster and fail with its
+//   errors; `Leaderboard::Clear` clears each partition atomically, and when
+//   it fails some partitions may be cleared and others not (call it
+//   again).
 // * Scores are exact only within +-2^53 (Redis keeps them as doubles): a
 //   Set or Increment outside that range is `OutOfRange`.
-// * `EvictExpired` does nothing: expired entries are skipped by every read,
-//   dropped by the writes that meet them and by the key's own expiry.
-//   `Stats` counts nothing kept in Redis.
 //
 // Thread safety: the objects these functions return may be used from any
 // number of threads at once, as the in-process ones. Each holds its own
@@ -124,7 +130,8 @@ CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
 // cluster: every process that opens the same name with the same key prefix
 // shares the board. Its partition count is recorded in the cluster on
 // first use; opening it with a different one is `FailedPrecondition`.
-// `InvalidArgument` for bad options or `TieBreak::kEarlierUpdateFirst`.
+// `InvalidArgument` for bad options; `Unimplemented` for
+// `TieBreak::kEarlierUpdateFirst`.
 FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<Leaderboard>>
 CreateRedisClusterLeaderboard(const RedisClusterOptions& cluster,
                               absl::string_view name,

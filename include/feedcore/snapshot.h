@@ -68,19 +68,13 @@
 
 namespace feedcore {
 
-struct SnapshotInfo {
-  // Replay the source's stream from AtSequence(sequence); 0 when the engine
-  // records no changes.
-  uint64_t sequence = 0;
-  uint64_t file_bytes = 0;
-};
-
-// Writes a snapshot of `engine` to `path` (see above). `engine` must be
-// one made by FeedEngine::Create or LoadSnapshot (InvalidArgument
-// otherwise). I/O failures return `Unavailable` (`ResourceExhausted` for a
-// full disk or file size limit, `NotFound` for a missing directory) with
-// the system's message; `path` is then untouched and the temporary file
-// removed.
+// Writes a snapshot of `engine` to `path` (see above) by calling
+// `engine.SaveSnapshot(path, boards)`. `Unimplemented` for an engine
+// without FeedCapability::kSnapshots (the Redis Cluster backend);
+// `InvalidArgument` for an empty path. I/O failures return `Unavailable`
+// (`ResourceExhausted` for a full disk or file size limit, `NotFound` for a
+// missing directory) with the system's message; `path` is then untouched and
+// the temporary file removed.
 //
 // With `boards`, the snapshot also holds every leaderboard of that registry
 // (scores, tie-break order, options). The registry and the engine must

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "stream/change_log.h"
+#include "feedcore/feed_engine.h"
 
 namespace feedcore::internal {
 namespace {
@@ -120,11 +120,6 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
     const size_t threads = std::max(1u, std::thread::hardware_concurrency());
     options.shards = std::min(kMaxShards, std::bit_ceil(4 * threads));
   }
-  if (options.change_stream != nullptr &&
-      dynamic_cast<ChangeLog*>(options.change_stream.get()) == nullptr) {
-    return absl::InvalidArgumentError(
-        "EngineOptions.change_stream must come from ChangeStream::Create");
-  }
   if (options.clock == nullptr) options.clock = std::make_shared<SystemClock>();
   return options;
 }
@@ -210,3 +205,23 @@ absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
 }
 
 }  // namespace feedcore::internal
+
+namespace feedcore {
+
+const char* FeedCapabilityName(FeedCapability capability) {
+  switch (capability) {
+    case FeedCapability::kNotifications:
+      return "kNotifications";
+    case FeedCapability::kGroupedReads:
+      return "kGroupedReads";
+    case FeedCapability::kEviction:
+      return "kEviction";
+    case FeedCapability::kStats:
+      return "kStats";
+    case FeedCapability::kSnapshots:
+      return "kSnapshots";
+  }
+  return "an unknown capability";
+}
+
+}  // namespace feedcore

@@ -44,7 +44,7 @@ ShardConfig ShardConfigOf(const EngineOptions& options, ChangeLog* log) {
 
 FeedEngineImpl::FeedEngineImpl(EngineOptions options)
     : options_(std::move(options)),
-      log_(static_cast<ChangeLog*>(options_.change_stream.get())),
+      log_(ChangeStreamAccess::Log(options_.change_stream.get())),
       shards_(options_.shards, ShardConfigOf(options_, log_)),
       store_(options_.shards, log_, static_cast<uint32_t>(options_.shards)) {
   if (options_.fanout_threads > 0) {
@@ -54,7 +54,7 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
   if (options_.sweep_interval > 0) {
     const size_t budget = options_.sweep_budget;
     sweeper_ = std::make_unique<Sweeper>(
-        [this, budget] { return EvictExpired(budget) == budget; },
+        [this, budget] { return *EvictExpired(budget) == budget; },
         std::chrono::microseconds(options_.sweep_interval));
   }
 }

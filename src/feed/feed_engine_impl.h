@@ -60,6 +60,8 @@ class FeedEngineImpl final : public FeedEngine {
   explicit FeedEngineImpl(EngineOptions options);
   ~FeedEngineImpl() override;
 
+  bool Supports(FeedCapability) const override { return true; }
+
   absl::StatusOr<InsertResult> Insert(EntityId owner,
                                       const TimelineEntry& entry,
                                       const InsertOptions& options) override;
@@ -83,11 +85,12 @@ class FeedEngineImpl final : public FeedEngine {
       EntityId owner, const GroupReadOptions& options) const override;
   absl::StatusOr<GroupPage> ReadNotifications(
       EntityId user, const GroupReadOptions& options) override;
-  NotificationCounts GetNotificationCounts(EntityId user) override;
-  NotificationCounts MarkSeen(EntityId user) override;
+  absl::StatusOr<NotificationCounts> GetNotificationCounts(
+      EntityId user) override;
+  absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) override;
   absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
                                               ActivityId activity_id) override;
-  NotificationCounts MarkAllRead(EntityId user) override;
+  absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
   absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
@@ -96,14 +99,18 @@ class FeedEngineImpl final : public FeedEngine {
       EntityId entity, const ListOptions& options) const override;
   absl::StatusOr<EntityPage> Following(
       EntityId entity, const ListOptions& options) const override;
-  size_t FollowerCount(EntityId entity) const override;
-  size_t FollowingCount(EntityId entity) const override;
+  absl::StatusOr<size_t> FollowerCount(EntityId entity) const override;
+  absl::StatusOr<size_t> FollowingCount(EntityId entity) const override;
   absl::StatusOr<PublishResult> Publish(const Activity& activity,
                                         const PublishOptions& options) override;
   void WaitForFanout() override;
   absl::Status Retract(ActivityId activity_id) override;
-  size_t EvictExpired(size_t budget) override;
-  EngineStats Stats() const override;
+  absl::StatusOr<size_t> EvictExpired(size_t budget) override;
+  absl::StatusOr<EngineStats> Stats() const override;
+  // Defined with the snapshot writer, in src/stream/snapshot.cc.
+  absl::StatusOr<SnapshotInfo> SaveSnapshot(
+      const std::string& path,
+      const LeaderboardRegistry* boards) const override;
   const EngineOptions& options() const override { return options_; }
 
   // --- Change stream and snapshots (feed_replay.cc, feed_snapshot.cc) ---

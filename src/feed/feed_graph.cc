@@ -294,14 +294,14 @@ absl::StatusOr<EntityPage> FeedEngineImpl::Following(
   return ReadList(false, entity, options);
 }
 
-size_t FeedEngineImpl::FollowerCount(EntityId entity) const {
+absl::StatusOr<size_t> FeedEngineImpl::FollowerCount(EntityId entity) const {
   const Shard& shard = ShardOf(entity);
   ReaderLock lock(&shard.mu());
   const GraphNode* node = shard.FindNode(entity);
   return node == nullptr ? 0 : node->followers.size();
 }
 
-size_t FeedEngineImpl::FollowingCount(EntityId entity) const {
+absl::StatusOr<size_t> FeedEngineImpl::FollowingCount(EntityId entity) const {
   const Shard& shard = ShardOf(entity);
   ReaderLock lock(&shard.mu());
   const GraphNode* node = shard.FindNode(entity);

@@ -93,7 +93,8 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
   return page;
 }
 
-NotificationCounts FeedEngineImpl::GetNotificationCounts(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::GetNotificationCounts(
+    EntityId user) {
   return WithNotifications(user, &CountsOf);
 }
 
@@ -110,11 +111,11 @@ std::optional<NotificationCounts> FeedEngineImpl::MarkNotifications(
   return CountsOf(feed);
 }
 
-NotificationCounts FeedEngineImpl::MarkSeen(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkSeen(EntityId user) {
   return *MarkNotifications(user, /*read=*/false, nullptr);
 }
 
-NotificationCounts FeedEngineImpl::MarkAllRead(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkAllRead(EntityId user) {
   return *MarkNotifications(user, /*read=*/true, nullptr);
 }
 

@@ -4,7 +4,7 @@
 
 namespace feedcore::internal {
 
-EngineStats FeedEngineImpl::Stats() const {
+absl::StatusOr<EngineStats> FeedEngineImpl::Stats() const {
   EngineStats stats;
   stats.shards.resize(options_.shards);
   for (size_t s = 0; s < options_.shards; ++s) {

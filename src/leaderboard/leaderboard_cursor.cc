@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "leaderboard/leaderboard_options.h"
 #include "timeline/cursor.h"
 
 namespace feedcore::internal {
@@ -44,6 +45,36 @@ absl::Status ForeignLeaderboardCursor(absl::string_view why) {
       "invalid ", kWhat, ": ", why,
       "; pass back the next_cursor of a previous page of the same board in "
       "the same order unchanged, or an empty cursor for the first page"));
+}
+
+absl::StatusOr<std::optional<RankKey>> ValidateReadPage(
+    const LeaderboardReadOptions& options, uint64_t board_id,
+    size_t max_page_size) {
+  if (absl::Status s = ValidateReadSize("LeaderboardReadOptions.limit",
+                                        options.limit, 1, max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const bool best_first = options.order == LeaderboardOrder::kBestFirst;
+  if (!best_first && options.order != LeaderboardOrder::kWorstFirst) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "LeaderboardReadOptions.order is ", static_cast<int>(options.order),
+        "; it must be LeaderboardOrder::kBestFirst or "
+        "LeaderboardOrder::kWorstFirst"));
+  }
+  if (options.cursor.empty()) return std::nullopt;
+  absl::StatusOr<LeaderboardCursor> cursor =
+      DecodeLeaderboardCursor(options.cursor);
+  if (!cursor.ok()) return cursor.status();
+  if (cursor->board_id != board_id) {
+    return ForeignLeaderboardCursor("it was made by another leaderboard");
+  }
+  if (cursor->order != options.order) {
+    return ForeignLeaderboardCursor(best_first
+                                        ? "it was made for worst-first order"
+                                        : "it was made for best-first order");
+  }
+  return cursor->key;
 }
 
 }  // namespace feedcore::internal

@@ -12,6 +12,7 @@
 #define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -41,6 +42,16 @@ absl::StatusOr<LeaderboardCursor> DecodeLeaderboardCursor(
 // The message of a well-formed cursor used on the wrong board or order:
 // InvalidArgument saying `why`.
 absl::Status ForeignLeaderboardCursor(absl::string_view why);
+
+// Checks a ReadPage request to board `board_id`, whose LeaderboardOptions
+// say `max_page_size`, the same way for every backend: the limit in
+// 1..max_page_size, a known order, and a cursor (if any) that decodes and
+// was made by this board for this order. Returns the key the page starts
+// after, or nullopt for the first page; InvalidArgument naming the
+// offending field otherwise.
+absl::StatusOr<std::optional<RankKey>> ValidateReadPage(
+    const LeaderboardReadOptions& options, uint64_t board_id,
+    size_t max_page_size);
 
 }  // namespace feedcore::internal
 

@@ -387,7 +387,7 @@ absl::Status LeaderboardImpl::Remove(MemberId member) {
   return absl::OkStatus();
 }
 
-void LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+absl::Status LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Allocate the empty partitions before taking any lock, exchange them
   // under all the locks, free the old ones after releasing them.
   std::vector<std::unique_ptr<PartitionData>> swapped;
@@ -401,6 +401,7 @@ void LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
   for (size_t p = options_.partitions; p-- > 0;) partitions_[p].mu.Unlock();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
@@ -576,34 +577,11 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
 
 absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
     const LeaderboardReadOptions& options) const {
-  if (absl::Status s =
-          ValidateReadSize("LeaderboardReadOptions.limit", options.limit, 1,
-                           options_.max_page_size);
-      !s.ok()) {
-    return s;
-  }
+  absl::StatusOr<std::optional<RankKey>> start =
+      ValidateReadPage(options, board_id_, options_.max_page_size);
+  if (!start.ok()) return start.status();
+  const std::optional<RankKey> after = *start;
   const bool best_first = options.order == LeaderboardOrder::kBestFirst;
-  if (!best_first && options.order != LeaderboardOrder::kWorstFirst) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "LeaderboardReadOptions.order is ", static_cast<int>(options.order),
-        "; it must be LeaderboardOrder::kBestFirst or "
-        "LeaderboardOrder::kWorstFirst"));
-  }
-  std::optional<RankKey> after;
-  if (!options.cursor.empty()) {
-    absl::StatusOr<LeaderboardCursor> cursor =
-        DecodeLeaderboardCursor(options.cursor);
-    if (!cursor.ok()) return cursor.status();
-    if (cursor->board_id != board_id_) {
-      return ForeignLeaderboardCursor("it was made by another leaderboard");
-    }
-    if (cursor->order != options.order) {
-      return ForeignLeaderboardCursor(best_first
-                                          ? "it was made for worst-first order"
-                                          : "it was made for best-first order");
-    }
-    after = cursor->key;
-  }
 
   LeaderboardPage page;
   PerPartition<Position> runs(options_.partitions);
@@ -648,7 +626,7 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
   return page;
 }
 
-size_t LeaderboardImpl::Size() const {
+absl::StatusOr<size_t> LeaderboardImpl::Size() const {
   SharedSnapshot snapshot(*this);
   size_t size = 0;
   for (size_t p = 0; p < snapshot.partitions(); ++p) {

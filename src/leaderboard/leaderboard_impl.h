@@ -52,12 +52,14 @@ class LeaderboardImpl final : public Leaderboard {
   explicit LeaderboardImpl(const LeaderboardOptions& options);
   ~LeaderboardImpl() override;
 
+  bool Supports(LeaderboardCapability) const override { return true; }
+
   absl::Status Set(MemberId member, int64_t score) override;
   absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
   std::vector<absl::StatusOr<int64_t>> IncrementMany(
       absl::Span<const ScoreIncrement> increments) override;
   absl::Status Remove(MemberId member) override;
-  void Clear() override;
+  absl::Status Clear() override;
   absl::StatusOr<int64_t> Score(MemberId member) const override;
   absl::StatusOr<uint64_t> Rank(MemberId member) const override;
   absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
@@ -65,7 +67,7 @@ class LeaderboardImpl final : public Leaderboard {
       MemberId member, size_t before, size_t after) const override;
   absl::StatusOr<LeaderboardPage> ReadPage(
       const LeaderboardReadOptions& options) const override;
-  size_t Size() const override;
+  absl::StatusOr<size_t> Size() const override;
   const LeaderboardOptions& options() const override { return options_; }
 
   // TopK that also adds to `*entries_read` the number of entries its merge

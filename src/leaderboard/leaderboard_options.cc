@@ -58,3 +58,17 @@ absl::Status ValidateLeaderboardName(absl::string_view name) {
 }
 
 }  // namespace feedcore::internal
+
+namespace feedcore {
+
+const char* LeaderboardCapabilityName(LeaderboardCapability capability) {
+  switch (capability) {
+    case LeaderboardCapability::kEarlierUpdateFirst:
+      return "kEarlierUpdateFirst";
+    case LeaderboardCapability::kBoardSnapshotReads:
+      return "kBoardSnapshotReads";
+  }
+  return "an unknown capability";
+}
+
+}  // namespace feedcore

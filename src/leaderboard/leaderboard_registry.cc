@@ -49,7 +49,7 @@ absl::Status NoSuchBoard(absl::string_view name) {
 struct LeaderboardRegistry::State {
   explicit State(std::shared_ptr<ChangeStream> stream)
       : stream(std::move(stream)),
-        log(dynamic_cast<internal::ChangeLog*>(this->stream.get())) {}
+        log(internal::ChangeStreamAccess::Log(this->stream.get())) {}
 
   struct Entry {
     std::shared_ptr<internal::LeaderboardImpl> board;

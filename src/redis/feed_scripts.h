@@ -1,23 +1,15 @@
 // The Lua scripts of the Redis Cluster feed backend. Each runs atomically
 // on the node that owns its keys, which all share one hash tag (one slot).
 //
-// Keys are compared with `less` below, byte by byte, never with Lua's `<`
-// on strings: that goes through strcoll, and Redis sets LC_COLLATE from
-// the environment, so under a non-C locale `<` would not be the bytes'
-// order. Entry members are laid out as entry_codec.h describes.
+// Keys are compared with the shared `less` of lua_ordering.h, never with
+// Lua's `<` on strings. Entry members are laid out as entry_codec.h
+// describes.
 #ifndef FEEDCORE_REDIS_FEED_SCRIPTS_H_
 #define FEEDCORE_REDIS_FEED_SCRIPTS_H_
 
-namespace feedcore::redis {
+#include "redis/lua_ordering.h"
 
-#define FEEDCORE_LUA_LESS                                   \
-  "local function less(a, b)\n"                             \
-  "  for i = 1, #a do\n"                                    \
-  "    local x, y = string.byte(a, i), string.byte(b, i)\n" \
-  "    if x ~= y then return x < y end\n"                   \
-  "  end\n"                                                 \
-  "  return false\n"                                        \
-  "end\n"
+namespace feedcore::redis {
 
 // Puts one entry into a timeline, replacing an entry with the same key,
 // dropping the oldest beyond the cap, and extending the key's own expiry.
@@ -183,8 +175,6 @@ if redis.call('HGET', KEYS[1], 'state') == 'retracting' then
 end
 return 1
 )lua";
-
-#undef FEEDCORE_LUA_LESS
 
 }  // namespace feedcore::redis
 

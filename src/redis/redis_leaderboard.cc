@@ -32,8 +32,8 @@
 // its elements would save the per-command overhead, but would repeat the
 // increment script's arithmetic and hold the node for a whole batch.
 //
-// Reads. kReadScript locates a key in one partition atomically: how many
-// entries rank above it, whether it is there, and the entries just above
+// Reads. kLeaderboardReadScript locates a key in one partition atomically: how
+// many entries rank above it, whether it is there, and the entries just above
 // and just below it. Rank sums the counts; TopK, Around and ReadPage merge
 // the partitions lazily as the in-process board does, fetching more of a
 // partition by keyset (the entries past the last one seen, not by
@@ -69,6 +69,8 @@
 #include "leaderboard/ranked_btree.h"
 #include "redis/cluster_client.h"
 #include "redis/key_slot.h"
+#include "redis/leaderboard_codec.h"
+#include "redis/leaderboard_scripts.h"
 #include "redis/reply.h"
 
 namespace feedcore::redis {
@@ -77,241 +79,10 @@ namespace {
 using internal::RankKey;
 using internal::RanksAbove;
 
-// The largest score magnitude a double holds exactly, with every integer
-// below it.
-constexpr int64_t kMaxExactScore = int64_t{1} << 53;
-
-// Tag searches that go on this long (never, for CRC16 and N <= 1024) take
-// whatever slot they are on, so the search always ends.
-constexpr uint64_t kMaxTagSearch = uint64_t{1} << 20;
-
 // Rank and Around read the member's score, then count around it. When the
 // score changes in between they start again, this many times in all, and
 // then answer for the score they read last.
 constexpr int kLocateAttempts = 4;
-
-// Keys in Lua are compared byte by byte, never with `<` on strings: that
-// goes through strcoll, and Redis sets LC_COLLATE from its environment.
-//
-// KEYS[1]: a partition. ARGV: mode, negated score, member, n_above,
-// n_below. Mode 'key' locates (score, member); 'first' the position before
-// every entry; 'last' the position after every entry. Returns {pos,
-// present, member's stored score or nil, up to n_above entries just above
-// the position, up to n_below entries just below it}, entries with scores
-// in set order, where pos is the number of entries above the key and the
-// key itself (when present) is in neither list.
-constexpr char kReadScript[] = R"lua(
-local function less(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
-local key, mode, s, m = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
-local n_above, n_below = tonumber(ARGV[4]), tonumber(ARGV[5])
-local pos, present, current = 0, 0, false
-if mode == 'key' then
-  local lo = redis.call('ZCOUNT', key, '-inf', '(' .. s)
-  local hi = lo + redis.call('ZCOUNT', key, s, s)
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if less(redis.call('ZRANGE', key, mid, mid)[1], m) then
-      lo = mid + 1
-    else
-      hi = mid
-    end
-  end
-  pos = lo
-  current = redis.call('ZSCORE', key, m)
-  if current and tonumber(current) == tonumber(s) then present = 1 end
-elseif mode == 'last' then
-  pos = redis.call('ZCARD', key)
-end
-local above, below = {}, {}
-if n_above > 0 and pos > 0 then
-  above = redis.call('ZRANGE', key, math.max(0, pos - n_above), pos - 1,
-                     'WITHSCORES')
-end
-if n_below > 0 then
-  local first = pos + present
-  below = redis.call('ZRANGE', key, first, first + n_below - 1, 'WITHSCORES')
-end
-return {pos, present, current, above, below}
-)lua";
-
-// KEYS[1]: the member's partition. ARGV: member, delta = hi * 2^32 + lo
-// with 0 <= lo < 2^32. Every intermediate value stays far below 2^53, so
-// the sum is exact. Returns {'ok', new score}, {'range', old score} (out of
-// +-2^53, nothing written) or {'bad', stored score} (not one this board
-// writes).
-constexpr char kIncrementScript[] = R"lua(
-local B, LIMIT_HI = 4294967296, 2097152
-local stored = redis.call('ZSCORE', KEYS[1], ARGV[1])
-local s = 0
-if stored then
-  s = -tonumber(stored)
-  if s ~= math.floor(s) or s > LIMIT_HI * B or s < -LIMIT_HI * B then
-    return {'bad', stored}
-  end
-end
-local hi = math.floor(s / B)
-local lo = s - hi * B + tonumber(ARGV[3])
-hi = hi + tonumber(ARGV[2])
-if lo >= B then
-  lo = lo - B
-  hi = hi + 1
-end
-if hi > LIMIT_HI or (hi == LIMIT_HI and lo > 0) or hi < -LIMIT_HI then
-  return {'range', string.format('%.0f', s)}
-end
-local n = hi * B + lo
-local stored_n = '0'
-if n ~= 0 then stored_n = string.format('%.0f', -n) end
-redis.call('ZADD', KEYS[1], stored_n, ARGV[1])
-return {'ok', string.format('%.0f', n)}
-)lua";
-
-std::string MemberBytes(MemberId member) {
-  std::string bytes(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    bytes[i] = static_cast<char>(member & 0xff);
-    member >>= 8;
-  }
-  return bytes;
-}
-
-bool ScoreInRange(int64_t score) {
-  return score >= -kMaxExactScore && score <= kMaxExactScore;
-}
-
-absl::Status MemberNotFound(MemberId member) {
-  return absl::NotFoundError(
-      absl::StrCat("member ", member, " is not on the leaderboard"));
-}
-
-LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
-  return LeaderboardEntry{key.member, key.score, rank};
-}
-
-// A well-formed reply whose contents make no sense for this board: someone
-// else wrote its keys, or the script and the code disagree.
-absl::Status Unexpected(absl::string_view what, absl::string_view detail) {
-  return absl::InternalError(absl::StrCat(
-      "redis leaderboard: unexpected reply to ", what, ": ", detail));
-}
-
-// Redis answered with an error reply. Memory pressure and a busy or
-// read-only node are worth a retry later; anything else means the key is
-// not what this board wrote (WRONGTYPE) or a bug.
-absl::Status ErrorReply(absl::string_view what, const Reply& reply,
-                        absl::string_view node) {
-  const std::string message =
-      absl::StrCat("redis node ", node, " refused ", what, ": ", reply.str);
-  const absl::string_view code =
-      absl::string_view(reply.str).substr(0, reply.str.find(' '));
-  if (code == "OOM") return absl::ResourceExhaustedError(message);
-  if (code == "BUSY" || code == "READONLY") {
-    return absl::UnavailableError(message);
-  }
-  return absl::InternalError(message);
-}
-
-// A stored (negated) score back to the board's score. Redis prints scores
-// as integers up to 2^52 and with %.17g beyond, so both parsings are needed.
-absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
-                                         absl::string_view what) {
-  int64_t stored = 0;
-  if (!absl::SimpleAtoi(text, &stored)) {
-    double value = 0;
-    if (!absl::SimpleAtod(text, &value) || std::isnan(value) ||
-        value < -static_cast<double>(kMaxExactScore) ||
-        value > static_cast<double>(kMaxExactScore) ||
-        value != static_cast<double>(static_cast<int64_t>(value))) {
-      return Unexpected(what, absl::StrCat("score '", absl::CHexEscape(text),
-                                           "' is not an integer within "
-                                           "+-2^53"));
-    }
-    stored = static_cast<int64_t>(value);
-  }
-  if (!ScoreInRange(stored)) {
-    return Unexpected(what,
-                      absl::StrCat("score ", stored, " is outside +-2^53"));
-  }
-  return -stored;
-}
-
-absl::StatusOr<MemberId> ParseMember(const Reply& reply,
-                                     absl::string_view what) {
-  if (reply.type != Reply::Type::kString || reply.str.size() != 8) {
-    return Unexpected(what, "a member that is not 8 bytes");
-  }
-  MemberId member = 0;
-  for (unsigned char c : reply.str) member = (member << 8) | c;
-  return member;
-}
-
-// One partition's answer to kReadScript.
-struct Located {
-  uint64_t pos = 0;
-  bool present = false;
-  std::optional<int64_t> current;  // the located member's score, if any
-  std::vector<RankKey> above;      // set order: best first
-  std::vector<RankKey> below;
-};
-
-absl::Status ParseEntries(const Reply& reply, absl::string_view what,
-                          std::vector<RankKey>* out) {
-  if (reply.type != Reply::Type::kArray || reply.elements.size() % 2 != 0) {
-    return Unexpected(what, "entries are not (member, score) pairs");
-  }
-  out->reserve(reply.elements.size() / 2);
-  for (size_t i = 0; i < reply.elements.size(); i += 2) {
-    absl::StatusOr<MemberId> member = ParseMember(reply.elements[i], what);
-    if (!member.ok()) return member.status();
-    const Reply& score = reply.elements[i + 1];
-    if (score.type != Reply::Type::kString) {
-      return Unexpected(what, "a score that is not a string");
-    }
-    absl::StatusOr<int64_t> parsed = ParseStoredScore(score.str, what);
-    if (!parsed.ok()) return parsed.status();
-    out->push_back(RankKey{*parsed, 0, *member});
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Located> ParseLocated(const Reply& reply,
-                                     absl::string_view node) {
-  constexpr absl::string_view kWhat = "the leaderboard read script";
-  if (reply.is_error()) return ErrorReply(kWhat, reply, node);
-  if (reply.type != Reply::Type::kArray || reply.elements.size() != 5 ||
-      reply.elements[0].type != Reply::Type::kInteger ||
-      reply.elements[0].integer < 0 ||
-      reply.elements[1].type != Reply::Type::kInteger ||
-      (reply.elements[2].type != Reply::Type::kNil &&
-       reply.elements[2].type != Reply::Type::kString)) {
-    return Unexpected(kWhat, "not {pos, present, score, above, below}");
-  }
-  Located located;
-  located.pos = static_cast<uint64_t>(reply.elements[0].integer);
-  located.present = reply.elements[1].integer != 0;
-  if (!reply.elements[2].is_nil()) {
-    absl::StatusOr<int64_t> current =
-        ParseStoredScore(reply.elements[2].str, kWhat);
-    if (!current.ok()) return current.status();
-    located.current = *current;
-  }
-  if (absl::Status s = ParseEntries(reply.elements[3], kWhat, &located.above);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ParseEntries(reply.elements[4], kWhat, &located.below);
-      !s.ok()) {
-    return s;
-  }
-  return located;
-}
 
 // The first fetch from each partition of a merge: enough that a balanced
 // board rarely needs a second round trip, without reading `want` entries
@@ -334,12 +105,16 @@ class RedisLeaderboard final : public Leaderboard {
         read_script_(std::move(read_script)),
         increment_script_(std::move(increment_script)) {}
 
+  // Neither capability is mapped: no update order across nodes, and reads
+  // and Clear are atomic per partition (see redis_cluster.h).
+  bool Supports(LeaderboardCapability) const override { return false; }
+
   absl::Status Set(MemberId member, int64_t score) override;
   absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
   std::vector<absl::StatusOr<int64_t>> IncrementMany(
       absl::Span<const ScoreIncrement> increments) override;
   absl::Status Remove(MemberId member) override;
-  void Clear() override;
+  absl::Status Clear() override;
   absl::StatusOr<int64_t> Score(MemberId member) const override;
   absl::StatusOr<uint64_t> Rank(MemberId member) const override;
   absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
@@ -347,7 +122,7 @@ class RedisLeaderboard final : public Leaderboard {
       MemberId member, size_t before, size_t after) const override;
   absl::StatusOr<LeaderboardPage> ReadPage(
       const LeaderboardReadOptions& options) const override;
-  size_t Size() const override;
+  absl::StatusOr<size_t> Size() const override;
   const LeaderboardOptions& options() const override { return options_; }
 
  private:
@@ -372,10 +147,10 @@ class RedisLeaderboard final : public Leaderboard {
   Command ReadCommand(size_t partition, Mode mode, const RankKey& key,
                       size_t above, size_t below) const;
   Command IncrementCommand(MemberId member, int64_t delta) const;
-  // What Increment returns for kIncrementScript's `reply`.
+  // What Increment returns for kLeaderboardIncrementScript's `reply`.
   absl::StatusOr<int64_t> IncrementResult(MemberId member, int64_t delta,
                                           const Reply& reply) const;
-  // kReadScript on every partition, in one round trip.
+  // kLeaderboardReadScript on every partition, in one round trip.
   absl::StatusOr<std::vector<Located>> ReadAll(Mode mode, const RankKey& key,
                                                size_t above,
                                                size_t below) const;
@@ -517,15 +292,24 @@ absl::Status RedisLeaderboard::Remove(MemberId member) {
   return absl::OkStatus();
 }
 
-void RedisLeaderboard::Clear() {
+absl::Status RedisLeaderboard::Clear() {
   std::vector<Command> commands;
   commands.reserve(keys_.partitions.size());
   for (const std::string& key : keys_.partitions) {
     commands.push_back(Command{{"DEL", key}, KeySlot(key)});
   }
-  // The interface has no way to report a failure. DEL converges, so the
-  // client has already retried it; a caller that must know reads Size().
-  (void)client_->Run(std::move(commands));
+  // DEL converges, so the client has already retried it; what fails still
+  // may have cleared other partitions, and a second Clear finishes it.
+  absl::StatusOr<std::vector<Reply>> replies =
+      client_->Run(std::move(commands));
+  if (!replies.ok()) return replies.status();
+  for (size_t p = 0; p < replies->size(); ++p) {
+    const Reply& reply = (*replies)[p];
+    if (reply.is_error()) {
+      return ErrorReply("DEL", reply, NodeOf(keys_.partitions[p]));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> RedisLeaderboard::Score(MemberId member) const {
@@ -764,39 +548,16 @@ absl::StatusOr<std::vector<LeaderboardEntry>> RedisLeaderboard::Around(
 
 absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
     const LeaderboardReadOptions& options) const {
-  if (absl::Status s =
-          internal::ValidateReadSize("LeaderboardReadOptions.limit",
-                                     options.limit, 1, options_.max_page_size);
-      !s.ok()) {
-    return s;
+  absl::StatusOr<std::optional<RankKey>> start =
+      internal::ValidateReadPage(options, board_id_, options_.max_page_size);
+  if (!start.ok()) return start.status();
+  const std::optional<RankKey> cursor_key = *start;
+  if (cursor_key.has_value() &&
+      (!ScoreInRange(cursor_key->score) || cursor_key->seq != 0)) {
+    return internal::ForeignLeaderboardCursor(
+        "it names a position this board never returns");
   }
   const bool best_first = options.order == LeaderboardOrder::kBestFirst;
-  if (!best_first && options.order != LeaderboardOrder::kWorstFirst) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "LeaderboardReadOptions.order is ", static_cast<int>(options.order),
-        "; it must be LeaderboardOrder::kBestFirst or "
-        "LeaderboardOrder::kWorstFirst"));
-  }
-  std::optional<RankKey> cursor_key;
-  if (!options.cursor.empty()) {
-    absl::StatusOr<internal::LeaderboardCursor> cursor =
-        internal::DecodeLeaderboardCursor(options.cursor);
-    if (!cursor.ok()) return cursor.status();
-    if (cursor->board_id != board_id_) {
-      return internal::ForeignLeaderboardCursor(
-          "it was made by another leaderboard");
-    }
-    if (cursor->order != options.order) {
-      return internal::ForeignLeaderboardCursor(
-          best_first ? "it was made for worst-first order"
-                     : "it was made for best-first order");
-    }
-    if (!ScoreInRange(cursor->key.score) || cursor->key.seq != 0) {
-      return internal::ForeignLeaderboardCursor(
-          "it names a position this board never returns");
-    }
-    cursor_key = cursor->key;
-  }
 
   // One entry past the page tells whether another page follows.
   const size_t want = options.limit + 1;
@@ -839,7 +600,7 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
   return page;
 }
 
-size_t RedisLeaderboard::Size() const {
+absl::StatusOr<size_t> RedisLeaderboard::Size() const {
   std::vector<Command> commands;
   commands.reserve(keys_.partitions.size());
   for (const std::string& key : keys_.partitions) {
@@ -847,51 +608,22 @@ size_t RedisLeaderboard::Size() const {
   }
   absl::StatusOr<std::vector<Reply>> replies =
       client_->Run(std::move(commands));
-  // The interface has no way to report a failure; 0 is what an unreachable
-  // board shows.
-  if (!replies.ok()) return 0;
+  if (!replies.ok()) return replies.status();
   size_t size = 0;
-  for (const Reply& reply : *replies) {
-    if (reply.type == Reply::Type::kInteger && reply.integer > 0) {
-      size += static_cast<size_t>(reply.integer);
+  for (size_t p = 0; p < replies->size(); ++p) {
+    const Reply& reply = (*replies)[p];
+    if (reply.is_error()) {
+      return ErrorReply("ZCARD", reply, NodeOf(keys_.partitions[p]));
     }
+    if (reply.type != Reply::Type::kInteger || reply.integer < 0) {
+      return Unexpected("ZCARD", "not a count");
+    }
+    size += static_cast<size_t>(reply.integer);
   }
   return size;
 }
 
 }  // namespace
-
-LeaderboardKeys MakeLeaderboardKeys(absl::string_view key_prefix,
-                                    absl::string_view name, size_t partitions) {
-  const std::string hex_name = absl::BytesToHexString(name);
-  const uint16_t name_crc = Crc16Continue(0, absl::StrCat(hex_name, "#"));
-  LeaderboardKeys keys;
-  keys.partitions.reserve(partitions);
-  for (size_t p = 0; p < partitions; ++p) {
-    const size_t low = p * kSlotCount / partitions;
-    const size_t high = (p + 1) * kSlotCount / partitions;
-    const uint16_t partition_crc =
-        Crc16Continue(name_crc, absl::StrCat(p, "#"));
-    uint64_t j = 0;
-    size_t slot = 0;
-    for (;; ++j) {
-      slot = Crc16Continue(partition_crc, absl::StrCat(j)) % kSlotCount;
-      if ((slot >= low && slot < high) || j == kMaxTagSearch) break;
-    }
-    keys.partitions.push_back(
-        absl::StrCat(key_prefix, ":lb:{", hex_name, "#", p, "#", j, "}"));
-    assert(KeySlot(keys.partitions.back()) == slot);
-  }
-  keys.meta = absl::StrCat(key_prefix, ":lbmeta:{", hex_name, "#meta}");
-  return keys;
-}
-
-size_t LeaderboardPartitionOf(MemberId member, size_t partitions) {
-  if (partitions == 1) return 0;
-  const std::string bytes = MemberBytes(member);
-  return XXH3_64bits(bytes.data(), bytes.size()) % partitions;
-}
-
 }  // namespace feedcore::redis
 
 namespace feedcore {
@@ -909,9 +641,10 @@ absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
     return s;
   }
   if (options.tie_break == TieBreak::kEarlierUpdateFirst) {
-    return absl::InvalidArgumentError(
-        "LeaderboardOptions.tie_break is TieBreak::kEarlierUpdateFirst, which "
-        "a Redis Cluster leaderboard cannot keep: its partitions live on "
+    return absl::UnimplementedError(
+        "LeaderboardOptions.tie_break is TieBreak::kEarlierUpdateFirst: the "
+        "Redis Cluster backend has no LeaderboardCapability::"
+        "kEarlierUpdateFirst: its partitions live on "
         "different nodes, with no single order of updates across them; use "
         "TieBreak::kLowerMemberFirst");
   }
@@ -958,10 +691,10 @@ absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
   }
 
   absl::StatusOr<redis::Script> read =
-      (*client)->LoadScript(redis::kReadScript);
+      (*client)->LoadScript(redis::kLeaderboardReadScript);
   if (!read.ok()) return read.status();
   absl::StatusOr<redis::Script> increment =
-      (*client)->LoadScript(redis::kIncrementScript);
+      (*client)->LoadScript(redis::kLeaderboardIncrementScript);
   if (!increment.ok()) return increment.status();
   return std::make_unique<redis::RedisLeaderboard>(
       std::move(*client), options, std::move(keys), std::move(*read),

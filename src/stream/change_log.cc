@@ -13,9 +13,30 @@ absl::StatusOr<std::shared_ptr<ChangeStream>> ChangeStream::Create(
   absl::StatusOr<ChangeStreamOptions> resolved =
       internal::ResolveChangeStreamOptions(std::move(options));
   if (!resolved.ok()) return resolved.status();
-  return std::shared_ptr<ChangeStream>(
-      std::make_shared<internal::ChangeLog>(*std::move(resolved)));
+  // The constructor is private, so make_shared cannot reach it.
+  return std::shared_ptr<ChangeStream>(new ChangeStream(
+      std::make_shared<internal::ChangeLog>(*std::move(resolved))));
 }
+
+ChangeStream::ChangeStream(std::shared_ptr<internal::ChangeLog> log)
+    : log_(std::move(log)) {}
+
+ChangeStream::~ChangeStream() = default;
+
+absl::StatusOr<std::unique_ptr<ChangeReader>> ChangeStream::NewReader(
+    StreamPosition position) const {
+  return log_->NewReader(position);
+}
+
+absl::StatusOr<std::unique_ptr<Subscription>> ChangeStream::Subscribe(
+    StreamPosition position, size_t batch,
+    std::function<void(absl::Span<const ChangeRecordPtr>)> on_records,
+    std::function<void(const absl::Status&)> on_error) const {
+  return log_->Subscribe(position, batch, std::move(on_records),
+                         std::move(on_error));
+}
+
+ChangeStreamStats ChangeStream::Stats() const { return log_->Stats(); }
 
 namespace internal {
 namespace {

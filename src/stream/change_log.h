@@ -1,5 +1,5 @@
-// ChangeLog: the ChangeStream implementation, and the append side the
-// engine writes to.
+// ChangeLog: what a ChangeStream holds, with the append side the engine
+// writes to.
 //
 // Records live in a deque of shared pointers indexed by sequence number
 // (record i of the deque has sequence first_ + i), so a reader finds its
@@ -21,8 +21,7 @@
 
 namespace feedcore::internal {
 
-class ChangeLog final : public ChangeStream,
-                        public std::enable_shared_from_this<ChangeLog> {
+class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
  public:
   // REQUIRES: options validated, clock set.
   explicit ChangeLog(ChangeStreamOptions options);
@@ -38,12 +37,12 @@ class ChangeLog final : public ChangeStream,
   uint64_t NextSequence() const;
 
   absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
-      StreamPosition position) const override;
+      StreamPosition position) const;
   absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
       StreamPosition position, size_t batch,
       std::function<void(absl::Span<const ChangeRecordPtr>)> on_records,
-      std::function<void(const absl::Status&)> on_error) const override;
-  ChangeStreamStats Stats() const override;
+      std::function<void(const absl::Status&)> on_error) const;
+  ChangeStreamStats Stats() const;
 
   // For readers: up to `max` records from `position` into `out`. OutOfRange
   // if `position` was dropped. Waits up to `timeout` when there is nothing
@@ -85,6 +84,14 @@ class ChangeLog final : public ChangeStream,
 // Validates `options` and fills in the clock.
 absl::StatusOr<ChangeStreamOptions> ResolveChangeStreamOptions(
     ChangeStreamOptions options);
+
+// The log a stream holds, for the engine and the registry that append to
+// it; null for a null stream.
+struct ChangeStreamAccess {
+  static ChangeLog* Log(const ChangeStream* stream) {
+    return stream == nullptr ? nullptr : stream->log_.get();
+  }
+};
 
 }  // namespace feedcore::internal
 

@@ -32,6 +32,7 @@
 #include "base/byte_codec.h"
 #include "base/durable_file.h"
 #include "base/io_error.h"
+#include "feed/engine_options.h"
 #include "feed/feed_engine_impl.h"
 #include "leaderboard/leaderboard_impl.h"
 #include "leaderboard/leaderboard_options.h"
@@ -176,13 +177,12 @@ struct BoardCuts {
 
 class ReplicaImpl final : public Replica {
  public:
-  ReplicaImpl(std::unique_ptr<FeedEngine> engine,
+  ReplicaImpl(std::unique_ptr<FeedEngineImpl> engine,
               std::unique_ptr<LeaderboardRegistry> boards,
               std::vector<uint64_t> domain_cuts, uint64_t registry_cut,
               absl::flat_hash_map<uint64_t, BoardCuts> board_cuts,
               uint64_t sequence)
       : engine_(std::move(engine)),
-        impl_(static_cast<FeedEngineImpl*>(engine_.get())),
         boards_(std::move(boards)),
         domain_cuts_(std::move(domain_cuts)),
         registry_cut_(registry_cut),
@@ -231,7 +231,7 @@ class ReplicaImpl final : public Replica {
           "; the source has ", domain_cuts_.size()));
     }
     if (record.sequence < domain_cuts_[record.domain]) return false;
-    if (absl::Status s = impl_->ApplyChange(record); !s.ok()) return s;
+    if (absl::Status s = engine_->ApplyChange(record); !s.ok()) return s;
     return true;
   }
 
@@ -285,8 +285,7 @@ class ReplicaImpl final : public Replica {
     return true;
   }
 
-  const std::unique_ptr<FeedEngine> engine_;
-  FeedEngineImpl* const impl_;
+  const std::unique_ptr<FeedEngineImpl> engine_;
   const std::unique_ptr<LeaderboardRegistry> boards_;
   const std::vector<uint64_t> domain_cuts_;
   const uint64_t registry_cut_;
@@ -311,11 +310,12 @@ absl::Status CheckOption(absl::string_view name, uint64_t want, uint64_t have) {
 absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
                                           const std::string& path,
                                           const LeaderboardRegistry* boards) {
-  const auto* impl = dynamic_cast<const FeedEngineImpl*>(&engine);
-  if (impl == nullptr) {
-    return absl::InvalidArgumentError(
-        "SaveSnapshot: the engine was not made by FeedEngine::Create");
-  }
+  return engine.SaveSnapshot(path, boards);
+}
+
+absl::StatusOr<SnapshotInfo> internal::FeedEngineImpl::SaveSnapshot(
+    const std::string& path, const LeaderboardRegistry* boards) const {
+  const FeedEngineImpl* impl = this;
   if (path.empty()) {
     return absl::InvalidArgumentError("SaveSnapshot: the path is empty");
   }
@@ -495,10 +495,11 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
-      FeedEngine::Create(std::move(options));
-  if (!engine.ok()) return engine.status();
-  auto* impl = static_cast<FeedEngineImpl*>(engine->get());
+  absl::StatusOr<EngineOptions> resolved =
+      internal::ResolveEngineOptions(std::move(options));
+  if (!resolved.ok()) return resolved.status();
+  auto engine = std::make_unique<FeedEngineImpl>(*std::move(resolved));
+  FeedEngineImpl* const impl = engine.get();
 
   const size_t domains = impl->domain_count();
   std::vector<uint64_t> cuts(domains);
@@ -625,7 +626,7 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
         absl::StrCat(file.left(), " unexpected bytes after the trailer"));
   }
   return std::unique_ptr<Replica>(
-      new ReplicaImpl(*std::move(engine), std::move(boards), std::move(cuts),
+      new ReplicaImpl(std::move(engine), std::move(boards), std::move(cuts),
                       registry_cut, std::move(board_cuts), sequence));
 }
 

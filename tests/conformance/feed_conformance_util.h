@@ -158,8 +158,8 @@ inline State Capture(const FeedEngine& engine,
     s.feeds.push_back(Own(engine, e, r));
     s.lists.push_back(FollowerSet(engine, e, kListPage));
     s.lists.push_back(FollowingSet(engine, e, kListPage));
-    s.counts.push_back(FollowerCountOf(engine, e).value());
-    s.counts.push_back(FollowingCountOf(engine, e).value());
+    s.counts.push_back(engine.FollowerCount(e).value());
+    s.counts.push_back(engine.FollowingCount(e).value());
   }
   s.feeds.push_back(World(engine, r));
   return s;

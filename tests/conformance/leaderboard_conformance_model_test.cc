@@ -186,12 +186,12 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
                     "Remove(" << member << "): " << status);
       if (!removed) CHECK(status.code() == absl::StatusCode::kNotFound);
     } else {
-      REQUIRE(testing::ClearBoard(board).ok());
+      REQUIRE(board.Clear().ok());
       model.Clear();
     }
 
     const std::vector<RankKey> sorted = model.Sorted();
-    REQUIRE(testing::BoardSize(board).value() == sorted.size());
+    REQUIRE(board.Size().value() == sorted.size());
 
     const size_t k = 1 + uniform(kMaxPage);
     CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k));

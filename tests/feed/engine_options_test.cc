@@ -62,7 +62,7 @@ TEST_CASE("shards: 1..kMaxShards, or 0 for automatic") {
     const FeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.shards = shards; }), &holder);
     CHECK(engine.options().shards == shards);
-    CHECK(engine.Stats().shards.size() == shards);
+    CHECK(engine.Stats().value().shards.size() == shards);
   }
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("shards = 0 resolves to the smallest power of two >= 4 x threads") {
     CHECK(shards >= 4 * threads);
     CHECK(shards / 2 < 4 * threads);  // the smallest such power of two
   }
-  CHECK(engine.Stats().shards.size() == shards);
+  CHECK(engine.Stats().value().shards.size() == shards);
 }
 
 TEST_CASE("default_ttl: 1..kMaxTtl") {

@@ -112,7 +112,7 @@ TEST_CASE("putting the same key again replaces actor and expiry") {
   CHECK_RESULT(f.engine->Insert(1, T(100, 1, 8), o), 0, 1, 0, 0);
   CHECK(ReadAll(*f.engine, 1) ==
         std::vector<StoredEntry>{S(100, 1, 8, kStart + 60)});
-  const EngineStats stats = f.engine->Stats();
+  const EngineStats stats = f.engine->Stats().value();
   CHECK(stats.entries == 1);
   CHECK(stats.timelines == 1);
 }
@@ -128,7 +128,7 @@ TEST_CASE("fan-out puts one entry in every owner's timeline") {
   }
   // Again: all replaced.
   CHECK_RESULT(f.engine->InsertFanout(owners, T(5, 55, 2)), 0, 200, 0, 0);
-  const EngineStats stats = f.engine->Stats();
+  const EngineStats stats = f.engine->Stats().value();
   CHECK(stats.timelines == 200);
   CHECK(stats.entries == 200);
   CheckShardSums(stats);
@@ -152,7 +152,7 @@ TEST_CASE("fan-out with duplicate owners stores one entry per owner") {
   // Either the duplicates are dropped or they count as replacements.
   CHECK((r->replaced == 0 || r->replaced == 2));
   for (const EntityId o : {1, 2, 3}) CHECK(ReadAll(*f.engine, o).size() == 1);
-  CHECK(f.engine->Stats().entries == 3);
+  CHECK(f.engine->Stats().value().entries == 3);
 }
 
 TEST_CASE("batch insert across owners and shards") {
@@ -180,7 +180,7 @@ TEST_CASE("batch insert across owners and shards") {
   CHECK(ReadAll(*f.engine, 50) ==
         std::vector<StoredEntry>{S(7, 7, 2, kStart + 1000)});
   CHECK_RESULT(f.engine->InsertBatch({}), 0, 0, 0, 0);
-  CHECK(f.engine->Stats().entries == 62);
+  CHECK(f.engine->Stats().value().entries == 62);
 }
 
 TEST_CASE("the cap trims the oldest and rejects older-than-all") {
@@ -202,7 +202,7 @@ TEST_CASE("the cap trims the oldest and rejects older-than-all") {
   CHECK(all[1].ts == 30);
   CHECK(all[2].ts == 25);
   CHECK(all[2].actor == 5);
-  EngineStats stats = f.engine->Stats();
+  EngineStats stats = f.engine->Stats().value();
   CHECK(stats.entries == 3);
   // Two trimmed; a rejected entry may be counted as trimmed as well.
   CHECK((stats.trimmed == 2 || stats.trimmed == 3));
@@ -219,7 +219,7 @@ TEST_CASE("the cap trims the oldest and rejects older-than-all") {
   REQUIRE(all.size() == 3);
   CHECK(all[0].ts == 60);
   CHECK(all[2].ts == 40);
-  stats = f.engine->Stats();
+  stats = f.engine->Stats().value();
   CHECK(stats.entries == 3 + 2 + 1);
   CheckShardSums(stats);
 }
@@ -236,16 +236,16 @@ TEST_CASE("remove") {
   CHECK(absl::IsNotFound(f.engine->Remove(1, 31, 3)));   // wrong ts
   CHECK(absl::IsNotFound(f.engine->Remove(2, 10, 1)));   // other owner
   CHECK(absl::IsNotFound(f.engine->Remove(99, 10, 1)));  // unknown owner
-  CHECK(f.engine->Stats().entries == 2);
+  CHECK(f.engine->Stats().value().entries == 2);
   CHECK(f.engine->Remove(1, 30, 3).ok());
   CHECK(f.engine->Remove(1, 10, 1).ok());
-  const EngineStats stats = f.engine->Stats();
+  const EngineStats stats = f.engine->Stats().value();
   CHECK(stats.entries == 0);
   CHECK(stats.timelines == 0);
   CHECK(ReadAll(*f.engine, 1).empty());
   // The emptied timeline takes new entries.
   CHECK_RESULT(f.engine->Insert(1, T(5, 5)), 1, 0, 0, 0);
-  CHECK(f.engine->Stats().timelines == 1);
+  CHECK(f.engine->Stats().value().timelines == 1);
 }
 
 TEST_CASE("remove with a negative timestamp is an invalid argument") {
@@ -256,7 +256,7 @@ TEST_CASE("remove with a negative timestamp is an invalid argument") {
   const absl::Status s = f.engine->Remove(1, -1, 1);
   INFO(s);
   CHECK(absl::IsInvalidArgument(s));
-  CHECK(f.engine->Stats().entries == 1);
+  CHECK(f.engine->Stats().value().entries == 1);
 }
 
 // Fills a few timelines, runs `bad` (which must fail with
@@ -267,7 +267,7 @@ void CheckRejectedChangesNothing(Fixture& f, const std::string& field,
   for (EntityId o = 1; o <= 5; ++o) {
     f.engine->Insert(o, T(100 + static_cast<Micros>(o), o)).IgnoreError();
   }
-  const testing::StatsDigest before = Digest(f.engine->Stats());
+  const testing::StatsDigest before = Digest(f.engine->Stats().value());
   ReadOptions small_pages;
   small_pages.limit = 2;
   std::vector<std::vector<StoredEntry>> contents;
@@ -280,7 +280,7 @@ void CheckRejectedChangesNothing(Fixture& f, const std::string& field,
   CHECK(absl::IsInvalidArgument(status));
   CHECK(std::string(status.message()).find(field) != std::string::npos);
 
-  CHECK(Digest(f.engine->Stats()) == before);
+  CHECK(Digest(f.engine->Stats().value()) == before);
   for (EntityId o = 1; o <= 5; ++o) {
     CHECK(ReadAll(*f.engine, o, small_pages) == contents[o - 1]);
   }
@@ -392,7 +392,7 @@ TEST_CASE("invalid reads fail") {
 
 TEST_CASE("stats: per-shard figures add up to the totals") {
   Fixture f;
-  const EngineStats empty = f.engine->Stats();
+  const EngineStats empty = f.engine->Stats().value();
   CHECK(empty.shards.size() == 8);
   CHECK(empty.timelines == 0);
   CHECK(empty.entries == 0);
@@ -407,7 +407,7 @@ TEST_CASE("stats: per-shard figures add up to the totals") {
       ++expected_entries;
     }
   }
-  const EngineStats full = f.engine->Stats();
+  const EngineStats full = f.engine->Stats().value();
   CHECK(full.timelines == 50);
   CHECK(full.entries == expected_entries);
   CHECK(full.bytes_used > empty.bytes_used);
@@ -445,10 +445,10 @@ TEST_CASE("the background sweeper evicts expired entries") {
   // Wait (bounded) for the sweeper to reclaim all 100 expired entries.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  EngineStats stats = engine.Stats();
+  EngineStats stats = engine.Stats().value();
   while (stats.evicted < 100 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    stats = engine.Stats();
+    stats = engine.Stats().value();
   }
   CHECK(stats.evicted == 100);
   CHECK(stats.entries == 100);

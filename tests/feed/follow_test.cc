@@ -52,27 +52,27 @@ TEST_CASE("follow creates one edge; following again is a no-op") {
   const FollowResult first = f.Fol(1, 2);
   CHECK(first.created);
   CHECK(first.backfilled == 0);
-  CHECK(f.engine->FollowerCount(2) == 1);
-  CHECK(f.engine->FollowingCount(1) == 1);
-  CHECK(f.engine->FollowerCount(1) == 0);
-  CHECK(f.engine->FollowingCount(2) == 0);
+  CHECK(f.engine->FollowerCount(2).value() == 1);
+  CHECK(f.engine->FollowingCount(1).value() == 1);
+  CHECK(f.engine->FollowerCount(1).value() == 0);
+  CHECK(f.engine->FollowingCount(2).value() == 0);
   CHECK(WholeList(*f.engine, true, 2) == std::vector<EntityId>{1});
   CHECK(WholeList(*f.engine, false, 1) == std::vector<EntityId>{2});
-  CHECK(f.engine->Stats().follow_edges == 1);
+  CHECK(f.engine->Stats().value().follow_edges == 1);
 
   // Activities published after the first follow reached the follower; a
   // second follow neither creates anything nor back-fills again.
   f.Pub(100, 2, 10);
   f.Pub(101, 2, 11);
-  const auto before = Social(f.engine->Stats());
+  const auto before = Social(f.engine->Stats().value());
   const std::vector<StoredEntry> timeline = Timeline(*f.engine, 1);
   CHECK(IdsOf(timeline) == std::vector<ActivityId>{101, 100});
   const FollowResult again = f.Fol(1, 2, /*backfill=*/50);
   CHECK_FALSE(again.created);
   CHECK(again.backfilled == 0);
-  CHECK(Social(f.engine->Stats()) == before);
+  CHECK(Social(f.engine->Stats().value()) == before);
   CHECK(Timeline(*f.engine, 1) == timeline);
-  CHECK(f.engine->FollowerCount(2) == 1);
+  CHECK(f.engine->FollowerCount(2).value() == 1);
 }
 
 TEST_CASE("follow is directed: a follows b does not make b follow a") {
@@ -84,9 +84,9 @@ TEST_CASE("follow is directed: a follows b does not make b follow a") {
   CHECK(IdsOf(Timeline(*f.engine, 1)) == std::vector<ActivityId>{200});
   // Mutual follows are two edges.
   f.Fol(2, 1, 0);
-  CHECK(f.engine->Stats().follow_edges == 2);
-  CHECK(f.engine->FollowerCount(1) == 1);
-  CHECK(f.engine->FollowerCount(2) == 1);
+  CHECK(f.engine->Stats().value().follow_edges == 2);
+  CHECK(f.engine->FollowerCount(1).value() == 1);
+  CHECK(f.engine->FollowerCount(2).value() == 1);
 }
 
 TEST_CASE("unfollow reports what it undid; unfollowing again is a no-op") {
@@ -99,13 +99,13 @@ TEST_CASE("unfollow reports what it undid; unfollowing again is a no-op") {
   CHECK(first.was_following);
   CHECK(first.removed == 3);
   CHECK(Timeline(*f.engine, 1).empty());
-  CHECK(f.engine->FollowerCount(2) == 0);
-  CHECK(f.engine->FollowingCount(1) == 0);
-  CHECK(f.engine->Stats().follow_edges == 0);
+  CHECK(f.engine->FollowerCount(2).value() == 0);
+  CHECK(f.engine->FollowingCount(1).value() == 0);
+  CHECK(f.engine->Stats().value().follow_edges == 0);
   CHECK(WholeList(*f.engine, true, 2).empty());
   CHECK(WholeList(*f.engine, false, 1).empty());
 
-  const auto before = Social(f.engine->Stats());
+  const auto before = Social(f.engine->Stats().value());
   const UnfollowResult again = f.Unf(1, 2);
   CHECK_FALSE(again.was_following);
   CHECK(again.removed == 0);
@@ -115,7 +115,7 @@ TEST_CASE("unfollow reports what it undid; unfollowing again is a no-op") {
   CHECK(never.removed == 0);
   const UnfollowResult unknown = f.Unf(777, 888);
   CHECK_FALSE(unknown.was_following);
-  CHECK(Social(f.engine->Stats()) == before);
+  CHECK(Social(f.engine->Stats().value()) == before);
 
   // After unfollowing, new activities no longer arrive.
   f.Pub(103, 2, 13);
@@ -131,21 +131,21 @@ TEST_CASE("unfollowing a followee without entries removes nothing") {
   const UnfollowResult r = f.Unf(1, 2);
   CHECK(r.was_following);
   CHECK(r.removed == 0);
-  CHECK(f.engine->Stats().follow_edges == 0);
+  CHECK(f.engine->Stats().value().follow_edges == 0);
 }
 
 TEST_CASE("following or unfollowing oneself is an invalid argument") {
   Fixture f;
   f.Pub(100, 5, 10);
-  const auto before = Social(f.engine->Stats());
+  const auto before = Social(f.engine->Stats().value());
   const absl::StatusOr<FollowResult> follow = f.engine->Follow(5, 5);
   CHECK(absl::IsInvalidArgument(follow.status()));
   CHECK_FALSE(follow.status().message().empty());
   const absl::StatusOr<UnfollowResult> unfollow = f.engine->Unfollow(5, 5);
   CHECK(absl::IsInvalidArgument(unfollow.status()));
-  CHECK(Social(f.engine->Stats()) == before);
-  CHECK(f.engine->FollowerCount(5) == 0);
-  CHECK(f.engine->FollowingCount(5) == 0);
+  CHECK(Social(f.engine->Stats().value()) == before);
+  CHECK(f.engine->FollowerCount(5).value() == 0);
+  CHECK(f.engine->FollowingCount(5).value() == 0);
   CHECK(Timeline(*f.engine, 5).empty());
 }
 
@@ -190,16 +190,16 @@ TEST_CASE("back-fill copies the followee's newest activities") {
     CHECK(r.backfilled == 30);
   }
   SUBCASE("a count above kMaxTimelineLengthLimit is rejected") {
-    const auto before = Social(f.engine->Stats());
+    const auto before = Social(f.engine->Stats().value());
     FollowOptions bad;
     bad.backfill = kMaxTimelineLengthLimit + 1;
     const absl::StatusOr<FollowResult> r = f.engine->Follow(1, kActor, bad);
     CHECK(absl::IsInvalidArgument(r.status()));
     CHECK(r.status().message().find("backfill") != std::string::npos);
     // Nothing changed: no edge, no copies.
-    CHECK(Social(f.engine->Stats()) == before);
-    CHECK(f.engine->FollowerCount(kActor) == 0);
-    CHECK(f.engine->FollowingCount(1) == 0);
+    CHECK(Social(f.engine->Stats().value()) == before);
+    CHECK(f.engine->FollowerCount(kActor).value() == 0);
+    CHECK(f.engine->FollowingCount(1).value() == 0);
     CHECK(Timeline(*f.engine, 1).empty());
   }
   // The entries are the followee's, with their own timestamps and actor.
@@ -237,7 +237,7 @@ TEST_CASE("back-fill is bounded by max_timeline_length") {
   const FollowResult r = f.Fol(1, 7, 1000);
   CHECK(r.backfilled == 10);
   CHECK(IdsOf(Timeline(*f.engine, 1)) == Descending(25, 10));
-  CHECK(f.engine->Stats().trimmed == 15);  // only the own feed trimmed
+  CHECK(f.engine->Stats().value().trimmed == 15);  // only the own feed trimmed
 }
 
 TEST_CASE("back-fill copies only visible activities") {
@@ -277,8 +277,8 @@ TEST_CASE("back-filled copies keep the activity's expiry") {
   CHECK(IdsOf(Timeline(*f.engine, 1)) == std::vector<ActivityId>{3});
   // Eviction reclaims the expired copies with the originals: 2 copies plus
   // 2 own-feed and 2 world-feed entries.
-  CHECK(f.engine->EvictExpired(1'000'000) == 6);
-  CHECK(f.engine->Stats().entries == 3);
+  CHECK(f.engine->EvictExpired(1'000'000).value() == 6);
+  CHECK(f.engine->Stats().value().entries == 3);
 }
 
 TEST_CASE("unfollow removes exactly the followee's entries") {
@@ -308,13 +308,13 @@ TEST_CASE("unfollow removes exactly the followee's entries") {
     }
   }
   REQUIRE(of_a == 8);
-  const size_t entries_before = f.engine->Stats().entries;
+  const size_t entries_before = f.engine->Stats().value().entries;
 
   const UnfollowResult r = f.Unf(kReader, kA);
   CHECK(r.was_following);
   CHECK(r.removed == of_a);
   CHECK(Timeline(*f.engine, kReader) == want);
-  CHECK(f.engine->Stats().entries == entries_before - of_a);
+  CHECK(f.engine->Stats().value().entries == entries_before - of_a);
   // Nobody else's feeds changed.
   CHECK(Timeline(*f.engine, kOther) == other_before);
   CHECK(Own(*f.engine, kA) == own_before);
@@ -382,8 +382,8 @@ TEST_CASE("followers and following page through every boundary") {
   }
   for (const EntityId id : followers) f.Fol(id, kStar);
   for (const EntityId id : following) f.Fol(kFan, id);
-  CHECK(f.engine->FollowerCount(kStar) == 13);
-  CHECK(f.engine->FollowingCount(kFan) == 13);
+  CHECK(f.engine->FollowerCount(kStar).value() == 13);
+  CHECK(f.engine->FollowingCount(kFan).value() == 13);
   CheckEveryPageSize(*f.engine, true, kStar, followers);
   CheckEveryPageSize(*f.engine, false, kFan, following);
 
@@ -567,7 +567,7 @@ TEST_CASE("counts and follow_edges follow every change") {
     }
   }
   REQUIRE(edges.size() > 20);
-  CHECK(f.engine->Stats().follow_edges == edges.size());
+  CHECK(f.engine->Stats().value().follow_edges == edges.size());
   for (EntityId e = 1; e <= 31; ++e) {
     std::set<EntityId> followers, following;
     for (const auto& [a, b] : edges) {
@@ -575,8 +575,8 @@ TEST_CASE("counts and follow_edges follow every change") {
       if (a == e) following.insert(b);
     }
     INFO("entity " << e);
-    CHECK(f.engine->FollowerCount(e) == followers.size());
-    CHECK(f.engine->FollowingCount(e) == following.size());
+    CHECK(f.engine->FollowerCount(e).value() == followers.size());
+    CHECK(f.engine->FollowingCount(e).value() == following.size());
     CHECK(testing::FollowerSet(*f.engine, e) == followers);
     CHECK(testing::FollowingSet(*f.engine, e) == following);
   }

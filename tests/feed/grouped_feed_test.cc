@@ -201,8 +201,8 @@ TEST_CASE("an engine that does not aggregate drops group keys") {
 TEST_CASE("Stats counts the group index, and gives it back") {
   Fixture flat;
   Fixture grouped(Grouped());
-  const size_t empty = grouped.engine->Stats().bytes_used;
-  CHECK(flat.engine->Stats().bytes_used == empty);
+  const size_t empty = grouped.engine->Stats().value().bytes_used;
+  CHECK(flat.engine->Stats().value().bytes_used == empty);
   for (ActivityId id = 1; id <= 300; ++id) {
     // Groups of one to three entries, and ungrouped ones.
     const TimelineEntry entry{static_cast<Micros>(id), id, 1 + id % 7,
@@ -211,12 +211,12 @@ TEST_CASE("Stats counts the group index, and gives it back") {
     REQUIRE(grouped.engine->Insert(1, entry).ok());
   }
   // The index, and the node's 8 bytes for the key, are more than nothing.
-  CHECK(grouped.engine->Stats().bytes_used >
-        flat.engine->Stats().bytes_used + 300 * 8 + 100 * 64);
+  CHECK(grouped.engine->Stats().value().bytes_used >
+        flat.engine->Stats().value().bytes_used + 300 * 8 + 100 * 64);
   for (ActivityId id = 1; id <= 300; ++id) {
     REQUIRE(grouped.engine->Remove(1, static_cast<Micros>(id), id).ok());
   }
-  CHECK(grouped.engine->Stats().bytes_used == empty);
+  CHECK(grouped.engine->Stats().value().bytes_used == empty);
 }
 
 TEST_CASE("a group moves to the top when an activity joins it") {
@@ -327,7 +327,7 @@ TEST_CASE("expired activities leave their groups before they are reclaimed") {
   CHECK(Ids(groups[0]) == std::vector<ActivityId>{2});
   CHECK(groups[0].activity_count == 1);
   CheckAgainstReference(*f.engine, 1);
-  CHECK(f.engine->EvictExpired(100) > 0);
+  CHECK(f.engine->EvictExpired(100).value() > 0);
   CHECK(AllGroups(*f.engine, 1, 10) == groups);
 }
 

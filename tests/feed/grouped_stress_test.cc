@@ -131,15 +131,16 @@ TEST_CASE("grouped and notification feeds under concurrent publishes") {
       const std::vector<FeedGroup> groups =
           WalkNotifications(*engine, 1 + rng() % 20);
       CheckWalk(groups);
-      const NotificationCounts counts = engine->GetNotificationCounts(kReader);
+      const NotificationCounts counts =
+          engine->GetNotificationCounts(kReader).value();
       REQUIRE(counts.unseen <= counts.groups);
       REQUIRE(counts.unread <= counts.groups);
       switch (rng() % 3) {
         case 0:
-          engine->MarkSeen(kReader);
+          engine->MarkSeen(kReader).value();
           break;
         case 1:
-          engine->MarkAllRead(kReader);
+          engine->MarkAllRead(kReader).value();
           break;
         default:
           if (!groups.empty()) {
@@ -169,7 +170,8 @@ TEST_CASE("grouped and notification feeds under concurrent publishes") {
     g.read = false;
   }
   CHECK(bell == want);
-  const NotificationCounts counts = engine->GetNotificationCounts(kReader);
+  const NotificationCounts counts =
+      engine->GetNotificationCounts(kReader).value();
   CHECK(counts.unseen == unseen);
   CHECK(counts.unread == unread);
   CHECK(counts.groups == want.size());

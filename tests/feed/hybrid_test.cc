@@ -226,7 +226,7 @@ void Prologue(Twin& t) {
 TEST_CASE("an actor past the threshold is merged at read, reads unchanged") {
   Twin t(3);
   Prologue(t);
-  CHECK(t.hybrid->Stats().entries == t.flat->Stats().entries);
+  CHECK(t.hybrid->Stats().value().entries == t.flat->Stats().value().entries);
   t.CompareAll(5);
 
   // The fourth follower takes kStar past the threshold: no back-fill, its
@@ -236,8 +236,8 @@ TEST_CASE("an actor past the threshold is merged at read, reads unchanged") {
   CHECK(crossing.backfilled == 0);
   t.CompareAll(5);
 
-  const size_t flat_before = t.flat->Stats().entries;
-  const size_t hybrid_before = t.hybrid->Stats().entries;
+  const size_t flat_before = t.flat->Stats().value().entries;
+  const size_t hybrid_before = t.hybrid->Stats().value().entries;
   for (ActivityId id = 7; id <= 14; ++id) {
     const EntityId actor = id % 2 == 0 ? kStar : kSmall;
     const PublishResult r =
@@ -246,9 +246,10 @@ TEST_CASE("an actor past the threshold is merged at read, reads unchanged") {
   }
   // Four kStar activities: 2 entries each (own, world) instead of 2 + 4.
   // Four kSmall activities: 2 + 3 followers each on both.
-  CHECK(t.hybrid->Stats().entries == hybrid_before + 4 * 2 + 4 * 5);
-  CHECK(t.flat->Stats().entries == flat_before + 4 * 6 + 4 * 5);
-  CHECK(t.hybrid->Stats().follow_edges == t.flat->Stats().follow_edges);
+  CHECK(t.hybrid->Stats().value().entries == hybrid_before + 4 * 2 + 4 * 5);
+  CHECK(t.flat->Stats().value().entries == flat_before + 4 * 6 + 4 * 5);
+  CHECK(t.hybrid->Stats().value().follow_edges ==
+        t.flat->Stats().value().follow_edges);
   t.CompareAll(5);
   // Copies from before the transition and the merged own feed hold the
   // same keys; reads hold each once (CompareReader checks strict order).
@@ -293,13 +294,13 @@ TEST_CASE("unfollowing a merged actor stops the merge and removes copies") {
   t.Fol(4, kStar);
   t.Pub(7, kStar, 100);
   t.Pub(8, kSmall, 101);
-  const size_t hybrid_entries = t.hybrid->Stats().entries;
+  const size_t hybrid_entries = t.hybrid->Stats().value().entries;
 
   const auto [flat, hybrid] = t.Unf(1, kStar);
   CHECK(flat.was_following);
   CHECK(flat.removed == 4);    // 2, 4, 6 and 7
   CHECK(hybrid.removed == 3);  // the copies made before the crossing
-  CHECK(t.hybrid->Stats().entries == hybrid_entries - 3);
+  CHECK(t.hybrid->Stats().value().entries == hybrid_entries - 3);
   for (const StoredEntry& e : Timeline(*t.hybrid, 1)) {
     CHECK(e.actor != kStar);
   }
@@ -320,7 +321,7 @@ TEST_CASE("an actor stays merged at read after losing followers") {
   CHECK(t.Pub(1, kStar, 10).merged_at_read);
   t.Unf(1, kStar);
   t.Unf(2, kStar);
-  CHECK(t.hybrid->FollowerCount(kStar) == 1);
+  CHECK(t.hybrid->FollowerCount(kStar).value() == 1);
   const PublishResult r = t.Pub(2, kStar, 20);
   CHECK(r.merged_at_read);
   CHECK(r.fanned_out == 0);
@@ -350,17 +351,17 @@ TEST_CASE("merged and copied entries expire alike") {
     INFO("now " << t.clock->Now());
     t.CompareAll(2);
     if (step % 4 == 3) {
-      t.flat->EvictExpired(1'000'000);
-      t.hybrid->EvictExpired(1'000'000);
+      t.flat->EvictExpired(1'000'000).value();
+      t.hybrid->EvictExpired(1'000'000).value();
       t.CompareAll(2);
     }
     t.clock->Advance(9);
   }
   CHECK(Timeline(*t.hybrid, 1).empty());
-  t.flat->EvictExpired(1'000'000);
-  t.hybrid->EvictExpired(1'000'000);
-  CHECK(t.hybrid->Stats().entries == 0);
-  CHECK(t.flat->Stats().entries == 0);
+  t.flat->EvictExpired(1'000'000).value();
+  t.hybrid->EvictExpired(1'000'000).value();
+  CHECK(t.hybrid->Stats().value().entries == 0);
+  CHECK(t.flat->Stats().value().entries == 0);
 }
 
 TEST_CASE("retracting keeps merged and copied reads equal") {

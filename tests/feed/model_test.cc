@@ -338,7 +338,7 @@ class Runner {
             " expired=" + std::to_string(expired);
     size_t total = 0;
     for (;;) {
-      const size_t n = engine_->EvictExpired(budget);
+      const size_t n = engine_->EvictExpired(budget).value();
       REQUIRE(n == std::min(budget, expired - total));
       total += n;
       if (n < budget) break;
@@ -427,7 +427,7 @@ class Runner {
 
   void CheckStats() {
     what_ = "Stats";
-    const EngineStats stats = engine_->Stats();
+    const EngineStats stats = engine_->Stats().value();
     REQUIRE(stats.entries == model_.entries());
     REQUIRE(stats.timelines == model_.timelines());
     REQUIRE(stats.evicted == evicted_);

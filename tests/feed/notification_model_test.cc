@@ -260,7 +260,7 @@ class Runner {
     what_ = "mark seen " + std::to_string(user);
     Reclaim(user);
     model_->MarkSeen(user);
-    CheckCounts(engine_->MarkSeen(user), user);
+    CheckCounts(engine_->MarkSeen(user).value(), user);
   }
 
   void DoMarkAllRead() {
@@ -268,7 +268,7 @@ class Runner {
     what_ = "mark all read " + std::to_string(user);
     Reclaim(user);
     model_->MarkAllRead(user);
-    CheckCounts(engine_->MarkAllRead(user), user);
+    CheckCounts(engine_->MarkAllRead(user).value(), user);
   }
 
   void DoMarkRead() {
@@ -306,7 +306,7 @@ class Runner {
   void DoCounts(EntityId user) {
     what_ = "counts " + std::to_string(user);
     Reclaim(user);
-    CheckCounts(engine_->GetNotificationCounts(user), user);
+    CheckCounts(engine_->GetNotificationCounts(user).value(), user);
   }
 
   std::vector<FeedGroup> Expected(EntityId user) {
@@ -353,7 +353,7 @@ class Runner {
   void DoEvict() {
     what_ = "evict expired";
     const size_t want = model_->EvictExpired(Now());
-    const size_t got = engine_->EvictExpired(kEvictAll);
+    const size_t got = engine_->EvictExpired(kEvictAll).value();
     REQUIRE(got == want);
     coverage_.evicted += got;
   }

@@ -117,7 +117,7 @@ TEST_CASE("a full queue under concurrent publishers: all or nothing each") {
   // the accepted ones already (it is written before the fan-out queues).
   const std::vector<ActivityId> own = IdsOf(Own(*f.engine, kActor));
   CHECK(std::set<ActivityId>(own.begin(), own.end()) == accepted);
-  CHECK(f.engine->Stats().activities == accepted.size());
+  CHECK(f.engine->Stats().value().activities == accepted.size());
 
   valve->Open();
   f.engine->WaitForFanout();

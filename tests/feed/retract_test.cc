@@ -81,7 +81,7 @@ TEST_CASE("after Retract returns the activity is in no feed") {
   f.Pub(big);
   f.Pub(3, kActor, 30);
   f.Pub(4, 200, 25);
-  const EngineStats before = f.engine->Stats();
+  const EngineStats before = f.engine->Stats().value();
   REQUIRE(before.entries == 4 * 2 + 3 * 6 + 1);
 
   REQUIRE(f.engine->Retract(2).ok());
@@ -100,7 +100,7 @@ TEST_CASE("after Retract returns the activity is in no feed") {
   // Nothing newer than the oldest counts the retracted one.
   CHECK(*f.engine->CountNewer(2, 10, 1, 100) == 1);
 
-  const EngineStats after = f.engine->Stats();
+  const EngineStats after = f.engine->Stats().value();
   CHECK(after.entries == before.entries - 6 - 2);
   CHECK(after.activities == before.activities);  // kept as a tombstone
   CHECK(after.retracted_activities == 1);
@@ -117,9 +117,9 @@ TEST_CASE("retracting twice is a no-op; an unknown id is NotFound") {
   // A host entry: its id was never published.
   REQUIRE(f.engine->Insert(1, {15, 77, 100}).ok());
   REQUIRE(f.engine->Retract(1).ok());
-  const auto before = Social(f.engine->Stats());
+  const auto before = Social(f.engine->Stats().value());
   CHECK(f.engine->Retract(1).ok());
-  CHECK(Social(f.engine->Stats()) == before);
+  CHECK(Social(f.engine->Stats().value()) == before);
 
   for (const ActivityId unknown :
        {ActivityId{3}, ActivityId{77}, ActivityId{0}, ~ActivityId{0}}) {
@@ -127,7 +127,7 @@ TEST_CASE("retracting twice is a no-op; an unknown id is NotFound") {
     CHECK(absl::IsNotFound(s));
     CHECK_FALSE(s.message().empty());
   }
-  CHECK(Social(f.engine->Stats()) == before);
+  CHECK(Social(f.engine->Stats().value()) == before);
   CHECK(IdsOf(Timeline(*f.engine, 1)) == std::vector<ActivityId>{2, 77});
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("a retracted id cannot be published again until it expired") {
   const Activity a = MakeActivity(1, 100, 10, /*ttl=*/1000);
   f.Pub(a);
   REQUIRE(f.engine->Retract(1).ok());
-  const auto before = Social(f.engine->Stats());
+  const auto before = Social(f.engine->Stats().value());
 
   Activity other = a;
   other.payload = "other";
@@ -150,14 +150,14 @@ TEST_CASE("a retracted id cannot be published again until it expired") {
       CHECK_FALSE(r.status().message().empty());
     }
   }
-  CHECK(Social(f.engine->Stats()) == before);
+  CHECK(Social(f.engine->Stats().value()) == before);
   CheckGone(*f.engine, 1, {1}, 100);
 
   // Once the activity would have expired and eviction dropped the
   // tombstone, the id is free again.
   f.clock->Advance(1000);
-  f.engine->EvictExpired(1'000'000);
-  const EngineStats evicted = f.engine->Stats();
+  f.engine->EvictExpired(1'000'000).value();
+  const EngineStats evicted = f.engine->Stats().value();
   CHECK(evicted.activities == 0);
   CHECK(evicted.retracted_activities == 0);
   CHECK(evicted.activities_evicted == 1);
@@ -174,14 +174,14 @@ TEST_CASE("retracting an expired activity that eviction has not reclaimed") {
   f.Pub(1, 100, 10, /*ttl=*/100);
   f.Pub(2, 100, 20);
   f.clock->Advance(100);
-  const size_t entries = f.engine->Stats().entries;
+  const size_t entries = f.engine->Stats().value().entries;
   REQUIRE(entries == 2 * 4);
   REQUIRE(f.engine->Retract(1).ok());
-  CHECK(f.engine->Stats().entries == 4);
-  CHECK(f.engine->Stats().retracted_activities == 1);
+  CHECK(f.engine->Stats().value().entries == 4);
+  CHECK(f.engine->Stats().value().retracted_activities == 1);
   // Nothing of it is left for eviction but the tombstone.
-  CHECK(f.engine->EvictExpired(1'000'000) == 0);
-  CHECK(f.engine->Stats().activities == 1);
+  CHECK(f.engine->EvictExpired(1'000'000).value() == 0);
+  CHECK(f.engine->Stats().value().activities == 1);
 }
 
 TEST_CASE("retract reaches followers that joined later and skips leavers") {
@@ -195,15 +195,15 @@ TEST_CASE("retract reaches followers that joined later and skips leavers") {
   CHECK(f.Fol(5, kActor, 0).backfilled == 0);  // joined, no back-fill
   CHECK(f.Fol(1, kActor, 0).created);          // came back, no back-fill
   f.Pub(3, kActor, 30);                        // reaches 1..5
-  const size_t entries = f.engine->Stats().entries;
+  const size_t entries = f.engine->Stats().value().entries;
 
   REQUIRE(f.engine->Retract(1).ok());
   CheckGone(*f.engine, 1, {1, 2, 3, 4, 5}, kActor);
   // Copies at 2, 3 and 4, plus the own and world entries.
-  CHECK(f.engine->Stats().entries == entries - 5);
+  CHECK(f.engine->Stats().value().entries == entries - 5);
   REQUIRE(f.engine->Retract(3).ok());
   CheckGone(*f.engine, 3, {1, 2, 3, 4, 5}, kActor);
-  CHECK(f.engine->Stats().entries == entries - 5 - 7);
+  CHECK(f.engine->Stats().value().entries == entries - 5 - 7);
   for (const EntityId id : {2, 3, 4}) {
     CHECK(IdsOf(Timeline(*f.engine, id)) == std::vector<ActivityId>{2});
   }
@@ -228,16 +228,16 @@ TEST_CASE("retract of a hybrid actor's activities") {
   for (const EntityId id : readers) {
     REQUIRE(IdsOf(Timeline(*f.engine, id)) == std::vector<ActivityId>{2, 1});
   }
-  const size_t entries = f.engine->Stats().entries;
+  const size_t entries = f.engine->Stats().value().entries;
   REQUIRE(entries == 2 * 2 + 2);
 
   REQUIRE(f.engine->Retract(2).ok());
   CheckGone(*f.engine, 2, readers, kActor);
-  CHECK(f.engine->Stats().entries == entries - 2);
+  CHECK(f.engine->Stats().value().entries == entries - 2);
   REQUIRE(f.engine->Retract(1).ok());
   CheckGone(*f.engine, 1, readers, kActor);
-  CHECK(f.engine->Stats().entries == 0);
-  CHECK(f.engine->Stats().retracted_activities == 2);
+  CHECK(f.engine->Stats().value().entries == 0);
+  CHECK(f.engine->Stats().value().retracted_activities == 2);
 }
 
 TEST_CASE("retract while an asynchronous fan-out of it may be running") {
@@ -273,7 +273,7 @@ TEST_CASE("retract while an asynchronous fan-out of it may be running") {
     INFO("follower " << follower);
     CHECK(IdsOf(Timeline(*f.engine, follower)) == want);
   }
-  CHECK(f.engine->Stats().entries == want.size() * (400 + 2));
+  CHECK(f.engine->Stats().value().entries == want.size() * (400 + 2));
 }
 
 TEST_CASE("open paging walks continue past a retraction") {
@@ -388,7 +388,7 @@ TEST_CASE("retract after a back-fill that overlapped the hybrid transition") {
   REQUIRE(engine->Retract(1).ok());
   CHECK_FALSE(Contains(Timeline(*engine, kReader), 1));
   CHECK_FALSE(Contains(Timeline(*engine, kCrossing), 1));
-  CHECK(engine->Stats().entries == 0);
+  CHECK(engine->Stats().value().entries == 0);
 }
 
 // Holds fan-out deliveries of chosen activities inside on_delivery until
@@ -492,8 +492,8 @@ TEST_CASE("retract while an unfollow of the actor waits for a delivery") {
     retract_status = f.engine->Retract(kRetracted);
     retract_returned = true;
   });
-  REQUIRE(
-      Eventually([&] { return f.engine->Stats().retracted_activities == 1; }));
+  REQUIRE(Eventually(
+      [&] { return f.engine->Stats().value().retracted_activities == 1; }));
   // A second delivery begins (queued behind the first).
   f.Pub(MakeActivity(kSecondHeld, kActor, 30), async);
   // Unfollow starts: the follower leaves the follower set, then the call
@@ -503,7 +503,8 @@ TEST_CASE("retract while an unfollow of the actor waits for a delivery") {
         f.engine->Unfollow(kLeaving, kActor);
     (void)r;
   });
-  REQUIRE(Eventually([&] { return f.engine->FollowerCount(kActor) == 1; }));
+  REQUIRE(
+      Eventually([&] { return f.engine->FollowerCount(kActor).value() == 1; }));
   // The first delivery ends: Retract completes; Unfollow still waits for
   // the second one.
   gates->Release(kFirstHeld);

@@ -222,7 +222,7 @@ TEST_CASE("concurrent writers and readers with fan-out and a cap") {
       for (uint64_t i = 0; i < walks; ++i) {
         Walk(*engine, *clock, 1 + rng() % kOwners, rng, &failures);
         if (i % 16 == 0) {
-          const EngineStats s = engine->Stats();
+          const EngineStats s = engine->Stats().value();
           size_t entries = 0;
           for (const ShardStats& shard : s.shards) {
             entries += shard.entries;
@@ -268,7 +268,7 @@ TEST_CASE("concurrent writers and readers with fan-out and a cap") {
     CHECK(got == keys);
     held += keys.size();
   }
-  const EngineStats stats = engine->Stats();
+  const EngineStats stats = engine->Stats().value();
   CHECK(sum.inserted + sum.replaced + sum.rejected == sum.pairs);
   CHECK(sum.replaced == 0);
   CHECK(sum.inserted - sum.trimmed == held);
@@ -396,7 +396,7 @@ TEST_CASE("concurrent writes, removals, evictions and a moving clock") {
     std::mt19937_64 rng(5000);
     start.arrive_and_wait();
     for (uint64_t i = 0; i < ticks && writers_left.load() > 0; ++i) {
-      evicted.fetch_add(engine->EvictExpired(1 + rng() % 50));
+      evicted.fetch_add(engine->EvictExpired(1 + rng() % 50).value());
     }
   });
   for (int rd = 0; rd < kReaders; ++rd) {
@@ -406,7 +406,7 @@ TEST_CASE("concurrent writes, removals, evictions and a moving clock") {
       for (uint64_t i = 0; i < walks; ++i) {
         Walk(*engine, *clock, 1 + rng() % kOwners, rng, &failures);
         // Readers evict too, so evictions race with each other.
-        if (i % 4 == 0) evicted.fetch_add(engine->EvictExpired(20));
+        if (i % 4 == 0) evicted.fetch_add(engine->EvictExpired(20).value());
       }
     });
   }
@@ -421,7 +421,7 @@ TEST_CASE("concurrent writes, removals, evictions and a moving clock") {
     total_inserted += inserted[w];
     removed_ok += removes[w];
   }
-  EngineStats stats = engine->Stats();
+  EngineStats stats = engine->Stats().value();
   CHECK(stats.evicted == evicted.load());
   CHECK(stats.entries == total_inserted - removed_ok - stats.evicted);
 
@@ -461,8 +461,8 @@ TEST_CASE("concurrent writes, removals, evictions and a moving clock") {
 
   // Reclaim everything expired: what is left is exactly what is visible.
   uint64_t more = 0;
-  for (size_t n; (n = engine->EvictExpired(1000)) > 0;) more += n;
-  stats = engine->Stats();
+  for (size_t n; (n = engine->EvictExpired(1000).value()) > 0;) more += n;
+  stats = engine->Stats().value();
   CHECK(stats.evicted == evicted.load() + more);
   CHECK(stats.entries == visible);
   CHECK(stats.entries == total_inserted - removed_ok - stats.evicted);

@@ -57,10 +57,10 @@ TEST_CASE("an entry is visible until now + ttl, exclusive") {
   f.clock->Set(kStart + kTtl);
   CHECK(ReadAll(*f.engine, 1).empty());
   // Hidden, not yet reclaimed.
-  CHECK(f.engine->Stats().entries == 1);
-  CHECK(f.engine->EvictExpired(10) == 1);
-  CHECK(f.engine->Stats().entries == 0);
-  CHECK(f.engine->Stats().evicted == 1);
+  CHECK(f.engine->Stats().value().entries == 1);
+  CHECK(f.engine->EvictExpired(10).value() == 1);
+  CHECK(f.engine->Stats().value().entries == 0);
+  CHECK(f.engine->Stats().value().evicted == 1);
 }
 
 TEST_CASE("ttl 0 means the engine's default_ttl") {
@@ -97,8 +97,8 @@ TEST_CASE("an expired entry that was not reclaimed can still be removed") {
   REQUIRE(f.engine->Insert(1, {10, 1, 2}, Ttl(5)).ok());
   f.clock->Advance(5);
   CHECK(f.engine->Remove(1, 10, 1).ok());
-  CHECK(f.engine->Stats().entries == 0);
-  CHECK(f.engine->EvictExpired(10) == 0);
+  CHECK(f.engine->Stats().value().entries == 0);
+  CHECK(f.engine->EvictExpired(10).value() == 0);
 }
 
 TEST_CASE("putting an expired key again revives it") {
@@ -112,12 +112,12 @@ TEST_CASE("putting an expired key again revives it") {
   CHECK(r->replaced == 1);
   CHECK(ReadAll(*f.engine, 1) ==
         std::vector<StoredEntry>{{10, 1, 3, kStart + 10, 0, {}}});
-  CHECK(f.engine->Stats().entries == 1);
+  CHECK(f.engine->Stats().value().entries == 1);
 }
 
 TEST_CASE("eviction reclaims entries and memory") {
   Fixture f;
-  const EngineStats empty = f.engine->Stats();
+  const EngineStats empty = f.engine->Stats().value();
   constexpr int kOwners = 50;
   constexpr int kPerOwner = 400;
   for (EntityId o = 1; o <= kOwners; ++o) {
@@ -126,16 +126,16 @@ TEST_CASE("eviction reclaims entries and memory") {
     }
   }
   REQUIRE(f.engine->Insert(999, {1, 1, 1}).ok());  // long-lived
-  const EngineStats full = f.engine->Stats();
+  const EngineStats full = f.engine->Stats().value();
   CHECK(full.entries == kOwners * kPerOwner + 1);
   CHECK(full.timelines == kOwners + 1);
 
   f.clock->Advance(99);
-  CHECK(f.engine->EvictExpired(1'000'000) == 0);
+  CHECK(f.engine->EvictExpired(1'000'000).value() == 0);
   f.clock->Advance(1);
-  CHECK(f.engine->EvictExpired(1'000'000) == kOwners * kPerOwner);
+  CHECK(f.engine->EvictExpired(1'000'000).value() == kOwners * kPerOwner);
 
-  const EngineStats after = f.engine->Stats();
+  const EngineStats after = f.engine->Stats().value();
   CHECK(after.entries == 1);
   CHECK(after.timelines == 1);
   CHECK(after.evicted == kOwners * kPerOwner);
@@ -160,13 +160,13 @@ TEST_CASE("the budget bounds each call") {
   f.clock->Advance(1000);
   size_t total = 0;
   for (const size_t expected : {300, 300, 300, 100, 0}) {
-    const size_t n = f.engine->EvictExpired(300);
+    const size_t n = f.engine->EvictExpired(300).value();
     CHECK(n == expected);
     total += n;
-    CHECK(f.engine->Stats().evicted == total);
-    CHECK(f.engine->Stats().entries == 1000 - total);
+    CHECK(f.engine->Stats().value().evicted == total);
+    CHECK(f.engine->Stats().value().entries == 1000 - total);
   }
-  CHECK(f.engine->EvictExpired(1) == 0);
+  CHECK(f.engine->EvictExpired(1).value() == 0);
 }
 
 TEST_CASE("mixed TTLs: expired entries are never returned") {
@@ -205,17 +205,17 @@ TEST_CASE("mixed TTLs: expired entries are never returned") {
       CHECK(ReadAll(*f.engine, owner, options) == want);
     }
     // Every other step, reclaim; the others read unreclaimed entries.
-    CHECK(f.engine->Stats().entries == stored - evicted);
+    CHECK(f.engine->Stats().value().entries == stored - evicted);
     if ((step / 70) % 2 == 1) {
-      const size_t n = f.engine->EvictExpired(1'000'000);
+      const size_t n = f.engine->EvictExpired(1'000'000).value();
       CHECK(n == expired - evicted);
       evicted += n;
-      CHECK(f.engine->Stats().evicted == evicted);
+      CHECK(f.engine->Stats().value().evicted == evicted);
     }
   }
-  f.engine->EvictExpired(1'000'000);
-  CHECK(f.engine->Stats().entries == 0);
-  CHECK(f.engine->Stats().timelines == 0);
+  f.engine->EvictExpired(1'000'000).value();
+  CHECK(f.engine->Stats().value().entries == 0);
+  CHECK(f.engine->Stats().value().timelines == 0);
 }
 
 }  // namespace

@@ -120,12 +120,12 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       CHECK(status.ok() == removed);
       if (!removed) CHECK(status.code() == absl::StatusCode::kNotFound);
     } else {
-      REQUIRE(testing::ClearBoard(board).ok());
+      REQUIRE(board.Clear().ok());
       model.Clear();
     }
 
     const std::vector<RankKey> sorted = model.Sorted();
-    REQUIRE(testing::BoardSize(board).value() == sorted.size());
+    REQUIRE(board.Size().value() == sorted.size());
 
     // TopK for a random k, and the whole board.
     const size_t k = 1 + uniform(kMaxPage);

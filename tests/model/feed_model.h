@@ -62,17 +62,6 @@ namespace feedcore::testing {
 // Which feed a read goes to.
 enum class Feed { kTimeline, kOwn, kWorld };
 
-// The calls whose result type differs between feedcore versions go through
-// these, so that every test compares them in one way.
-inline absl::StatusOr<size_t> FollowerCountOf(const FeedEngine& engine,
-                                              EntityId entity) {
-  return engine.FollowerCount(entity);
-}
-inline absl::StatusOr<size_t> FollowingCountOf(const FeedEngine& engine,
-                                               EntityId entity) {
-  return engine.FollowingCount(entity);
-}
-
 // The groups of `entries` (a whole feed's visible entries, in any order),
 // newest group first, listing at most `max_actors` actors and `max_entries`
 // entries per group: what ReadGroups and ReadNotifications return, worked out

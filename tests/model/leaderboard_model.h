@@ -99,17 +99,6 @@ class LeaderboardModel {
   std::map<MemberId, internal::RankKey> members_;
 };
 
-// The calls whose result type differs between feedcore versions go through
-// these, so that the tests, the conformance tests and the fuzz target compare
-// them in one way.
-inline absl::StatusOr<size_t> BoardSize(const Leaderboard& board) {
-  return board.Size();
-}
-inline absl::Status ClearBoard(Leaderboard& board) {
-  board.Clear();
-  return absl::OkStatus();
-}
-
 // The entries at ranks [from, to) of `sorted` (best first).
 inline std::vector<LeaderboardEntry> ModelEntries(
     const std::vector<internal::RankKey>& sorted, size_t from, size_t to) {

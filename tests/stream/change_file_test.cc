@@ -77,7 +77,7 @@ void Workload(FeedEngine& engine, LeaderboardRegistry& boards,
   REQUIRE(engine.Unfollow(3, 9).ok());
   REQUIRE(engine.Insert(20, {kStart, first_id + 100, 21}).ok());
   clock.Advance(2 * kMicrosPerSecond);
-  engine.EvictExpired(1000);
+  engine.EvictExpired(1000).value();
   std::shared_ptr<Leaderboard> board = boards.GetOrCreate("season").value();
   for (MemberId m = 1; m <= 30; ++m) {
     REQUIRE(board->Set(m, static_cast<int64_t>(m % 4)).ok());

@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -93,29 +94,9 @@ TEST_CASE("options are validated and name the field") {
   CHECK(std::string(s.status().message()).find("max_age") != std::string::npos);
 }
 
-TEST_CASE("an engine rejects a change stream it did not make") {
-  class ForeignStream final : public ChangeStream {
-   public:
-    absl::StatusOr<std::unique_ptr<ChangeReader>> NewReader(
-        StreamPosition) const override {
-      return absl::UnimplementedError("foreign");
-    }
-    absl::StatusOr<std::unique_ptr<Subscription>> Subscribe(
-        StreamPosition, size_t,
-        std::function<void(absl::Span<const ChangeRecordPtr>)>,
-        std::function<void(const absl::Status&)>) const override {
-      return absl::UnimplementedError("foreign");
-    }
-    ChangeStreamStats Stats() const override { return {}; }
-  };
-  EngineOptions options;
-  options.change_stream = std::make_shared<ForeignStream>();
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
-      FeedEngine::Create(options);
-  CHECK(engine.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK(std::string(engine.status().message()).find("change_stream") !=
-        std::string::npos);
-}
+// The engine records through the stream it is given without asking what it
+// is; that is sound only because nothing else can be a ChangeStream.
+static_assert(std::is_final_v<ChangeStream>);
 
 TEST_CASE("an empty stream: every position reads nothing, AT(1) is valid") {
   std::shared_ptr<ChangeStream> stream = NewStream();
@@ -347,7 +328,7 @@ TEST_CASE("records of every engine call") {
     REQUIRE(e.Insert(8, {kStart, 6, 1}, short_ttl).ok());
     f.clock->Advance(2 * kMicrosPerSecond);
     const uint64_t from = f.Next();
-    REQUIRE(e.EvictExpired(1000) == 3);
+    REQUIRE(e.EvictExpired(1000).value() == 3);
     const std::vector<ChangeRecordPtr> r = f.From(from);
     size_t timeline_keys = 0;
     size_t activity_keys = 0;
@@ -414,7 +395,7 @@ TEST_CASE("leaderboard records: create, scores, clear, drop") {
               .code() == absl::StatusCode::kOutOfRange);  // no record
   REQUIRE(arena.board->Remove(10).ok());
   REQUIRE(arena.board->Remove(10).code() == absl::StatusCode::kNotFound);
-  arena.board->Clear();
+  REQUIRE(arena.board->Clear().ok());
   REQUIRE(arena.registry.Drop("arena").ok());
   std::shared_ptr<Leaderboard> again =
       arena.registry.GetOrCreate("arena", arena.options).value();

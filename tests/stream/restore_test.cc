@@ -76,9 +76,9 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
       if (engine.Publish(act, options).ok()) mine.push_back(act.id);
     } else if (op < 38) {
       if (rng() % 2 == 0) {
-        engine.MarkSeen(a);
+        engine.MarkSeen(a).value();
       } else {
-        engine.MarkAllRead(a);
+        engine.MarkAllRead(a).value();
       }
     } else if (op < 41) {
       absl::StatusOr<GroupPage> page = engine.ReadNotifications(a, {});
@@ -108,7 +108,7 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
     } else if (op < 95) {
       clock.Advance(kMicrosPerMillisecond);
     } else {
-      engine.EvictExpired(1 + rng() % 50);
+      engine.EvictExpired(1 + rng() % 50).value();
     }
   }
 }
@@ -147,7 +147,7 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
     } else if (op < 990) {
       board.Remove(member).IgnoreError();
     } else if (op < 995) {
-      board.Clear();
+      REQUIRE(board.Clear().ok());
     } else {
       registry.Drop(names[b]).IgnoreError();
       std::shared_ptr<Leaderboard> fresh =

@@ -83,10 +83,10 @@ void Populate(FeedEngine& e, ManualClock& clock) {
     PublishOptions notify;
     notify.notify = {26, 27, like % 2 == 0 ? 28u : 26u};
     REQUIRE(e.Publish(a, notify).ok());
-    if (like == 2005) e.MarkSeen(27);
+    if (like == 2005) e.MarkSeen(27).value();
   }
   REQUIRE(e.MarkRead(26, kStart + 40 + 2011 % 7, 2011).ok());
-  e.MarkAllRead(28);
+  e.MarkAllRead(28).value();
   REQUIRE(e.Retract(2003).ok());
   REQUIRE(e.Retract(5).ok());
   REQUIRE(e.Retract(6).ok());
@@ -127,7 +127,8 @@ TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
   CHECK(loaded.options().shards == kShards);
   CheckSameState(*source, loaded, Universe());
   // Expired entries came along too (same Stats), and both reclaim the same.
-  CHECK(source->EvictExpired(100'000) == loaded.EvictExpired(100'000));
+  CHECK(source->EvictExpired(100'000).value() ==
+        loaded.EvictExpired(100'000).value());
   CheckSameState(*source, loaded, Universe());
   // The loaded engine works like any other, hybrid actor included.
   REQUIRE(source->Publish(MakeActivity(5000, 1, kStart + 99)).ok());
@@ -159,7 +160,7 @@ void PopulateBoards(LeaderboardRegistry& registry) {
   for (MemberId m = 100; m > 90; --m) REQUIRE(b->Set(m, 42).ok());
   std::shared_ptr<Leaderboard> c = registry.GetOrCreate("c").value();
   REQUIRE(c->Set(1, 1).ok());
-  c->Clear();
+  REQUIRE(c->Clear().ok());
 }
 
 TEST_CASE("leaderboards round-trip, tie order included") {
@@ -213,7 +214,7 @@ TEST_CASE("an empty engine round-trips") {
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, Options(clock));
   REQUIRE_MESSAGE(replica.ok(), replica.status());
-  CHECK((*replica)->engine().Stats().entries == 0);
+  CHECK((*replica)->engine().Stats().value().entries == 0);
 }
 
 TEST_CASE("saving replaces the previous snapshot atomically") {
@@ -410,7 +411,7 @@ TEST_CASE("a write that fails midway leaves the previous snapshot intact") {
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, Options(clock));
   REQUIRE_MESSAGE(replica.ok(), replica.status());
-  CHECK((*replica)->engine().Stats().activities == 1);
+  CHECK((*replica)->engine().Stats().value().activities == 1);
 }
 
 TEST_CASE("a replica checks the order, continuity and shape of records") {

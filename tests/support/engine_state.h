@@ -49,7 +49,7 @@ inline std::string DescribeNotifications(FeedEngine& engine, EntityId user) {
     if (page->next_cursor.empty()) break;
     read.cursor = page->next_cursor;
   }
-  const NotificationCounts counts = engine.GetNotificationCounts(user);
+  const NotificationCounts counts = engine.GetNotificationCounts(user).value();
   absl::StrAppend(&line, " unseen=", counts.unseen, " unread=", counts.unread,
                   " groups=", counts.groups);
   return line;
@@ -86,7 +86,7 @@ inline std::vector<std::string> DescribeEngine(
   std::string world = "world:";
   AppendFeed(World(engine, hydrated), &world);
   lines.push_back(std::move(world));
-  const EngineStats s = engine.Stats();
+  const EngineStats s = engine.Stats().value();
   lines.push_back(absl::StrCat(
       "stats: timelines=", s.timelines, " entries=", s.entries,
       " activities=", s.activities, " retracted=", s.retracted_activities,

@@ -1,0 +1,140 @@
+#include "redis/leaderboard_codec.h"
+
+#include <cmath>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace feedcore::redis {
+namespace {
+
+using internal::RankKey;
+
+absl::Status ParseEntries(const Reply& reply, absl::string_view what,
+                          std::vector<RankKey>* out) {
+  if (reply.type != Reply::Type::kArray || reply.elements.size() % 2 != 0) {
+    return Unexpected(what, "entries are not (member, score) pairs");
+  }
+  out->reserve(reply.elements.size() / 2);
+  for (size_t i = 0; i < reply.elements.size(); i += 2) {
+    absl::StatusOr<MemberId> member = ParseMember(reply.elements[i], what);
+    if (!member.ok()) return member.status();
+    const Reply& score = reply.elements[i + 1];
+    if (score.type != Reply::Type::kString) {
+      return Unexpected(what, "a score that is not a string");
+    }
+    absl::StatusOr<int64_t> parsed = ParseStoredScore(score.str, what);
+    if (!parsed.ok()) return parsed.status();
+    out->push_back(RankKey{*parsed, 0, *member});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string MemberBytes(MemberId member) {
+  std::string bytes(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    bytes[i] = static_cast<char>(member & 0xff);
+    member >>= 8;
+  }
+  return bytes;
+}
+
+bool ScoreInRange(int64_t score) {
+  return score >= -kMaxExactScore && score <= kMaxExactScore;
+}
+
+absl::Status MemberNotFound(MemberId member) {
+  return absl::NotFoundError(
+      absl::StrCat("member ", member, " is not on the leaderboard"));
+}
+
+LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
+  return LeaderboardEntry{key.member, key.score, rank};
+}
+
+absl::Status Unexpected(absl::string_view what, absl::string_view detail) {
+  return absl::InternalError(absl::StrCat(
+      "redis leaderboard: unexpected reply to ", what, ": ", detail));
+}
+
+absl::Status ErrorReply(absl::string_view what, const Reply& reply,
+                        absl::string_view node) {
+  const std::string message =
+      absl::StrCat("redis node ", node, " refused ", what, ": ", reply.str);
+  const absl::string_view code =
+      absl::string_view(reply.str).substr(0, reply.str.find(' '));
+  if (code == "OOM") return absl::ResourceExhaustedError(message);
+  if (code == "BUSY" || code == "READONLY") {
+    return absl::UnavailableError(message);
+  }
+  return absl::InternalError(message);
+}
+
+absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
+                                         absl::string_view what) {
+  int64_t stored = 0;
+  if (!absl::SimpleAtoi(text, &stored)) {
+    double value = 0;
+    if (!absl::SimpleAtod(text, &value) || std::isnan(value) ||
+        value < -static_cast<double>(kMaxExactScore) ||
+        value > static_cast<double>(kMaxExactScore) ||
+        value != static_cast<double>(static_cast<int64_t>(value))) {
+      return Unexpected(what, absl::StrCat("score '", absl::CHexEscape(text),
+                                           "' is not an integer within "
+                                           "+-2^53"));
+    }
+    stored = static_cast<int64_t>(value);
+  }
+  if (!ScoreInRange(stored)) {
+    return Unexpected(what,
+                      absl::StrCat("score ", stored, " is outside +-2^53"));
+  }
+  return -stored;
+}
+
+absl::StatusOr<MemberId> ParseMember(const Reply& reply,
+                                     absl::string_view what) {
+  if (reply.type != Reply::Type::kString || reply.str.size() != 8) {
+    return Unexpected(what, "a member that is not 8 bytes");
+  }
+  MemberId member = 0;
+  for (unsigned char c : reply.str) member = (member << 8) | c;
+  return member;
+}
+
+absl::StatusOr<Located> ParseLocated(const Reply& reply,
+                                     absl::string_view node) {
+  constexpr absl::string_view kWhat = "the leaderboard read script";
+  if (reply.is_error()) return ErrorReply(kWhat, reply, node);
+  if (reply.type != Reply::Type::kArray || reply.elements.size() != 5 ||
+      reply.elements[0].type != Reply::Type::kInteger ||
+      reply.elements[0].integer < 0 ||
+      reply.elements[1].type != Reply::Type::kInteger ||
+      (reply.elements[2].type != Reply::Type::kNil &&
+       reply.elements[2].type != Reply::Type::kString)) {
+    return Unexpected(kWhat, "not {pos, present, score, above, below}");
+  }
+  Located located;
+  located.pos = static_cast<uint64_t>(reply.elements[0].integer);
+  located.present = reply.elements[1].integer != 0;
+  if (!reply.elements[2].is_nil()) {
+    absl::StatusOr<int64_t> current =
+        ParseStoredScore(reply.elements[2].str, kWhat);
+    if (!current.ok()) return current.status();
+    located.current = *current;
+  }
+  if (absl::Status s = ParseEntries(reply.elements[3], kWhat, &located.above);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ParseEntries(reply.elements[4], kWhat, &located.below);
+      !s.ok()) {
+    return s;
+  }
+  return located;
+}
+
+}  // namespace feedcore::redis

@@ -1,0 +1,71 @@
+// How the Redis Cluster leaderboard writes members and scores into its
+// sorted sets, and reads them and its scripts' replies back (see
+// redis_leaderboard.cc for the layout).
+//
+// Thread safety: pure functions.
+#ifndef FEEDCORE_REDIS_LEADERBOARD_CODEC_H_
+#define FEEDCORE_REDIS_LEADERBOARD_CODEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/leaderboard.h"
+#include "leaderboard/ranked_btree.h"
+#include "redis/reply.h"
+
+namespace feedcore::redis {
+
+// The largest score magnitude a double holds exactly, with every integer
+// below it.
+inline constexpr int64_t kMaxExactScore = int64_t{1} << 53;
+
+// A member as its sorted-set member: 8 big-endian bytes, which compare as
+// bytes as the ids do as numbers.
+std::string MemberBytes(MemberId member);
+
+// Whether `score` is one this backend can keep exactly (+-2^53).
+bool ScoreInRange(int64_t score);
+
+absl::Status MemberNotFound(MemberId member);
+
+LeaderboardEntry EntryOf(const internal::RankKey& key, uint64_t rank);
+
+// A well-formed reply whose contents make no sense for this board: someone
+// else wrote its keys, or the script and the code disagree.
+absl::Status Unexpected(absl::string_view what, absl::string_view detail);
+
+// Redis answered `what` with an error reply. Memory pressure and a busy or
+// read-only node are worth a retry later; anything else means the key is
+// not what this board wrote (WRONGTYPE) or a bug.
+absl::Status ErrorReply(absl::string_view what, const Reply& reply,
+                        absl::string_view node);
+
+// A stored (negated) score back to the board's score. Redis prints scores
+// as integers up to 2^52 and with %.17g beyond, so both parsings are needed.
+absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
+                                         absl::string_view what);
+
+absl::StatusOr<MemberId> ParseMember(const Reply& reply,
+                                     absl::string_view what);
+
+// One partition's answer to kLeaderboardReadScript.
+struct Located {
+  uint64_t pos = 0;
+  bool present = false;
+  std::optional<int64_t> current;        // the located member's score, if any
+  std::vector<internal::RankKey> above;  // set order: best first
+  std::vector<internal::RankKey> below;
+};
+
+// kLeaderboardReadScript's `reply` from `node`, checked and parsed.
+absl::StatusOr<Located> ParseLocated(const Reply& reply,
+                                     absl::string_view node);
+
+}  // namespace feedcore::redis
+
+#endif  // FEEDCORE_REDIS_LEADERBOARD_CODEC_H_

@@ -1,0 +1,195 @@
+// RedisFeedEngine: FeedEngine on a Redis Cluster (see redis_cluster.h for
+// what it does differently, docs/scale-out.md for the key layout). The
+// writes, with the ordering that keeps copies right, are in
+// redis_feed_engine.cc; the reads in redis_feed_reads.cc.
+//
+// Thread safety: as FeedEngine; the state is in Redis and the client's
+// connection pool is thread-safe.
+#ifndef FEEDCORE_REDIS_REDIS_FEED_ENGINE_H_
+#define FEEDCORE_REDIS_REDIS_FEED_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "feedcore/change_stream.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "feedcore/types.h"
+#include "redis/cluster_client.h"
+#include "redis/key_slot.h"
+#include "redis/reply.h"
+
+namespace feedcore::redis {
+
+// An Internal status for a reply to `what` that does not have the shape
+// it expects.
+absl::Status UnexpectedReply(absl::string_view what, const Reply& reply);
+
+class RedisFeedEngine final : public FeedEngine {
+ public:
+  RedisFeedEngine(std::unique_ptr<ClusterClient> client, EngineOptions options)
+      : client_(std::move(client)), options_(std::move(options)) {}
+
+  // Loads the scripts of feed_scripts.h into every node (once per engine).
+  absl::Status LoadScripts();
+
+  // Whatever the capability: none of them is mapped to Redis yet.
+  bool Supports(FeedCapability) const override { return false; }
+
+  absl::StatusOr<InsertResult> Insert(EntityId owner,
+                                      const TimelineEntry& entry,
+                                      const InsertOptions& options) override;
+  absl::StatusOr<InsertResult> InsertFanout(
+      absl::Span<const EntityId> owners, const TimelineEntry& entry,
+      const InsertOptions& options) override;
+  absl::StatusOr<InsertResult> InsertBatch(
+      absl::Span<const OwnedEntry> entries,
+      const InsertOptions& options) override;
+  absl::Status Remove(EntityId owner, Micros ts,
+                      ActivityId activity_id) override;
+  absl::StatusOr<Page> ReadTimeline(EntityId owner,
+                                    const ReadOptions& options) const override;
+  absl::StatusOr<Page> ReadOwn(EntityId actor,
+                               const ReadOptions& options) const override;
+  absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const override;
+  absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
+                                    ActivityId activity_id,
+                                    size_t max_count) const override;
+  absl::StatusOr<GroupPage> ReadGroups(EntityId,
+                                       const GroupReadOptions&) const override;
+  // Without grouped or notification feeds, these answer Unimplemented.
+  absl::StatusOr<GroupPage> ReadNotifications(
+      EntityId, const GroupReadOptions& options) override;
+  absl::StatusOr<NotificationCounts> GetNotificationCounts(EntityId) override;
+  absl::StatusOr<NotificationCounts> MarkSeen(EntityId) override;
+  absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
+                                              ActivityId activity_id) override;
+  absl::StatusOr<NotificationCounts> MarkAllRead(EntityId) override;
+  absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
+                                      const FollowOptions& options) override;
+  absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
+                                          EntityId followee) override;
+  absl::StatusOr<EntityPage> Followers(
+      EntityId entity, const ListOptions& options) const override;
+  absl::StatusOr<EntityPage> Following(
+      EntityId entity, const ListOptions& options) const override;
+  absl::StatusOr<size_t> FollowerCount(EntityId entity) const override;
+  absl::StatusOr<size_t> FollowingCount(EntityId entity) const override;
+  absl::StatusOr<PublishResult> Publish(const Activity& activity,
+                                        const PublishOptions& options) override;
+  // The fan-out always completes inside Publish: nothing to wait for.
+  void WaitForFanout() override {}
+  absl::Status Retract(ActivityId activity_id) override;
+  absl::StatusOr<size_t> EvictExpired(size_t) override;
+  absl::StatusOr<EngineStats> Stats() const override;
+  absl::StatusOr<SnapshotInfo> SaveSnapshot(
+      const std::string& path,
+      const LeaderboardRegistry* boards) const override;
+  const EngineOptions& options() const override { return options_; }
+
+ private:
+  Micros Now() const { return options_.clock->Now(); }
+
+  std::string Key(EntityId entity, absl::string_view kind) const {
+    return absl::StrCat(client_->options().key_prefix, ":{", entity,
+                        "}:", kind);
+  }
+  std::string WorldKey() const {
+    return absl::StrCat(client_->options().key_prefix, ":{world}:tl");
+  }
+  std::string ActivityKey(ActivityId id) const {
+    return absl::StrCat(client_->options().key_prefix, ":{a", id, "}:act");
+  }
+  // The key of `owner`'s feed of type `feed`: kHome, kOwn or kWorld (the
+  // only ones this backend keeps).
+  std::string FeedKey(FeedType feed, EntityId owner) const;
+
+  static Command PlainCommand(std::vector<std::string> args) {
+    Command command;
+    command.slot = KeySlot(args[1]);
+    command.args = std::move(args);
+    return command;
+  }
+
+  // The key expiry that keeps a feed until its entry expiring at
+  // `expires_at` has, plus a margin for the clocks (kKeyExpiryMargin).
+  static int64_t KeyTtlMillis(Micros expires_at, Micros now);
+  // The insert script for one entry; with `only_if_following`, the entry
+  // goes in only while the owner follows that actor.
+  Command InsertCommand(std::string timeline_key, std::string following_key,
+                        const StoredEntry& entry, size_t cap, Micros now,
+                        std::optional<EntityId> only_if_following) const;
+  // Runs insert commands (pipelined per node) and sums what they did.
+  absl::StatusOr<InsertResult> RunInserts(std::vector<Command> commands);
+
+  // Up to `want` visible entries of the feed at `key` whose keys lie in
+  // [(lo_ts, lo_id), (hi_ts, hi_id)], in `order`.
+  absl::StatusOr<std::vector<StoredEntry>> Collect(
+      std::string key, ReadOrder order, Micros lo_ts, ActivityId lo_id,
+      Micros hi_ts, ActivityId hi_id, size_t want) const;
+  // The common case without a script: one ZRANGE BYSCORE of a few more
+  // members than wanted, filtered here. Returns true when that settles the
+  // answer: `want` visible entries in the key range, or the score range
+  // exhausted with nothing expired met. False when an expired member was
+  // met (the script must reclaim it) or too many members fell outside the
+  // key range (a cursor's or window's bound inside a timestamp shared by
+  // several entries); `entries` is then to be discarded.
+  absl::StatusOr<bool> CollectPlain(const std::string& key, ReadOrder order,
+                                    Micros lo_ts, ActivityId lo_id,
+                                    Micros hi_ts, ActivityId hi_id, size_t want,
+                                    Micros now,
+                                    std::vector<StoredEntry>* entries) const;
+  static absl::Status ForeignMember();
+  // One page of a feed, as ReadTimeline describes.
+  absl::StatusOr<Page> ReadFeed(FeedType feed, EntityId owner,
+                                const ReadOptions& options) const;
+  // Fills in each entry's payload from its activity.
+  absl::Status Hydrate(std::vector<StoredEntry>* entries) const;
+
+  // One page of `entity`'s followers (or followees).
+  absl::StatusOr<EntityPage> ReadList(bool followers, EntityId entity,
+                                      const ListOptions& options) const;
+  // Up to `count` ids of the set at `key` from the lexical bound `start`
+  // on; ids are 8-byte big-endian members of score 0, so lexical order is
+  // id order.
+  absl::StatusOr<std::vector<EntityId>> ListIds(const std::string& key,
+                                                const std::string& start,
+                                                size_t count) const;
+
+  // Calls `visit` with `actor`'s followers, up to kFollowerChunk at a time
+  // in id order, until it fails or they run out.
+  template <typename Visit>
+  absl::Status ForEachFollowerChunk(EntityId actor, Visit visit) const;
+  // Removes the entry with `entry`'s key from its actor's own feed, the
+  // world feed and the timelines of the actor's followers. By key, not by
+  // member: a follower's copy may since have been overwritten by an Insert
+  // with the same key (another actor or expiry), and it is still the
+  // activity's entry, as the in-process engine sees it.
+  absl::Status RemoveCopies(const StoredEntry& entry);
+  // The size of the sorted set at `key`.
+  absl::StatusOr<size_t> Count(const std::string& key) const;
+
+  const std::unique_ptr<ClusterClient> client_;
+  const EngineOptions options_;
+  redis::Script insert_;
+  redis::Script read_;
+  redis::Script remove_;
+  redis::Script unfollow_;
+  redis::Script store_activity_;
+  redis::Script finish_publish_;
+  redis::Script retract_;
+  redis::Script finish_retract_;
+};
+
+}  // namespace feedcore::redis
+
+#endif  // FEEDCORE_REDIS_REDIS_FEED_ENGINE_H_

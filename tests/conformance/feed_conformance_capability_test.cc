@@ -1,0 +1,148 @@
+// The capabilities each backend reports (FeedEngine::Supports): every call
+// of a capability reported missing fails with Unimplemented naming it and
+// changes nothing; every one reported present works. Runs against both
+// backends (FEEDCORE_TEST_BACKEND).
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "conformance/backend.h"
+#include "conformance/feed_conformance_util.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "feedcore/snapshot.h"
+#include "feedcore/stats.h"
+#include "feedcore/types.h"
+#include "support/file_test_util.h"
+#include "support/social_test_util.h"
+#include "support/test_util.h"
+
+namespace feedcore {
+namespace {
+
+using testing::Env;
+using testing::IdsOf;
+using testing::MakeActivity;
+using testing::OnCluster;
+using testing::Options;
+using testing::Own;
+using testing::Timeline;
+
+// Checks that every call of `capability` on `env`'s engine works, or fails
+// with Unimplemented naming it, as Supports says.
+void CheckCapability(Env& env, FeedCapability capability) {
+  const bool present = env.engine->Supports(capability);
+  const std::string name = FeedCapabilityName(capability);
+  INFO(name << (present ? " (reported present)" : " (reported missing)"));
+  auto missing = [&](const absl::Status& status) {
+    INFO(status);
+    CHECK(absl::IsUnimplemented(status));
+    CHECK(std::string(status.message()).find(name) != std::string::npos);
+  };
+  switch (capability) {
+    case FeedCapability::kNotifications: {
+      PublishOptions notify;
+      notify.notify = {7};
+      const absl::StatusOr<PublishResult> r =
+          env.engine->Publish(MakeActivity(20, 5, 20), notify);
+      if (!present) {
+        missing(r.status());
+        CHECK(Own(*env.engine, 5).empty());  // nothing was published
+        missing(env.engine->ReadNotifications(7, {}).status());
+        missing(env.engine->GetNotificationCounts(7).status());
+        missing(env.engine->MarkSeen(7).status());
+        missing(env.engine->MarkRead(7, 20, 20).status());
+        missing(env.engine->MarkAllRead(7).status());
+        return;
+      }
+      REQUIRE_MESSAGE(r.ok(), r.status());
+      CHECK(r->notified == 1);
+      const absl::StatusOr<GroupPage> bell =
+          env.engine->ReadNotifications(7, {});
+      REQUIRE_MESSAGE(bell.ok(), bell.status());
+      CHECK(bell->groups.size() == 1);
+      CHECK(env.engine->GetNotificationCounts(7).value() ==
+            NotificationCounts{.unseen = 1, .unread = 1, .groups = 1});
+      CHECK(env.engine->MarkSeen(7).value() ==
+            NotificationCounts{.unseen = 0, .unread = 1, .groups = 1});
+      CHECK(env.engine->MarkRead(7, 20, 20).value() ==
+            NotificationCounts{.unseen = 0, .unread = 0, .groups = 1});
+      CHECK(env.engine->MarkAllRead(7).value() ==
+            NotificationCounts{.unseen = 0, .unread = 0, .groups = 1});
+      return;
+    }
+    case FeedCapability::kGroupedReads: {
+      env.Ins(1, {30, 30, 5});
+      const absl::StatusOr<GroupPage> groups = env.engine->ReadGroups(1, {});
+      if (!present) return missing(groups.status());
+      REQUIRE_MESSAGE(groups.ok(), groups.status());
+      REQUIRE(groups->groups.size() == 1);
+      return;
+    }
+    case FeedCapability::kEviction: {
+      InsertOptions ttl;
+      ttl.ttl = 10;
+      env.Ins(2, {40, 40, 5}, ttl);
+      env.clock->Advance(10);
+      const absl::StatusOr<size_t> evicted = env.engine->EvictExpired(100);
+      if (!present) return missing(evicted.status());
+      CHECK(evicted.value() == 1);
+      return;
+    }
+    case FeedCapability::kStats: {
+      env.Ins(3, {50, 50, 5});
+      const absl::StatusOr<EngineStats> stats = env.engine->Stats();
+      if (!present) return missing(stats.status());
+      REQUIRE_MESSAGE(stats.ok(), stats.status());
+      CHECK(stats->entries >= 1);
+      CHECK(stats->timelines >= 1);
+      return;
+    }
+    case FeedCapability::kSnapshots: {
+      env.Ins(4, {60, 60, 5});
+      testing::TempPath file("capability.snap");
+      const absl::StatusOr<SnapshotInfo> saved =
+          SaveSnapshot(*env.engine, file.path);
+      if (!present) return missing(saved.status());
+      REQUIRE_MESSAGE(saved.ok(), saved.status());
+      CHECK(saved->file_bytes > 0);
+      EngineOptions options = env.engine->options();
+      options.shards = 0;
+      options.sweep_interval = 0;
+      absl::StatusOr<std::unique_ptr<Replica>> loaded =
+          LoadSnapshot(file.path, options);
+      REQUIRE_MESSAGE(loaded.ok(), loaded.status());
+      CHECK(IdsOf(Timeline((*loaded)->engine(), 4)) ==
+            std::vector<ActivityId>{60});
+      return;
+    }
+  }
+  FAIL("a capability this test does not know: " << name);
+}
+
+TEST_CASE("each capability works where reported, is Unimplemented elsewhere") {
+  for (FeedCapability capability : kAllFeedCapabilities) {
+    EngineOptions options = Options(100);
+    // The cluster refuses aggregation at creation; in memory it is what
+    // ReadGroups needs besides the capability.
+    options.aggregation.enabled = !OnCluster();
+    Env env(options);
+    CheckCapability(env, capability);
+  }
+}
+
+TEST_CASE("the in-process engine has every capability, the cluster none") {
+  Env env(Options(100));
+  for (FeedCapability capability : kAllFeedCapabilities) {
+    INFO(FeedCapabilityName(capability));
+    CHECK(env.engine->Supports(capability) == !OnCluster());
+  }
+}
+
+}  // namespace
+}  // namespace feedcore
