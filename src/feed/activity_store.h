@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "base/mutex.h"
+#include "feed/shard.h"
 #include "feedcore/types.h"
 #include "stream/change_log.h"
 
@@ -109,7 +110,11 @@ class ActivityStore {
 
  private:
   struct alignas(64) Shard {
-    mutable SharedMutex mu;
+    // The lock order of docs/architecture.md, checked by clang
+    // (-Wthread-safety-beta): an engine shard's lock may be held while
+    // this one is taken, never the other way round.
+    mutable SharedMutex mu
+        ABSL_ACQUIRED_AFTER(::feedcore::internal::Shard::mu_);
     absl::flat_hash_map<ActivityId, StoredActivity> activities
         ABSL_GUARDED_BY(mu);
     absl::btree_set<std::pair<Micros, ActivityId>> expiry ABSL_GUARDED_BY(mu);

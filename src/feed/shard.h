@@ -316,6 +316,8 @@ class alignas(64) Shard {
   const ShardConfig config_;
   const uint32_t domain_;
 
+  // ActivityStore names mu_ to order its own shard locks after it.
+  friend class ActivityStore;
   mutable SharedMutex mu_;
   NodeArena arena_ ABSL_GUARDED_BY(mu_);
   TimelineMap timelines_ ABSL_GUARDED_BY(mu_);

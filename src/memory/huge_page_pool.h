@@ -79,6 +79,8 @@ class HugePagePool {
   const size_t slot_bytes_;
   const size_t direct_bytes_;
   const uint32_t slots_per_chunk_;
+  // LeaderboardImpl names mu_ to order its partition locks before it.
+  friend class LeaderboardImpl;
   // Taken exclusively (WriterLock) by every call but the counters.
   mutable SharedMutex mu_;
   // The chunks' start addresses, to tell a chunk's slot from one that
