@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -301,7 +302,9 @@ class FEEDCORE_EXPORT ChangeStream final {
 
  private:
   friend struct internal::ChangeStreamAccess;
-  explicit ChangeStream(std::shared_ptr<internal::ChangeLog> log);
+  // Inline, so that it is not exported: only Create builds a stream.
+  explicit ChangeStream(std::shared_ptr<internal::ChangeLog> log)
+      : log_(std::move(log)) {}
 
   const std::shared_ptr<internal::ChangeLog> log_;
 };

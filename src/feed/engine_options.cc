@@ -189,6 +189,20 @@ absl::Status ValidateList(const ListOptions& options, size_t max_page_size) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateCountNewer(Micros ts, size_t max_count,
+                                size_t max_page_size) {
+  if (ts < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
+  }
+  if (max_count == 0 || max_count > max_page_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_count is ", max_count, "; it must be 1..",
+                     max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
   if (options.limit == 0 || options.limit > max_page_size) {
     return OutOfRange(

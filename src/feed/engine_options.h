@@ -30,6 +30,10 @@ absl::Status ValidateBackfill(size_t backfill);
 // Checks the limit of a follower/followee page.
 absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
 
+// Checks the arguments of CountNewer.
+absl::Status ValidateCountNewer(Micros ts, size_t max_count,
+                                size_t max_page_size);
+
 // Checks limit and window (not the cursor, which needs the owner).
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);
 

@@ -234,14 +234,8 @@ absl::StatusOr<EntityPage> FeedEngineImpl::ReadList(
   std::optional<FollowListCursor> after;
   if (!options.cursor.empty()) {
     absl::StatusOr<FollowListCursor> cursor =
-        DecodeFollowListCursor(options.cursor);
+        DecodeFollowListCursorOf(options.cursor, followers, entity);
     if (!cursor.ok()) return cursor.status();
-    if (cursor->followers != followers || cursor->entity != entity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cursor belongs to the ", cursor->followers ? "follower" : "followee",
-          " list of ", cursor->entity, ", not to the ",
-          followers ? "follower" : "followee", " list of ", entity));
-    }
     after = *cursor;
   }
   EntityPage page;

@@ -168,14 +168,10 @@ absl::StatusOr<Page> FeedEngineImpl::ReadWorld(
 absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
                                                   ActivityId activity_id,
                                                   size_t max_count) const {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
-  }
-  if (max_count == 0 || max_count > options_.max_page_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_count is ", max_count, "; it must be 1..",
-                     options_.max_page_size, " (EngineOptions.max_page_size)"));
+  if (absl::Status bad =
+          ValidateCountNewer(ts, max_count, options_.max_page_size);
+      !bad.ok()) {
+    return bad;
   }
   std::optional<TimelineKey> lo = NewerKey({ts, activity_id});
   if (!lo.has_value()) return 0;

@@ -19,7 +19,7 @@
 namespace feedcore::redis {
 namespace {
 
-using internal::DecodeFollowListCursor;
+using internal::DecodeFollowListCursorOf;
 using internal::DecodeTimelineCursor;
 using internal::EncodeFollowListCursor;
 using internal::EncodeTimelineCursor;
@@ -62,14 +62,10 @@ absl::StatusOr<Page> RedisFeedEngine::ReadWorld(
 absl::StatusOr<size_t> RedisFeedEngine::CountNewer(EntityId reader, Micros ts,
                                                    ActivityId activity_id,
                                                    size_t max_count) const {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
-  }
-  if (max_count == 0 || max_count > options_.max_page_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_count is ", max_count, "; it must be 1..",
-                     options_.max_page_size, " (EngineOptions.max_page_size)"));
+  if (absl::Status bad =
+          internal::ValidateCountNewer(ts, max_count, options_.max_page_size);
+      !bad.ok()) {
+    return bad;
   }
   if (activity_id == std::numeric_limits<ActivityId>::max() &&
       ts == std::numeric_limits<Micros>::max()) {
@@ -312,14 +308,8 @@ absl::StatusOr<EntityPage> RedisFeedEngine::ReadList(
   std::string start = "-";
   if (!options.cursor.empty()) {
     absl::StatusOr<FollowListCursor> cursor =
-        DecodeFollowListCursor(options.cursor);
+        DecodeFollowListCursorOf(options.cursor, followers, entity);
     if (!cursor.ok()) return cursor.status();
-    if (cursor->followers != followers || cursor->entity != entity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cursor belongs to the ", cursor->followers ? "follower" : "followee",
-          " list of ", cursor->entity, ", not to the ",
-          followers ? "follower" : "followee", " list of ", entity));
-    }
     start = absl::StrCat("(", BigEndian(cursor->last));
   }
   absl::StatusOr<std::vector<EntityId>> ids =

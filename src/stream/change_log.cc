@@ -18,9 +18,6 @@ absl::StatusOr<std::shared_ptr<ChangeStream>> ChangeStream::Create(
       std::make_shared<internal::ChangeLog>(*std::move(resolved))));
 }
 
-ChangeStream::ChangeStream(std::shared_ptr<internal::ChangeLog> log)
-    : log_(std::move(log)) {}
-
 ChangeStream::~ChangeStream() = default;
 
 absl::StatusOr<std::unique_ptr<ChangeReader>> ChangeStream::NewReader(

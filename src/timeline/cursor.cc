@@ -170,4 +170,17 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursor(
   return cursor;
 }
 
+absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
+    absl::string_view text, bool followers, EntityId entity) {
+  absl::StatusOr<FollowListCursor> cursor = DecodeFollowListCursor(text);
+  if (!cursor.ok()) return cursor.status();
+  if (cursor->followers != followers || cursor->entity != entity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cursor belongs to the ", cursor->followers ? "follower" : "followee",
+        " list of ", cursor->entity, ", not to the ",
+        followers ? "follower" : "followee", " list of ", entity));
+  }
+  return cursor;
+}
+
 }  // namespace feedcore::internal

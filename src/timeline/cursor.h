@@ -106,6 +106,11 @@ struct FollowListCursor {
 
 std::string EncodeFollowListCursor(const FollowListCursor& cursor);
 absl::StatusOr<FollowListCursor> DecodeFollowListCursor(absl::string_view text);
+// Decodes `text` and checks that it belongs to `entity`'s follower list
+// (`followers` true) or followee list: InvalidArgument naming both lists
+// otherwise. Both backends page their lists with it.
+absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
+    absl::string_view text, bool followers, EntityId entity);
 
 }  // namespace feedcore::internal
 
