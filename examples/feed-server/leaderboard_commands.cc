@@ -179,10 +179,11 @@ void Zincrby(CommandCall& call) {
   std::lock_guard lock(set->LockFor(name));
   absl::StatusOr<MemberId> id = set->members.Intern(name);
   if (!id.ok()) return ReplyError(call, id.status());
-  const bool existed = set->board->Score(*id).ok();
   absl::StatusOr<int64_t> score = set->board->Increment(*id, *delta);
   if (!score.ok()) {
-    if (!existed) set->members.Release(name);  // only members keep names
+    // A failed call changed nothing: if the member is not on the board, it
+    // was new here, and only members keep names.
+    if (!set->board->Score(*id).ok()) set->members.Release(name);
     return ReplyError(call, score.status());
   }
   call.reply->Score(*score);
