@@ -231,8 +231,7 @@ void RespParser::CopyArgumentBytes(size_t take) {
   const size_t needed = arg.size() + take;
   if (needed > arg.capacity()) {
     const size_t before = arg.capacity();
-    arg.reserve(std::min(bulk_length_,
-                         std::max(needed, 2 * before)));
+    arg.reserve(std::min(bulk_length_, std::max(needed, 2 * before)));
     args_bytes_ += arg.capacity() - before;
   }
   arg.append(buffer_, pos_, take);
@@ -352,7 +351,8 @@ std::optional<ParseStatus> RespParser::ParseMultibulkHeader(
                          ? "Protocol error: unauthenticated multibulk length"
                          : absl::StrCat("Protocol error: invalid multibulk "
                                         "length: ",
-                                        *count, " arguments, more than the "
+                                        *count,
+                                        " arguments, more than the "
                                         "limit of ",
                                         limits_.max_args, " (--max_args)"));
   }
@@ -395,10 +395,10 @@ std::optional<ParseStatus> RespParser::ParseBulkHeader(ParsedCommand& out) {
     return Fail(out, "Protocol error: unauthenticated bulk length");
   }
   if (bytes > limits_.max_bulk_bytes) {
-    return Fail(out, absl::StrCat("Protocol error: invalid bulk length: ",
-                                  bytes, " bytes, more than the limit of ",
-                                  limits_.max_bulk_bytes,
-                                  " (--max_bulk_bytes)"));
+    return Fail(out,
+                absl::StrCat("Protocol error: invalid bulk length: ", bytes,
+                             " bytes, more than the limit of ",
+                             limits_.max_bulk_bytes, " (--max_bulk_bytes)"));
   }
   if (request_bytes_ + bytes > limits_.max_request_bytes) {
     return Fail(out, absl::StrCat("Protocol error: invalid bulk length: the "

@@ -149,8 +149,8 @@ TEST_CASE("an oversized bulk length fails the stream at its header") {
   const Events events = Parse(input, limits);
   REQUIRE(events.size() == 2);
   CHECK(events[0] == "CMD PING");
-  CHECK(events[1].rfind("ERR Protocol error: invalid bulk length: 9 bytes", 0) ==
-        0);
+  CHECK(events[1].rfind("ERR Protocol error: invalid bulk length: 9 bytes",
+                        0) == 0);
   CHECK(events[1].find("--max_bulk_bytes") != std::string::npos);
 
   // The same, fed byte by byte: identical.
