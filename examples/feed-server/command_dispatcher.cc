@@ -10,6 +10,7 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
+#include "info_command.h"
 #include "leaderboard_commands.h"
 #include "resp_writer.h"
 #include "snapshot_commands.h"
@@ -17,16 +18,17 @@
 namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
-    FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots) {
+    FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
+    const DispatcherOptions& options) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
         "CommandDispatcher needs a feed engine and a leaderboard store");
   }
   std::unique_ptr<CommandDispatcher> dispatcher(
-      new CommandDispatcher(feeds, boards, snapshots));
+      new CommandDispatcher(feeds, boards, snapshots, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add : {AddConnectionCommands, AddFeedCommands,
+  for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
                    AddLeaderboardCommands, AddSnapshotCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
@@ -35,16 +37,20 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
 
 CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
                                      LeaderboardStore* boards,
-                                     SnapshotSaver* snapshots) {
+                                     SnapshotSaver* snapshots,
+                                     const DispatcherOptions& options) {
   context_.feeds = feeds;
   context_.boards = boards;
   context_.snapshots = snapshots;
   context_.commands = &table_;
+  context_.stats = &stats_;
+  context_.requirepass = options.requirepass;
 }
 
 SessionState CommandDispatcher::NewSession() const {
   SessionState session;
   session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
+  session.authenticated = context_.requirepass.empty();
   return session;
 }
 
@@ -56,6 +62,14 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
     return;
   }
   const CommandSpec* spec = table_.Find(args[0]);
+  // Before anything else, even the unknown-command error: a client without
+  // the password learns nothing about the server.
+  if (!session.authenticated &&
+      (spec == nullptr || std::find(spec->flags.begin(), spec->flags.end(),
+                                    "no_auth") == spec->flags.end())) {
+    reply.Error("NOAUTH Authentication required.");
+    return;
+  }
   if (spec == nullptr) {
     // Redis's wording, which client libraries and people recognize.
     std::string message = absl::StrCat("ERR unknown command ", Quote(args[0]),

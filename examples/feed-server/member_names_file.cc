@@ -20,6 +20,8 @@ constexpr size_t kChecksumBytes = 8;
 // The smallest encoding of a key (empty key, no names) and of a name.
 constexpr uint64_t kMinKeyBytes = 4 + 8;
 constexpr uint64_t kMinNameBytes = 4;
+// In format 2 each name follows its u64 id.
+constexpr uint64_t kMinIdNameBytes = 8 + 4;
 
 void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i)
@@ -81,7 +83,9 @@ absl::Status CheckCount(uint64_t count, uint64_t min_bytes_each, size_t left,
   return absl::OkStatus();
 }
 
-absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
+absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index,
+                                         uint32_t version) {
+  const bool with_ids = version >= 2;
   const std::string where = absl::StrCat("key #", index);
   KeyMemberNames key;
   absl::StatusOr<std::string> name = reader.Bytes(where);
@@ -95,13 +99,26 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
   absl::StatusOr<uint64_t> count = reader.Fixed(8, where);
   if (!count.ok()) return count.status();
   if (absl::Status status =
-          CheckCount(*count, kMinNameBytes, reader.left(), "name");
+          CheckCount(*count, with_ids ? kMinIdNameBytes : kMinNameBytes,
+                     reader.left(), "name");
       !status.ok()) {
     return status;
   }
   key.names.reserve(*count);
+  if (with_ids) key.ids.reserve(*count);
   absl::flat_hash_set<absl::string_view> seen;
+  absl::flat_hash_set<MemberId> seen_ids;
   for (uint64_t i = 0; i < *count; ++i) {
+    if (with_ids) {
+      absl::StatusOr<uint64_t> id = reader.Fixed(8, where);
+      if (!id.ok()) return id.status();
+      if (*id == 0 || !seen_ids.insert(*id).second) {
+        return absl::DataLossError(absl::StrCat(
+            "member-names file is damaged: key ", Quote(key.key),
+            *id == 0 ? " gives member id 0" : " gives a member id twice"));
+      }
+      key.ids.push_back(*id);
+    }
     absl::StatusOr<std::string> member = reader.Bytes(where);
     if (!member.ok()) return member.status();
     key.names.push_back(*std::move(member));
@@ -132,7 +149,10 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
   for (const KeyMemberNames& key : file.keys) {
     PutBytes(out, key.key);
     PutU64(out, key.names.size());
-    for (const std::string& name : key.names) PutBytes(out, name);
+    for (size_t i = 0; i < key.names.size(); ++i) {
+      PutU64(out, key.ids.empty() ? i + 1 : key.ids[i]);
+      PutBytes(out, key.names[i]);
+    }
   }
   PutU64(out, XXH3_64bits(out.data(), out.size()));
   return out;
@@ -149,10 +169,10 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
   }
   Reader header(bytes.substr(sizeof(kMagic), 4));
   const uint64_t version = header.Fixed(4, "header").value();
-  if (version != kMemberNamesFormatVersion) {
+  if (version < 1 || version > kMemberNamesFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(
         "member-names file has format version ", version,
-        "; this server reads version ", kMemberNamesFormatVersion));
+        "; this server reads versions 1 to ", kMemberNamesFormatVersion));
   }
   const absl::string_view covered =
       bytes.substr(0, bytes.size() - kChecksumBytes);
@@ -180,7 +200,8 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
   file.keys.reserve(*key_count);
   absl::flat_hash_set<std::string> keys;
   for (uint64_t i = 0; i < *key_count; ++i) {
-    absl::StatusOr<KeyMemberNames> key = DecodeKey(reader, i);
+    absl::StatusOr<KeyMemberNames> key =
+        DecodeKey(reader, i, static_cast<uint32_t>(version));
     if (!key.ok()) return key.status();
     if (!keys.insert(key->key).second) {
       return absl::DataLossError(

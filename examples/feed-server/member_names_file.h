@@ -7,9 +7,12 @@
 //   magic "FCNAMES\0" | u32 format version
 //   u64 snapshot file length | u64 XXH3-64 of the snapshot file
 //   u64 key count, then per key:
-//     u32 key length | key | u64 name count | per name: u32 length | name
+//     u32 key length | key | u64 name count |
+//     per name: u64 MemberId | u32 length | name
 //   u64 XXH3-64 of every byte before it
-// A key's names are in id order: the i-th has MemberId i + 1.
+// Format 1, still read, has no MemberId before each name: a key's names
+// are in id order, the i-th with MemberId i + 1. Format 2 names each id,
+// since names are freed and their ids' slots reused (member_dictionary.h).
 //
 // The snapshot's length and hash tie the two files together: a names file
 // from another save (the process stopped between writing the two, or the
@@ -30,7 +33,7 @@
 
 namespace feedcore::server {
 
-inline constexpr uint32_t kMemberNamesFormatVersion = 1;
+inline constexpr uint32_t kMemberNamesFormatVersion = 2;
 
 struct MemberNamesFile {
   FileDigest snapshot;  // the snapshot file these names belong to
@@ -43,9 +46,10 @@ std::string MemberNamesPath(const std::string& snapshot_path);
 std::string EncodeMemberNamesFile(const MemberNamesFile& file);
 
 // Checks everything before trusting it: InvalidArgument if `bytes` is not
-// a names file or has another format version; DataLoss for a checksum
-// mismatch, a truncated or overlong file, a count larger than the bytes
-// left, an empty or overlong key, or a key or name given twice.
+// a names file or has a format version other than 1 or 2; DataLoss for a
+// checksum mismatch, a truncated or overlong file, a count larger than the
+// bytes left, an empty or overlong key, a member id 0, or a key, name or
+// id given twice.
 absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes);
 
 // Replaces `path` with `file` crash-safely (base/durable_file.h), so a
