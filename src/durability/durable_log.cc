@@ -213,6 +213,9 @@ void DurableLog::WriterLoop() {
     }
     const auto now = std::chrono::steady_clock::now();
     Batch batch;
+    // The buffer keeps the capacity of the one before it: appends under
+    // the change log's mutex rarely reallocate.
+    batch.bytes.swap(spare_buffer_);
     batch.bytes.swap(buffer_);
     batch.first_sequence = buffer_first_;
     batch.last_sequence = appended_;
@@ -251,6 +254,8 @@ void DurableLog::WriterLoop() {
         Fail(std::move(status));
       }
     }
+    batch.bytes.clear();
+    spare_buffer_.swap(batch.bytes);
     writing_ = false;
     ++passes_;
     progress_.notify_all();

@@ -154,6 +154,7 @@ class DurableLog final : public WriteGate {
   std::condition_variable work_;      // the writer waits here
   std::condition_variable progress_;  // committers and Sync wait here
   std::string buffer_;
+  std::string spare_buffer_;  // empty, with the capacity of an old buffer
   uint64_t buffer_first_ = 0;
   uint64_t appended_ = 0;
   uint64_t written_ = 0;

@@ -52,7 +52,7 @@ enum Field : uint32_t {
 };
 
 uint32_t FieldsOf(const ChangeRecord& r) {
-  const ChangeRecord none;
+  static const ChangeRecord none;  // immutable: the defaults to compare to
   uint32_t mask = 0;
   auto set = [&mask](bool present, Field field) {
     if (present) mask |= field;
@@ -89,8 +89,50 @@ std::string HeaderBytes() {
   return header;
 }
 
+// Writes a body straight into the output's bytes: one resize up front for
+// the longest the record can take, one at the end to what it took.
+class BodyWriter {
+ public:
+  BodyWriter(std::string* out, size_t bound) : out_(out) {
+    const size_t start = out->size();
+    out->resize(start + bound);
+    at_ = out->data() + start;
+  }
+  ~BodyWriter() { out_->resize(static_cast<size_t>(at_ - out_->data())); }
+
+  void U8(uint8_t v) { *at_++ = static_cast<char>(v); }
+  void Var(uint64_t v) {
+    while (v >= 0x80) {
+      *at_++ = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *at_++ = static_cast<char>(v);
+  }
+  void VarSigned(int64_t v) {
+    Var((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
+  void VarBytes(std::string_view bytes) {
+    Var(bytes.size());
+    std::memcpy(at_, bytes.data(), bytes.size());
+    at_ += bytes.size();
+  }
+
+ private:
+  std::string* const out_;
+  char* at_;
+};
+
+constexpr size_t kMaxVarBytes = 10;
+
+// The longest body `r` can encode to: every integer at its longest.
+size_t BodyBound(const ChangeRecord& r) {
+  return 2 + 32 * kMaxVarBytes + r.owners.size() * kMaxVarBytes +
+         r.keys.size() * 2 * kMaxVarBytes + r.entry.payload.size() +
+         r.board.size();
+}
+
 void EncodeBody(const ChangeRecord& r, std::string* out) {
-  ByteWriter w(out);
+  BodyWriter w(out, BodyBound(r));
   const uint32_t mask = FieldsOf(r);
   w.U8(static_cast<uint8_t>(r.kind));
   w.Var(mask);
@@ -216,13 +258,15 @@ bool AppendChangeFrame(const ChangeRecord& record, std::string* out) {
     out->resize(start);
     return false;
   }
-  const std::string_view body(out->data() + start + kChangeFrameHeaderBytes,
-                              body_size);
-  std::string frame_header;
-  ByteWriter w(&frame_header);
-  w.U32(static_cast<uint32_t>(body_size));
-  w.U64(Checksum(body));
-  std::memcpy(out->data() + start, frame_header.data(), frame_header.size());
+  char* frame = out->data() + start;
+  const uint64_t checksum = Checksum(
+      std::string_view(frame + kChangeFrameHeaderBytes, body_size));
+  for (size_t i = 0; i < 4; ++i) {
+    frame[i] = static_cast<char>((body_size >> (8 * i)) & 0xff);
+  }
+  for (size_t i = 0; i < 8; ++i) {
+    frame[4 + i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
+  }
   return true;
 }
 
