@@ -172,9 +172,13 @@ inline Op MakeOp(uint64_t seed, size_t thread, uint64_t index,
   } else if (pick < 95) {
     op.kind = OpKind::kIncrementMany;
     op.board = board();
+    // Distinct members: each score of a batch recovered in part is then
+    // the one before the batch or the one after it.
     const size_t n = 1 + rng() % 6;
+    const uint64_t from = rng() % kMembers;
     for (size_t i = 0; i < n; ++i) {
-      op.batch.push_back({member(), 1 + static_cast<int64_t>(rng() % 30)});
+      op.batch.push_back({EntityOf(thread, (from + i) % kMembers),
+                          1 + static_cast<int64_t>(rng() % 30)});
     }
   } else {
     op.kind = OpKind::kRemove;
