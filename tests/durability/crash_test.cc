@@ -553,56 +553,47 @@ class CrashHarness {
   // empty directory.
   Verdict Verify(DurableStore& store, size_t t, const Run& run,
                  const std::vector<StoredEntry>& world) {
-    ThreadModel& model = models_[t];
-    const std::vector<std::string>& acks = run.acks[t];
-    acked_total_ += acks.size();
+    acked_total_ += run.acks[t].size();
     in_flight_total_ += run.in_flight[t].has_value() ? 1 : 0;
-    const uint64_t first = model.applied();
-    // A publish cut after its activity record leaves the activity stored
-    // and in no feed: invisible, so the previous check found the state
-    // without it, and the writer's new attempt is an idempotent re-publish
-    // that changes nothing ("created=0"). Counted as a call recovered in
-    // part (the models cannot follow); the round starts over.
-    if (!acks.empty() && acks[0].rfind("created=0", 0) == 0) {
-      const Op op = MakeOp(seed_, t, first, config_.payload_max);
-      const std::string want = model.ApplyNext(seed_, config_.payload_max);
-      if (op.kind == OpKind::kPublish && want.rfind("created=1", 0) == 0) {
-        ++partial_calls_;
-        ++invisible_publishes_;
-        partial_kinds_.push_back(static_cast<int>(op.kind));
-        return {0, first};
-      }
-      INFO("operation ", first);
-      REQUIRE(want == acks[0]);
-      return Verify(store, t, run, world, 1);
-    }
-    return Verify(store, t, run, world, 0);
-  }
-
-  Verdict Verify(DurableStore& store, size_t t, const Run& run,
-                 const std::vector<StoredEntry>& world, size_t applied) {
     ThreadModel& model = models_[t];
     Fingerprint stored_print;
     const std::vector<std::string> stored =
         DescribeStore(store, t, world, &stored_print);
     const std::vector<std::string>& acks = run.acks[t];
     const bool in_flight = run.in_flight[t].has_value();
-    const uint64_t first = model.applied() - applied;
+    const uint64_t first = model.applied();
     // Applies operation first + k, checking an acknowledged one's result.
+    // False for a publish cut after its activity record in an earlier
+    // round: the activity was stored and put in no feed, which no
+    // description shows, so that round's check found the state without it;
+    // the writer's new attempt is then an idempotent re-publish that
+    // changes nothing ("created=0"). A call recovered in part too.
     auto apply = [&](size_t k) {
       const std::string result = model.ApplyNext(seed_, config_.payload_max);
-      if (k < acks.size()) {
-        INFO("operation ", first + k);
-        REQUIRE(result == acks[k]);
+      if (k >= acks.size()) return true;
+      if (result.rfind("created=1", 0) == 0 &&
+          acks[k].rfind("created=0", 0) == 0) {
+        ++invisible_publishes_;
+        return false;
       }
+      INFO("operation ", first + k);
+      REQUIRE(result == acks[k]);
+      return true;
+    };
+    auto invisible = [&](size_t k) -> Verdict {
+      ++partial_calls_;
+      partial_kinds_.push_back(static_cast<int>(OpKind::kPublish));
+      return {0, first + k};
     };
     const size_t lowest =
         config_.fsync == FsyncPolicy::kAlways ? acks.size() : 0;
     const size_t limit = acks.size() + (in_flight ? 1 : 0);
-    for (size_t k = applied; k < lowest; ++k) apply(k);
+    for (size_t k = 0; k < lowest; ++k) {
+      if (!apply(k)) return invisible(k);
+    }
     Difference closest;
     size_t closest_k = 0;
-    for (size_t k = std::max(lowest, applied);; ++k) {
+    for (size_t k = lowest;; ++k) {
       const Fingerprint print = model.Print();
       std::optional<std::vector<std::string>> before;
       if (print == stored_print || Near(print, stored_print)) {
@@ -623,7 +614,7 @@ class CrashHarness {
       REQUIRE_MESSAGE(k < limit,
                       "the recovered state is not what the acknowledged "
                       "operations made");
-      apply(k);
+      if (!apply(k)) return invisible(k);
       if (!before.has_value()) continue;
       const std::vector<std::string> after = model.Describe();
       // Equal to `after`: the whole call, found at the top of the loop.
@@ -645,8 +636,9 @@ class CrashHarness {
 
   // Whether `stored` is `without` with part of one call's changes: each
   // line holds every item (feed entry, id, member=score) that both `without`
-  // and `with` hold, and nothing that neither holds. Order is not compared
-  // then.
+  // and `with` hold, and nothing that neither holds. Order and payloads are
+  // not compared then: a retract recovered in part has dropped the payload
+  // (its first record) and left some of the entries.
   static bool PartOf(const std::vector<std::string>& without,
                      const std::vector<std::string>& with,
                      const std::vector<std::string>& stored) {
@@ -656,6 +648,10 @@ class CrashHarness {
     const auto items = [](const std::string& line) {
       std::set<std::string> words;
       for (absl::string_view word : absl::StrSplit(line, ' ')) {
+        // A feed entry without its payload's hash (ts/id/actor/expiry).
+        if (std::count(word.begin(), word.end(), '/') == 4) {
+          word = word.substr(0, word.rfind('/'));
+        }
         words.insert(std::string(word));
       }
       return words;
