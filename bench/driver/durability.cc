@@ -482,7 +482,9 @@ void RunDurability(RunContext& context) {
                            std::nullopt);
   }
   context.report.Note(absl::StrCat(
-      "durability: stores and append-only files in ", parent, "; ", threads,
+      "durability: stores and append-only files in ",
+      o.durability_dir.empty() ? "the temporary directory" : "--durability_dir",
+      "; ", threads,
       " writer threads; calls per thread and round: ", o.durability_ops,
       " in memory and feedcore everysec, ", o.durability_redis_ops,
       " Redis everysec, ", o.durability_sync_ops, " with always"));
