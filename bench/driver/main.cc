@@ -8,8 +8,8 @@
 //                  [--redis_cluster=false] [size flags, see --help]
 //
 // Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
-// memory. Exit status: 0 when every answer matched, 1 on a mismatch or a
-// failed call, 2 on a bad command line.
+// memory, durability. Exit status: 0 when every answer matched, 1 on a mismatch
+// or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -35,7 +35,7 @@
 
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
-          "mixed-feed, leaderboard, memory");
+          "mixed-feed, leaderboard, memory, durability");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -99,6 +99,23 @@ ABSL_FLAG(size_t, baseline_rank_calls, 50,
 ABSL_FLAG(size_t, memory_entries, 1'000'000, "memory: timeline entries");
 ABSL_FLAG(size_t, memory_per_timeline, 1'000, "memory: entries per timeline");
 ABSL_FLAG(size_t, memory_members, 1'000'000, "memory: leaderboard members");
+ABSL_FLAG(size_t, durability_threads, 4,
+          "durability: writer threads (concurrent calls share fsyncs)");
+ABSL_FLAG(size_t, durability_followers, 10,
+          "durability: followers of each publishing actor");
+ABSL_FLAG(size_t, durability_rounds, 5, "durability: rounds per system");
+ABSL_FLAG(size_t, durability_ops, 50'000,
+          "durability: calls per thread and round in memory and with "
+          "everysec");
+ABSL_FLAG(size_t, durability_redis_ops, 5'000,
+          "durability: calls per thread and round on Redis appendfsync "
+          "everysec");
+ABSL_FLAG(size_t, durability_sync_ops, 500,
+          "durability: calls per thread and round with always (feedcore and "
+          "Redis)");
+ABSL_FLAG(std::string, durability_dir, "",
+          "durability: where the stores and Redis's append-only files go "
+          "(default: the temporary directory); the disk measured");
 ABSL_FLAG(size_t, timeline_cap, 1'000, "entries kept per timeline");
 ABSL_FLAG(size_t, redis_pipeline, 1'000,
           "Redis commands per round trip; also the leaderboard's increments "
@@ -120,6 +137,7 @@ constexpr NamedScenario kScenarios[] = {
     {"mixed-feed", RunMixedFeed, false},
     {"leaderboard", RunLeaderboard, false},
     {"memory", RunMemory, false},
+    {"durability", RunDurability, false},
 };
 
 DriverOptions SmallOptions() {
@@ -140,6 +158,13 @@ DriverOptions SmallOptions() {
   o.memory_per_timeline = 100;
   o.memory_members = 10'000;
   o.timeline_cap = 1'000;
+  o.durability_threads = 2;
+  o.durability_followers = 5;
+  o.durability_rounds = 2;
+  o.durability_ops = 300;
+  o.durability_redis_ops = 100;
+  o.durability_sync_ops = 20;
+  o.redis_server = absl::GetFlag(FLAGS_redis_server);
   return o;
 }
 
@@ -175,6 +200,14 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.memory_entries = absl::GetFlag(FLAGS_memory_entries);
   o.memory_per_timeline = absl::GetFlag(FLAGS_memory_per_timeline);
   o.memory_members = absl::GetFlag(FLAGS_memory_members);
+  o.durability_threads = absl::GetFlag(FLAGS_durability_threads);
+  o.durability_followers = absl::GetFlag(FLAGS_durability_followers);
+  o.durability_rounds = absl::GetFlag(FLAGS_durability_rounds);
+  o.durability_ops = absl::GetFlag(FLAGS_durability_ops);
+  o.durability_redis_ops = absl::GetFlag(FLAGS_durability_redis_ops);
+  o.durability_sync_ops = absl::GetFlag(FLAGS_durability_sync_ops);
+  o.durability_dir = absl::GetFlag(FLAGS_durability_dir);
+  o.redis_server = absl::GetFlag(FLAGS_redis_server);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -182,7 +215,10 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.page_size == 0 || o.page_size > 1000 || o.users < 2 || o.members == 0 ||
       o.score_range <= 0 || o.timeline_cap == 0 || o.redis_pipeline == 0 ||
       o.memory_entries == 0 || o.memory_members == 0 ||
-      o.mixed_threads.empty()) {
+      o.mixed_threads.empty() || o.durability_threads == 0 ||
+      o.durability_threads > 64 || o.durability_rounds == 0 ||
+      o.durability_ops == 0 || o.durability_redis_ops == 0 ||
+      o.durability_sync_ops == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

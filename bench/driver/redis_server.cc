@@ -100,7 +100,8 @@ void Stop(pid_t pid) {
 
 // Runs in the forked child: becomes redis-server or exits with 127.
 [[noreturn]] void ExecServer(const std::string& binary, int port,
-                             const std::string& dir) {
+                             const std::string& dir,
+                             const std::vector<std::string>& extra_args) {
   // Dies with the driver, whatever way the driver ends.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   const int log =
@@ -120,6 +121,7 @@ void Stop(pid_t pid) {
                                    "no",      "--dir",
                                    dir,       "--loglevel",
                                    "warning"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -130,7 +132,7 @@ void Stop(pid_t pid) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
-    const std::string& binary) {
+    const std::string& binary, const std::vector<std::string>& extra_args) {
   std::string last_error = "no attempt made";
   for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
     absl::StatusOr<int> port = FreeLoopbackPort();
@@ -150,7 +152,7 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
       return absl::UnavailableError(
           absl::StrCat("fork: ", std::strerror(errno)));
     }
-    if (pid == 0) ExecServer(binary, *port, dir);
+    if (pid == 0) ExecServer(binary, *port, dir, extra_args);
     // The object owns the child from here, so every path below stops it.
     std::unique_ptr<RedisServer> server(new RedisServer(pid, *port, dir));
     const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;

@@ -1,5 +1,6 @@
 // A private redis-server for one run of feedcore-bench: started on a free
-// loopback port with persistence off, stopped when this object goes away.
+// loopback port with persistence off (unless the caller's extra arguments
+// turn it on), stopped when this object goes away.
 //
 // The server is the driver's child process. It is asked to stop (SIGTERM,
 // then SIGKILL after a bounded wait) by the destructor, so every return
@@ -12,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -22,11 +24,17 @@ class RedisServer {
   // Starts `binary` (looked up in PATH when it has no slash) listening on
   // 127.0.0.1 only, at a port that was free a moment before, with
   // `--save "" --appendonly no`, its working directory in a fresh
-  // temporary directory. Tries a few ports if one is taken meanwhile.
+  // temporary directory, then `extra_args` (which override those: e.g.
+  // `--appendonly yes --appendfsync always` puts the append-only file in
+  // that directory). Tries a few ports if one is taken meanwhile.
   // Returns once the server answers PING. Unavailable, with the reason,
   // when the binary is missing or the server does not come up.
   static absl::StatusOr<std::unique_ptr<RedisServer>> Start(
-      const std::string& binary);
+      const std::string& binary,
+      const std::vector<std::string>& extra_args = {});
+
+  // The server's working directory (where an append-only file goes).
+  const std::string& dir() const { return dir_; }
 
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;

@@ -95,6 +95,11 @@ bool IsHeadline(const Ratio& ratio) {
   return ratio.base == kFeedcore && ratio.other == kRedis;
 }
 
+// A ratio asked for with Report::Compare.
+bool IsComparison(const Ratio& ratio) {
+  return ratio.base != kFeedcore && ratio.base != kFeedcoreCluster;
+}
+
 const Figure* FindFigure(const std::vector<Figure>& figures,
                          std::string_view scenario, std::string_view metric,
                          std::string_view system) {
@@ -207,6 +212,15 @@ void Report::ComputeRatios() {
       add(mine, *redis);
     }
   }
+  for (const Ratio& wanted : comparisons_) {
+    const Figure* base =
+        FindFigure(figures_, wanted.scenario, wanted.metric, wanted.base);
+    const Figure* other =
+        FindFigure(figures_, wanted.scenario, wanted.metric, wanted.other);
+    if (base == nullptr || other == nullptr) continue;
+    add(*base, *other);
+    ratios_.back().target = wanted.target;
+  }
 }
 
 void Report::PrintTable(std::FILE* out, const MachineInfo& machine) const {
@@ -238,6 +252,17 @@ void Report::PrintTable(std::FILE* out, const MachineInfo& machine) const {
                   ratio.metric, RatioText(ratio.value), TargetText(ratio));
   }
   if (!any) absl::FPrintF(out, "  (Redis did not run)\n");
+  bool compared = false;
+  for (const Ratio& ratio : ratios_) {
+    if (!IsComparison(ratio)) continue;
+    if (!compared) {
+      absl::FPrintF(out, "\nSystems compared with each other (medians)\n");
+      compared = true;
+    }
+    absl::FPrintF(out, "  %-15s %-30s %-18s vs %-18s %8s   target %s\n",
+                  ratio.scenario, ratio.metric, ratio.base, ratio.other,
+                  RatioText(ratio.value), TargetText(ratio));
+  }
   const std::vector<ClusterRow> rows = ClusterRows(figures_, ratios_);
   if (!rows.empty()) {
     absl::FPrintF(out,
@@ -341,8 +366,7 @@ absl::Status Report::WriteMarkdownSection(const std::string& path,
     if (absl::StartsWith(arg, "--commit=")) continue;
     absl::StrAppend(&command, command.empty() ? "" : " ", arg);
   }
-  md << "Run of " << machine.date << ":\n\n```sh\n" << command
-     << "\n```\n\n";
+  md << "Run of " << machine.date << ":\n\n```sh\n" << command << "\n```\n\n";
   md << "| machine | |\n|---|---|\n";
   md << "| CPU | " << machine.cpu_model << " |\n";
   md << "| cores | " << machine.cores << " |\n";
@@ -367,6 +391,21 @@ absl::Status Report::WriteMarkdownSection(const std::string& path,
        << RatioText(ratio.value) << "** | " << TargetText(ratio) << " |\n";
   }
   md << "\n![feedcore vs Redis](benchmarks-vs-redis.png)\n\n";
+
+  bool compared = false;
+  for (const Ratio& ratio : ratios_) {
+    if (!IsComparison(ratio)) continue;
+    if (!compared) {
+      md << "**Systems compared with each other** (ratio of medians, "
+            "times better):\n\n| scenario | figure | system | vs | ratio | "
+            "target |\n|---|---|---|---|---:|---|\n";
+      compared = true;
+    }
+    md << "| " << ratio.scenario << " | " << ratio.metric << " | " << ratio.base
+       << " | " << ratio.other << " | **" << RatioText(ratio.value) << "** | "
+       << TargetText(ratio) << " |\n";
+  }
+  if (compared) md << "\n";
 
   const std::vector<ClusterRow> rows = ClusterRows(figures_, ratios_);
   if (!rows.empty()) {

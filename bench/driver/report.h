@@ -63,12 +63,21 @@ struct MachineInfo {
 class Report {
  public:
   void Add(Figure figure) { figures_.push_back(std::move(figure)); }
+  // Asks for the ratio of `base` to `other` on one metric, with a target,
+  // besides the ones ComputeRatios makes by itself: for systems compared
+  // with each other rather than with feedcore (a durable engine against
+  // the in-memory one, or against Redis with the same fsync policy).
+  void Compare(std::string scenario, std::string metric, std::string base,
+               std::string other, std::optional<double> target) {
+    comparisons_.push_back({std::move(scenario), std::move(metric),
+                            std::move(base), std::move(other), 0, target});
+  }
   // Notes printed with the results (skipped systems, sizes...).
   void Note(std::string note) { notes_.push_back(std::move(note)); }
 
   // Computes the ratio of feedcore to every other system, for every
-  // (scenario, metric) where both have a figure, and of feedcore on Redis
-  // Cluster to Redis.
+  // (scenario, metric) where both have a figure, of feedcore on Redis
+  // Cluster to Redis, and those asked for with Compare.
   void ComputeRatios();
 
   const std::vector<Figure>& figures() const { return figures_; }
@@ -88,6 +97,7 @@ class Report {
  private:
   std::vector<Figure> figures_;
   std::vector<Ratio> ratios_;
+  std::vector<Ratio> comparisons_;  // asked for with Compare; value unset
   std::vector<std::string> notes_;
 };
 

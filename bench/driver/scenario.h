@@ -47,6 +47,15 @@ struct DriverOptions {
   size_t memory_entries = 1'000'000;
   size_t memory_per_timeline = 1'000;
   size_t memory_members = 1'000'000;
+  // durability
+  size_t durability_threads = 4;
+  size_t durability_followers = 10;
+  size_t durability_rounds = 5;
+  size_t durability_ops = 50'000;       // per thread and round
+  size_t durability_redis_ops = 5'000;  // Redis everysec
+  size_t durability_sync_ops = 500;     // feedcore and Redis always
+  std::string durability_dir;           // empty: the temporary directory
+  std::string redis_server = "redis-server";
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -85,6 +94,7 @@ void RunTimelineRead(RunContext& context);
 void RunMixedFeed(RunContext& context);
 void RunLeaderboard(RunContext& context);
 void RunMemory(RunContext& context);
+void RunDurability(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|leaderboard): builds one structure and prints
