@@ -103,8 +103,8 @@ void DurableLog::Append(const ChangeRecord& record) {
   std::lock_guard<std::mutex> lock(mu_);
   if (buffer_.empty()) buffer_first_ = record.sequence;
   if (!AppendChangeFrame(record, &buffer_)) {
-    // A body over 4 GiB cannot be framed; the call that made it fails in
-    // Commit, and so does every later one, rather than losing it quietly.
+    // A body over 4 GiB cannot be framed; the call that made it fails when it
+    // ends, and so does every later one, rather than losing it quietly.
     if (error_.ok()) {
       error_ = absl::ResourceExhaustedError(
           absl::StrCat("change record ", record.sequence,
@@ -113,34 +113,82 @@ void DurableLog::Append(const ChangeRecord& record) {
     }
   }
   appended_ = record.sequence;
-  if (fsync_ == FsyncPolicy::kAlways || buffer_.size() >= kWakeBytes) {
+  if (buffer_.size() >= kWakeBytes && Takeable()) work_.notify_one();
+}
+
+absl::StatusOr<uint64_t> DurableLog::Admit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (refusing_) {
+    if (!error_.ok()) return Refused(error_);
+    if (!space_error_.ok()) return Refused(space_error_);
+  }
+  // Every record of the call will come after this point.
+  const uint64_t start = appended_ + 1;
+  if (!in_flight_.empty() && in_flight_.back().start == start) {
+    ++in_flight_.back().calls;
+  } else {
+    in_flight_.push_back({start, 1});
+  }
+  return start;
+}
+
+absl::Status DurableLog::End(uint64_t token, bool succeeded) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = std::lower_bound(in_flight_.begin(), in_flight_.end(), token,
+                             [](const InFlight& entry, uint64_t start) {
+                               return entry.start < start;
+                             });
+  if (it != in_flight_.end() && it->start == token && it->calls > 0) {
+    --it->calls;
+  }
+  while (!in_flight_.empty() && in_flight_.front().calls == 0) {
+    in_flight_.pop_front();
+  }
+  if (Takeable() && (fsync_ == FsyncPolicy::kAlways || sync_wanted_ > synced_ ||
+                     buffer_.size() >= kWakeBytes)) {
     work_.notify_one();
   }
-}
-
-absl::Status DurableLog::Admit() {
-  if (!refusing_.load(std::memory_order_acquire)) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!error_.ok()) return Refused(error_);
-  if (!space_error_.ok()) return Refused(space_error_);
-  return absl::OkStatus();
-}
-
-absl::Status DurableLog::Commit() {
-  if (fsync_ != FsyncPolicy::kAlways) return absl::OkStatus();
-  std::unique_lock<std::mutex> lock(mu_);
+  if (!succeeded || fsync_ != FsyncPolicy::kAlways) return absl::OkStatus();
+  // The call's records are among those appended so far (which may include
+  // records of calls still running: the wait covers them too).
   const uint64_t target = appended_;
   progress_.wait(lock, [&] { return synced_ >= target || !error_.ok(); });
   return synced_ >= target ? absl::OkStatus() : error_;
 }
 
+uint64_t DurableLog::Boundary() const {
+  return in_flight_.empty() ? appended_ : in_flight_.front().start - 1;
+}
+
+bool DurableLog::Takeable() const {
+  return !buffer_.empty() && Boundary() >= buffer_first_;
+}
+
+size_t DurableLog::BytesThrough(uint64_t sequence) const {
+  if (sequence >= appended_) return buffer_.size();
+  size_t offset = 0;
+  for (uint64_t s = buffer_first_; s <= sequence; ++s) {
+    uint32_t length = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      length |=
+          static_cast<uint32_t>(static_cast<unsigned char>(buffer_[offset + i]))
+          << (8 * i);
+    }
+    offset += kChangeFrameHeaderBytes + length;
+  }
+  return offset;
+}
+
 absl::Status DurableLog::Sync() {
   std::unique_lock<std::mutex> lock(mu_);
-  sync_wanted_ = std::max(sync_wanted_, appended_);
+  const uint64_t target = appended_;
+  sync_wanted_ = std::max(sync_wanted_, target);
   // A pass that already took its batch may have missed this request.
   const uint64_t pass = passes_ + (writing_ ? 2 : 1);
   work_.notify_one();
-  progress_.wait(lock, [&] { return passes_ >= pass || !error_.ok(); });
+  progress_.wait(lock, [&] {
+    return (passes_ >= pass && synced_ >= target) || !error_.ok();
+  });
   return error_;
 }
 
@@ -200,10 +248,13 @@ void DurableLog::WriterLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   auto last_sync = std::chrono::steady_clock::now();
   for (;;) {
+    // Never true while nothing can be done: a buffer held back by a call
+    // in flight waits for that call's End.
     auto ready = [&] {
-      return stop_ || sync_wanted_ > synced_ || split_sequence_ != 0 ||
-             sync_wanted_ > passed_wanted_ || buffer_.size() >= kWakeBytes ||
-             (fsync_ == FsyncPolicy::kAlways && !buffer_.empty());
+      return stop_ || sync_wanted_ > passed_wanted_ ||
+             (Takeable() &&
+              (fsync_ == FsyncPolicy::kAlways || sync_wanted_ > synced_ ||
+               split_sequence_ != 0 || buffer_.size() >= kWakeBytes));
     };
     // A space error is retried once a second even when no write comes.
     if (fsync_ == FsyncPolicy::kAlways && space_error_.ok()) {
@@ -212,17 +263,7 @@ void DurableLog::WriterLoop() {
       work_.wait_for(lock, kInterval, ready);
     }
     const auto now = std::chrono::steady_clock::now();
-    Batch batch;
-    // The buffer keeps the capacity of the one before it: appends under
-    // the change log's mutex rarely reallocate.
-    batch.bytes.swap(spare_buffer_);
-    batch.bytes.swap(buffer_);
-    batch.first_sequence = buffer_first_;
-    batch.last_sequence = appended_;
-    batch.split_sequence = split_sequence_;
-    batch.split = split_offset_;
-    split_sequence_ = 0;
-    split_offset_ = 0;
+    Batch batch = TakeBatch();
     const bool stopping = stop_;
     const bool unsynced = batch.last_sequence > synced_;
     batch.sync =
@@ -255,12 +296,44 @@ void DurableLog::WriterLoop() {
       }
     }
     batch.bytes.clear();
-    spare_buffer_.swap(batch.bytes);
+    if (spare_buffer_.capacity() < batch.bytes.capacity()) {
+      spare_buffer_.swap(batch.bytes);
+    }
     writing_ = false;
     ++passes_;
     progress_.notify_all();
     if (stopping && buffer_.empty()) return;
   }
+}
+
+DurableLog::Batch DurableLog::TakeBatch() {
+  Batch batch;
+  // At stop no call may be running: everything goes.
+  const uint64_t boundary = stop_ ? appended_ : Boundary();
+  const uint64_t last =
+      buffer_.empty() || boundary < buffer_first_ ? 0 : boundary;
+  const size_t take = last == 0 ? 0 : BytesThrough(last);
+  if (take == buffer_.size()) {
+    // The buffer keeps the capacity of the one before it: appends under
+    // the change log's mutex rarely reallocate.
+    batch.bytes.swap(spare_buffer_);
+    batch.bytes.swap(buffer_);
+  } else {
+    batch.bytes.assign(buffer_, 0, take);
+    buffer_.erase(0, take);
+  }
+  batch.first_sequence = buffer_first_;
+  if (last != 0) buffer_first_ = last + 1;
+  batch.last_sequence = std::max(written_, last);
+  if (split_sequence_ != 0 && split_offset_ <= take) {
+    batch.split_sequence = split_sequence_;
+    batch.split = split_offset_;
+    split_sequence_ = 0;
+    split_offset_ = 0;
+  } else if (split_sequence_ != 0) {
+    split_offset_ -= take;
+  }
+  return batch;
 }
 
 absl::Status DurableLog::WriteBatch(const Batch& batch) {

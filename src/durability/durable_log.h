@@ -2,11 +2,18 @@
 // segment files in a directory, with an fsync policy and group commit.
 //
 // Data flow: ChangeLog::Append (under the change log's mutex) encodes each
-// record's frame into `buffer_`; one writer thread takes the whole buffer
-// at a time, writes it to the current segment and, as the policy says,
-// syncs it. Under kAlways every appender's Commit waits for `synced_` to
-// reach what was appended when it asked, so all callers waiting at once
-// share the writer's next fdatasync (group commit).
+// record's frame into `buffer_`; one writer thread takes the buffer,
+// writes it to the current segment and, as the policy says, syncs it.
+// Under kAlways a call's End waits for `synced_` to reach what was
+// appended when it ended, so all callers waiting at once share the
+// writer's next fdatasync (group commit).
+//
+// Whole calls: a call's records are interleaved with other calls' in
+// sequence order, so the writer takes frames only up to the boundary
+// before the first call still running (`in_flight_`, by the sequence
+// point at which each was admitted). What reaches the disk is then a
+// prefix of the sequence made of finished calls: a crash leaves every
+// call whole or absent, never a Publish's activity without its feeds.
 //
 // Disk space: every segment is created with its full size reserved
 // (fallocate, keeping the file size), and the next one is made ready in
@@ -30,6 +37,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -89,8 +97,8 @@ class DurableLog final : public WriteGate {
   ~DurableLog() override;
 
   void Append(const ChangeRecord& record) override;
-  absl::Status Admit() override;
-  absl::Status Commit() override;
+  absl::StatusOr<uint64_t> Admit() override;
+  absl::Status End(uint64_t token, bool succeeded) override;
 
   // Returns once everything appended so far is written and synced, after
   // a whole pass of the writer (which also retries reserving space).
@@ -125,7 +133,23 @@ class DurableLog final : public WriteGate {
     bool sync = false;
   };
 
+  // Calls admitted at one sequence point and not ended yet.
+  struct InFlight {
+    uint64_t start = 0;
+    uint32_t calls = 0;
+  };
+
   void WriterLoop();
+  // Takes from the buffer every frame up to the boundary. REQUIRES: mu_.
+  Batch TakeBatch();
+  // The last sequence the writer may take: everything before the first
+  // call still running. REQUIRES: mu_.
+  uint64_t Boundary() const;
+  // Whether some buffered frame is at or before the boundary. REQUIRES:
+  // mu_.
+  bool Takeable() const;
+  // Bytes of the buffer's frames up to `sequence`. REQUIRES: mu_.
+  size_t BytesThrough(uint64_t sequence) const;
   // Writes `batch` to the segments, rolling where it must. Writer only.
   absl::Status WriteBatch(const Batch& batch);
   absl::Status WriteToCurrent(const char* data, size_t size);
@@ -169,6 +193,7 @@ class DurableLog final : public WriteGate {
   std::vector<LogSegment> segments_;
   uint64_t bytes_since_snapshot_ = 0;
   uint64_t fsyncs_ = 0;
+  std::deque<InFlight> in_flight_;  // by start, ascending
   bool stop_ = false;
   absl::Status error_;        // sticky
   absl::Status space_error_;  // until the spare is made

@@ -157,7 +157,7 @@ class DurableStoreImpl final : public DurableStore {
 
   absl::Status Compact() override {
     std::lock_guard<std::mutex> lock(compact_mu_);
-    if (absl::Status s = log_->AdmitWrite(); !s.ok()) {
+    if (absl::Status s = Stats().write_error; !s.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("cannot compact: ", s.message()));
     }

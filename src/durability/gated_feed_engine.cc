@@ -4,10 +4,11 @@ namespace feedcore::internal {
 
 template <typename Write>
 auto GatedFeedEngine::Gated(Write&& write) -> decltype(write()) {
-  if (absl::Status s = log_.AdmitWrite(); !s.ok()) return s;
+  WriteCall call(&log_);
+  if (!call.admitted().ok()) return call.admitted();
   auto result = write();
-  if (!result.ok()) return result;
-  if (absl::Status s = log_.CommitWrite(); !s.ok()) return s;
+  absl::Status durable = call.Finish(result.ok());
+  if (result.ok() && !durable.ok()) return durable;
   return result;
 }
 

@@ -1,8 +1,8 @@
 // GatedFeedEngine: the engine a DurableStore hands out. It forwards every
-// call to the engine it wraps and brackets each write with the change
-// log's gate: Admit before (a write the log cannot take fails having
-// changed nothing), Commit after (the call returns once its records are as
-// durable as the policy promises).
+// call to the engine it wraps and brackets each write with a WriteCall
+// (stream/change_log.h): admitted before (a write the log cannot take fails
+// having changed nothing), ended after (the call returns once its records
+// are as durable as the policy promises, and they reach the disk together).
 //
 // Reads, and the reads that reclaim expired entries on the way
 // (ReadNotifications, GetNotificationCounts), are not gated: they go on
@@ -104,7 +104,7 @@ class GatedFeedEngine final : public FeedEngine {
   const EngineOptions& options() const override { return engine_.options(); }
 
  private:
-  // Admit, `write()`, and Commit if it succeeded.
+  // `write()` inside a WriteCall.
   template <typename Write>
   auto Gated(Write&& write) -> decltype(write());
 

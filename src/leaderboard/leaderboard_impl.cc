@@ -174,56 +174,62 @@ uint64_t LeaderboardImpl::NextSeq() {
   return next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-absl::Status LeaderboardImpl::AdmitWrite() const {
-  return recording_ == nullptr ? absl::OkStatus()
-                               : recording_->log->AdmitWrite();
+const ChangeLog* LeaderboardImpl::log() const {
+  return recording_ == nullptr ? nullptr : recording_->log;
 }
 
-absl::Status LeaderboardImpl::CommitWrite() const {
-  return recording_ == nullptr ? absl::OkStatus()
-                               : recording_->log->CommitWrite();
-}
-
+// Each write runs inside a WriteCall (stream/change_log.h): refused before
+// it changes anything when the log cannot take it, and durable as the
+// policy promises when it returns.
 absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
-  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
-  if (absl::Status s = SetInMemory(member, score); !s.ok()) return s;
-  return CommitWrite();
+  WriteCall call(log());
+  if (!call.admitted().ok()) return call.admitted();
+  absl::Status status = SetInMemory(member, score);
+  absl::Status durable = call.Finish(status.ok());
+  return status.ok() ? durable : status;
 }
 
 absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
                                                    int64_t delta) {
-  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
+  WriteCall call(log());
+  if (!call.admitted().ok()) return call.admitted();
   absl::StatusOr<int64_t> score = IncrementInMemory(member, delta);
-  if (!score.ok()) return score;
-  if (absl::Status s = CommitWrite(); !s.ok()) return s;
+  absl::Status durable = call.Finish(score.ok());
+  if (score.ok() && !durable.ok()) return durable;
   return score;
 }
 
 std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementMany(
     absl::Span<const ScoreIncrement> increments) {
-  if (absl::Status s = AdmitWrite(); !s.ok()) {
-    return std::vector<absl::StatusOr<int64_t>>(increments.size(), s);
+  WriteCall call(log());
+  if (!call.admitted().ok()) {
+    return std::vector<absl::StatusOr<int64_t>>(increments.size(),
+                                                call.admitted());
   }
   std::vector<absl::StatusOr<int64_t>> results =
       IncrementManyInMemory(increments);
-  if (absl::Status s = CommitWrite(); !s.ok()) {
+  if (absl::Status durable = call.Finish(true); !durable.ok()) {
     for (absl::StatusOr<int64_t>& result : results) {
-      if (result.ok()) result = s;
+      if (result.ok()) result = durable;
     }
   }
   return results;
 }
 
 absl::Status LeaderboardImpl::Remove(MemberId member) {
-  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
-  if (absl::Status s = RemoveInMemory(member); !s.ok()) return s;
-  return CommitWrite();
+  WriteCall call(log());
+  if (!call.admitted().ok()) return call.admitted();
+  absl::Status status = RemoveInMemory(member);
+  absl::Status durable = call.Finish(status.ok());
+  return status.ok() ? durable : status;
 }
 
 absl::Status LeaderboardImpl::Clear() {
-  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
-  if (absl::Status s = ClearInMemory(); !s.ok()) return s;
-  return CommitWrite();
+  WriteCall call(log());
+  if (!call.admitted().ok()) return call.admitted();
+  absl::Status status = ClearInMemory();
+  absl::Status durable = call.Finish(status.ok());
+  return status.ok() ? durable : status;
 }
 
 absl::Status LeaderboardImpl::SetInMemory(MemberId member, int64_t score) {

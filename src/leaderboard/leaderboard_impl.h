@@ -149,17 +149,16 @@ class LeaderboardImpl final : public Leaderboard {
     std::string name;
     uint64_t generation;
   };
-  // The writes themselves; the public calls bracket them with the change
-  // log's gate (durable_store.h): Admit before, Commit after a success.
+  // The writes themselves; the public calls run them inside a WriteCall
+  // (stream/change_log.h).
   absl::Status SetInMemory(MemberId member, int64_t score);
   absl::StatusOr<int64_t> IncrementInMemory(MemberId member, int64_t delta);
   std::vector<absl::StatusOr<int64_t>> IncrementManyInMemory(
       absl::Span<const ScoreIncrement> increments);
   absl::Status RemoveInMemory(MemberId member);
   absl::Status ClearInMemory();
-  // The gate's answers; OK when nothing is recorded.
-  absl::Status AdmitWrite() const;
-  absl::Status CommitWrite() const;
+  // The change log recorded into, or null.
+  const ChangeLog* log() const;
   // Appends a record of a change to `partition` (whose lock is held
   // exclusively). REQUIRES: recording_.
   void Record(ChangeKind kind, size_t partition, MemberId member, int64_t score,

@@ -106,9 +106,8 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::GetOrCreate(
     auto it = state_->boards.find(name);
     if (it != state_->boards.end()) return check(it->second.board);
   }
-  if (state_->log != nullptr) {
-    if (absl::Status s = state_->log->AdmitWrite(); !s.ok()) return s;
-  }
+  internal::WriteCall call(state_->log);
+  if (!call.admitted().ok()) return call.admitted();
   auto board = std::make_shared<internal::LeaderboardImpl>(options);
   std::shared_ptr<Leaderboard> existing;
   {
@@ -129,9 +128,7 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::GetOrCreate(
   // Lost a race with another creator: `board` is discarded here, outside
   // the lock.
   if (existing != nullptr) return check(std::move(existing));
-  if (state_->log != nullptr) {
-    if (absl::Status s = state_->log->CommitWrite(); !s.ok()) return s;
-  }
+  if (absl::Status s = call.Finish(true); !s.ok()) return s;
   return board;
 }
 
@@ -144,9 +141,8 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::Get(
 }
 
 absl::Status LeaderboardRegistry::Drop(absl::string_view name) {
-  if (state_->log != nullptr) {
-    if (absl::Status s = state_->log->AdmitWrite(); !s.ok()) return s;
-  }
+  internal::WriteCall call(state_->log);
+  if (!call.admitted().ok()) return call.admitted();
   std::shared_ptr<internal::LeaderboardImpl> dropped;  // freed after the lock
   {
     internal::WriterLock lock(&state_->mu);
@@ -158,7 +154,7 @@ absl::Status LeaderboardRegistry::Drop(absl::string_view name) {
     dropped = std::move(it->second.board);
     state_->boards.erase(it);
   }
-  return state_->log != nullptr ? state_->log->CommitWrite() : absl::OkStatus();
+  return call.Finish(true);
 }
 
 std::vector<std::string> LeaderboardRegistry::Names() const {

@@ -259,8 +259,8 @@ bool AppendChangeFrame(const ChangeRecord& record, std::string* out) {
     return false;
   }
   char* frame = out->data() + start;
-  const uint64_t checksum = Checksum(
-      std::string_view(frame + kChangeFrameHeaderBytes, body_size));
+  const uint64_t checksum =
+      Checksum(std::string_view(frame + kChangeFrameHeaderBytes, body_size));
   for (size_t i = 0; i < 4; ++i) {
     frame[i] = static_cast<char>((body_size >> (8 * i)) & 0xff);
   }
@@ -284,8 +284,7 @@ absl::Status CheckChangeFileHeader(std::string_view bytes,
   if (version != kChangeFileFormatVersion) {
     return absl::InvalidArgumentError(
         absl::StrCat("change file ", path, " has format version ", version,
-                     "; this build reads version ",
-                     kChangeFileFormatVersion));
+                     "; this build reads version ", kChangeFileFormatVersion));
   }
   return absl::OkStatus();
 }

@@ -18,25 +18,55 @@
 #include <mutex>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "feedcore/change_stream.h"
 
 namespace feedcore::internal {
 
 // What makes changes durable (durability/durable_log.h). A log with a gate
-// hands it every record as it is appended, and the engine and the boards
-// ask it before and after each write call.
+// hands it every record as it is appended, and each write call of the
+// engine and the boards is bracketed by Admit and End (see WriteCall).
 class WriteGate {
  public:
   virtual ~WriteGate() = default;
   // Takes `record` into the log. Called under the change log's mutex, in
   // sequence order; must not block on I/O.
   virtual void Append(const ChangeRecord& record) = 0;
-  // Before a write changes anything: OK, or why it must not (the log
-  // failed, or no disk space is reserved for it).
-  virtual absl::Status Admit() = 0;
-  // After a write: returns once everything appended so far is as durable
-  // as the policy promises, or the error that prevents it.
-  virtual absl::Status Commit() = 0;
+  // Before a call changes anything: a token for End, or why it must not
+  // (the log failed, or no disk space is reserved for it). Every record
+  // the call appends comes after the token's sequence point; the gate
+  // keeps the call's records off disk until it ends, so that a crash
+  // leaves a call whole or absent.
+  virtual absl::StatusOr<uint64_t> Admit() = 0;
+  // Ends the call admitted with `token`. When it `succeeded`, returns once
+  // everything appended so far is as durable as the policy promises, or
+  // the error that prevents it.
+  virtual absl::Status End(uint64_t token, bool succeeded) = 0;
+};
+
+class ChangeLog;
+
+// One write call's bracket: admitted on construction, ended by Finish or,
+// failing that, on destruction (as a failed call). Without a log or a gate
+// it costs one load.
+class WriteCall {
+ public:
+  explicit WriteCall(const ChangeLog* log);
+  ~WriteCall();
+  WriteCall(const WriteCall&) = delete;
+  WriteCall& operator=(const WriteCall&) = delete;
+
+  // OK, or why the call must not change anything.
+  const absl::Status& admitted() const { return admitted_; }
+
+  // Ends the call. REQUIRES: admitted().ok(), not finished yet.
+  absl::Status Finish(bool succeeded);
+
+ private:
+  WriteGate* gate_ = nullptr;  // null: nothing to end
+  uint64_t token_ = 0;
+  absl::Status admitted_;
 };
 
 class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
@@ -49,18 +79,12 @@ class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
   // readers. Returns the sequence number.
   uint64_t Append(ChangeRecord&& record);
 
-  // Gate calls for writers: OK without a gate.
-  absl::Status AdmitWrite() const {
-    WriteGate* gate = gate_.load(std::memory_order_acquire);
-    return gate == nullptr ? absl::OkStatus() : gate->Admit();
-  }
-  absl::Status CommitWrite() const {
-    WriteGate* gate = gate_.load(std::memory_order_acquire);
-    return gate == nullptr ? absl::OkStatus() : gate->Commit();
-  }
+  // The gate, or null.
+  WriteGate* gate() const { return gate_.load(std::memory_order_acquire); }
 
   // Attaches `gate` (null detaches it). Every record appended after this
-  // returns goes to it.
+  // returns goes to it. Attach before any call runs: a call admitted
+  // without a gate is not ended with one.
   void SetGate(WriteGate* gate);
 
   // While muted, Append records nothing and returns 0: for replaying a
@@ -125,9 +149,32 @@ class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
   uint64_t dropped_ = 0;
   bool muted_ = false;
   bool retain_ = true;
-  // Written under mu_; read without it by AdmitWrite and CommitWrite.
+  // Written under mu_; read without it by WriteCall.
   std::atomic<WriteGate*> gate_{nullptr};
 };
+
+inline WriteCall::WriteCall(const ChangeLog* log) {
+  if (log == nullptr) return;
+  WriteGate* gate = log->gate();
+  if (gate == nullptr) return;
+  absl::StatusOr<uint64_t> token = gate->Admit();
+  if (!token.ok()) {
+    admitted_ = token.status();
+    return;
+  }
+  gate_ = gate;
+  token_ = *token;
+}
+
+inline WriteCall::~WriteCall() {
+  if (gate_ != nullptr) gate_->End(token_, false).IgnoreError();
+}
+
+inline absl::Status WriteCall::Finish(bool succeeded) {
+  WriteGate* gate = gate_;
+  gate_ = nullptr;
+  return gate == nullptr ? absl::OkStatus() : gate->End(token_, succeeded);
+}
 
 // Validates `options` and fills in the clock.
 absl::StatusOr<ChangeStreamOptions> ResolveChangeStreamOptions(

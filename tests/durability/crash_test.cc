@@ -445,13 +445,11 @@ class CrashHarness {
     if (config_.clean_ops != 0) Round(config_.kills, 0);
     std::printf(
         "crash_test %s: %zu kills, %zu rounds, %zu operations acknowledged, "
-        "%zu in flight at a kill (%zu applied whole), %zu recovered in part "
-        "(operation kinds: %s; publishes stored in no feed: %zu), %zu lost; "
+        "%zu in flight at a kill (%zu applied), %zu lost; "
         "largest log %llu segments, snapshots seen: %s\n",
         config_.name, config_.kills, rounds_, acked_total_, in_flight_total_,
-        in_flight_applied_, partial_calls_,
-        absl::StrJoin(partial_kinds_, ",").c_str(), invisible_publishes_,
-        lost_total_, static_cast<unsigned long long>(max_segments_),
+        in_flight_applied_, lost_total_,
+        static_cast<unsigned long long>(max_segments_),
         snapshot_seen_ ? "yes" : "no");
     if (config_.fsync != FsyncPolicy::kAlways) {
       std::printf("crash_test %s: acknowledged operations lost per kill: %s\n",
@@ -505,35 +503,13 @@ class CrashHarness {
     const std::vector<StoredEntry> world =
         testing::World((*store)->engine(), hydrated);
     size_t lost = 0;
-    bool partial = false;
     for (size_t t = 0; t < config_.threads; ++t) {
       INFO("writer thread ", t);
-      const Verdict verdict = Verify(**store, t, run, world);
-      lost += verdict.lost;
-      if (verdict.partial.has_value()) {
-        partial = true;
-        std::printf(
-            "crash_test %s: round %zu: operation %llu of writer "
-            "thread %zu recovered in part\n",
-            config_.name, round,
-            static_cast<unsigned long long>(*verdict.partial), t);
-      }
+      lost += Verify(**store, t, run, world);
     }
     if (kill_after != 0) lost_per_kill_.push_back(lost);
     lost_total_ += lost;
-    if (partial) {
-      store->reset();
-      StartOver();
-    }
   }
-
-  // What one thread's check found.
-  struct Verdict {
-    size_t lost = 0;  // acknowledged operations not recovered
-    // The operation recovered in part, if one was: the store holds some of
-    // its changes and not others.
-    std::optional<uint64_t> partial;
-  };
 
   // Checks thread t's recovered state and brings its model to it.
   //
@@ -544,15 +520,11 @@ class CrashHarness {
   // first and whole descriptions where they agree.
   //
   // A call is several log records (change_stream.h: a publish is the
-  // activity, then puts into the own, world and follower feeds), and the
-  // log promises records in order, not calls whole: the call at the cut
-  // may be recovered in part. That is accepted when every line of the
-  // description equals the line without the call or the line with it (a
-  // board's scores member by member), and counted; the models cannot
-  // continue from such a state, so the round after it starts over on an
-  // empty directory.
-  Verdict Verify(DurableStore& store, size_t t, const Run& run,
-                 const std::vector<StoredEntry>& world) {
+  // activity, then puts into the own, world and follower feeds); the log
+  // keeps calls whole, so a state between two operations never matches.
+  // Returns the number of acknowledged operations not recovered.
+  size_t Verify(DurableStore& store, size_t t, const Run& run,
+                const std::vector<StoredEntry>& world) {
     acked_total_ += run.acks[t].size();
     in_flight_total_ += run.in_flight[t].has_value() ? 1 : 0;
     ThreadModel& model = models_[t];
@@ -562,35 +534,19 @@ class CrashHarness {
     const std::vector<std::string>& acks = run.acks[t];
     const bool in_flight = run.in_flight[t].has_value();
     const uint64_t first = model.applied();
-    // Applies operation first + k, checking an acknowledged one's result.
-    // False for a publish cut after its activity record in an earlier
-    // round: the activity was stored and put in no feed, which no
-    // description shows, so that round's check found the state without it;
-    // the writer's new attempt is then an idempotent re-publish that
-    // changes nothing ("created=0"). A call recovered in part too.
+    // Applies operation first + k, checking an acknowledged one's result
+    // (a publish recovered as its activity alone would show here as a
+    // retry answering "created=0").
     auto apply = [&](size_t k) {
       const std::string result = model.ApplyNext(seed_, config_.payload_max);
-      if (k >= acks.size()) return true;
-      if (result.rfind("created=1", 0) == 0 &&
-          acks[k].rfind("created=0", 0) == 0) {
-        ++invisible_publishes_;
-        return false;
-      }
+      if (k >= acks.size()) return;
       INFO("operation ", first + k);
       REQUIRE(result == acks[k]);
-      return true;
-    };
-    auto invisible = [&](size_t k) -> Verdict {
-      ++partial_calls_;
-      partial_kinds_.push_back(static_cast<int>(OpKind::kPublish));
-      return {0, first + k};
     };
     const size_t lowest =
         config_.fsync == FsyncPolicy::kAlways ? acks.size() : 0;
     const size_t limit = acks.size() + (in_flight ? 1 : 0);
-    for (size_t k = 0; k < lowest; ++k) {
-      if (!apply(k)) return invisible(k);
-    }
+    for (size_t k = 0; k < lowest; ++k) apply(k);
     Difference closest;
     size_t closest_k = 0;
     for (size_t k = lowest;; ++k) {
@@ -600,7 +556,7 @@ class CrashHarness {
         before = model.Describe();
         if (*before == stored) {
           if (k > acks.size()) ++in_flight_applied_;
-          return {acks.size() - std::min(k, acks.size()), std::nullopt};
+          return acks.size() - std::min(k, acks.size());
         }
         Difference d = Differences(*before, stored);
         if (d.lines <= closest.lines) {
@@ -614,16 +570,7 @@ class CrashHarness {
       REQUIRE_MESSAGE(k < limit,
                       "the recovered state is not what the acknowledged "
                       "operations made");
-      if (!apply(k)) return invisible(k);
-      if (!before.has_value()) continue;
-      const std::vector<std::string> after = model.Describe();
-      // Equal to `after`: the whole call, found at the top of the loop.
-      if (after != stored && PartOf(*before, after, stored)) {
-        ++partial_calls_;
-        partial_kinds_.push_back(static_cast<int>(
-            MakeOp(seed_, t, first + k, config_.payload_max).kind));
-        return {acks.size() - std::min(k, acks.size()), first + k};
-      }
+      apply(k);
     }
   }
 
@@ -632,51 +579,6 @@ class CrashHarness {
   // for.
   static bool Near(const Fingerprint& a, const Fingerprint& b) {
     return a.world + 1 >= b.world && b.world + 1 >= a.world;
-  }
-
-  // Whether `stored` is `without` with part of one call's changes: each
-  // line holds every item (feed entry, id, member=score) that both `without`
-  // and `with` hold, and nothing that neither holds. Order and payloads are
-  // not compared then: a retract recovered in part has dropped the payload
-  // (its first record) and left some of the entries.
-  static bool PartOf(const std::vector<std::string>& without,
-                     const std::vector<std::string>& with,
-                     const std::vector<std::string>& stored) {
-    if (without.size() != stored.size() || with.size() != stored.size()) {
-      return false;
-    }
-    const auto items = [](const std::string& line) {
-      std::set<std::string> words;
-      for (absl::string_view word : absl::StrSplit(line, ' ')) {
-        // A feed entry without its payload's hash (ts/id/actor/expiry).
-        if (std::count(word.begin(), word.end(), '/') == 4) {
-          word = word.substr(0, word.rfind('/'));
-        }
-        words.insert(std::string(word));
-      }
-      return words;
-    };
-    for (size_t i = 0; i < stored.size(); ++i) {
-      if (stored[i] == without[i] || stored[i] == with[i]) continue;
-      const std::set<std::string> a = items(without[i]), b = items(with[i]),
-                                  got = items(stored[i]);
-      for (const std::string& word : got) {
-        if (!a.contains(word) && !b.contains(word)) return false;
-      }
-      for (const std::string& word : a) {
-        if (b.contains(word) && !got.contains(word)) return false;
-      }
-    }
-    return true;
-  }
-
-  // After a call recovered in part: an empty directory and fresh models.
-  void StartOver() {
-    std::filesystem::remove_all(dir_);
-    models_.clear();
-    for (size_t t = 0; t < config_.threads; ++t) {
-      models_.emplace_back(t, CrashEngineOptions());
-    }
   }
 
   const Config config_;
@@ -690,9 +592,6 @@ class CrashHarness {
   size_t in_flight_applied_ = 0;
   size_t lost_total_ = 0;
   std::vector<size_t> lost_per_kill_;
-  size_t partial_calls_ = 0;
-  size_t invisible_publishes_ = 0;  // of partial_calls_
-  std::vector<int> partial_kinds_;  // OpKind of each
   uint64_t max_segments_ = 0;
   bool snapshot_seen_ = false;
 };
