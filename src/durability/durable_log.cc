@@ -144,20 +144,26 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
   while (!in_flight_.empty() && in_flight_.front().calls == 0) {
     in_flight_.pop_front();
   }
-  if (Takeable() && (fsync_ == FsyncPolicy::kAlways || sync_wanted_ > synced_ ||
-                     buffer_.size() >= kWakeBytes)) {
-    work_.notify_one();
-  }
-  if (!succeeded || fsync_ != FsyncPolicy::kAlways) return absl::OkStatus();
+  const bool wait = succeeded && fsync_ == FsyncPolicy::kAlways;
   // The call's records are among those appended so far (which may include
   // records of calls still running: the wait covers them too).
   const uint64_t target = appended_;
+  if (wait) commit_wanted_ = std::max(commit_wanted_, target);
+  if (Takeable() &&
+      (CommitDue() || sync_wanted_ > synced_ || buffer_.size() >= kWakeBytes)) {
+    work_.notify_one();
+  }
+  if (!wait) return absl::OkStatus();
   progress_.wait(lock, [&] { return synced_ >= target || !error_.ok(); });
   return synced_ >= target ? absl::OkStatus() : error_;
 }
 
 uint64_t DurableLog::Boundary() const {
   return in_flight_.empty() ? appended_ : in_flight_.front().start - 1;
+}
+
+bool DurableLog::CommitDue() const {
+  return commit_wanted_ > synced_ && Boundary() >= commit_wanted_;
 }
 
 bool DurableLog::Takeable() const {
@@ -253,8 +259,8 @@ void DurableLog::WriterLoop() {
     auto ready = [&] {
       return stop_ || sync_wanted_ > passed_wanted_ ||
              (Takeable() &&
-              (fsync_ == FsyncPolicy::kAlways || sync_wanted_ > synced_ ||
-               split_sequence_ != 0 || buffer_.size() >= kWakeBytes));
+              (CommitDue() || sync_wanted_ > synced_ || split_sequence_ != 0 ||
+               buffer_.size() >= kWakeBytes));
     };
     // A space error is retried once a second even when no write comes.
     if (fsync_ == FsyncPolicy::kAlways && space_error_.ok()) {

@@ -145,6 +145,11 @@ class DurableLog final : public WriteGate {
   // The last sequence the writer may take: everything before the first
   // call still running. REQUIRES: mu_.
   uint64_t Boundary() const;
+  // Whether the callers waiting in End can all be served by one sync: the
+  // boundary has passed the newest of their targets. Waiting for that,
+  // rather than syncing each finished call's records as soon as they can
+  // be taken, is what makes concurrent callers share a sync. REQUIRES: mu_.
+  bool CommitDue() const;
   // Whether some buffered frame is at or before the boundary. REQUIRES:
   // mu_.
   bool Takeable() const;
@@ -184,6 +189,7 @@ class DurableLog final : public WriteGate {
   uint64_t written_ = 0;
   uint64_t synced_ = 0;
   uint64_t sync_wanted_ = 0;    // a Sync waits for synced_ to reach it
+  uint64_t commit_wanted_ = 0;  // the newest target of a call in End
   uint64_t passed_wanted_ = 0;  // sync_wanted_ as the last pass took it
   uint64_t passes_ = 0;         // writer passes completed
   bool writing_ = false;        // a pass is between taking and publishing
