@@ -199,6 +199,27 @@ TEST_CASE("reopening continues the sequence and the state") {
   CHECK(store->Stats().appended_sequence > last);
 }
 
+TEST_CASE("Sync and Compact return with nothing new to write") {
+  TempDir dir("durable-idle");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond,
+                            FsyncPolicy::kNever}) {
+    std::filesystem::remove_all(dir.path);
+    auto store = OpenOrFail(Durability(dir.path, fsync), Options(clock));
+    CHECK(store->Sync().ok());  // a fresh store
+    CHECK(store->Sync().ok());
+    CHECK(store->Compact().ok());
+    CHECK(store->Compact().ok());
+    auto board = store->boards().GetOrCreate("arena").value();
+    CHECK(board->Set(1, 10).ok());
+    CHECK(store->Sync().ok());
+    CHECK(store->Sync().ok());
+    CHECK(store->Compact().ok());
+    CHECK(store->Compact().ok());
+    CHECK(store->Stats().compactions == 4);
+  }
+}
+
 TEST_CASE("a second store on the same directory is refused") {
   TempDir dir("durable-lock");
   auto clock = std::make_shared<ManualClock>(kStart);
