@@ -50,9 +50,10 @@ ABSL_FLAG(size_t, fanout_threads, 1,
 ABSL_FLAG(size_t, max_payload_bytes, 64 * 1024,
           "largest activity payload FEED.PUBLISH accepts");
 ABSL_FLAG(std::string, snapshot_file, "",
-          "where SAVE, BGSAVE and --snapshot_on_exit write the snapshot "
-          "(member names go to the same path + \".names\"), and what "
-          "--load reads; empty turns snapshots off");
+          "where SAVE, BGSAVE and --snapshot_on_exit write a save (this "
+          "path holds its manifest and member names, PATH.<n>.fcsnap the "
+          "library snapshot), and what --load reads; empty turns "
+          "snapshots off");
 ABSL_FLAG(bool, load, false,
           "load --snapshot_file before accepting connections; a missing "
           "file starts empty, a damaged one stops the server");

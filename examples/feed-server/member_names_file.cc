@@ -15,6 +15,9 @@ namespace feedcore::server {
 namespace {
 
 constexpr char kMagic[8] = {'F', 'C', 'N', 'A', 'M', 'E', 'S', '\0'};
+// snapshot.h's magic: a library snapshot given where a save is expected.
+constexpr char kLibrarySnapshotMagic[8] = {'F', 'E', 'E', 'D',
+                                           'S', 'N', 'A', 'P'};
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 4;
 constexpr size_t kChecksumBytes = 8;
 // The smallest encoding of a key (empty key, no names) and of a name.
@@ -65,7 +68,7 @@ class Reader {
  private:
   static absl::Status Truncated(absl::string_view what) {
     return absl::DataLossError(
-        absl::StrCat("member-names file is truncated in ", what));
+        absl::StrCat("save manifest is truncated in ", what));
   }
 
   absl::string_view bytes_;
@@ -74,9 +77,9 @@ class Reader {
 absl::Status CheckCount(uint64_t count, uint64_t min_bytes_each, size_t left,
                         absl::string_view what) {
   if (count > left / min_bytes_each) {
-    return absl::DataLossError(
-        absl::StrCat("member-names file is damaged: ", what, " count ", count,
-                     " exceeds the bytes left"));
+    return absl::DataLossError(absl::StrCat("save manifest is damaged: ", what,
+                                            " count ", count,
+                                            " exceeds the bytes left"));
   }
   return absl::OkStatus();
 }
@@ -88,7 +91,7 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
   if (!name.ok()) return name.status();
   if (name->empty() || name->size() > kMaxLeaderboardNameLength) {
     return absl::DataLossError(absl::StrCat(
-        "member-names file is damaged: ", where, " has length ", name->size(),
+        "save manifest is damaged: ", where, " has length ", name->size(),
         " (keys are 1 to ", kMaxLeaderboardNameLength, " bytes)"));
   }
   key.key = *std::move(name);
@@ -109,9 +112,9 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
   // A second pass: the strings no longer move once the vector is full.
   for (const std::string& member : key.names) {
     if (!seen.insert(member).second) {
-      return absl::DataLossError(
-          absl::StrCat("member-names file is damaged: key ", Quote(key.key),
-                       " lists member ", Quote(member), " twice"));
+      return absl::DataLossError(absl::StrCat("save manifest is damaged: key ",
+                                              Quote(key.key), " lists member ",
+                                              Quote(member), " twice"));
     }
   }
   return key;
@@ -119,13 +122,10 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
 
 }  // namespace
 
-std::string MemberNamesPath(const std::string& snapshot_path) {
-  return snapshot_path + ".names";
-}
-
 std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
   std::string out(kMagic, sizeof(kMagic));
   PutU32(out, kMemberNamesFormatVersion);
+  PutU64(out, file.generation);
   PutU64(out, file.snapshot.bytes);
   PutU64(out, file.snapshot.hash);
   PutU64(out, file.keys.size());
@@ -139,19 +139,26 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
 }
 
 absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
+  if (bytes.size() >= sizeof(kLibrarySnapshotMagic) &&
+      std::memcmp(bytes.data(), kLibrarySnapshotMagic,
+                  sizeof(kLibrarySnapshotMagic)) == 0) {
+    return absl::InvalidArgumentError(
+        "this is a bare library snapshot, not a feedcore-server save "
+        "(a save's path holds its manifest)");
+  }
   if (bytes.size() < sizeof(kMagic) ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return absl::InvalidArgumentError(
-        "not a feedcore-server member-names file (bad magic)");
+        "not a feedcore-server save manifest (bad magic)");
   }
   if (bytes.size() < kHeaderBytes + kChecksumBytes) {
-    return absl::DataLossError("member-names file is truncated in its header");
+    return absl::DataLossError("save manifest is truncated in its header");
   }
   Reader header(bytes.substr(sizeof(kMagic), 4));
   const uint64_t version = header.Fixed(4, "header").value();
   if (version != kMemberNamesFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "member-names file has format version ", version,
+        "save manifest has format version ", version,
         "; this server reads version ", kMemberNamesFormatVersion));
   }
   const absl::string_view covered =
@@ -159,12 +166,14 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
   Reader trailer(bytes.substr(covered.size()));
   if (trailer.Fixed(8, "checksum").value() !=
       XXH3_64bits(covered.data(), covered.size())) {
-    return absl::DataLossError(
-        "member-names file is damaged: checksum mismatch");
+    return absl::DataLossError("save manifest is damaged: checksum mismatch");
   }
 
   Reader reader(covered.substr(kHeaderBytes));
   MemberNamesFile file;
+  absl::StatusOr<uint64_t> generation = reader.Fixed(8, "snapshot generation");
+  if (!generation.ok()) return generation.status();
+  file.generation = *generation;
   absl::StatusOr<uint64_t> snapshot_bytes = reader.Fixed(8, "snapshot length");
   if (!snapshot_bytes.ok()) return snapshot_bytes.status();
   absl::StatusOr<uint64_t> snapshot_hash = reader.Fixed(8, "snapshot hash");
@@ -183,15 +192,15 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
     absl::StatusOr<KeyMemberNames> key = DecodeKey(reader, i);
     if (!key.ok()) return key.status();
     if (!keys.insert(key->key).second) {
-      return absl::DataLossError(
-          absl::StrCat("member-names file is damaged: key ", Quote(key->key),
-                       " is listed twice"));
+      return absl::DataLossError(absl::StrCat("save manifest is damaged: key ",
+                                              Quote(key->key),
+                                              " is listed twice"));
     }
     file.keys.push_back(*std::move(key));
   }
   if (reader.left() != 0) {
     return absl::DataLossError(
-        absl::StrCat("member-names file is damaged: ", reader.left(),
+        absl::StrCat("save manifest is damaged: ", reader.left(),
                      " bytes after the last key"));
   }
   return file;
