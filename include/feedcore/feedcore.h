@@ -5,6 +5,7 @@
 #include "feedcore/change_file.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/clock.h"
+#include "feedcore/durable_store.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"

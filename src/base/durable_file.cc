@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cassert>
@@ -19,6 +20,8 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
+}  // namespace
+
 // A rename is durable only once the directory entry that names it is.
 absl::Status SyncDirectoryOf(const std::string& path) {
   const std::string dir = DirectoryOf(path);
@@ -30,8 +33,6 @@ absl::Status SyncDirectoryOf(const std::string& path) {
   if (rc != 0) return IoError("flushing directory", dir, err);
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path,
                       absl::string_view what) {
@@ -98,6 +99,35 @@ absl::Status WriteFileDurably(const std::string& path,
   if (!file.ok()) return file.status();
   if (absl::Status s = file->Append(contents); !s.ok()) return s;
   return file->Commit();
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("opening", path, errno);
+  std::string bytes;
+  struct stat st;
+  absl::Status status;
+  if (::fstat(fd, &st) != 0) {
+    status = IoError("reading", path, errno);
+  } else {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t got = ::pread(fd, bytes.data() + done, bytes.size() - done,
+                                  static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        status = IoError("reading", path, errno);
+        break;
+      }
+      if (got == 0) break;  // shrank meanwhile: keep what is there
+      done += static_cast<size_t>(got);
+    }
+    bytes.resize(done);
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return bytes;
 }
 
 }  // namespace feedcore::internal

@@ -31,6 +31,13 @@ namespace feedcore::internal {
 absl::Status WriteAll(int fd, absl::string_view bytes, const std::string& path,
                       absl::string_view what = "writing");
 
+// Flushes the directory that holds `path`, so that a rename or a new or
+// deleted file in it survives a crash.
+absl::Status SyncDirectoryOf(const std::string& path);
+
+// The whole contents of `path`. I/O errors as IoError.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
 // Streams a file's new contents into its temporary file and then puts it in
 // place with Commit(). Dropping the writer without a successful Commit()
 // removes the temporary file and leaves `path` as it was.

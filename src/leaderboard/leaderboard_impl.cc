@@ -174,7 +174,59 @@ uint64_t LeaderboardImpl::NextSeq() {
   return next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+absl::Status LeaderboardImpl::AdmitWrite() const {
+  return recording_ == nullptr ? absl::OkStatus()
+                               : recording_->log->AdmitWrite();
+}
+
+absl::Status LeaderboardImpl::CommitWrite() const {
+  return recording_ == nullptr ? absl::OkStatus()
+                               : recording_->log->CommitWrite();
+}
+
 absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
+  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
+  if (absl::Status s = SetInMemory(member, score); !s.ok()) return s;
+  return CommitWrite();
+}
+
+absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
+                                                   int64_t delta) {
+  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
+  absl::StatusOr<int64_t> score = IncrementInMemory(member, delta);
+  if (!score.ok()) return score;
+  if (absl::Status s = CommitWrite(); !s.ok()) return s;
+  return score;
+}
+
+std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementMany(
+    absl::Span<const ScoreIncrement> increments) {
+  if (absl::Status s = AdmitWrite(); !s.ok()) {
+    return std::vector<absl::StatusOr<int64_t>>(increments.size(), s);
+  }
+  std::vector<absl::StatusOr<int64_t>> results =
+      IncrementManyInMemory(increments);
+  if (absl::Status s = CommitWrite(); !s.ok()) {
+    for (absl::StatusOr<int64_t>& result : results) {
+      if (result.ok()) result = s;
+    }
+  }
+  return results;
+}
+
+absl::Status LeaderboardImpl::Remove(MemberId member) {
+  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
+  if (absl::Status s = RemoveInMemory(member); !s.ok()) return s;
+  return CommitWrite();
+}
+
+absl::Status LeaderboardImpl::Clear() {
+  if (absl::Status s = AdmitWrite(); !s.ok()) return s;
+  if (absl::Status s = ClearInMemory(); !s.ok()) return s;
+  return CommitWrite();
+}
+
+absl::Status LeaderboardImpl::SetInMemory(MemberId member, int64_t score) {
   const size_t p = PartitionOf(member);
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
@@ -246,8 +298,8 @@ absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(
   return new_score;
 }
 
-absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
-                                                   int64_t delta) {
+absl::StatusOr<int64_t> LeaderboardImpl::IncrementInMemory(MemberId member,
+                                                           int64_t delta) {
   const size_t p = PartitionOf(member);
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
@@ -257,7 +309,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
                          [this](uint64_t) { return NextSeq(); });
 }
 
-std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementMany(
+std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementManyInMemory(
     absl::Span<const ScoreIncrement> increments) {
   std::vector<absl::StatusOr<int64_t>> results(increments.size());
   // Indexes are 32-bit to halve the sort's memory; a larger call is split.
@@ -371,7 +423,7 @@ void LeaderboardImpl::IncrementRun(size_t p,
   }
 }
 
-absl::Status LeaderboardImpl::Remove(MemberId member) {
+absl::Status LeaderboardImpl::RemoveInMemory(MemberId member) {
   const size_t p = PartitionOf(member);
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
@@ -387,7 +439,7 @@ absl::Status LeaderboardImpl::Remove(MemberId member) {
   return absl::OkStatus();
 }
 
-absl::Status LeaderboardImpl::Clear() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+absl::Status LeaderboardImpl::ClearInMemory() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Allocate the empty partitions before taking any lock, exchange them
   // under all the locks, free the old ones after releasing them.
   std::vector<std::unique_ptr<PartitionData>> swapped;

@@ -149,6 +149,17 @@ class LeaderboardImpl final : public Leaderboard {
     std::string name;
     uint64_t generation;
   };
+  // The writes themselves; the public calls bracket them with the change
+  // log's gate (durable_store.h): Admit before, Commit after a success.
+  absl::Status SetInMemory(MemberId member, int64_t score);
+  absl::StatusOr<int64_t> IncrementInMemory(MemberId member, int64_t delta);
+  std::vector<absl::StatusOr<int64_t>> IncrementManyInMemory(
+      absl::Span<const ScoreIncrement> increments);
+  absl::Status RemoveInMemory(MemberId member);
+  absl::Status ClearInMemory();
+  // The gate's answers; OK when nothing is recorded.
+  absl::Status AdmitWrite() const;
+  absl::Status CommitWrite() const;
   // Appends a record of a change to `partition` (whose lock is held
   // exclusively). REQUIRES: recording_.
   void Record(ChangeKind kind, size_t partition, MemberId member, int64_t score,

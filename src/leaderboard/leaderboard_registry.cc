@@ -106,6 +106,9 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::GetOrCreate(
     auto it = state_->boards.find(name);
     if (it != state_->boards.end()) return check(it->second.board);
   }
+  if (state_->log != nullptr) {
+    if (absl::Status s = state_->log->AdmitWrite(); !s.ok()) return s;
+  }
   auto board = std::make_shared<internal::LeaderboardImpl>(options);
   std::shared_ptr<Leaderboard> existing;
   {
@@ -126,6 +129,9 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::GetOrCreate(
   // Lost a race with another creator: `board` is discarded here, outside
   // the lock.
   if (existing != nullptr) return check(std::move(existing));
+  if (state_->log != nullptr) {
+    if (absl::Status s = state_->log->CommitWrite(); !s.ok()) return s;
+  }
   return board;
 }
 
@@ -138,6 +144,9 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::Get(
 }
 
 absl::Status LeaderboardRegistry::Drop(absl::string_view name) {
+  if (state_->log != nullptr) {
+    if (absl::Status s = state_->log->AdmitWrite(); !s.ok()) return s;
+  }
   std::shared_ptr<internal::LeaderboardImpl> dropped;  // freed after the lock
   {
     internal::WriterLock lock(&state_->mu);
@@ -149,7 +158,7 @@ absl::Status LeaderboardRegistry::Drop(absl::string_view name) {
     dropped = std::move(it->second.board);
     state_->boards.erase(it);
   }
-  return absl::OkStatus();
+  return state_->log != nullptr ? state_->log->CommitWrite() : absl::OkStatus();
 }
 
 std::vector<std::string> LeaderboardRegistry::Names() const {

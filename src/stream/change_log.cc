@@ -169,6 +169,31 @@ size_t ChangeLog::BytesOf(const ChangeRecord& record) {
          record.keys.size() * sizeof(EntryKey) + record.entry.payload.size();
 }
 
+void ChangeLog::SetGate(WriteGate* gate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gate_.store(gate, std::memory_order_release);
+}
+
+void ChangeLog::SetMuted(bool muted) {
+  std::lock_guard<std::mutex> lock(mu_);
+  muted_ = muted;
+}
+
+absl::Status ChangeLog::ContinueAt(uint64_t next) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (next_ != 1 || !records_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the change stream already holds records (next sequence ", next_,
+        "); a durable store needs a stream nothing has written to"));
+  }
+  if (next == 0) {
+    return absl::InvalidArgumentError("sequence numbers start at 1");
+  }
+  first_ = next;
+  next_ = next;
+  return absl::OkStatus();
+}
+
 uint64_t ChangeLog::Append(ChangeRecord&& record) {
   // Everything that can be done outside the mutex is: it is one lock for
   // every writer of the engine.
@@ -181,8 +206,12 @@ uint64_t ChangeLog::Append(ChangeRecord&& record) {
   {
     LockSpinning(mu_);
     std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
+    if (muted_) return 0;
     sequence = next_++;
     shared->sequence = sequence;
+    if (WriteGate* gate = gate_.load(std::memory_order_relaxed)) {
+      gate->Append(*shared);
+    }
     records_.push_back(std::move(shared));
     record_bytes_.push_back(bytes);
     bytes_ += bytes;

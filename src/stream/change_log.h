@@ -10,6 +10,7 @@
 #ifndef FEEDCORE_SRC_STREAM_CHANGE_LOG_H_
 #define FEEDCORE_SRC_STREAM_CHANGE_LOG_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -21,6 +22,23 @@
 
 namespace feedcore::internal {
 
+// What makes changes durable (durability/durable_log.h). A log with a gate
+// hands it every record as it is appended, and the engine and the boards
+// ask it before and after each write call.
+class WriteGate {
+ public:
+  virtual ~WriteGate() = default;
+  // Takes `record` into the log. Called under the change log's mutex, in
+  // sequence order; must not block on I/O.
+  virtual void Append(const ChangeRecord& record) = 0;
+  // Before a write changes anything: OK, or why it must not (the log
+  // failed, or no disk space is reserved for it).
+  virtual absl::Status Admit() = 0;
+  // After a write: returns once everything appended so far is as durable
+  // as the policy promises, or the error that prevents it.
+  virtual absl::Status Commit() = 0;
+};
+
 class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
  public:
   // REQUIRES: options validated, clock set.
@@ -30,6 +48,28 @@ class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
   // retains it, drops what retention no longer allows and wakes waiting
   // readers. Returns the sequence number.
   uint64_t Append(ChangeRecord&& record);
+
+  // Gate calls for writers: OK without a gate.
+  absl::Status AdmitWrite() const {
+    WriteGate* gate = gate_.load(std::memory_order_acquire);
+    return gate == nullptr ? absl::OkStatus() : gate->Admit();
+  }
+  absl::Status CommitWrite() const {
+    WriteGate* gate = gate_.load(std::memory_order_acquire);
+    return gate == nullptr ? absl::OkStatus() : gate->Commit();
+  }
+
+  // Attaches `gate` (null detaches it). Every record appended after this
+  // returns goes to it.
+  void SetGate(WriteGate* gate);
+
+  // While muted, Append records nothing and returns 0: for replaying a
+  // durable log into the engine that records into this log.
+  void SetMuted(bool muted);
+
+  // Makes `next` the next sequence number. InvalidArgument unless nothing
+  // was ever appended (a fresh stream) and `next` >= 1.
+  absl::Status ContinueAt(uint64_t next);
 
   // The sequence number the next Append gets. Read while holding the lock
   // of some engine state, it splits that state's records into those
@@ -79,6 +119,9 @@ class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
   uint64_t next_ = 1;
   size_t bytes_ = 0;
   uint64_t dropped_ = 0;
+  bool muted_ = false;
+  // Written under mu_; read without it by AdmitWrite and CommitWrite.
+  std::atomic<WriteGate*> gate_{nullptr};
 };
 
 // Validates `options` and fills in the clock.

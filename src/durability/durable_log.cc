@@ -1,0 +1,370 @@
+#include "durability/durable_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/durable_file.h"
+#include "base/io_error.h"
+#include "stream/change_frame.h"
+
+namespace feedcore::internal {
+namespace {
+
+// Under kEverySecond and kNever, the writer wakes early when this much is
+// buffered, which bounds the buffer between wakes.
+constexpr size_t kWakeBytes = size_t{1} << 20;
+constexpr auto kInterval = std::chrono::seconds(1);
+
+absl::Status Refused(const absl::Status& cause) {
+  return absl::Status(
+      cause.code(),
+      absl::StrCat("the durable log refuses writes: ", cause.message()));
+}
+
+}  // namespace
+
+int SegmentFileCalls::Reserve(int fd, off_t bytes) {
+  // FALLOC_FL_KEEP_SIZE: the file's size stays that of its frames, so a
+  // reader never sees the reserved blocks as data.
+  if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, bytes) == 0) return 0;
+  // A file system that cannot reserve still takes writes.
+  return errno == EOPNOTSUPP ? 0 : -1;
+}
+
+ssize_t SegmentFileCalls::Write(int fd, const char* data, size_t size) {
+  return ::write(fd, data, size);
+}
+
+int SegmentFileCalls::Sync(int fd) { return ::fdatasync(fd); }
+
+std::string LogSegmentPath(const std::string& directory,
+                           uint64_t first_sequence) {
+  return absl::StrCat(directory, "/log-", first_sequence, ".fclog");
+}
+
+DurableLog::DurableLog(Config config)
+    : directory_(std::move(config.directory)),
+      fsync_(config.fsync),
+      segment_bytes_(config.segment_bytes),
+      calls_(config.calls != nullptr ? std::move(config.calls)
+                                     : std::make_shared<SegmentFileCalls>()),
+      segments_(std::move(config.segments)),
+      bytes_since_snapshot_(config.bytes_since_snapshot) {
+  appended_ = written_ = synced_ = config.next_sequence - 1;
+}
+
+absl::StatusOr<std::unique_ptr<DurableLog>> DurableLog::Start(Config config) {
+  const uint64_t next = config.next_sequence;
+  std::unique_ptr<DurableLog> log(new DurableLog(std::move(config)));
+  if (log->segments_.empty()) {
+    const std::string path = LogSegmentPath(log->directory_, next);
+    absl::StatusOr<int> fd = log->CreateSegmentFile(path);
+    if (!fd.ok()) return fd.status();
+    log->fd_ = *fd;
+    log->segments_.push_back({next, path, kChangeFileHeaderBytes});
+    if (absl::Status s = SyncDirectoryOf(path); !s.ok()) return s;
+  } else {
+    const LogSegment& last = log->segments_.back();
+    log->fd_ = ::open(last.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (log->fd_ < 0) return IoError("opening", last.path, errno);
+    if (log->calls_->Reserve(log->fd_,
+                             static_cast<off_t>(log->segment_bytes_)) != 0) {
+      log->space_error_ = IoError("reserving space in", last.path, errno);
+      log->refusing_ = true;
+    }
+  }
+  log->current_first_ = log->segments_.back().first_sequence;
+  log->current_bytes_ = log->segments_.back().bytes;
+  log->writer_ = std::thread([raw = log.get()] { raw->WriterLoop(); });
+  return log;
+}
+
+DurableLog::~DurableLog() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_.notify_all();
+  writer_.join();
+  if (fd_ >= 0) ::close(fd_);
+  if (spare_fd_ >= 0) {
+    ::close(spare_fd_);
+    ::unlink(spare_path_.c_str());
+  }
+}
+
+void DurableLog::Append(const ChangeRecord& record) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (buffer_.empty()) buffer_first_ = record.sequence;
+  if (!AppendChangeFrame(record, &buffer_)) {
+    // A body over 4 GiB cannot be framed; the call that made it fails in
+    // Commit, and so does every later one, rather than losing it quietly.
+    if (error_.ok()) {
+      error_ = absl::ResourceExhaustedError(
+          absl::StrCat("change record ", record.sequence,
+                       " is larger than a log frame's ", "4 GiB"));
+      refusing_ = true;
+    }
+  }
+  appended_ = record.sequence;
+  if (fsync_ == FsyncPolicy::kAlways || buffer_.size() >= kWakeBytes) {
+    work_.notify_one();
+  }
+}
+
+absl::Status DurableLog::Admit() {
+  if (!refusing_.load(std::memory_order_acquire)) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!error_.ok()) return Refused(error_);
+  if (!space_error_.ok()) return Refused(space_error_);
+  return absl::OkStatus();
+}
+
+absl::Status DurableLog::Commit() {
+  if (fsync_ != FsyncPolicy::kAlways) return absl::OkStatus();
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = appended_;
+  progress_.wait(lock, [&] { return synced_ >= target || !error_.ok(); });
+  return synced_ >= target ? absl::OkStatus() : error_;
+}
+
+absl::Status DurableLog::Sync() {
+  std::unique_lock<std::mutex> lock(mu_);
+  sync_wanted_ = std::max(sync_wanted_, appended_);
+  // A pass that already took its batch may have missed this request.
+  const uint64_t pass = passes_ + (writing_ ? 2 : 1);
+  work_.notify_one();
+  progress_.wait(lock, [&] { return passes_ >= pass || !error_.ok(); });
+  return error_;
+}
+
+uint64_t DurableLog::StartNewSegment() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t next = appended_ + 1;
+  // An empty current segment already starts there.
+  if (buffer_.empty() && written_ < current_first_) return current_first_;
+  if (split_sequence_ == 0) {
+    split_sequence_ = next;
+    split_offset_ = buffer_.size();
+  }
+  return split_sequence_;
+}
+
+absl::Status DurableLog::DropSegmentsBefore(uint64_t sequence) {
+  std::vector<std::string> doomed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<LogSegment> kept;
+    bytes_since_snapshot_ = 0;
+    for (LogSegment& segment : segments_) {
+      if (segment.first_sequence < sequence &&
+          segment.first_sequence != current_first_) {
+        doomed.push_back(std::move(segment.path));
+      } else {
+        bytes_since_snapshot_ += segment.bytes - kChangeFileHeaderBytes;
+        kept.push_back(std::move(segment));
+      }
+    }
+    segments_ = std::move(kept);
+  }
+  for (const std::string& path : doomed) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return IoError("deleting", path, errno);
+    }
+  }
+  if (doomed.empty()) return absl::OkStatus();
+  return SyncDirectoryOf(doomed.front());
+}
+
+void DurableLog::AddStats(DurabilityStats* stats) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats->fsync = fsync_;
+  stats->appended_sequence = appended_;
+  stats->written_sequence = written_;
+  stats->synced_sequence = synced_;
+  stats->log_segments = segments_.size();
+  stats->log_bytes = 0;
+  for (const LogSegment& segment : segments_) stats->log_bytes += segment.bytes;
+  stats->log_bytes_since_snapshot = bytes_since_snapshot_;
+  stats->fsyncs = fsyncs_;
+  stats->write_error = !error_.ok() ? error_ : space_error_;
+}
+
+void DurableLog::WriterLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto last_sync = std::chrono::steady_clock::now();
+  for (;;) {
+    auto ready = [&] {
+      return stop_ || sync_wanted_ > synced_ || split_sequence_ != 0 ||
+             sync_wanted_ > passed_wanted_ || buffer_.size() >= kWakeBytes ||
+             (fsync_ == FsyncPolicy::kAlways && !buffer_.empty());
+    };
+    // A space error is retried once a second even when no write comes.
+    if (fsync_ == FsyncPolicy::kAlways && space_error_.ok()) {
+      work_.wait(lock, ready);
+    } else {
+      work_.wait_for(lock, kInterval, ready);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    Batch batch;
+    batch.bytes.swap(buffer_);
+    batch.first_sequence = buffer_first_;
+    batch.last_sequence = appended_;
+    batch.split_sequence = split_sequence_;
+    batch.split = split_offset_;
+    split_sequence_ = 0;
+    split_offset_ = 0;
+    const bool stopping = stop_;
+    const bool unsynced = batch.last_sequence > synced_;
+    batch.sync =
+        unsynced &&
+        (fsync_ == FsyncPolicy::kAlways || stopping || sync_wanted_ > synced_ ||
+         (fsync_ == FsyncPolicy::kEverySecond && now - last_sync >= kInterval));
+    const bool failed = !error_.ok();
+    passed_wanted_ = sync_wanted_;
+    writing_ = true;
+    const bool want_spare =
+        !failed && !stopping && spare_fd_ < 0 &&
+        (current_bytes_ * 2 >= segment_bytes_ || !space_error_.ok());
+    lock.unlock();
+
+    absl::Status status;
+    if (!failed) status = WriteBatch(batch);
+    if (status.ok() && want_spare) PrepareSpare();
+    if (batch.sync) last_sync = now;
+
+    lock.lock();
+    if (!failed) {
+      if (status.ok()) {
+        written_ = std::max(written_, batch.last_sequence);
+        if (batch.sync) {
+          synced_ = written_;
+          ++fsyncs_;
+        }
+      } else {
+        Fail(std::move(status));
+      }
+    }
+    writing_ = false;
+    ++passes_;
+    progress_.notify_all();
+    if (stopping && buffer_.empty()) return;
+  }
+}
+
+absl::Status DurableLog::WriteBatch(const Batch& batch) {
+  const char* data = batch.bytes.data();
+  size_t size = batch.bytes.size();
+  if (batch.split_sequence != 0) {
+    if (absl::Status s = WriteToCurrent(data, batch.split); !s.ok()) return s;
+    if (absl::Status s = Roll(batch.split_sequence); !s.ok()) return s;
+    data += batch.split;
+    size -= batch.split;
+  } else if (size > 0 && current_bytes_ >= segment_bytes_) {
+    if (absl::Status s = Roll(batch.first_sequence); !s.ok()) return s;
+  }
+  if (absl::Status s = WriteToCurrent(data, size); !s.ok()) return s;
+  if (batch.sync && calls_->Sync(fd_) != 0) {
+    return IoError("flushing", LogSegmentPath(directory_, current_first_),
+                   errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DurableLog::WriteToCurrent(const char* data, size_t size) {
+  const size_t total = size;
+  while (size > 0) {
+    const ssize_t n = calls_->Write(fd_, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError("appending to", LogSegmentPath(directory_, current_first_),
+                     errno);
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  current_bytes_ += total;
+  std::lock_guard<std::mutex> lock(mu_);
+  segments_.back().bytes += total;
+  bytes_since_snapshot_ += total;
+  return absl::OkStatus();
+}
+
+absl::Status DurableLog::Roll(uint64_t first_sequence) {
+  if (first_sequence == current_first_) return absl::OkStatus();
+  const std::string old_path = LogSegmentPath(directory_, current_first_);
+  // The old segment is synced whatever the policy: recovery then finds a
+  // torn tail only in the last segment.
+  if (calls_->Sync(fd_) != 0) return IoError("flushing", old_path, errno);
+  const std::string path = LogSegmentPath(directory_, first_sequence);
+  int fd = -1;
+  if (spare_fd_ >= 0) {
+    if (::rename(spare_path_.c_str(), path.c_str()) != 0) {
+      return IoError(absl::StrCat("renaming ", spare_path_, " to"), path,
+                     errno);
+    }
+    fd = spare_fd_;
+    spare_fd_ = -1;
+  } else {
+    absl::StatusOr<int> created = CreateSegmentFile(path);
+    if (!created.ok()) return created.status();
+    fd = *created;
+  }
+  ::close(fd_);
+  fd_ = fd;
+  current_bytes_ = kChangeFileHeaderBytes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_first_ = first_sequence;
+    segments_.push_back({first_sequence, path, kChangeFileHeaderBytes});
+  }
+  return SyncDirectoryOf(path);
+}
+
+void DurableLog::PrepareSpare() {
+  spare_path_ = absl::StrCat(directory_, "/log-spare.tmp");
+  absl::StatusOr<int> fd = CreateSegmentFile(spare_path_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd.ok()) {
+    spare_fd_ = *fd;
+    space_error_ = absl::OkStatus();
+  } else {
+    space_error_ = absl::Status(
+        fd.status().code(), absl::StrCat("no room for the next log segment: ",
+                                         fd.status().message()));
+  }
+  refusing_ = !error_.ok() || !space_error_.ok();
+}
+
+absl::StatusOr<int> DurableLog::CreateSegmentFile(const std::string& path) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("creating", path, errno);
+  absl::Status status;
+  const std::string header = ChangeFileHeader();
+  if (calls_->Reserve(fd, static_cast<off_t>(segment_bytes_)) != 0) {
+    status = IoError("reserving space in", path, errno);
+  } else if (calls_->Write(fd, header.data(), header.size()) !=
+             static_cast<ssize_t>(header.size())) {
+    status = IoError("writing the header of", path, errno);
+  }
+  if (!status.ok()) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return status;
+  }
+  return fd;
+}
+
+void DurableLog::Fail(absl::Status status) {
+  if (error_.ok()) error_ = std::move(status);
+  refusing_ = true;
+}
+
+}  // namespace feedcore::internal

@@ -1,0 +1,188 @@
+// DurableLog: the change log's write gate that puts every record into log
+// segment files in a directory, with an fsync policy and group commit.
+//
+// Data flow: ChangeLog::Append (under the change log's mutex) encodes each
+// record's frame into `buffer_`; one writer thread takes the whole buffer
+// at a time, writes it to the current segment and, as the policy says,
+// syncs it. Under kAlways every appender's Commit waits for `synced_` to
+// reach what was appended when it asked, so all callers waiting at once
+// share the writer's next fdatasync (group commit).
+//
+// Disk space: every segment is created with its full size reserved
+// (fallocate, keeping the file size), and the next one is made ready in
+// the background once the current one is half full. When that reservation
+// fails (disk full, file size limit), Admit refuses new writes with
+// ResourceExhausted until a retry succeeds; writes already admitted still
+// have the rest of the current segment's reservation.
+//
+// Failures: an error writing, syncing or creating a segment for records
+// already applied is sticky (`error_`): every waiting and later Commit and
+// every later Admit returns it.
+//
+// Lock order: the change log's mutex, then `mu_` (a leaf). The writer
+// thread holds `mu_` only to take the buffer and publish progress, never
+// during I/O.
+#ifndef FEEDCORE_SRC_DURABILITY_DURABLE_LOG_H_
+#define FEEDCORE_SRC_DURABILITY_DURABLE_LOG_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/durable_store.h"
+#include "stream/change_log.h"
+
+namespace feedcore::internal {
+
+// The system calls the log makes on segment files, replaceable so that
+// tests can make them fail the way a full or broken disk does. Each returns
+// 0 (or bytes written) or -1 with errno set, as the system call does.
+class SegmentFileCalls {
+ public:
+  virtual ~SegmentFileCalls() = default;
+  virtual int Reserve(int fd, off_t bytes);
+  virtual ssize_t Write(int fd, const char* data, size_t size);
+  virtual int Sync(int fd);
+};
+
+// A log segment on disk: `log-<first_sequence>.fclog`.
+struct LogSegment {
+  uint64_t first_sequence = 0;
+  std::string path;
+  uint64_t bytes = 0;
+};
+
+// `directory/log-<first_sequence>.fclog`.
+std::string LogSegmentPath(const std::string& directory,
+                           uint64_t first_sequence);
+
+class DurableLog final : public WriteGate {
+ public:
+  struct Config {
+    std::string directory;
+    FsyncPolicy fsync = FsyncPolicy::kEverySecond;
+    uint64_t segment_bytes = 0;
+    // Live segments in order; the last one (if any) is continued, the
+    // others are kept for Stats and deleted by DropSegmentsBefore.
+    std::vector<LogSegment> segments;
+    // The sequence of the next record appended.
+    uint64_t next_sequence = 1;
+    // Segment bytes written since the newest snapshot.
+    uint64_t bytes_since_snapshot = 0;
+    // Null: the real system calls.
+    std::shared_ptr<SegmentFileCalls> calls;
+  };
+
+  // Opens (or creates) the segment to continue and starts the writer.
+  static absl::StatusOr<std::unique_ptr<DurableLog>> Start(Config config);
+
+  // Writes and syncs what is buffered, then stops the writer.
+  ~DurableLog() override;
+
+  void Append(const ChangeRecord& record) override;
+  absl::Status Admit() override;
+  absl::Status Commit() override;
+
+  // Returns once everything appended so far is written and synced, after
+  // a whole pass of the writer (which also retries reserving space).
+  absl::Status Sync();
+
+  // Makes the records appended from now on start a new segment, and
+  // returns the sequence that segment starts at. Every record below it is
+  // in an older segment. The switch happens when the writer reaches it
+  // (Sync waits for it).
+  uint64_t StartNewSegment();
+
+  // Deletes every segment whose first sequence is below `sequence` (they
+  // hold only records below it) and resets the bytes counted since the
+  // snapshot to those of the segments kept. The directory is synced.
+  absl::Status DropSegmentsBefore(uint64_t sequence);
+
+  // Fills the log's fields of `stats`.
+  void AddStats(DurabilityStats* stats) const;
+
+ private:
+  explicit DurableLog(Config config);
+
+  // What the writer takes from the buffer in one go.
+  struct Batch {
+    std::string bytes;
+    uint64_t first_sequence = 0;
+    uint64_t last_sequence = 0;
+    // A new segment starts at byte `split` of `bytes` with sequence
+    // `split_sequence`; 0 when none does.
+    uint64_t split_sequence = 0;
+    size_t split = 0;
+    bool sync = false;
+  };
+
+  void WriterLoop();
+  // Writes `batch` to the segments, rolling where it must. Writer only.
+  absl::Status WriteBatch(const Batch& batch);
+  absl::Status WriteToCurrent(const char* data, size_t size);
+  // Syncs and closes the current segment and opens the one starting at
+  // `first_sequence`. Writer only.
+  absl::Status Roll(uint64_t first_sequence);
+  // Creates the spare segment (header written, space reserved) if there is
+  // none, recording a failure in `space_error_`. Writer only.
+  void PrepareSpare();
+  absl::StatusOr<int> CreateSegmentFile(const std::string& path);
+  void Fail(absl::Status status);
+
+  const std::string directory_;
+  const FsyncPolicy fsync_;
+  const uint64_t segment_bytes_;
+  const std::shared_ptr<SegmentFileCalls> calls_;
+
+  // The writer's own: the current segment and the spare.
+  int fd_ = -1;
+  uint64_t current_bytes_ = 0;
+  int spare_fd_ = -1;
+  std::string spare_path_;
+
+  // A leaf lock (see above); std::mutex for the condition variables.
+  mutable std::mutex mu_;
+  std::condition_variable work_;      // the writer waits here
+  std::condition_variable progress_;  // committers and Sync wait here
+  std::string buffer_;
+  uint64_t buffer_first_ = 0;
+  uint64_t appended_ = 0;
+  uint64_t written_ = 0;
+  uint64_t synced_ = 0;
+  uint64_t sync_wanted_ = 0;    // a Sync waits for synced_ to reach it
+  uint64_t passed_wanted_ = 0;  // sync_wanted_ as the last pass took it
+  uint64_t passes_ = 0;         // writer passes completed
+  bool writing_ = false;        // a pass is between taking and publishing
+  uint64_t split_sequence_ = 0;
+  size_t split_offset_ = 0;
+  uint64_t current_first_ = 0;  // the current segment's first sequence
+  std::vector<LogSegment> segments_;
+  uint64_t bytes_since_snapshot_ = 0;
+  uint64_t fsyncs_ = 0;
+  bool stop_ = false;
+  absl::Status error_;        // sticky
+  absl::Status space_error_;  // until the spare is made
+  // Either error is set: lets Admit skip the mutex on the fast path.
+  std::atomic<bool> refusing_{false};
+
+  std::thread writer_;
+};
+
+// DurableStore::Open with the log's system calls replaced by `calls` (null:
+// the real ones), for tests of a failing disk.
+absl::StatusOr<std::unique_ptr<DurableStore>> OpenDurableStore(
+    DurabilityOptions durability, EngineOptions engine_options,
+    std::shared_ptr<SegmentFileCalls> calls);
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_DURABILITY_DURABLE_LOG_H_

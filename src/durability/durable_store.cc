@@ -1,0 +1,328 @@
+// DurableStore (see include/feedcore/durable_store.h): opening a directory
+// (lock, recovery, log), compaction, and shutting down in the right order.
+//
+// Compaction, and why its steps come in this order:
+//  1. The log starts a new segment at S0: every record below S0 is in an
+//     older segment.
+//  2. A snapshot is saved under a temporary name. Each domain's cut is
+//     taken after step 1, so the snapshot's sequence is at least S0.
+//  3. The log is synced: every record below any domain's cut is on disk
+//     before the snapshot that relies on it can be found.
+//  4. The snapshot is renamed to snapshot-<S0> and the directory synced.
+//  5. Segments starting below S0 and older snapshots are deleted.
+// A crash between any two steps leaves a directory that recovers: before
+// step 4 the old snapshot and every segment are there; after it the new
+// snapshot and the segments from S0 on.
+#include "feedcore/durable_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/durable_file.h"
+#include "base/io_error.h"
+#include "durability/durable_log.h"
+#include "durability/gated_feed_engine.h"
+#include "durability/recovery.h"
+#include "stream/change_frame.h"
+#include "stream/change_log.h"
+
+namespace feedcore {
+
+const char* FsyncPolicyName(FsyncPolicy policy) {
+  switch (policy) {
+    case FsyncPolicy::kAlways:
+      return "always";
+    case FsyncPolicy::kEverySecond:
+      return "everysec";
+    case FsyncPolicy::kNever:
+      return "no";
+  }
+  return "unknown";
+}
+
+namespace internal {
+namespace {
+
+absl::Status ValidateDurability(const DurabilityOptions& options) {
+  if (options.directory.empty()) {
+    return absl::InvalidArgumentError(
+        "DurabilityOptions::directory is empty; name the directory that "
+        "holds the log");
+  }
+  if (options.fsync != FsyncPolicy::kAlways &&
+      options.fsync != FsyncPolicy::kEverySecond &&
+      options.fsync != FsyncPolicy::kNever) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DurabilityOptions::fsync is ", static_cast<int>(options.fsync),
+        "; it must be kAlways, kEverySecond or kNever"));
+  }
+  if (options.segment_bytes < kMinLogSegmentBytes ||
+      options.segment_bytes > kMaxLogSegmentBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DurabilityOptions::segment_bytes is ", options.segment_bytes,
+        "; it must be ", kMinLogSegmentBytes, "..", kMaxLogSegmentBytes));
+  }
+  if (options.compact_after_bytes != 0 &&
+      options.compact_after_bytes < options.segment_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DurabilityOptions::compact_after_bytes is ",
+                     options.compact_after_bytes,
+                     "; it must be 0 or at least segment_bytes (",
+                     options.segment_bytes, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The directory's LOCK file, held with flock for the store's life.
+absl::StatusOr<int> LockDirectory(const std::string& directory) {
+  if (::mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
+    return IoError("creating directory", directory, errno);
+  }
+  const std::string path = absl::StrCat(directory, "/LOCK");
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("opening", path, errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(directory, " is in use by another DurableStore (", path,
+                       " is locked)"));
+    }
+    return IoError("locking", path, err);
+  }
+  return fd;
+}
+
+class DurableStoreImpl final : public DurableStore {
+ public:
+  DurableStoreImpl(DurabilityOptions options, int lock_fd,
+                   std::shared_ptr<ChangeStream> stream, ChangeLog* log,
+                   Recovered recovered, Micros recovery_micros)
+      : options_(std::move(options)),
+        lock_fd_(lock_fd),
+        stream_(std::move(stream)),
+        log_(log),
+        replica_(std::move(recovered.replica)),
+        engine_(replica_->engine(), *log_),
+        snapshot_(recovered.snapshot) {
+    stats_.snapshot_sequence = replica_->sequence();
+    stats_.snapshot_bytes = recovered.snapshot_bytes;
+    stats_.recovered_records = recovered.records_read;
+    stats_.recovered_bytes = recovered.bytes_read;
+    stats_.recovered_torn_tail = recovered.torn_tail;
+    stats_.recovery_micros = recovery_micros;
+  }
+
+  ~DurableStoreImpl() override {
+    {
+      std::lock_guard<std::mutex> lock(compactor_mu_);
+      stop_ = true;
+    }
+    compactor_wake_.notify_all();
+    if (compactor_.joinable()) compactor_.join();
+    // The engine's pool and sweeper may still append while it goes.
+    replica_.reset();
+    log_->SetGate(nullptr);
+    durable_.reset();  // writes and syncs what is buffered
+    ::close(lock_fd_);
+  }
+
+  absl::Status Start(DurableLog::Config config) {
+    absl::StatusOr<std::unique_ptr<DurableLog>> durable =
+        DurableLog::Start(std::move(config));
+    if (!durable.ok()) return durable.status();
+    durable_ = *std::move(durable);
+    log_->SetGate(durable_.get());
+    if (options_.compact_after_bytes > 0) {
+      compactor_ = std::thread([this] { CompactorLoop(); });
+    }
+    return absl::OkStatus();
+  }
+
+  FeedEngine& engine() override { return engine_; }
+  LeaderboardRegistry& boards() override { return replica_->boards(); }
+  std::shared_ptr<ChangeStream> change_stream() const override {
+    return stream_;
+  }
+
+  absl::Status Sync() override { return durable_->Sync(); }
+
+  absl::Status Compact() override {
+    std::lock_guard<std::mutex> lock(compact_mu_);
+    if (absl::Status s = log_->AdmitWrite(); !s.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot compact: ", s.message()));
+    }
+    SetCompacting(true);
+    absl::Status status = CompactLocked();
+    SetCompacting(false);
+    return status;
+  }
+
+  DurabilityStats Stats() const override {
+    DurabilityStats stats;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats = stats_;
+    }
+    durable_->AddStats(&stats);
+    return stats;
+  }
+
+ private:
+  absl::Status CompactLocked() {
+    const std::string& directory = options_.directory;
+    const uint64_t first_kept = durable_->StartNewSegment();
+    const std::string temporary = SnapshotInProgressPath(directory);
+    absl::StatusOr<SnapshotInfo> info =
+        engine_.SaveSnapshot(temporary, &replica_->boards());
+    if (!info.ok()) return info.status();
+    if (absl::Status s = durable_->Sync(); !s.ok()) return s;
+    const std::string path = SnapshotPath(directory, first_kept);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) {
+      return IoError(absl::StrCat("renaming ", temporary, " to"), path, errno);
+    }
+    if (absl::Status s = SyncDirectoryOf(path); !s.ok()) return s;
+    if (absl::Status s = durable_->DropSegmentsBefore(first_kept); !s.ok()) {
+      return s;
+    }
+    if (snapshot_.path != path && ::unlink(snapshot_.path.c_str()) != 0 &&
+        errno != ENOENT) {
+      return IoError("deleting", snapshot_.path, errno);
+    }
+    snapshot_ = {first_kept, path};
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.snapshot_sequence = info->sequence;
+    stats_.snapshot_bytes = info->file_bytes;
+    ++stats_.compactions;
+    return absl::OkStatus();
+  }
+
+  void SetCompacting(bool compacting) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.compacting = compacting;
+  }
+
+  // Compacts whenever the log since the snapshot passes the bound. A failed
+  // compaction keeps the log; it is tried again on the next check.
+  void CompactorLoop() {
+    std::unique_lock<std::mutex> lock(compactor_mu_);
+    while (!stop_) {
+      compactor_wake_.wait_for(lock, std::chrono::milliseconds(100));
+      if (stop_) break;
+      DurabilityStats stats;
+      durable_->AddStats(&stats);
+      if (stats.log_bytes_since_snapshot < options_.compact_after_bytes ||
+          !stats.write_error.ok()) {
+        continue;
+      }
+      lock.unlock();
+      Compact().IgnoreError();  // the log stays; Stats shows the state
+      lock.lock();
+    }
+  }
+
+  const DurabilityOptions options_;
+  const int lock_fd_;
+  const std::shared_ptr<ChangeStream> stream_;
+  ChangeLog* const log_;
+  std::unique_ptr<Replica> replica_;
+  GatedFeedEngine engine_;
+  std::unique_ptr<DurableLog> durable_;
+
+  std::mutex compact_mu_;  // one compaction at a time
+  SnapshotFile snapshot_;  // guarded by compact_mu_
+
+  mutable std::mutex stats_mu_;
+  DurabilityStats stats_;  // the store's own fields; the log fills the rest
+
+  std::mutex compactor_mu_;
+  std::condition_variable compactor_wake_;
+  bool stop_ = false;
+  std::thread compactor_;
+};
+
+}  // namespace
+}  // namespace internal
+
+absl::StatusOr<std::unique_ptr<DurableStore>> DurableStore::Open(
+    DurabilityOptions durability, EngineOptions engine_options) {
+  return internal::OpenDurableStore(std::move(durability),
+                                    std::move(engine_options), nullptr);
+}
+
+namespace internal {
+
+absl::StatusOr<std::unique_ptr<DurableStore>> OpenDurableStore(
+    DurabilityOptions durability, EngineOptions engine_options,
+    std::shared_ptr<SegmentFileCalls> calls) {
+  if (absl::Status s = ValidateDurability(durability); !s.ok()) {
+    return s;
+  }
+  if (engine_options.change_stream == nullptr) {
+    // Only the durable log reads this stream: it need not retain anything.
+    ChangeStreamOptions stream_options;
+    stream_options.max_records = 1;
+    stream_options.clock = engine_options.clock;
+    absl::StatusOr<std::shared_ptr<ChangeStream>> stream =
+        ChangeStream::Create(stream_options);
+    if (!stream.ok()) return stream.status();
+    engine_options.change_stream = *std::move(stream);
+  }
+  std::shared_ptr<ChangeStream> stream = engine_options.change_stream;
+  ChangeLog* log = ChangeStreamAccess::Log(stream.get());
+  if (log->NextSequence() != 1 || log->Stats().records != 0) {
+    return absl::InvalidArgumentError(
+        "EngineOptions::change_stream already holds records; a durable "
+        "store needs a stream nothing has written to");
+  }
+  absl::StatusOr<int> lock_fd = LockDirectory(durability.directory);
+  if (!lock_fd.ok()) return lock_fd.status();
+
+  std::shared_ptr<Clock> clock = engine_options.clock != nullptr
+                                     ? engine_options.clock
+                                     : std::make_shared<SystemClock>();
+  const Micros started = clock->Now();
+  log->SetMuted(true);
+  absl::StatusOr<Recovered> recovered =
+      Recover(durability.directory, engine_options);
+  log->SetMuted(false);
+  if (!recovered.ok()) {
+    ::close(*lock_fd);
+    return recovered.status();
+  }
+  if (absl::Status s = log->ContinueAt(recovered->next_sequence); !s.ok()) {
+    ::close(*lock_fd);
+    return s;
+  }
+  DurableLog::Config config;
+  config.directory = durability.directory;
+  config.fsync = durability.fsync;
+  config.segment_bytes = durability.segment_bytes;
+  config.segments = recovered->segments;
+  config.calls = std::move(calls);
+  config.next_sequence = recovered->next_sequence;
+  for (const LogSegment& segment : config.segments) {
+    config.bytes_since_snapshot += segment.bytes - kChangeFileHeaderBytes;
+  }
+  const Micros recovery_micros = clock->Now() - started;
+  auto store = std::make_unique<DurableStoreImpl>(
+      std::move(durability), *lock_fd, std::move(stream), log,
+      *std::move(recovered), recovery_micros);
+  if (absl::Status s = store->Start(std::move(config)); !s.ok()) return s;
+  return std::unique_ptr<DurableStore>(std::move(store));
+}
+
+}  // namespace internal
+}  // namespace feedcore

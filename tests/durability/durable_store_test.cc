@@ -1,0 +1,356 @@
+// Tests of DurableStore: what was acknowledged is in the directory (a copy
+// of the directory taken right after a call returned is a crash image, and
+// recovers to the same state as an engine that made the same calls in
+// memory), torn tails are cut, damage is DataLoss naming file and offset,
+// compaction deletes what a snapshot covers, and a disk that fails makes
+// writes fail without changing anything.
+#include "feedcore/durable_store.h"
+
+#include <doctest/doctest.h>
+#include <errno.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "durability/durable_log.h"
+#include "feedcore/leaderboard.h"
+#include "support/engine_state.h"
+#include "support/file_test_util.h"
+#include "support/social_test_util.h"
+
+namespace feedcore {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CheckSameBoards;
+using testing::CheckSameState;
+using testing::MakeActivity;
+using testing::ReadBytes;
+using testing::WriteBytes;
+
+constexpr Micros kStart = 1'000'000'000;
+const std::vector<EntityId> kEntities = {1, 2, 3, 4, 5, 6, 7, 8};
+
+// A directory removed at the end of its scope.
+struct TempDir {
+  explicit TempDir(const std::string& name)
+      : path((fs::temp_directory_path() /
+              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
+                 .string()) {
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string path;
+};
+
+EngineOptions Options(std::shared_ptr<ManualClock> clock) {
+  EngineOptions options;
+  options.shards = 4;
+  options.sweep_interval = 0;
+  options.clock = std::move(clock);
+  return options;
+}
+
+DurabilityOptions Durability(const std::string& directory,
+                             FsyncPolicy fsync = FsyncPolicy::kAlways) {
+  DurabilityOptions options;
+  options.directory = directory;
+  options.fsync = fsync;
+  options.segment_bytes = kMinLogSegmentBytes;
+  options.compact_after_bytes = 0;
+  return options;
+}
+
+std::unique_ptr<DurableStore> OpenOrFail(const DurabilityOptions& durability,
+                                         const EngineOptions& options) {
+  absl::StatusOr<std::unique_ptr<DurableStore>> store =
+      DurableStore::Open(durability, options);
+  REQUIRE_MESSAGE(store.ok(), store.status());
+  return *std::move(store);
+}
+
+// The same calls on a durable store and on a plain engine and registry.
+struct Pair {
+  explicit Pair(DurableStore& store, std::shared_ptr<ManualClock> clock)
+      : durable(store), plain(FeedEngine::Create(Options(clock)).value()) {}
+
+  void Step(int i) {
+    const EntityId actor = 1 + i % 5;
+    switch (i % 6) {
+      case 0:
+      case 1: {
+        Activity a = MakeActivity(100 + i, actor, kStart + i);
+        CHECK(durable.engine().Publish(a, {}).ok());
+        CHECK(plain->Publish(a, {}).ok());
+        break;
+      }
+      case 2: {
+        const EntityId follower = 1 + (i * 7) % 8;
+        if (follower == actor) break;
+        CHECK(durable.engine().Follow(follower, actor, {}).ok());
+        CHECK(plain->Follow(follower, actor, {}).ok());
+        break;
+      }
+      case 3: {
+        auto a = durable.boards().GetOrCreate("arena").value();
+        auto b = plain_boards.GetOrCreate("arena").value();
+        CHECK(a->Increment(actor, i).ok());
+        CHECK(b->Increment(actor, i).ok());
+        break;
+      }
+      case 4: {
+        auto a = durable.boards().GetOrCreate("season").value();
+        auto b = plain_boards.GetOrCreate("season").value();
+        CHECK(a->Set(actor, -i).ok());
+        CHECK(b->Set(actor, -i).ok());
+        break;
+      }
+      case 5: {
+        const EntityId follower = 1 + (i * 3) % 8;
+        if (follower == actor) break;
+        CHECK(durable.engine().Unfollow(follower, actor).ok());
+        CHECK(plain->Unfollow(follower, actor).ok());
+        break;
+      }
+    }
+  }
+
+  DurableStore& durable;
+  std::unique_ptr<FeedEngine> plain;
+  LeaderboardRegistry plain_boards;
+};
+
+// Copies `from` (but not its LOCK) to `to`: what a crash right now leaves.
+void CopyDirectory(const std::string& from, const std::string& to) {
+  fs::remove_all(to);
+  fs::create_directory(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    if (entry.path().filename() == "LOCK") continue;
+    fs::copy_file(entry.path(), fs::path(to) / entry.path().filename());
+  }
+}
+
+std::vector<std::string> Segments(const std::string& directory) {
+  std::vector<std::string> segments;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, "log-") && absl::EndsWith(name, ".fclog")) {
+      segments.push_back(entry.path().string());
+    }
+  }
+  std::sort(segments.begin(), segments.end());
+  return segments;
+}
+
+TEST_CASE("every acknowledged call is in a copy of the directory") {
+  TempDir dir("durable-ack"), image("durable-ack-image");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  Pair pair(*store, clock);
+  for (int i = 0; i < 60; ++i) {
+    pair.Step(i);
+    if (i % 7 != 6) continue;
+    // kAlways: the copy holds everything acknowledged so far.
+    CopyDirectory(dir.path, image.path);
+    auto recovered = OpenOrFail(Durability(image.path), Options(clock));
+    CheckSameState(*pair.plain, recovered->engine(), kEntities);
+    CheckSameBoards(pair.plain_boards, recovered->boards());
+  }
+  const DurabilityStats stats = store->Stats();
+  CHECK(stats.synced_sequence == stats.appended_sequence);
+  CHECK(stats.write_error.ok());
+}
+
+TEST_CASE("reopening continues the sequence and the state") {
+  TempDir dir("durable-reopen");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> plain;
+  LeaderboardRegistry plain_boards;
+  uint64_t last = 0;
+  {
+    auto store =
+        OpenOrFail(Durability(dir.path, FsyncPolicy::kNever), Options(clock));
+    Pair pair(*store, clock);
+    for (int i = 0; i < 40; ++i) pair.Step(i);
+    last = store->Stats().appended_sequence;
+    CHECK(last > 0);
+    // Destroying the store writes and syncs, whatever the policy.
+    plain = std::move(pair.plain);
+    for (const std::string& name : pair.plain_boards.Names()) {
+      auto from = pair.plain_boards.Get(name).value();
+      auto to = plain_boards.GetOrCreate(name).value();
+      const std::vector<LeaderboardEntry> entries = from->TopK(100).value();
+      for (const LeaderboardEntry& e : entries) {
+        REQUIRE(to->Set(e.member, e.score).ok());
+      }
+    }
+  }
+  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  CheckSameState(*plain, store->engine(), kEntities);
+  const DurabilityStats stats = store->Stats();
+  CHECK(stats.recovered_records > 0);
+  CHECK(stats.appended_sequence == last);
+  CHECK(store->engine().Publish(MakeActivity(9999, 1, kStart + 99), {}).ok());
+  CHECK(store->Stats().appended_sequence > last);
+}
+
+TEST_CASE("a second store on the same directory is refused") {
+  TempDir dir("durable-lock");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  absl::StatusOr<std::unique_ptr<DurableStore>> second =
+      DurableStore::Open(Durability(dir.path), Options(clock));
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("bad options are refused, naming the field") {
+  auto clock = std::make_shared<ManualClock>(kStart);
+  DurabilityOptions empty;
+  auto s = DurableStore::Open(empty, Options(clock));
+  REQUIRE_FALSE(s.ok());
+  CHECK(absl::StrContains(s.status().message(), "directory"));
+  TempDir dir("durable-options");
+  DurabilityOptions small = Durability(dir.path);
+  small.segment_bytes = 1000;
+  s = DurableStore::Open(small, Options(clock));
+  REQUIRE_FALSE(s.ok());
+  CHECK(absl::StrContains(s.status().message(), "segment_bytes"));
+  CHECK_FALSE(fs::exists(dir.path));  // nothing created
+}
+
+TEST_CASE("a torn tail is cut; damage before the end is DataLoss") {
+  TempDir dir("durable-torn");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> plain;
+  {
+    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    Pair pair(*store, clock);
+    for (int i = 0; i < 30; ++i) pair.Step(i);
+    plain = std::move(pair.plain);
+  }
+  std::vector<std::string> segments = Segments(dir.path);
+  REQUIRE(segments.size() == 1);
+  const std::string whole = ReadBytes(segments[0]);
+
+  SUBCASE("half a frame at the end") {
+    WriteBytes(segments[0], whole + std::string("\x40\x00\x00\x00\x01", 5));
+    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    CHECK(store->Stats().recovered_torn_tail);
+    CheckSameState(*plain, store->engine(), kEntities);
+    CHECK(ReadBytes(segments[0]) == whole);
+  }
+  SUBCASE("a flipped byte in the middle") {
+    std::string damaged = whole;
+    damaged[whole.size() / 2] ^= 0x5a;
+    WriteBytes(segments[0], damaged);
+    auto store = DurableStore::Open(Durability(dir.path), Options(clock));
+    REQUIRE_FALSE(store.ok());
+    CHECK(store.status().code() == absl::StatusCode::kDataLoss);
+    CHECK(absl::StrContains(store.status().message(), segments[0]));
+    CHECK(absl::StrContains(store.status().message(), "at byte"));
+  }
+}
+
+TEST_CASE("compaction deletes covered segments and keeps the state") {
+  TempDir dir("durable-compact");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  Pair pair(*store, clock);
+  for (int i = 0; i < 30; ++i) pair.Step(i);
+  const std::vector<std::string> before = Segments(dir.path);
+  REQUIRE(store->Compact().ok());
+  for (int i = 30; i < 50; ++i) pair.Step(i);
+  const std::vector<std::string> after = Segments(dir.path);
+  REQUIRE(after.size() == 1);
+  CHECK(after[0] != before.back());
+  const DurabilityStats stats = store->Stats();
+  CHECK(stats.compactions == 1);
+  CHECK(stats.snapshot_sequence > 1);
+  TempDir image("durable-compact-image");
+  CopyDirectory(dir.path, image.path);
+  auto recovered = OpenOrFail(Durability(image.path), Options(clock));
+  CheckSameState(*pair.plain, recovered->engine(), kEntities);
+  CheckSameBoards(pair.plain_boards, recovered->boards());
+}
+
+// Fails the calls it is told to, as a broken or full disk does.
+class FailingCalls final : public internal::SegmentFileCalls {
+ public:
+  int Reserve(int fd, off_t bytes) override {
+    if (fail_reserve) {
+      errno = ENOSPC;
+      return -1;
+    }
+    return SegmentFileCalls::Reserve(fd, bytes);
+  }
+  int Sync(int fd) override {
+    if (fail_sync) {
+      errno = EIO;
+      return -1;
+    }
+    return SegmentFileCalls::Sync(fd);
+  }
+  std::atomic<bool> fail_reserve{false};
+  std::atomic<bool> fail_sync{false};
+};
+
+TEST_CASE("no room for the log: writes are refused and change nothing") {
+  TempDir dir("durable-full");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto calls = std::make_shared<FailingCalls>();
+  calls->fail_reserve = true;
+  // The current segment's reservation fails at open: writes are refused
+  // until a reservation succeeds.
+  {
+    auto made = OpenOrFail(Durability(dir.path), Options(clock));  // creates
+  }
+  auto store =
+      internal::OpenDurableStore(Durability(dir.path), Options(clock), calls)
+          .value();
+  absl::StatusOr<PublishResult> published =
+      store->engine().Publish(MakeActivity(1, 1, kStart), {});
+  REQUIRE_FALSE(published.ok());
+  CHECK(published.status().code() == absl::StatusCode::kResourceExhausted);
+  auto board = store->boards().GetOrCreate("arena");
+  REQUIRE_FALSE(board.ok());
+  CHECK(board.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(store->engine().ReadOwn(1, {}).value().entries.empty());
+  CHECK(store->boards().size() == 0);
+  CHECK(store->Stats().appended_sequence == 0);
+  // Space comes back: the writer's next pass (Sync waits for one) makes a
+  // spare and lets writes in.
+  calls->fail_reserve = false;
+  REQUIRE(store->Sync().ok());
+  CHECK(store->Stats().write_error.ok());
+  CHECK(store->engine().Publish(MakeActivity(1, 1, kStart), {}).ok());
+}
+
+TEST_CASE("a failed sync fails the waiting call and refuses later writes") {
+  TempDir dir("durable-eio");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto calls = std::make_shared<FailingCalls>();
+  auto store =
+      internal::OpenDurableStore(Durability(dir.path), Options(clock), calls)
+          .value();
+  CHECK(store->engine().Publish(MakeActivity(1, 1, kStart), {}).ok());
+  calls->fail_sync = true;
+  absl::StatusOr<PublishResult> failed =
+      store->engine().Publish(MakeActivity(2, 1, kStart + 1), {});
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.status().code() == absl::StatusCode::kUnavailable);
+  absl::Status refused = store->engine().Retract(1);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(absl::StrContains(refused.message(), "refuses writes"));
+  // Reads go on; the refused Retract changed nothing.
+  CHECK(store->engine().ReadOwn(1, {}).value().entries.size() == 2);
+  CHECK_FALSE(store->Stats().write_error.ok());
+}
+
+}  // namespace
+}  // namespace feedcore
