@@ -7,27 +7,31 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "append_only.h"
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
 #include "leaderboard_commands.h"
+#include "persistence_commands.h"
 #include "resp_writer.h"
 #include "snapshot_commands.h"
 
 namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
-    FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots) {
+    FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
+    AppendOnlyFiles* append_only) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
         "CommandDispatcher needs a feed engine and a leaderboard store");
   }
   std::unique_ptr<CommandDispatcher> dispatcher(
-      new CommandDispatcher(feeds, boards, snapshots));
+      new CommandDispatcher(feeds, boards, snapshots, append_only));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add : {AddConnectionCommands, AddFeedCommands,
-                   AddLeaderboardCommands, AddSnapshotCommands}) {
+  for (auto add :
+       {AddConnectionCommands, AddFeedCommands, AddLeaderboardCommands,
+        AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -35,10 +39,12 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
 
 CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
                                      LeaderboardStore* boards,
-                                     SnapshotSaver* snapshots) {
+                                     SnapshotSaver* snapshots,
+                                     AppendOnlyFiles* append_only) {
   context_.feeds = feeds;
   context_.boards = boards;
   context_.snapshots = snapshots;
+  context_.append_only = append_only;
   context_.commands = &table_;
 }
 
@@ -81,6 +87,17 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
     // Out of memory, typically: this command fails, the server goes on.
     out.resize(reply_start);
     reply.Error(absl::StrCat("ERR internal error: ", e.what()));
+  }
+  // A write the append-only files refused gets Redis's MISCONF error, so
+  // that clients tell "the data is not persisted" from a bad command.
+  // Only failed writes pay for the check.
+  if (context_.append_only != nullptr && out.size() > reply_start &&
+      out[reply_start] == '-' && IsWriteCommand(*spec)) {
+    if (absl::Status refused = context_.append_only->WriteError();
+        !refused.ok()) {
+      out.resize(reply_start);
+      reply.Error(MisconfMessage(refused));
+    }
   }
 }
 

@@ -26,12 +26,14 @@ namespace feedcore::server {
 
 class CommandDispatcher {
  public:
-  // `feeds`, `boards` and `snapshots` must outlive the dispatcher.
-  // InvalidArgument if `feeds` or `boards` is null. Without `snapshots`
-  // the saving commands reply that snapshots are off.
+  // `feeds`, `boards`, `snapshots` and `append_only` must outlive the
+  // dispatcher. InvalidArgument if `feeds` or `boards` is null. Without
+  // `snapshots` the saving commands reply that snapshots are off; without
+  // `append_only`, BGREWRITEAOF that the append-only files are off.
   static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
       FeedEngine* feeds, LeaderboardStore* boards,
-      SnapshotSaver* snapshots = nullptr);
+      SnapshotSaver* snapshots = nullptr,
+      AppendOnlyFiles* append_only = nullptr);
 
   // State for a new connection (RESP2, a fresh client id).
   SessionState NewSession() const;
@@ -46,7 +48,7 @@ class CommandDispatcher {
 
  private:
   CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards,
-                    SnapshotSaver* snapshots);
+                    SnapshotSaver* snapshots, AppendOnlyFiles* append_only);
 
   CommandTable table_;
   ServerContext context_;

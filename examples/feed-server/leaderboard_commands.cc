@@ -113,9 +113,14 @@ void Zadd(CommandCall& call) {
     const std::string& name = call.args[pairs_start + 2 * n + 1];
     std::lock_guard lock(set->LockFor(name));
     // XX never adds, so it must not grow the dictionary either.
-    std::optional<MemberId> id =
-        flags.xx ? set->members.Find(name)
-                 : std::optional<MemberId>(set->members.Intern(name));
+    std::optional<MemberId> id;
+    if (flags.xx) {
+      id = set->members.Find(name);
+    } else {
+      absl::StatusOr<MemberId> interned = set->members.Intern(name);
+      if (!interned.ok()) return ReplyError(call, interned.status());
+      id = *interned;
+    }
     std::optional<int64_t> current;
     if (id.has_value()) {
       if (absl::StatusOr<int64_t> s = board.Score(*id); s.ok()) current = *s;
@@ -169,8 +174,9 @@ void Zincrby(CommandCall& call) {
   if (set == nullptr) return;
   const std::string& name = call.args[3];
   std::lock_guard lock(set->LockFor(name));
-  absl::StatusOr<int64_t> score =
-      set->board->Increment(set->members.Intern(name), *delta);
+  absl::StatusOr<MemberId> id = set->members.Intern(name);
+  if (!id.ok()) return ReplyError(call, id.status());
+  absl::StatusOr<int64_t> score = set->board->Increment(*id, *delta);
   if (!score.ok()) return ReplyError(call, score.status());
   call.reply->Score(*score);
 }
@@ -348,7 +354,9 @@ void Zrevrange(CommandCall& call) { RangeCommand(call, /*rev=*/true); }
 void Del(CommandCall& call) {
   int64_t deleted = 0;
   for (size_t i = 1; i < call.args.size(); ++i) {
-    if (call.server->boards->Delete(call.args[i])) ++deleted;
+    absl::StatusOr<bool> existed = call.server->boards->Delete(call.args[i]);
+    if (!existed.ok()) return ReplyError(call, existed.status());
+    if (*existed) ++deleted;
   }
   call.reply->Integer(deleted);
 }

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "names_journal.h"
 
 namespace feedcore::server {
 namespace {
@@ -39,15 +40,59 @@ absl::Status CheckBoardOptions(const LeaderboardOptions& options) {
 
 }  // namespace
 
-MemberId MemberDictionary::Intern(absl::string_view name) {
+absl::StatusOr<MemberId> MemberDictionary::Intern(absl::string_view name) {
   {
     std::shared_lock lock(mutex_);
-    if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+    if (auto it = ids_.find(name); it != ids_.end()) {
+      const MemberId id = it->second;
+      NamesJournal* journal = journal_;
+      lock.unlock();
+      // The record that assigned the id may not be synced yet.
+      if (journal != nullptr) {
+        if (absl::Status s = journal->SyncAppended(); !s.ok()) return s;
+      }
+      return id;
+    }
   }
   std::unique_lock lock(mutex_);
-  auto [it, inserted] = ids_.try_emplace(name, names_.size() + 1);
-  if (inserted) names_.emplace_back(name);
-  return it->second;
+  if (auto it = ids_.find(name); it != ids_.end()) {
+    const MemberId id = it->second;
+    NamesJournal* journal = journal_;
+    lock.unlock();
+    if (journal != nullptr) {
+      if (absl::Status s = journal->SyncAppended(); !s.ok()) return s;
+    }
+    return id;
+  }
+  const MemberId id = names_.size() + 1;
+  NamesJournal* journal = journal_;
+  uint64_t position = 0;
+  if (journal != nullptr) {
+    absl::StatusOr<uint64_t> appended = journal->Append(
+        {NamesRecordType::kAssign, key_, id, std::string(name)});
+    if (!appended.ok()) return appended.status();
+    position = *appended;
+  }
+  ids_.emplace(name, id);
+  names_.emplace_back(name);
+  lock.unlock();
+  // Synced outside the lock, so that concurrent assignments share one
+  // fdatasync; readers that find the id meanwhile sync themselves.
+  if (journal != nullptr) {
+    if (absl::Status s = journal->SyncTo(position); !s.ok()) return s;
+  }
+  return id;
+}
+
+void MemberDictionary::AttachJournal(NamesJournal* journal, std::string key) {
+  std::unique_lock lock(mutex_);
+  journal_ = journal;
+  key_ = std::move(key);
+}
+
+void MemberDictionary::DetachJournal() {
+  std::unique_lock lock(mutex_);
+  journal_ = nullptr;
 }
 
 std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
@@ -169,6 +214,8 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
   if (!board.ok()) return board.status();
   auto set = std::make_shared<SortedSet>();
   set->board = *std::move(board);
+  if (journal_ != nullptr)
+    set->members.AttachJournal(journal_, std::string(key));
   sets_.emplace(key, set);
   return set;
 }
@@ -179,15 +226,46 @@ std::shared_ptr<SortedSet> LeaderboardStore::Find(absl::string_view key) const {
   return nullptr;
 }
 
-bool LeaderboardStore::Delete(absl::string_view key) {
+absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
   std::unique_lock lock(mutex_);
   auto it = sets_.find(key);
   if (it == sets_.end()) return false;
-  sets_.erase(it);
   // The registry and sets_ change together under mutex_, so the registry
   // holds the key exactly when sets_ does.
-  registry_.Drop(key).IgnoreError();
+  if (absl::Status s = registry_.Drop(key); !s.ok() && !absl::IsNotFound(s)) {
+    return s;
+  }
+  std::shared_ptr<SortedSet> set = std::move(it->second);
+  sets_.erase(it);
+  if (journal_ == nullptr) return true;
+  // No record of the old dictionary may follow the drop record.
+  set->members.DetachJournal();
+  // The drop reaches the journal only once the board's drop is durable:
+  // otherwise a crash could bring the board back without its names.
+  if (absl::Status s = sync_boards_(); !s.ok()) return s;
+  absl::StatusOr<uint64_t> position =
+      journal_->Append({NamesRecordType::kDrop, std::string(key), 0, ""});
+  if (!position.ok()) return position.status();
+  if (absl::Status s = journal_->SyncTo(*position); !s.ok()) return s;
   return true;
+}
+
+void LeaderboardStore::AttachJournal(
+    NamesJournal* journal, std::function<absl::Status()> sync_boards) {
+  std::unique_lock lock(mutex_);
+  journal_ = journal;
+  sync_boards_ = std::move(sync_boards);
+  for (auto& [key, set] : sets_) set->members.AttachJournal(journal, key);
+}
+
+std::vector<KeyMemberNames> LeaderboardStore::AllNames() const {
+  std::shared_lock lock(mutex_);
+  std::vector<KeyMemberNames> names;
+  names.reserve(sets_.size());
+  for (const auto& [key, set] : sets_) {
+    names.push_back({key, set->members.Names()});
+  }
+  return names;
 }
 
 absl::StatusOr<std::vector<KeyMemberNames>> LeaderboardStore::SaveKeys(

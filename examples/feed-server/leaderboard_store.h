@@ -34,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,11 +52,25 @@
 
 namespace feedcore::server {
 
+class NamesJournal;
+
 // The name <-> id dictionary of one key.
 class MemberDictionary {
  public:
-  // The id of `name`, assigning the next one if it has none.
-  MemberId Intern(absl::string_view name);
+  // The id of `name`, assigning the next one if it has none. With a
+  // journal attached (--appendonly), a new assignment is appended to it
+  // before the id is given out, and with fsync always synced before this
+  // returns, even to a caller that finds the id already assigned by
+  // another: the caller's board write never reaches the store's log
+  // before the name is in the journal (names_journal.h). The journal's
+  // error if it refuses writes; nothing is assigned then.
+  absl::StatusOr<MemberId> Intern(absl::string_view name);
+
+  // Journals this dictionary's assignments as those of `key` from now on.
+  void AttachJournal(NamesJournal* journal, std::string key);
+  // Stops journaling: the key was deleted, and assignments made through
+  // handles still held must not reach the journal after its drop record.
+  void DetachJournal();
   // The id of `name`, or nullopt if it was never added.
   std::optional<MemberId> Find(absl::string_view name) const;
   // The names of the entries' members, in order, under one lock. A name is
@@ -75,7 +90,9 @@ class MemberDictionary {
  private:
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, MemberId> ids_;
-  std::deque<std::string> names_;  // names_[id - 1]
+  std::deque<std::string> names_;    // names_[id - 1]
+  NamesJournal* journal_ = nullptr;  // guarded by mutex_
+  std::string key_;                  // guarded by mutex_
 };
 
 // Every member name of one key, in id order: names[i] has MemberId i + 1.
@@ -122,8 +139,21 @@ class LeaderboardStore {
   std::shared_ptr<SortedSet> Find(absl::string_view key) const;
 
   // Deletes the key. Returns whether it existed. Handles already taken
-  // stay usable; the key's next write starts a new, empty set.
-  bool Delete(absl::string_view key);
+  // stay usable; the key's next write starts a new, empty set. The
+  // registry's error if it refuses the drop (the key then stays); with a
+  // journal, the journal's error (the key is gone, the journal refuses
+  // writes from then on).
+  absl::StatusOr<bool> Delete(absl::string_view key);
+
+  // Journals every key's member names from now on (names_journal.h).
+  // `sync_boards` makes the registry's changes so far durable
+  // (DurableStore::Sync); Delete calls it between the board's drop and
+  // the journal's drop record. Call before serving, once.
+  void AttachJournal(NamesJournal* journal,
+                     std::function<absl::Status()> sync_boards);
+
+  // Every key's member names, in id order, each key's under its own lock.
+  std::vector<KeyMemberNames> AllNames() const;
 
   size_t size() const;
 
@@ -148,6 +178,8 @@ class LeaderboardStore {
   LeaderboardRegistry& registry_;
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+  NamesJournal* journal_ = nullptr;            // set before serving
+  std::function<absl::Status()> sync_boards_;  // set with journal_
 };
 
 }  // namespace feedcore::server

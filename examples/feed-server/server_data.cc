@@ -35,6 +35,19 @@ absl::StatusOr<std::unique_ptr<ServerData>> ServerData::CreateEmpty(
   return data;
 }
 
+absl::StatusOr<std::unique_ptr<ServerData>> ServerData::OpenAppendOnly(
+    const AppendOnlyOptions& options, const EngineOptions& engine_options,
+    const LeaderboardOptions& board_options) {
+  absl::StatusOr<AppendOnlyFiles::Opened> opened =
+      AppendOnlyFiles::Open(options, engine_options, board_options);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<ServerData> data(new ServerData());
+  data->append_only_ = std::move(opened->files);
+  data->engine_ = &data->append_only_->store().engine();
+  data->store_ = std::move(opened->boards);
+  return data;
+}
+
 absl::StatusOr<std::unique_ptr<ServerData>> ServerData::Load(
     const std::string& path, const EngineOptions& engine_options,
     const LeaderboardOptions& board_options) {

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "append_only.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
@@ -44,10 +45,18 @@ class ServerData {
       const std::string& path, const EngineOptions& engine_options,
       const LeaderboardOptions& board_options);
 
+  // The engine and keys of an append-only directory (append_only.h),
+  // recovered from what it holds. AppendOnlyFiles::Open's errors.
+  static absl::StatusOr<std::unique_ptr<ServerData>> OpenAppendOnly(
+      const AppendOnlyOptions& options, const EngineOptions& engine_options,
+      const LeaderboardOptions& board_options);
+
   ~ServerData();
 
   FeedEngine& engine() { return *engine_; }
   LeaderboardStore& boards() { return *store_; }
+  // Null unless opened with OpenAppendOnly.
+  AppendOnlyFiles* append_only() { return append_only_.get(); }
 
   // Saves to `path` (see above); a crash or an error leaves the previous
   // save loadable. Errors carry the system's message. Without a
@@ -60,6 +69,7 @@ class ServerData {
   ServerData() = default;
 
   // Exactly one of these owns the engine and the registry.
+  std::unique_ptr<AppendOnlyFiles> append_only_;
   std::unique_ptr<Replica> replica_;
   std::unique_ptr<FeedEngine> own_engine_;
 
