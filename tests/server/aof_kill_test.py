@@ -297,8 +297,9 @@ def everysec_phase(server, directory, rng):
             process.wait()
     total = sum(n for n, _ in losses)
     described = ", ".join(f"{n} ({ms:.0f} ms)" for n, ms in losses)
-    print(f"ok: fsync everysec: {KILLS_EVERYSEC} SIGKILLs, each recovered a "
-          f"prefix of the writes; acknowledged writes lost per kill (and how "
+    print(f"ok: fsync everysec: {KILLS_EVERYSEC} SIGKILLs, nothing recovered "
+          f"twice, {len(holes_seen)} with a hole; acknowledged writes lost "
+          f"per kill (and how "
           f"long before the kill the first of them was acknowledged): "
           f"{described}; {total} in all")
     for hole in holes_seen:
