@@ -2,20 +2,22 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace feedcore::server {
 namespace {
 
-// Removes from `board` every member whose id has no name among `named`
-// names. Returns how many it removed.
-absl::StatusOr<uint64_t> RemoveUnnamedMembers(Leaderboard& board,
-                                              size_t named) {
+// Removes from `board` every member whose id has no name in `named`.
+// Returns how many it removed.
+absl::StatusOr<uint64_t> RemoveUnnamedMembers(
+    Leaderboard& board, const absl::flat_hash_set<MemberId>& named) {
   std::vector<MemberId> unnamed;
   LeaderboardReadOptions read;
   read.limit = board.options().max_page_size;
@@ -23,7 +25,7 @@ absl::StatusOr<uint64_t> RemoveUnnamedMembers(Leaderboard& board,
     absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
     if (!page.ok()) return page.status();
     for (const LeaderboardEntry& entry : page->entries) {
-      if (entry.member == 0 || entry.member > named) {
+      if (!named.contains(entry.member)) {
         unnamed.push_back(entry.member);
       }
     }
@@ -36,6 +38,39 @@ absl::StatusOr<uint64_t> RemoveUnnamedMembers(Leaderboard& board,
     }
   }
   return unnamed.size();
+}
+
+// Makes every change whose call has returned durable. With fsync always
+// each one was synced before its call returned, so there is nothing to
+// wait for; DurableStore::Sync is not called then, since with that policy
+// it does not return when nothing was appended since its last call.
+absl::Status SyncStore(DurableStore& store, FsyncPolicy policy) {
+  if (policy == FsyncPolicy::kAlways) return store.Stats().write_error;
+  return store.Sync();
+}
+
+// DurableStore::Compact, unless the policy is fsync always and the log
+// holds nothing since the store's snapshot: there is nothing to compact
+// then, and with that policy Compact does not return in that state (its
+// sync waits for a log write that never comes).
+absl::Status CompactStore(DurableStore& store, FsyncPolicy policy) {
+  if (policy == FsyncPolicy::kAlways) {
+    const DurabilityStats stats = store.Stats();
+    if (!stats.write_error.ok()) return stats.write_error;
+    if (stats.log_bytes_since_snapshot == 0) return absl::OkStatus();
+  }
+  return store.Compact();
+}
+
+// A journal rewrite's names: those live once the store is durable, so no
+// name whose member's removal could still be lost is left out.
+std::function<absl::StatusOr<std::vector<KeyMemberNames>>()> LiveNames(
+    const LeaderboardStore* boards, DurableStore* durable, FsyncPolicy policy) {
+  return [boards, durable, policy] {
+    return boards->SaveKeys([durable, policy](const LeaderboardRegistry&) {
+      return SyncStore(*durable, policy);
+    });
+  };
 }
 
 }  // namespace
@@ -66,21 +101,25 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
 
   // Join: exactly the registry's boards, each with its journal names.
   LeaderboardRegistry& registry = files->store_->boards();
-  absl::flat_hash_map<std::string, std::vector<std::string>> by_key;
+  absl::flat_hash_map<std::string, KeyMemberNames> by_key;
   for (KeyMemberNames& key : contents.keys) {
-    by_key.emplace(std::move(key.key), std::move(key.names));
+    std::string name = key.key;
+    by_key.emplace(std::move(name), std::move(key));
   }
+  // Names of ids no board holds (see names_journal.h, "Frees") are left to
+  // LeaderboardStore::Restore, which drops them.
   std::vector<KeyMemberNames> joined;
   for (const std::string& key : registry.Names()) {
-    KeyMemberNames names{key, {}};
+    KeyMemberNames names{key, {}, {}};
     if (auto it = by_key.find(key); it != by_key.end()) {
-      names.names = std::move(it->second);
+      names = std::move(it->second);
       by_key.erase(it);
     }
     absl::StatusOr<std::shared_ptr<Leaderboard>> board = registry.Get(key);
     if (!board.ok()) return board.status();
-    absl::StatusOr<uint64_t> removed =
-        RemoveUnnamedMembers(**board, names.names.size());
+    const absl::flat_hash_set<MemberId> named(names.ids.begin(),
+                                              names.ids.end());
+    absl::StatusOr<uint64_t> removed = RemoveUnnamedMembers(**board, named);
     if (!removed.ok()) return removed.status();
     recovery.unnamed_members_removed += *removed;
     joined.push_back(std::move(names));
@@ -88,20 +127,25 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
   recovery.keys_without_board = by_key.size();
   if (recovery.unnamed_members_removed > 0) {
     // The removals are store writes: durable before the journal forgets.
-    if (absl::Status s = files->store_->Sync(); !s.ok()) return s;
+    if (absl::Status s = SyncStore(*files->store_, options.fsync); !s.ok()) {
+      return s;
+    }
   }
   absl::StatusOr<std::unique_ptr<LeaderboardStore>> boards =
       LeaderboardStore::Restore(board_options, &registry, std::move(joined));
   if (!boards.ok()) return boards.status();
-  LeaderboardStore* store_of_keys = boards->get();
+  // Before any id is given: the journal then names no id twice (see
+  // names_journal.h, "Frees").
+  DurableStore* durable = files->store_.get();
   if (absl::Status s = files->journal_->Rewrite(
-          [store_of_keys] { return store_of_keys->AllNames(); });
+          LiveNames(boards->get(), durable, options.fsync));
       !s.ok()) {
     return s;
   }
-  DurableStore* durable = files->store_.get();
   (*boards)->AttachJournal(files->journal_.get(),
-                           [durable] { return durable->Sync(); });
+                           [durable, policy = options.fsync] {
+                             return SyncStore(*durable, policy);
+                           });
   return Opened{std::move(files), *std::move(boards)};
 }
 
@@ -119,9 +163,10 @@ absl::Status AppendOnlyFiles::StartRewrite(const LeaderboardStore* boards) {
   try {
     rewriter_ = std::thread([this, boards] {
       const auto start = std::chrono::steady_clock::now();
-      absl::Status status = store_->Compact();
+      absl::Status status = CompactStore(*store_, options_.fsync);
       if (status.ok()) {
-        status = journal_->Rewrite([boards] { return boards->AllNames(); });
+        status =
+            journal_->Rewrite(LiveNames(boards, store_.get(), options_.fsync));
       }
       const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(
                                   std::chrono::steady_clock::now() - start)

@@ -13,7 +13,8 @@
 // follow a machine crash with fsync everysec or no, when the store's log
 // reached the disk further than the journal: such members are removed
 // and counted (unnamed_members_removed), since no reply could name them.
-// Then the journal is rewritten to exactly the joined names.
+// Then the journal is rewritten to the names of the members on the
+// recovered boards.
 //
 // BGREWRITEAOF (StartRewrite) compacts both on a thread: the store's
 // snapshot and log (DurableStore::Compact), then the journal.

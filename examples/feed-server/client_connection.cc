@@ -61,19 +61,71 @@ ClientConnection::ClientConnection(asio::ip::tcp::socket socket,
                                    RespParser parser,
                                    const CommandDispatcher& dispatcher,
                                    SessionState session,
-                                   ConnectionTracker& tracker)
+                                   ConnectionTracker& tracker,
+                                   const ClientLimits& limits)
     : socket_(std::move(socket)),
       parser_(std::move(parser)),
       dispatcher_(dispatcher),
       session_(std::move(session)),
       tracker_(tracker),
-      drain_timer_(socket_.get_executor()) {}
+      stats_(dispatcher.stats()),
+      limits_(limits),
+      drain_timer_(socket_.get_executor()),
+      idle_timer_(socket_.get_executor()) {
+  parser_.set_unauthenticated(!session_.authenticated);
+}
 
-ClientConnection::~ClientConnection() { tracker_.Remove(this); }
+ClientConnection::~ClientConnection() {
+  stats_.ChargeQueryBytes(charged_query_bytes_, 0, 0);
+  if (started_)
+    stats_.connected_clients.fetch_sub(1, std::memory_order_relaxed);
+  tracker_.Remove(this);
+}
 
 void ClientConnection::Start() {
+  started_ = true;
+  stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
   asio::dispatch(socket_.get_executor(),
                  [self = shared_from_this()] { self->ReadMore(); });
+}
+
+void ClientConnection::ArmIdleTimer() {
+  if (limits_.idle_timeout.count() == 0) return;
+  // Re-arming cancels the previous wait, whose handler then sees
+  // operation_aborted.
+  idle_timer_.expires_after(limits_.idle_timeout);
+  idle_timer_.async_wait(
+      [self = shared_from_this()](const asio::error_code& error) {
+        // A wait that completed just as the timer was re-armed finds the
+        // new expiry still ahead.
+        if (error ||
+            self->idle_timer_.expiry() > std::chrono::steady_clock::now()) {
+          return;
+        }
+        self->stats_.idle_timeout_disconnections.fetch_add(
+            1, std::memory_order_relaxed);
+        self->CloseNow();
+      });
+}
+
+bool ClientConnection::AccountQueryBytes() {
+  const size_t held = parser_.held_bytes();
+  if (limits_.query_buffer_limit != 0 && held > limits_.query_buffer_limit) {
+    stats_.client_query_buffer_limit_disconnections.fetch_add(
+        1, std::memory_order_relaxed);
+    CloseNow();  // gives back what was charged so far
+    return false;
+  }
+  const bool within_total = stats_.ChargeQueryBytes(
+      charged_query_bytes_, held, limits_.query_buffer_total_limit);
+  charged_query_bytes_ = held;  // charged either way; CloseNow gives it back
+  if (!within_total) {
+    stats_.client_query_buffer_total_limit_disconnections.fetch_add(
+        1, std::memory_order_relaxed);
+    CloseNow();
+    return false;
+  }
+  return true;
 }
 
 void ClientConnection::RejectAndClose(std::string reply) {
@@ -100,6 +152,10 @@ void ClientConnection::Close() {
 void ClientConnection::CloseNow() {
   asio::error_code ignored;
   drain_timer_.cancel();
+  idle_timer_.cancel();
+  // The unfinished command is dropped with the connection.
+  stats_.ChargeQueryBytes(charged_query_bytes_, 0, 0);
+  charged_query_bytes_ = 0;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
 }
@@ -133,9 +189,11 @@ void ClientConnection::DrainInput() {
 }
 
 void ClientConnection::ReadMore() {
+  ArmIdleTimer();
   socket_.async_read_some(
       asio::buffer(read_buffer_),
       [self = shared_from_this()](const asio::error_code& error, size_t bytes) {
+        self->idle_timer_.cancel();
         if (error) {
           self->CloseNow();  // the client left, or the server is stopping
           return;
@@ -158,6 +216,14 @@ void ClientConnection::ProcessAndRespond() {
     if (status == ParseStatus::kCommand) {
       dispatcher_.Execute(command_.args, session_, replies_);
       if (session_.close_after_reply) close_after_write_ = true;
+      parser_.set_unauthenticated(!session_.authenticated);
+      if (limits_.output_buffer_limit != 0 &&
+          replies_.size() > limits_.output_buffer_limit) {
+        stats_.client_output_buffer_limit_disconnections.fetch_add(
+            1, std::memory_order_relaxed);
+        CloseNow();
+        return;
+      }
     } else {
       RespWriter reply(&replies_, session_.protocol);
       if (status == ParseStatus::kRejected) {
@@ -168,6 +234,7 @@ void ClientConnection::ProcessAndRespond() {
       }
     }
   }
+  if (!close_after_write_ && !AccountQueryBytes()) return;
   if (replies_.empty()) {
     if (close_after_write_) {
       CloseAfterDrain();
@@ -176,10 +243,16 @@ void ClientConnection::ProcessAndRespond() {
     }
     return;
   }
+  ArmIdleTimer();  // a client that stops reading its replies is idle too
   asio::async_write(
       socket_, asio::buffer(replies_),
       [self = shared_from_this()](const asio::error_code& error, size_t) {
+        self->idle_timer_.cancel();
         self->replies_.clear();
+        // One large reply does not stay allocated for the connection's life.
+        if (self->replies_.capacity() > 2 * kFlushBytes) {
+          std::string().swap(self->replies_);
+        }
         if (error) {
           self->CloseNow();
         } else if (self->close_after_write_) {

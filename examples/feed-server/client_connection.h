@@ -8,10 +8,19 @@
 // server runs many threads. A protocol error or QUIT closes the connection
 // after its reply is written; every other error is a reply and the
 // connection goes on.
+//
+// Limits (ClientLimits), each closing the connection at once and counted
+// in ServerStats: no progress for `idle_timeout` (waiting for a command or
+// for the client to read a reply; an asio timer, re-armed by every read
+// and write); an unfinished command holding more than
+// `query_buffer_limit`; replies not yet written holding more than
+// `output_buffer_limit`; or a read that takes the unfinished commands of
+// all clients past `query_buffer_total_limit`.
 #ifndef FEEDCORE_EXAMPLES_FEED_SERVER_CLIENT_CONNECTION_H_
 #define FEEDCORE_EXAMPLES_FEED_SERVER_CLIENT_CONNECTION_H_
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -21,10 +30,19 @@
 #include "asio.hpp"
 #include "command_dispatcher.h"
 #include "resp_parser.h"
+#include "server_stats.h"
 
 namespace feedcore::server {
 
 class ClientConnection;
+
+// ServerOptions' per-connection limits (0: none); see server_options.h.
+struct ClientLimits {
+  std::chrono::seconds idle_timeout{0};
+  size_t query_buffer_limit = 0;
+  size_t output_buffer_limit = 0;
+  size_t query_buffer_total_limit = 0;
+};
 
 // The open connections, for the connection limit and for closing them all
 // at shutdown. Thread-safe.
@@ -48,7 +66,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
  public:
   ClientConnection(asio::ip::tcp::socket socket, RespParser parser,
                    const CommandDispatcher& dispatcher, SessionState session,
-                   ConnectionTracker& tracker);
+                   ConnectionTracker& tracker, const ClientLimits& limits);
   ~ClientConnection();
 
   // Starts reading. The connection keeps itself alive until it closes.
@@ -70,13 +88,25 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   // Ends the connection after its last reply (QUIT, protocol error).
   void CloseAfterDrain();
   void DrainInput();
+  // Starts (or restarts) the idle timeout while waiting on the client.
+  void ArmIdleTimer();
+  // Checks the query limits after the parser took a read; closes the
+  // connection and returns false if one is broken.
+  bool AccountQueryBytes();
 
   asio::ip::tcp::socket socket_;
   RespParser parser_;
   const CommandDispatcher& dispatcher_;
   SessionState session_;
   ConnectionTracker& tracker_;
+  ServerStats& stats_;
+  const ClientLimits limits_;
   asio::steady_timer drain_timer_;
+  asio::steady_timer idle_timer_;
+  // What this connection's unfinished command counts for in
+  // stats_.query_bytes(); given back when it closes.
+  size_t charged_query_bytes_ = 0;
+  bool started_ = false;
 
   std::array<char, 16 * 1024> read_buffer_;
   ParsedCommand command_;

@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
+#include "info_command.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
 #include "resp_writer.h"
@@ -20,18 +21,18 @@ namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
     FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
-    AppendOnlyFiles* append_only) {
+    AppendOnlyFiles* append_only, const DispatcherOptions& options) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
         "CommandDispatcher needs a feed engine and a leaderboard store");
   }
   std::unique_ptr<CommandDispatcher> dispatcher(
-      new CommandDispatcher(feeds, boards, snapshots, append_only));
+      new CommandDispatcher(feeds, boards, snapshots, append_only, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
   for (auto add :
-       {AddConnectionCommands, AddFeedCommands, AddLeaderboardCommands,
-        AddSnapshotCommands, AddPersistenceCommands}) {
+       {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
+        AddLeaderboardCommands, AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -40,17 +41,21 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
 CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
                                      LeaderboardStore* boards,
                                      SnapshotSaver* snapshots,
-                                     AppendOnlyFiles* append_only) {
+                                     AppendOnlyFiles* append_only,
+                                     const DispatcherOptions& options) {
   context_.feeds = feeds;
   context_.boards = boards;
   context_.snapshots = snapshots;
   context_.append_only = append_only;
   context_.commands = &table_;
+  context_.stats = &stats_;
+  context_.requirepass = options.requirepass;
 }
 
 SessionState CommandDispatcher::NewSession() const {
   SessionState session;
   session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
+  session.authenticated = context_.requirepass.empty();
   return session;
 }
 
@@ -62,6 +67,14 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
     return;
   }
   const CommandSpec* spec = table_.Find(args[0]);
+  // Before anything else, even the unknown-command error: a client without
+  // the password learns nothing about the server.
+  if (!session.authenticated &&
+      (spec == nullptr || std::find(spec->flags.begin(), spec->flags.end(),
+                                    "no_auth") == spec->flags.end())) {
+    reply.Error("NOAUTH Authentication required.");
+    return;
+  }
   if (spec == nullptr) {
     // Redis's wording, which client libraries and people recognize.
     std::string message = absl::StrCat("ERR unknown command ", Quote(args[0]),

@@ -20,9 +20,16 @@
 #include "command_table.h"
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
+#include "server_stats.h"
 #include "snapshot_saver.h"
 
 namespace feedcore::server {
+
+struct DispatcherOptions {
+  // The password of AUTH and HELLO ... AUTH (Redis's requirepass). Empty:
+  // every connection is authenticated from the start.
+  std::string requirepass;
+};
 
 class CommandDispatcher {
  public:
@@ -33,24 +40,32 @@ class CommandDispatcher {
   static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
       FeedEngine* feeds, LeaderboardStore* boards,
       SnapshotSaver* snapshots = nullptr,
-      AppendOnlyFiles* append_only = nullptr);
+      AppendOnlyFiles* append_only = nullptr,
+      const DispatcherOptions& options = {});
 
-  // State for a new connection (RESP2, a fresh client id).
+  // State for a new connection (RESP2, a fresh client id, authenticated
+  // only if there is no password).
   SessionState NewSession() const;
 
   // Runs `args` (args[0] is the command name) and appends exactly one reply
   // to `out`, encoded in `session.protocol`. An empty `args` gets an error
-  // reply.
+  // reply. A session not yet authenticated gets "NOAUTH Authentication
+  // required." for every command but AUTH, HELLO and QUIT.
   void Execute(absl::Span<const std::string> args, SessionState& session,
                std::string& out) const;
 
   const CommandTable& commands() const { return table_; }
 
+  // What the connections count and INFO reports.
+  ServerStats& stats() const { return stats_; }
+
  private:
   CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards,
-                    SnapshotSaver* snapshots, AppendOnlyFiles* append_only);
+                    SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
+                    const DispatcherOptions& options);
 
   CommandTable table_;
+  mutable ServerStats stats_;
   ServerContext context_;
   mutable std::atomic<int64_t> next_client_id_{1};
 };

@@ -19,6 +19,7 @@ namespace feedcore::server {
 
 class AppendOnlyFiles;
 class CommandTable;
+class ServerStats;
 class SnapshotSaver;
 
 // What a connection remembers between its commands.
@@ -27,6 +28,9 @@ struct SessionState {
   bool close_after_reply = false;  // set by QUIT
   std::string client_name;         // HELLO ... SETNAME
   int64_t client_id = 0;
+  // False until AUTH or HELLO ... AUTH succeeds, when the server has a
+  // password; until then only commands flagged "no_auth" run.
+  bool authenticated = true;
 };
 
 // What every command may use.
@@ -36,6 +40,8 @@ struct ServerContext {
   SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
   AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no
   const CommandTable* commands = nullptr;
+  ServerStats* stats = nullptr;  // never null in a dispatcher's context
+  std::string requirepass;       // empty: no authentication
 };
 
 // One command being run: its arguments (args[0] is the name as sent), the

@@ -27,6 +27,59 @@ void Ping(CommandCall& call) {
 
 void Echo(CommandCall& call) { call.reply->Bulk(call.args[1]); }
 
+// Redis's replies, which clients and their users recognize.
+constexpr char kWrongPass[] =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+constexpr char kNoPasswordConfigured[] =
+    "ERR AUTH <password> called without any password configured for the "
+    "default user. Are you sure your configuration is correct?";
+
+// Compares in time that depends only on the length of `expected`, never on
+// how much of `given` matches, so response times reveal nothing of the
+// password. (The loop always runs over the whole password; `given` is read
+// modulo its length so a short guess takes the same path.)
+bool PasswordMatches(absl::string_view given, absl::string_view expected) {
+  unsigned char difference = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const unsigned char g =
+        given.empty() ? 0 : static_cast<unsigned char>(given[i % given.size()]);
+    difference |= g ^ static_cast<unsigned char>(expected[i]);
+  }
+  // Through a volatile so the compiler cannot stop at the first mismatch.
+  volatile unsigned char result = difference;
+  return result == 0;
+}
+
+// Whether `user` with `password` may log in. There is one user, "default",
+// as in Redis without ACLs: with no requirepass it takes any password.
+bool CredentialsValid(const CommandCall& call, absl::string_view user,
+                      absl::string_view password) {
+  const std::string& required = call.server->requirepass;
+  const bool password_ok =
+      required.empty() || PasswordMatches(password, required);
+  return password_ok && user == "default";
+}
+
+// AUTH password | AUTH username password
+void Auth(CommandCall& call) {
+  if (call.args.size() > 3) {
+    call.reply->Error("ERR syntax error");
+    return;
+  }
+  if (call.args.size() == 2 && call.server->requirepass.empty()) {
+    call.reply->Error(kNoPasswordConfigured);
+    return;
+  }
+  const absl::string_view user =
+      call.args.size() == 3 ? absl::string_view(call.args[1]) : "default";
+  if (!CredentialsValid(call, user, call.args.back())) {
+    call.reply->Error(kWrongPass);
+    return;
+  }
+  call.session->authenticated = true;
+  call.reply->SimpleString("OK");
+}
+
 void Quit(CommandCall& call) {
   call.session->close_after_reply = true;
   call.reply->SimpleString("OK");
@@ -36,6 +89,7 @@ void Quit(CommandCall& call) {
 void Hello(CommandCall& call) {
   int protocol = call.session->protocol;
   std::string name = call.session->client_name;
+  bool authenticated = call.session->authenticated;
   if (call.args.size() >= 2) {
     absl::StatusOr<int64_t> version = ParseInt64InRange(
         call.args[1], "protocol version", INT64_MIN, INT64_MAX);
@@ -49,10 +103,12 @@ void Hello(CommandCall& call) {
   }
   for (size_t i = 2; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "AUTH") && i + 2 < call.args.size()) {
-      call.reply->Error(
-          "ERR AUTH is not supported: feedcore-server has no users; bind it "
-          "to a trusted address instead");
-      return;
+      if (!CredentialsValid(call, call.args[i + 1], call.args[i + 2])) {
+        call.reply->Error(kWrongPass);
+        return;
+      }
+      authenticated = true;
+      i += 2;
     } else if (IsKeyword(call.args[i], "SETNAME") && i + 1 < call.args.size()) {
       name = call.args[++i];
     } else {
@@ -60,8 +116,17 @@ void Hello(CommandCall& call) {
       return;
     }
   }
+  if (!authenticated) {
+    call.reply->Error(
+        "NOAUTH HELLO must be called with the client already authenticated, "
+        "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+        "authenticate the client and select the RESP protocol version at the "
+        "same time");
+    return;
+  }
   // Switch only once the whole command is valid, and reply in the new
   // protocol, as Redis does.
+  call.session->authenticated = true;
   call.session->protocol = protocol;
   call.session->client_name = std::move(name);
   RespWriter& reply = *call.reply;
@@ -174,6 +239,13 @@ absl::Status AddConnectionCommands(CommandTable& table) {
   const std::vector<CommandSpec> specs = {
       {"PING", -1, {"fast", "stale"}, 0, 0, 0, Ping},
       {"ECHO", 2, {"fast"}, 0, 0, 0, Echo},
+      {"AUTH",
+       -2,
+       {"noscript", "loading", "stale", "fast", "no_auth"},
+       0,
+       0,
+       0,
+       Auth},
       {"HELLO", -1, {"noscript", "fast", "no_auth"}, 0, 0, 0, Hello},
       {"QUIT", -1, {"fast", "no_auth"}, 0, 0, 0, Quit},
       {"COMMAND", -1, {"loading", "stale"}, 0, 0, 0, Command},

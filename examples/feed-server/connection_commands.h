@@ -1,5 +1,5 @@
 // Commands about the connection and the server rather than the data:
-// PING, ECHO, HELLO, QUIT, COMMAND and the read-only CONFIG GET that
+// PING, ECHO, AUTH, HELLO, QUIT, COMMAND and the read-only CONFIG GET that
 // redis-benchmark asks on start-up.
 #ifndef FEEDCORE_EXAMPLES_FEED_SERVER_CONNECTION_COMMANDS_H_
 #define FEEDCORE_EXAMPLES_FEED_SERVER_CONNECTION_COMMANDS_H_

@@ -129,6 +129,8 @@ void Zadd(CommandCall& call) {
         (flags.xx && !current.has_value())) {
       continue;
     }
+    // Every path below that does not put a new member on the board frees
+    // the name it was just given; only members on the board keep names.
     int64_t target = scores[n];
     if (flags.incr && current.has_value() &&
         __builtin_add_overflow(*current, scores[n], &target)) {
@@ -146,6 +148,7 @@ void Zadd(CommandCall& call) {
       continue;
     }
     if (absl::Status s = board.Set(*id, target); !s.ok()) {
+      if (!current.has_value()) set->members.Release(name);
       return ReplyError(call, s);
     }
     if (current.has_value()) {
@@ -177,7 +180,12 @@ void Zincrby(CommandCall& call) {
   absl::StatusOr<MemberId> id = set->members.Intern(name);
   if (!id.ok()) return ReplyError(call, id.status());
   absl::StatusOr<int64_t> score = set->board->Increment(*id, *delta);
-  if (!score.ok()) return ReplyError(call, score.status());
+  if (!score.ok()) {
+    // A failed call changed nothing: if the member is not on the board, it
+    // was new here, and only members keep names.
+    if (!set->board->Score(*id).ok()) set->members.Release(name);
+    return ReplyError(call, score.status());
+  }
   call.reply->Score(*score);
 }
 
@@ -230,7 +238,12 @@ void Zrem(CommandCall& call) {
   for (size_t i = 2; set != nullptr && i < call.args.size(); ++i) {
     std::lock_guard lock(set->LockFor(call.args[i]));
     std::optional<MemberId> id = set->members.Find(call.args[i]);
-    if (id.has_value() && set->board->Remove(*id).ok()) ++removed;
+    if (id.has_value() && set->board->Remove(*id).ok()) {
+      // Off the board, so the name goes too: the dictionary holds only
+      // members, and its memory follows them.
+      set->members.Release(call.args[i]);
+      ++removed;
+    }
   }
   call.reply->Integer(removed);
 }
@@ -299,12 +312,19 @@ void WriteRange(CommandCall& call, const SortedSet* set,
   // RESP3 pairs each member with its score, as Redis 7 does; RESP2
   // alternates them in one flat array.
   const bool pairs = with_scores && reply.resp3();
-  const std::vector<std::string> names = set->members.NamesOf(entries);
-  reply.ArrayHeader(with_scores && !pairs ? entries.size() * 2
-                                          : entries.size());
+  // A member removed between the board read and this lookup has no name
+  // any more: it is left out, as if the read came after the removal.
+  const std::vector<std::optional<std::string>> names =
+      set->members.NamesOf(entries);
+  size_t count = 0;
+  for (const std::optional<std::string>& name : names) {
+    if (name.has_value()) ++count;
+  }
+  reply.ArrayHeader(with_scores && !pairs ? count * 2 : count);
   for (size_t i = 0; i < entries.size(); ++i) {
+    if (!names[i].has_value()) continue;
     if (pairs) reply.ArrayHeader(2);
-    reply.Bulk(names[i]);
+    reply.Bulk(*names[i]);
     if (with_scores) reply.Score(entries[i].score);
   }
 }

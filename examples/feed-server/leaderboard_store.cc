@@ -15,22 +15,46 @@ namespace {
 // board and dictionary come from two files, which must agree.
 absl::Status CheckEveryMemberNamed(const std::string& key,
                                    const SortedSet& set) {
-  const size_t named = set.members.size();
   LeaderboardReadOptions read;
   read.limit = set.board->options().max_page_size;
   for (;;) {
     absl::StatusOr<LeaderboardPage> page = set.board->ReadPage(read);
     if (!page.ok()) return page.status();
     for (const LeaderboardEntry& entry : page->entries) {
-      if (entry.member == 0 || entry.member > named) {
+      if (!set.members.Contains(entry.member)) {
         return absl::DataLossError(absl::StrCat(
             "sorted-set key ", Quote(key), " holds member id ", entry.member,
-            ", which has no name (", named, " names)"));
+            ", which has no name (", set.members.size(), " names)"));
       }
     }
     if (page->next_cursor.empty()) return absl::OkStatus();
     read.cursor = std::move(page->next_cursor);
   }
+}
+
+// A save copies a dictionary after its board, so it may name members added
+// in between, which the saved board does not hold: they are not kept.
+// (Ids are checked against the board before the dictionary allocates
+// anything for them.)
+void DropNamesNotOnBoard(const Leaderboard& board, KeyMemberNames& saved) {
+  if (!saved.ids.empty() && saved.ids.size() != saved.names.size()) {
+    return;  // malformed: Restore says so
+  }
+  if (saved.ids.empty()) {
+    saved.ids.reserve(saved.names.size());
+    for (size_t i = 0; i < saved.names.size(); ++i) saved.ids.push_back(i + 1);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < saved.ids.size(); ++i) {
+    if (!board.Score(saved.ids[i]).ok()) continue;
+    if (kept != i) {  // a self-move would empty the name
+      saved.ids[kept] = saved.ids[i];
+      saved.names[kept] = std::move(saved.names[i]);
+    }
+    ++kept;
+  }
+  saved.ids.resize(kept);
+  saved.names.resize(kept);
 }
 
 absl::Status CheckBoardOptions(const LeaderboardOptions& options) {
@@ -39,110 +63,6 @@ absl::Status CheckBoardOptions(const LeaderboardOptions& options) {
 }
 
 }  // namespace
-
-absl::StatusOr<MemberId> MemberDictionary::Intern(absl::string_view name) {
-  {
-    std::shared_lock lock(mutex_);
-    if (auto it = ids_.find(name); it != ids_.end()) {
-      const MemberId id = it->second;
-      NamesJournal* journal = journal_;
-      lock.unlock();
-      // The record that assigned the id may not be synced yet.
-      if (journal != nullptr) {
-        if (absl::Status s = journal->SyncAppended(); !s.ok()) return s;
-      }
-      return id;
-    }
-  }
-  std::unique_lock lock(mutex_);
-  if (auto it = ids_.find(name); it != ids_.end()) {
-    const MemberId id = it->second;
-    NamesJournal* journal = journal_;
-    lock.unlock();
-    if (journal != nullptr) {
-      if (absl::Status s = journal->SyncAppended(); !s.ok()) return s;
-    }
-    return id;
-  }
-  const MemberId id = names_.size() + 1;
-  NamesJournal* journal = journal_;
-  uint64_t position = 0;
-  if (journal != nullptr) {
-    absl::StatusOr<uint64_t> appended = journal->Append(
-        {NamesRecordType::kAssign, key_, id, std::string(name)});
-    if (!appended.ok()) return appended.status();
-    position = *appended;
-  }
-  ids_.emplace(name, id);
-  names_.emplace_back(name);
-  lock.unlock();
-  // Synced outside the lock, so that concurrent assignments share one
-  // fdatasync; readers that find the id meanwhile sync themselves.
-  if (journal != nullptr) {
-    if (absl::Status s = journal->SyncTo(position); !s.ok()) return s;
-  }
-  return id;
-}
-
-void MemberDictionary::AttachJournal(NamesJournal* journal, std::string key) {
-  std::unique_lock lock(mutex_);
-  journal_ = journal;
-  key_ = std::move(key);
-}
-
-void MemberDictionary::DetachJournal() {
-  std::unique_lock lock(mutex_);
-  journal_ = nullptr;
-}
-
-std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
-  std::shared_lock lock(mutex_);
-  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
-  return std::nullopt;
-}
-
-std::vector<std::string> MemberDictionary::NamesOf(
-    const std::vector<LeaderboardEntry>& entries) const {
-  std::vector<std::string> names;
-  names.reserve(entries.size());
-  std::shared_lock lock(mutex_);
-  for (const LeaderboardEntry& entry : entries) {
-    const MemberId id = entry.member;
-    names.push_back(id == 0 || id > names_.size() ? std::string()
-                                                  : names_[id - 1]);
-  }
-  return names;
-}
-
-size_t MemberDictionary::size() const {
-  std::shared_lock lock(mutex_);
-  return names_.size();
-}
-
-std::vector<std::string> MemberDictionary::Names() const {
-  std::shared_lock lock(mutex_);
-  return std::vector<std::string>(names_.begin(), names_.end());
-}
-
-absl::Status MemberDictionary::Restore(std::vector<std::string> names) {
-  std::unique_lock lock(mutex_);
-  if (!names_.empty()) {
-    return absl::InvalidArgumentError(
-        "only an empty member dictionary can be restored");
-  }
-  ids_.reserve(names.size());
-  for (std::string& name : names) {
-    if (!ids_.try_emplace(name, names_.size() + 1).second) {
-      const std::string message =
-          absl::StrCat("member name ", Quote(name), " is given twice");
-      ids_.clear();
-      names_.clear();
-      return absl::InvalidArgumentError(message);
-    }
-    names_.push_back(std::move(name));
-  }
-  return absl::OkStatus();
-}
 
 std::mutex& SortedSet::LockFor(absl::string_view member_name) {
   return member_locks[absl::HashOf(member_name) % kMemberLocks];
@@ -170,9 +90,10 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
   }
   std::unique_ptr<LeaderboardStore> store(
       new LeaderboardStore(options, nullptr, registry));
-  absl::flat_hash_map<std::string, std::vector<std::string>> by_key;
+  absl::flat_hash_map<std::string, KeyMemberNames> by_key;
   for (KeyMemberNames& key : names) {
-    by_key.emplace(std::move(key.key), std::move(key.names));
+    std::string name = key.key;
+    by_key.emplace(std::move(name), std::move(key));
   }
   for (const std::string& key : registry->Names()) {
     auto names_of_key = by_key.find(key);
@@ -184,8 +105,10 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
     if (!board.ok()) return board.status();
     auto set = std::make_shared<SortedSet>();
     set->board = *std::move(board);
+    KeyMemberNames& saved = names_of_key->second;
+    DropNamesNotOnBoard(*set->board, saved);
     if (absl::Status status =
-            set->members.Restore(std::move(names_of_key->second));
+            set->members.Restore(saved.ids, std::move(saved.names));
         !status.ok()) {
       return absl::DataLossError(
           absl::StrCat("sorted-set key ", Quote(key), ": ", status.message()));
@@ -214,8 +137,9 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
   if (!board.ok()) return board.status();
   auto set = std::make_shared<SortedSet>();
   set->board = *std::move(board);
-  if (journal_ != nullptr)
+  if (journal_ != nullptr) {
     set->members.AttachJournal(journal_, std::string(key));
+  }
   sets_.emplace(key, set);
   return set;
 }
@@ -258,28 +182,43 @@ void LeaderboardStore::AttachJournal(
   for (auto& [key, set] : sets_) set->members.AttachJournal(journal, key);
 }
 
-std::vector<KeyMemberNames> LeaderboardStore::AllNames() const {
-  std::shared_lock lock(mutex_);
-  std::vector<KeyMemberNames> names;
-  names.reserve(sets_.size());
-  for (const auto& [key, set] : sets_) {
-    names.push_back({key, set->members.Names()});
-  }
-  return names;
-}
-
 absl::StatusOr<std::vector<KeyMemberNames>> LeaderboardStore::SaveKeys(
     absl::FunctionRef<absl::Status(const LeaderboardRegistry&)> save) const {
   // Held shared: GetOrCreate of a new key and Delete wait, everything else
   // goes on.
   std::shared_lock lock(mutex_);
-  if (absl::Status status = save(registry_); !status.ok()) return status;
+  // Names released from here on stay until every dictionary is copied, so
+  // each member of a board as saved has its name in the copy.
+  for (const auto& [key, set] : sets_) set->members.HoldReleases();
+  absl::Status saved = save(registry_);
   std::vector<KeyMemberNames> names;
-  names.reserve(sets_.size());
-  for (const auto& [key, set] : sets_) {
-    names.push_back({key, set->members.Names()});
+  if (saved.ok()) {
+    names.reserve(sets_.size());
+    for (const auto& [key, set] : sets_) {
+      KeyMemberNames& copy = names.emplace_back();
+      copy.key = key;
+      set->members.CopyNames(copy.ids, copy.names);
+    }
   }
+  for (const auto& [key, set] : sets_) set->members.ResumeReleases();
+  if (!saved.ok()) return saved;
   return names;
+}
+
+MemberNameStats LeaderboardStore::NameStats() const {
+  std::vector<std::shared_ptr<SortedSet>> sets;
+  {
+    std::shared_lock lock(mutex_);
+    sets.reserve(sets_.size());
+    for (const auto& [key, set] : sets_) sets.push_back(set);
+  }
+  MemberNameStats total;
+  for (const std::shared_ptr<SortedSet>& set : sets) {
+    const MemberNameStats one = set->members.stats();
+    total.names += one.names;
+    total.bytes += one.bytes;
+  }
+  return total;
 }
 
 size_t LeaderboardStore::size() const {

@@ -3,22 +3,25 @@
 // on top of the library's boards.
 //
 // Member names. Redis members are byte strings ("player:alice",
-// "element:000000004711"); feedcore boards rank numeric MemberIds. Each key
-// has its own dictionary that gives every distinct name a MemberId the
-// first time it is added (1, 2, 3...) and maps ids back to names for
-// replies. Any byte string is a valid name, so clients and benchmarks work
-// unchanged. ZREM keeps the name's id (a member added again gets the same
-// one), so a key's dictionary grows with the distinct names ever added to
-// it; DEL drops the key's board and its dictionary together.
+// "element:" and a number); feedcore boards rank numeric MemberIds. Each
+// key has its own dictionary that gives a name an id when it is added and
+// frees the name when ZREM removes the member, so a dictionary holds the
+// names of the members on the board and its memory follows them (see
+// MemberDictionary for the layout and how ids are reused safely). DEL
+// drops the key's board and its dictionary together.
 //
 // Snapshots. The boards live in a LeaderboardRegistry, under the keys'
 // names, which the library's SaveSnapshot saves; the dictionaries are
 // saved next to it (member_names_file.h). SaveKeys keeps the set of keys
-// fixed while the library saves the registry and then copies every
-// dictionary, so each saved board has its key's names: ids are only ever
-// added to a dictionary, and a key cannot be deleted and created again
-// (with a new dictionary) in between. Restore adopts a loaded registry and
-// its dictionaries, checking that they match.
+// fixed and holds back the freeing of names while the library saves the
+// registry and the dictionaries are copied, so every member of a saved
+// board has its name in the copy (the copy may also name members added
+// after their board was saved; loading drops those). Restore adopts a
+// loaded registry and its dictionaries, checking that they match.
+//
+// Journal. With --appendonly the dictionaries journal the names they give
+// (names_journal.h), and Delete journals the key's drop once the board's
+// drop is durable in the store.
 //
 // Read-modify-write commands (ZADD with NX/XX/GT/LT, counting added
 // members) need "look at the score, then change it" to be atomic per
@@ -33,7 +36,6 @@
 
 #include <array>
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -49,56 +51,18 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "feedcore/leaderboard.h"
+#include "member_dictionary.h"
 
 namespace feedcore::server {
 
 class NamesJournal;
 
-// The name <-> id dictionary of one key.
-class MemberDictionary {
- public:
-  // The id of `name`, assigning the next one if it has none. With a
-  // journal attached (--appendonly), a new assignment is appended to it
-  // before the id is given out, and with fsync always synced before this
-  // returns, even to a caller that finds the id already assigned by
-  // another: the caller's board write never reaches the store's log
-  // before the name is in the journal (names_journal.h). The journal's
-  // error if it refuses writes; nothing is assigned then.
-  absl::StatusOr<MemberId> Intern(absl::string_view name);
-
-  // Journals this dictionary's assignments as those of `key` from now on.
-  void AttachJournal(NamesJournal* journal, std::string key);
-  // Stops journaling: the key was deleted, and assignments made through
-  // handles still held must not reach the journal after its drop record.
-  void DetachJournal();
-  // The id of `name`, or nullopt if it was never added.
-  std::optional<MemberId> Find(absl::string_view name) const;
-  // The names of the entries' members, in order, under one lock. A name is
-  // empty for an id never assigned (callers only pass entries read from the
-  // key's own board, whose ids all have names).
-  std::vector<std::string> NamesOf(
-      const std::vector<LeaderboardEntry>& entries) const;
-  size_t size() const;
-
-  // Every name, in id order (the i-th has id i + 1).
-  std::vector<std::string> Names() const;
-
-  // Fills an empty dictionary with `names` in id order. InvalidArgument if
-  // the dictionary is not empty or a name is given twice.
-  absl::Status Restore(std::vector<std::string> names);
-
- private:
-  mutable std::shared_mutex mutex_;
-  absl::flat_hash_map<std::string, MemberId> ids_;
-  std::deque<std::string> names_;    // names_[id - 1]
-  NamesJournal* journal_ = nullptr;  // guarded by mutex_
-  std::string key_;                  // guarded by mutex_
-};
-
-// Every member name of one key, in id order: names[i] has MemberId i + 1.
+// Every member name of one key: names[i] has MemberId ids[i] (or i + 1
+// when `ids` is empty).
 struct KeyMemberNames {
   std::string key;
   std::vector<std::string> names;
+  std::vector<MemberId> ids;
 };
 
 // One sorted-set key.
@@ -121,10 +85,11 @@ class LeaderboardStore {
 
   // A store over `registry` (typically a loaded snapshot's), which must
   // outlive it: every board of the registry becomes the key of its name,
-  // with the dictionary `names` gives that key. DataLoss, naming the key,
-  // if a board has no entry in `names`, an entry has no board, or a board
-  // holds a member id its dictionary has no name for; InvalidArgument for
-  // bad options or a null registry.
+  // with the dictionary `names` gives that key; names of members not on
+  // the board are dropped (see "Snapshots"). DataLoss, naming the key, if a
+  // board has no entry in `names`, an entry has no board, a dictionary is
+  // malformed, or a board holds a member id its dictionary has no name
+  // for; InvalidArgument for bad options or a null registry.
   static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Restore(
       const LeaderboardOptions& options, LeaderboardRegistry* registry,
       std::vector<KeyMemberNames> names);
@@ -141,25 +106,28 @@ class LeaderboardStore {
   // Deletes the key. Returns whether it existed. Handles already taken
   // stay usable; the key's next write starts a new, empty set. The
   // registry's error if it refuses the drop (the key then stays); with a
-  // journal, the journal's error (the key is gone, the journal refuses
-  // writes from then on).
+  // journal, the store's or the journal's error (the key is gone, and the
+  // append-only files refuse writes from then on).
   absl::StatusOr<bool> Delete(absl::string_view key);
 
-  // Journals every key's member names from now on (names_journal.h).
+  // Journals every key's member names from now on (see "Journal").
   // `sync_boards` makes the registry's changes so far durable
   // (DurableStore::Sync); Delete calls it between the board's drop and
   // the journal's drop record. Call before serving, once.
   void AttachJournal(NamesJournal* journal,
                      std::function<absl::Status()> sync_boards);
 
-  // Every key's member names, in id order, each key's under its own lock.
-  std::vector<KeyMemberNames> AllNames() const;
-
   size_t size() const;
+
+  // The live member names of every key, and their memory.
+  MemberNameStats NameStats() const;
 
   // Calls `save` with the registry while no key can be created or deleted
   // (writes to existing keys go on), then returns every key's member names
-  // (see "Snapshots" above). Returns `save`'s error if it fails.
+  // (see "Snapshots" above). Returns `save`'s error if it fails. A journal
+  // rewrite passes a `save` that makes the store durable: every name freed
+  // before it is then off its board for good, and every name freed after
+  // it is still in the copy.
   absl::StatusOr<std::vector<KeyMemberNames>> SaveKeys(
       absl::FunctionRef<absl::Status(const LeaderboardRegistry&)> save) const;
 

@@ -9,16 +9,23 @@
 // Prints "feedcore-server listening on <address>:<port>" once it accepts
 // connections; stops cleanly on SIGINT or SIGTERM (saving first with
 // --snapshot_on_exit). docs/server.md lists the commands and flags.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,8 +37,8 @@
 #include "snapshot_saver.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1",
-          "IP address to listen on; the server has no authentication, so "
-          "keep it on loopback or a trusted network");
+          "IP address to listen on; anything but loopback needs a password "
+          "(--requirepass_file) or --protected_mode=no");
 ABSL_FLAG(int, port, 7379, "TCP port; 0 picks a free one");
 ABSL_FLAG(size_t, threads, 0,
           "threads serving connections; 0 = one per hardware thread");
@@ -43,6 +50,25 @@ ABSL_FLAG(size_t, max_inline_bytes, 64 * 1024,
           "longest inline command line, in bytes");
 ABSL_FLAG(size_t, max_request_bytes, 16 << 20,
           "largest command (sum of its argument lengths), in bytes");
+ABSL_FLAG(int64_t, timeout, 0,
+          "close a connection after this many seconds without progress "
+          "(no command, or a reply left unread); 0 = never");
+ABSL_FLAG(size_t, client_query_buffer_limit, size_t{1} << 30,
+          "close a client whose unfinished command holds more bytes than "
+          "this; 0 = no limit");
+ABSL_FLAG(size_t, client_output_buffer_limit, size_t{256} << 20,
+          "close a client whose unwritten replies hold more bytes than this; "
+          "0 = no limit");
+ABSL_FLAG(size_t, client_query_buffer_total_limit, size_t{256} << 20,
+          "close a client whose read takes the unfinished commands of all "
+          "clients past this many bytes; 0 = no limit");
+ABSL_FLAG(std::string, requirepass, "",
+          "password clients must give with AUTH before other commands; "
+          "visible in ps, so prefer --requirepass_file");
+ABSL_FLAG(std::string, requirepass_file, "",
+          "file whose content (without trailing newlines) is the password");
+ABSL_FLAG(bool, protected_mode, true,
+          "refuse to listen on a non-loopback address without a password");
 ABSL_FLAG(size_t, leaderboard_partitions, 16,
           "write partitions of each sorted-set key's leaderboard");
 ABSL_FLAG(size_t, engine_shards, 0,
@@ -80,6 +106,59 @@ using feedcore::server::FeedServer;
 using feedcore::server::ServerData;
 using feedcore::server::ServerOptions;
 using feedcore::server::SnapshotSaver;
+
+// The password from --requirepass or --requirepass_file (not both).
+absl::StatusOr<std::string> Password() {
+  const std::string inline_password = absl::GetFlag(FLAGS_requirepass);
+  const std::string path = absl::GetFlag(FLAGS_requirepass_file);
+  if (path.empty()) return inline_password;
+  if (!inline_password.empty()) {
+    return absl::InvalidArgumentError(
+        "give the password with --requirepass or --requirepass_file, not both");
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::string password((std::istreambuf_iterator<char>(file)),
+                       std::istreambuf_iterator<char>());
+  if (!file.good() && !file.eof()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot read --requirepass_file ", path, ": ", std::strerror(errno)));
+  }
+  // A file written by `echo` ends in a newline that is not part of it.
+  while (!password.empty() &&
+         (password.back() == '\n' || password.back() == '\r')) {
+    password.pop_back();
+  }
+  if (password.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--requirepass_file ", path, " is empty or unreadable"));
+  }
+  return password;
+}
+
+// Redis spells its settings with dashes (--protected-mode); flags here use
+// underscores. Rewrites "--name-with-dashes[=value]" to underscores when
+// that names a flag of this program, so both spellings work.
+std::vector<char*> NormalizeFlagNames(int argc, char** argv,
+                                      std::vector<std::string>& storage) {
+  storage.reserve(argc);
+  std::vector<char*> out;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i > 0 && arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      const size_t end = std::min(arg.find('='), arg.size());
+      std::string name = arg.substr(2, end - 2);
+      std::replace(name.begin(), name.end(), '-', '_');
+      const bool negated = name.rfind("no", 0) == 0 &&
+                           absl::FindCommandLineFlag(name.substr(2)) != nullptr;
+      if (absl::FindCommandLineFlag(name) != nullptr || negated) {
+        arg = "--" + name + arg.substr(end);
+      }
+    }
+    storage.push_back(std::move(arg));
+    out.push_back(storage.back().data());
+  }
+  return out;
+}
 
 int Fail(const std::string& what, const absl::Status& status) {
   std::fprintf(stderr, "feedcore-server: %s: %s\n", what.c_str(),
@@ -151,7 +230,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "A Redis-protocol server for feedcore feeds and leaderboards. "
       "See docs/server.md.");
-  absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> storage;
+  std::vector<char*> args = NormalizeFlagNames(argc, argv, storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
 
   ServerOptions options;
   options.address = absl::GetFlag(FLAGS_address);
@@ -162,6 +243,23 @@ int main(int argc, char** argv) {
   options.limits.max_args = absl::GetFlag(FLAGS_max_args);
   options.limits.max_inline_bytes = absl::GetFlag(FLAGS_max_inline_bytes);
   options.limits.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  options.idle_timeout_seconds = absl::GetFlag(FLAGS_timeout);
+  options.client_query_buffer_limit =
+      absl::GetFlag(FLAGS_client_query_buffer_limit);
+  options.client_output_buffer_limit =
+      absl::GetFlag(FLAGS_client_output_buffer_limit);
+  options.client_query_buffer_total_limit =
+      absl::GetFlag(FLAGS_client_query_buffer_total_limit);
+  options.protected_mode = absl::GetFlag(FLAGS_protected_mode);
+  absl::StatusOr<std::string> password = Password();
+  if (!password.ok()) return Fail("flags", password.status());
+  options.requirepass = *password;
+  // Checked before any data is loaded, so a refused configuration says so
+  // at once.
+  if (absl::Status status = feedcore::server::ValidateServerOptions(options);
+      !status.ok()) {
+    return Fail("flags", status);
+  }
 
   const std::string snapshot_file = absl::GetFlag(FLAGS_snapshot_file);
   const bool load = absl::GetFlag(FLAGS_load);
@@ -222,8 +320,11 @@ int main(int argc, char** argv) {
   SnapshotSaver saver(snapshot_file, [&data](const std::string& path) {
     return (*data)->Save(path);
   });
-  auto dispatcher = CommandDispatcher::Create(
-      &(*data)->engine(), &(*data)->boards(), &saver, (*data)->append_only());
+  feedcore::server::DispatcherOptions dispatcher_options;
+  dispatcher_options.requirepass = options.requirepass;
+  auto dispatcher =
+      CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,
+                                (*data)->append_only(), dispatcher_options);
   if (!dispatcher.ok()) return Fail("commands", dispatcher.status());
 
   auto server = FeedServer::Create(options, dispatcher->get());

@@ -20,9 +20,10 @@ constexpr char kLibrarySnapshotMagic[8] = {'F', 'E', 'E', 'D',
                                            'S', 'N', 'A', 'P'};
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 4;
 constexpr size_t kChecksumBytes = 8;
-// The smallest encoding of a key (empty key, no names) and of a name.
+// The smallest encoding of a key (empty key, no names) and of a name
+// with its id.
 constexpr uint64_t kMinKeyBytes = 4 + 8;
-constexpr uint64_t kMinNameBytes = 4;
+constexpr uint64_t kMinNameBytes = 8 + 4;
 
 void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i)
@@ -103,8 +104,18 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
     return status;
   }
   key.names.reserve(*count);
+  key.ids.reserve(*count);
   absl::flat_hash_set<absl::string_view> seen;
+  absl::flat_hash_set<MemberId> seen_ids;
   for (uint64_t i = 0; i < *count; ++i) {
+    absl::StatusOr<uint64_t> id = reader.Fixed(8, where);
+    if (!id.ok()) return id.status();
+    if (*id == 0 || !seen_ids.insert(*id).second) {
+      return absl::DataLossError(absl::StrCat(
+          "save manifest is damaged: key ", Quote(key.key),
+          *id == 0 ? " gives member id 0" : " gives a member id twice"));
+    }
+    key.ids.push_back(*id);
     absl::StatusOr<std::string> member = reader.Bytes(where);
     if (!member.ok()) return member.status();
     key.names.push_back(*std::move(member));
@@ -132,7 +143,10 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
   for (const KeyMemberNames& key : file.keys) {
     PutBytes(out, key.key);
     PutU64(out, key.names.size());
-    for (const std::string& name : key.names) PutBytes(out, name);
+    for (size_t i = 0; i < key.names.size(); ++i) {
+      PutU64(out, key.ids.empty() ? i + 1 : key.ids[i]);
+      PutBytes(out, key.names[i]);
+    }
   }
   PutU64(out, XXH3_64bits(out.data(), out.size()));
   return out;

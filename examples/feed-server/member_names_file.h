@@ -9,9 +9,12 @@
 //   u64 snapshot generation | u64 snapshot file length
 //   u64 XXH3-64 of the snapshot file
 //   u64 key count, then per key:
-//     u32 key length | key | u64 name count | per name: u32 length | name
+//     u32 key length | key | u64 name count |
+//     per name: u64 MemberId | u32 length | name
 //   u64 XXH3-64 of every byte before it
-// A key's names are in id order: the i-th has MemberId i + 1.
+// Each name carries its id, since names are freed and their ids' slots
+// reused with new ids (member_dictionary.h): a key's ids need not be
+// dense.
 //
 // A save is one unit: the snapshot goes to a file of its own generation
 // (save_files.h) and the manifest, replaced atomically, commits it. The
@@ -33,7 +36,7 @@
 
 namespace feedcore::server {
 
-inline constexpr uint32_t kMemberNamesFormatVersion = 2;
+inline constexpr uint32_t kMemberNamesFormatVersion = 3;
 
 struct MemberNamesFile {
   uint64_t generation = 0;  // names the snapshot file (save_files.h)
@@ -45,9 +48,9 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file);
 
 // Checks everything before trusting it: InvalidArgument if `bytes` is not
 // a manifest (a bare library snapshot is named as such) or has another
-// format version; DataLoss for a checksum
-// mismatch, a truncated or overlong file, a count larger than the bytes
-// left, an empty or overlong key, or a key or name given twice.
+// format version; DataLoss for a checksum mismatch, a truncated or
+// overlong file, a count larger than the bytes left, an empty or overlong
+// key, a member id 0, or a key, name or id given twice.
 absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes);
 
 // Replaces `path` with `file` crash-safely (base/durable_file.h): a crash

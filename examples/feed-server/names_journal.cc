@@ -11,10 +11,7 @@
 #include <map>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "arguments.h"
 #include "base/durable_file.h"
 #include "base/io_error.h"
 #include "feedcore/leaderboard.h"
@@ -129,7 +126,8 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
   }
   NamesJournalContents contents;
   // Ordered by key so that the result is deterministic.
-  std::map<std::string, absl::flat_hash_map<MemberId, std::string>> state;
+  // Ids ordered too, so that names come out in id order.
+  std::map<std::string, std::map<MemberId, std::string>> state;
   uint64_t offset = kHeaderBytes;
   while (offset < bytes.size()) {
     const absl::string_view rest = bytes.substr(offset);
@@ -176,23 +174,11 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
   for (auto& [key, names] : state) {
     KeyMemberNames key_names;
     key_names.key = key;
-    key_names.names.resize(names.size());
-    absl::flat_hash_set<absl::string_view> seen;
+    key_names.ids.reserve(names.size());
+    key_names.names.reserve(names.size());
     for (auto& [id, name] : names) {
-      if (id > names.size()) {
-        return absl::DataLossError(absl::StrCat(
-            "names journal: sorted-set key ", Quote(key), " has member id ", id,
-            " but only ", names.size(),
-            " names: records are missing (ids are given 1, 2, 3...)"));
-      }
-      key_names.names[id - 1] = std::move(name);
-    }
-    for (const std::string& name : key_names.names) {
-      if (!seen.insert(name).second) {
-        return absl::DataLossError(
-            absl::StrCat("names journal: sorted-set key ", Quote(key),
-                         " gives member name ", Quote(name), " twice"));
-      }
+      key_names.ids.push_back(id);
+      key_names.names.push_back(std::move(name));
     }
     contents.keys.push_back(std::move(key_names));
   }
@@ -339,7 +325,8 @@ void NamesJournal::SyncLoop() {
 }
 
 absl::Status NamesJournal::Rewrite(
-    const std::function<std::vector<KeyMemberNames>()>& collect) {
+    const std::function<absl::StatusOr<std::vector<KeyMemberNames>>()>&
+        collect) {
   {
     std::lock_guard lock(mu_);
     if (!error_.ok()) return error_;
@@ -360,13 +347,15 @@ absl::Status NamesJournal::Rewrite(
   // Every record appended from here on is also in rewrite_tail_, so the
   // names collected below, at whatever later moment, plus the tail replay
   // to the state at the swap.
-  const std::vector<KeyMemberNames> keys = collect();
+  absl::StatusOr<std::vector<KeyMemberNames>> keys = collect();
+  if (!keys.ok()) return finish(keys.status());
   std::string bytes = Header();
   uint64_t records = 0;
-  for (const KeyMemberNames& key : keys) {
+  for (const KeyMemberNames& key : *keys) {
     for (size_t i = 0; i < key.names.size(); ++i) {
+      const MemberId id = key.ids.empty() ? i + 1 : key.ids[i];
       bytes.append(EncodeNamesFrame(
-          {NamesRecordType::kAssign, key.key, i + 1, key.names[i]}));
+          {NamesRecordType::kAssign, key.key, id, key.names[i]}));
       ++records;
     }
   }

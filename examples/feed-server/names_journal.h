@@ -13,18 +13,37 @@
 // (replacing what the id had), free erases the id, drop empties the key.
 // Each record only sets state, so replaying records over a state that
 // already holds some of them ends in the same state: that is what lets a
-// rewrite run while names are assigned (see Rewrite). Once replayed, a
-// name given to two ids of one key is DataLoss.
+// rewrite run while names are assigned (see Rewrite). Ids need not be
+// dense (member_dictionary.h), and a replayed key may name ids no board
+// holds any more, even two ids with one name (see "Frees"): the caller
+// keeps the names of the ids on the recovered boards, and only those must
+// be distinct.
 //
 // The ordering rules that make every id on a board have its name after a
-// crash (the callers, LeaderboardStore and PersistentData, keep them):
+// crash (the callers, MemberDictionary and LeaderboardStore, keep them):
 //   * assign is appended, and with kAlways synced, before the board write
 //     that first uses the id; a writer that finds the id already assigned
 //     waits for the same sync (SyncAppended).
-//   * drop and free are appended only once the board change they follow
-//     is durable in the store (DurableStore::Sync): otherwise a crash could
-//     keep a board's member while its name is gone, or reuse a freed id
-//     for another name while the store still holds the old member.
+//   * drop is appended only once the board's drop is durable in the store
+//     (DurableStore::Sync): otherwise a crash could bring the board back
+//     without its names.
+//
+// Frees
+// -----
+// The server appends no free records: ZREM frees a name in memory only,
+// and its assign record stays until the journal is rewritten (at every
+// start and by BGREWRITEAOF), which keeps only the names live then, after
+// making the store durable. A free appended at once could reach the disk
+// before the store's removal of the member; a crash would then recover the
+// member without a name, and dropping it would apply the ZREM while
+// earlier acknowledged writes were lost. A stale assign is harmless: if
+// the crash lost the removal, it names the member that came back; if not,
+// its id is on no recovered board and recovery drops it. It can never
+// name another member, since a key's ids are never given twice between
+// two rewrites: a freed slot is reused with a new id, a key deleted and
+// created again starts after its drop record, and each start rewrites the
+// journal before any id is given. A free record would not shrink the file
+// either; only a rewrite does.
 //
 // File format
 // -----------
@@ -73,7 +92,8 @@ std::string EncodeNamesFrame(const NamesRecord& record);
 
 // What a journal file holds, replayed.
 struct NamesJournalContents {
-  // Every key's names in id order (the i-th is MemberId i + 1).
+  // Every key's names with their ids, in id order, including names of ids
+  // no board holds any more (see "Frees").
   std::vector<KeyMemberNames> keys;
   uint64_t records = 0;      // whole records read
   uint64_t valid_bytes = 0;  // up to the end of the last whole record
@@ -82,9 +102,8 @@ struct NamesJournalContents {
 
 // Reads and replays `bytes` (a whole journal file). InvalidArgument for a
 // file that is not a journal or has another version; DataLoss naming the
-// offset for damage before the last frame, a record that does not decode,
-// a name given to two ids, or ids that are not 1..n (this server never
-// frees one, so a hole means records are missing).
+// offset for damage before the last frame or a record that does not
+// decode.
 absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
     absl::string_view bytes);
 
@@ -133,9 +152,11 @@ class NamesJournal {
   // see above): written to PATH.tmp, synced, renamed over PATH, directory
   // synced. `collect` runs without the journal's lock, so appends go on;
   // it must return the names of every key as they are at some point after
-  // this call starts. On failure the old file stays in use.
+  // this call starts (LeaderboardStore::SaveKeys). On failure, `collect`'s
+  // included, the old file stays in use.
   absl::Status Rewrite(
-      const std::function<std::vector<KeyMemberNames>()>& collect);
+      const std::function<absl::StatusOr<std::vector<KeyMemberNames>>()>&
+          collect);
 
   NamesJournalStats Stats() const;
   FsyncPolicy policy() const { return policy_; }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "append_only.h"
 #include "arguments.h"
@@ -43,21 +42,6 @@ void Bgrewriteaof(CommandCall& call) {
     return ReplyError(call, status);
   }
   call.reply->SimpleString("Background append only file rewriting started");
-}
-
-// INFO [section ...]: the persistence section (the only one this server
-// has) for no section, "persistence", "default", "all" or "everything";
-// nothing for any other, as Redis replies to a section it does not know.
-void Info(CommandCall& call) {
-  bool persistence = call.args.size() == 1;
-  for (size_t i = 1; i < call.args.size(); ++i) {
-    const std::string section = absl::AsciiStrToLower(call.args[i]);
-    if (section == "persistence" || section == "default" || section == "all" ||
-        section == "everything") {
-      persistence = true;
-    }
-  }
-  call.reply->Bulk(persistence ? PersistenceInfo(*call.server) : "");
 }
 
 }  // namespace
@@ -165,7 +149,6 @@ std::string PersistenceInfo(const ServerContext& server) {
 absl::Status AddPersistenceCommands(CommandTable& table) {
   const std::vector<CommandSpec> specs = {
       {"BGREWRITEAOF", 1, {"admin", "noscript"}, 0, 0, 0, Bgrewriteaof},
-      {"INFO", -1, {"loading", "stale"}, 0, 0, 0, Info},
   };
   for (const CommandSpec& spec : specs) {
     if (absl::Status status = table.Add(spec); !status.ok()) return status;

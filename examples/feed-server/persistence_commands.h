@@ -1,7 +1,8 @@
 // Commands about the append-only files (--appendonly yes) and the state of
-// persistence: BGREWRITEAOF compacts them in the background, INFO reports
-// them with Redis's field names (docs/server.md lists the fields), and
-// MISCONF is the error a write gets when the files refuse writes.
+// persistence: BGREWRITEAOF compacts them in the background, INFO's
+// persistence section (info_command.h) reports them with Redis's field
+// names (docs/server.md lists the fields), and MISCONF is the error a
+// write gets when the files refuse writes.
 #ifndef FEEDCORE_EXAMPLES_FEED_SERVER_PERSISTENCE_COMMANDS_H_
 #define FEEDCORE_EXAMPLES_FEED_SERVER_PERSISTENCE_COMMANDS_H_
 

@@ -16,6 +16,9 @@ namespace {
 // for its end would let a client make us buffer without bound.
 constexpr size_t kMaxHeaderLine = 32;
 
+// An empty receive buffer larger than this is released.
+constexpr size_t kMaxIdleBufferCapacity = 64 * 1024;
+
 // Below this many consumed bytes the buffer is not compacted: moving the
 // unconsumed tail costs more than it saves.
 constexpr size_t kCompactThreshold = 16 * 1024;
@@ -176,6 +179,8 @@ void RespParser::Append(absl::string_view bytes) {
 void RespParser::Compact() {
   if (pos_ == buffer_.size()) {
     buffer_.clear();
+    // A large burst is not kept allocated for a client that then idles.
+    if (buffer_.capacity() > kMaxIdleBufferCapacity) buffer_.shrink_to_fit();
     pos_ = 0;
   } else if (pos_ >= kCompactThreshold && pos_ * 2 >= buffer_.size()) {
     buffer_.erase(0, pos_);
@@ -214,17 +219,22 @@ ParseStatus RespParser::Fail(ParsedCommand& out, std::string message) {
   buffer_.shrink_to_fit();
   pos_ = 0;
   args_.clear();
+  args_.shrink_to_fit();
+  args_bytes_ = 0;
   out.args.clear();
   out.error = std::move(message);
   return ParseStatus::kProtocolError;
 }
 
-void RespParser::Reject(std::string message) {
-  if (rejecting_) return;  // the first broken limit is the one reported
-  rejecting_ = true;
-  reject_message_ = std::move(message);
-  args_.clear();
-  args_.shrink_to_fit();
+void RespParser::CopyArgumentBytes(size_t take) {
+  std::string& arg = args_.back();
+  const size_t needed = arg.size() + take;
+  if (needed > arg.capacity()) {
+    const size_t before = arg.capacity();
+    arg.reserve(std::min(bulk_length_, std::max(needed, 2 * before)));
+    args_bytes_ += arg.capacity() - before;
+  }
+  arg.append(buffer_, pos_, take);
 }
 
 ParseStatus RespParser::Next(ParsedCommand& out) {
@@ -254,7 +264,7 @@ ParseStatus RespParser::Next(ParsedCommand& out) {
       case State::kBulkData: {
         const size_t available = buffer_.size() - pos_;
         const size_t take = std::min(available, bulk_remaining_);
-        if (!rejecting_) args_.back().append(buffer_, pos_, take);
+        CopyArgumentBytes(take);
         pos_ += take;
         bulk_remaining_ -= take;
         if (bulk_remaining_ > 0) {
@@ -331,20 +341,28 @@ std::optional<ParseStatus> RespParser::ParseMultibulkHeader(
     // `*0` and `*-1` carry no command; Redis skips them too.
     return std::nullopt;
   }
+  const size_t max_args =
+      unauthenticated_ ? std::min(limits_.max_args, kUnauthenticatedMaxArgs)
+                       : limits_.max_args;
+  if (static_cast<uint64_t>(*count) > max_args) {
+    // Redis's wording first, which clients recognize; then which limit.
+    return Fail(out, unauthenticated_ && *count > 0 &&
+                             static_cast<uint64_t>(*count) <= limits_.max_args
+                         ? "Protocol error: unauthenticated multibulk length"
+                         : absl::StrCat("Protocol error: invalid multibulk "
+                                        "length: ",
+                                        *count,
+                                        " arguments, more than the "
+                                        "limit of ",
+                                        limits_.max_args, " (--max_args)"));
+  }
   args_.clear();
-  rejecting_ = false;
-  reject_message_.clear();
+  args_bytes_ = 0;
   request_bytes_ = 0;
   args_remaining_ = static_cast<size_t>(*count);
-  if (args_remaining_ > limits_.max_args) {
-    // The arguments are still parsed (and dropped), so the stream stays in
-    // step and only this command fails.
-    Reject(absl::StrCat("ERR request has ", args_remaining_,
-                        " arguments, more than the limit of ", limits_.max_args,
-                        " (--max_args)"));
-  } else {
-    args_.reserve(args_remaining_);
-  }
+  // Not the whole count: like the arguments' bytes, the vector grows with
+  // what arrives.
+  args_.reserve(std::min<size_t>(args_remaining_, 64));
   state_ = State::kBulkHeader;
   return std::nullopt;
 }
@@ -372,20 +390,25 @@ std::optional<ParseStatus> RespParser::ParseBulkHeader(ParsedCommand& out) {
                                   line.substr(1, 20), "'"));
   }
   const size_t bytes = static_cast<size_t>(*length);
+  if (unauthenticated_ && bytes > kUnauthenticatedMaxBulkBytes &&
+      bytes <= limits_.max_bulk_bytes) {
+    return Fail(out, "Protocol error: unauthenticated bulk length");
+  }
   if (bytes > limits_.max_bulk_bytes) {
-    Reject(absl::StrCat("ERR bulk string of ", bytes,
-                        " bytes is longer than the limit of ",
-                        limits_.max_bulk_bytes, " bytes (--max_bulk_bytes)"));
-  } else if (request_bytes_ + bytes > limits_.max_request_bytes) {
-    Reject(absl::StrCat("ERR request is larger than the limit of ",
-                        limits_.max_request_bytes,
-                        " bytes (--max_request_bytes)"));
+    return Fail(out,
+                absl::StrCat("Protocol error: invalid bulk length: ", bytes,
+                             " bytes, more than the limit of ",
+                             limits_.max_bulk_bytes, " (--max_bulk_bytes)"));
+  }
+  if (request_bytes_ + bytes > limits_.max_request_bytes) {
+    return Fail(out, absl::StrCat("Protocol error: invalid bulk length: the "
+                                  "command's arguments add up to more than ",
+                                  limits_.max_request_bytes,
+                                  " bytes (--max_request_bytes)"));
   }
   request_bytes_ += bytes;
-  if (!rejecting_) {
-    args_.emplace_back();
-    args_.back().reserve(bytes);
-  }
+  args_.emplace_back();
+  bulk_length_ = bytes;
   bulk_remaining_ = bytes;
   state_ = State::kBulkData;
   return std::nullopt;
@@ -398,14 +421,9 @@ std::optional<ParseStatus> RespParser::FinishArgument(ParsedCommand& out) {
     return std::nullopt;
   }
   state_ = State::kIdle;
-  if (rejecting_) {
-    rejecting_ = false;
-    out.error = std::move(reject_message_);
-    reject_message_.clear();
-    return ParseStatus::kRejected;
-  }
   out.args = std::move(args_);
   args_.clear();
+  args_bytes_ = 0;
   return ParseStatus::kCommand;
 }
 

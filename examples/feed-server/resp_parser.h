@@ -14,15 +14,26 @@
 // as they arrive, so a request split at every byte costs no re-scanning.
 //
 // Errors come in two kinds:
-//   * `kRejected`: the command was well-formed but breaks a limit (an
-//     oversized bulk string, too many arguments, a request too large). Its
-//     bytes are consumed and discarded without being stored, the stream
-//     stays in step and the next command parses normally; the caller
-//     replies with an error and keeps the connection.
+//   * `kRejected`: an inline command with more words than `max_args`. Its
+//     line is consumed, the stream stays in step and the next command
+//     parses normally; the caller replies with an error and keeps the
+//     connection.
 //   * `kProtocolError`: the bytes are not RESP (a bad length, a missing
-//     CRLF, unbalanced quotes, a line over the limit). The stream cannot be
-//     resynchronized, so the parser stays in this state; the caller replies
-//     with the error and closes the connection.
+//     CRLF, unbalanced quotes, a line over the limit), or a multibulk
+//     header announces more than the limits allow (a count over
+//     `max_args`, a bulk length over `max_bulk_bytes`, lengths adding up to
+//     more than `max_request_bytes`). A header over a limit fails at once,
+//     before any of the announced bytes are read: skipping them would let
+//     a client keep the connection busy with gigabytes it never meant to
+//     be parsed. The stream cannot be resynchronized, so the parser stays
+//     in this state; the caller replies with the error and closes the
+//     connection.
+//
+// Memory. An argument's storage grows with the bytes that actually arrived
+// (doubling, up to its announced length), never reserved ahead from the
+// header alone, so a client that only sends headers holds almost nothing.
+// `held_bytes` reports what the parser holds, for the server's per-client
+// and whole-server bounds.
 //
 // Not thread-safe: one parser per connection.
 #ifndef FEEDCORE_EXAMPLES_FEED_SERVER_RESP_PARSER_H_
@@ -85,6 +96,25 @@ class RespParser {
   // partial command are not counted.
   size_t buffered_bytes() const { return buffer_.size() - pos_; }
 
+  // Memory held for the client: the receive buffer's capacity plus the
+  // storage of the partly received command's arguments.
+  size_t held_bytes() const {
+    return buffer_.capacity() + args_.capacity() * sizeof(std::string) +
+           args_bytes_;
+  }
+
+  // Until a client authenticates, Redis accepts only small commands from
+  // it (at most kUnauthenticatedMaxArgs arguments of at most
+  // kUnauthenticatedMaxBulkBytes bytes), so a client that does not know
+  // the password cannot make the server buffer large requests. Applies to
+  // the next command header; the connection switches it off once AUTH
+  // succeeds.
+  void set_unauthenticated(bool unauthenticated) {
+    unauthenticated_ = unauthenticated;
+  }
+  static constexpr size_t kUnauthenticatedMaxArgs = 10;
+  static constexpr size_t kUnauthenticatedMaxBulkBytes = 16 * 1024;
+
   // True once a protocol error was reported.
   bool failed() const { return state_ == State::kFailed; }
 
@@ -112,8 +142,10 @@ class RespParser {
   std::optional<ParseStatus> ParseBulkHeader(ParsedCommand& out);
   std::optional<ParseStatus> FinishArgument(ParsedCommand& out);
   ParseStatus Fail(ParsedCommand& out, std::string message);
-  void Reject(std::string message);
   void Compact();
+  // Appends up to `take` buffered bytes to the argument being received,
+  // growing its storage geometrically but never past its announced length.
+  void CopyArgumentBytes(size_t take);
 
   RespLimits limits_;
   std::string buffer_;
@@ -124,9 +156,10 @@ class RespParser {
   std::vector<std::string> args_;
   size_t args_remaining_ = 0;
   size_t bulk_remaining_ = 0;  // argument bytes still to come
-  size_t request_bytes_ = 0;   // argument bytes of this command so far
-  bool rejecting_ = false;     // discard the rest of this command
-  std::string reject_message_;
+  size_t bulk_length_ = 0;     // announced length of the current argument
+  size_t request_bytes_ = 0;   // announced argument bytes of this command
+  size_t args_bytes_ = 0;      // heap capacity of the strings in args_
+  bool unauthenticated_ = false;
 };
 
 }  // namespace feedcore::server

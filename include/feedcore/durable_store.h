@@ -185,9 +185,6 @@ class FEEDCORE_EXPORT DurableStore {
   virtual FeedEngine& engine() = 0;
   virtual LeaderboardRegistry& boards() = 0;
 
-  // The stream the engine and the boards record into.
-  virtual std::shared_ptr<ChangeStream> change_stream() const = 0;
-
   // Returns once every change appended so far is on stable storage,
   // whatever the policy. The store's write error if it has one.
   virtual absl::Status Sync() = 0;

@@ -30,6 +30,27 @@ class ByteWriter {
     U64(bytes.size());
     out_->append(bytes.data(), bytes.size());
   }
+  // LEB128: seven bits a byte, low first, high bit set on all but the last
+  // (1 byte below 128, at most 10).
+  void Var(uint64_t v) {
+    char buf[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+      buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    buf[n++] = static_cast<char>(v);
+    out_->append(buf, n);
+  }
+  // Zigzag, then Var: small magnitudes of either sign stay short.
+  void VarSigned(int64_t v) {
+    Var((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
+  // A byte string prefixed with its Var length.
+  void VarBytes(std::string_view bytes) {
+    Var(bytes.size());
+    out_->append(bytes.data(), bytes.size());
+  }
 
  private:
   template <typename T>
@@ -60,11 +81,45 @@ class ByteReader {
     return bytes;
   }
 
+  // ByteWriter::Var's encoding; fails on more than 10 bytes or bits beyond
+  // 64.
+  uint64_t Var() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (!ok_ || pos_ == in_.size()) break;
+      const uint64_t byte = static_cast<unsigned char>(in_[pos_++]);
+      if (shift == 63 && byte > 1) break;
+      v |= (byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return v;
+    }
+    Fail();
+    return 0;
+  }
+  int64_t VarSigned() {
+    const uint64_t v = Var();
+    return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+  }
+  std::string_view VarBytes() {
+    const uint64_t n = Var();
+    if (!ok_ || n > in_.size() - pos_) return Fail();
+    std::string_view bytes = in_.substr(pos_, n);
+    pos_ += n;
+    return bytes;
+  }
+  // As Count, with a Var count.
+  uint64_t VarCount(size_t min_item_bytes) {
+    return CheckCount(Var(), min_item_bytes);
+  }
+
   // A count of items, each at least `min_item_bytes` long, that must fit in
   // what is left of the input; 0 (and failed) if it cannot. Reserve with
   // the result, never with an unchecked count.
   uint64_t Count(size_t min_item_bytes) {
-    const uint64_t n = U64();
+    return CheckCount(U64(), min_item_bytes);
+  }
+
+ private:
+  uint64_t CheckCount(uint64_t n, size_t min_item_bytes) {
     if (!ok_ || (min_item_bytes > 0 && n > remaining() / min_item_bytes)) {
       Fail();
       return 0;
@@ -72,6 +127,7 @@ class ByteReader {
     return n;
   }
 
+ public:
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == in_.size(); }
   size_t remaining() const { return in_.size() - pos_; }

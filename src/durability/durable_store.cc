@@ -152,9 +152,6 @@ class DurableStoreImpl final : public DurableStore {
 
   FeedEngine& engine() override { return engine_; }
   LeaderboardRegistry& boards() override { return replica_->boards(); }
-  std::shared_ptr<ChangeStream> change_stream() const override {
-    return stream_;
-  }
 
   absl::Status Sync() override { return durable_->Sync(); }
 
@@ -270,10 +267,9 @@ absl::StatusOr<std::unique_ptr<DurableStore>> OpenDurableStore(
   if (absl::Status s = ValidateDurability(durability); !s.ok()) {
     return s;
   }
-  if (engine_options.change_stream == nullptr) {
-    // Only the durable log reads this stream: it need not retain anything.
+  const bool own_stream = engine_options.change_stream == nullptr;
+  if (own_stream) {
     ChangeStreamOptions stream_options;
-    stream_options.max_records = 1;
     stream_options.clock = engine_options.clock;
     absl::StatusOr<std::shared_ptr<ChangeStream>> stream =
         ChangeStream::Create(stream_options);
@@ -282,6 +278,8 @@ absl::StatusOr<std::unique_ptr<DurableStore>> OpenDurableStore(
   }
   std::shared_ptr<ChangeStream> stream = engine_options.change_stream;
   ChangeLog* log = ChangeStreamAccess::Log(stream.get());
+  // Only the durable log reads a stream of the store's own.
+  if (own_stream) log->StopRetaining();
   if (log->NextSequence() != 1 || log->Stats().records != 0) {
     return absl::InvalidArgumentError(
         "EngineOptions::change_stream already holds records; a durable "

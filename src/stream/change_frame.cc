@@ -1,14 +1,12 @@
 // Change-file frames (see change_frame.h).
 //
-//   header  "FEEDLOG" \0 | u32 version
+//   header  "FEEDLOG" \0 | u32 version (3)
 //   frame   u32 body length | u64 XXH3 of body | body
-//   body    u64 sequence, i64 time, u8 kind, u32 domain, u8 feed, u8 mode,
-//           u8 merged_at_read, u64 entity, u64 other, u64 n + n owners,
-//           entry (i64 ts, u64 activity id, u64 actor, i64 expires_at,
-//           u64 group, bytes payload), u64 n + n keys (i64 ts, u64 activity
-//           id), bytes board, u64 board generation, board options (u64
-//           partitions, u8 tie-break, u64 max_page_size), i64 score,
-//           u64 update sequence
+//   body    u8 kind | var field mask | var sequence | zigzag time |
+//           then, in the order of the Field bits below, each field whose
+//           bit is set: integers as LEB128 varints (zigzag for signed
+//           ones), the enumerations as u8, strings as a varint length and
+//           the bytes, lists as a varint count and the items
 #include "stream/change_frame.h"
 
 #include <xxhash.h>
@@ -24,13 +22,62 @@ namespace feedcore::internal {
 namespace {
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'L', 'O', 'G', '\0'};
-// Version 2 added the entry's group key.
-constexpr uint32_t kFormatVersion = 2;
 constexpr uint64_t kChecksumSeed = 0x666565646c6f6731ULL;
-// A body is at least its fixed-size fields.
-constexpr size_t kMinBodyBytes = 8 + 8 + 1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 +
-                                 (8 + 8 + 8 + 8 + 8) + 8 + 8 + 8 + (8 + 1 + 8) +
-                                 8 + 8;
+// Kind, field mask, sequence, time: one byte each at least.
+constexpr size_t kMinBodyBytes = 4;
+
+// The fields of a version 3 body that are written only when they differ
+// from ChangeRecord's defaults, one bit each in the body's field mask.
+enum Field : uint32_t {
+  kDomain = 1u << 0,
+  kFeed = 1u << 1,
+  kMode = 1u << 2,
+  kMergedAtRead = 1u << 3,  // no bytes: the bit is the value
+  kEntity = 1u << 4,
+  kOther = 1u << 5,
+  kOwners = 1u << 6,
+  kEntryTs = 1u << 7,
+  kEntryActivity = 1u << 8,
+  kEntryActor = 1u << 9,
+  kEntryExpiresAt = 1u << 10,
+  kEntryGroup = 1u << 11,
+  kEntryPayload = 1u << 12,
+  kKeys = 1u << 13,
+  kBoard = 1u << 14,
+  kBoardGeneration = 1u << 15,
+  kBoardOptions = 1u << 16,
+  kScore = 1u << 17,
+  kUpdateSequence = 1u << 18,
+  kAllFields = (1u << 19) - 1,
+};
+
+uint32_t FieldsOf(const ChangeRecord& r) {
+  const ChangeRecord none;
+  uint32_t mask = 0;
+  auto set = [&mask](bool present, Field field) {
+    if (present) mask |= field;
+  };
+  set(r.domain != none.domain, kDomain);
+  set(r.feed != none.feed, kFeed);
+  set(r.mode != none.mode, kMode);
+  set(r.merged_at_read, kMergedAtRead);
+  set(r.entity != none.entity, kEntity);
+  set(r.other != none.other, kOther);
+  set(!r.owners.empty(), kOwners);
+  set(r.entry.ts != none.entry.ts, kEntryTs);
+  set(r.entry.activity_id != none.entry.activity_id, kEntryActivity);
+  set(r.entry.actor != none.entry.actor, kEntryActor);
+  set(r.entry.expires_at != none.entry.expires_at, kEntryExpiresAt);
+  set(r.entry.group != none.entry.group, kEntryGroup);
+  set(!r.entry.payload.empty(), kEntryPayload);
+  set(!r.keys.empty(), kKeys);
+  set(!r.board.empty(), kBoard);
+  set(r.board_generation != none.board_generation, kBoardGeneration);
+  set(r.board_options != none.board_options, kBoardOptions);
+  set(r.score != none.score, kScore);
+  set(r.update_sequence != none.update_sequence, kUpdateSequence);
+  return mask;
+}
 
 uint64_t Checksum(std::string_view bytes) {
   return XXH3_64bits_withSeed(bytes.data(), bytes.size(), kChecksumSeed);
@@ -38,95 +85,122 @@ uint64_t Checksum(std::string_view bytes) {
 
 std::string HeaderBytes() {
   std::string header(kMagic, sizeof(kMagic));
-  ByteWriter(&header).U32(kFormatVersion);
+  ByteWriter(&header).U32(kChangeFileFormatVersion);
   return header;
 }
 
 void EncodeBody(const ChangeRecord& r, std::string* out) {
   ByteWriter w(out);
-  w.U64(r.sequence);
-  w.I64(r.time);
+  const uint32_t mask = FieldsOf(r);
   w.U8(static_cast<uint8_t>(r.kind));
-  w.U32(r.domain);
-  w.U8(static_cast<uint8_t>(r.feed));
-  w.U8(static_cast<uint8_t>(r.mode));
-  w.U8(r.merged_at_read ? 1 : 0);
-  w.U64(r.entity);
-  w.U64(r.other);
-  w.U64(r.owners.size());
-  for (const EntityId owner : r.owners) w.U64(owner);
-  w.I64(r.entry.ts);
-  w.U64(r.entry.activity_id);
-  w.U64(r.entry.actor);
-  w.I64(r.entry.expires_at);
-  w.U64(r.entry.group);
-  w.Bytes(r.entry.payload);
-  w.U64(r.keys.size());
-  for (const EntryKey& key : r.keys) {
-    w.I64(key.ts);
-    w.U64(key.activity_id);
+  w.Var(mask);
+  w.Var(r.sequence);
+  w.VarSigned(r.time);
+  if (mask & kDomain) w.Var(r.domain);
+  if (mask & kFeed) w.U8(static_cast<uint8_t>(r.feed));
+  if (mask & kMode) w.U8(static_cast<uint8_t>(r.mode));
+  if (mask & kEntity) w.Var(r.entity);
+  if (mask & kOther) w.Var(r.other);
+  if (mask & kOwners) {
+    w.Var(r.owners.size());
+    for (const EntityId owner : r.owners) w.Var(owner);
   }
-  w.Bytes(r.board);
-  w.U64(r.board_generation);
-  w.U64(r.board_options.partitions);
-  w.U8(r.board_options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1);
-  w.U64(r.board_options.max_page_size);
-  w.I64(r.score);
-  w.U64(r.update_sequence);
+  if (mask & kEntryTs) w.VarSigned(r.entry.ts);
+  if (mask & kEntryActivity) w.Var(r.entry.activity_id);
+  if (mask & kEntryActor) w.Var(r.entry.actor);
+  if (mask & kEntryExpiresAt) w.VarSigned(r.entry.expires_at);
+  if (mask & kEntryGroup) w.Var(r.entry.group);
+  if (mask & kEntryPayload) w.VarBytes(r.entry.payload);
+  if (mask & kKeys) {
+    w.Var(r.keys.size());
+    for (const EntryKey& key : r.keys) {
+      w.VarSigned(key.ts);
+      w.Var(key.activity_id);
+    }
+  }
+  if (mask & kBoard) w.VarBytes(r.board);
+  if (mask & kBoardGeneration) w.Var(r.board_generation);
+  if (mask & kBoardOptions) {
+    w.Var(r.board_options.partitions);
+    w.U8(r.board_options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1);
+    w.Var(r.board_options.max_page_size);
+  }
+  if (mask & kScore) w.VarSigned(r.score);
+  if (mask & kUpdateSequence) w.Var(r.update_sequence);
+}
+
+// Range checks of the small enumerations.
+bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t tie_break,
+              ChangeRecord* r) {
+  if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
+      kind > static_cast<uint8_t>(ChangeKind::kNotificationRead) ||
+      feed > static_cast<uint8_t>(FeedType::kNotification) ||
+      mode > static_cast<uint8_t>(ActorMode::kMerged) || tie_break > 1) {
+    return false;
+  }
+  r->kind = static_cast<ChangeKind>(kind);
+  r->feed = static_cast<FeedType>(feed);
+  r->mode = static_cast<ActorMode>(mode);
+  r->board_options.tie_break = tie_break == 0 ? TieBreak::kEarlierUpdateFirst
+                                              : TieBreak::kLowerMemberFirst;
+  return true;
 }
 
 // False if `body` is not a well-formed record (values are checked for range
 // here; whether they make sense is Replica::Apply's business).
 bool DecodeBody(std::string_view body, ChangeRecord* r) {
   ByteReader in(body);
-  r->sequence = in.U64();
-  r->time = in.I64();
   const uint8_t kind = in.U8();
-  r->domain = in.U32();
-  const uint8_t feed = in.U8();
-  const uint8_t mode = in.U8();
-  const uint8_t merged = in.U8();
-  r->entity = in.U64();
-  r->other = in.U64();
-  const uint64_t owners = in.Count(sizeof(EntityId));
-  r->owners.reserve(owners);
-  for (uint64_t i = 0; i < owners; ++i) r->owners.push_back(in.U64());
-  r->entry.ts = in.I64();
-  r->entry.activity_id = in.U64();
-  r->entry.actor = in.U64();
-  r->entry.expires_at = in.I64();
-  r->entry.group = in.U64();
-  r->entry.payload = std::string(in.Bytes());
-  const uint64_t keys = in.Count(16);
-  r->keys.reserve(keys);
-  for (uint64_t i = 0; i < keys; ++i) {
-    EntryKey key;
-    key.ts = in.I64();
-    key.activity_id = in.U64();
-    r->keys.push_back(key);
+  const uint64_t mask = in.Var();
+  if (!in.ok() || (mask & ~uint64_t{kAllFields}) != 0) return false;
+  r->sequence = in.Var();
+  r->time = in.VarSigned();
+  uint8_t feed = static_cast<uint8_t>(r->feed);
+  uint8_t mode = static_cast<uint8_t>(r->mode);
+  uint8_t tie_break =
+      r->board_options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1;
+  if (mask & kDomain) {
+    const uint64_t domain = in.Var();
+    if (domain > std::numeric_limits<uint32_t>::max()) return false;
+    r->domain = static_cast<uint32_t>(domain);
   }
-  r->board = std::string(in.Bytes());
-  r->board_generation = in.U64();
-  r->board_options.partitions = in.U64();
-  const uint8_t tie_break = in.U8();
-  r->board_options.max_page_size = in.U64();
-  r->score = in.I64();
-  r->update_sequence = in.U64();
+  if (mask & kFeed) feed = in.U8();
+  if (mask & kMode) mode = in.U8();
+  r->merged_at_read = (mask & kMergedAtRead) != 0;
+  if (mask & kEntity) r->entity = in.Var();
+  if (mask & kOther) r->other = in.Var();
+  if (mask & kOwners) {
+    const uint64_t owners = in.VarCount(1);
+    r->owners.reserve(owners);
+    for (uint64_t i = 0; i < owners; ++i) r->owners.push_back(in.Var());
+  }
+  if (mask & kEntryTs) r->entry.ts = in.VarSigned();
+  if (mask & kEntryActivity) r->entry.activity_id = in.Var();
+  if (mask & kEntryActor) r->entry.actor = in.Var();
+  if (mask & kEntryExpiresAt) r->entry.expires_at = in.VarSigned();
+  if (mask & kEntryGroup) r->entry.group = in.Var();
+  if (mask & kEntryPayload) r->entry.payload = std::string(in.VarBytes());
+  if (mask & kKeys) {
+    const uint64_t keys = in.VarCount(2);
+    r->keys.reserve(keys);
+    for (uint64_t i = 0; i < keys; ++i) {
+      EntryKey key;
+      key.ts = in.VarSigned();
+      key.activity_id = in.Var();
+      r->keys.push_back(key);
+    }
+  }
+  if (mask & kBoard) r->board = std::string(in.VarBytes());
+  if (mask & kBoardGeneration) r->board_generation = in.Var();
+  if (mask & kBoardOptions) {
+    r->board_options.partitions = in.Var();
+    tie_break = in.U8();
+    r->board_options.max_page_size = in.Var();
+  }
+  if (mask & kScore) r->score = in.VarSigned();
+  if (mask & kUpdateSequence) r->update_sequence = in.Var();
   if (!in.ok() || !in.at_end()) return false;
-  if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
-      kind > static_cast<uint8_t>(ChangeKind::kNotificationRead) ||
-      feed > static_cast<uint8_t>(FeedType::kNotification) ||
-      mode > static_cast<uint8_t>(ActorMode::kMerged) || merged > 1 ||
-      tie_break > 1) {
-    return false;
-  }
-  r->kind = static_cast<ChangeKind>(kind);
-  r->feed = static_cast<FeedType>(feed);
-  r->mode = static_cast<ActorMode>(mode);
-  r->merged_at_read = merged == 1;
-  r->board_options.tie_break = tie_break == 0 ? TieBreak::kEarlierUpdateFirst
-                                              : TieBreak::kLowerMemberFirst;
-  return true;
+  return SetEnums(kind, feed, mode, tie_break, r);
 }
 
 }  // namespace
@@ -163,10 +237,11 @@ absl::Status CheckChangeFileHeader(std::string_view bytes,
   }
   ByteReader r(bytes.substr(sizeof(kMagic), 4));
   const uint32_t version = r.U32();
-  if (version != kFormatVersion) {
+  if (version != kChangeFileFormatVersion) {
     return absl::InvalidArgumentError(
         absl::StrCat("change file ", path, " has format version ", version,
-                     "; this build reads version ", kFormatVersion));
+                     "; this build reads version ",
+                     kChangeFileFormatVersion));
   }
   return absl::OkStatus();
 }

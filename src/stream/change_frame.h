@@ -6,6 +6,7 @@
 #define FEEDCORE_SRC_STREAM_CHANGE_FRAME_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@
 
 namespace feedcore::internal {
 
+// Version 3 writes only the fields that differ from their defaults, as
+// variable-length integers; version 2 (fixed widths) is no longer read.
+inline constexpr uint32_t kChangeFileFormatVersion = 3;
 inline constexpr size_t kChangeFileHeaderBytes = 8 + 4;
 inline constexpr size_t kChangeFrameHeaderBytes = 4 + 8;
 

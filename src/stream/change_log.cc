@@ -174,6 +174,11 @@ void ChangeLog::SetGate(WriteGate* gate) {
   gate_.store(gate, std::memory_order_release);
 }
 
+void ChangeLog::StopRetaining() {
+  std::lock_guard<std::mutex> lock(mu_);
+  retain_ = false;
+}
+
 void ChangeLog::SetMuted(bool muted) {
   std::lock_guard<std::mutex> lock(mu_);
   muted_ = muted;
@@ -197,9 +202,20 @@ absl::Status ChangeLog::ContinueAt(uint64_t next) {
 uint64_t ChangeLog::Append(ChangeRecord&& record) {
   // Everything that can be done outside the mutex is: it is one lock for
   // every writer of the engine.
-  const size_t bytes = BytesOf(record);
   const Micros now = options_.clock->Now();
   record.time = now;
+  if (!retain_) {  // set before any writer starts; never cleared
+    LockSpinning(mu_);
+    std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
+    if (muted_) return 0;
+    record.sequence = next_++;
+    first_ = next_;
+    if (WriteGate* gate = gate_.load(std::memory_order_relaxed)) {
+      gate->Append(record);
+    }
+    return record.sequence;
+  }
+  const size_t bytes = BytesOf(record);
   auto shared = std::make_shared<ChangeRecord>(std::move(record));
   Trimmed trimmed;  // freed after the mutex is released
   uint64_t sequence = 0;

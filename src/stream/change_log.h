@@ -67,6 +67,10 @@ class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
   // durable log into the engine that records into this log.
   void SetMuted(bool muted);
 
+  // From now on records go to the gate only and are never retained: for a
+  // stream no reader can reach (a durable store's own).
+  void StopRetaining();
+
   // Makes `next` the next sequence number. InvalidArgument unless nothing
   // was ever appended (a fresh stream) and `next` >= 1.
   absl::Status ContinueAt(uint64_t next);
@@ -120,6 +124,7 @@ class ChangeLog final : public std::enable_shared_from_this<ChangeLog> {
   size_t bytes_ = 0;
   uint64_t dropped_ = 0;
   bool muted_ = false;
+  bool retain_ = true;
   // Written under mu_; read without it by AdmitWrite and CommitWrite.
   std::atomic<WriteGate*> gate_{nullptr};
 };

@@ -27,7 +27,8 @@ constexpr Micros kStart = 1'000'000'000;
 
 class Fixture {
  public:
-  explicit Fixture(size_t board_page_size = 1000) {
+  explicit Fixture(size_t board_page_size = 1000,
+                   const std::string& requirepass = "") {
     clock_ = std::make_shared<ManualClock>(kStart);
     EngineOptions options;
     options.clock = clock_;
@@ -38,8 +39,12 @@ class Fixture {
     board_options.partitions = 4;
     board_options.max_page_size = board_page_size;
     boards_ = LeaderboardStore::Create(board_options).value();
+    DispatcherOptions dispatcher_options;
+    dispatcher_options.requirepass = requirepass;
     dispatcher_ =
-        CommandDispatcher::Create(engine_.get(), boards_.get()).value();
+        CommandDispatcher::Create(engine_.get(), boards_.get(), nullptr,
+                                  nullptr, dispatcher_options)
+            .value();
     session_ = dispatcher_->NewSession();
   }
 
@@ -51,6 +56,7 @@ class Fixture {
   }
 
   SessionState& session() { return session_; }
+  void NewSession() { session_ = dispatcher_->NewSession(); }
   ManualClock& clock() { return *clock_; }
   const CommandDispatcher& dispatcher() { return *dispatcher_; }
 
@@ -116,7 +122,9 @@ TEST_CASE("HELLO switches the protocol only when valid") {
   CHECK(f.session().protocol == 2);
   CHECK(StartsWith(f.Run({"HELLO", "4"}), "-NOPROTO unsupported protocol"));
   CHECK(StartsWith(f.Run({"HELLO", "x"}), "-NOPROTO"));
-  CHECK(StartsWith(f.Run({"HELLO", "3", "AUTH", "u", "p"}), "-ERR AUTH"));
+  // No password configured: the default user takes any password, another
+  // user none.
+  CHECK(StartsWith(f.Run({"HELLO", "3", "AUTH", "u", "p"}), "-WRONGPASS"));
   CHECK(StartsWith(f.Run({"HELLO", "3", "BOGUS"}), "-ERR syntax error"));
   CHECK(f.session().protocol == 2);
 
@@ -128,6 +136,104 @@ TEST_CASE("HELLO switches the protocol only when valid") {
   CHECK(f.Run({"ZSCORE", "none", "x"}) == "_\r\n");
   f.Run({"HELLO", "2"});
   CHECK(f.Run({"ZSCORE", "none", "x"}) == "$-1\r\n");
+}
+
+constexpr char kNoAuth[] = "-NOAUTH Authentication required.\r\n";
+constexpr char kWrongPass[] =
+    "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+
+TEST_CASE("with a password, only AUTH, HELLO and QUIT run before AUTH") {
+  Fixture f(1000, "s3cret");
+  CHECK(!f.session().authenticated);
+  CHECK(f.Run({"PING"}) == kNoAuth);
+  CHECK(f.Run({"ZADD", "k", "1", "a"}) == kNoAuth);
+  CHECK(f.Run({"INFO"}) == kNoAuth);
+  // Not even whether a command exists is told.
+  CHECK(f.Run({"NOSUCH"}) == kNoAuth);
+  CHECK(f.Run({"AUTH", "wrong"}) == kWrongPass);
+  CHECK(f.Run({"AUTH", "s3cre"}) == kWrongPass);
+  CHECK(f.Run({"AUTH", "s3cret!"}) == kWrongPass);
+  CHECK(f.Run({"AUTH", "admin", "s3cret"}) == kWrongPass);
+  CHECK(f.Run({"AUTH", "a", "b", "c"}) == "-ERR syntax error\r\n");
+  CHECK(f.Run({"PING"}) == kNoAuth);
+  CHECK(f.Run({"AUTH", "s3cret"}) == "+OK\r\n");
+  CHECK(f.session().authenticated);
+  CHECK(f.Run({"PING"}) == "+PONG\r\n");
+
+  f.NewSession();
+  CHECK(f.Run({"AUTH", "default", "s3cret"}) == "+OK\r\n");
+  CHECK(f.Run({"PING"}) == "+PONG\r\n");
+
+  f.NewSession();
+  CHECK(f.Run({"QUIT"}) == "+OK\r\n");
+}
+
+TEST_CASE("HELLO authenticates with AUTH username password") {
+  Fixture f(1000, "s3cret");
+  CHECK(StartsWith(f.Run({"HELLO", "3"}), "-NOAUTH HELLO must be called"));
+  CHECK(f.Run({"HELLO", "3", "AUTH", "default", "nope"}) == kWrongPass);
+  CHECK(f.session().protocol == 2);  // a failed HELLO switches nothing
+  CHECK(!f.session().authenticated);
+  CHECK(f.Run({"HELLO", "3", "AUTH", "other", "s3cret"}) == kWrongPass);
+  const std::string hello =
+      f.Run({"HELLO", "3", "AUTH", "default", "s3cret", "SETNAME", "me"});
+  CHECK(StartsWith(hello, "%7\r\n"));
+  CHECK(f.session().authenticated);
+  CHECK(f.session().protocol == 3);
+  CHECK(f.Run({"PING"}) == "+PONG\r\n");
+}
+
+TEST_CASE("AUTH without a configured password is an error, as in Redis") {
+  Fixture f;
+  CHECK(f.session().authenticated);
+  CHECK(StartsWith(f.Run({"AUTH", "x"}),
+                   "-ERR AUTH <password> called without any password "
+                   "configured for the default user"));
+  CHECK(f.Run({"AUTH", "default", "anything"}) == "+OK\r\n");
+}
+
+// The value of `field` in an INFO reply, or -1.
+int64_t InfoField(const std::string& info, const std::string& field) {
+  const size_t at = info.find("\r\n" + field + ":");
+  if (at == std::string::npos) return -1;
+  const size_t start = at + field.size() + 3;
+  return std::stoll(info.substr(start, info.find('\r', start) - start));
+}
+
+TEST_CASE("INFO reports the counters and the live member names") {
+  Fixture f;
+  std::string info = f.Run({"INFO"});
+  CHECK(Contains(info, "# Clients\r\nconnected_clients:0\r\n"));
+  CHECK(InfoField(info, "client_query_buffer_limit_disconnections") == 0);
+  CHECK(InfoField(info, "client_output_buffer_limit_disconnections") == 0);
+  f.dispatcher().stats().client_output_buffer_limit_disconnections.fetch_add(2);
+  info = f.Run({"INFO", "stats"});
+  CHECK(InfoField(info, "client_output_buffer_limit_disconnections") == 2);
+  CHECK(!Contains(info, "# Keyspace"));
+
+  f.Run({"ZADD", "k", "1", "a", "2", "b", "3", std::string(100, 'l')});
+  info = f.Run({"INFO", "keyspace"});
+  CHECK(InfoField(info, "member_names") == 3);
+  CHECK(InfoField(info, "member_name_bytes") > 100);
+  CHECK(f.Run({"ZREM", "k", "a", "b", std::string(100, 'l')}) == ":3\r\n");
+  info = f.Run({"INFO", "keyspace"});
+  CHECK(InfoField(info, "member_names") == 0);
+  CHECK(f.Run({"INFO", "nosuchsection"}) == "$0\r\n\r\n");
+}
+
+TEST_CASE("a removed member's name is freed and its id never reused as is") {
+  Fixture f;
+  f.Run({"ZADD", "k", "10", "alice", "20", "bob"});
+  CHECK(f.Run({"ZREM", "k", "alice"}) == ":1\r\n");
+  // bob keeps his id and name; carol takes alice's freed slot.
+  f.Run({"ZADD", "k", "30", "carol"});
+  CHECK(f.Run({"ZRANGE", "k", "0", "-1", "WITHSCORES"}) ==
+        "*4\r\n" + Bulk("bob") + Bulk("20") + Bulk("carol") + Bulk("30"));
+  CHECK(f.Run({"ZSCORE", "k", "alice"}) == "$-1\r\n");
+  f.Run({"ZADD", "k", "5", "alice"});
+  CHECK(f.Run({"ZRANGE", "k", "0", "0"}) == "*1\r\n" + Bulk("alice"));
+  CHECK(f.Run({"ZREM", "k", "alice", "bob", "carol", "nobody"}) == ":3\r\n");
+  CHECK(InfoField(f.Run({"INFO"}), "member_names") == 0);
 }
 
 TEST_CASE("COMMAND describes the commands") {

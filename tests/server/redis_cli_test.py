@@ -26,7 +26,7 @@ STEPS = [
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 32"),
+    (["COMMAND", "COUNT"], "(integer) 33"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
@@ -123,8 +123,8 @@ STEPS = [
     (["FEED.RETRACT", "12345"], "re:^\\(error\\) ERR "),
     (["FEED.FOLLOW", "3", "3"], "re:^\\(error\\) ERR "),
     (["ECHO", "x" * 2000],
-     "(error) ERR bulk string of 2000 bytes is longer than the limit of 1024 "
-     "bytes (--max_bulk_bytes)"),
+     "(error) ERR Protocol error: invalid bulk length: 2000 bytes, more than "
+     "the limit of 1024 (--max_bulk_bytes)"),
     (["CONFIG", "SET", "a", "b"], "re:^\\(error\\) ERR only CONFIG GET"),
     # Started without --snapshot_file.
     (["SAVE"], "(error) ERR snapshots are off: start the server with "
@@ -191,19 +191,14 @@ def check_inline_and_malformed(port):
         if bystander.recv(100) != b"+PONG\r\n":
             fail("a malformed stream on one connection disturbed another")
 
-    # An oversized bulk string is skipped without closing the connection.
+    # An oversized bulk length is refused at its header, before any of its
+    # bytes are sent, and the connection is closed.
     with connect(port) as sock:
-        big = b"y" * 5000
-        sock.sendall(b"*2\r\n$4\r\nECHO\r\n$5000\r\n" + big + b"\r\n"
-                     b"*2\r\n$4\r\nECHO\r\n$2\r\nok\r\n")
-        expected = (b"-ERR bulk string of 5000 bytes is longer than the limit "
-                    b"of 1024 bytes (--max_bulk_bytes)\r\n$2\r\nok\r\n")
-        data = b""
-        while len(data) < len(expected):
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            data += chunk
+        sock.sendall(b"*2\r\n$4\r\nECHO\r\n$2147483647\r\n")
+        data = read_until_closed(sock)
+        expected = (b"-ERR Protocol error: invalid bulk length: 2147483647 "
+                    b"bytes, more than the limit of 1024 (--max_bulk_bytes)"
+                    b"\r\n")
         if data != expected:
             fail(f"oversized bulk: got {data!r}, expected {expected!r}")
     print("ok: inline commands, malformed stream, oversized bulk string")

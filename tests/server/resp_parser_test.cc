@@ -1,6 +1,7 @@
 // Unit tests of feedcore-server's RESP parser (examples/feed-server):
 // multibulk and inline requests, pipelining, input split at every byte,
-// limits (which reject one command and keep the stream in step) and
+// limits (an inline command over --max_args is refused alone; a multibulk
+// header over a limit fails the stream at once), the memory held, and
 // malformed input (which fails the stream for good).
 #include "resp_parser.h"
 
@@ -138,43 +139,33 @@ TEST_CASE("a stream split at every byte parses as if whole") {
   }
 }
 
-TEST_CASE("an oversized bulk string rejects only its command") {
+TEST_CASE("an oversized bulk length fails the stream at its header") {
   RespLimits limits;
   limits.max_bulk_bytes = 8;
   limits.max_request_bytes = 100;
-  const std::string input = Multibulk({"ECHO", std::string(9, 'x'), "y"}) +
-                            Multibulk({"ECHO", std::string(8, 'z')});
+  // Nothing after the header is sent: the refusal must not wait for the
+  // announced bytes.
+  const std::string input = Multibulk({"PING"}) + "*2\r\n$4\r\nECHO\r\n$9\r\n";
   const Events events = Parse(input, limits);
   REQUIRE(events.size() == 2);
-  CHECK(events[0].rfind("REJ ERR bulk string of 9 bytes", 0) == 0);
-  CHECK(events[0].find("--max_bulk_bytes") != std::string::npos);
-  CHECK(events[1] == "CMD ECHO|zzzzzzzz");
+  CHECK(events[0] == "CMD PING");
+  CHECK(events[1].rfind("ERR Protocol error: invalid bulk length: 9 bytes",
+                        0) == 0);
+  CHECK(events[1].find("--max_bulk_bytes") != std::string::npos);
 
   // The same, fed byte by byte: identical.
   std::vector<size_t> ones(input.size(), 1);
   CHECK(Parse(input, limits, ones) == events);
 }
 
-TEST_CASE("a rejected bulk string is discarded as it arrives, not buffered") {
-  RespLimits limits;
-  limits.max_bulk_bytes = 1024;
-  limits.max_request_bytes = 1024;
-  auto parser = RespParser::Create(limits);
+TEST_CASE("a 2 GiB bulk length is refused without reading its bytes") {
+  auto parser = RespParser::Create(RespLimits{});
   REQUIRE(parser.ok());
-  parser->Append("*2\r\n$4\r\nECHO\r\n$10000000\r\n");
+  parser->Append("*2\r\n$4\r\nECHO\r\n$2147483647\r\n");
   ParsedCommand command;
-  const std::string chunk(64 * 1024, 'x');
-  size_t sent = 0;
-  while (sent + chunk.size() <= 10'000'000) {
-    parser->Append(chunk);
-    sent += chunk.size();
-    REQUIRE(parser->Next(command) == ParseStatus::kNeedMore);
-    CHECK(parser->buffered_bytes() < 2 * chunk.size());
-  }
-  parser->Append(std::string(10'000'000 - sent, 'x') + "\r\n");
-  CHECK(parser->Next(command) == ParseStatus::kRejected);
-  parser->Append(Multibulk({"PING"}));
-  CHECK(parser->Next(command) == ParseStatus::kCommand);
+  CHECK(parser->Next(command) == ParseStatus::kProtocolError);
+  CHECK(command.error.rfind("Protocol error: invalid bulk length", 0) == 0);
+  CHECK(parser->failed());
 }
 
 TEST_CASE("too many arguments, or too many bytes in one request") {
@@ -182,20 +173,78 @@ TEST_CASE("too many arguments, or too many bytes in one request") {
   limits.max_args = 3;
   limits.max_bulk_bytes = 10;
   limits.max_request_bytes = 15;
-  Events events = Parse(Multibulk({"a", "b", "c", "d"}) + "a b c d\r\n" +
-                            Multibulk({"a", "b", "c"}),
-                        limits);
-  REQUIRE(events.size() == 3);
-  CHECK(events[0].rfind("REJ ERR request has 4 arguments", 0) == 0);
-  CHECK(events[1].rfind("REJ ERR request has 4 arguments", 0) == 0);
-  CHECK(events[2] == "CMD a|b|c");
-
-  events =
-      Parse(Multibulk({"0123456789", "012345"}) + Multibulk({"PING"}), limits);
+  // Inline: the line is whole already, so only that command is refused.
+  Events events = Parse("a b c d\r\n" + Multibulk({"a", "b", "c"}), limits);
   REQUIRE(events.size() == 2);
-  CHECK(events[0].rfind("REJ ERR request is larger than the limit of 15", 0) ==
-        0);
-  CHECK(events[1] == "CMD PING");
+  CHECK(events[0].rfind("REJ ERR request has 4 arguments", 0) == 0);
+  CHECK(events[1] == "CMD a|b|c");
+
+  // Multibulk: refused at the count, before any argument.
+  events = Parse("*4\r\n", limits);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0] ==
+        "ERR Protocol error: invalid multibulk length: 4 arguments, more than "
+        "the limit of 3 (--max_args)");
+
+  // The second length takes the sum over --max_request_bytes.
+  events = Parse("*2\r\n$10\r\n0123456789\r\n$6\r\n", limits);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].rfind("ERR Protocol error: invalid bulk length", 0) == 0);
+  CHECK(events[0].find("(--max_request_bytes)") != std::string::npos);
+}
+
+TEST_CASE("held memory follows the bytes received, not the lengths announced") {
+  auto parser = RespParser::Create(RespLimits{});
+  REQUIRE(parser.ok());
+  ParsedCommand command;
+  // A header announcing 1 MiB reserves nothing for it yet.
+  parser->Append("*2\r\n$4\r\nECHO\r\n$1048576\r\n");
+  REQUIRE(parser->Next(command) == ParseStatus::kNeedMore);
+  const size_t after_header = parser->held_bytes();
+  CHECK(after_header < 64 * 1024);
+  // Half of the argument: held memory at least the bytes received, at most
+  // twice (geometric growth), plus the receive buffer.
+  size_t sent = 0;
+  const std::string chunk(16 * 1024, 'x');
+  while (sent < 512 * 1024) {
+    parser->Append(chunk);
+    sent += chunk.size();
+    REQUIRE(parser->Next(command) == ParseStatus::kNeedMore);
+  }
+  CHECK(parser->held_bytes() >= sent);
+  CHECK(parser->held_bytes() <= 2 * sent + after_header + 2 * chunk.size());
+  parser->Append(std::string(1048576 - sent, 'x') + "\r\n");
+  REQUIRE(parser->Next(command) == ParseStatus::kCommand);
+  CHECK(command.args[1].size() == 1048576);
+  // Once the command is handed over and nothing more is buffered, neither
+  // its arguments nor the large receive buffer are held.
+  REQUIRE(parser->Next(command) == ParseStatus::kNeedMore);
+  CHECK(parser->held_bytes() < 64 * 1024);
+}
+
+TEST_CASE("an unauthenticated client may send only small commands") {
+  auto parser = RespParser::Create(RespLimits{});
+  REQUIRE(parser.ok());
+  parser->set_unauthenticated(true);
+  ParsedCommand command;
+  parser->Append(Multibulk({"AUTH", "secret"}));
+  CHECK(parser->Next(command) == ParseStatus::kCommand);
+  parser->Append("*11\r\n");
+  CHECK(parser->Next(command) == ParseStatus::kProtocolError);
+  CHECK(command.error == "Protocol error: unauthenticated multibulk length");
+
+  auto bulk = RespParser::Create(RespLimits{});
+  REQUIRE(bulk.ok());
+  bulk->set_unauthenticated(true);
+  bulk->Append("*2\r\n$4\r\nAUTH\r\n$16385\r\n");
+  CHECK(bulk->Next(command) == ParseStatus::kProtocolError);
+  CHECK(command.error == "Protocol error: unauthenticated bulk length");
+
+  // Authenticated, the same header is fine.
+  auto authenticated = RespParser::Create(RespLimits{});
+  REQUIRE(authenticated.ok());
+  authenticated->Append("*11\r\n$16385\r\n");
+  CHECK(authenticated->Next(command) == ParseStatus::kNeedMore);
 }
 
 TEST_CASE("an inline line over the limit is a protocol error") {

@@ -355,7 +355,10 @@ TEST_CASE("the names file format checks everything it reads") {
   MemberNamesFile file;
   file.generation = 7;
   file.snapshot = {123, 456};
-  file.keys = {{"lb", {"a", "b"}}, {"other", {}}};
+  // Ids as a dictionary that reused a slot gives them: generation 1 of
+  // slot 0 is (1 << 32) | 1.
+  const MemberId reused = (MemberId{1} << 32) | 1;
+  file.keys = {{"lb", {"a", "b"}, {reused, 2}}, {"other", {}, {}}};
   const std::string bytes = EncodeMemberNamesFile(file);
   absl::StatusOr<MemberNamesFile> decoded = DecodeMemberNamesFile(bytes);
   REQUIRE(decoded.ok());
@@ -364,6 +367,7 @@ TEST_CASE("the names file format checks everything it reads") {
   REQUIRE(decoded->keys.size() == 2);
   CHECK(decoded->keys[0].key == "lb");
   CHECK(decoded->keys[0].names == std::vector<std::string>{"a", "b"});
+  CHECK(decoded->keys[0].ids == std::vector<MemberId>{reused, 2});
   CHECK(decoded->keys[1].names.empty());
 
   CHECK(absl::IsInvalidArgument(DecodeMemberNamesFile("").status()));
@@ -379,15 +383,23 @@ TEST_CASE("the names file format checks everything it reads") {
       "format version 9"));
 
   MemberNamesFile twice;
-  twice.keys = {{"lb", {"a", "a"}}};
+  twice.keys = {{"lb", {"a", "b"}, {7, 7}}};
+  CHECK(Contains(std::string(DecodeMemberNamesFile(EncodeMemberNamesFile(twice))
+                                 .status()
+                                 .message()),
+                 "gives a member id twice"));
+  twice.keys = {{"lb", {"a"}, {0}}};
+  CHECK(absl::IsDataLoss(
+      DecodeMemberNamesFile(EncodeMemberNamesFile(twice)).status()));
+  twice.keys = {{"lb", {"a", "a"}, {}}};
   CHECK(Contains(std::string(DecodeMemberNamesFile(EncodeMemberNamesFile(twice))
                                  .status()
                                  .message()),
                  "lists member 'a' twice"));
-  twice.keys = {{"lb", {}}, {"lb", {}}};
+  twice.keys = {{"lb", {}, {}}, {"lb", {}, {}}};
   CHECK(absl::IsDataLoss(
       DecodeMemberNamesFile(EncodeMemberNamesFile(twice)).status()));
-  twice.keys = {{"", {}}};
+  twice.keys = {{"", {}, {}}};
   CHECK(absl::IsDataLoss(
       DecodeMemberNamesFile(EncodeMemberNamesFile(twice)).status()));
 }
@@ -400,18 +412,23 @@ TEST_CASE("a store restores only boards and names that match") {
   CHECK(absl::IsDataLoss(
       LeaderboardStore::Restore(options, &registry, {}).status()));
   CHECK(absl::IsDataLoss(
-      LeaderboardStore::Restore(options, &registry, {{"lb", {"only-one"}}})
+      LeaderboardStore::Restore(options, &registry, {{"lb", {"only-one"}, {}}})
           .status()));
   CHECK(absl::IsDataLoss(
       LeaderboardStore::Restore(options, &registry,
-                                {{"lb", {"a", "b"}}, {"extra", {}}})
+                                {{"lb", {"a", "b"}, {}}, {"extra", {}, {}}})
           .status()));
   CHECK(absl::IsInvalidArgument(
       LeaderboardStore::Restore(options, nullptr, {}).status()));
   auto store =
-      LeaderboardStore::Restore(options, &registry, {{"lb", {"a", "b"}}});
+      LeaderboardStore::Restore(options, &registry, {{"lb", {"a", "b"}, {}}});
   REQUIRE(store.ok());
-  CHECK((*store)->Find("lb")->members.Find("b") == MemberId{2});
+  const MemberDictionary& members = (*store)->Find("lb")->members;
+  CHECK(members.Find("b") == MemberId{2});
+  // "a" (id 1) is not on the board: a name copied by a save after its
+  // board, which loading does not keep.
+  CHECK(members.Find("a") == std::nullopt);
+  CHECK(members.size() == 1);
 }
 
 }  // namespace

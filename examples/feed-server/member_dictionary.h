@@ -1,0 +1,121 @@
+// MemberDictionary: the member names of one sorted-set key and their
+// MemberIds, in compact storage with names freed on removal.
+#ifndef FEEDCORE_EXAMPLES_FEED_SERVER_MEMBER_DICTIONARY_H_
+#define FEEDCORE_EXAMPLES_FEED_SERVER_MEMBER_DICTIONARY_H_
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/leaderboard.h"
+
+namespace feedcore::server {
+
+class NamesJournal;
+
+// What the member dictionaries hold (INFO keyspace).
+struct MemberNameStats {
+  size_t names = 0;  // live names
+  size_t bytes = 0;  // memory the dictionaries hold for them
+};
+
+// The name <-> id dictionary of one key.
+//
+// Layout. Names live in slots of 32 bytes, 1024 to a chunk: a name of up
+// to 24 bytes (most member names) is stored in its slot, a longer one on
+// the heap. The name -> id index is a hash set of 4-byte slot numbers that
+// hashes and compares through the slots, so a name is stored once. A
+// million 20-byte names take about 32 MB of slots and 10 MB of index,
+// against about 200 MB for a std::string-keyed map plus a vector of
+// names. A chunk whose slots are all free is released.
+//
+// Ids. A MemberId is (generation << 32) | (slot + 1). Freeing a name bumps
+// its slot's generation, and the slot is reused by a later name with the
+// new generation, so an id read from the board before a ZREM can never be
+// given the name of the member that took its slot next: NamesOf reports it
+// as gone. A dictionary that never freed a name has generation 0 and ids
+// 1, 2, 3... in the order names were added.
+//
+// Releases may be held back (HoldReleases) while a snapshot copies the
+// board and then the dictionary: a name released meanwhile stays in the
+// dictionary, still found and still interned to the same id, and is freed
+// by ResumeReleases unless it was added again.
+//
+// Journal. With --appendonly the dictionary journals the ids it gives
+// (names_journal.h): Intern appends a new name's assign record before the
+// id is returned, so the board write that uses the id never reaches the
+// store's log before the name reaches the journal. Release journals
+// nothing (names_journal.h says why a freed name's record may stay).
+//
+// Thread-safe; Intern and Release of one name must be serialized by the
+// caller (SortedSet::LockFor) together with the board write they go with.
+class MemberDictionary {
+ public:
+  MemberDictionary();
+  ~MemberDictionary();
+  MemberDictionary(const MemberDictionary&) = delete;
+  MemberDictionary& operator=(const MemberDictionary&) = delete;
+
+  // Longest name, in bytes.
+  static constexpr size_t kMaxNameBytes = (size_t{1} << 31) - 1;
+
+  // The id of `name`, giving it one if it has none. InvalidArgument for a
+  // name over kMaxNameBytes; ResourceExhausted when every one of the 2^32
+  // - 1 slots is taken; the journal's error if it refuses writes (nothing
+  // is given then). With a journal and fsync always, returns only once the
+  // id's assign record is on stable storage, even to a caller that finds
+  // the id given by another.
+  absl::StatusOr<MemberId> Intern(absl::string_view name);
+  // The id of `name`, or nullopt if it has none.
+  std::optional<MemberId> Find(absl::string_view name) const;
+  // Frees `name` and its id (nothing if it has none). REQUIRES: the
+  // member is not on the key's board, and the caller holds its lock.
+  void Release(absl::string_view name);
+  // Whether `id` is the live id of a name.
+  bool Contains(MemberId id) const;
+
+  // The names of the entries' members, in order, under one lock; nullopt
+  // for an id whose name was freed since the entry was read (the member
+  // was removed meanwhile).
+  std::vector<std::optional<std::string>> NamesOf(
+      const std::vector<LeaderboardEntry>& entries) const;
+
+  // Live names.
+  size_t size() const;
+  MemberNameStats stats() const;
+
+  // Every live name with its id (including names whose release is held
+  // back), in slot order.
+  void CopyNames(std::vector<MemberId>& ids,
+                 std::vector<std::string>& names) const;
+
+  // Fills an empty dictionary: names[i] gets ids[i], or the id i + 1 when
+  // `ids` is empty. InvalidArgument if the dictionary is not empty, the
+  // sizes differ, an id is 0 or given twice, or a name is given twice or
+  // too long.
+  absl::Status Restore(const std::vector<MemberId>& ids,
+                       std::vector<std::string> names);
+
+  // Journals the ids given from now on as those of `key` (see "Journal").
+  void AttachJournal(NamesJournal* journal, std::string key);
+  // Stops journaling: the key was deleted, and ids given through handles
+  // still held must not reach the journal after its drop record.
+  void DetachJournal();
+
+  // See "Releases may be held back" above. Holds nest.
+  void HoldReleases();
+  void ResumeReleases();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_EXAMPLES_FEED_SERVER_MEMBER_DICTIONARY_H_
