@@ -7,11 +7,13 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "append_only.h"
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
 #include "info_command.h"
 #include "leaderboard_commands.h"
+#include "persistence_commands.h"
 #include "resp_writer.h"
 #include "snapshot_commands.h"
 
@@ -19,17 +21,18 @@ namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
     FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
-    const DispatcherOptions& options) {
+    AppendOnlyFiles* append_only, const DispatcherOptions& options) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
         "CommandDispatcher needs a feed engine and a leaderboard store");
   }
   std::unique_ptr<CommandDispatcher> dispatcher(
-      new CommandDispatcher(feeds, boards, snapshots, options));
+      new CommandDispatcher(feeds, boards, snapshots, append_only, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-                   AddLeaderboardCommands, AddSnapshotCommands}) {
+  for (auto add :
+       {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
+        AddLeaderboardCommands, AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -38,10 +41,12 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
 CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
                                      LeaderboardStore* boards,
                                      SnapshotSaver* snapshots,
+                                     AppendOnlyFiles* append_only,
                                      const DispatcherOptions& options) {
   context_.feeds = feeds;
   context_.boards = boards;
   context_.snapshots = snapshots;
+  context_.append_only = append_only;
   context_.commands = &table_;
   context_.stats = &stats_;
   context_.requirepass = options.requirepass;
@@ -95,6 +100,17 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
     // Out of memory, typically: this command fails, the server goes on.
     out.resize(reply_start);
     reply.Error(absl::StrCat("ERR internal error: ", e.what()));
+  }
+  // A write the append-only files refused gets Redis's MISCONF error, so
+  // that clients tell "the data is not persisted" from a bad command.
+  // Only failed writes pay for the check.
+  if (context_.append_only != nullptr && out.size() > reply_start &&
+      out[reply_start] == '-' && IsWriteCommand(*spec)) {
+    if (absl::Status refused = context_.append_only->WriteError();
+        !refused.ok()) {
+      out.resize(reply_start);
+      reply.Error(MisconfMessage(refused));
+    }
   }
 }
 

@@ -33,12 +33,14 @@ struct DispatcherOptions {
 
 class CommandDispatcher {
  public:
-  // `feeds`, `boards` and `snapshots` must outlive the dispatcher.
-  // InvalidArgument if `feeds` or `boards` is null. Without `snapshots`
-  // the saving commands reply that snapshots are off.
+  // `feeds`, `boards`, `snapshots` and `append_only` must outlive the
+  // dispatcher. InvalidArgument if `feeds` or `boards` is null. Without
+  // `snapshots` the saving commands reply that snapshots are off; without
+  // `append_only`, BGREWRITEAOF that the append-only files are off.
   static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
       FeedEngine* feeds, LeaderboardStore* boards,
       SnapshotSaver* snapshots = nullptr,
+      AppendOnlyFiles* append_only = nullptr,
       const DispatcherOptions& options = {});
 
   // State for a new connection (RESP2, a fresh client id, authenticated
@@ -59,7 +61,8 @@ class CommandDispatcher {
 
  private:
   CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards,
-                    SnapshotSaver* snapshots, const DispatcherOptions& options);
+                    SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
+                    const DispatcherOptions& options);
 
   CommandTable table_;
   mutable ServerStats stats_;

@@ -17,6 +17,7 @@
 
 namespace feedcore::server {
 
+class AppendOnlyFiles;
 class CommandTable;
 class ServerStats;
 class SnapshotSaver;
@@ -36,7 +37,8 @@ struct SessionState {
 struct ServerContext {
   FeedEngine* feeds = nullptr;
   LeaderboardStore* boards = nullptr;
-  SnapshotSaver* snapshots = nullptr;  // null: snapshots are off
+  SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
+  AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no
   const CommandTable* commands = nullptr;
   ServerStats* stats = nullptr;  // never null in a dispatcher's context
   std::string requirepass;       // empty: no authentication

@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "append_only.h"
 #include "arguments.h"
 
 namespace feedcore::server {
@@ -200,10 +201,10 @@ void Command(CommandCall& call) {
   }
 }
 
-// CONFIG GET parameter: the two settings redis-benchmark reads at start-up,
-// with the values that describe this server (no persistence). Any other
-// parameter matches nothing. CONFIG SET is not supported: settings are
-// command-line flags.
+// CONFIG GET parameter: the settings redis-benchmark and persistence tools
+// read (save, appendonly, appendfsync, dir), with this server's values.
+// Any other parameter matches nothing. CONFIG SET is not supported:
+// settings are command-line flags.
 void Config(CommandCall& call) {
   if (!IsKeyword(call.args[1], "GET") || call.args.size() != 3) {
     call.reply->Error(
@@ -214,8 +215,16 @@ void Config(CommandCall& call) {
   const std::string parameter = absl::AsciiStrToLower(call.args[2]);
   std::vector<std::pair<std::string, std::string>> matches;
   if (parameter == "save" || parameter == "*") matches.emplace_back("save", "");
+  const AppendOnlyFiles* files = call.server->append_only;
   if (parameter == "appendonly" || parameter == "*") {
-    matches.emplace_back("appendonly", "no");
+    matches.emplace_back("appendonly", files != nullptr ? "yes" : "no");
+  }
+  if (files != nullptr && (parameter == "appendfsync" || parameter == "*")) {
+    matches.emplace_back("appendfsync",
+                         FsyncPolicyName(files->options().fsync));
+  }
+  if (files != nullptr && (parameter == "dir" || parameter == "*")) {
+    matches.emplace_back("dir", files->options().directory);
   }
   call.reply->MapHeader(matches.size());
   for (const auto& [key, value] : matches) {

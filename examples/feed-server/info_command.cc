@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "persistence_commands.h"
 #include "server_stats.h"
 
 namespace feedcore::server {
@@ -16,8 +17,7 @@ uint64_t Load(const ServerStats::Counter& counter) {
   return counter.load(std::memory_order_relaxed);
 }
 
-void AppendSection(std::string& out, const char* title, const Lines& lines) {
-  if (!out.empty()) out += "\r\n";
+void AppendLines(std::string& out, const char* title, const Lines& lines) {
   absl::StrAppend(&out, "# ", title, "\r\n");
   for (const auto& [name, value] : lines) {
     absl::StrAppend(&out, name, ":", value, "\r\n");
@@ -25,43 +25,55 @@ void AppendSection(std::string& out, const char* title, const Lines& lines) {
 }
 
 struct Section {
-  const char* name;   // lower case, as clients ask for it
-  const char* title;  // as the reply shows it
-  Lines (*lines)(const ServerContext& server);
+  const char* name;  // lower case, as clients ask for it
+  // Appends the "# Title" line and the section's fields.
+  void (*append)(const ServerContext& server, std::string& out);
 };
 
-Lines ClientLines(const ServerContext& server) {
+void Clients(const ServerContext& server, std::string& out) {
   const ServerStats& stats = *server.stats;
-  return {{"connected_clients", Load(stats.connected_clients)},
-          {"client_query_buffers_bytes", stats.query_bytes()}};
+  AppendLines(out, "Clients",
+              {{"connected_clients", Load(stats.connected_clients)},
+               {"client_query_buffers_bytes", stats.query_bytes()}});
 }
 
-Lines StatLines(const ServerContext& server) {
-  const ServerStats& stats = *server.stats;
-  return {
-      {"total_connections_received", Load(stats.total_connections_received)},
-      {"rejected_connections", Load(stats.rejected_connections)},
-      {"idle_timeout_disconnections", Load(stats.idle_timeout_disconnections)},
-      {"client_query_buffer_limit_disconnections",
-       Load(stats.client_query_buffer_limit_disconnections)},
-      {"client_output_buffer_limit_disconnections",
-       Load(stats.client_output_buffer_limit_disconnections)},
-      {"client_query_buffer_total_limit_disconnections",
-       Load(stats.client_query_buffer_total_limit_disconnections)},
-  };
+// Kept beside the append-only files it reports on.
+void Persistence(const ServerContext& server, std::string& out) {
+  out += PersistenceInfo(server);
 }
 
-Lines KeyspaceLines(const ServerContext& server) {
+void Stats(const ServerContext& server, std::string& out) {
+  const ServerStats& stats = *server.stats;
+  AppendLines(out, "Stats",
+              {
+                  {"total_connections_received",
+                   Load(stats.total_connections_received)},
+                  {"rejected_connections", Load(stats.rejected_connections)},
+                  {"idle_timeout_disconnections",
+                   Load(stats.idle_timeout_disconnections)},
+                  {"client_query_buffer_limit_disconnections",
+                   Load(stats.client_query_buffer_limit_disconnections)},
+                  {"client_output_buffer_limit_disconnections",
+                   Load(stats.client_output_buffer_limit_disconnections)},
+                  {"client_query_buffer_total_limit_disconnections",
+                   Load(stats.client_query_buffer_total_limit_disconnections)},
+              });
+}
+
+void Keyspace(const ServerContext& server, std::string& out) {
   const MemberNameStats names = server.boards->NameStats();
-  return {{"sorted_set_keys", server.boards->size()},
-          {"member_names", names.names},
-          {"member_name_bytes", names.bytes}};
+  AppendLines(out, "Keyspace",
+              {{"sorted_set_keys", server.boards->size()},
+               {"member_names", names.names},
+               {"member_name_bytes", names.bytes}});
 }
 
+// In Redis's order.
 constexpr Section kSections[] = {
-    {"clients", "Clients", ClientLines},
-    {"stats", "Stats", StatLines},
-    {"keyspace", "Keyspace", KeyspaceLines},
+    {"clients", Clients},
+    {"persistence", Persistence},
+    {"stats", Stats},
+    {"keyspace", Keyspace},
 };
 
 // INFO [section ...]; no section, "default", "all" or "everything" give
@@ -76,7 +88,10 @@ void Info(CommandCall& call) {
       wanted = asked == section.name || asked == "default" || asked == "all" ||
                asked == "everything";
     }
-    if (wanted) AppendSection(out, section.title, section.lines(*call.server));
+    if (!wanted) continue;
+    // Sections are separated by an empty line, as in Redis.
+    if (!out.empty()) out += "\r\n";
+    section.append(*call.server, out);
   }
   call.reply->Bulk(out);
 }

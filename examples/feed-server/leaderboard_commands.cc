@@ -374,7 +374,9 @@ void Zrevrange(CommandCall& call) { RangeCommand(call, /*rev=*/true); }
 void Del(CommandCall& call) {
   int64_t deleted = 0;
   for (size_t i = 1; i < call.args.size(); ++i) {
-    if (call.server->boards->Delete(call.args[i])) ++deleted;
+    absl::StatusOr<bool> existed = call.server->boards->Delete(call.args[i]);
+    if (!existed.ok()) return ReplyError(call, existed.status());
+    if (*existed) ++deleted;
   }
   call.reply->Integer(deleted);
 }

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "names_journal.h"
 
 namespace feedcore::server {
 namespace {
@@ -136,6 +137,9 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
   if (!board.ok()) return board.status();
   auto set = std::make_shared<SortedSet>();
   set->board = *std::move(board);
+  if (journal_ != nullptr) {
+    set->members.AttachJournal(journal_, std::string(key));
+  }
   sets_.emplace(key, set);
   return set;
 }
@@ -146,15 +150,36 @@ std::shared_ptr<SortedSet> LeaderboardStore::Find(absl::string_view key) const {
   return nullptr;
 }
 
-bool LeaderboardStore::Delete(absl::string_view key) {
+absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
   std::unique_lock lock(mutex_);
   auto it = sets_.find(key);
   if (it == sets_.end()) return false;
-  sets_.erase(it);
   // The registry and sets_ change together under mutex_, so the registry
   // holds the key exactly when sets_ does.
-  registry_.Drop(key).IgnoreError();
+  if (absl::Status s = registry_.Drop(key); !s.ok() && !absl::IsNotFound(s)) {
+    return s;
+  }
+  std::shared_ptr<SortedSet> set = std::move(it->second);
+  sets_.erase(it);
+  if (journal_ == nullptr) return true;
+  // No record of the old dictionary may follow the drop record.
+  set->members.DetachJournal();
+  // The drop reaches the journal only once the board's drop is durable:
+  // otherwise a crash could bring the board back without its names.
+  if (absl::Status s = sync_boards_(); !s.ok()) return s;
+  absl::StatusOr<uint64_t> position =
+      journal_->Append({NamesRecordType::kDrop, std::string(key), 0, ""});
+  if (!position.ok()) return position.status();
+  if (absl::Status s = journal_->SyncTo(*position); !s.ok()) return s;
   return true;
+}
+
+void LeaderboardStore::AttachJournal(
+    NamesJournal* journal, std::function<absl::Status()> sync_boards) {
+  std::unique_lock lock(mutex_);
+  journal_ = journal;
+  sync_boards_ = std::move(sync_boards);
+  for (auto& [key, set] : sets_) set->members.AttachJournal(journal, key);
 }
 
 absl::StatusOr<std::vector<KeyMemberNames>> LeaderboardStore::SaveKeys(

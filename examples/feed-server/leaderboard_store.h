@@ -19,6 +19,10 @@
 // after their board was saved; loading drops those). Restore adopts a
 // loaded registry and its dictionaries, checking that they match.
 //
+// Journal. With --appendonly the dictionaries journal the names they give
+// (names_journal.h), and Delete journals the key's drop once the board's
+// drop is durable in the store.
+//
 // Read-modify-write commands (ZADD with NX/XX/GT/LT, counting added
 // members) need "look at the score, then change it" to be atomic per
 // member. The board's own calls are atomic one at a time, so each key also
@@ -32,6 +36,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,8 +55,10 @@
 
 namespace feedcore::server {
 
+class NamesJournal;
+
 // Every member name of one key: names[i] has MemberId ids[i] (or i + 1
-// when `ids` is empty, as in files of format 1).
+// when `ids` is empty).
 struct KeyMemberNames {
   std::string key;
   std::vector<std::string> names;
@@ -97,8 +104,18 @@ class LeaderboardStore {
   std::shared_ptr<SortedSet> Find(absl::string_view key) const;
 
   // Deletes the key. Returns whether it existed. Handles already taken
-  // stay usable; the key's next write starts a new, empty set.
-  bool Delete(absl::string_view key);
+  // stay usable; the key's next write starts a new, empty set. The
+  // registry's error if it refuses the drop (the key then stays); with a
+  // journal, the store's or the journal's error (the key is gone, and the
+  // append-only files refuse writes from then on).
+  absl::StatusOr<bool> Delete(absl::string_view key);
+
+  // Journals every key's member names from now on (see "Journal").
+  // `sync_boards` makes the registry's changes so far durable
+  // (DurableStore::Sync); Delete calls it between the board's drop and
+  // the journal's drop record. Call before serving, once.
+  void AttachJournal(NamesJournal* journal,
+                     std::function<absl::Status()> sync_boards);
 
   size_t size() const;
 
@@ -107,7 +124,10 @@ class LeaderboardStore {
 
   // Calls `save` with the registry while no key can be created or deleted
   // (writes to existing keys go on), then returns every key's member names
-  // (see "Snapshots" above). Returns `save`'s error if it fails.
+  // (see "Snapshots" above). Returns `save`'s error if it fails. A journal
+  // rewrite passes a `save` that makes the store durable: every name freed
+  // before it is then off its board for good, and every name freed after
+  // it is still in the copy.
   absl::StatusOr<std::vector<KeyMemberNames>> SaveKeys(
       absl::FunctionRef<absl::Status(const LeaderboardRegistry&)> save) const;
 
@@ -126,6 +146,8 @@ class LeaderboardStore {
   LeaderboardRegistry& registry_;
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+  NamesJournal* journal_ = nullptr;            // set before serving
+  std::function<absl::Status()> sync_boards_;  // set with journal_
 };
 
 }  // namespace feedcore::server

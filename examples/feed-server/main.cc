@@ -4,6 +4,7 @@
 //
 //   feedcore-server --port=7379 --threads=4
 //   feedcore-server --snapshot_file=/var/lib/feeds.snap --load
+//   feedcore-server --appendonly yes --dir /var/lib/feedcore
 //
 // Prints "feedcore-server listening on <address>:<port>" once it accepts
 // connections; stops cleanly on SIGINT or SIGTERM (saving first with
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -76,12 +78,23 @@ ABSL_FLAG(size_t, fanout_threads, 1,
 ABSL_FLAG(size_t, max_payload_bytes, 64 * 1024,
           "largest activity payload FEED.PUBLISH accepts");
 ABSL_FLAG(std::string, snapshot_file, "",
-          "where SAVE, BGSAVE and --snapshot_on_exit write the snapshot "
-          "(member names go to the same path + \".names\"), and what "
-          "--load reads; empty turns snapshots off");
+          "where SAVE, BGSAVE and --snapshot_on_exit write a save (this "
+          "path holds its manifest and member names, PATH.<n>.fcsnap the "
+          "library snapshot), and what --load reads; empty turns "
+          "snapshots off");
 ABSL_FLAG(bool, load, false,
           "load --snapshot_file before accepting connections; a missing "
           "file starts empty, a damaged one stops the server");
+ABSL_FLAG(std::string, dir, ".",
+          "directory of the append-only files (--appendonly yes): the "
+          "library's log and snapshots and the member-names journal");
+ABSL_FLAG(std::string, appendonly, "no",
+          "yes: log every write to the append-only files in --dir and "
+          "recover them on start-up; no: keep data in memory only");
+ABSL_FLAG(std::string, appendfsync, "everysec",
+          "when a logged write reaches the disk: always (before the "
+          "reply), everysec (once a second) or no (when the system "
+          "flushes)");
 ABSL_FLAG(bool, snapshot_on_exit, false,
           "on SIGINT or SIGTERM, save to --snapshot_file after the last "
           "command and before exiting");
@@ -157,6 +170,33 @@ void Log(const std::string& line) {
   std::fprintf(stderr, "feedcore-server: %s\n", line.c_str());
 }
 
+// --appendonly and --appendfsync, with Redis's values.
+absl::StatusOr<std::optional<feedcore::FsyncPolicy>> ParsePersistenceFlags() {
+  const std::string appendonly = absl::GetFlag(FLAGS_appendonly);
+  const std::string appendfsync = absl::GetFlag(FLAGS_appendfsync);
+  feedcore::FsyncPolicy policy;
+  if (appendfsync == "always") {
+    policy = feedcore::FsyncPolicy::kAlways;
+  } else if (appendfsync == "everysec") {
+    policy = feedcore::FsyncPolicy::kEverySecond;
+  } else if (appendfsync == "no") {
+    policy = feedcore::FsyncPolicy::kNever;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--appendfsync must be always, everysec or no, got '",
+                     appendfsync, "'"));
+  }
+  if (appendonly == "no") return std::nullopt;
+  if (appendonly != "yes") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--appendonly must be yes or no, got '", appendonly, "'"));
+  }
+  if (absl::GetFlag(FLAGS_dir).empty()) {
+    return absl::InvalidArgumentError("--dir must not be empty");
+  }
+  return policy;
+}
+
 // The data to serve: loaded from the snapshot when --load asks for it and
 // the file exists, new and empty otherwise.
 absl::StatusOr<std::unique_ptr<ServerData>> LoadOrCreateData(
@@ -230,14 +270,48 @@ int main(int argc, char** argv) {
                                            "--snapshot_file=PATH"));
   }
 
+  absl::StatusOr<std::optional<feedcore::FsyncPolicy>> append_only =
+      ParsePersistenceFlags();
+  if (!append_only.ok()) return Fail("flags", append_only.status());
+  if (append_only->has_value() && load) {
+    return Fail("flags", absl::InvalidArgumentError(
+                             "--load and --appendonly yes exclude each other: "
+                             "the append-only files in --dir are what the "
+                             "server recovers"));
+  }
+
   feedcore::EngineOptions engine_options;
   engine_options.shards = absl::GetFlag(FLAGS_engine_shards);
   engine_options.fanout_threads = absl::GetFlag(FLAGS_fanout_threads);
   engine_options.max_payload_bytes = absl::GetFlag(FLAGS_max_payload_bytes);
   feedcore::LeaderboardOptions board_options;
   board_options.partitions = absl::GetFlag(FLAGS_leaderboard_partitions);
-  auto data =
-      LoadOrCreateData(snapshot_file, load, engine_options, board_options);
+  absl::StatusOr<std::unique_ptr<ServerData>> data;
+  if (append_only->has_value()) {
+    feedcore::server::AppendOnlyOptions aof;
+    aof.directory = absl::GetFlag(FLAGS_dir);
+    aof.fsync = **append_only;
+    data = ServerData::OpenAppendOnly(aof, engine_options, board_options);
+    if (data.ok()) {
+      const feedcore::DurabilityStats stats =
+          (*data)->append_only()->store().Stats();
+      const feedcore::server::NamesRecovery& names =
+          (*data)->append_only()->names_recovery();
+      Log(absl::StrCat(
+          "recovered ", aof.directory, ": ", stats.recovered_records,
+          " log records in ", stats.recovery_micros, " us, ",
+          (*data)->boards().size(), " sorted-set keys, ", names.records,
+          " name records",
+          stats.recovered_torn_tail ? "; cut a torn log tail" : "",
+          names.torn_tail ? "; cut a torn names tail" : "",
+          names.unnamed_members_removed > 0
+              ? absl::StrCat("; removed ", names.unnamed_members_removed,
+                             " members whose names were lost")
+              : ""));
+    }
+  } else {
+    data = LoadOrCreateData(snapshot_file, load, engine_options, board_options);
+  }
   if (!data.ok()) return Fail("start-up", data.status());
 
   // Declared after the data it saves and before the dispatcher that uses
@@ -248,8 +322,9 @@ int main(int argc, char** argv) {
   });
   feedcore::server::DispatcherOptions dispatcher_options;
   dispatcher_options.requirepass = options.requirepass;
-  auto dispatcher = CommandDispatcher::Create(
-      &(*data)->engine(), &(*data)->boards(), &saver, dispatcher_options);
+  auto dispatcher =
+      CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,
+                                (*data)->append_only(), dispatcher_options);
   if (!dispatcher.ok()) return Fail("commands", dispatcher.status());
 
   auto server = FeedServer::Create(options, dispatcher->get());
@@ -261,6 +336,9 @@ int main(int argc, char** argv) {
   // Returns once no connection is left, so no command runs after it.
   (*server)->Run();
   saver.WaitUntilIdle();
+  if ((*data)->append_only() != nullptr) {
+    (*data)->append_only()->WaitForRewrite();
+  }
   if (snapshot_on_exit) {
     if (absl::Status status = saver.Save(); !status.ok()) {
       return Fail("snapshot on exit", status);

@@ -11,6 +11,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "names_journal.h"
 
 namespace feedcore::server {
 namespace {
@@ -63,6 +64,7 @@ class MemberDictionary::Impl {
                        std::vector<std::string> names);
   void HoldReleases();
   void ResumeReleases();
+  void AttachJournal(NamesJournal* journal, std::string key);
 
  private:
   struct Chunk {
@@ -135,7 +137,9 @@ class MemberDictionary::Impl {
   uint32_t generation_floor_ = 0;
   size_t heap_bytes_ = 0;  // names longer than kInlineBytes
   int holds_ = 0;
-  std::vector<uint32_t> held_;  // slots whose release is held back
+  std::vector<uint32_t> held_;       // slots whose release is held back
+  NamesJournal* journal_ = nullptr;  // null: not journaled
+  std::string key_;                  // the key journal records name
 };
 
 absl::string_view MemberDictionary::Impl::NameAt(uint32_t slot) const {
@@ -309,31 +313,67 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
         absl::StrCat("member name of ", name.size(),
                      " bytes is longer than the limit of ", kMaxNameBytes));
   }
+  // A found id's assign record may have been appended by another thread
+  // and not be synced yet: the caller's board write must not overtake it.
+  auto found = [](MemberId id,
+                  NamesJournal* journal) -> absl::StatusOr<MemberId> {
+    if (journal != nullptr) {
+      if (absl::Status s = journal->SyncAppended(); !s.ok()) return s;
+    }
+    return id;
+  };
   {
     std::shared_lock lock(mutex_);
     if (auto it = index_.find(name); it != index_.end()) {
       const Slot& s = At(*it);
-      if ((s.size & kHeldBit) == 0) return IdOf(*it, s);
+      if ((s.size & kHeldBit) == 0) {
+        const MemberId id = IdOf(*it, s);
+        NamesJournal* journal = journal_;
+        lock.unlock();
+        return found(id, journal);
+      }
     }
   }
   std::unique_lock lock(mutex_);
   if (auto it = index_.find(name); it != index_.end()) {
     Slot& s = At(*it);
     s.size &= ~kHeldBit;  // added again: its held-back release is void
-    return IdOf(*it, s);
+    const MemberId id = IdOf(*it, s);
+    NamesJournal* journal = journal_;
+    lock.unlock();
+    return found(id, journal);
   }
   absl::StatusOr<uint32_t> slot = AllocateSlot();
   if (!slot.ok()) return slot.status();
   WriteName(*slot, name, At(*slot).generation);
+  const MemberId id = IdOf(*slot, At(*slot));
+  NamesJournal* journal = journal_;
+  uint64_t position = 0;
+  if (journal != nullptr) {
+    absl::StatusOr<uint64_t> appended = journal->Append(
+        {NamesRecordType::kAssign, key_, id, std::string(name)});
+    if (!appended.ok()) {
+      FreeSlot(*slot);
+      return appended.status();
+    }
+    position = *appended;
+  }
   try {
     index_.insert(*slot);
   } catch (...) {
     // Out of memory growing the index: give the slot back and fail the
-    // command (the dispatcher reports it), leaving the dictionary as it was.
+    // command (the dispatcher reports it), leaving the dictionary as it was
+    // (a journaled assign of an id no board holds is dropped on recovery).
     FreeSlot(*slot);
     throw;
   }
-  return IdOf(*slot, At(*slot));
+  lock.unlock();
+  // Synced outside the lock, so that concurrent assignments share one
+  // fdatasync; callers that find the id meanwhile sync themselves.
+  if (journal != nullptr) {
+    if (absl::Status s = journal->SyncTo(position); !s.ok()) return s;
+  }
+  return id;
 }
 
 std::optional<MemberId> MemberDictionary::Impl::Find(
@@ -492,6 +532,13 @@ void MemberDictionary::Impl::ResumeReleases() {
   ShrinkIndexIfSparse();
 }
 
+void MemberDictionary::Impl::AttachJournal(NamesJournal* journal,
+                                           std::string key) {
+  std::unique_lock lock(mutex_);
+  journal_ = journal;
+  key_ = std::move(key);
+}
+
 MemberDictionary::MemberDictionary() : impl_(std::make_unique<Impl>()) {}
 MemberDictionary::~MemberDictionary() = default;
 
@@ -520,6 +567,10 @@ absl::Status MemberDictionary::Restore(const std::vector<MemberId>& ids,
   return impl_->Restore(ids, std::move(names));
 }
 void MemberDictionary::HoldReleases() { impl_->HoldReleases(); }
+void MemberDictionary::AttachJournal(NamesJournal* journal, std::string key) {
+  impl_->AttachJournal(journal, std::move(key));
+}
+void MemberDictionary::DetachJournal() { impl_->AttachJournal(nullptr, ""); }
 void MemberDictionary::ResumeReleases() { impl_->ResumeReleases(); }
 
 }  // namespace feedcore::server

@@ -16,6 +16,8 @@
 
 namespace feedcore::server {
 
+class NamesJournal;
+
 // What the member dictionaries hold (INFO keyspace).
 struct MemberNameStats {
   size_t names = 0;  // live names
@@ -44,6 +46,12 @@ struct MemberNameStats {
 // dictionary, still found and still interned to the same id, and is freed
 // by ResumeReleases unless it was added again.
 //
+// Journal. With --appendonly the dictionary journals the ids it gives
+// (names_journal.h): Intern appends a new name's assign record before the
+// id is returned, so the board write that uses the id never reaches the
+// store's log before the name reaches the journal. Release journals
+// nothing (names_journal.h says why a freed name's record may stay).
+//
 // Thread-safe; Intern and Release of one name must be serialized by the
 // caller (SortedSet::LockFor) together with the board write they go with.
 class MemberDictionary {
@@ -58,7 +66,10 @@ class MemberDictionary {
 
   // The id of `name`, giving it one if it has none. InvalidArgument for a
   // name over kMaxNameBytes; ResourceExhausted when every one of the 2^32
-  // - 1 slots is taken.
+  // - 1 slots is taken; the journal's error if it refuses writes (nothing
+  // is given then). With a journal and fsync always, returns only once the
+  // id's assign record is on stable storage, even to a caller that finds
+  // the id given by another.
   absl::StatusOr<MemberId> Intern(absl::string_view name);
   // The id of `name`, or nullopt if it has none.
   std::optional<MemberId> Find(absl::string_view name) const;
@@ -89,6 +100,12 @@ class MemberDictionary {
   // too long.
   absl::Status Restore(const std::vector<MemberId>& ids,
                        std::vector<std::string> names);
+
+  // Journals the ids given from now on as those of `key` (see "Journal").
+  void AttachJournal(NamesJournal* journal, std::string key);
+  // Stops journaling: the key was deleted, and ids given through handles
+  // still held must not reach the journal after its drop record.
+  void DetachJournal();
 
   // See "Releases may be held back" above. Holds nest.
   void HoldReleases();

@@ -15,13 +15,15 @@ namespace feedcore::server {
 namespace {
 
 constexpr char kMagic[8] = {'F', 'C', 'N', 'A', 'M', 'E', 'S', '\0'};
+// snapshot.h's magic: a library snapshot given where a save is expected.
+constexpr char kLibrarySnapshotMagic[8] = {'F', 'E', 'E', 'D',
+                                           'S', 'N', 'A', 'P'};
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 4;
 constexpr size_t kChecksumBytes = 8;
-// The smallest encoding of a key (empty key, no names) and of a name.
+// The smallest encoding of a key (empty key, no names) and of a name
+// with its id.
 constexpr uint64_t kMinKeyBytes = 4 + 8;
-constexpr uint64_t kMinNameBytes = 4;
-// In format 2 each name follows its u64 id.
-constexpr uint64_t kMinIdNameBytes = 8 + 4;
+constexpr uint64_t kMinNameBytes = 8 + 4;
 
 void PutU32(std::string& out, uint32_t value) {
   for (int i = 0; i < 4; ++i)
@@ -67,7 +69,7 @@ class Reader {
  private:
   static absl::Status Truncated(absl::string_view what) {
     return absl::DataLossError(
-        absl::StrCat("member-names file is truncated in ", what));
+        absl::StrCat("save manifest is truncated in ", what));
   }
 
   absl::string_view bytes_;
@@ -76,49 +78,44 @@ class Reader {
 absl::Status CheckCount(uint64_t count, uint64_t min_bytes_each, size_t left,
                         absl::string_view what) {
   if (count > left / min_bytes_each) {
-    return absl::DataLossError(
-        absl::StrCat("member-names file is damaged: ", what, " count ", count,
-                     " exceeds the bytes left"));
+    return absl::DataLossError(absl::StrCat("save manifest is damaged: ", what,
+                                            " count ", count,
+                                            " exceeds the bytes left"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index,
-                                         uint32_t version) {
-  const bool with_ids = version >= 2;
+absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
   const std::string where = absl::StrCat("key #", index);
   KeyMemberNames key;
   absl::StatusOr<std::string> name = reader.Bytes(where);
   if (!name.ok()) return name.status();
   if (name->empty() || name->size() > kMaxLeaderboardNameLength) {
     return absl::DataLossError(absl::StrCat(
-        "member-names file is damaged: ", where, " has length ", name->size(),
+        "save manifest is damaged: ", where, " has length ", name->size(),
         " (keys are 1 to ", kMaxLeaderboardNameLength, " bytes)"));
   }
   key.key = *std::move(name);
   absl::StatusOr<uint64_t> count = reader.Fixed(8, where);
   if (!count.ok()) return count.status();
   if (absl::Status status =
-          CheckCount(*count, with_ids ? kMinIdNameBytes : kMinNameBytes,
-                     reader.left(), "name");
+          CheckCount(*count, kMinNameBytes, reader.left(), "name");
       !status.ok()) {
     return status;
   }
   key.names.reserve(*count);
-  if (with_ids) key.ids.reserve(*count);
+  key.ids.reserve(*count);
   absl::flat_hash_set<absl::string_view> seen;
   absl::flat_hash_set<MemberId> seen_ids;
   for (uint64_t i = 0; i < *count; ++i) {
-    if (with_ids) {
-      absl::StatusOr<uint64_t> id = reader.Fixed(8, where);
-      if (!id.ok()) return id.status();
-      if (*id == 0 || !seen_ids.insert(*id).second) {
-        return absl::DataLossError(absl::StrCat(
-            "member-names file is damaged: key ", Quote(key.key),
-            *id == 0 ? " gives member id 0" : " gives a member id twice"));
-      }
-      key.ids.push_back(*id);
+    absl::StatusOr<uint64_t> id = reader.Fixed(8, where);
+    if (!id.ok()) return id.status();
+    if (*id == 0 || !seen_ids.insert(*id).second) {
+      return absl::DataLossError(absl::StrCat(
+          "save manifest is damaged: key ", Quote(key.key),
+          *id == 0 ? " gives member id 0" : " gives a member id twice"));
     }
+    key.ids.push_back(*id);
     absl::StatusOr<std::string> member = reader.Bytes(where);
     if (!member.ok()) return member.status();
     key.names.push_back(*std::move(member));
@@ -126,9 +123,9 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index,
   // A second pass: the strings no longer move once the vector is full.
   for (const std::string& member : key.names) {
     if (!seen.insert(member).second) {
-      return absl::DataLossError(
-          absl::StrCat("member-names file is damaged: key ", Quote(key.key),
-                       " lists member ", Quote(member), " twice"));
+      return absl::DataLossError(absl::StrCat("save manifest is damaged: key ",
+                                              Quote(key.key), " lists member ",
+                                              Quote(member), " twice"));
     }
   }
   return key;
@@ -136,13 +133,10 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index,
 
 }  // namespace
 
-std::string MemberNamesPath(const std::string& snapshot_path) {
-  return snapshot_path + ".names";
-}
-
 std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
   std::string out(kMagic, sizeof(kMagic));
   PutU32(out, kMemberNamesFormatVersion);
+  PutU64(out, file.generation);
   PutU64(out, file.snapshot.bytes);
   PutU64(out, file.snapshot.hash);
   PutU64(out, file.keys.size());
@@ -159,32 +153,41 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
 }
 
 absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
+  if (bytes.size() >= sizeof(kLibrarySnapshotMagic) &&
+      std::memcmp(bytes.data(), kLibrarySnapshotMagic,
+                  sizeof(kLibrarySnapshotMagic)) == 0) {
+    return absl::InvalidArgumentError(
+        "this is a bare library snapshot, not a feedcore-server save "
+        "(a save's path holds its manifest)");
+  }
   if (bytes.size() < sizeof(kMagic) ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return absl::InvalidArgumentError(
-        "not a feedcore-server member-names file (bad magic)");
+        "not a feedcore-server save manifest (bad magic)");
   }
   if (bytes.size() < kHeaderBytes + kChecksumBytes) {
-    return absl::DataLossError("member-names file is truncated in its header");
+    return absl::DataLossError("save manifest is truncated in its header");
   }
   Reader header(bytes.substr(sizeof(kMagic), 4));
   const uint64_t version = header.Fixed(4, "header").value();
-  if (version < 1 || version > kMemberNamesFormatVersion) {
+  if (version != kMemberNamesFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "member-names file has format version ", version,
-        "; this server reads versions 1 to ", kMemberNamesFormatVersion));
+        "save manifest has format version ", version,
+        "; this server reads version ", kMemberNamesFormatVersion));
   }
   const absl::string_view covered =
       bytes.substr(0, bytes.size() - kChecksumBytes);
   Reader trailer(bytes.substr(covered.size()));
   if (trailer.Fixed(8, "checksum").value() !=
       XXH3_64bits(covered.data(), covered.size())) {
-    return absl::DataLossError(
-        "member-names file is damaged: checksum mismatch");
+    return absl::DataLossError("save manifest is damaged: checksum mismatch");
   }
 
   Reader reader(covered.substr(kHeaderBytes));
   MemberNamesFile file;
+  absl::StatusOr<uint64_t> generation = reader.Fixed(8, "snapshot generation");
+  if (!generation.ok()) return generation.status();
+  file.generation = *generation;
   absl::StatusOr<uint64_t> snapshot_bytes = reader.Fixed(8, "snapshot length");
   if (!snapshot_bytes.ok()) return snapshot_bytes.status();
   absl::StatusOr<uint64_t> snapshot_hash = reader.Fixed(8, "snapshot hash");
@@ -200,19 +203,18 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
   file.keys.reserve(*key_count);
   absl::flat_hash_set<std::string> keys;
   for (uint64_t i = 0; i < *key_count; ++i) {
-    absl::StatusOr<KeyMemberNames> key =
-        DecodeKey(reader, i, static_cast<uint32_t>(version));
+    absl::StatusOr<KeyMemberNames> key = DecodeKey(reader, i);
     if (!key.ok()) return key.status();
     if (!keys.insert(key->key).second) {
-      return absl::DataLossError(
-          absl::StrCat("member-names file is damaged: key ", Quote(key->key),
-                       " is listed twice"));
+      return absl::DataLossError(absl::StrCat("save manifest is damaged: key ",
+                                              Quote(key->key),
+                                              " is listed twice"));
     }
     file.keys.push_back(*std::move(key));
   }
   if (reader.left() != 0) {
     return absl::DataLossError(
-        absl::StrCat("member-names file is damaged: ", reader.left(),
+        absl::StrCat("save manifest is damaged: ", reader.left(),
                      " bytes after the last key"));
   }
   return file;

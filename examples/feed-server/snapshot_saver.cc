@@ -51,7 +51,10 @@ absl::Status SnapshotSaver::RunAndRelease() {
         absl::StrCat("snapshot to ", path_, " failed: ", e.what()));
   }
   std::lock_guard lock(mutex_);
-  if (status.ok()) last_save_unix_seconds_ = UnixSecondsNow();
+  if (status.ok()) {
+    last_save_unix_seconds_ = UnixSecondsNow();
+    ++successful_saves_;
+  }
   if (saving_in_background_) last_background_status_ = status;
   saving_ = false;
   saving_in_background_ = false;
@@ -114,6 +117,20 @@ int64_t SnapshotSaver::last_save_unix_seconds() const {
 absl::Status SnapshotSaver::last_background_status() const {
   std::lock_guard lock(mutex_);
   return last_background_status_;
+}
+
+}  // namespace feedcore::server
+
+namespace feedcore::server {
+
+bool SnapshotSaver::background_save_running() const {
+  std::lock_guard lock(mutex_);
+  return saving_ && saving_in_background_;
+}
+
+uint64_t SnapshotSaver::successful_saves() const {
+  std::lock_guard lock(mutex_);
+  return successful_saves_;
 }
 
 }  // namespace feedcore::server

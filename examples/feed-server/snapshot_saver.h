@@ -56,6 +56,10 @@ class SnapshotSaver {
   // the first).
   absl::Status last_background_status() const;
 
+  // Whether a BGSAVE is running, and how many saves have succeeded.
+  bool background_save_running() const;
+  uint64_t successful_saves() const;
+
  private:
   // Takes the single save slot, or says why it cannot.
   absl::Status ClaimLocked(bool background);
@@ -69,6 +73,7 @@ class SnapshotSaver {
   bool saving_ = false;
   bool saving_in_background_ = false;
   int64_t last_save_unix_seconds_;
+  uint64_t successful_saves_ = 0;
   absl::Status last_background_status_;
   std::thread background_;
 };

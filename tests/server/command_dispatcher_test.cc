@@ -41,9 +41,10 @@ class Fixture {
     boards_ = LeaderboardStore::Create(board_options).value();
     DispatcherOptions dispatcher_options;
     dispatcher_options.requirepass = requirepass;
-    dispatcher_ = CommandDispatcher::Create(engine_.get(), boards_.get(),
-                                            nullptr, dispatcher_options)
-                      .value();
+    dispatcher_ =
+        CommandDispatcher::Create(engine_.get(), boards_.get(), nullptr,
+                                  nullptr, dispatcher_options)
+            .value();
     session_ = dispatcher_->NewSession();
   }
 

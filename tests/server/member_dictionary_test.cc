@@ -116,7 +116,7 @@ TEST_CASE("restore takes ids with generations and checks them") {
   CHECK(!other.Restore({MemberId{1} << 32}, {"a"}).ok());  // slot part 0
   CHECK(!other.Restore({1}, {"a", "b"}).ok());
   CHECK(other.size() == 0);
-  REQUIRE(other.Restore({}, {"a", "b"}).ok());  // format 1: ids 1, 2
+  REQUIRE(other.Restore({}, {"a", "b"}).ok());  // no ids: 1, 2
   CHECK(other.Find("b") == MemberId{2});
 }
 

@@ -2,7 +2,7 @@
 // SNAPSHOT, BGSAVE and LASTSAVE replies and errors (snapshots off, a
 // missing directory, a save already running), a save and load that keeps
 // every read of feeds and sorted sets (names, ties, negative scores,
-// deleted and re-created keys), and the checks of the member-names file.
+// deleted and re-created keys), and the checks of a save's files.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
@@ -17,6 +17,7 @@
 #include "command_dispatcher.h"
 #include "feedcore/feedcore.h"
 #include "member_names_file.h"
+#include "save_files.h"
 #include "server_data.h"
 #include "snapshot_saver.h"
 
@@ -159,9 +160,12 @@ TEST_CASE("SAVE writes the snapshot and its names; LASTSAVE moves") {
   CHECK(server.Run({"ZADD", "lb", "1", "a"}) == ":1\r\n");
   CHECK(server.Run({"SAVE"}) == "+OK\r\n");
   CHECK(std::filesystem::exists(path));
-  CHECK(std::filesystem::exists(MemberNamesPath(path)));
+  CHECK(std::filesystem::exists(SnapshotPathOf(path, 1)));
   CHECK(!std::filesystem::exists(path + ".tmp"));
   CHECK(server.Run({"snapshot"}) == "+OK\r\n");
+  // The second save commits generation 2 and only then removes the first.
+  CHECK(std::filesystem::exists(SnapshotPathOf(path, 2)));
+  CHECK(!std::filesystem::exists(SnapshotPathOf(path, 1)));
   const std::string after = server.Run({"LASTSAVE"});
   CHECK(std::stoll(after.substr(1)) >= started);
 }
@@ -285,57 +289,71 @@ TEST_CASE("a loaded snapshot answers every read as the saved server did") {
         "*2\r\n$5\r\nnewer\r\n$3\r\nnew\r\n");
 }
 
-TEST_CASE("a load fails, naming the file, when the two files disagree") {
+TEST_CASE("a load fails, naming the file, when a save's files disagree") {
   TempDir dir;
   const std::string path = dir.File("db.snap");
-  const std::string names = MemberNamesPath(path);
+  const std::string snapshot = SnapshotPathOf(path, 1);
   {
     Server server(EmptyData(), path);
     CHECK(server.Run({"ZADD", "lb", "1", "a", "2", "b"}) == ":2\r\n");
     CHECK(server.Run({"SAVE"}) == "+OK\r\n");
   }
+  REQUIRE(std::filesystem::exists(snapshot));
   REQUIRE(LoadData(path).ok());
 
   SUBCASE("damaged snapshot") {
-    FlipByte(path,
-             static_cast<std::streamoff>(std::filesystem::file_size(path) / 2));
-    const absl::Status status = LoadData(path).status();
-    CHECK(!status.ok());
-    CHECK(Contains(std::string(status.message()),
-                   "cannot load snapshot " + path));
-  }
-  SUBCASE("damaged names file") {
-    FlipByte(names, 30);
+    FlipByte(snapshot, static_cast<std::streamoff>(
+                           std::filesystem::file_size(snapshot) / 2));
     const absl::Status status = LoadData(path).status();
     CHECK(absl::IsDataLoss(status));
-    CHECK(Contains(std::string(status.message()), names));
+    CHECK(Contains(std::string(status.message()),
+                   "cannot load snapshot " + path));
+    CHECK(Contains(std::string(status.message()), "damaged or replaced"));
+  }
+  SUBCASE("damaged manifest") {
+    FlipByte(path, 30);
+    const absl::Status status = LoadData(path).status();
+    CHECK(absl::IsDataLoss(status));
+    CHECK(Contains(std::string(status.message()), path));
     CHECK(Contains(std::string(status.message()), "checksum mismatch"));
   }
-  SUBCASE("missing names file") {
-    std::filesystem::remove(names);
+  SUBCASE("missing snapshot file") {
+    std::filesystem::remove(snapshot);
     const absl::Status status = LoadData(path).status();
-    CHECK(absl::IsNotFound(status));
-    CHECK(Contains(std::string(status.message()), "is missing"));
+    CHECK(absl::IsDataLoss(status));
+    CHECK(Contains(std::string(status.message()), snapshot +
+                                                      " that the save "
+                                                      "names is missing"));
   }
-  SUBCASE("names file of another save") {
-    const std::string old_names = dir.File("old.names");
-    std::filesystem::copy_file(names, old_names);
+  SUBCASE("a bare library snapshot where the manifest should be") {
+    std::filesystem::copy_file(
+        snapshot, path, std::filesystem::copy_options::overwrite_existing);
+    const absl::Status status = LoadData(path).status();
+    CHECK(absl::IsInvalidArgument(status));
+    CHECK(Contains(std::string(status.message()), "bare library snapshot"));
+  }
+  SUBCASE("the snapshot of another save under this one's name") {
+    const std::string old_snapshot = dir.File("old.fcsnap");
+    std::filesystem::copy_file(snapshot, old_snapshot);
     {
       Server server(LoadData(path).value(), path);
       CHECK(server.Run({"ZADD", "lb", "3", "c"}) == ":1\r\n");
       CHECK(server.Run({"SAVE"}) == "+OK\r\n");
     }
+    // The second save committed generation 2 and removed generation 1.
+    CHECK(!std::filesystem::exists(snapshot));
     std::filesystem::copy_file(
-        old_names, names, std::filesystem::copy_options::overwrite_existing);
+        old_snapshot, SnapshotPathOf(path, 2),
+        std::filesystem::copy_options::overwrite_existing);
     const absl::Status status = LoadData(path).status();
     CHECK(absl::IsDataLoss(status));
-    CHECK(Contains(std::string(status.message()),
-                   "was written for another snapshot"));
+    CHECK(Contains(std::string(status.message()), "damaged or replaced"));
   }
 }
 
 TEST_CASE("the names file format checks everything it reads") {
   MemberNamesFile file;
+  file.generation = 7;
   file.snapshot = {123, 456};
   // Ids as a dictionary that reused a slot gives them: generation 1 of
   // slot 0 is (1 << 32) | 1.
@@ -344,6 +362,7 @@ TEST_CASE("the names file format checks everything it reads") {
   const std::string bytes = EncodeMemberNamesFile(file);
   absl::StatusOr<MemberNamesFile> decoded = DecodeMemberNamesFile(bytes);
   REQUIRE(decoded.ok());
+  CHECK(decoded->generation == 7);
   CHECK(decoded->snapshot == file.snapshot);
   REQUIRE(decoded->keys.size() == 2);
   CHECK(decoded->keys[0].key == "lb");
@@ -358,10 +377,10 @@ TEST_CASE("the names file format checks everything it reads") {
     CHECK(!DecodeMemberNamesFile(bytes.substr(0, cut)).ok());
   }
   std::string other_version = bytes;
-  other_version[8] = 3;
+  other_version[8] = 9;
   CHECK(Contains(
       std::string(DecodeMemberNamesFile(other_version).status().message()),
-      "format version 3"));
+      "format version 9"));
 
   MemberNamesFile twice;
   twice.keys = {{"lb", {"a", "b"}, {7, 7}}};

@@ -191,8 +191,8 @@ def check_failed_save_on_exit(server, directory):
                         "--snapshot_on_exit") as (process, port):
         write_all(port, [["ZADD", "lb", "1", "a"]])
         expect(port, ["SAVE"],
-               f"(error) ERR creating {snapshot}.tmp: No such file or "
-               "directory")
+               f"(error) ERR cannot list the directory of {snapshot}: "
+               "No such file or directory")
         code, stdout, stderr = stop_server(process)
     if code == 0 or "snapshot on exit" not in stderr \
             or "No such file or directory" not in stderr:

@@ -1,0 +1,433 @@
+#include "names_journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/durable_file.h"
+#include "base/io_error.h"
+#include "feedcore/leaderboard.h"
+
+namespace feedcore::server {
+namespace {
+
+constexpr char kMagic[8] = {'F', 'C', 'N', 'A', 'M', 'J', 'L', '\0'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = sizeof(kMagic) + 4;
+constexpr size_t kFrameHeaderBytes = 4 + 8;
+// Different from every other checksum seed in the project (formats.md).
+constexpr uint64_t kSeed = 0x66636e616d6a6c31;  // "fcnamjl1"
+
+void PutU32(std::string& out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) {
+    out.push_back(static_cast<char>(value >> (8 * i)));
+  }
+}
+
+void PutU64(std::string& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>(value >> (8 * i)));
+  }
+}
+
+uint64_t GetFixed(absl::string_view bytes, size_t width) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < width; ++i) {
+    value |= uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+  }
+  return value;
+}
+
+std::string Header() {
+  std::string out(kMagic, sizeof(kMagic));
+  PutU32(out, kVersion);
+  return out;
+}
+
+// Decodes one record body; nullopt-like failure as DataLoss.
+absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
+                                       uint64_t offset) {
+  auto damaged = [offset](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("names journal record at byte ",
+                                            offset, " is damaged: ", why));
+  };
+  NamesRecord record;
+  if (body.size() < 1 + 4) return damaged("too short");
+  const uint8_t type = static_cast<uint8_t>(body[0]);
+  if (type < 1 || type > 3) return damaged(absl::StrCat("type ", type));
+  record.type = static_cast<NamesRecordType>(type);
+  body.remove_prefix(1);
+  const uint64_t key_length = GetFixed(body, 4);
+  body.remove_prefix(4);
+  if (key_length == 0 || key_length > kMaxLeaderboardNameLength ||
+      body.size() < key_length + 8 + 4) {
+    return damaged("bad key length");
+  }
+  record.key = std::string(body.substr(0, key_length));
+  body.remove_prefix(key_length);
+  record.id = GetFixed(body, 8);
+  body.remove_prefix(8);
+  const uint64_t name_length = GetFixed(body, 4);
+  body.remove_prefix(4);
+  if (body.size() != name_length) return damaged("bad name length");
+  record.name = std::string(body);
+  if (record.type != NamesRecordType::kDrop && record.id == 0) {
+    return damaged("member id 0");
+  }
+  return record;
+}
+
+absl::Status Named(const absl::Status& status, const std::string& path) {
+  return absl::Status(status.code(),
+                      absl::StrCat(path, ": ", status.message()));
+}
+
+}  // namespace
+
+std::string EncodeNamesFrame(const NamesRecord& record) {
+  std::string body;
+  body.push_back(static_cast<char>(record.type));
+  PutU32(body, static_cast<uint32_t>(record.key.size()));
+  body.append(record.key);
+  PutU64(body, record.id);
+  PutU32(body, static_cast<uint32_t>(record.name.size()));
+  body.append(record.name);
+  std::string frame;
+  frame.reserve(kFrameHeaderBytes + body.size());
+  PutU32(frame, static_cast<uint32_t>(body.size()));
+  PutU64(frame, XXH3_64bits_withSeed(body.data(), body.size(), kSeed));
+  frame.append(body);
+  return frame;
+}
+
+absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
+    absl::string_view bytes) {
+  if (bytes.size() < sizeof(kMagic) ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return absl::InvalidArgumentError(
+        "not a feedcore-server names journal (bad magic)");
+  }
+  if (bytes.size() < kHeaderBytes) {
+    return absl::DataLossError("names journal is truncated in its header");
+  }
+  const uint64_t version = GetFixed(bytes.substr(sizeof(kMagic)), 4);
+  if (version != kVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("names journal has format version ", version,
+                     "; this server reads version ", kVersion));
+  }
+  NamesJournalContents contents;
+  // Ordered by key so that the result is deterministic.
+  // Ids ordered too, so that names come out in id order.
+  std::map<std::string, std::map<MemberId, std::string>> state;
+  uint64_t offset = kHeaderBytes;
+  while (offset < bytes.size()) {
+    const absl::string_view rest = bytes.substr(offset);
+    // A frame cut short can only be the last one: a torn tail.
+    if (rest.size() < kFrameHeaderBytes) {
+      contents.torn_tail = true;
+      break;
+    }
+    const uint64_t length = GetFixed(rest, 4);
+    if (rest.size() - kFrameHeaderBytes < length) {
+      contents.torn_tail = true;
+      break;
+    }
+    const absl::string_view body = rest.substr(kFrameHeaderBytes, length);
+    if (GetFixed(rest.substr(4), 8) !=
+        XXH3_64bits_withSeed(body.data(), body.size(), kSeed)) {
+      if (rest.size() == kFrameHeaderBytes + length) {
+        contents.torn_tail = true;
+        break;
+      }
+      return absl::DataLossError(
+          absl::StrCat("names journal frame at byte ", offset,
+                       " fails its checksum and is not the last one"));
+    }
+    absl::StatusOr<NamesRecord> record = DecodeBody(body, offset);
+    if (!record.ok()) return record.status();
+    switch (record->type) {
+      case NamesRecordType::kAssign:
+        state[record->key][record->id] = std::move(record->name);
+        break;
+      case NamesRecordType::kFree:
+        if (auto it = state.find(record->key); it != state.end()) {
+          it->second.erase(record->id);
+        }
+        break;
+      case NamesRecordType::kDrop:
+        state.erase(record->key);
+        break;
+    }
+    offset += kFrameHeaderBytes + length;
+    ++contents.records;
+  }
+  contents.valid_bytes = offset;
+  for (auto& [key, names] : state) {
+    KeyMemberNames key_names;
+    key_names.key = key;
+    key_names.ids.reserve(names.size());
+    key_names.names.reserve(names.size());
+    for (auto& [id, name] : names) {
+      key_names.ids.push_back(id);
+      key_names.names.push_back(std::move(name));
+    }
+    contents.keys.push_back(std::move(key_names));
+  }
+  return contents;
+}
+
+absl::StatusOr<std::unique_ptr<NamesJournal>> NamesJournal::Open(
+    std::string path, FsyncPolicy policy, NamesJournalContents* contents) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return internal::IoError("opening", path, errno);
+  auto fail = [fd](absl::Status status) {
+    ::close(fd);
+    return status;
+  };
+  absl::StatusOr<std::string> bytes = internal::ReadWholeFile(path);
+  if (!bytes.ok()) return fail(bytes.status());
+  if (bytes->empty()) {
+    // New (or created by a crash before its header was written).
+    const std::string header = Header();
+    if (absl::Status s = internal::WriteAll(fd, header, path); !s.ok()) {
+      return fail(s);
+    }
+    if (::fdatasync(fd) != 0) {
+      return fail(internal::IoError("flushing", path, errno));
+    }
+    if (absl::Status s = internal::SyncDirectoryOf(path); !s.ok()) {
+      return fail(s);
+    }
+    *bytes = header;
+  }
+  absl::StatusOr<NamesJournalContents> decoded = DecodeNamesJournal(*bytes);
+  if (!decoded.ok()) return fail(Named(decoded.status(), path));
+  if (decoded->torn_tail) {
+    if (::ftruncate(fd, static_cast<off_t>(decoded->valid_bytes)) != 0 ||
+        ::fdatasync(fd) != 0) {
+      return fail(internal::IoError("cutting the torn tail of", path, errno));
+    }
+  }
+  if (::lseek(fd, static_cast<off_t>(decoded->valid_bytes), SEEK_SET) < 0) {
+    return fail(internal::IoError("seeking in", path, errno));
+  }
+  const uint64_t size = decoded->valid_bytes;
+  *contents = *std::move(decoded);
+  return std::unique_ptr<NamesJournal>(
+      new NamesJournal(std::move(path), policy, fd, size));
+}
+
+NamesJournal::NamesJournal(std::string path, FsyncPolicy policy, int fd,
+                           uint64_t size)
+    : path_(std::move(path)), policy_(policy), fd_(fd), size_(size) {
+  if (policy_ == FsyncPolicy::kEverySecond) {
+    syncer_ = std::thread([this] { SyncLoop(); });
+  }
+}
+
+NamesJournal::~NamesJournal() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (syncer_.joinable()) syncer_.join();
+  {
+    std::unique_lock sync_lock(sync_mu_);
+    SyncLocked(sync_lock).IgnoreError();
+  }
+  ::close(fd_);
+}
+
+absl::StatusOr<uint64_t> NamesJournal::Append(const NamesRecord& record) {
+  const std::string frame = EncodeNamesFrame(record);
+  std::lock_guard lock(mu_);
+  if (!error_.ok()) return error_;
+  if (absl::Status s = internal::WriteAll(fd_, frame, path_); !s.ok()) {
+    error_ = s;
+    failed_.store(true, std::memory_order_release);
+    return s;
+  }
+  size_ += frame.size();
+  ++records_;
+  if (rewriting_) rewrite_tail_.append(frame);
+  const uint64_t position =
+      appended_.load(std::memory_order_relaxed) + frame.size();
+  // Release: whoever later reads an id this record assigned (through the
+  // dictionary's lock) and then loads appended_ sees this position.
+  appended_.store(position, std::memory_order_release);
+  return position;
+}
+
+absl::Status NamesJournal::SyncLocked(std::unique_lock<std::mutex>& sync_lock) {
+  (void)sync_lock;
+  int fd;
+  uint64_t target;
+  {
+    std::lock_guard lock(mu_);
+    if (!error_.ok()) return error_;
+    fd = fd_;
+    target = appended_.load(std::memory_order_relaxed);
+  }
+  if (synced_ >= target) return absl::OkStatus();
+  // fd_ only changes under sync_mu_ (Rewrite), which is held: fd stays open.
+  if (::fdatasync(fd) != 0) {
+    const absl::Status status = internal::IoError("flushing", path_, errno);
+    std::lock_guard lock(mu_);
+    error_ = status;
+    failed_.store(true, std::memory_order_release);
+    return status;
+  }
+  ++fsyncs_;
+  synced_ = target;
+  return absl::OkStatus();
+}
+
+absl::Status NamesJournal::SyncTo(uint64_t position) {
+  if (policy_ != FsyncPolicy::kAlways) {
+    if (!failed_.load(std::memory_order_acquire)) return absl::OkStatus();
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+  std::unique_lock sync_lock(sync_mu_);
+  // A sync that started after this record was appended covered it: the
+  // group commit of concurrent callers.
+  if (synced_ >= position && !failed_.load(std::memory_order_acquire)) {
+    return absl::OkStatus();
+  }
+  return SyncLocked(sync_lock);
+}
+
+absl::Status NamesJournal::SyncAppended() {
+  return SyncTo(appended_.load(std::memory_order_acquire));
+}
+
+void NamesJournal::SyncLoop() {
+  std::unique_lock stop_lock(stop_mu_);
+  while (!stop_cv_.wait_for(stop_lock, std::chrono::seconds(1),
+                            [this] { return stop_; })) {
+    stop_lock.unlock();
+    {
+      std::unique_lock sync_lock(sync_mu_);
+      SyncLocked(sync_lock).IgnoreError();
+    }
+    stop_lock.lock();
+  }
+}
+
+absl::Status NamesJournal::Rewrite(
+    const std::function<absl::StatusOr<std::vector<KeyMemberNames>>()>&
+        collect) {
+  {
+    std::lock_guard lock(mu_);
+    if (!error_.ok()) return error_;
+    if (rewriting_) {
+      return absl::FailedPreconditionError(
+          "a names journal rewrite is already running");
+    }
+    rewriting_ = true;
+    rewrite_tail_.clear();
+  }
+  auto finish = [this](absl::Status status) {
+    std::lock_guard lock(mu_);
+    rewriting_ = false;
+    rewrite_tail_.clear();
+    rewrite_tail_.shrink_to_fit();
+    return status;
+  };
+  // Every record appended from here on is also in rewrite_tail_, so the
+  // names collected below, at whatever later moment, plus the tail replay
+  // to the state at the swap.
+  absl::StatusOr<std::vector<KeyMemberNames>> keys = collect();
+  if (!keys.ok()) return finish(keys.status());
+  std::string bytes = Header();
+  uint64_t records = 0;
+  for (const KeyMemberNames& key : *keys) {
+    for (size_t i = 0; i < key.names.size(); ++i) {
+      const MemberId id = key.ids.empty() ? i + 1 : key.ids[i];
+      bytes.append(EncodeNamesFrame(
+          {NamesRecordType::kAssign, key.key, id, key.names[i]}));
+      ++records;
+    }
+  }
+  const std::string temporary = path_ + ".tmp";
+  const int fd =
+      ::open(temporary.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return finish(internal::IoError("creating", temporary, errno));
+  auto abandon = [&](absl::Status status) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return finish(status);
+  };
+  if (absl::Status s = internal::WriteAll(fd, bytes, temporary); !s.ok()) {
+    return abandon(s);
+  }
+  // The swap: no append or sync may run until the new file is in place.
+  std::unique_lock sync_lock(sync_mu_);
+  std::lock_guard lock(mu_);
+  if (absl::Status s = internal::WriteAll(fd, rewrite_tail_, temporary);
+      !s.ok()) {
+    sync_lock.unlock();
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    rewriting_ = false;
+    return s;
+  }
+  const uint64_t size = bytes.size() + rewrite_tail_.size();
+  absl::Status status;
+  if (::fdatasync(fd) != 0) {
+    status = internal::IoError("flushing", temporary, errno);
+  } else if (::rename(temporary.c_str(), path_.c_str()) != 0) {
+    status = internal::IoError("renaming the temporary file to", path_, errno);
+  }
+  if (!status.ok()) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    rewriting_ = false;
+    return status;
+  }
+  // Renamed: from here the new file is the journal, whatever happens.
+  ::close(fd_);
+  fd_ = fd;
+  size_ = size;
+  records_ = records;
+  ++rewrites_;
+  rewriting_ = false;
+  rewrite_tail_.clear();
+  rewrite_tail_.shrink_to_fit();
+  synced_ = appended_.load(std::memory_order_relaxed);
+  if (absl::Status s = internal::SyncDirectoryOf(path_); !s.ok()) {
+    // The rename may not survive a crash; the old file would then come
+    // back, and it lacks what was appended to the new one. Refuse writes.
+    error_ = s;
+    failed_.store(true, std::memory_order_release);
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+NamesJournalStats NamesJournal::Stats() const {
+  NamesJournalStats stats;
+  {
+    std::lock_guard sync_lock(sync_mu_);
+    stats.fsyncs = fsyncs_;
+    stats.unsynced_bytes = appended_.load(std::memory_order_relaxed) - synced_;
+  }
+  std::lock_guard lock(mu_);
+  stats.bytes = size_;
+  stats.records = records_;
+  stats.rewrites = rewrites_;
+  stats.write_error = error_;
+  return stats;
+}
+
+}  // namespace feedcore::server
