@@ -21,6 +21,17 @@ namespace {
 constexpr size_t kWakeBytes = size_t{1} << 20;
 constexpr auto kInterval = std::chrono::seconds(1);
 
+// The write call the current thread is in: of which log, how deeply
+// nested, and the last record the thread appended to that log since. Set
+// by Admit, read by Append and End, so that each call's last record is
+// known without the engine saying which records are whose.
+struct ThreadCall {
+  const DurableLog* log = nullptr;
+  uint32_t depth = 0;
+  uint64_t last = 0;
+};
+thread_local ThreadCall thread_call;
+
 absl::Status Refused(const absl::Status& cause) {
   return absl::Status(
       cause.code(),
@@ -113,6 +124,11 @@ void DurableLog::Append(const ChangeRecord& record) {
     }
   }
   appended_ = record.sequence;
+  if (thread_call.log == this && thread_call.depth > 0) {
+    thread_call.last = record.sequence;
+  } else {
+    orphan_last_ = record.sequence;
+  }
   if (buffer_.size() >= kWakeBytes && Takeable()) work_.notify_one();
 }
 
@@ -127,8 +143,13 @@ absl::StatusOr<uint64_t> DurableLog::Admit() {
   if (!in_flight_.empty() && in_flight_.back().start == start) {
     ++in_flight_.back().calls;
   } else {
-    in_flight_.push_back({start, 1});
+    in_flight_.push_back({start, 1, 0});
   }
+  if (thread_call.log == this) {
+    ++thread_call.depth;  // nested: its records count for the outer call too
+  } else if (thread_call.log == nullptr) {
+    thread_call = {this, 1, 0};
+  }  // else inside a call of another log: End assumes the worst
   return start;
 }
 
@@ -138,11 +159,36 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
                              [](const InFlight& entry, uint64_t start) {
                                return entry.start < start;
                              });
+  // The call's last record: the last this thread appended since it was
+  // admitted, and any record appended meanwhile by a thread outside every
+  // call (a fan-out worker may be delivering for this one).
+  uint64_t last = 0;
+  if (thread_call.log == this && thread_call.depth > 0) {
+    if (thread_call.last >= token) last = thread_call.last;
+    if (--thread_call.depth == 0) thread_call = {};
+  } else {
+    last = appended_;  // not tracked on this thread: assume the worst
+  }
+  if (orphan_last_ >= token) last = std::max(last, orphan_last_);
   if (it != in_flight_.end() && it->start == token && it->calls > 0) {
     --it->calls;
+    it->last = std::max(it->last, last);
   }
+  // Ended calls leave the front; one whose records reach past the start
+  // of the next call joins the hold, which the boundary stays before
+  // (see Boundary).
   while (!in_flight_.empty() && in_flight_.front().calls == 0) {
+    const InFlight done = in_flight_.front();
     in_flight_.pop_front();
+    if (done.last == 0) continue;  // appended nothing
+    if (hold_last_ >= done.start) {
+      hold_last_ = std::max(hold_last_, done.last);
+    } else {
+      // The old hold ends before this call began, so before every call
+      // still listed: no boundary from now on falls inside it.
+      hold_start_ = done.start;
+      hold_last_ = done.last;
+    }
   }
   const bool wait = succeeded && fsync_ == FsyncPolicy::kAlways;
   // The call's records are among those appended so far (which may include
@@ -159,7 +205,14 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
 }
 
 uint64_t DurableLog::Boundary() const {
-  return in_flight_.empty() ? appended_ : in_flight_.front().start - 1;
+  const uint64_t before_running =
+      in_flight_.empty() ? appended_ : in_flight_.front().start - 1;
+  // Cutting before the first running call is not enough: a call that
+  // began before it and has ended may have appended records after its
+  // start (it was descheduled halfway), and the cut would write that
+  // call's first records without its last. Those calls make up the hold;
+  // when it reaches past the cut, the cut moves before the hold.
+  return hold_last_ > before_running ? hold_start_ - 1 : before_running;
 }
 
 bool DurableLog::CommitDue() const {
@@ -203,12 +256,23 @@ absl::Status DurableLog::Sync() {
 
 uint64_t DurableLog::StartNewSegment() {
   std::lock_guard<std::mutex> lock(mu_);
-  const uint64_t next = appended_ + 1;
   // An empty current segment already starts there.
   if (buffer_.empty() && written_ < current_first_) return current_first_;
   if (split_sequence_ == 0) {
-    split_sequence_ = next;
-    split_offset_ = buffer_.size();
+    // The new segment starts after the last record no call still needs
+    // (Boundary), not after the last record appended: WriteBatch writes
+    // the records before the split and those after it with separate
+    // writes, around the roll, and a crash between them leaves the log
+    // ending at the split, which must not fall inside a call (the calls
+    // running now, or ended ones in the hold, have records on both sides
+    // of appended_ + 1). The boundary never moves back, so no call ever
+    // straddles it. The records between it and appended_ go to the new
+    // segment; a snapshot cut after this call is still at or after it.
+    const uint64_t boundary = Boundary();
+    split_sequence_ = boundary + 1;
+    split_offset_ = buffer_.empty() || boundary < buffer_first_
+                        ? 0
+                        : BytesThrough(boundary);
   }
   return split_sequence_;
 }

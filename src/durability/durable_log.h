@@ -9,11 +9,20 @@
 // writer's next fdatasync (group commit).
 //
 // Whole calls: a call's records are interleaved with other calls' in
-// sequence order, so the writer takes frames only up to the boundary
-// before the first call still running (`in_flight_`, by the sequence
-// point at which each was admitted). What reaches the disk is then a
-// prefix of the sequence made of finished calls: a crash leaves every
-// call whole or absent, never a Publish's activity without its feeds.
+// sequence order, so the writer takes frames only up to a boundary that
+// splits no call: before the first call still running (`in_flight_`, by
+// the sequence point at which each was admitted), and never inside the
+// records of a call that has ended. The second part matters because a call
+// that ended may have been admitted before the first call still running
+// and yet have appended records after that call's start (it was
+// descheduled halfway): cutting before the running call alone would write
+// the ended call's first records and not its last ones. So each call's
+// last record is tracked (the appending thread's, see Append), and ended
+// calls whose records reach past the start of a later call are folded
+// into `hold_start_`..`hold_last_`, which the boundary stays before. What
+// reaches the disk is then a prefix of the sequence made of finished
+// calls: a crash leaves every call whole or absent, never a Publish's
+// activity without its feeds.
 //
 // Disk space: every segment is created with its full size reserved
 // (fallocate, keeping the file size), and the next one is made ready in
@@ -104,10 +113,11 @@ class DurableLog final : public WriteGate {
   // a whole pass of the writer (which also retries reserving space).
   absl::Status Sync();
 
-  // Makes the records appended from now on start a new segment, and
-  // returns the sequence that segment starts at. Every record below it is
-  // in an older segment. The switch happens when the writer reaches it
-  // (Sync waits for it).
+  // Makes a new segment start after the last whole call (Boundary), and
+  // returns the sequence it starts at: the records appended from now on go
+  // to it (and those appended before that a call still needs), every
+  // record below it is in an older segment. The switch happens when the
+  // writer reaches it (Sync waits for it).
   uint64_t StartNewSegment();
 
   // Deletes every segment whose first sequence is below `sequence` (they
@@ -133,10 +143,12 @@ class DurableLog final : public WriteGate {
     bool sync = false;
   };
 
-  // Calls admitted at one sequence point and not ended yet.
+  // Calls admitted at one sequence point: `calls` of them not ended yet,
+  // and the last record any of them appended (0: none yet).
   struct InFlight {
     uint64_t start = 0;
     uint32_t calls = 0;
+    uint64_t last = 0;
   };
 
   void WriterLoop();
@@ -201,6 +213,14 @@ class DurableLog final : public WriteGate {
   uint64_t bytes_since_snapshot_ = 0;
   uint64_t fsyncs_ = 0;
   std::deque<InFlight> in_flight_;  // by start, ascending
+  // Ended calls popped from `in_flight_` whose records span
+  // hold_start_..hold_last_ (0: none): the boundary never falls inside.
+  uint64_t hold_start_ = 0;
+  uint64_t hold_last_ = 0;
+  // The last record appended by a thread outside any call of this log (a
+  // fan-out worker delivering for a publisher's call, say): counted as the
+  // last record of every call running when it was appended.
+  uint64_t orphan_last_ = 0;
   bool stop_ = false;
   absl::Status error_;        // sticky
   absl::Status space_error_;  // until the spare is made
