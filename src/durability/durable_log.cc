@@ -397,10 +397,22 @@ DurableLog::Batch DurableLog::TakeBatch() {
   }
   batch.first_sequence = buffer_first_;
   if (last != 0) buffer_first_ = last + 1;
+  // Each write ends at a whole-call point; a batch end there lets
+  // recovery drop what a crash cut off in the middle of a write.
+  if (!batch.bytes.empty()) AppendBatchEnd(&batch.bytes);
   batch.last_sequence = std::max(written_, last);
   if (split_sequence_ != 0 && split_offset_ <= take) {
     batch.split_sequence = split_sequence_;
     batch.split = split_offset_;
+    if (batch.split > 0 && batch.split < take) {
+      // The old segment's part is a write of its own.
+      std::string end;
+      AppendBatchEnd(&end);
+      batch.bytes.insert(batch.split, end);
+      batch.split += end.size();
+    } else if (batch.split == take && take > 0) {
+      batch.split = batch.bytes.size();  // the batch end stays with it
+    }
     split_sequence_ = 0;
     split_offset_ = 0;
   } else if (split_sequence_ != 0) {

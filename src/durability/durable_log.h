@@ -200,12 +200,12 @@ class DurableLog final : public WriteGate {
   uint64_t appended_ = 0;
   uint64_t written_ = 0;
   uint64_t synced_ = 0;
-  uint64_t sync_wanted_ = 0;    // a Sync waits for synced_ to reach it
-  uint64_t commit_wanted_ = 0;  // the newest target of a call in End
+  uint64_t sync_wanted_ = 0;      // a Sync waits for synced_ to reach it
+  uint64_t commit_wanted_ = 0;    // the newest target of a call in End
   uint64_t sync_requests_ = 0;    // Sync calls so far
   uint64_t passed_requests_ = 0;  // sync_requests_ as the last pass took it
-  uint64_t passes_ = 0;         // writer passes completed
-  bool writing_ = false;        // a pass is between taking and publishing
+  uint64_t passes_ = 0;           // writer passes completed
+  bool writing_ = false;          // a pass is between taking and publishing
   uint64_t split_sequence_ = 0;
   size_t split_offset_ = 0;
   uint64_t current_first_ = 0;  // the current segment's first sequence

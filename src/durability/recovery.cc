@@ -120,41 +120,57 @@ absl::Status ReplaySegment(LogSegment& segment, bool first, bool last,
         *expected - 1, ": records are missing"));
   }
   *expected = segment.first_sequence;
+  // Records are applied a batch at a time: a crash in the middle of a
+  // write can leave whole frames of a batch without its end, and those
+  // belong to calls that did not all reach the disk.
+  std::vector<ChangeRecord> batch;
+  uint64_t scanned = *expected;
+  size_t committed_end = kChangeFileHeaderBytes;
   size_t clean_end = 0;
   bool torn = false;
-  absl::Status scanned = ScanChangeFrames(
+  absl::Status scanned_status = ScanChangeFrames(
       *bytes, segment.path,
       [&](ChangeRecord&& record, size_t offset) -> absl::Status {
-        if (record.sequence != *expected) {
+        if (record.sequence != scanned) {
           return absl::DataLossError(absl::StrCat(
               "log segment ", segment.path, " is damaged: the record at byte ",
               offset, " has sequence ", record.sequence, ", expected ",
-              *expected));
+              scanned));
         }
-        if (absl::Status s = recovered->replica->Apply(record); !s.ok()) {
-          return absl::DataLossError(
-              absl::StrCat("log segment ", segment.path,
-                           ": the record at byte ", offset, " (sequence ",
-                           record.sequence, ") does not apply: ", s.message()));
-        }
-        ++*expected;
-        ++recovered->records_read;
+        ++scanned;
+        batch.push_back(std::move(record));
         return absl::OkStatus();
       },
-      &clean_end, &torn);
-  if (!scanned.ok()) return scanned;
-  if (torn) {
+      &clean_end, &torn,
+      [&](size_t end) -> absl::Status {
+        for (const ChangeRecord& record : batch) {
+          if (absl::Status s = recovered->replica->Apply(record); !s.ok()) {
+            return absl::DataLossError(
+                absl::StrCat("log segment ", segment.path, ": record ",
+                             record.sequence, " (in the batch ending at byte ",
+                             end, ") does not apply: ", s.message()));
+          }
+          ++recovered->records_read;
+        }
+        batch.clear();
+        *expected = scanned;
+        committed_end = end;
+        return absl::OkStatus();
+      });
+  if (!scanned_status.ok()) return scanned_status;
+  if (torn || committed_end != clean_end) {
     if (!last) {
-      return absl::DataLossError(
-          absl::StrCat("log segment ", segment.path,
-                       " ends in an incomplete record at byte ", clean_end,
-                       " but is not the last segment"));
+      return absl::DataLossError(absl::StrCat(
+          "log segment ", segment.path, " ends in an incomplete batch at byte ",
+          committed_end, " but is not the last segment"));
     }
-    if (::truncate(segment.path.c_str(), static_cast<off_t>(clean_end)) != 0) {
+    if (::truncate(segment.path.c_str(), static_cast<off_t>(committed_end)) !=
+        0) {
       return IoError("cutting the torn end off", segment.path, errno);
     }
     recovered->torn_tail = true;
   }
+  clean_end = committed_end;
   segment.bytes = clean_end;
   recovered->bytes_read += clean_end;
   return absl::OkStatus();

@@ -270,6 +270,15 @@ bool AppendChangeFrame(const ChangeRecord& record, std::string* out) {
   return true;
 }
 
+void AppendBatchEnd(std::string* out) {
+  const uint64_t checksum = Checksum(std::string_view());
+  char frame[kChangeFrameHeaderBytes] = {};  // length 0
+  for (size_t i = 0; i < 8; ++i) {
+    frame[4 + i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
+  }
+  out->append(frame, sizeof(frame));
+}
+
 absl::Status CheckChangeFileHeader(std::string_view bytes,
                                    const std::string& path) {
   if (bytes.size() < kChangeFileHeaderBytes ||
@@ -292,7 +301,8 @@ absl::Status CheckChangeFileHeader(std::string_view bytes,
 absl::Status ScanChangeFrames(
     std::string_view bytes, const std::string& path,
     const std::function<absl::Status(ChangeRecord&&, size_t offset)>& on_record,
-    size_t* clean_end, bool* torn) {
+    size_t* clean_end, bool* torn,
+    const std::function<absl::Status(size_t end)>& on_batch_end) {
   if (absl::Status s = CheckChangeFileHeader(bytes, path); !s.ok()) return s;
   *torn = false;
   size_t offset = kChangeFileHeaderBytes;
@@ -320,6 +330,13 @@ absl::Status ScanChangeFrames(
       return absl::DataLossError(absl::StrCat("change file ", path,
                                               " is damaged: the frame at byte ",
                                               offset, " fails its checksum"));
+    }
+    if (length == 0) {  // a batch end (see change_frame.h)
+      offset += kChangeFrameHeaderBytes;
+      if (on_batch_end) {
+        if (absl::Status s = on_batch_end(offset); !s.ok()) return s;
+      }
+      continue;
     }
     ChangeRecord record;
     if (length < kMinBodyBytes || !DecodeBody(body, &record)) {

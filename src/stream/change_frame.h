@@ -34,17 +34,24 @@ absl::Status CheckChangeFileHeader(std::string_view bytes,
 // body exceeds a frame's 4 GiB.
 bool AppendChangeFrame(const ChangeRecord& record, std::string* out);
 
+// Appends a batch end: a frame with an empty body. A durable log ends
+// every write with one, so that recovery can tell a batch cut short by a
+// crash (whole frames, but not all of them) from a finished one.
+void AppendBatchEnd(std::string* out);
+
 // Checks the header and every frame of `bytes` (a whole file), calling
-// `on_record` (if set) with each record and its frame's offset; an error
-// it returns stops the scan and is returned. `*clean_end` is where the
-// last whole frame ends; `*torn` says whether an incomplete frame (or a
+// `on_record` (if set) with each record and its frame's offset, and
+// `on_batch_end` (if set) with the offset just after each batch end; an
+// error either returns stops the scan and is returned. `*clean_end` is where
+// the last whole frame ends; `*torn` says whether an incomplete frame (or a
 // last frame failing its checksum) follows it. DataLoss naming `path` and
 // the offset for a damaged frame with data after it, or one that does not
 // decode.
 absl::Status ScanChangeFrames(
     std::string_view bytes, const std::string& path,
     const std::function<absl::Status(ChangeRecord&&, size_t offset)>& on_record,
-    size_t* clean_end, bool* torn);
+    size_t* clean_end, bool* torn,
+    const std::function<absl::Status(size_t end)>& on_batch_end = nullptr);
 
 }  // namespace feedcore::internal
 
