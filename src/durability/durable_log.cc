@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/durable_file.h"
 #include "base/io_error.h"
+#include "base/mutex.h"
 #include "stream/change_frame.h"
 
 namespace feedcore::internal {
@@ -65,6 +66,7 @@ DurableLog::DurableLog(Config config)
       segment_bytes_(config.segment_bytes),
       calls_(config.calls != nullptr ? std::move(config.calls)
                                      : std::make_shared<SegmentFileCalls>()),
+      mu_(*config.mutex),
       segments_(std::move(config.segments)),
       bytes_since_snapshot_(config.bytes_since_snapshot) {
   appended_ = written_ = synced_ = config.next_sequence - 1;
@@ -111,7 +113,8 @@ DurableLog::~DurableLog() {
 }
 
 void DurableLog::Append(const ChangeRecord& record) {
-  std::lock_guard<std::mutex> lock(mu_);
+  // mu_ is the change log's mutex, which its Append holds: one lock a
+  // record, not two.
   if (buffer_.empty()) buffer_first_ = record.sequence;
   if (!AppendChangeFrame(record, &buffer_)) {
     // A body over 4 GiB cannot be framed; the call that made it fails when it
@@ -133,7 +136,8 @@ void DurableLog::Append(const ChangeRecord& record) {
 }
 
 absl::StatusOr<uint64_t> DurableLog::Admit() {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockSpinning(mu_);  // held as briefly as the change log's appends
+  std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
   if (refusing_) {
     if (!error_.ok()) return Refused(error_);
     if (!space_error_.ok()) return Refused(space_error_);
@@ -154,7 +158,8 @@ absl::StatusOr<uint64_t> DurableLog::Admit() {
 }
 
 absl::Status DurableLog::End(uint64_t token, bool succeeded) {
-  std::unique_lock<std::mutex> lock(mu_);
+  LockSpinning(mu_);
+  std::unique_lock<std::mutex> lock(mu_, std::adopt_lock);
   auto it = std::lower_bound(in_flight_.begin(), in_flight_.end(), token,
                              [](const InFlight& entry, uint64_t start) {
                                return entry.start < start;
@@ -392,8 +397,12 @@ DurableLog::Batch DurableLog::TakeBatch() {
     batch.bytes.swap(spare_buffer_);
     batch.bytes.swap(buffer_);
   } else {
-    batch.bytes.assign(buffer_, 0, take);
-    buffer_.erase(0, take);
+    // What stays (the records of calls still running) is usually short:
+    // copy it, not the part taken.
+    batch.bytes.swap(buffer_);
+    buffer_.swap(spare_buffer_);
+    buffer_.assign(batch.bytes, take, std::string::npos);
+    batch.bytes.resize(take);
   }
   batch.first_sequence = buffer_first_;
   if (last != 0) buffer_first_ = last + 1;

@@ -35,9 +35,11 @@
 // already applied is sticky (`error_`): every waiting and later Commit and
 // every later Admit returns it.
 //
-// Lock order: the change log's mutex, then `mu_` (a leaf). The writer
-// thread holds `mu_` only to take the buffer and publish progress, never
-// during I/O.
+// Locking: one mutex, the change log's (`mu_`), guards the log's state
+// too, so that buffering a record costs no second lock. It stays a leaf:
+// write calls take it in Admit and End with no other lock held, and the
+// writer thread holds it only to take the buffer and publish progress,
+// never during I/O.
 #ifndef FEEDCORE_SRC_DURABILITY_DURABLE_LOG_H_
 #define FEEDCORE_SRC_DURABILITY_DURABLE_LOG_H_
 
@@ -97,6 +99,9 @@ class DurableLog final : public WriteGate {
     uint64_t bytes_since_snapshot = 0;
     // Null: the real system calls.
     std::shared_ptr<SegmentFileCalls> calls;
+    // The mutex of the change log this gate is attached to
+    // (ChangeLog::wait_mutex()), which guards the log's state too.
+    std::mutex* mutex = nullptr;
   };
 
   // Opens (or creates) the segment to continue and starts the writer.
@@ -129,7 +134,7 @@ class DurableLog final : public WriteGate {
   void AddStats(DurabilityStats* stats) const;
 
  private:
-  explicit DurableLog(Config config);
+  explicit DurableLog(Config config);  // REQUIRES: config.mutex
 
   // What the writer takes from the buffer in one go.
   struct Batch {
@@ -190,8 +195,9 @@ class DurableLog final : public WriteGate {
   int spare_fd_ = -1;
   std::string spare_path_;
 
-  // A leaf lock (see above); std::mutex for the condition variables.
-  mutable std::mutex mu_;
+  // The change log's mutex (Config::mutex): a leaf lock, taken by the
+  // change log's Append around Append here.
+  std::mutex& mu_;
   std::condition_variable work_;      // the writer waits here
   std::condition_variable progress_;  // committers and Sync wait here
   std::string buffer_;

@@ -310,6 +310,7 @@ absl::StatusOr<std::unique_ptr<DurableStore>> OpenDurableStore(
   config.segment_bytes = durability.segment_bytes;
   config.segments = recovered->segments;
   config.calls = std::move(calls);
+  config.mutex = &log->wait_mutex();
   config.next_sequence = recovered->next_sequence;
   for (const LogSegment& segment : config.segments) {
     config.bytes_since_snapshot += segment.bytes - kChangeFileHeaderBytes;

@@ -89,16 +89,36 @@ std::string HeaderBytes() {
   return header;
 }
 
-// Writes a body straight into the output's bytes: one resize up front for
-// the longest the record can take, one at the end to what it took.
+// Counts the bytes a body takes: EncodeFields with it sizes the output
+// exactly, so the bytes are written once and never zero-filled beyond them.
+class BodySizer {
+ public:
+  void U8(uint8_t) { ++size_; }
+  void Var(uint64_t v) {
+    size_ += 1 + (v >= (uint64_t{1} << 7)) + (v >= (uint64_t{1} << 14)) +
+             (v >= (uint64_t{1} << 21)) + (v >= (uint64_t{1} << 28)) +
+             (v >= (uint64_t{1} << 35)) + (v >= (uint64_t{1} << 42)) +
+             (v >= (uint64_t{1} << 49)) + (v >= (uint64_t{1} << 56)) +
+             (v >= (uint64_t{1} << 63));
+  }
+  void VarSigned(int64_t v) { Var(ZigZag(v)); }
+  void VarBytes(std::string_view bytes) {
+    Var(bytes.size());
+    size_ += bytes.size();
+  }
+  static uint64_t ZigZag(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+  }
+  size_t size() const { return size_; }
+
+ private:
+  size_t size_ = 0;
+};
+
+// Writes a body straight into bytes already sized for it.
 class BodyWriter {
  public:
-  BodyWriter(std::string* out, size_t bound) : out_(out) {
-    const size_t start = out->size();
-    out->resize(start + bound);
-    at_ = out->data() + start;
-  }
-  ~BodyWriter() { out_->resize(static_cast<size_t>(at_ - out_->data())); }
+  explicit BodyWriter(char* at) : at_(at) {}
 
   void U8(uint8_t v) { *at_++ = static_cast<char>(v); }
   void Var(uint64_t v) {
@@ -108,9 +128,7 @@ class BodyWriter {
     }
     *at_++ = static_cast<char>(v);
   }
-  void VarSigned(int64_t v) {
-    Var((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
-  }
+  void VarSigned(int64_t v) { Var(BodySizer::ZigZag(v)); }
   void VarBytes(std::string_view bytes) {
     Var(bytes.size());
     std::memcpy(at_, bytes.data(), bytes.size());
@@ -118,22 +136,24 @@ class BodyWriter {
   }
 
  private:
-  std::string* const out_;
   char* at_;
 };
 
-constexpr size_t kMaxVarBytes = 10;
-
-// The longest body `r` can encode to: every integer at its longest.
-size_t BodyBound(const ChangeRecord& r) {
-  return 2 + 32 * kMaxVarBytes + r.owners.size() * kMaxVarBytes +
-         r.keys.size() * 2 * kMaxVarBytes + r.entry.payload.size() +
-         r.board.size();
-}
+template <typename Writer>
+void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w);
 
 void EncodeBody(const ChangeRecord& r, std::string* out) {
-  BodyWriter w(out, BodyBound(r));
   const uint32_t mask = FieldsOf(r);
+  BodySizer sizer;
+  EncodeFields(r, mask, sizer);
+  const size_t start = out->size();
+  out->resize(start + sizer.size());
+  BodyWriter writer(out->data() + start);
+  EncodeFields(r, mask, writer);
+}
+
+template <typename Writer>
+void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
   w.U8(static_cast<uint8_t>(r.kind));
   w.Var(mask);
   w.Var(r.sequence);
