@@ -189,6 +189,7 @@ absl::Status DurableLog::Sync() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = appended_;
   sync_wanted_ = std::max(sync_wanted_, target);
+  ++sync_calls_;
   // A pass that already took its batch may have missed this request.
   const uint64_t pass = passes_ + (writing_ ? 2 : 1);
   work_.notify_one();
@@ -257,7 +258,7 @@ void DurableLog::WriterLoop() {
     // Never true while nothing can be done: a buffer held back by a call
     // in flight waits for that call's End.
     auto ready = [&] {
-      return stop_ || sync_wanted_ > passed_wanted_ ||
+      return stop_ || sync_calls_ > passed_calls_ ||
              (Takeable() &&
               (CommitDue() || sync_wanted_ > synced_ || split_sequence_ != 0 ||
                buffer_.size() >= kWakeBytes));
@@ -277,7 +278,7 @@ void DurableLog::WriterLoop() {
         (fsync_ == FsyncPolicy::kAlways || stopping || sync_wanted_ > synced_ ||
          (fsync_ == FsyncPolicy::kEverySecond && now - last_sync >= kInterval));
     const bool failed = !error_.ok();
-    passed_wanted_ = sync_wanted_;
+    passed_calls_ = sync_calls_;
     writing_ = true;
     const bool want_spare =
         !failed && !stopping && spare_fd_ < 0 &&

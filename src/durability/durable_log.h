@@ -190,9 +190,14 @@ class DurableLog final : public WriteGate {
   uint64_t synced_ = 0;
   uint64_t sync_wanted_ = 0;    // a Sync waits for synced_ to reach it
   uint64_t commit_wanted_ = 0;  // the newest target of a call in End
-  uint64_t passed_wanted_ = 0;  // sync_wanted_ as the last pass took it
-  uint64_t passes_ = 0;         // writer passes completed
-  bool writing_ = false;        // a pass is between taking and publishing
+  // Sync calls so far, and their count as the last pass took it: each Sync
+  // gets a pass of its own even when its target asks for nothing new (a
+  // target alone cannot tell a second Sync of the same records from the
+  // first, and under kAlways the writer waits for nothing else).
+  uint64_t sync_calls_ = 0;
+  uint64_t passed_calls_ = 0;
+  uint64_t passes_ = 0;   // writer passes completed
+  bool writing_ = false;  // a pass is between taking and publishing
   uint64_t split_sequence_ = 0;
   size_t split_offset_ = 0;
   uint64_t current_first_ = 0;  // the current segment's first sequence
