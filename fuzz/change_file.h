@@ -1,11 +1,17 @@
-// What the change-file fuzz target and its seed writer share: resealing,
+// What the change-file fuzz targets and their seed writers share: resealing,
 // which recomputes every frame's checksum so that mutated bytes reach the
 // decoding of record bodies behind the checksums.
 //
-// The layout resealing walks is the one src/stream/change_file.cc documents:
-//   header  "FEEDLOG\0" | u32 version
+// The layout resealing walks is the one src/stream/change_frame.cc
+// documents (docs/formats.md, "Change files and log segments"):
+//   header  "FEEDLOG\0" | u32 version (3)
 //   frame   u32 body length | u64 XXH3 of body | body
-// with every XXH3 seeded with kChangeFileChecksumSeed.
+// with every XXH3 seeded with kChangeFileChecksumSeed. Only the frames are
+// walked: the body (kind, varint field mask, then the fields it names) is
+// left to the mutations, and a header of another version is rejected
+// before any frame is read, which is why the seeds must be current files.
+// Log segments of a durable store are change files too, so the store
+// directory fuzzer (durable_store_open_fuzzer.cc) reseals them the same way.
 #ifndef FEEDCORE_FUZZ_CHANGE_FILE_H_
 #define FEEDCORE_FUZZ_CHANGE_FILE_H_
 

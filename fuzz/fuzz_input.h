@@ -54,6 +54,14 @@ class FuzzInput {
     return out;
   }
 
+  // The next `n` bytes, or what is left when fewer are.
+  std::string Take(size_t n) {
+    const size_t taken = n < remaining() ? n : remaining();
+    std::string out(reinterpret_cast<const char*>(data_ + pos_), taken);
+    pos_ += taken;
+    return out;
+  }
+
   // Everything not read yet.
   std::string Rest() {
     std::string out(reinterpret_cast<const char*>(data_ + pos_), remaining());

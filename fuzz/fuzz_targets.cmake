@@ -19,6 +19,8 @@ feedcore_fuzz_target(NAME change_stream_position_fuzzer
   SOURCES change_stream_position_fuzzer.cc)
 feedcore_fuzz_target(NAME change_file_fuzzer
   SOURCES change_file_fuzzer.cc)
+feedcore_fuzz_target(NAME durable_store_open_fuzzer
+  SOURCES durable_store_open_fuzzer.cc)
 # The reference model is compiled into the target, so that it carries the
 # same instrumentation.
 feedcore_fuzz_target(NAME api_sequence_fuzzer

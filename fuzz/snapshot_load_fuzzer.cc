@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine_content.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/snapshot.h"
@@ -33,76 +34,6 @@
 
 namespace feedcore::fuzz {
 namespace {
-
-// The observable content that a save and reload must keep.
-struct Content {
-  size_t timelines = 0, entries = 0, activities = 0, retracted = 0,
-         payload_bytes = 0, follow_edges = 0;
-  std::vector<StoredEntry> world;
-  std::vector<std::pair<std::string, std::vector<LeaderboardEntry>>> boards;
-  bool operator==(const Content&) const = default;
-};
-
-std::vector<StoredEntry> WholeWorld(const FeedEngine& engine) {
-  ReadOptions read;
-  read.limit = engine.options().max_page_size;
-  read.hydrate = true;
-  std::vector<StoredEntry> out;
-  for (;;) {
-    const absl::StatusOr<Page> page = engine.ReadWorld(read);
-    FUZZ_CHECK(page.ok());
-    for (const StoredEntry& e : page->entries) {
-      if (!out.empty()) {
-        FUZZ_CHECK((std::pair{e.ts, e.activity_id} <
-                    std::pair{out.back().ts, out.back().activity_id}));
-      }
-      out.push_back(e);
-    }
-    if (page->next_cursor.empty()) return out;
-    read.cursor = page->next_cursor;
-  }
-}
-
-std::vector<LeaderboardEntry> WholeBoard(const Leaderboard& board) {
-  LeaderboardReadOptions read;
-  read.limit = board.options().max_page_size;
-  std::vector<LeaderboardEntry> out;
-  for (;;) {
-    const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
-    FUZZ_CHECK(page.ok());
-    for (const LeaderboardEntry& e : page->entries) {
-      FUZZ_CHECK(e.rank == out.size());
-      out.push_back(e);
-    }
-    if (page->next_cursor.empty()) break;
-    read.cursor = page->next_cursor;
-  }
-  FUZZ_CHECK(out.size() == board.Size().value());
-  return out;
-}
-
-Content Describe(Replica& replica) {
-  const FeedEngine& engine = replica.engine();
-  const EngineStats stats = engine.Stats().value();
-  size_t timelines = 0, entries = 0;
-  for (const ShardStats& shard : stats.shards) {
-    timelines += shard.timelines;
-    entries += shard.entries;
-  }
-  FUZZ_CHECK(timelines == stats.timelines);
-  FUZZ_CHECK(entries == stats.entries);
-  Content content{stats.timelines,     stats.entries,
-                  stats.activities,    stats.retracted_activities,
-                  stats.payload_bytes, stats.follow_edges,
-                  WholeWorld(engine),  {}};
-  for (const std::string& name : replica.boards().Names()) {
-    const absl::StatusOr<std::shared_ptr<Leaderboard>> board =
-        replica.boards().Get(name);
-    FUZZ_CHECK(board.ok());
-    content.boards.emplace_back(name, WholeBoard(**board));
-  }
-  return content;
-}
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -136,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str()));
     return 0;
   }
-  const Content first = Describe(**loaded);
+  const Content first = Describe((*loaded)->engine(), (*loaded)->boards());
 
   const absl::StatusOr<SnapshotInfo> saved =
       SaveSnapshot((*loaded)->engine(), *again_path, &(*loaded)->boards());
@@ -149,6 +80,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK_DETAIL(
       reloaded.ok(),
       std::fprintf(stderr, "%s\n", reloaded.status().ToString().c_str()));
-  FUZZ_CHECK(Describe(**reloaded) == first);
+  FUZZ_CHECK(Describe((*reloaded)->engine(), (*reloaded)->boards()) == first);
   return 0;
 }

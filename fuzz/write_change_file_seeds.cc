@@ -3,6 +3,10 @@
 // calls below make), whole and with a torn last frame, each as written and
 // marked for resealing (see change_file.h).
 //
+// The seeds are written by ChangeFileWriter itself, so they are in the
+// format version this build writes (the reader rejects any other before
+// decoding a record): run it again whenever the format changes.
+//
 //   write_change_file_seeds fuzz/corpus/change_file_fuzzer
 #include <cstdio>
 #include <filesystem>

@@ -174,7 +174,8 @@ class FEEDCORE_EXPORT DurableStore {
   // directory; DataLoss naming the file and offset of damage; the system's
   // I/O errors (Unavailable, NotFound, PermissionDenied,
   // ResourceExhausted) naming the file. A failed Open changes nothing on
-  // disk except cutting a torn log tail.
+  // disk except cutting a torn log tail and deleting log segments whose
+  // every record the snapshot holds.
   static absl::StatusOr<std::unique_ptr<DurableStore>> Open(
       DurabilityOptions durability, EngineOptions engine_options);
 

@@ -245,6 +245,24 @@ absl::StatusOr<Recovered> Recover(const std::string& directory,
       return s;
     }
   }
+  // A log that ends before the snapshot's sequence (a torn tail cut back
+  // past it, or segments a compaction did not get to delete) holds only
+  // records the snapshot has. Continuing its last segment would put the
+  // next record, at the snapshot's sequence, after a gap that the next
+  // recovery reads as records missing: the segments go, and the log starts
+  // a new one there. Oldest first, so that an interruption leaves a run
+  // that still recovers.
+  if (expected < snapshot_sequence && !segments.empty()) {
+    for (const LogSegment& segment : segments) {
+      if (::unlink(segment.path.c_str()) != 0 && errno != ENOENT) {
+        return IoError("deleting", segment.path, errno);
+      }
+    }
+    if (absl::Status s = SyncDirectoryOf(segments.front().path); !s.ok()) {
+      return s;
+    }
+    segments.clear();
+  }
   recovered.segments = std::move(segments);
   recovered.next_sequence = std::max(expected, snapshot_sequence);
   return recovered;

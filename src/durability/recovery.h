@@ -47,7 +47,9 @@ struct Recovered {
 // Recovers `directory` into an engine made with `options`, whose change
 // stream is muted meanwhile by the caller. A directory without a snapshot
 // and without log gets an empty snapshot first, so that every store has
-// one. Removes the temporary files of an interrupted save.
+// one. Removes the temporary files of an interrupted save, and the log
+// segments when every record they hold is below the snapshot's sequence,
+// so that the log goes on from the snapshot's sequence in a new segment.
 absl::StatusOr<Recovered> Recover(const std::string& directory,
                                   const EngineOptions& options);
 

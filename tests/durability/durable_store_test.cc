@@ -202,8 +202,8 @@ TEST_CASE("reopening continues the sequence and the state") {
 TEST_CASE("Sync and Compact return with nothing new to write") {
   TempDir dir("durable-idle");
   auto clock = std::make_shared<ManualClock>(kStart);
-  for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond,
-                            FsyncPolicy::kNever}) {
+  for (FsyncPolicy fsync :
+       {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond, FsyncPolicy::kNever}) {
     std::filesystem::remove_all(dir.path);
     auto store = OpenOrFail(Durability(dir.path, fsync), Options(clock));
     CHECK(store->Sync().ok());  // a fresh store
@@ -298,6 +298,42 @@ TEST_CASE("compaction deletes covered segments and keeps the state") {
   auto recovered = OpenOrFail(Durability(image.path), Options(clock));
   CheckSameState(*pair.plain, recovered->engine(), kEntities);
   CheckSameBoards(pair.plain_boards, recovered->boards());
+}
+
+TEST_CASE("a log that ends before the snapshot goes on in a new segment") {
+  // The snapshot of a compaction, next to the log it covered cut back to
+  // a torn tail, without the segment the compaction started: every record
+  // left is below the snapshot's sequence.
+  TempDir dir("durable-covered");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> plain;
+  {
+    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    Pair pair(*store, clock);
+    for (int i = 0; i < 30; ++i) pair.Step(i);
+    plain = std::move(pair.plain);
+  }
+  const std::vector<std::string> covered = Segments(dir.path);
+  REQUIRE(covered.size() == 1);
+  const std::string whole = ReadBytes(covered[0]);
+  {
+    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    REQUIRE(store->Compact().ok());
+  }
+  for (const std::string& segment : Segments(dir.path)) fs::remove(segment);
+  WriteBytes(covered[0], whole.substr(0, whole.size() / 2));
+
+  {
+    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    CheckSameState(*plain, store->engine(), kEntities);
+    const Activity a = MakeActivity(9999, 1, kStart + 99);
+    REQUIRE(store->engine().Publish(a, {}).ok());
+    REQUIRE(plain->Publish(a, {}).ok());
+  }
+  // The covered segment is gone; what the store wrote after it reopens.
+  CHECK_FALSE(fs::exists(covered[0]));
+  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  CheckSameState(*plain, store->engine(), kEntities);
 }
 
 // Fails the calls it is told to, as a broken or full disk does.
