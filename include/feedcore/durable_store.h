@@ -16,14 +16,18 @@
 // before the call that made it returns. When the call returns OK:
 //   kAlways       the change is on stable storage (fdatasync). Concurrent
 //                 callers share one fdatasync (group commit): the call
-//                 waits for the first sync that starts after its records
-//                 were appended.
+//                 waits for a sync that covers everything appended when
+//                 it ended, including records of calls that were still
+//                 running then.
 //   kEverySecond  a background thread writes the log and syncs it once a
 //                 second (sooner when a MiB is waiting): a crash of the
 //                 process or the machine loses at most about the last
 //                 second of acknowledged changes.
 //   kNever        the same thread writes once a second and never syncs;
 //                 the system flushes when it chooses.
+// A crash leaves every call whole or absent: the log reaches the disk only
+// up to points between calls, each write ending in a batch end, and
+// recovery applies whole batches.
 // Asynchronous fan-out (FanoutCompletion::kAsynchronous) is durable once it
 // has run: the activity itself is logged before Publish returns, followers'
 // copies when WaitForFanout returns (with kAlways, Sync() after it).
@@ -41,8 +45,9 @@
 // Recovery
 // --------
 // Open loads the newest snapshot in the directory and applies the log
-// records after its sequence. A log that ends in an incomplete record (a
-// write cut short by the crash) is cut back to its last whole record.
+// records after its sequence. A log that ends in an incomplete record or
+// batch (a write cut short by the crash) is cut back to its last whole
+// batch.
 // Damage anywhere else (a checksum mismatch followed by more data, a
 // missing segment, a snapshot that does not load) fails Open with DataLoss
 // naming the file and the offset: nothing is skipped silently.
@@ -73,10 +78,11 @@
 //
 // Cost
 // ----
-// Each change costs its change-stream record (an allocation and a short
-// critical section, see change_stream.h) plus encoding it into the log
-// buffer under the same lock. kAlways adds the wait for one fdatasync per
-// group of concurrent writers.
+// Each change costs its change-stream record (built by the engine, see
+// change_stream.h) encoded into the log buffer under the change log's
+// mutex, about 30 bytes for a score change; each call takes that mutex
+// once more to enter and once to leave. kAlways adds the wait for one
+// fdatasync per group of concurrent writers.
 #ifndef FEEDCORE_DURABLE_STORE_H_
 #define FEEDCORE_DURABLE_STORE_H_
 
