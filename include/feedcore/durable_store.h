@@ -178,8 +178,7 @@ class FEEDCORE_EXPORT DurableStore {
   // InvalidArgument for an empty directory name or options out of range
   // (naming the field); FailedPrecondition when another store holds the
   // directory; DataLoss naming the file and offset of damage; the system's
-  // I/O errors (Unavailable, NotFound, PermissionDenied,
-  // ResourceExhausted) naming the file. A failed Open changes nothing on
+  // I/O errors (Unavailable, NotFound, ResourceExhausted) naming the file. A failed Open changes nothing on
   // disk except cutting a torn log tail and deleting log segments whose
   // every record the snapshot holds.
   static absl::StatusOr<std::unique_ptr<DurableStore>> Open(
