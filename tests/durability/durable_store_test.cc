@@ -31,22 +31,11 @@ using testing::CheckSameBoards;
 using testing::CheckSameState;
 using testing::MakeActivity;
 using testing::ReadBytes;
+using testing::TempDir;
 using testing::WriteBytes;
 
 constexpr Micros kStart = 1'000'000'000;
 const std::vector<EntityId> kEntities = {1, 2, 3, 4, 5, 6, 7, 8};
-
-// A directory removed at the end of its scope.
-struct TempDir {
-  explicit TempDir(const std::string& name)
-      : path((fs::temp_directory_path() /
-              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
-                 .string()) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string path;
-};
 
 EngineOptions Options(std::shared_ptr<ManualClock> clock) {
   EngineOptions options;
@@ -150,14 +139,14 @@ std::vector<std::string> Segments(const std::string& directory) {
 TEST_CASE("every acknowledged call is in a copy of the directory") {
   TempDir dir("durable-ack"), image("durable-ack-image");
   auto clock = std::make_shared<ManualClock>(kStart);
-  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
   Pair pair(*store, clock);
   for (int i = 0; i < 60; ++i) {
     pair.Step(i);
     if (i % 7 != 6) continue;
     // kAlways: the copy holds everything acknowledged so far.
-    CopyDirectory(dir.path, image.path);
-    auto recovered = OpenOrFail(Durability(image.path), Options(clock));
+    CopyDirectory(dir.path(), image.path());
+    auto recovered = OpenOrFail(Durability(image.path()), Options(clock));
     CheckSameState(*pair.plain, recovered->engine(), kEntities);
     CheckSameBoards(pair.plain_boards, recovered->boards());
   }
@@ -174,7 +163,7 @@ TEST_CASE("reopening continues the sequence and the state") {
   uint64_t last = 0;
   {
     auto store =
-        OpenOrFail(Durability(dir.path, FsyncPolicy::kNever), Options(clock));
+        OpenOrFail(Durability(dir.path(), FsyncPolicy::kNever), Options(clock));
     Pair pair(*store, clock);
     for (int i = 0; i < 40; ++i) pair.Step(i);
     last = store->Stats().appended_sequence;
@@ -190,7 +179,7 @@ TEST_CASE("reopening continues the sequence and the state") {
       }
     }
   }
-  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
   CheckSameState(*plain, store->engine(), kEntities);
   const DurabilityStats stats = store->Stats();
   CHECK(stats.recovered_records > 0);
@@ -204,8 +193,8 @@ TEST_CASE("Sync and Compact return with nothing new to write") {
   auto clock = std::make_shared<ManualClock>(kStart);
   for (FsyncPolicy fsync :
        {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond, FsyncPolicy::kNever}) {
-    std::filesystem::remove_all(dir.path);
-    auto store = OpenOrFail(Durability(dir.path, fsync), Options(clock));
+    std::filesystem::remove_all(dir.path());
+    auto store = OpenOrFail(Durability(dir.path(), fsync), Options(clock));
     CHECK(store->Sync().ok());  // a fresh store
     CHECK(store->Sync().ok());
     CHECK(store->Compact().ok());
@@ -223,9 +212,9 @@ TEST_CASE("Sync and Compact return with nothing new to write") {
 TEST_CASE("a second store on the same directory is refused") {
   TempDir dir("durable-lock");
   auto clock = std::make_shared<ManualClock>(kStart);
-  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
   absl::StatusOr<std::unique_ptr<DurableStore>> second =
-      DurableStore::Open(Durability(dir.path), Options(clock));
+      DurableStore::Open(Durability(dir.path()), Options(clock));
   REQUIRE_FALSE(second.ok());
   CHECK(second.status().code() == absl::StatusCode::kFailedPrecondition);
 }
@@ -237,12 +226,12 @@ TEST_CASE("bad options are refused, naming the field") {
   REQUIRE_FALSE(s.ok());
   CHECK(absl::StrContains(s.status().message(), "directory"));
   TempDir dir("durable-options");
-  DurabilityOptions small = Durability(dir.path);
+  DurabilityOptions small = Durability(dir.path());
   small.segment_bytes = 1000;
   s = DurableStore::Open(small, Options(clock));
   REQUIRE_FALSE(s.ok());
   CHECK(absl::StrContains(s.status().message(), "segment_bytes"));
-  CHECK_FALSE(fs::exists(dir.path));  // nothing created
+  CHECK(fs::is_empty(dir.path()));  // nothing created
 }
 
 TEST_CASE("a torn tail is cut; damage before the end is DataLoss") {
@@ -250,18 +239,18 @@ TEST_CASE("a torn tail is cut; damage before the end is DataLoss") {
   auto clock = std::make_shared<ManualClock>(kStart);
   std::unique_ptr<FeedEngine> plain;
   {
-    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     Pair pair(*store, clock);
     for (int i = 0; i < 30; ++i) pair.Step(i);
     plain = std::move(pair.plain);
   }
-  std::vector<std::string> segments = Segments(dir.path);
+  std::vector<std::string> segments = Segments(dir.path());
   REQUIRE(segments.size() == 1);
   const std::string whole = ReadBytes(segments[0]);
 
   SUBCASE("half a frame at the end") {
     WriteBytes(segments[0], whole + std::string("\x40\x00\x00\x00\x01", 5));
-    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     CHECK(store->Stats().recovered_torn_tail);
     CheckSameState(*plain, store->engine(), kEntities);
     CHECK(ReadBytes(segments[0]) == whole);
@@ -270,7 +259,7 @@ TEST_CASE("a torn tail is cut; damage before the end is DataLoss") {
     std::string damaged = whole;
     damaged[whole.size() / 2] ^= 0x5a;
     WriteBytes(segments[0], damaged);
-    auto store = DurableStore::Open(Durability(dir.path), Options(clock));
+    auto store = DurableStore::Open(Durability(dir.path()), Options(clock));
     REQUIRE_FALSE(store.ok());
     CHECK(store.status().code() == absl::StatusCode::kDataLoss);
     CHECK(absl::StrContains(store.status().message(), segments[0]));
@@ -281,21 +270,21 @@ TEST_CASE("a torn tail is cut; damage before the end is DataLoss") {
 TEST_CASE("compaction deletes covered segments and keeps the state") {
   TempDir dir("durable-compact");
   auto clock = std::make_shared<ManualClock>(kStart);
-  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
   Pair pair(*store, clock);
   for (int i = 0; i < 30; ++i) pair.Step(i);
-  const std::vector<std::string> before = Segments(dir.path);
+  const std::vector<std::string> before = Segments(dir.path());
   REQUIRE(store->Compact().ok());
   for (int i = 30; i < 50; ++i) pair.Step(i);
-  const std::vector<std::string> after = Segments(dir.path);
+  const std::vector<std::string> after = Segments(dir.path());
   REQUIRE(after.size() == 1);
   CHECK(after[0] != before.back());
   const DurabilityStats stats = store->Stats();
   CHECK(stats.compactions == 1);
   CHECK(stats.snapshot_sequence > 1);
   TempDir image("durable-compact-image");
-  CopyDirectory(dir.path, image.path);
-  auto recovered = OpenOrFail(Durability(image.path), Options(clock));
+  CopyDirectory(dir.path(), image.path());
+  auto recovered = OpenOrFail(Durability(image.path()), Options(clock));
   CheckSameState(*pair.plain, recovered->engine(), kEntities);
   CheckSameBoards(pair.plain_boards, recovered->boards());
 }
@@ -308,23 +297,23 @@ TEST_CASE("a log that ends before the snapshot goes on in a new segment") {
   auto clock = std::make_shared<ManualClock>(kStart);
   std::unique_ptr<FeedEngine> plain;
   {
-    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     Pair pair(*store, clock);
     for (int i = 0; i < 30; ++i) pair.Step(i);
     plain = std::move(pair.plain);
   }
-  const std::vector<std::string> covered = Segments(dir.path);
+  const std::vector<std::string> covered = Segments(dir.path());
   REQUIRE(covered.size() == 1);
   const std::string whole = ReadBytes(covered[0]);
   {
-    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     REQUIRE(store->Compact().ok());
   }
-  for (const std::string& segment : Segments(dir.path)) fs::remove(segment);
+  for (const std::string& segment : Segments(dir.path())) fs::remove(segment);
   WriteBytes(covered[0], whole.substr(0, whole.size() / 2));
 
   {
-    auto store = OpenOrFail(Durability(dir.path), Options(clock));
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     CheckSameState(*plain, store->engine(), kEntities);
     const Activity a = MakeActivity(9999, 1, kStart + 99);
     REQUIRE(store->engine().Publish(a, {}).ok());
@@ -332,7 +321,7 @@ TEST_CASE("a log that ends before the snapshot goes on in a new segment") {
   }
   // The covered segment is gone; what the store wrote after it reopens.
   CHECK_FALSE(fs::exists(covered[0]));
-  auto store = OpenOrFail(Durability(dir.path), Options(clock));
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
   CheckSameState(*plain, store->engine(), kEntities);
 }
 
@@ -365,10 +354,10 @@ TEST_CASE("no room for the log: writes are refused and change nothing") {
   // The current segment's reservation fails at open: writes are refused
   // until a reservation succeeds.
   {
-    auto made = OpenOrFail(Durability(dir.path), Options(clock));  // creates
+    auto made = OpenOrFail(Durability(dir.path()), Options(clock));  // creates
   }
   auto store =
-      internal::OpenDurableStore(Durability(dir.path), Options(clock), calls)
+      internal::OpenDurableStore(Durability(dir.path()), Options(clock), calls)
           .value();
   absl::StatusOr<PublishResult> published =
       store->engine().Publish(MakeActivity(1, 1, kStart), {});
@@ -393,7 +382,7 @@ TEST_CASE("a failed sync fails the waiting call and refuses later writes") {
   auto clock = std::make_shared<ManualClock>(kStart);
   auto calls = std::make_shared<FailingCalls>();
   auto store =
-      internal::OpenDurableStore(Durability(dir.path), Options(clock), calls)
+      internal::OpenDurableStore(Durability(dir.path()), Options(clock), calls)
           .value();
   CHECK(store->engine().Publish(MakeActivity(1, 1, kStart), {}).ok());
   calls->fail_sync = true;

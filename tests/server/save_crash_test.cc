@@ -47,29 +47,12 @@
 #include "feedcore/feedcore.h"
 #include "save_files.h"
 #include "server_data.h"
+#include "support/file_test_util.h"
 
 namespace feedcore::server {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "feedcore-save-crash-XXXXXX")
-            .string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 EngineOptions TestEngineOptions() {
   EngineOptions options;

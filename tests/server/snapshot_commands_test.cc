@@ -20,29 +20,12 @@
 #include "save_files.h"
 #include "server_data.h"
 #include "snapshot_saver.h"
+#include "support/file_test_util.h"
 
 namespace feedcore::server {
 namespace {
 
-// A fresh directory, removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "feedcore-snap-XXXXXX")
-            .string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 EngineOptions TestEngineOptions() {
   EngineOptions options;

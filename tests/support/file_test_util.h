@@ -1,11 +1,13 @@
 // File helpers for tests of on-disk formats: a per-process temporary path
-// removed at the end of its scope, whole-file reads and writes, and a scope
-// in which writes past a file size fail with EFBIG (as on a full disk).
+// and a temporary directory removed at the end of their scope, whole-file reads
+// and writes, and a scope in which writes past a file size fail with EFBIG (as
+// on a full disk).
 #ifndef FEEDCORE_TESTS_FILE_TEST_UTIL_H_
 #define FEEDCORE_TESTS_FILE_TEST_UTIL_H_
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <system_error>
 
 namespace feedcore::testing {
 
@@ -30,6 +33,31 @@ struct TempPath {
   TempPath(const TempPath&) = delete;
   TempPath& operator=(const TempPath&) = delete;
   std::string path;
+};
+
+// A fresh directory `<temp dir>/feedcore-<name>-XXXXXX`, removed with
+// everything in it at the end of its scope.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name = "dir") {
+    std::string pattern = (std::filesystem::temp_directory_path() /
+                           ("feedcore-" + name + "-XXXXXX"))
+                              .string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
 };
 
 inline std::string ReadBytes(const std::string& path) {
