@@ -40,16 +40,17 @@
 #include "feedcore/durable_store.h"
 #include "feedcore/leaderboard.h"
 #include "support/engine_state.h"
+#include "support/file_test_util.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
 
 namespace feedcore {
 namespace {
 
-namespace fs = std::filesystem;
 using testing::DescribeBoards;
 using testing::DescribeEngine;
 using testing::MakeActivity;
+using testing::TempDir;
 
 uint64_t Scale() { return testing::EnvU64("FEEDCORE_STRESS_SCALE", 1); }
 
@@ -79,18 +80,6 @@ std::vector<EntityId> Entities() {
   }
   return entities;
 }
-
-// A directory removed at the end of its scope.
-struct TempDir {
-  explicit TempDir(const std::string& name)
-      : path((fs::temp_directory_path() /
-              ("feedcore-" + std::to_string(::getpid()) + "-" + name))
-                 .string()) {
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string path;
-};
 
 // Failures seen off the main thread, reported on it (doctest assertions
 // are not used off the main thread).
@@ -283,7 +272,7 @@ void Run(FsyncPolicy fsync) {
   std::vector<std::string> before;
   {
     std::unique_ptr<DurableStore> store =
-        DurableStore::Open(Durability(dir.path, fsync), Options()).value();
+        DurableStore::Open(Durability(dir.path(), fsync), Options()).value();
     REQUIRE(store->engine().Follow(kWatcher, kSharedActor, {}).ok());
     for (int t = 0; t < kWriters; ++t) {
       REQUIRE(store->engine().Follow(kWatcher, ActorOf(t), {}).ok());
@@ -321,7 +310,7 @@ void Run(FsyncPolicy fsync) {
     before = Describe(*store);
   }
   std::unique_ptr<DurableStore> store =
-      DurableStore::Open(Durability(dir.path, fsync), Options()).value();
+      DurableStore::Open(Durability(dir.path(), fsync), Options()).value();
   const std::vector<std::string> after = Describe(*store);
   REQUIRE(after.size() == before.size());
   for (size_t i = 0; i < before.size(); ++i) {

@@ -15,28 +15,12 @@
 #include "append_only.h"
 #include "command_dispatcher.h"
 #include "feedcore/feedcore.h"
+#include "support/file_test_util.h"
 
 namespace feedcore::server {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() /
-                           "feedcore-names-journal-XXXXXX")
-                              .string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 // A journal file's bytes: the header (magic, u32 version 1), then
 // `records`.
