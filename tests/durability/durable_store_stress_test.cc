@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <filesystem>
 #include <latch>
 #include <map>
 #include <memory>
