@@ -21,6 +21,8 @@ namespace {
 // buffered, which bounds the buffer between wakes.
 constexpr size_t kWakeBytes = size_t{1} << 20;
 constexpr auto kInterval = std::chrono::seconds(1);
+// The longest a kAlways sync waits for more callers to join it.
+constexpr std::chrono::microseconds kMaxCommitDelay(500);
 
 // The write call the current thread is in: of which log, how deeply
 // nested, and the last record the thread appended to that log since. Set
@@ -205,7 +207,13 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
     work_.notify_one();
   }
   if (!wait) return absl::OkStatus();
+  ++waiting_[target];
+  if (++unserved_ >= cohort_) work_.notify_one();
   progress_.wait(lock, [&] { return synced_ >= target || !error_.ok(); });
+  if (synced_ < target) {  // failed: the writer did not count it served
+    if (--waiting_[target] == 0) waiting_.erase(target);
+    --unserved_;
+  }
   return synced_ >= target ? absl::OkStatus() : error_;
 }
 
@@ -340,6 +348,16 @@ void DurableLog::WriterLoop() {
     } else {
       work_.wait_for(lock, kInterval, ready);
     }
+    if (fsync_ == FsyncPolicy::kAlways && CommitDue() && !stop_ &&
+        unserved_ < cohort_) {
+      // The callers the last sync released are about to end calls of their
+      // own. Waiting a fraction of a sync for them lets one sync serve
+      // them and those waiting now together (commit delay); without it,
+      // two halves of the callers take turns, each with a sync of its own.
+      const auto delay = std::min(last_sync_duration_ / 2, kMaxCommitDelay);
+      work_.wait_for(lock, delay,
+                     [&] { return stop_ || unserved_ >= cohort_; });
+    }
     const auto now = std::chrono::steady_clock::now();
     Batch batch = TakeBatch();
     const bool stopping = stop_;
@@ -358,8 +376,13 @@ void DurableLog::WriterLoop() {
 
     absl::Status status;
     if (!failed) status = WriteBatch(batch);
+    if (batch.sync) {
+      last_sync = now;
+      last_sync_duration_ =
+          std::chrono::duration_cast<std::chrono::microseconds>(
+              std::chrono::steady_clock::now() - now);
+    }
     if (status.ok() && want_spare) PrepareSpare();
-    if (batch.sync) last_sync = now;
 
     lock.lock();
     if (!failed) {
@@ -368,6 +391,13 @@ void DurableLog::WriterLoop() {
         if (batch.sync) {
           synced_ = written_;
           ++fsyncs_;
+          // Those it serves and those still waiting: the callers the next
+          // sync can expect back.
+          cohort_ = unserved_;
+          while (!waiting_.empty() && waiting_.begin()->first <= synced_) {
+            unserved_ -= waiting_.begin()->second;
+            waiting_.erase(waiting_.begin());
+          }
         }
       } else {
         Fail(std::move(status));

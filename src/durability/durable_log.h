@@ -46,9 +46,11 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -189,8 +191,10 @@ class DurableLog final : public WriteGate {
   const uint64_t segment_bytes_;
   const std::shared_ptr<SegmentFileCalls> calls_;
 
-  // The writer's own: the current segment and the spare.
+  // The writer's own: the current segment and the spare, and how long the
+  // last write and sync took (the commit delay is a part of it).
   int fd_ = -1;
+  std::chrono::microseconds last_sync_duration_{0};
   uint64_t current_bytes_ = 0;
   int spare_fd_ = -1;
   std::string spare_path_;
@@ -206,8 +210,14 @@ class DurableLog final : public WriteGate {
   uint64_t appended_ = 0;
   uint64_t written_ = 0;
   uint64_t synced_ = 0;
-  uint64_t sync_wanted_ = 0;      // a Sync waits for synced_ to reach it
-  uint64_t commit_wanted_ = 0;    // the newest target of a call in End
+  uint64_t sync_wanted_ = 0;    // a Sync waits for synced_ to reach it
+  uint64_t commit_wanted_ = 0;  // the newest target of a call in End
+  // Calls waiting in End, by target, that no sync has served yet; their
+  // number; and that number when the last sync ended (those it served and
+  // those still waiting: the callers the next sync can expect).
+  std::map<uint64_t, size_t> waiting_;
+  size_t unserved_ = 0;
+  size_t cohort_ = 0;
   uint64_t sync_requests_ = 0;    // Sync calls so far
   uint64_t passed_requests_ = 0;  // sync_requests_ as the last pass took it
   uint64_t passes_ = 0;           // writer passes completed
