@@ -91,7 +91,6 @@ absl::StatusOr<std::unique_ptr<DurableLog>> DurableLog::Start(Config config) {
     if (log->calls_->Reserve(log->fd_,
                              static_cast<off_t>(log->segment_bytes_)) != 0) {
       log->space_error_ = IoError("reserving space in", last.path, errno);
-      log->refusing_ = true;
     }
   }
   log->current_first_ = log->segments_.back().first_sequence;
@@ -125,7 +124,6 @@ void DurableLog::Append(const ChangeRecord& record) {
       error_ = absl::ResourceExhaustedError(
           absl::StrCat("change record ", record.sequence,
                        " is larger than a log frame's ", "4 GiB"));
-      refusing_ = true;
     }
   }
   appended_ = record.sequence;
@@ -140,10 +138,8 @@ void DurableLog::Append(const ChangeRecord& record) {
 absl::StatusOr<uint64_t> DurableLog::Admit() {
   LockSpinning(mu_);  // held as briefly as the change log's appends
   std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
-  if (refusing_) {
-    if (!error_.ok()) return Refused(error_);
-    if (!space_error_.ok()) return Refused(space_error_);
-  }
+  if (!error_.ok()) return Refused(error_);
+  if (!space_error_.ok()) return Refused(space_error_);
   // Every record of the call will come after this point.
   const uint64_t start = appended_ + 1;
   if (!in_flight_.empty() && in_flight_.back().start == start) {
@@ -541,7 +537,6 @@ void DurableLog::PrepareSpare() {
         fd.status().code(), absl::StrCat("no room for the next log segment: ",
                                          fd.status().message()));
   }
-  refusing_ = !error_.ok() || !space_error_.ok();
 }
 
 absl::StatusOr<int> DurableLog::CreateSegmentFile(const std::string& path) {
@@ -566,7 +561,6 @@ absl::StatusOr<int> DurableLog::CreateSegmentFile(const std::string& path) {
 
 void DurableLog::Fail(absl::Status status) {
   if (error_.ok()) error_ = std::move(status);
-  refusing_ = true;
 }
 
 }  // namespace feedcore::internal

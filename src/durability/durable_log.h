@@ -45,7 +45,6 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -240,8 +239,6 @@ class DurableLog final : public WriteGate {
   bool stop_ = false;
   absl::Status error_;        // sticky
   absl::Status space_error_;  // until the spare is made
-  // Either error is set: lets Admit skip the mutex on the fast path.
-  std::atomic<bool> refusing_{false};
 
   std::thread writer_;
 };

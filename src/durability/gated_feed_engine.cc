@@ -1,15 +1,12 @@
 #include "durability/gated_feed_engine.h"
 
+#include <utility>
+
 namespace feedcore::internal {
 
 template <typename Write>
 auto GatedFeedEngine::Gated(Write&& write) -> decltype(write()) {
-  WriteCall call(&log_);
-  if (!call.admitted().ok()) return call.admitted();
-  auto result = write();
-  absl::Status durable = call.Finish(result.ok());
-  if (result.ok() && !durable.ok()) return durable;
-  return result;
+  return InWriteCall(&log_, std::forward<Write>(write));
 }
 
 absl::StatusOr<InsertResult> GatedFeedEngine::Insert(

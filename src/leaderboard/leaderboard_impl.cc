@@ -182,21 +182,12 @@ const ChangeLog* LeaderboardImpl::log() const {
 // it changes anything when the log cannot take it, and durable as the
 // policy promises when it returns.
 absl::Status LeaderboardImpl::Set(MemberId member, int64_t score) {
-  WriteCall call(log());
-  if (!call.admitted().ok()) return call.admitted();
-  absl::Status status = SetInMemory(member, score);
-  absl::Status durable = call.Finish(status.ok());
-  return status.ok() ? durable : status;
+  return InWriteCall(log(), [&] { return SetInMemory(member, score); });
 }
 
 absl::StatusOr<int64_t> LeaderboardImpl::Increment(MemberId member,
                                                    int64_t delta) {
-  WriteCall call(log());
-  if (!call.admitted().ok()) return call.admitted();
-  absl::StatusOr<int64_t> score = IncrementInMemory(member, delta);
-  absl::Status durable = call.Finish(score.ok());
-  if (score.ok() && !durable.ok()) return durable;
-  return score;
+  return InWriteCall(log(), [&] { return IncrementInMemory(member, delta); });
 }
 
 std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementMany(
@@ -217,19 +208,11 @@ std::vector<absl::StatusOr<int64_t>> LeaderboardImpl::IncrementMany(
 }
 
 absl::Status LeaderboardImpl::Remove(MemberId member) {
-  WriteCall call(log());
-  if (!call.admitted().ok()) return call.admitted();
-  absl::Status status = RemoveInMemory(member);
-  absl::Status durable = call.Finish(status.ok());
-  return status.ok() ? durable : status;
+  return InWriteCall(log(), [&] { return RemoveInMemory(member); });
 }
 
 absl::Status LeaderboardImpl::Clear() {
-  WriteCall call(log());
-  if (!call.admitted().ok()) return call.admitted();
-  absl::Status status = ClearInMemory();
-  absl::Status durable = call.Finish(status.ok());
-  return status.ok() ? durable : status;
+  return InWriteCall(log(), [&] { return ClearInMemory(); });
 }
 
 absl::Status LeaderboardImpl::SetInMemory(MemberId member, int64_t score) {

@@ -176,6 +176,20 @@ inline absl::Status WriteCall::Finish(bool succeeded) {
   return gate == nullptr ? absl::OkStatus() : gate->End(token_, succeeded);
 }
 
+// Runs `write` (returning a Status or a StatusOr) inside a WriteCall on
+// `log`: the gate's refusal instead when it refuses, the gate's error when
+// the write succeeded but could not be made durable, else the write's own
+// result.
+template <typename Write>
+auto InWriteCall(const ChangeLog* log, Write&& write) -> decltype(write()) {
+  WriteCall call(log);
+  if (!call.admitted().ok()) return call.admitted();
+  auto result = write();
+  absl::Status durable = call.Finish(result.ok());
+  if (result.ok() && !durable.ok()) return durable;
+  return result;
+}
+
 // Validates `options` and fills in the clock.
 absl::StatusOr<ChangeStreamOptions> ResolveChangeStreamOptions(
     ChangeStreamOptions options);

@@ -42,6 +42,7 @@
 #include "support/file_test_util.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
+#include "support/thread_failures.h"
 
 namespace feedcore {
 namespace {
@@ -80,29 +81,7 @@ std::vector<EntityId> Entities() {
   return entities;
 }
 
-// Failures seen off the main thread, reported on it (doctest assertions
-// are not used off the main thread).
-class Failures {
- public:
-  void Add(std::string what) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (list_.size() < 20) list_.push_back(std::move(what));
-    ++count_;
-  }
-  void Check(const absl::Status& status, const std::string& what) {
-    if (!status.ok()) Add(absl::StrCat(what, ": ", status.ToString()));
-  }
-  void Report() {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const std::string& f : list_) CHECK_MESSAGE(false, f);
-    CHECK(count_ == 0);
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> list_;
-  size_t count_ = 0;
-};
+using testing::Failures;
 
 EngineOptions Options() {
   EngineOptions options;

@@ -47,6 +47,7 @@
 #include "feedcore/options.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
+#include "support/thread_failures.h"
 
 namespace feedcore {
 namespace {
@@ -78,30 +79,7 @@ Activity ActivityOf(ActivityId id) {
   return testing::MakeActivity(id, ActorOf(id), TsOf(id));
 }
 
-// Failures found on worker threads, reported on the main thread (doctest
-// assertions are only used there).
-class Failures {
- public:
-  void Add(std::string what) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (list_.size() < 20) list_.push_back(std::move(what));
-    ++count_;
-  }
-  void Report() {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const std::string& f : list_) CHECK_MESSAGE(false, f);
-    CHECK(count_ == 0);
-  }
-  bool any() {
-    std::lock_guard<std::mutex> l(mu_);
-    return count_ > 0;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> list_;
-  size_t count_ = 0;
-};
+using testing::Failures;
 
 // What the writers have done, shared with the checkers.
 class Journal {

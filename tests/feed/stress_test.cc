@@ -28,6 +28,7 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
 #include "support/test_util.h"
+#include "support/thread_failures.h"
 
 namespace feedcore {
 namespace {
@@ -52,27 +53,7 @@ ActivityId IdOf(int thread, uint64_t i) {
 
 uint64_t Scale() { return testing::EnvU64("FEEDCORE_STRESS_SCALE", 1); }
 
-// Thread-safe collection of reader failures, reported on the main thread
-// (doctest assertions are not used off the main thread).
-class Failures {
- public:
-  void Add(std::string what) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (list_.size() < 20) list_.push_back(std::move(what));
-    ++count_;
-  }
-  void Report() {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const std::string& f : list_) INFO(f);
-    for (const std::string& f : list_) CHECK_MESSAGE(false, f);
-    CHECK(count_ == 0);
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> list_;
-  size_t count_ = 0;
-};
+using testing::Failures;
 
 std::string KeyText(const StoredEntry& e) {
   return "(" + std::to_string(e.ts) + "," + std::to_string(e.activity_id) + ")";

@@ -32,32 +32,14 @@
 #include "leaderboard/leaderboard_impl.h"
 #include "support/leaderboard_test_util.h"
 #include "support/test_util.h"
+#include "support/thread_failures.h"
 
 namespace feedcore {
 namespace {
 
 uint64_t Scale() { return testing::EnvU64("FEEDCORE_STRESS_SCALE", 1); }
 
-// Thread-safe collection of reader failures, reported on the main thread
-// (doctest assertions are not used off the main thread).
-class Failures {
- public:
-  void Add(std::string what) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (list_.size() < 20) list_.push_back(std::move(what));
-    ++count_;
-  }
-  void Report() {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const std::string& f : list_) CHECK_MESSAGE(false, f);
-    CHECK(count_ == 0);
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> list_;
-  size_t count_ = 0;
-};
+using testing::Failures;
 
 // Checks that `entries` is a run of consecutive ranks starting at
 // `first_rank` (ascending when best-first, descending otherwise), sorted by
