@@ -23,7 +23,11 @@
 // not doubles: game scores need exact sums, and an increment that would leave
 // the int64 range is reported as an error instead of wrapping or rounding.
 //
-// Members are ordered by the higher score first. Ties are broken by
+// Members are ordered by the better score first: the higher one on a
+// `ScoreOrder::kHigherFirst` board (the default), the lower one on a
+// `kLowerFirst` board (lap times, golf). Every read follows the board's
+// order: rank 0, TopK, Around, pages and their cursors, "better" in
+// conditional writes. Ties are broken by
 // `LeaderboardOptions::tie_break`:
 //   * `kEarlierUpdateFirst` (the default): the member who reached the score
 //     first ranks above. Each board numbers the score changes it applies
@@ -36,8 +40,24 @@
 // total order: every member has exactly one rank, and the same sequence of
 // calls on one thread always gives the same board.
 //
-// A rank is 0-based: the number of members ranked above. The leader has
-// rank 0.
+// Ranks
+// -----
+// A rank is 0-based. The leader has rank 0. `LeaderboardOptions::rank_style`
+// chooses what every read that reports a rank reports:
+//   * kUnique (the default): the number of members ranked above, ties
+//     ordered by the tie-break: scores 900, 900, 800 rank 0, 1, 2.
+//   * kCompetition: the number of members with a better score, so tied
+//     scores share a rank and the next rank skips: 0, 0, 2 (shown 1, 1, 3).
+//   * kDense: the number of distinct better scores: 0, 0, 1 (shown 1, 1, 2).
+// The order of entries in a read is the same for all three.
+//
+// Metadata
+// --------
+// A board created with `max_metadata_bytes > 0` keeps a short byte string
+// per member (display name, country, avatar id), written with a score
+// (`ScoreWrite::metadata`) or alone (`SetMetadata`), removed with the
+// member, and returned by reads that ask for it. It is recorded in the
+// change stream and snapshots like the score.
 //
 // Partitions
 // ----------
@@ -54,20 +74,20 @@
 // Consistency
 // -----------
 // Every read that spans partitions (`Rank`, `TopK`, `Around`, `ReadPage`,
-// `Size`) takes every partition's lock shared, in ascending partition
-// order, and keeps them all until it has its answer: it sees one global
-// snapshot of the board, in which each write happened either completely or
-// not at all. The answer is exactly the board's state at one instant between
-// the call and its return (the reads are linearizable). A per-partition
-// snapshot (locking, reading and releasing one partition after another)
-// would hold each lock for less time, but a lazy merge must go back to every
-// partition until it is done, and a rank compares one key against all of
-// them; with per-partition snapshots a top-k could be a ranking that never
-// existed (A shown above B although B led A at every moment). The price is
-// that a cross-partition read delays writers on every partition for its
-// duration, which is microseconds for a top-100 and grows with the page
-// size (bounded by `max_page_size`). `Score` and every write lock one
-// partition.
+// `Size`, `CountInRange`, `Percentile`, the `...Among` reads) takes every
+// partition's lock shared, in ascending partition order, and keeps them all
+// until it has its answer: it sees one global snapshot of the board, in which
+// each write happened either completely or not at all. The answer is exactly
+// the board's state at one instant between the call and its return (the reads
+// are linearizable). A per-partition snapshot (locking, reading and releasing
+// one partition after another) would hold each lock for less time, but a lazy
+// merge must go back to every partition until it is done, and a rank compares
+// one key against all of them; with per-partition snapshots a top-k could be a
+// ranking that never existed (A shown above B although B led A at every
+// moment). The price is that a cross-partition read delays writers on every
+// partition for its duration, which is microseconds for a top-100 and grows
+// with the page size (bounded by `max_page_size`). `Score` and every write lock
+// one partition.
 //
 // Paging
 // ------
@@ -87,8 +107,9 @@
 // ------
 // Every call validates its arguments before changing anything: a call that
 // returns an error has changed nothing. `NotFound` for a member that is not
-// on the board (`Score`, `Rank`, `Around`, `Remove`); `OutOfRange` for an
-// `Increment` whose result would not fit in int64; `InvalidArgument` for a
+// on the board (`Score`, `Rank`, `Around`, `Remove`, `Percentile`,
+// `Metadata`, `SetMetadata`); `OutOfRange` for an
+// increment whose result would not fit in int64; `InvalidArgument` for a
 // bad option, a `k`, `limit`, `before` or `after` out of range, or a cursor
 // that is malformed, damaged, from another board or for the other order.
 // Messages name the offending argument.
@@ -111,7 +132,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -138,6 +161,24 @@ inline constexpr size_t kMaxLeaderboardPageSizeLimit = 100'000;
 // Longest name a LeaderboardRegistry accepts, in bytes.
 inline constexpr size_t kMaxLeaderboardNameLength = 1024;
 
+// Longest metadata a board can be asked to keep per member, in bytes.
+inline constexpr size_t kMaxMemberMetadataLimit = 4096;
+// Most members TopKAmong, RankAmong and AroundAmong accept in one call.
+inline constexpr size_t kMaxAmongMembers = 100'000;
+
+// Which scores are better (see "Scores and order").
+enum class ScoreOrder : uint8_t {
+  kHigherFirst,  // points, kills, XP
+  kLowerFirst,   // lap times, golf strokes, deaths
+};
+
+// How ranks treat tied scores (see "Ranks").
+enum class RankStyle : uint8_t {
+  kUnique,       // every member its own rank: 0, 1, 2 (ties by tie_break)
+  kCompetition,  // tied scores share a rank, the next skips: 0, 0, 2
+  kDense,        // tied scores share a rank, the next follows: 0, 0, 1
+};
+
 // How members with equal scores are ordered (see the file comment).
 enum class TieBreak {
   kEarlierUpdateFirst,  // reached the score first, then lower member id
@@ -161,8 +202,87 @@ struct LeaderboardOptions {
   // so how long it holds the partition locks.
   size_t max_page_size = 1000;
 
+  // Which scores rank first. Fixed for the board's life.
+  ScoreOrder score_order = ScoreOrder::kHigherFirst;
+
+  // The rank every read reports. kDense keeps a count of the members of
+  // each score, partitioned by score, so each score change also takes one
+  // lock of that index: choose it only when dense ranks are shown.
+  RankStyle rank_style = RankStyle::kUnique;
+
+  // Longest metadata (display name, country: opaque bytes) the board keeps
+  // per member, 0..kMaxMemberMetadataLimit; 0 keeps none, and a write that
+  // carries metadata is refused. Metadata costs memory only for the members
+  // that have some.
+  size_t max_metadata_bytes = 0;
+
   friend bool operator==(const LeaderboardOptions&,
                          const LeaderboardOptions&) = default;
+};
+
+// What a conditional write does to the score.
+enum class WriteOp : uint8_t {
+  kSet,        // the score becomes `value`
+  kIncrement,  // the score becomes score + `value` (absent: `value`)
+};
+
+// When a conditional write applies; the names of Redis's ZADD flags are
+// given for each. "Better" follows the board's score order: higher on a
+// kHigherFirst board, lower on a kLowerFirst one. For kIncrement the
+// comparison is between the score after the increment and the one before.
+enum class WriteCondition : uint8_t {
+  kAlways,              // (no flag)
+  kIfAbsent,            // NX: only adds, never changes a member
+  kIfPresent,           // XX: only changes, never adds
+  kIfBetter,            // GT on a higher-first board: keep-best; adds
+  kIfWorse,             // LT on a higher-first board; adds
+  kIfPresentAndBetter,  // XX GT
+  kIfPresentAndWorse,   // XX LT
+};
+
+// One conditional write; see Leaderboard::Write.
+struct ScoreWrite {
+  MemberId member = 0;
+  WriteOp op = WriteOp::kSet;
+  // The score for kSet, the delta (negative to decrement) for kIncrement.
+  int64_t value = 0;
+  WriteCondition condition = WriteCondition::kAlways;
+  // When set, and the write applies, the member's metadata becomes these
+  // bytes (empty removes it), even if the score stays the same. Refused on
+  // a board whose max_metadata_bytes is 0 or below the size.
+  std::optional<std::string> metadata;
+
+  friend bool operator==(const ScoreWrite&, const ScoreWrite&) = default;
+};
+
+enum class WriteOutcome : uint8_t {
+  kAdded,       // the member was absent and now has `score`
+  kChanged,     // the member's score changed to `score`
+  kUnchanged,   // the condition held, but the score stayed (same score,
+                // increment by 0); metadata, if given, was written
+  kNotApplied,  // the condition did not hold: nothing was written
+};
+
+struct WriteResult {
+  WriteOutcome outcome = WriteOutcome::kNotApplied;
+  // The member's score after the call; none when it is not on the board
+  // (kIfPresent and friends on an absent member).
+  std::optional<int64_t> score;
+
+  friend bool operator==(const WriteResult&, const WriteResult&) = default;
+};
+
+// Scores between two bounds, by number (not by rank order: on a kLowerFirst
+// board too, `min` is the smaller score). The default is every score:
+// minus and plus infinity are the int64 limits, inclusive. A range whose
+// minimum exceeds its maximum is empty, not an error.
+struct ScoreRange {
+  int64_t min = std::numeric_limits<int64_t>::min();
+  int64_t max = std::numeric_limits<int64_t>::max();
+  bool min_exclusive = false;  // ( instead of [
+  bool max_exclusive = false;  // ) instead of ]
+
+  friend bool operator==(const ScoreRange&, const ScoreRange&) = default;
 };
 
 // One element of Leaderboard::IncrementMany: add `delta` to `member`.
@@ -178,8 +298,11 @@ struct ScoreIncrement {
 struct LeaderboardEntry {
   MemberId member = 0;
   int64_t score = 0;
-  // 0-based: the number of members ranked above, at the instant of the read.
+  // 0-based, in the board's RankStyle (see "Ranks"), at the instant of the
+  // read.
   uint64_t rank = 0;
+  // The member's metadata, when the read asked for it; otherwise empty.
+  std::string metadata = {};
 
   friend bool operator==(const LeaderboardEntry&,
                          const LeaderboardEntry&) = default;
@@ -194,9 +317,17 @@ struct LeaderboardReadOptions {
   // Entries per page, 1..LeaderboardOptions::max_page_size.
   size_t limit = 50;
   // Empty for the first page; otherwise the `next_cursor` of the previous
-  // page of the same board, read in the same order.
+  // page of the same board, read in the same order and range.
   std::string cursor;
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
+  // Only members whose score is in `range` (a page by score: ZRANGE BYSCORE).
+  ScoreRange range;
+  // Entries skipped, in `order` and within `range`, after the cursor's
+  // position (or the start) before the page begins: a page starting at any
+  // rank. Costs O(partitions x log n), never time in proportion to it.
+  uint64_t offset = 0;
+  // Fill LeaderboardEntry::metadata.
+  bool with_metadata = false;
 };
 
 // What a backend offers beyond what every Leaderboard does; see
@@ -282,6 +413,37 @@ class FEEDCORE_EXPORT Leaderboard {
   virtual std::vector<absl::StatusOr<int64_t>> IncrementMany(
       absl::Span<const ScoreIncrement> increments);
 
+  // A conditional write, atomic per member: the condition is checked and
+  // the score written under one hold of the member's partition, so two
+  // keep-best writes racing on one member leave the better score, and an
+  // only-if-absent write adds the member at most once. The result says
+  // what happened and the score after it. Errors, changing nothing:
+  // `OutOfRange` for an increment whose result would not fit in int64;
+  // `InvalidArgument` for an op or condition out of range, or metadata on a
+  // board that keeps none or longer than max_metadata_bytes. A condition
+  // that does not hold is not an error (kNotApplied). With
+  // kEarlierUpdateFirst, only a write that changes the score moves the
+  // member behind those who reached that score first. O(log n) expected.
+  virtual absl::StatusOr<WriteResult> Write(const ScoreWrite& write) = 0;
+
+  // Many conditional writes in one call, with IncrementMany's rules:
+  // result i is what Write(writes[i]) returns, elements of one member
+  // apply in the order given, each element is atomic, the call is not.
+  // The in-memory board takes each partition's lock once per run of its
+  // elements, as IncrementMany does.
+  virtual std::vector<absl::StatusOr<WriteResult>> WriteMany(
+      absl::Span<const ScoreWrite> writes);
+
+  // Replaces `member`'s metadata (empty removes it) without touching its
+  // score or place. `NotFound` if the member is not on the board;
+  // `InvalidArgument` as for ScoreWrite::metadata.
+  virtual absl::Status SetMetadata(MemberId member,
+                                   absl::string_view metadata) = 0;
+
+  // `member`'s metadata (empty if it has none). `NotFound` if the member
+  // is not on the board; `InvalidArgument` on a board that keeps none.
+  virtual absl::StatusOr<std::string> Metadata(MemberId member) const = 0;
+
   // Removes `member` from the board. `NotFound` if it is not on it.
   virtual absl::Status Remove(MemberId member) = 0;
 
@@ -316,11 +478,46 @@ class FEEDCORE_EXPORT Leaderboard {
   virtual absl::StatusOr<std::vector<LeaderboardEntry>> Around(
       MemberId member, size_t before, size_t after) const = 0;
 
-  // One page of the whole board in `options.order`; see "Paging" above.
-  // `InvalidArgument` for a limit of 0 or above max_page_size, or a cursor
+  // One page of the board in `options.order`, within `options.range`,
+  // starting `options.offset` entries after the cursor (or the start); see
+  // "Paging" above. O(partitions x log n + limit x log partitions), whatever
+  // the offset or the range. `InvalidArgument` for a limit of 0 or above
+  // max_page_size, metadata asked of a board that keeps none, or a cursor
   // that is malformed, damaged, from another board or for the other order.
   virtual absl::StatusOr<LeaderboardPage> ReadPage(
       const LeaderboardReadOptions& options) const = 0;
+
+  // The number of members whose score is in `range` (ZCOUNT).
+  // O(partitions x log n). Never fails in process.
+  virtual absl::StatusOr<uint64_t> CountInRange(
+      const ScoreRange& range) const = 0;
+
+  // The percentile rank of `member`: the percentage (0 to 100) of the
+  // board's members that rank below it, where a member tied with it ranks
+  // below only with RankStyle::kUnique. The only member of a board is at 0;
+  // the leader of 100 distinct scores at 99. `NotFound` if absent.
+  // O(partitions x log n).
+  virtual absl::StatusOr<double> Percentile(MemberId member) const = 0;
+
+  // A friends' board: the board restricted to `members` (followees, a
+  // clan; ids that are not on the board are skipped, duplicates count
+  // once). The best min(k, present members), best first, with ranks among
+  // them in the board's RankStyle. `InvalidArgument` unless
+  // 1 <= k <= max_page_size and members.size() <= kMaxAmongMembers. One
+  // snapshot of the board, exact; O(|members| x log |members|) plus one
+  // score lookup per member, independent of the board's size.
+  virtual absl::StatusOr<std::vector<LeaderboardEntry>> TopKAmong(
+      absl::Span<const MemberId> members, size_t k) const = 0;
+
+  // `member`'s rank among `members` plus itself. `NotFound` if `member`
+  // is not on the board; limits as TopKAmong.
+  virtual absl::StatusOr<uint64_t> RankAmong(
+      MemberId member, absl::Span<const MemberId> members) const = 0;
+
+  // Around(member, before, after) among `members` plus `member` itself.
+  virtual absl::StatusOr<std::vector<LeaderboardEntry>> AroundAmong(
+      MemberId member, absl::Span<const MemberId> members, size_t before,
+      size_t after) const = 0;
 
   // Number of members. In process, O(partitions) under every partition's
   // lock and never fails; a server backend asks each partition (one

@@ -156,6 +156,14 @@ std::vector<absl::StatusOr<int64_t>> Leaderboard::IncrementMany(
   return results;
 }
 
+std::vector<absl::StatusOr<WriteResult>> Leaderboard::WriteMany(
+    absl::Span<const ScoreWrite> writes) {
+  std::vector<absl::StatusOr<WriteResult>> results;
+  results.reserve(writes.size());
+  for (const ScoreWrite& write : writes) results.push_back(Write(write));
+  return results;
+}
+
 }  // namespace feedcore
 
 namespace feedcore::internal {

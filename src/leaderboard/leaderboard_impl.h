@@ -58,6 +58,12 @@ class LeaderboardImpl final : public Leaderboard {
   absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
   std::vector<absl::StatusOr<int64_t>> IncrementMany(
       absl::Span<const ScoreIncrement> increments) override;
+  absl::StatusOr<WriteResult> Write(const ScoreWrite& write) override;
+  std::vector<absl::StatusOr<WriteResult>> WriteMany(
+      absl::Span<const ScoreWrite> writes) override;
+  absl::Status SetMetadata(MemberId member,
+                           absl::string_view metadata) override;
+  absl::StatusOr<std::string> Metadata(MemberId member) const override;
   absl::Status Remove(MemberId member) override;
   absl::Status Clear() override;
   absl::StatusOr<int64_t> Score(MemberId member) const override;
@@ -68,6 +74,15 @@ class LeaderboardImpl final : public Leaderboard {
   absl::StatusOr<LeaderboardPage> ReadPage(
       const LeaderboardReadOptions& options) const override;
   absl::StatusOr<size_t> Size() const override;
+  absl::StatusOr<uint64_t> CountInRange(const ScoreRange& range) const override;
+  absl::StatusOr<double> Percentile(MemberId member) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopKAmong(
+      absl::Span<const MemberId> members, size_t k) const override;
+  absl::StatusOr<uint64_t> RankAmong(
+      MemberId member, absl::Span<const MemberId> members) const override;
+  absl::StatusOr<std::vector<LeaderboardEntry>> AroundAmong(
+      MemberId member, absl::Span<const MemberId> members, size_t before,
+      size_t after) const override;
   const LeaderboardOptions& options() const override { return options_; }
 
   // TopK that also adds to `*entries_read` the number of entries its merge

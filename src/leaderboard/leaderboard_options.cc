@@ -31,7 +31,40 @@ absl::Status ValidateLeaderboardOptions(const LeaderboardOptions& options) {
     return OutOfRange("LeaderboardOptions.max_page_size", options.max_page_size,
                       absl::StrCat("1..", kMaxLeaderboardPageSizeLimit));
   }
+  if (options.score_order != ScoreOrder::kHigherFirst &&
+      options.score_order != ScoreOrder::kLowerFirst) {
+    return OutOfRange("LeaderboardOptions.score_order",
+                      static_cast<int>(options.score_order),
+                      "ScoreOrder::kHigherFirst or ScoreOrder::kLowerFirst");
+  }
+  if (options.rank_style != RankStyle::kUnique &&
+      options.rank_style != RankStyle::kCompetition &&
+      options.rank_style != RankStyle::kDense) {
+    return OutOfRange("LeaderboardOptions.rank_style",
+                      static_cast<int>(options.rank_style),
+                      "RankStyle::kUnique, kCompetition or kDense");
+  }
+  if (options.max_metadata_bytes > kMaxMemberMetadataLimit) {
+    return OutOfRange("LeaderboardOptions.max_metadata_bytes",
+                      options.max_metadata_bytes,
+                      absl::StrCat("0..", kMaxMemberMetadataLimit));
+  }
   return absl::OkStatus();
+}
+
+std::string DescribeLeaderboardOptions(const LeaderboardOptions& options) {
+  return absl::StrCat(
+      "{partitions=", options.partitions, ", tie_break=",
+      options.tie_break == TieBreak::kEarlierUpdateFirst ? "kEarlierUpdateFirst"
+                                                         : "kLowerMemberFirst",
+      ", max_page_size=", options.max_page_size, ", score_order=",
+      options.score_order == ScoreOrder::kHigherFirst ? "kHigherFirst"
+                                                      : "kLowerFirst",
+      ", rank_style=",
+      options.rank_style == RankStyle::kUnique        ? "kUnique"
+      : options.rank_style == RankStyle::kCompetition ? "kCompetition"
+                                                      : "kDense",
+      ", max_metadata_bytes=", options.max_metadata_bytes, "}");
 }
 
 absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,

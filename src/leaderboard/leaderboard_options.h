@@ -4,6 +4,7 @@
 #define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
 
 #include <cstddef>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -12,6 +13,9 @@
 namespace feedcore::internal {
 
 absl::Status ValidateLeaderboardOptions(const LeaderboardOptions& options);
+
+// Every option, for messages: "{partitions=16, tie_break=..., ...}".
+std::string DescribeLeaderboardOptions(const LeaderboardOptions& options);
 
 // Checks that `value`, the argument named `what`, lies in
 // `min`..max_page_size.

@@ -31,14 +31,6 @@
 namespace feedcore {
 namespace {
 
-std::string Describe(const LeaderboardOptions& options) {
-  return absl::StrCat("{partitions=", options.partitions, ", tie_break=",
-                      options.tie_break == TieBreak::kEarlierUpdateFirst
-                          ? "kEarlierUpdateFirst"
-                          : "kLowerMemberFirst",
-                      ", max_page_size=", options.max_page_size, "}");
-}
-
 absl::Status NoSuchBoard(absl::string_view name) {
   return absl::NotFoundError(
       absl::StrCat("no leaderboard named \"", name, "\" in the registry"));
@@ -96,7 +88,8 @@ absl::StatusOr<std::shared_ptr<Leaderboard>> LeaderboardRegistry::GetOrCreate(
     if (board->options() != options) {
       return absl::AlreadyExistsError(absl::StrCat(
           "leaderboard \"", name, "\" exists with options ",
-          Describe(board->options()), ", not the ", Describe(options),
+          internal::DescribeLeaderboardOptions(board->options()), ", not the ",
+          internal::DescribeLeaderboardOptions(options),
           " asked for; use the same options, or Drop it first"));
     }
     return board;

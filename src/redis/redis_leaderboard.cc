@@ -125,6 +125,35 @@ class RedisLeaderboard final : public Leaderboard {
   absl::StatusOr<size_t> Size() const override;
   const LeaderboardOptions& options() const override { return options_; }
 
+  // Not mapped yet.
+  absl::StatusOr<WriteResult> Write(const ScoreWrite&) override {
+    return absl::UnimplementedError("Write");
+  }
+  absl::Status SetMetadata(MemberId, absl::string_view) override {
+    return absl::UnimplementedError("SetMetadata");
+  }
+  absl::StatusOr<std::string> Metadata(MemberId) const override {
+    return absl::UnimplementedError("Metadata");
+  }
+  absl::StatusOr<uint64_t> CountInRange(const ScoreRange&) const override {
+    return absl::UnimplementedError("CountInRange");
+  }
+  absl::StatusOr<double> Percentile(MemberId) const override {
+    return absl::UnimplementedError("Percentile");
+  }
+  absl::StatusOr<std::vector<LeaderboardEntry>> TopKAmong(
+      absl::Span<const MemberId>, size_t) const override {
+    return absl::UnimplementedError("TopKAmong");
+  }
+  absl::StatusOr<uint64_t> RankAmong(
+      MemberId, absl::Span<const MemberId>) const override {
+    return absl::UnimplementedError("RankAmong");
+  }
+  absl::StatusOr<std::vector<LeaderboardEntry>> AroundAmong(
+      MemberId, absl::Span<const MemberId>, size_t, size_t) const override {
+    return absl::UnimplementedError("AroundAmong");
+  }
+
  private:
   enum class Mode { kKey, kFirst, kLast };
 
