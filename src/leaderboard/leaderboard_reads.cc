@@ -1,0 +1,198 @@
+// LeaderboardImpl's reads: Score, Rank, TopK, Around, ReadPage.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "leaderboard/leaderboard_cursor.h"
+#include "leaderboard/leaderboard_options.h"
+#include "leaderboard/leaderboard_snapshot.h"
+
+namespace feedcore::internal {
+
+absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
+  const Partition& partition = partitions_[PartitionOf(member)];
+  ReaderLock lock(&partition.mu);
+  const PartitionData& data = *partition.data;
+  data.members.prefetch(member);  // as in Set
+  auto it = data.members.find(member);
+  if (it == data.members.end()) return MemberNotFound(member);
+  return it->second.score;
+}
+
+absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
+  const size_t home = PartitionOf(member);
+  SharedSnapshot snapshot(*this);
+  const PartitionData& home_data = snapshot.data(home);
+  home_data.members.prefetch(member);  // as in Set
+  auto it = home_data.members.find(member);
+  if (it == home_data.members.end()) return MemberNotFound(member);
+  const RankKey key{it->second.score, it->second.seq, member};
+  PerPartition<size_t> counts(snapshot.partitions());
+  snapshot.Bounds(key, /*upper=*/false, nullptr, counts.data(), home);
+  uint64_t rank = 0;
+  for (size_t p = 0; p < counts.size(); ++p) rank += counts[p];
+  return rank;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopK(
+    size_t k) const {
+  size_t entries_read = 0;
+  return TopKCounted(k, &entries_read);
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
+    size_t k, size_t* entries_read) const {
+  if (absl::Status s = ValidateReadSize("TopK k", k, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<LeaderboardEntry> out;
+  PerPartition<Position> runs(options_.partitions);
+  SharedSnapshot snapshot(*this);
+  size_t size = 0;
+  for (size_t p = 0; p < snapshot.partitions(); ++p) {
+    runs[p] = snapshot.data(p).tree.First();
+    size += snapshot.data(p).tree.size();
+  }
+  out.reserve(std::min(k, size));
+  Merge(
+      runs.span(), /*best_first=*/true, k, /*probe=*/false, entries_read,
+      [&out](const RankKey& key) { out.push_back(EntryOf(key, out.size())); });
+  return out;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>>
+LeaderboardImpl::TopKReadingKPerPartition(size_t k,
+                                          size_t* entries_read) const {
+  if (absl::Status s = ValidateReadSize("TopK k", k, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<RankKey> gathered;
+  {
+    SharedSnapshot snapshot(*this);
+    gathered.reserve(k * snapshot.partitions());
+    for (size_t p = 0; p < snapshot.partitions(); ++p) {
+      size_t taken = 0;
+      for (Position at = snapshot.data(p).tree.First(); at.valid() && taken < k;
+           at = at.next(), ++taken) {
+        gathered.push_back(at.key());
+      }
+      *entries_read += taken;
+    }
+  }
+  const size_t keep = std::min(k, gathered.size());
+  std::partial_sort(gathered.begin(), gathered.begin() + keep, gathered.end(),
+                    RanksAbove);
+  std::vector<LeaderboardEntry> out;
+  out.reserve(keep);
+  for (size_t i = 0; i < keep; ++i) out.push_back(EntryOf(gathered[i], i));
+  return out;
+}
+
+absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
+    MemberId member, size_t before, size_t after) const {
+  if (absl::Status s =
+          ValidateReadSize("Around before", before, 0, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ValidateReadSize("Around after", after, 0, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  const size_t home = PartitionOf(member);
+  const size_t partitions = options_.partitions;
+  PerPartition<Position> above(partitions);  // runs towards the leader
+  PerPartition<Position> below(partitions);  // runs away from it
+  std::vector<LeaderboardEntry> out;
+  SharedSnapshot snapshot(*this);
+  const PartitionData& home_data = snapshot.data(home);
+  home_data.members.prefetch(member);  // as in Set
+  auto it = home_data.members.find(member);
+  if (it == home_data.members.end()) return MemberNotFound(member);
+  const RankKey key{it->second.score, it->second.seq, member};
+  PerPartition<size_t> counts(partitions);
+  snapshot.Bounds(key, /*upper=*/false, below.data(), counts.data(), home);
+  uint64_t rank = 0;
+  for (size_t p = 0; p < partitions; ++p) {
+    rank += counts[p];
+    // below[p] is the first entry not above `key`; the run towards the
+    // leader starts just before it.
+    above[p] =
+        below[p].valid() ? below[p].prev() : snapshot.data(p).tree.Last();
+  }
+  // In the member's own partition that first entry is the member.
+  below[home] = below[home].next();
+  out.reserve(std::min<uint64_t>(before, rank) + 1 + after);
+  size_t entries_read = 0;
+  Merge(above.span(), /*best_first=*/false, before, /*probe=*/false,
+        &entries_read, [&out, rank](const RankKey& at) {
+          out.push_back(EntryOf(at, rank - 1 - out.size()));
+        });
+  std::reverse(out.begin(), out.end());
+  out.push_back(EntryOf(key, rank));
+  uint64_t next_rank = rank + 1;
+  Merge(below.span(), /*best_first=*/true, after, /*probe=*/false,
+        &entries_read, [&out, &next_rank](const RankKey& at) {
+          out.push_back(EntryOf(at, next_rank++));
+        });
+  return out;
+}
+
+absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
+    const LeaderboardReadOptions& options) const {
+  absl::StatusOr<std::optional<RankKey>> start =
+      ValidateReadPage(options, board_id_, options_.max_page_size);
+  if (!start.ok()) return start.status();
+  const std::optional<RankKey> after = *start;
+  const bool best_first = options.order == LeaderboardOrder::kBestFirst;
+
+  LeaderboardPage page;
+  PerPartition<Position> runs(options_.partitions);
+  {
+    SharedSnapshot snapshot(*this);
+    // Best-first: `rank` is the rank of the next entry to return, the
+    // number of entries at or above the cursor. Worst-first: it is one more
+    // than that rank, the number of entries above the cursor.
+    uint64_t rank = 0;
+    const size_t partitions = snapshot.partitions();
+    PerPartition<size_t> counts(partitions);
+    if (after.has_value()) {
+      // Best-first: the first entry below the cursor. Worst-first: the
+      // first entry not above it, whose predecessor is where the run
+      // starts.
+      snapshot.Bounds(*after, /*upper=*/best_first, runs.data(), counts.data());
+    }
+    for (size_t p = 0; p < partitions; ++p) {
+      const RankedBtree& tree = snapshot.data(p).tree;
+      if (!after.has_value()) {
+        runs[p] = best_first ? tree.First() : tree.Last();
+        counts[p] = best_first ? 0 : tree.size();
+      } else if (!best_first) {
+        runs[p] = runs[p].valid() ? runs[p].prev() : tree.Last();
+      }
+      rank += counts[p];
+    }
+    page.entries.reserve(options.limit);
+    size_t entries_read = 0;
+    RankKey last;
+    const bool more = Merge(
+        runs.span(), best_first, options.limit, /*probe=*/true, &entries_read,
+        [&page, &rank, &last, best_first](const RankKey& key) {
+          last = key;
+          page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
+        });
+    if (more) {
+      page.next_cursor = EncodeLeaderboardCursor(
+          LeaderboardCursor{board_id_, options.order, last});
+    }
+  }
+  return page;
+}
+
+}  // namespace feedcore::internal

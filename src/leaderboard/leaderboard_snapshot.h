@@ -1,0 +1,137 @@
+// What the parts of LeaderboardImpl share: the snapshot of every partition
+// that cross-partition reads hold, the per-partition scratch arrays, the
+// k-way merge of partition runs, and the errors and entries they return.
+// Only src/leaderboard/ includes it.
+#ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_SNAPSHOT_H_
+#define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_SNAPSHOT_H_
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "leaderboard/leaderboard_impl.h"
+
+namespace feedcore::internal {
+
+inline absl::Status MemberNotFound(MemberId member) {
+  return absl::NotFoundError(
+      absl::StrCat("member ", member, " is not on the leaderboard"));
+}
+
+inline LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
+  return LeaderboardEntry{key.member, key.score, rank};
+}
+
+// A value-initialized array of `n` elements of T that lives on the stack
+// for up to 32 partitions, so that the per-partition scratch space of a read
+// costs no allocation in the common configurations.
+template <typename T>
+class PerPartition {
+ public:
+  explicit PerPartition(size_t n) : size_(n) {
+    if (n > kInline) heap_.resize(n);
+    data_ = n > kInline ? heap_.data() : inline_.data();
+  }
+  PerPartition(const PerPartition&) = delete;
+  PerPartition& operator=(const PerPartition&) = delete;
+
+  T* data() { return data_; }
+  T& operator[](size_t i) { return data_[i]; }
+  size_t size() const { return size_; }
+  absl::Span<const T> span() const { return {data_, size_}; }
+
+ private:
+  static constexpr size_t kInline = 32;
+  std::array<T, kInline> inline_{};
+  std::vector<T> heap_;
+  T* data_;
+  const size_t size_;
+};
+
+// Holds every partition's lock shared, taken in ascending index and
+// released in descending index, and is the proof of holding them that
+// reading a partition's data requires. clang's analysis cannot follow a
+// lock taken in a loop, so this class is where it is told.
+class LeaderboardImpl::SharedSnapshot {
+ public:
+  explicit SharedSnapshot(const LeaderboardImpl& board)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS : board_(board) {
+    for (size_t p = 0; p < board_.options_.partitions; ++p) {
+      board_.partitions_[p].mu.ReaderLock();
+    }
+  }
+  ~SharedSnapshot() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    for (size_t p = board_.options_.partitions; p-- > 0;) {
+      board_.partitions_[p].mu.ReaderUnlock();
+    }
+  }
+  SharedSnapshot(const SharedSnapshot&) = delete;
+  SharedSnapshot& operator=(const SharedSnapshot&) = delete;
+
+  const PartitionData& data(size_t p) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return *board_.partitions_[p].data;
+  }
+  size_t partitions() const { return board_.options_.partitions; }
+
+  // For every partition p: positions[p] (if positions is not null) and
+  // counts[p] get the partition's lower bound of `key` (upper bound with
+  // `upper`), found by interleaved descents. `holder` is the partition
+  // that holds `key` itself, if one does.
+  void Bounds(const RankKey& key, bool upper, Position* positions,
+              size_t* counts, size_t holder = RankedBtree::kNoHolder) const {
+    PerPartition<const RankedBtree*> trees(partitions());
+    for (size_t p = 0; p < trees.size(); ++p) trees[p] = &data(p).tree;
+    RankedBtree::BoundMany(trees.data(), trees.size(), key, upper, positions,
+                           counts, holder);
+  }
+
+ private:
+  const LeaderboardImpl& board_;
+};
+
+template <typename Emit>
+inline bool LeaderboardImpl::Merge(absl::Span<const Position> runs,
+                                   bool best_first, size_t want, bool probe,
+                                   size_t* entries_read, Emit&& emit) {
+  if (want == 0 && !probe) return false;
+  // A binary heap whose top is the next entry in the merged order; each
+  // item carries its entry's key, read once when the item enters.
+  struct Item {
+    RankKey key;
+    Position at;
+  };
+  const auto after = [best_first](const Item& a, const Item& b) {
+    return best_first ? RanksAbove(b.key, a.key) : RanksAbove(a.key, b.key);
+  };
+  PerPartition<Item> storage(runs.size());
+  Item* const heap = storage.data();
+  size_t size = 0;
+  for (const Position& start : runs) {
+    if (start.valid()) heap[size++] = Item{start.key(), start};
+  }
+  *entries_read += size;
+  std::make_heap(heap, heap + size, after);
+  for (size_t emitted = 0; emitted < want && size > 0;) {
+    std::pop_heap(heap, heap + size, after);
+    Item& item = heap[size - 1];
+    emit(item.key);
+    ++emitted;
+    const Position successor = best_first ? item.at.next() : item.at.prev();
+    if (successor.valid() && (emitted < want || probe)) {
+      item = Item{successor.key(), successor};
+      ++*entries_read;
+      std::push_heap(heap, heap + size, after);
+    } else {
+      --size;
+    }
+  }
+  return probe && size > 0;
+}
+
+}  // namespace feedcore::internal
+
+#endif  // FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_SNAPSHOT_H_
