@@ -159,6 +159,10 @@ class LeaderboardImpl final : public Leaderboard {
 
   class SharedSnapshot;
 
+  // The entry of the tree key `key` (its rank score turned back into the
+  // score) at rank `rank`.
+  LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) const;
+
   struct Recording {
     ChangeLog* log;
     std::string name;

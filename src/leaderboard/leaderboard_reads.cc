@@ -58,9 +58,10 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
     size += snapshot.data(p).tree.size();
   }
   out.reserve(std::min(k, size));
-  Merge(
-      runs.span(), /*best_first=*/true, k, /*probe=*/false, entries_read,
-      [&out](const RankKey& key) { out.push_back(EntryOf(key, out.size())); });
+  Merge(runs.span(), /*best_first=*/true, k, /*probe=*/false, entries_read,
+        [this, &out](const RankKey& key) {
+          out.push_back(EntryOf(key, out.size()));
+        });
   return out;
 }
 
@@ -131,14 +132,14 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
   out.reserve(std::min<uint64_t>(before, rank) + 1 + after);
   size_t entries_read = 0;
   Merge(above.span(), /*best_first=*/false, before, /*probe=*/false,
-        &entries_read, [&out, rank](const RankKey& at) {
+        &entries_read, [this, &out, rank](const RankKey& at) {
           out.push_back(EntryOf(at, rank - 1 - out.size()));
         });
   std::reverse(out.begin(), out.end());
   out.push_back(EntryOf(key, rank));
   uint64_t next_rank = rank + 1;
   Merge(below.span(), /*best_first=*/true, after, /*probe=*/false,
-        &entries_read, [&out, &next_rank](const RankKey& at) {
+        &entries_read, [this, &out, &next_rank](const RankKey& at) {
           out.push_back(EntryOf(at, next_rank++));
         });
   return out;
@@ -183,7 +184,7 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
     RankKey last;
     const bool more = Merge(
         runs.span(), best_first, options.limit, /*probe=*/true, &entries_read,
-        [&page, &rank, &last, best_first](const RankKey& key) {
+        [this, &page, &rank, &last, best_first](const RankKey& key) {
           last = key;
           page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
         });

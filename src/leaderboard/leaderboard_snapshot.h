@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "leaderboard/leaderboard_impl.h"
+#include "leaderboard/score_order.h"
 
 namespace feedcore::internal {
 
@@ -22,8 +23,10 @@ inline absl::Status MemberNotFound(MemberId member) {
       absl::StrCat("member ", member, " is not on the leaderboard"));
 }
 
-inline LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
-  return LeaderboardEntry{key.member, key.score, rank};
+inline LeaderboardEntry LeaderboardImpl::EntryOf(const RankKey& key,
+                                                 uint64_t rank) const {
+  return LeaderboardEntry{
+      key.member, ScoreOfRankScore(key.score, options_.score_order), rank};
 }
 
 // A value-initialized array of `n` elements of T that lives on the stack
