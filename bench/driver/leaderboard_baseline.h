@@ -5,6 +5,7 @@
 #ifndef FEEDCORE_BENCH_DRIVER_LEADERBOARD_BASELINE_H_
 #define FEEDCORE_BENCH_DRIVER_LEADERBOARD_BASELINE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -48,6 +49,54 @@ class StdMapLeaderboard {
     std::vector<std::pair<MemberId, int64_t>> top;
     for (auto it = order_.begin(); it != order_.end() && top.size() < k; ++it) {
       top.emplace_back(it->second, -it->first);
+    }
+    return top;
+  }
+
+  // Keep-best writes under one lock: a new score replaces the old one only
+  // when it is higher (or the member is new).
+  void KeepBestMany(absl::Span<const ScoreWrite> writes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const ScoreWrite& write : writes) {
+      auto it = scores_.find(write.member);
+      if (it == scores_.end()) {
+        IncrementLocked(write.member, write.value);
+      } else if (write.value > it->second) {
+        IncrementLocked(write.member, write.value - it->second);
+      }
+    }
+  }
+
+  // Up to `limit` (member, score) pairs from rank `offset`, walking the
+  // set from the top: O(offset).
+  std::vector<std::pair<MemberId, int64_t>> Page(uint64_t offset,
+                                                 size_t limit) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::pair<MemberId, int64_t>> page;
+    auto it = order_.begin();
+    for (uint64_t i = 0; i < offset && it != order_.end(); ++i) ++it;
+    for (; it != order_.end() && page.size() < limit; ++it) {
+      page.emplace_back(it->second, -it->first);
+    }
+    return page;
+  }
+
+  // The best `k` of `members` (absent ones skipped, duplicates once).
+  std::vector<std::pair<MemberId, int64_t>> TopAmong(
+      absl::Span<const MemberId> members, size_t k) const {
+    std::vector<std::pair<int64_t, MemberId>> found;  // (-score, member)
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (MemberId member : members) {
+        auto it = scores_.find(member);
+        if (it != scores_.end()) found.emplace_back(-it->second, member);
+      }
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    std::vector<std::pair<MemberId, int64_t>> top;
+    for (size_t i = 0; i < found.size() && i < k; ++i) {
+      top.emplace_back(found[i].second, -found[i].first);
     }
     return top;
   }

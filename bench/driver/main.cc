@@ -8,7 +8,7 @@
 //                  [--redis_cluster=false] [size flags, see --help]
 //
 // Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
-// memory, durability. Exit status: 0 when every answer matched, 1 on a mismatch
+// game-leaderboard, memory, durability. Exit status: 0 when every answer matched, 1 on a mismatch
 // or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
@@ -35,7 +35,7 @@
 
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
-          "mixed-feed, leaderboard, memory, durability");
+          "mixed-feed, leaderboard, game-leaderboard, memory, durability");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -136,6 +136,7 @@ constexpr NamedScenario kScenarios[] = {
     {"timeline-read", RunTimelineRead, true},
     {"mixed-feed", RunMixedFeed, false},
     {"leaderboard", RunLeaderboard, false},
+    {"game-leaderboard", RunGameLeaderboard, false},
     {"memory", RunMemory, false},
     {"durability", RunDurability, false},
 };

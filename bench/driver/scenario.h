@@ -93,6 +93,7 @@ void RunCelebrityPost(RunContext& context);
 void RunTimelineRead(RunContext& context);
 void RunMixedFeed(RunContext& context);
 void RunLeaderboard(RunContext& context);
+void RunGameLeaderboard(RunContext& context);
 void RunMemory(RunContext& context);
 void RunDurability(RunContext& context);
 
