@@ -418,7 +418,10 @@ class FEEDCORE_EXPORT Leaderboard {
   // keep-best writes racing on one member leave the better score, and an
   // only-if-absent write adds the member at most once. The result says
   // what happened and the score after it. Errors, changing nothing:
-  // `OutOfRange` for an increment whose result would not fit in int64;
+  // `OutOfRange` for an increment whose result would not fit in int64
+  // (checked after the presence conditions: kIfAbsent on a member that is
+  // there, or kIfPresent... on one that is not, is kNotApplied whatever
+  // the increment);
   // `InvalidArgument` for an op or condition out of range, or metadata on a
   // board that keeps none or longer than max_metadata_bytes. A condition
   // that does not hold is not an error (kNotApplied). With
