@@ -4,12 +4,15 @@
 // tests/model/leaderboard_model.h).
 //
 // The input chooses the configuration (shards, timeline cap, page size,
-// partitions, tie-break) and then one call after another: Insert,
+// partitions, tie-break, score order, metadata limit) and then one call
+// after another: Insert,
 // InsertFanout, InsertBatch (valid or with a bad argument), Remove, paged
 // reads in either order with windows and cursors kept across other calls,
 // clock advances, EvictExpired with any budget, and on the board Set,
-// Increment and IncrementMany (overflow included), Remove, Clear, Score,
-// Rank, TopK, Around and ReadPage with any k, limit or neighbour count. A
+// Increment and IncrementMany (overflow included), Write and WriteMany
+// (any op, condition and metadata, invalid ones included), SetMetadata,
+// Remove, Clear, Score, Metadata, Rank, TopK, Around and ReadPage (with
+// metadata or not) with any k, limit or neighbour count. A
 // call that must fail must fail with the documented code and change
 // nothing; every other answer must equal the model's. The model tests draw the
 // same calls from a seeded generator; here libFuzzer steers them towards new
@@ -87,10 +90,14 @@ class Driver {
         tie_break_(in.Bool() ? TieBreak::kLowerMemberFirst
                              : TieBreak::kEarlierUpdateFirst),
         model_(EngineOptionsFor(shards_, cap_, max_page_)),
-        board_({.partitions = 1 + in.Below(4),
-                .tie_break = tie_break_,
-                .max_page_size = board_page_}),
-        board_model_(tie_break_) {
+        board_options_({.partitions = 1 + in.Below(4),
+                        .tie_break = tie_break_,
+                        .max_page_size = board_page_,
+                        .score_order = in.Bool() ? ScoreOrder::kLowerFirst
+                                                 : ScoreOrder::kHigherFirst,
+                        .max_metadata_bytes = in.Below(4)}),
+        board_(board_options_),
+        board_model_(board_options_) {
     EngineOptions options = EngineOptionsFor(shards_, cap_, max_page_);
     options.sweep_interval = 0;
     options.fanout_threads = 0;
@@ -402,9 +409,27 @@ class Driver {
     }
   }
 
+  // A write of any op and condition, valid or not.
+  ScoreWrite AnyWrite() {
+    ScoreWrite write;
+    write.member = Member();
+    write.op = static_cast<WriteOp>(in_.Below(in_.Below(16) == 0 ? 256 : 2));
+    write.value = Score();
+    write.condition =
+        static_cast<WriteCondition>(in_.Below(in_.Below(16) == 0 ? 256 : 7));
+    if (in_.Bool()) write.metadata = in_.Bytes(5);
+    return write;
+  }
+
+  static void CheckWritten(const absl::StatusOr<WriteResult>& got,
+                           const absl::StatusOr<WriteResult>& want) {
+    FUZZ_CHECK(got.status().code() == want.status().code());
+    if (want.ok()) FUZZ_CHECK(*got == *want);
+  }
+
   void BoardWrite() {
     const MemberId member = Member();
-    switch (in_.Below(8)) {
+    switch (in_.Below(11)) {
       case 0:
       case 1:
       case 2: {
@@ -434,6 +459,28 @@ class Driver {
           CheckIncremented(
               got[i], board_model_.Increment(batch[i].member, batch[i].delta));
         }
+        break;
+      }
+      case 8: {
+        const ScoreWrite write = AnyWrite();
+        CheckWritten(board_.Write(write), board_model_.Write(write));
+        break;
+      }
+      case 9: {
+        std::vector<ScoreWrite> batch(in_.Below(24));
+        for (ScoreWrite& write : batch) write = AnyWrite();
+        const std::vector<absl::StatusOr<WriteResult>> got =
+            board_.WriteMany(batch);
+        FUZZ_CHECK(got.size() == batch.size());
+        for (size_t i = 0; i < batch.size(); ++i) {
+          CheckWritten(got[i], board_model_.Write(batch[i]));
+        }
+        break;
+      }
+      case 10: {
+        const std::string metadata = in_.Bytes(5);
+        FUZZ_CHECK(board_.SetMetadata(member, metadata).code() ==
+                   board_model_.SetMetadata(member, metadata).code());
         break;
       }
       case 6: {
@@ -472,15 +519,23 @@ class Driver {
     const std::vector<RankKey> sorted = board_model_.Sorted();
     const MemberId member = Member();
     const std::optional<RankKey> key = board_model_.Find(member);
-    switch (in_.Below(4)) {
+    const ScoreOrder order = board_options_.score_order;
+    switch (in_.Below(5)) {
       case 0: {
         const absl::StatusOr<int64_t> score = board_.Score(member);
         FUZZ_CHECK(score.ok() == key.has_value());
         if (key) {
-          FUZZ_CHECK(*score == key->score);
+          FUZZ_CHECK(*score == *board_model_.Score(member));
         } else {
           FUZZ_CHECK(absl::IsNotFound(score.status()));
         }
+        break;
+      }
+      case 4: {
+        const absl::StatusOr<std::string> got = board_.Metadata(member);
+        const absl::StatusOr<std::string> want = board_model_.Metadata(member);
+        FUZZ_CHECK(got.status().code() == want.status().code());
+        if (want.ok()) FUZZ_CHECK(*got == *want);
         break;
       }
       case 1: {
@@ -501,7 +556,7 @@ class Driver {
           FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
         } else {
           FUZZ_CHECK(top.ok());
-          FUZZ_CHECK(*top == testing::ModelEntries(sorted, 0, k));
+          FUZZ_CHECK(*top == testing::ModelEntries(sorted, 0, k, order));
         }
         break;
       }
@@ -518,8 +573,8 @@ class Driver {
           FUZZ_CHECK(around.ok());
           const size_t at = testing::ModelRank(sorted, *key);
           const size_t from = at >= before ? at - before : 0;
-          FUZZ_CHECK(*around ==
-                     testing::ModelEntries(sorted, from, at + after + 1));
+          FUZZ_CHECK(*around == testing::ModelEntries(sorted, from,
+                                                      at + after + 1, order));
         }
         break;
       }
@@ -536,17 +591,21 @@ class Driver {
     read.order = board_walk_.order;
     read.cursor = board_walk_.cursor;
     read.limit = Count();
+    read.with_metadata = in_.Bool();
     const absl::StatusOr<LeaderboardPage> page = board_.ReadPage(read);
-    if (read.limit == 0 || read.limit > board_page_) {
+    if (read.limit == 0 || read.limit > board_page_ ||
+        (read.with_metadata && board_options_.max_metadata_bytes == 0)) {
       FUZZ_CHECK(absl::IsInvalidArgument(page.status()));
       return;
     }
     FUZZ_CHECK(page.ok());
     bool more = false;
     RankKey last;
-    FUZZ_CHECK(page->entries ==
-               testing::ModelPage(board_model_.Sorted(), read.order,
-                                  board_walk_.after, read.limit, &more, &last));
+    std::vector<LeaderboardEntry> want = testing::ModelPage(
+        board_model_.Sorted(), read.order, board_walk_.after, read.limit, &more,
+        &last, board_options_.score_order);
+    if (read.with_metadata) board_model_.FillMetadata(want);
+    FUZZ_CHECK(page->entries == want);
     FUZZ_CHECK(page->next_cursor.empty() == !more);
     if (more) {
       board_walk_.cursor = page->next_cursor;
@@ -564,6 +623,7 @@ class Driver {
   const TieBreak tie_break_;
   std::unique_ptr<FeedEngine> engine_;
   testing::FeedModel model_;
+  const LeaderboardOptions board_options_;
   internal::LeaderboardImpl board_;
   testing::LeaderboardModel board_model_;
   std::vector<Walk> walks_;

@@ -57,6 +57,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -120,8 +122,11 @@ enum class ChangeKind : uint8_t {
   kBoardCreate = 14,
   // The registry dropped `board`.
   kBoardDrop = 15,
-  // Member `entity` now has `score`; `update_sequence` orders it among
-  // equal scores (TieBreak::kEarlierUpdateFirst).
+  // Member `entity` now has `score` (the score itself, whatever the
+  // board's ScoreOrder); `update_sequence` orders it among equal scores
+  // (TieBreak::kEarlierUpdateFirst). When `metadata` is set, the member's
+  // metadata is now those bytes (empty: none); otherwise it is unchanged.
+  // A change of metadata alone repeats the member's score and sequence.
   kScoreSet = 16,
   // Member `entity` was removed.
   kScoreRemove = 17,
@@ -182,6 +187,7 @@ struct ChangeRecord {
   LeaderboardOptions board_options;
   int64_t score = 0;
   uint64_t update_sequence = 0;
+  std::optional<std::string> metadata;
 
   friend bool operator==(const ChangeRecord&, const ChangeRecord&) = default;
 };
@@ -212,8 +218,8 @@ struct StreamPosition {
 struct ChangeStreamOptions {
   // Records retained, 1..2^40.
   size_t max_records = 1'000'000;
-  // Approximate bytes of retained records (fixed size plus owners, keys and
-  // payload), 1 KiB..2^48. The newest record is always kept, however large.
+  // Approximate bytes of retained records (fixed size plus owners, keys,
+  // payload and metadata), 1 KiB..2^48. The newest record is always kept, however large.
   size_t max_bytes = size_t{256} << 20;
   // Records older than this are dropped; 0 keeps them regardless of age.
   Micros max_age = 0;

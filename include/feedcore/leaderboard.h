@@ -250,7 +250,7 @@ struct ScoreWrite {
   // When set, and the write applies, the member's metadata becomes these
   // bytes (empty removes it), even if the score stays the same. Refused on
   // a board whose max_metadata_bytes is 0 or below the size.
-  std::optional<std::string> metadata;
+  std::optional<std::string> metadata = std::nullopt;
 
   friend bool operator==(const ScoreWrite&, const ScoreWrite&) = default;
 };
@@ -418,7 +418,10 @@ class FEEDCORE_EXPORT Leaderboard {
   // keep-best writes racing on one member leave the better score, and an
   // only-if-absent write adds the member at most once. The result says
   // what happened and the score after it. Errors, changing nothing:
-  // `OutOfRange` for an increment whose result would not fit in int64;
+  // `OutOfRange` for an increment whose result would not fit in int64
+  // (checked after the presence conditions: kIfAbsent on a member that is
+  // there, or kIfPresent... on one that is not, is kNotApplied whatever
+  // the increment);
   // `InvalidArgument` for an op or condition out of range, or metadata on a
   // board that keeps none or longer than max_metadata_bytes. A condition
   // that does not hold is not an error (kNotApplied). With

@@ -4,12 +4,24 @@
 // in partition XXH3_64bits(member) % N. A partition is a lock and a pointer
 // to its data: the RankedBtree of its members (best first, an
 // order-statistic B+tree) and a flat hash map member -> (score, update
-// sequence), the member's current RankKey less the member. Entries move
+// sequence), the member's current RankKey less the member. Both hold rank
+// scores (score_order.h): the score itself on a kHigherFirst board, ~score
+// on a kLowerFirst one, so that the tree's best-first order is the board's
+// on either; scores are turned into rank scores where a write enters and
+// back where an entry or a score leaves (EntryOf, Score), and increments
+// and their overflow checks are computed on scores. Entries move
 // between and within the tree's leaves, so the map keeps no pointer into
 // the tree: a write or a read that needs the member's place descends to its
 // key, whose upper levels are in cache. The data sits behind a pointer so
 // that Clear() can exchange it for an empty one under the locks and free
 // the old one after releasing them.
+//
+// Metadata. A third structure per partition, a flat hash map member ->
+// bytes, holds the members that have metadata and nothing else: an empty
+// map allocates nothing, so a board or a member without metadata pays no
+// memory for it, and the tree and the member map, which every write and
+// read walks, stay as compact as on a board without metadata. It goes with
+// the member (Remove) and with the partition's data (Clear).
 //
 // Update sequence. With TieBreak::kEarlierUpdateFirst every score change
 // takes the next value of one per-board atomic counter while holding its
@@ -36,10 +48,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/ranked_btree.h"
+#include "leaderboard/score_order.h"
 #include "memory/huge_page_allocator.h"
 #include "memory/huge_page_pool.h"
 #include "stream/change_log.h"
@@ -114,12 +128,16 @@ class LeaderboardImpl final : public Leaderboard {
 
   // Make a recorded change exactly as recorded (and record it, if this
   // board records).
-  void ApplyScore(MemberId member, int64_t score, uint64_t update_sequence);
+  // `score` is the score (not the rank score); a non-null `metadata`
+  // replaces the member's metadata (empty: none).
+  void ApplyScore(MemberId member, int64_t score, uint64_t update_sequence,
+                  const std::string* metadata = nullptr);
   void ApplyRemove(MemberId member);
   void ApplyClear(size_t partition);
 
-  // Appends partition `p`'s members (member, score, update sequence),
-  // copied under its lock held shared, to `out`, and returns `log`'s next
+  // Appends partition `p`'s members (member, score, update sequence) and
+  // their metadata, copied under its lock held shared, to `out` (layout in
+  // leaderboard_replay.cc), and returns `log`'s next
   // sequence number read under that lock (0 without a log).
   uint64_t SerializePartition(size_t p, const ChangeLog* log,
                               std::string* out) const;
@@ -136,17 +154,23 @@ class LeaderboardImpl final : public Leaderboard {
 
   // A member's current key, less the member (the map's key).
   struct Placed {
-    int64_t score;
+    int64_t score;  // the rank score
     uint64_t seq;
   };
+
+  using MemberMap =
+      absl::flat_hash_map<MemberId, Placed, absl::Hash<MemberId>,
+                          std::equal_to<MemberId>,
+                          HugePageAllocator<std::pair<const MemberId, Placed>>>;
+
+  // Only the members with metadata, never an empty string.
+  using MetadataMap = absl::flat_hash_map<MemberId, std::string>;
 
   struct PartitionData {
     explicit PartitionData(HugePagePool* leaf_pool) : tree(leaf_pool) {}
     RankedBtree tree;
-    absl::flat_hash_map<MemberId, Placed, absl::Hash<MemberId>,
-                        std::equal_to<MemberId>,
-                        HugePageAllocator<std::pair<const MemberId, Placed>>>
-        members;
+    MemberMap members;
+    MetadataMap metadata;
   };
 
   struct alignas(64) Partition {
@@ -162,6 +186,12 @@ class LeaderboardImpl final : public Leaderboard {
   // The entry of the tree key `key` (its rank score turned back into the
   // score) at rank `rank`.
   LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) const;
+  int64_t ToRankScore(int64_t score) const {
+    return RankScoreOf(score, options_.score_order);
+  }
+  int64_t ToScore(int64_t rank_score) const {
+    return ScoreOfRankScore(rank_score, options_.score_order);
+  }
 
   struct Recording {
     ChangeLog* log;
@@ -174,37 +204,80 @@ class LeaderboardImpl final : public Leaderboard {
   absl::StatusOr<int64_t> IncrementInMemory(MemberId member, int64_t delta);
   std::vector<absl::StatusOr<int64_t>> IncrementManyInMemory(
       absl::Span<const ScoreIncrement> increments);
+  absl::StatusOr<WriteResult> WriteInMemory(const ScoreWrite& write);
+  // Applies the elements whose result is OK (the others failed
+  // validation), replacing each result with the element's own.
+  void WriteManyInMemory(absl::Span<const ScoreWrite> writes,
+                         absl::StatusOr<WriteResult>* results);
+  absl::Status SetMetadataInMemory(MemberId member, absl::string_view metadata);
   absl::Status RemoveInMemory(MemberId member);
   absl::Status ClearInMemory();
   // The change log recorded into, or null.
   const ChangeLog* log() const;
+  // InvalidArgument naming the field unless `write` can be applied here:
+  // a known op and condition, metadata that the board keeps.
+  absl::Status ValidateWrite(const ScoreWrite& write) const;
+  // InvalidArgument unless the board keeps metadata of `size` bytes;
+  // `field` names the argument.
+  absl::Status ValidateMetadata(absl::string_view field, size_t size) const;
+
   // Appends a record of a change to `partition` (whose lock is held
-  // exclusively). REQUIRES: recording_.
+  // exclusively); `score` is the score, not the rank score, and a non-null
+  // `metadata` the member's new metadata. REQUIRES: recording_.
   void Record(ChangeKind kind, size_t partition, MemberId member, int64_t score,
-              uint64_t update_sequence) const;
+              uint64_t update_sequence,
+              const std::string* metadata = nullptr) const;
   // Puts `member` at `key` in `data` (inserting or moving it).
   static void PlaceLocked(PartitionData& data, MemberId member,
                           const RankKey& key);
 
   // The update sequence for a score change being applied now.
   uint64_t NextSeq();
-  // Adds `delta` to `member`'s score in partition `p`, whose lock is held
-  // exclusively, and records the change. `take_seq(current)` gives the
-  // change's update sequence, `current` being the member's sequence before
-  // it (0 when absent); it is called only when the score changes. `hint`:
-  // the RankedBtree::WriteHint started for this change, or null.
+
+  // Every write to a member ends here, in partition `p` whose lock is held
+  // exclusively: gives `member`, whose map slot is `it` (just emplaced when
+  // `added`), the rank score `rank_score` and, when `metadata` is not null,
+  // the metadata `*metadata` (empty: none), and records what changed.
+  // `take_seq(current)` gives the update sequence of a score change,
+  // `current` being the member's sequence before it (0 when absent); it is
+  // called only when the score changes. `hint`: the RankedBtree::WriteHint
+  // started for this write, or null. If memory runs out (std::bad_alloc),
+  // nothing has changed.
+  template <typename TakeSeq>
+  WriteOutcome StoreLocked(PartitionData& data, size_t p, MemberId member,
+                           MemberMap::iterator it, bool added,
+                           int64_t rank_score,
+                           const RankedBtree::WriteHint* hint,
+                           TakeSeq&& take_seq, const std::string* metadata);
+  // Adds `delta` to `member`'s score (StoreLocked's arguments).
   template <typename TakeSeq>
   absl::StatusOr<int64_t> IncrementLocked(PartitionData& data, size_t p,
                                           MemberId member, int64_t delta,
                                           const RankedBtree::WriteHint* hint,
                                           TakeSeq&& take_seq);
-  // Applies the elements `indexes` (positions in `increments`, all of
+  // Applies the validated `write` (StoreLocked's arguments).
+  template <typename TakeSeq>
+  absl::StatusOr<WriteResult> WriteLocked(PartitionData& data, size_t p,
+                                          const ScoreWrite& write,
+                                          const RankedBtree::WriteHint* hint,
+                                          TakeSeq&& take_seq);
+  // IncrementMany and WriteMany: sorts `elements` by partition (stably)
+  // and calls `run(p, part, indexes, first_seq, results)` for each run of
+  // up to 128 elements of one partition, `indexes` being positions in
+  // `part` (a part of `elements`, whose results start at `results`).
+  // `skip(i)` leaves element i out (its result already set). Element i of
+  // `part` takes update sequence first_seq + i (kEarlierUpdateFirst).
+  template <typename Element, typename Result, typename Skip, typename Run>
+  void ApplyInRuns(absl::Span<const Element> elements, Result* results,
+                   Skip&& skip, Run&& run);
+  // Applies the elements `indexes` (positions in `elements`, all of
   // partition `p`, in the order given) under one hold of p's lock, with
-  // the memory of later elements prefetched while earlier ones apply.
-  // Element i takes update sequence first_seq + i (kEarlierUpdateFirst).
-  void IncrementRun(size_t p, absl::Span<const ScoreIncrement> increments,
-                    absl::Span<const uint32_t> indexes, uint64_t first_seq,
-                    absl::StatusOr<int64_t>* results);
+  // the memory of later elements prefetched while earlier ones apply:
+  // `apply(data, i, hint, take_seq)` applies element i.
+  template <typename Element, typename Apply>
+  void ApplyRun(size_t p, absl::Span<const Element> elements,
+                absl::Span<const uint32_t> indexes, uint64_t first_seq,
+                Apply&& apply);
   // Merges `runs` (one start position per partition, invalid for none),
   // which continue with next() when `best_first` and prev() otherwise,
   // calling `emit(key)` on the first `want` entries in that order. Adds the

@@ -10,20 +10,6 @@ absl::Status Pending(const char* call) {
 }
 }  // namespace
 
-absl::StatusOr<WriteResult> LeaderboardImpl::Write(const ScoreWrite&) {
-  return Pending("Write");
-}
-std::vector<absl::StatusOr<WriteResult>> LeaderboardImpl::WriteMany(
-    absl::Span<const ScoreWrite> writes) {
-  return std::vector<absl::StatusOr<WriteResult>>(writes.size(),
-                                                  Pending("WriteMany"));
-}
-absl::Status LeaderboardImpl::SetMetadata(MemberId, absl::string_view) {
-  return Pending("SetMetadata");
-}
-absl::StatusOr<std::string> LeaderboardImpl::Metadata(MemberId) const {
-  return Pending("Metadata");
-}
 absl::StatusOr<uint64_t> LeaderboardImpl::CountInRange(
     const ScoreRange&) const {
   return Pending("CountInRange");

@@ -19,7 +19,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
   data.members.prefetch(member);  // as in Set
   auto it = data.members.find(member);
   if (it == data.members.end()) return MemberNotFound(member);
-  return it->second.score;
+  return ToScore(it->second.score);
 }
 
 absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
@@ -150,6 +150,12 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
   absl::StatusOr<std::optional<RankKey>> start =
       ValidateReadPage(options, board_id_, options_.max_page_size);
   if (!start.ok()) return start.status();
+  if (options.with_metadata && options_.max_metadata_bytes == 0) {
+    return absl::InvalidArgumentError(
+        "LeaderboardReadOptions.with_metadata is set, but "
+        "LeaderboardOptions.max_metadata_bytes is 0: the board keeps no "
+        "metadata");
+  }
   const std::optional<RankKey> after = *start;
   const bool best_first = options.order == LeaderboardOrder::kBestFirst;
 
@@ -192,6 +198,7 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
       page.next_cursor = EncodeLeaderboardCursor(
           LeaderboardCursor{board_id_, options.order, last});
     }
+    if (options.with_metadata) snapshot.FillMetadata(absl::MakeSpan(page.entries));
   }
   return page;
 }

@@ -2,7 +2,11 @@
 // changes, applying recorded ones, and copying partitions.
 //
 // A partition's snapshot bytes: u64 members, then per member (best first)
-// u64 member, i64 score, u64 update sequence.
+// u64 member, i64 score, u64 update sequence; then u64 members with
+// metadata, then per such member (in the same order) u64 member, u64
+// length, the bytes. Scores are scores, not rank scores: the bytes mean
+// the same whatever the board's order. Records (ChangeRecord::score) carry
+// scores too.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +18,8 @@ namespace feedcore::internal {
 namespace {
 
 constexpr size_t kMemberBytes = 24;
+// A member with metadata: id, length, at least one byte.
+constexpr size_t kMinMetadataBytes = 8 + 8 + 1;
 
 absl::Status Corrupt(size_t partition, absl::string_view what) {
   return absl::DataLossError(
@@ -29,7 +35,8 @@ void LeaderboardImpl::StartRecording(ChangeLog* log, std::string name,
 }
 
 void LeaderboardImpl::Record(ChangeKind kind, size_t partition, MemberId member,
-                             int64_t score, uint64_t update_sequence) const {
+                             int64_t score, uint64_t update_sequence,
+                             const std::string* metadata) const {
   ChangeRecord record;
   record.kind = kind;
   record.domain = static_cast<uint32_t>(partition);
@@ -38,6 +45,7 @@ void LeaderboardImpl::Record(ChangeKind kind, size_t partition, MemberId member,
   record.entity = member;
   record.score = score;
   record.update_sequence = update_sequence;
+  if (metadata != nullptr) record.metadata = *metadata;
   recording_->log->Append(std::move(record));
 }
 
@@ -51,18 +59,28 @@ void LeaderboardImpl::PlaceLocked(PartitionData& data, MemberId member,
       data.members.erase(it);
       throw;
     }
-  } else {
+  } else if (it->second.score != key.score || it->second.seq != key.seq) {
     data.tree.Update(RankKey{it->second.score, it->second.seq, member}, key);
   }
   it->second = Placed{key.score, key.seq};
 }
 
 void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
-                                 uint64_t update_sequence) {
+                                 uint64_t update_sequence,
+                                 const std::string* metadata) {
   const size_t p = PartitionOf(member);
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
-  PlaceLocked(*partition.data, member, RankKey{score, update_sequence, member});
+  PartitionData& data = *partition.data;
+  PlaceLocked(data, member,
+              RankKey{ToRankScore(score), update_sequence, member});
+  if (metadata != nullptr) {
+    if (metadata->empty()) {
+      data.metadata.erase(member);
+    } else {
+      data.metadata.insert_or_assign(member, *metadata);
+    }
+  }
   // Later local changes must rank after every replayed one.
   uint64_t seen = next_seq_.load(std::memory_order_relaxed);
   while (seen < update_sequence &&
@@ -70,7 +88,8 @@ void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
                                           std::memory_order_relaxed)) {
   }
   if (recording_ != nullptr) {
-    Record(ChangeKind::kScoreSet, p, member, score, update_sequence);
+    Record(ChangeKind::kScoreSet, p, member, score, update_sequence,
+           metadata);
   }
 }
 
@@ -83,6 +102,7 @@ void LeaderboardImpl::ApplyRemove(MemberId member) {
   if (it != data.members.end()) {
     data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
     data.members.erase(it);
+    data.metadata.erase(member);
   }
   if (recording_ != nullptr) Record(ChangeKind::kScoreRemove, p, member, 0, 0);
 }
@@ -104,13 +124,25 @@ uint64_t LeaderboardImpl::SerializePartition(size_t p, const ChangeLog* log,
   const uint64_t cut = log != nullptr ? log->NextSequence() : 0;
   const PartitionData& data = *partition.data;
   ByteWriter w(out);
-  out->reserve(out->size() + 8 + data.tree.size() * kMemberBytes);
+  out->reserve(out->size() + 16 + data.tree.size() * kMemberBytes);
   w.U64(data.tree.size());
   for (Position at = data.tree.First(); at.valid(); at = at.next()) {
     const RankKey key = at.key();
     w.U64(key.member);
-    w.I64(key.score);
+    w.I64(ToScore(key.score));
     w.U64(key.seq);
+  }
+  // In the members' order rather than the map's, so that the same board
+  // gives the same bytes.
+  w.U64(data.metadata.size());
+  if (!data.metadata.empty()) {
+    for (Position at = data.tree.First(); at.valid(); at = at.next()) {
+      const MemberId member = at.key().member;
+      const auto it = data.metadata.find(member);
+      if (it == data.metadata.end()) continue;
+      w.U64(member);
+      w.Bytes(it->second);
+    }
   }
   return cut;
 }
@@ -125,7 +157,7 @@ absl::Status LeaderboardImpl::LoadPartition(size_t p, std::string_view bytes) {
   for (uint64_t i = 0; i < count && r.ok(); ++i) {
     RankKey key;
     key.member = r.U64();
-    key.score = r.I64();
+    key.score = ToRankScore(r.I64());
     key.seq = r.U64();
     if (!r.ok()) break;
     if (PartitionOf(key.member) != p) {
@@ -140,6 +172,26 @@ absl::Status LeaderboardImpl::LoadPartition(size_t p, std::string_view bytes) {
     }
     PlaceLocked(data, key.member, key);
     max_seq = std::max(max_seq, key.seq);
+  }
+  const uint64_t with_metadata = r.Count(kMinMetadataBytes);
+  for (uint64_t i = 0; i < with_metadata && r.ok(); ++i) {
+    const MemberId member = r.U64();
+    const std::string_view metadata = r.Bytes();
+    if (!r.ok()) break;
+    if (!data.members.contains(member)) {
+      return Corrupt(p, absl::StrCat("metadata of member ", member,
+                                     ", which is not in the partition"));
+    }
+    if (metadata.empty() || metadata.size() > options_.max_metadata_bytes) {
+      return Corrupt(p, absl::StrCat("metadata of member ", member, " is ",
+                                     metadata.size(),
+                                     " bytes; the board keeps 1..",
+                                     options_.max_metadata_bytes));
+    }
+    if (!data.metadata.try_emplace(member, metadata).second) {
+      return Corrupt(p, absl::StrCat("metadata of member ", member,
+                                     " appears twice"));
+    }
   }
   if (!r.ok() || !r.at_end()) {
     return Corrupt(p, "member data is truncated or too long");

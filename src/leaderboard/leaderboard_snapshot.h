@@ -80,6 +80,18 @@ class LeaderboardImpl::SharedSnapshot {
   }
   size_t partitions() const { return board_.options_.partitions; }
 
+  // Fills LeaderboardEntry::metadata of `entries`, members of this board,
+  // for a read asked with_metadata: one lookup per entry in its
+  // partition's metadata map, none where a partition has no metadata.
+  void FillMetadata(absl::Span<LeaderboardEntry> entries) const {
+    for (LeaderboardEntry& entry : entries) {
+      const auto& metadata = data(board_.PartitionOf(entry.member)).metadata;
+      if (metadata.empty()) continue;
+      const auto it = metadata.find(entry.member);
+      if (it != metadata.end()) entry.metadata = it->second;
+    }
+  }
+
   // For every partition p: positions[p] (if positions is not null) and
   // counts[p] get the partition's lower bound of `key` (upper bound with
   // `upper`), found by interleaved descents. `holder` is the partition

@@ -7,6 +7,10 @@
 //           bit is set: integers as LEB128 varints (zigzag for signed
 //           ones), the enumerations as u8, strings as a varint length and
 //           the bytes, lists as a varint count and the items
+//
+// Fields added to version 3 take new bits: a file that uses them is
+// refused by a build that does not know them (an unknown bit is a damaged
+// frame), never misread, and files without them read as before.
 #include "stream/change_frame.h"
 
 #include <xxhash.h>
@@ -48,8 +52,28 @@ enum Field : uint32_t {
   kBoardOptions = 1u << 16,
   kScore = 1u << 17,
   kUpdateSequence = 1u << 18,
-  kAllFields = (1u << 19) - 1,
+  // The metadata of a score-set record; its absence (unchanged metadata)
+  // differs from an empty string (none).
+  kMetadata = 1u << 19,
+  // The board options after the first three: u8 score order, u8 rank
+  // style, var max_metadata_bytes.
+  kBoardScoring = 1u << 20,
+  kAllFields = (1u << 21) - 1,
 };
+
+// Whether the options of kBoardOptions, and those of kBoardScoring, differ
+// from the defaults.
+bool HasBoardPlacement(const LeaderboardOptions& o) {
+  static const LeaderboardOptions none;
+  return o.partitions != none.partitions || o.tie_break != none.tie_break ||
+         o.max_page_size != none.max_page_size;
+}
+bool HasBoardScoring(const LeaderboardOptions& o) {
+  static const LeaderboardOptions none;
+  return o.score_order != none.score_order ||
+         o.rank_style != none.rank_style ||
+         o.max_metadata_bytes != none.max_metadata_bytes;
+}
 
 uint32_t FieldsOf(const ChangeRecord& r) {
   static const ChangeRecord none;  // immutable: the defaults to compare to
@@ -73,9 +97,11 @@ uint32_t FieldsOf(const ChangeRecord& r) {
   set(!r.keys.empty(), kKeys);
   set(!r.board.empty(), kBoard);
   set(r.board_generation != none.board_generation, kBoardGeneration);
-  set(r.board_options != none.board_options, kBoardOptions);
+  set(HasBoardPlacement(r.board_options), kBoardOptions);
+  set(HasBoardScoring(r.board_options), kBoardScoring);
   set(r.score != none.score, kScore);
   set(r.update_sequence != none.update_sequence, kUpdateSequence);
+  set(r.metadata.has_value(), kMetadata);
   return mask;
 }
 
@@ -189,6 +215,12 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
   }
   if (mask & kScore) w.VarSigned(r.score);
   if (mask & kUpdateSequence) w.Var(r.update_sequence);
+  if (mask & kMetadata) w.VarBytes(*r.metadata);
+  if (mask & kBoardScoring) {
+    w.U8(static_cast<uint8_t>(r.board_options.score_order));
+    w.U8(static_cast<uint8_t>(r.board_options.rank_style));
+    w.Var(r.board_options.max_metadata_bytes);
+  }
 }
 
 // Range checks of the small enumerations.
@@ -261,6 +293,18 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
   }
   if (mask & kScore) r->score = in.VarSigned();
   if (mask & kUpdateSequence) r->update_sequence = in.Var();
+  if (mask & kMetadata) r->metadata = std::string(in.VarBytes());
+  if (mask & kBoardScoring) {
+    const uint8_t score_order = in.U8();
+    const uint8_t rank_style = in.U8();
+    r->board_options.max_metadata_bytes = in.Var();
+    if (score_order > static_cast<uint8_t>(ScoreOrder::kLowerFirst) ||
+        rank_style > static_cast<uint8_t>(RankStyle::kDense)) {
+      return false;
+    }
+    r->board_options.score_order = static_cast<ScoreOrder>(score_order);
+    r->board_options.rank_style = static_cast<RankStyle>(rank_style);
+  }
   if (!in.ok() || !in.at_end()) return false;
   return SetEnums(kind, feed, mode, tie_break, r);
 }

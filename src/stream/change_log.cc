@@ -166,7 +166,8 @@ ChangeLog::ChangeLog(ChangeStreamOptions options)
 size_t ChangeLog::BytesOf(const ChangeRecord& record) {
   return sizeof(ChangeRecord) + 32 /* shared_ptr control block */ +
          record.owners.size() * sizeof(EntityId) +
-         record.keys.size() * sizeof(EntryKey) + record.entry.payload.size();
+         record.keys.size() * sizeof(EntryKey) + record.entry.payload.size() +
+         (record.metadata ? record.metadata->size() : 0);
 }
 
 void ChangeLog::SetGate(WriteGate* gate) {

@@ -8,8 +8,9 @@
 // u64 world_timeline_length, u64 notifications.max_length), one kDomain per
 // domain in index order (u64 cut, then FeedEngineImpl::SerializeDomain's
 // bytes), kRegistry (u64 cut, u64 next generation, u64 boards, then per board:
-// name, u64 generation, u64 partitions, u8 tie-break, u64 max_page_size, u64
-// next update sequence), one kPartition per partition of each board in that
+// name, u64 generation, u64 partitions, u8 tie-break, u64 max_page_size, u8
+// score order, u8 rank style, u64 max_metadata_bytes, u64 next update
+// sequence), one kPartition per partition of each board in that
 // order (u64 cut, then LeaderboardImpl::SerializePartition's bytes), kTrailer
 // (u64 sequence, u64 domains, u64 boards).
 #include "feedcore/snapshot.h"
@@ -51,8 +52,10 @@ using internal::RegistryAccess;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 // Version 2 added the group key of every timeline entry; version 3 the
-// notification feeds (their seen groups, and each activity's recipients).
-constexpr uint32_t kFormatVersion = 3;
+// notification feeds (their seen groups, and each activity's recipients);
+// version 4 the boards' score order, rank style and metadata limit, and
+// their members' metadata.
+constexpr uint32_t kFormatVersion = 4;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;
@@ -65,7 +68,7 @@ enum SectionType : uint32_t {
   kPartition = 5,
 };
 // Bytes of a board's entry in the registry section with an empty name.
-constexpr size_t kBoardEntryBytes = 8 + 8 + 8 + 1 + 8 + 8;
+constexpr size_t kBoardEntryBytes = 8 + 8 + 8 + 1 + 8 + 1 + 1 + 8 + 8;
 
 uint64_t Checksum(std::string_view bytes) {
   return XXH3_64bits_withSeed(bytes.data(), bytes.size(), kChecksumSeed);
@@ -266,6 +269,15 @@ class ReplicaImpl final : public Replica {
           "replica: record ", r.sequence, " names partition ", r.domain,
           " of board \"", r.board, "\", which does not hold it"));
     }
+    if (r.metadata.has_value() &&
+        (r.kind != ChangeKind::kScoreSet ||
+         r.metadata->size() > board->options().max_metadata_bytes ||
+         board->options().max_metadata_bytes == 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "replica: record ", r.sequence, " carries ", r.metadata->size(),
+          " bytes of metadata for board \"", r.board, "\", which keeps ",
+          board->options().max_metadata_bytes, " bytes per member"));
+    }
     auto cuts = board_cuts_.find(r.board_generation);
     if (cuts != board_cuts_.end() &&
         r.sequence < cuts->second.partitions[r.domain]) {
@@ -273,7 +285,8 @@ class ReplicaImpl final : public Replica {
     }
     switch (r.kind) {
       case ChangeKind::kScoreSet:
-        board->ApplyScore(r.entity, r.score, r.update_sequence);
+        board->ApplyScore(r.entity, r.score, r.update_sequence,
+                          r.metadata ? &*r.metadata : nullptr);
         break;
       case ChangeKind::kScoreRemove:
         board->ApplyRemove(r.entity);
@@ -397,6 +410,9 @@ absl::StatusOr<SnapshotInfo> internal::FeedEngineImpl::SaveSnapshot(
     registry.U64(o.partitions);
     registry.U8(o.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1);
     registry.U64(o.max_page_size);
+    registry.U8(static_cast<uint8_t>(o.score_order));
+    registry.U8(static_cast<uint8_t>(o.rank_style));
+    registry.U64(o.max_metadata_bytes);
     registry.U64(ref.board->next_update_sequence());
   }
   // 0: a registry that records nothing (or none) puts no bound on replay.
@@ -551,6 +567,9 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
     o.tie_break = tie_break == 0 ? TieBreak::kEarlierUpdateFirst
                                  : TieBreak::kLowerMemberFirst;
     o.max_page_size = registry.U64();
+    o.score_order = static_cast<ScoreOrder>(registry.U8());
+    o.rank_style = static_cast<RankStyle>(registry.U8());
+    o.max_metadata_bytes = registry.U64();
     const uint64_t next_update = registry.U64();
     if (!registry.ok()) break;
     if (absl::Status s = internal::ValidateLeaderboardName(name); !s.ok()) {

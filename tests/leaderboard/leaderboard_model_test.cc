@@ -1,11 +1,13 @@
 // Model-based test of Leaderboard: long random sequences of Set, Increment
-// and IncrementMany (including overflowing elements), Remove and Clear, for 1,
-// 3 and 16 partitions and both tie-break rules. After every step the board is
+// and IncrementMany (including overflowing elements), Write and WriteMany
+// (every op and condition, with metadata, invalid ones included),
+// SetMetadata, Remove and Clear, for 1, 3 and 16 partitions, both tie-break
+// rules and both score orders. After every step the board is
 // compared with the reference of leaderboard_model.h (a map of members,
 // sorted in full for every question): TopK for a random k, Rank and Score of
 // random members, Around a random member, a whole-board read in pages of a
 // random size and order, and one more page of a long-running reader whose
-// cursor is carried across the mutations.
+// cursor is carried across the mutations (with metadata now and then).
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of steps per configuration.
@@ -44,21 +46,49 @@ using testing::ModelRank;
 struct Pager {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
   size_t limit = 1;
+  bool with_metadata = false;
   std::string cursor;
   std::optional<RankKey> after;  // the model's view of the cursor
 };
 
-void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
-              uint64_t steps) {
+// A write of any op and condition, now and then an invalid one.
+ScoreWrite RandomWrite(std::mt19937_64& rng, MemberId member, int64_t value) {
+  ScoreWrite write;
+  write.member = member;
+  write.op = rng() % 2 == 0 ? WriteOp::kSet : WriteOp::kIncrement;
+  write.value = value;
+  write.condition = static_cast<WriteCondition>(rng() % 7);
+  if (rng() % 3 == 0) {
+    write.metadata = std::string(rng() % 4, static_cast<char>('a' + rng() % 3));
+  }
+  if (rng() % 50 == 0) write.op = static_cast<WriteOp>(2 + rng() % 3);
+  if (rng() % 50 == 0) write.condition = static_cast<WriteCondition>(7);
+  return write;
+}
+
+// A write's result against the model's: the same result, or the same
+// error code.
+void CheckWritten(const absl::StatusOr<WriteResult>& got,
+                  const absl::StatusOr<WriteResult>& want) {
+  REQUIRE_MESSAGE(got.status().code() == want.status().code(), got.status());
+  if (want.ok()) CHECK(*got == *want);
+}
+
+void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
+              uint64_t seed, uint64_t steps) {
   INFO("seed = " << seed << " partitions = " << partitions
                  << " tie_break = " << static_cast<int>(tie_break)
+                 << " score_order = " << static_cast<int>(order)
                  << " (set FEEDCORE_MODEL_SEED to reproduce)");
   std::mt19937_64 rng(seed);
   constexpr size_t kMaxPage = 64;
-  internal::LeaderboardImpl board({.partitions = partitions,
+  const LeaderboardOptions options{.partitions = partitions,
                                    .tie_break = tie_break,
-                                   .max_page_size = kMaxPage});
-  Model model(tie_break);
+                                   .max_page_size = kMaxPage,
+                                   .score_order = order,
+                                   .max_metadata_bytes = 2};
+  internal::LeaderboardImpl board(options);
+  Model model(options);
   const auto uniform = [&rng](uint64_t n) { return rng() % n; };
   // Members from a small range, so that updates hit existing members.
   const auto random_member = [&] { return uniform(300); };
@@ -82,11 +112,11 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
     CAPTURE(step);
     const uint64_t op = uniform(1000);
     const MemberId member = random_member();
-    if (op < 350) {
+    if (op < 250) {
       const int64_t score = random_score();
       REQUIRE(board.Set(member, score).ok());
       model.Set(member, score);
-    } else if (op < 800) {
+    } else if (op < 550) {
       // One Increment, or now and then a batch applied by the model one
       // element after another.
       std::vector<ScoreIncrement> batch = {{member, random_delta()}};
@@ -114,6 +144,31 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
           CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
         }
       }
+    } else if (op < 800) {
+      // One Write, or now and then a batch applied by the model one
+      // element after another.
+      std::vector<ScoreWrite> batch = {
+          RandomWrite(rng, member, random_delta())};
+      if (uniform(8) == 0) {
+        batch.resize(uniform(41));
+        for (ScoreWrite& write : batch) {
+          write = RandomWrite(rng, random_member(), random_delta());
+        }
+      }
+      const std::vector<absl::StatusOr<WriteResult>> results =
+          batch.size() == 1 && uniform(2) == 0
+              ? std::vector<absl::StatusOr<WriteResult>>{board.Write(
+                    batch[0])}
+              : board.WriteMany(batch);
+      REQUIRE(results.size() == batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        CAPTURE(i);
+        CheckWritten(results[i], model.Write(batch[i]));
+      }
+    } else if (op < 850) {
+      const std::string metadata(uniform(4), 'x');
+      const absl::Status got = board.SetMetadata(member, metadata);
+      CHECK(got.code() == model.SetMetadata(member, metadata).code());
     } else if (op < 999) {
       const bool removed = model.Remove(member);
       const absl::Status status = board.Remove(member);
@@ -129,7 +184,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
 
     // TopK for a random k, and the whole board.
     const size_t k = 1 + uniform(kMaxPage);
-    CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k));
+    CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k, order));
 
     // Score and Rank of a few members, present or not.
     for (int i = 0; i < 3; ++i) {
@@ -137,11 +192,15 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       const std::optional<RankKey> key = model.Find(probe);
       const absl::StatusOr<int64_t> score = board.Score(probe);
       const absl::StatusOr<uint64_t> rank = board.Rank(probe);
+      const absl::StatusOr<std::string> metadata = board.Metadata(probe);
+      const absl::StatusOr<std::string> want_metadata = model.Metadata(probe);
       REQUIRE(score.ok() == key.has_value());
       REQUIRE(rank.ok() == key.has_value());
+      REQUIRE(metadata.status().code() == want_metadata.status().code());
       if (key) {
-        CHECK(*score == key->score);
+        CHECK(*score == *model.Score(probe));
         CHECK(*rank == ModelRank(sorted, *key));
+        CHECK(*metadata == *want_metadata);
       } else {
         CHECK(score.status().code() == absl::StatusCode::kNotFound);
         CHECK(rank.status().code() == absl::StatusCode::kNotFound);
@@ -155,7 +214,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       const size_t after = uniform(6);
       const size_t from = at >= before ? at - before : 0;
       CHECK(board.Around(sorted[at].member, before, after).value() ==
-            ModelEntries(sorted, from, at + after + 1));
+            ModelEntries(sorted, from, at + after + 1, order));
     }
 
     // The whole board in pages of a random size, in a random order.
@@ -165,7 +224,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
                                          : LeaderboardOrder::kWorstFirst;
       const size_t limit = 1 + uniform(sorted.size() < 8 ? 8 : kMaxPage);
       std::vector<LeaderboardEntry> expected =
-          ModelEntries(sorted, 0, sorted.size());
+          ModelEntries(sorted, 0, sorted.size(), order);
       if (order == LeaderboardOrder::kWorstFirst) {
         std::reverse(expected.begin(), expected.end());
       }
@@ -179,12 +238,15 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       read.order = pager.order;
       read.limit = pager.limit;
       read.cursor = pager.cursor;
+      read.with_metadata = pager.with_metadata;
       const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
       REQUIRE_MESSAGE(page.ok(), page.status());
       bool more = false;
       RankKey last;
-      CHECK(page->entries == ModelPage(sorted, pager.order, pager.after,
-                                       pager.limit, &more, &last));
+      std::vector<LeaderboardEntry> want = ModelPage(
+          sorted, pager.order, pager.after, pager.limit, &more, &last, order);
+      if (pager.with_metadata) model.FillMetadata(want);
+      CHECK(page->entries == want);
       CHECK(page->next_cursor.empty() == !more);
       if (more) {
         pager.cursor = page->next_cursor;
@@ -194,6 +256,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
         pager.order = uniform(2) == 0 ? LeaderboardOrder::kBestFirst
                                       : LeaderboardOrder::kWorstFirst;
         pager.limit = 1 + uniform(10);
+        pager.with_metadata = uniform(2) == 0;
         pager.cursor.clear();
         pager.after.reset();
       }
@@ -207,19 +270,28 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
 uint64_t Seed() { return testing::EnvU64("FEEDCORE_MODEL_SEED", 4242); }
 uint64_t Steps() { return testing::EnvU64("FEEDCORE_MODEL_OPS", 12000); }
 
+constexpr ScoreOrder kHigher = ScoreOrder::kHigherFirst;
+constexpr ScoreOrder kLower = ScoreOrder::kLowerFirst;
+
 TEST_CASE("model: 1 partition") {
-  RunModel(1, TieBreak::kEarlierUpdateFirst, Seed(), Steps());
-  RunModel(1, TieBreak::kLowerMemberFirst, Seed() + 1, Steps());
+  RunModel(1, TieBreak::kEarlierUpdateFirst, kHigher, Seed(), Steps());
+  RunModel(1, TieBreak::kLowerMemberFirst, kHigher, Seed() + 1, Steps());
 }
 
 TEST_CASE("model: 3 partitions") {
-  RunModel(3, TieBreak::kEarlierUpdateFirst, Seed() + 2, Steps());
-  RunModel(3, TieBreak::kLowerMemberFirst, Seed() + 3, Steps());
+  RunModel(3, TieBreak::kEarlierUpdateFirst, kHigher, Seed() + 2, Steps());
+  RunModel(3, TieBreak::kLowerMemberFirst, kHigher, Seed() + 3, Steps());
 }
 
 TEST_CASE("model: 16 partitions") {
-  RunModel(16, TieBreak::kEarlierUpdateFirst, Seed() + 4, Steps());
-  RunModel(16, TieBreak::kLowerMemberFirst, Seed() + 5, Steps());
+  RunModel(16, TieBreak::kEarlierUpdateFirst, kHigher, Seed() + 4, Steps());
+  RunModel(16, TieBreak::kLowerMemberFirst, kHigher, Seed() + 5, Steps());
+}
+
+TEST_CASE("model: lower scores first") {
+  RunModel(1, TieBreak::kEarlierUpdateFirst, kLower, Seed() + 6, Steps());
+  RunModel(3, TieBreak::kLowerMemberFirst, kLower, Seed() + 7, Steps());
+  RunModel(16, TieBreak::kEarlierUpdateFirst, kLower, Seed() + 8, Steps());
 }
 
 }  // namespace

@@ -12,6 +12,11 @@
 //   read that locked partitions one after another could.
 // * Writers that Set, Remove and Clear race with the same readers; the
 //   partitions must be consistent at the end.
+// * Keep-best writers (Write and WriteMany with kIfBetter, on both score
+//   orders) race on a few members: each result must be consistent with its
+//   value, a reader must never see a member's score get worse, and each
+//   member must end with the best score written and that write's metadata.
+//   Only-if-absent writers racing to add one member add it once.
 //
 // Iteration counts are fixed (scaled by FEEDCORE_STRESS_SCALE, default 1)
 // and every thread has a fixed seed; nothing waits on time.
@@ -21,6 +26,7 @@
 #include <cstdint>
 #include <latch>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -332,6 +338,124 @@ TEST_CASE("Set, Remove and Clear race with readers") {
     CHECK(board.Score(e.member).value() == e.score);
     CHECK(board.Rank(e.member).value() == e.rank);
   }
+}
+
+TEST_CASE("keep-best writers racing on a few members keep the best") {
+  constexpr int kWriters = 4;
+  constexpr MemberId kMembers = 3;
+  const uint64_t writes = 20'000 * Scale();
+  INFO("seeds: writer w uses 6000 + w");
+  for (ScoreOrder order : {ScoreOrder::kHigherFirst, ScoreOrder::kLowerFirst}) {
+    CAPTURE(static_cast<int>(order));
+    const auto better = [order](int64_t a, int64_t b) {
+      return order == ScoreOrder::kHigherFirst ? a > b : a < b;
+    };
+    internal::LeaderboardImpl board(
+        {.partitions = 2, .score_order = order, .max_metadata_bytes = 24});
+    // Per writer, the best value it wrote to each member.
+    std::vector<std::vector<std::optional<int64_t>>> best(
+        kWriters, std::vector<std::optional<int64_t>>(kMembers));
+    std::atomic<int> writers_running{kWriters};
+    std::latch start(kWriters + 1);
+    Failures failures;
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWriters; ++w) {
+      threads.emplace_back([&, w] {
+        std::mt19937_64 rng(6000 + w);
+        start.arrive_and_wait();
+        const auto check = [&](const ScoreWrite& write,
+                               const absl::StatusOr<WriteResult>& got) {
+          if (!got.ok() || !got->score.has_value()) {
+            failures.Add("keep-best write failed or left no score");
+            return;
+          }
+          const bool applied = got->outcome == WriteOutcome::kAdded ||
+                               got->outcome == WriteOutcome::kChanged;
+          if (applied ? *got->score != write.value
+                      : better(write.value, *got->score)) {
+            failures.Add("a keep-best result contradicts its value");
+          }
+        };
+        for (uint64_t i = 0; i < writes;) {
+          std::vector<ScoreWrite> batch(w % 2 == 0 ? 1 : 1 + rng() % 16);
+          for (ScoreWrite& write : batch) {
+            write.member = rng() % kMembers;
+            write.value = static_cast<int64_t>(rng() % 2'000'000) - 1'000'000;
+            write.condition = WriteCondition::kIfBetter;
+            write.metadata = std::to_string(write.value);
+            std::optional<int64_t>& mine = best[w][write.member];
+            if (!mine || better(write.value, *mine)) mine = write.value;
+          }
+          if (batch.size() == 1) {
+            check(batch[0], board.Write(batch[0]));
+          } else {
+            const std::vector<absl::StatusOr<WriteResult>> got =
+                board.WriteMany(batch);
+            for (size_t j = 0; j < batch.size(); ++j) check(batch[j], got[j]);
+          }
+          i += batch.size();
+        }
+        writers_running.fetch_sub(1);
+      });
+    }
+    // A member's score may only get better.
+    threads.emplace_back([&] {
+      std::vector<std::optional<int64_t>> seen(kMembers);
+      start.arrive_and_wait();
+      do {
+        for (MemberId m = 0; m < kMembers; ++m) {
+          const absl::StatusOr<int64_t> score = board.Score(m);
+          if (!score.ok()) continue;  // not written yet
+          if (seen[m] && better(*seen[m], *score)) {
+            failures.Add("a keep-best score got worse");
+          }
+          seen[m] = *score;
+        }
+      } while (writers_running.load() > 0);
+    });
+    for (std::thread& t : threads) t.join();
+    failures.Report();
+    for (MemberId m = 0; m < kMembers; ++m) {
+      std::optional<int64_t> want;
+      for (int w = 0; w < kWriters; ++w) {
+        if (best[w][m] && (!want || better(*best[w][m], *want))) {
+          want = best[w][m];
+        }
+      }
+      REQUIRE(want.has_value());
+      CHECK(board.Score(m).value() == *want);
+      CHECK(board.Metadata(m).value() == std::to_string(*want));
+    }
+    CHECK(board.CheckInvariants());
+  }
+}
+
+TEST_CASE("only-if-absent writers racing to add a member add it once") {
+  constexpr int kWriters = 4;
+  const uint64_t rounds = 5'000 * Scale();
+  internal::LeaderboardImpl board({.partitions = 4});
+  std::vector<std::atomic<int>> added(rounds);
+  std::latch start(kWriters);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      start.arrive_and_wait();
+      for (uint64_t round = 0; round < rounds; ++round) {
+        const absl::StatusOr<WriteResult> got =
+            board.Write({.member = round,
+                         .value = w,
+                         .condition = WriteCondition::kIfAbsent});
+        if (got.ok() && got->outcome == WriteOutcome::kAdded) {
+          added[round].fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  uint64_t once = 0;
+  for (const std::atomic<int>& count : added) once += count.load() == 1;
+  CHECK(once == rounds);
+  CHECK(board.Size().value() == rounds);
 }
 
 TEST_CASE("a registry shared by threads") {

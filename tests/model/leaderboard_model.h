@@ -11,6 +11,11 @@
 //
 // With TieBreak::kLowerMemberFirst every key's sequence is 0, so ties rank by
 // member alone, as on the Redis Cluster backend.
+//
+// Keys hold rank scores, as the board's trees do (src/leaderboard/
+// score_order.h): the score on a kHigherFirst board, ~score on a kLowerFirst
+// one, so that RanksAbove sorts both orders and a model key is what a cursor
+// carries. Score() and the Model* functions given the order turn them back.
 #ifndef FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
 #define FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
 
@@ -20,25 +25,35 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/ranked_btree.h"
+#include "leaderboard/score_order.h"
 
 namespace feedcore::testing {
 
 class LeaderboardModel {
  public:
-  explicit LeaderboardModel(TieBreak tie_break) : tie_break_(tie_break) {}
+  explicit LeaderboardModel(TieBreak tie_break)
+      : LeaderboardModel(LeaderboardOptions{.tie_break = tie_break}) {}
+  // Uses the options' tie_break, score_order and max_metadata_bytes.
+  explicit LeaderboardModel(const LeaderboardOptions& options)
+      : tie_break_(options.tie_break),
+        order_(options.score_order),
+        max_metadata_bytes_(options.max_metadata_bytes) {}
+
+  ScoreOrder order() const { return order_; }
 
   void Set(MemberId member, int64_t score) {
     auto it = members_.find(member);
     if (it == members_.end()) {
-      members_[member] = {score, NextSeq(), member};
-    } else if (it->second.score != score) {
-      it->second = {score, NextSeq(), member};
+      members_[member] = KeyOf(member, score);
+    } else if (ScoreOf(it->second) != score) {
+      it->second = KeyOf(member, score);
     }
   }
 
@@ -49,35 +64,113 @@ class LeaderboardModel {
       int64_t low = std::numeric_limits<int64_t>::min(),
       int64_t high = std::numeric_limits<int64_t>::max()) {
     auto it = members_.find(member);
-    const int64_t old = it == members_.end() ? 0 : it->second.score;
+    const int64_t old = it == members_.end() ? 0 : ScoreOf(it->second);
     int64_t sum = 0;
     if (__builtin_add_overflow(old, delta, &sum) || sum < low || sum > high) {
       return std::nullopt;
     }
     if (it == members_.end()) {
-      members_[member] = {sum, NextSeq(), member};
+      members_[member] = KeyOf(member, sum);
     } else if (delta != 0) {
-      it->second = {sum, NextSeq(), member};
+      it->second = KeyOf(member, sum);
     }
     return sum;
   }
 
-  bool Remove(MemberId member) { return members_.erase(member) == 1; }
-  void Clear() { members_.clear(); }
+  // Leaderboard::Write, spelled out case by case. Errors carry the code
+  // only.
+  absl::StatusOr<WriteResult> Write(const ScoreWrite& write) {
+    if (static_cast<uint8_t>(write.op) > static_cast<uint8_t>(WriteOp::kIncrement) ||
+        static_cast<uint8_t>(write.condition) >
+            static_cast<uint8_t>(WriteCondition::kIfPresentAndWorse)) {
+      return absl::InvalidArgumentError("op or condition");
+    }
+    if (write.metadata && !MetadataFits(*write.metadata)) {
+      return absl::InvalidArgumentError("metadata");
+    }
+    const std::optional<int64_t> old = Score(write.member);
+    const WriteResult not_applied{WriteOutcome::kNotApplied, old};
+    const WriteCondition c = write.condition;
+    const bool needs_present = c == WriteCondition::kIfPresent ||
+                               c == WriteCondition::kIfPresentAndBetter ||
+                               c == WriteCondition::kIfPresentAndWorse;
+    if (old ? c == WriteCondition::kIfAbsent : needs_present) {
+      return not_applied;
+    }
+    int64_t score = write.value;
+    if (write.op == WriteOp::kIncrement && old &&
+        __builtin_add_overflow(*old, write.value, &score)) {
+      return absl::OutOfRangeError("overflow");
+    }
+    const bool better = old && internal::BetterScore(score, *old, order_);
+    const bool worse = old && internal::BetterScore(*old, score, order_);
+    if (old && (c == WriteCondition::kIfBetter ||
+                c == WriteCondition::kIfPresentAndBetter) && !better) {
+      return not_applied;
+    }
+    if (old && (c == WriteCondition::kIfWorse ||
+                c == WriteCondition::kIfPresentAndWorse) && !worse) {
+      return not_applied;
+    }
+    WriteOutcome outcome = WriteOutcome::kUnchanged;
+    if (!old) {
+      outcome = WriteOutcome::kAdded;
+      members_[write.member] = KeyOf(write.member, score);
+    } else if (*old != score) {
+      outcome = WriteOutcome::kChanged;
+      members_[write.member] = KeyOf(write.member, score);
+    }
+    if (write.metadata) StoreMetadata(write.member, *write.metadata);
+    return WriteResult{outcome, score};
+  }
+
+  absl::Status SetMetadata(MemberId member, const std::string& bytes) {
+    if (!MetadataFits(bytes)) return absl::InvalidArgumentError("metadata");
+    if (!members_.contains(member)) return absl::NotFoundError("member");
+    StoreMetadata(member, bytes);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Metadata(MemberId member) const {
+    if (max_metadata_bytes_ == 0) {
+      return absl::InvalidArgumentError("no metadata");
+    }
+    if (!members_.contains(member)) return absl::NotFoundError("member");
+    auto it = metadata_.find(member);
+    return it == metadata_.end() ? std::string() : it->second;
+  }
+
+  // Fills the metadata of `entries`, as a read with_metadata does.
+  void FillMetadata(std::vector<LeaderboardEntry>& entries) const {
+    for (LeaderboardEntry& entry : entries) {
+      auto it = metadata_.find(entry.member);
+      entry.metadata = it == metadata_.end() ? std::string() : it->second;
+    }
+  }
+
+  bool Remove(MemberId member) {
+    metadata_.erase(member);
+    return members_.erase(member) == 1;
+  }
+  void Clear() {
+    members_.clear();
+    metadata_.clear();
+  }
 
   std::optional<int64_t> Score(MemberId member) const {
     auto it = members_.find(member);
     if (it == members_.end()) return std::nullopt;
-    return it->second.score;
+    return ScoreOf(it->second);
   }
 
+  // The member's key, its score a rank score (see the file comment).
   std::optional<internal::RankKey> Find(MemberId member) const {
     auto it = members_.find(member);
     if (it == members_.end()) return std::nullopt;
     return it->second;
   }
 
-  // Every member, best first.
+  // Every member's key, best first.
   std::vector<internal::RankKey> Sorted() const {
     std::vector<internal::RankKey> keys;
     keys.reserve(members_.size());
@@ -93,18 +186,44 @@ class LeaderboardModel {
     ++changes_;
     return tie_break_ == TieBreak::kEarlierUpdateFirst ? changes_ : 0;
   }
+  internal::RankKey KeyOf(MemberId member, int64_t score) {
+    return {internal::RankScoreOf(score, order_), NextSeq(), member};
+  }
+  int64_t ScoreOf(const internal::RankKey& key) const {
+    return internal::ScoreOfRankScore(key.score, order_);
+  }
+  bool MetadataFits(const std::string& bytes) const {
+    return max_metadata_bytes_ != 0 && bytes.size() <= max_metadata_bytes_;
+  }
+  void StoreMetadata(MemberId member, const std::string& bytes) {
+    if (bytes.empty()) {
+      metadata_.erase(member);
+    } else {
+      metadata_[member] = bytes;
+    }
+  }
 
   const TieBreak tie_break_;
+  const ScoreOrder order_;
+  const size_t max_metadata_bytes_;
   uint64_t changes_ = 0;
   std::map<MemberId, internal::RankKey> members_;
+  std::map<MemberId, std::string> metadata_;
 };
+
+// The entry of `key` at `rank` on a board of `order`.
+inline LeaderboardEntry ModelEntry(const internal::RankKey& key, size_t rank,
+                                   ScoreOrder order) {
+  return {key.member, internal::ScoreOfRankScore(key.score, order), rank};
+}
 
 // The entries at ranks [from, to) of `sorted` (best first).
 inline std::vector<LeaderboardEntry> ModelEntries(
-    const std::vector<internal::RankKey>& sorted, size_t from, size_t to) {
+    const std::vector<internal::RankKey>& sorted, size_t from, size_t to,
+    ScoreOrder order = ScoreOrder::kHigherFirst) {
   std::vector<LeaderboardEntry> out;
   for (size_t i = from; i < to && i < sorted.size(); ++i) {
-    out.push_back({sorted[i].member, sorted[i].score, i});
+    out.push_back(ModelEntry(sorted[i], i, order));
   }
   return out;
 }
@@ -122,7 +241,7 @@ inline size_t ModelRank(const std::vector<internal::RankKey>& sorted,
 inline std::vector<LeaderboardEntry> ModelPage(
     const std::vector<internal::RankKey>& sorted, LeaderboardOrder order,
     const std::optional<internal::RankKey>& after, size_t limit, bool* more,
-    internal::RankKey* last) {
+    internal::RankKey* last, ScoreOrder score_order = ScoreOrder::kHigherFirst) {
   std::vector<LeaderboardEntry> out;
   if (order == LeaderboardOrder::kBestFirst) {
     size_t i = 0;
@@ -132,7 +251,7 @@ inline std::vector<LeaderboardEntry> ModelPage(
                               sorted.begin());
     }
     for (; i < sorted.size() && out.size() < limit; ++i) {
-      out.push_back({sorted[i].member, sorted[i].score, i});
+      out.push_back(ModelEntry(sorted[i], i, score_order));
       *last = sorted[i];
     }
     *more = i < sorted.size();
@@ -141,7 +260,7 @@ inline std::vector<LeaderboardEntry> ModelPage(
     if (after) end = ModelRank(sorted, *after);
     while (end > 0 && out.size() < limit) {
       --end;
-      out.push_back({sorted[end].member, sorted[end].score, end});
+      out.push_back(ModelEntry(sorted[end], end, score_order));
       *last = sorted[end];
     }
     *more = end > 0;

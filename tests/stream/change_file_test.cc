@@ -84,6 +84,28 @@ void Workload(FeedEngine& engine, LeaderboardRegistry& boards,
   }
   REQUIRE(board->Increment(7, 10).ok());
   REQUIRE(board->Remove(8).ok());
+  // A board with every option away from its default, scores ranked
+  // lower-first, metadata written with a score, alone, and removed.
+  std::shared_ptr<Leaderboard> laps =
+      boards
+          .GetOrCreate("laps", {.partitions = 3,
+                                .tie_break = TieBreak::kLowerMemberFirst,
+                                .max_page_size = 20,
+                                .score_order = ScoreOrder::kLowerFirst,
+                                .rank_style = RankStyle::kDense,
+                                .max_metadata_bytes = 16})
+          .value();
+  for (MemberId m = 1; m <= 10; ++m) {
+    REQUIRE(laps->Write({.member = m,
+                         .value = -static_cast<int64_t>(m),
+                         .condition = WriteCondition::kIfBetter,
+                         .metadata = "driver " + std::to_string(m)})
+                .ok());
+  }
+  REQUIRE(laps->SetMetadata(3, "").ok());
+  REQUIRE(laps->SetMetadata(4, std::string("\0\xff", 2)).ok());
+  REQUIRE(laps->Write({.member = 5, .value = -5, .metadata = "same score"})
+              .ok());
 }
 
 TEST_CASE("records survive the file exactly, in order") {

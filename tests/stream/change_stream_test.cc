@@ -467,6 +467,50 @@ TEST_CASE("leaderboard records: IncrementMany records each change it makes") {
   CHECK(scores_of_21 == std::vector<int64_t>{5, 3});
 }
 
+TEST_CASE("leaderboard records: conditional writes, metadata, score order") {
+  auto stream = ChangeStream::Create({}).value();
+  LeaderboardRegistry registry{stream};
+  const LeaderboardOptions options{.partitions = 2,
+                                   .score_order = ScoreOrder::kLowerFirst,
+                                   .max_metadata_bytes = 8};
+  std::shared_ptr<Leaderboard> board =
+      registry.GetOrCreate("laps", options).value();
+  REQUIRE(board->Write({.member = 1, .value = 90, .metadata = "ann"}).ok());
+  // Not better on a lower-first board: not applied, no record.
+  REQUIRE(board->Write({.member = 1,
+                        .value = 95,
+                        .condition = WriteCondition::kIfBetter,
+                        .metadata = "x"})
+              ->outcome == WriteOutcome::kNotApplied);
+  REQUIRE(board->Write({.member = 1,
+                        .value = 80,
+                        .condition = WriteCondition::kIfBetter})
+              ->outcome == WriteOutcome::kChanged);
+  // The same score and the same metadata: nothing to record.
+  REQUIRE(board->Write({.member = 1, .value = 80, .metadata = "ann"}).ok());
+  REQUIRE(board->SetMetadata(1, "bo").ok());
+  REQUIRE(board->SetMetadata(1, "").ok());
+  REQUIRE(board->SetMetadata(1, "").ok());  // none already: no record
+
+  auto reader = stream->NewReader(StreamPosition::TrimHorizon());
+  REQUIRE(reader.ok());
+  const std::vector<ChangeRecordPtr> r = ReadAll(**reader);
+  REQUIRE(r.size() == 5);
+  CHECK(r[0]->kind == ChangeKind::kBoardCreate);
+  CHECK(r[0]->board_options == options);
+  CHECK(r[1]->score == 90);  // the score, not the tree's rank score
+  CHECK(r[1]->metadata == "ann");
+  CHECK(r[2]->score == 80);
+  CHECK_FALSE(r[2]->metadata.has_value());  // unchanged metadata
+  for (size_t i = 3; i < 5; ++i) {
+    CHECK(r[i]->kind == ChangeKind::kScoreSet);
+    CHECK(r[i]->score == 80);
+    CHECK(r[i]->update_sequence == r[2]->update_sequence);
+  }
+  CHECK(r[3]->metadata == "bo");
+  CHECK(r[4]->metadata == "");
+}
+
 TEST_CASE("several readers, each at its own pace") {
   StreamFixture f;
   auto fast = f.stream->NewReader(StreamPosition::TrimHorizon());

@@ -113,17 +113,21 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
   }
 }
 
-// Score changes on a few boards, with the occasional remove, clear, and
-// drop-and-recreate (the old handle keeps writing, which replicas must
-// ignore).
+// Score changes on a few boards (one ranked lower-first, two keeping
+// metadata), conditional writes and metadata, with the occasional remove,
+// clear, and drop-and-recreate (the old handle keeps writing, which
+// replicas must ignore).
 void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
   std::mt19937_64 rng(seed ^ 0x626f61726473ULL);
-  LeaderboardOptions options;
-  options.partitions = 4;
+  std::vector<LeaderboardOptions> options(3);
+  for (LeaderboardOptions& o : options) o.partitions = 4;
+  options[1].score_order = ScoreOrder::kLowerFirst;
+  options[1].max_metadata_bytes = 6;
+  options[2].max_metadata_bytes = 3;
   const std::vector<std::string> names = {"x", "y", "z"};
   std::vector<std::shared_ptr<Leaderboard>> handles;
-  for (const std::string& name : names) {
-    handles.push_back(registry.GetOrCreate(name, options).value());
+  for (size_t b = 0; b < names.size(); ++b) {
+    handles.push_back(registry.GetOrCreate(names[b], options[b]).value());
   }
   for (int i = 0; i < ops; ++i) {
     const size_t b = rng() % names.size();
@@ -142,8 +146,29 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
       for (const absl::StatusOr<int64_t>& result : board.IncrementMany(batch)) {
         REQUIRE(result.ok());
       }
-    } else if (op < 900) {
+    } else if (op < 700) {
       REQUIRE(board.Set(member, static_cast<int64_t>(rng() % 20)).ok());
+    } else if (op < 900) {
+      // Conditional writes, alone or in batches, with metadata where the
+      // board keeps it.
+      std::vector<ScoreWrite> batch(rng() % 4 == 0 ? 1 + rng() % 20 : 1);
+      for (ScoreWrite& write : batch) {
+        write.member = 1 + rng() % 200;
+        write.op = rng() % 2 == 0 ? WriteOp::kSet : WriteOp::kIncrement;
+        write.value = static_cast<int64_t>(rng() % 20) - 5;
+        write.condition = static_cast<WriteCondition>(rng() % 7);
+        if (options[b].max_metadata_bytes > 0 && rng() % 2 == 0) {
+          write.metadata = std::string(rng() % 4, static_cast<char>('a' + b));
+        }
+      }
+      for (const absl::StatusOr<WriteResult>& result :
+           board.WriteMany(batch)) {
+        REQUIRE_MESSAGE(result.ok(), result.status());
+      }
+      if (options[b].max_metadata_bytes > 0) {
+        const absl::Status s = board.SetMetadata(member, std::to_string(i % 7));
+        REQUIRE((s.ok() || s.code() == absl::StatusCode::kNotFound));
+      }
     } else if (op < 990) {
       board.Remove(member).IgnoreError();
     } else if (op < 995) {
@@ -151,7 +176,7 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
     } else {
       registry.Drop(names[b]).IgnoreError();
       std::shared_ptr<Leaderboard> fresh =
-          registry.GetOrCreate(names[b], options).value();
+          registry.GetOrCreate(names[b], options[b]).value();
       // The stale handle writes once more before it is let go.
       REQUIRE(handles[b]->Set(member, 99).ok());
       handles[b] = std::move(fresh);

@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -142,7 +143,8 @@ TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
 }
 
 // Boards of both tie-break rules, equal scores (whose order must survive),
-// negative scores, a cleared board and an empty one.
+// negative scores, a cleared board and an empty one, and a board ranked
+// lower-first with metadata.
 void PopulateBoards(LeaderboardRegistry& registry) {
   LeaderboardOptions by_time;
   by_time.partitions = 3;
@@ -161,6 +163,21 @@ void PopulateBoards(LeaderboardRegistry& registry) {
   std::shared_ptr<Leaderboard> c = registry.GetOrCreate("c").value();
   REQUIRE(c->Set(1, 1).ok());
   REQUIRE(c->Clear().ok());
+  LeaderboardOptions laps;
+  laps.partitions = 2;
+  laps.score_order = ScoreOrder::kLowerFirst;
+  laps.max_metadata_bytes = 8;
+  std::shared_ptr<Leaderboard> d = registry.GetOrCreate("d", laps).value();
+  for (MemberId m = 1; m <= 30; ++m) {
+    REQUIRE(d->Write({.member = m,
+                      .value = static_cast<int64_t>(m % 5) - 2,
+                      .metadata = m % 3 == 0 ? "" : "p" + std::to_string(m)})
+                .ok());
+  }
+  REQUIRE(d->Set(7, std::numeric_limits<int64_t>::max()).ok());
+  REQUIRE(d->Set(8, std::numeric_limits<int64_t>::min()).ok());
+  REQUIRE(d->SetMetadata(9, std::string("\0bin\xff", 5)).ok());
+  REQUIRE(d->Remove(10).ok());
 }
 
 TEST_CASE("leaderboards round-trip, tie order included") {
@@ -175,7 +192,10 @@ TEST_CASE("leaderboards round-trip, tie order included") {
   REQUIRE_MESSAGE(replica.ok(), replica.status());
   LeaderboardRegistry& loaded = (*replica)->boards();
   testing::CheckSameBoards(registry, loaded);
-  CHECK(loaded.Names() == std::vector<std::string>{"a", "b", "c"});
+  CHECK(loaded.Names() == std::vector<std::string>{"a", "b", "c", "d"});
+  CHECK(loaded.Get("d").value()->Metadata(9).value() ==
+        std::string("\0bin\xff", 5));
+  CHECK(loaded.Get("d").value()->TopK(1).value().front().member == 8);
   // Later updates rank after the loaded ones on both sides.
   REQUIRE(registry.Get("a").value()->Set(1000, -2).ok());
   REQUIRE(loaded.Get("a").value()->Set(1000, -2).ok());

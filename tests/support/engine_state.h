@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "feedcore/feed_engine.h"
@@ -95,7 +96,8 @@ inline std::vector<std::string> DescribeEngine(
 }
 
 // Every board of `registry` by name: its options and every entry, best
-// first (member, score, rank); equal scores show their tie order.
+// first (member, score, rank, and metadata on a board that keeps it); equal
+// scores show their tie order.
 inline std::vector<std::string> DescribeBoards(
     const LeaderboardRegistry& registry) {
   std::vector<std::string> lines;
@@ -105,15 +107,22 @@ inline std::vector<std::string> DescribeBoards(
     std::string line =
         absl::StrCat("board ", name, " partitions=", o.partitions,
                      " tie_break=", static_cast<int>(o.tie_break),
-                     " max_page_size=", o.max_page_size, ":");
+                     " max_page_size=", o.max_page_size,
+                     " score_order=", static_cast<int>(o.score_order),
+                     " rank_style=", static_cast<int>(o.rank_style),
+                     " max_metadata_bytes=", o.max_metadata_bytes, ":");
     LeaderboardReadOptions read;
     read.limit = std::min<size_t>(100, o.max_page_size);
+    read.with_metadata = o.max_metadata_bytes > 0;
     for (int pages = 0;; ++pages) {
       REQUIRE(pages < 1'000'000);
       absl::StatusOr<LeaderboardPage> page = board->ReadPage(read);
       REQUIRE_MESSAGE(page.ok(), page.status());
       for (const LeaderboardEntry& e : page->entries) {
         absl::StrAppend(&line, " ", e.member, "=", e.score, "#", e.rank);
+        if (!e.metadata.empty()) {
+          absl::StrAppend(&line, "'", absl::CHexEscape(e.metadata), "'");
+        }
       }
       if (page->next_cursor.empty()) break;
       read.cursor = page->next_cursor;

@@ -21,7 +21,22 @@ namespace feedcore {
 // Found by argument-dependent lookup, so doctest prints the values of a
 // failed comparison instead of "{?}".
 inline std::ostream& operator<<(std::ostream& os, const LeaderboardEntry& e) {
-  return os << "{m=" << e.member << " s=" << e.score << " r=" << e.rank << "}";
+  os << "{m=" << e.member << " s=" << e.score << " r=" << e.rank;
+  if (!e.metadata.empty()) os << " meta=" << e.metadata;
+  return os << "}";
+}
+
+inline std::ostream& operator<<(std::ostream& os, const WriteResult& r) {
+  static const char* const kOutcomes[] = {"added", "changed", "unchanged",
+                                          "not applied"};
+  const auto outcome = static_cast<size_t>(r.outcome);
+  os << "{" << (outcome < 4 ? kOutcomes[outcome] : "?") << " ";
+  if (r.score) {
+    os << *r.score;
+  } else {
+    os << "absent";
+  }
+  return os << "}";
 }
 
 inline std::ostream& operator<<(std::ostream& os,
