@@ -24,13 +24,6 @@ absl::Status LeaderboardImpl::SetMetadata(MemberId, absl::string_view) {
 absl::StatusOr<std::string> LeaderboardImpl::Metadata(MemberId) const {
   return Pending("Metadata");
 }
-absl::StatusOr<uint64_t> LeaderboardImpl::CountInRange(
-    const ScoreRange&) const {
-  return Pending("CountInRange");
-}
-absl::StatusOr<double> LeaderboardImpl::Percentile(MemberId) const {
-  return Pending("Percentile");
-}
 absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKAmong(
     absl::Span<const MemberId>, size_t) const {
   return Pending("TopKAmong");

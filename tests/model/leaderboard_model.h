@@ -88,6 +88,14 @@ class LeaderboardModel {
 
   size_t size() const { return members_.size(); }
 
+  // The members whose score is in `range`.
+  uint64_t CountInRange(const ScoreRange& range) const;
+
+  // `member`'s percentile (nullopt when absent): the percentage of members
+  // ranked below it, where a tied member counts as below only for kUnique.
+  std::optional<double> Percentile(MemberId member,
+                                   RankStyle style = RankStyle::kUnique) const;
+
  private:
   uint64_t NextSeq() {
     ++changes_;
@@ -146,6 +154,69 @@ inline std::vector<LeaderboardEntry> ModelPage(
     }
     *more = end > 0;
   }
+  return out;
+}
+
+// Whether `score` lies in `range`, read as the header defines it.
+inline bool ModelInRange(int64_t score, const ScoreRange& range) {
+  const bool above_min =
+      range.min_exclusive ? score > range.min : score >= range.min;
+  const bool below_max =
+      range.max_exclusive ? score < range.max : score <= range.max;
+  return above_min && below_max;
+}
+
+inline uint64_t LeaderboardModel::CountInRange(const ScoreRange& range) const {
+  uint64_t count = 0;
+  for (const auto& [member, key] : members_) {
+    if (ModelInRange(key.score, range)) ++count;
+  }
+  return count;
+}
+
+inline std::optional<double> LeaderboardModel::Percentile(
+    MemberId member, RankStyle style) const {
+  const std::optional<internal::RankKey> key = Find(member);
+  if (!key) return std::nullopt;
+  uint64_t below = 0;
+  for (const auto& [other, other_key] : members_) {
+    // Higher scores rank first in the model.
+    const bool counts = style == RankStyle::kUnique
+                            ? internal::RanksAbove(*key, other_key)
+                            : other_key.score < key->score;
+    if (counts) ++below;
+  }
+  return 100.0 * static_cast<double>(below) / static_cast<double>(size());
+}
+
+// The page ReadPage returns for `read` (its order, range, offset and limit;
+// not its cursor) after `after` (nullopt: from the start). `*more` says
+// whether entries of the range follow; `*last` is the key of the last one.
+inline std::vector<LeaderboardEntry> ModelRangePage(
+    const std::vector<internal::RankKey>& sorted,
+    const LeaderboardReadOptions& read,
+    const std::optional<internal::RankKey>& after, bool* more,
+    internal::RankKey* last) {
+  // The ranks of the entries still ahead of the reader, in read order.
+  std::vector<size_t> ahead;
+  const bool best_first = read.order == LeaderboardOrder::kBestFirst;
+  for (size_t n = 0; n < sorted.size(); ++n) {
+    const size_t i = best_first ? n : sorted.size() - 1 - n;
+    const bool past_cursor =
+        !after || (best_first ? internal::RanksAbove(*after, sorted[i])
+                              : internal::RanksAbove(sorted[i], *after));
+    if (past_cursor && ModelInRange(sorted[i].score, read.range)) {
+      ahead.push_back(i);
+    }
+  }
+  std::vector<LeaderboardEntry> out;
+  for (uint64_t j = read.offset; j < ahead.size() && out.size() < read.limit;
+       ++j) {
+    const size_t i = ahead[j];
+    out.push_back({sorted[i].member, sorted[i].score, i});
+    *last = sorted[i];
+  }
+  *more = read.offset < ahead.size() && ahead.size() - read.offset > out.size();
   return out;
 }
 
