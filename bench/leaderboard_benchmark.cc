@@ -24,6 +24,13 @@
 //   BM_ReadPage/partitions:16    a 50-entry best-first page from a cursor
 //       at a random position.
 //   BM_Score/partitions:16       Score of a random member.
+//   BM_ReadPageAtOffset/<order>/partitions:16/offset:<K>
+//       a 10-entry page that starts K entries into the board (K up to
+//       999,990: the last page), found by selection among the partitions;
+//       entries_read and descents are per call.
+//   BM_CountInRange/partitions:16  entries with a score in a random range
+//       10,000 points wide.
+//   BM_Percentile/partitions:16  Percentile of a random member.
 //   BM_CreateBoard/partitions:16 LeaderboardRegistry::GetOrCreate of a new
 //       name: the cost of one more board.
 //
@@ -329,6 +336,61 @@ void BM_ReadPage(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// A page of 10 starting `offset` entries into the board, in either order:
+// the selection among partitions finds its first entry without walking.
+// entries_read and descents are per call.
+void BM_ReadPageAtOffset(benchmark::State& state, LeaderboardOrder order) {
+  internal::LeaderboardImpl* const board = ReadBoard(16);
+  LeaderboardReadOptions read;
+  read.limit = 10;
+  read.order = order;
+  read.offset = static_cast<uint64_t>(state.range(0));
+  internal::ReadWork work;
+  for (auto _ : state) {
+    auto page = board->ReadPageCounted(read, &work);
+    if (!page.ok() || page->entries.size() != read.limit) {
+      state.SkipWithError("ReadPage failed");
+      break;
+    }
+    benchmark::DoNotOptimize(page);
+  }
+  state.SetItemsProcessed(state.iterations());
+  const auto per_call = [&state](size_t total) {
+    return static_cast<double>(total) / static_cast<double>(state.iterations());
+  };
+  state.counters["entries_read"] = per_call(work.entries_read);
+  state.counters["descents"] = per_call(work.descents);
+}
+
+// CountInRange of a range 10,000 points wide (about 10,000 members of the
+// dense board) at a random place.
+void BM_CountInRange(benchmark::State& state) {
+  internal::LeaderboardImpl* const board =
+      ReadBoard(static_cast<size_t>(state.range(0)));
+  const std::vector<MemberId>& probes = Probes();
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto min = static_cast<int64_t>(probes[i++ & (probes.size() - 1)]);
+    absl::StatusOr<uint64_t> count =
+        board->CountInRange({min, min + 10'000, false, false});
+    benchmark::DoNotOptimize(count);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Percentile(benchmark::State& state) {
+  internal::LeaderboardImpl* const board =
+      ReadBoard(static_cast<size_t>(state.range(0)));
+  const std::vector<MemberId>& probes = Probes();
+  size_t i = 0;
+  for (auto _ : state) {
+    absl::StatusOr<double> percentile =
+        board->Percentile(probes[i++ & (probes.size() - 1)]);
+    benchmark::DoNotOptimize(percentile);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 void BM_CreateBoard(benchmark::State& state) {
   LeaderboardRegistry registry;
   const LeaderboardOptions options{.partitions =
@@ -398,6 +460,28 @@ void RegisterReads(size_t partitions) {
         ->ArgName("partitions")
         ->Arg(n);
     benchmark::RegisterBenchmark("BM_Score", BM_Score)
+        ->ArgName("partitions")
+        ->Arg(n);
+    benchmark::RegisterBenchmark("BM_ReadPageAtOffset/best_first/partitions:16",
+                                 [](benchmark::State& s) {
+                                   BM_ReadPageAtOffset(
+                                       s, LeaderboardOrder::kBestFirst);
+                                 })
+        ->ArgName("offset")
+        ->Arg(0)
+        ->Arg(500'000)
+        ->Arg(999'990);
+    benchmark::RegisterBenchmark(
+        "BM_ReadPageAtOffset/worst_first/partitions:16",
+        [](benchmark::State& s) {
+          BM_ReadPageAtOffset(s, LeaderboardOrder::kWorstFirst);
+        })
+        ->ArgName("offset")
+        ->Arg(999'990);
+    benchmark::RegisterBenchmark("BM_CountInRange", BM_CountInRange)
+        ->ArgName("partitions")
+        ->Arg(n);
+    benchmark::RegisterBenchmark("BM_Percentile", BM_Percentile)
         ->ArgName("partitions")
         ->Arg(n);
   }

@@ -12,7 +12,8 @@
 // Increment and IncrementMany (overflow included), Write and WriteMany
 // (any op, condition and metadata, invalid ones included), SetMetadata,
 // Remove, Clear, Score, Metadata, Rank, TopK, Around and ReadPage (with
-// metadata or not) with any k, limit or neighbour count. A
+// metadata or not) with any k, limit or neighbour count, CountInRange,
+// Percentile, and ReadPage in score ranges from any offset. A
 // call that must fail must fail with the documented code and change
 // nothing; every other answer must equal the model's. The model tests draw the
 // same calls from a seeded generator; here libFuzzer steers them towards new
@@ -142,6 +143,9 @@ class Driver {
           break;
         case 12:
           BoardPage();
+          break;
+        case 13:
+          BoardRange();
           break;
         default:
           CheckStats();
@@ -612,6 +616,75 @@ class Driver {
       board_walk_.after = last;
     } else {
       board_walk_ = BoardWalk{};
+    }
+  }
+
+  // A score range: mostly between scores in use (ties, the limits),
+  // sometimes every score, sometimes empty (min > max, or an exclusive end
+  // at a limit).
+  ScoreRange Range() {
+    ScoreRange range;
+    if (in_.Below(4) != 0) {
+      range.min = Score();
+      range.max = Score();
+    }
+    range.min_exclusive = in_.Bool();
+    range.max_exclusive = in_.Bool();
+    return range;
+  }
+
+  // CountInRange, Percentile, or a page in a range from an offset followed
+  // by the next page from its cursor, each against the model.
+  void BoardRange() {
+    const std::vector<RankKey> sorted = board_model_.Sorted();
+    const ScoreRange range = Range();
+    switch (in_.Below(3)) {
+      case 0: {
+        const absl::StatusOr<uint64_t> count = board_.CountInRange(range);
+        FUZZ_CHECK(count.ok());
+        FUZZ_CHECK(*count == board_model_.CountInRange(range));
+        break;
+      }
+      case 1: {
+        const MemberId member = Member();
+        const std::optional<double> want = board_model_.Percentile(member);
+        const absl::StatusOr<double> got = board_.Percentile(member);
+        FUZZ_CHECK(got.ok() == want.has_value());
+        if (want) {
+          FUZZ_CHECK(*got == *want);
+        } else {
+          FUZZ_CHECK(absl::IsNotFound(got.status()));
+        }
+        break;
+      }
+      default: {
+        LeaderboardReadOptions read;
+        read.order = in_.Bool() ? LeaderboardOrder::kWorstFirst
+                                : LeaderboardOrder::kBestFirst;
+        read.range = range;
+        read.limit = Count();
+        std::optional<RankKey> after;
+        for (int pages = 0; pages < 2; ++pages) {
+          read.offset =
+              in_.Below(8) == 0 ? in_.U64() : in_.Below(sorted.size() + 2);
+          const absl::StatusOr<LeaderboardPage> page = board_.ReadPage(read);
+          if (read.limit == 0 || read.limit > board_page_) {
+            FUZZ_CHECK(absl::IsInvalidArgument(page.status()));
+            return;
+          }
+          FUZZ_CHECK(page.ok());
+          bool more = false;
+          RankKey last;
+          FUZZ_CHECK(page->entries ==
+                     testing::ModelRangePage(sorted, read, after, &more, &last,
+                                             board_model_.order()));
+          FUZZ_CHECK(page->next_cursor.empty() == !more);
+          if (!more) break;
+          read.cursor = page->next_cursor;
+          after = last;
+        }
+        break;
+      }
     }
   }
 

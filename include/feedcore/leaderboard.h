@@ -68,8 +68,8 @@
 // Reads that need the whole board (ranks, top-k, neighbours, pages) combine the
 // partitions: a rank is the sum over partitions of the members ranking
 // above; a top-k or a page is a lazy k-way merge of the partitions' sorted
-// lists that reads at most k + partitions - 1 entries (k + partitions for a
-// page, which also learns whether another page follows).
+// lists that reads at most k + partitions - 1 entries (a page learns from
+// counts, not by reading, whether another page follows).
 //
 // Consistency
 // -----------
@@ -324,7 +324,9 @@ struct LeaderboardReadOptions {
   ScoreRange range;
   // Entries skipped, in `order` and within `range`, after the cursor's
   // position (or the start) before the page begins: a page starting at any
-  // rank. Costs O(partitions x log n), never time in proportion to it.
+  // rank. Offsets beyond the range give an empty page. Costs a few rounds
+  // (O(log n) at worst) of O(partitions x log n) each, of a selection among
+  // the partitions; never time in proportion to the offset.
   uint64_t offset = 0;
   // Fill LeaderboardEntry::metadata.
   bool with_metadata = false;
@@ -484,9 +486,11 @@ class FEEDCORE_EXPORT Leaderboard {
   // One page of the board in `options.order`, within `options.range`,
   // starting `options.offset` entries after the cursor (or the start); see
   // "Paging" above. O(partitions x log n + limit x log partitions), whatever
-  // the offset or the range. `InvalidArgument` for a limit of 0 or above
-  // max_page_size, metadata asked of a board that keeps none, or a cursor
-  // that is malformed, damaged, from another board or for the other order.
+  // the range; an offset adds a selection of a few rounds of
+  // O(partitions x log n) each (see `offset`), whatever the offset.
+  // `InvalidArgument` for a limit of 0 or above max_page_size, metadata
+  // asked of a board that keeps none, or a cursor that is malformed,
+  // damaged, from another board or for the other order.
   virtual absl::StatusOr<LeaderboardPage> ReadPage(
       const LeaderboardReadOptions& options) const = 0;
 

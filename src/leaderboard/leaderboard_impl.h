@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,6 +53,7 @@
 #include "absl/types/span.h"
 #include "base/mutex.h"
 #include "feedcore/leaderboard.h"
+#include "leaderboard/leaderboard_range.h"
 #include "leaderboard/ranked_btree.h"
 #include "leaderboard/score_order.h"
 #include "memory/huge_page_allocator.h"
@@ -110,6 +112,13 @@ class LeaderboardImpl final : public Leaderboard {
   // them and keeps the best k. Same result as TopK.
   absl::StatusOr<std::vector<LeaderboardEntry>> TopKReadingKPerPartition(
       size_t k, size_t* entries_read) const;
+
+  // ReadPage that also adds to `*work` the entries it read and the tree
+  // descents it made: O(partitions x log n) descents and at most
+  // limit + partitions entries beyond the selection's (see SelectAmong),
+  // whatever the offset or the range.
+  absl::StatusOr<LeaderboardPage> ReadPageCounted(
+      const LeaderboardReadOptions& options, ReadWork* work) const;
 
   // Identifies this board in its cursors; unique within the process.
   uint64_t board_id() const { return board_id_; }
@@ -182,6 +191,25 @@ class LeaderboardImpl final : public Leaderboard {
   };
 
   class SharedSnapshot;
+
+  // Where a page starts (leaderboard_range_reads.cc).
+  struct PageStart {
+    // Best-first: the rank of the page's first entry; worst-first: one
+    // more than that.
+    uint64_t rank = 0;
+    // Entries from the page's first to the range's end, in read order.
+    uint64_t remaining = 0;
+  };
+  // Sets runs[p], for every partition p, to p's first entry of the page
+  // `options` asks for after `after` (nullopt: from the start), in
+  // `options.order` (invalid when p has none): its first entry in the range
+  // past the cursor and the offset, which it finds with SelectAmong. A
+  // merge of the runs in that order gives the page, for up to `remaining`
+  // entries. O(partitions x log n) (the selection's rounds aside).
+  PageStart StartPage(const SharedSnapshot& snapshot,
+                      const LeaderboardReadOptions& options,
+                      const std::optional<RankKey>& after, Position* runs,
+                      ReadWork* work) const;
 
   // The entry of the tree key `key` (its rank score turned back into the
   // score) at rank `rank`.

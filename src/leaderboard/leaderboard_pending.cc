@@ -10,13 +10,6 @@ absl::Status Pending(const char* call) {
 }
 }  // namespace
 
-absl::StatusOr<uint64_t> LeaderboardImpl::CountInRange(
-    const ScoreRange&) const {
-  return Pending("CountInRange");
-}
-absl::StatusOr<double> LeaderboardImpl::Percentile(MemberId) const {
-  return Pending("Percentile");
-}
 absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKAmong(
     absl::Span<const MemberId>, size_t) const {
   return Pending("TopKAmong");

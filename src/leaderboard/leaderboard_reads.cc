@@ -147,6 +147,12 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
 
 absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
     const LeaderboardReadOptions& options) const {
+  ReadWork work;
+  return ReadPageCounted(options, &work);
+}
+
+absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPageCounted(
+    const LeaderboardReadOptions& options, ReadWork* work) const {
   absl::StatusOr<std::optional<RankKey>> start =
       ValidateReadPage(options, board_id_, options_.max_page_size);
   if (!start.ok()) return start.status();
@@ -163,38 +169,23 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPage(
   PerPartition<Position> runs(options_.partitions);
   {
     SharedSnapshot snapshot(*this);
-    // Best-first: `rank` is the rank of the next entry to return, the
-    // number of entries at or above the cursor. Worst-first: it is one more
-    // than that rank, the number of entries above the cursor.
-    uint64_t rank = 0;
-    const size_t partitions = snapshot.partitions();
-    PerPartition<size_t> counts(partitions);
-    if (after.has_value()) {
-      // Best-first: the first entry below the cursor. Worst-first: the
-      // first entry not above it, whose predecessor is where the run
-      // starts.
-      snapshot.Bounds(*after, /*upper=*/best_first, runs.data(), counts.data());
-    }
-    for (size_t p = 0; p < partitions; ++p) {
-      const RankedBtree& tree = snapshot.data(p).tree;
-      if (!after.has_value()) {
-        runs[p] = best_first ? tree.First() : tree.Last();
-        counts[p] = best_first ? 0 : tree.size();
-      } else if (!best_first) {
-        runs[p] = runs[p].valid() ? runs[p].prev() : tree.Last();
-      }
-      rank += counts[p];
-    }
-    page.entries.reserve(options.limit);
-    size_t entries_read = 0;
+    // The range, the cursor and the offset decide where the runs start and
+    // how many entries remain (leaderboard_range_reads.cc). Best-first:
+    // `rank` is the rank of the next entry to return. Worst-first: it is
+    // one more than that rank.
+    const PageStart page_start =
+        StartPage(snapshot, options, after, runs.data(), work);
+    uint64_t rank = page_start.rank;
+    const size_t want = static_cast<size_t>(
+        std::min<uint64_t>(options.limit, page_start.remaining));
+    page.entries.reserve(want);
     RankKey last;
-    const bool more = Merge(
-        runs.span(), best_first, options.limit, /*probe=*/true, &entries_read,
-        [this, &page, &rank, &last, best_first](const RankKey& key) {
-          last = key;
-          page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
-        });
-    if (more) {
+    Merge(runs.span(), best_first, want, /*probe=*/false, &work->entries_read,
+          [this, &page, &rank, &last, best_first](const RankKey& key) {
+            last = key;
+            page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
+          });
+    if (page_start.remaining > want) {
       page.next_cursor = EncodeLeaderboardCursor(
           LeaderboardCursor{board_id_, options.order, last});
     }

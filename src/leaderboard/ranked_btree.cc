@@ -154,6 +154,27 @@ RankedBtree::Position RankedBtree::UpperBound(const RankKey& key,
   return Bound(key, /*upper=*/true, index);
 }
 
+RankedBtree::Position RankedBtree::Select(size_t index) const {
+  if (index >= size_) return Position();
+  const void* node = root_;
+  // Entries of `node`'s subtree before the one wanted.
+  uint64_t rest = index;
+  for (int level = 0; level < inner_levels_; ++level) {
+    const Inner* n = static_cast<const Inner*>(node);
+    // The counts add up to the subtree's size, which exceeds `rest`, so
+    // both scans stop inside the node.
+    uint32_t child = 0;
+    for (uint32_t b = 0; rest >= n->block_counts[b]; ++b) {
+      rest -= n->block_counts[b];
+      child += Inner::kBlock;
+    }
+    while (rest >= n->counts[child]) rest -= n->counts[child++];
+    assert(child < n->size);
+    node = n->children[child];
+  }
+  return Position(static_cast<const Leaf*>(node), static_cast<uint32_t>(rest));
+}
+
 void RankedBtree::BoundMany(const RankedBtree* const* trees, size_t count,
                             const RankKey& key, bool upper, Position* positions,
                             size_t* indexes, size_t holder) {

@@ -216,6 +216,13 @@ class RankedBtree {
                         const RankKey& key, bool upper, Position* positions,
                         size_t* indexes, size_t holder = kNoHolder);
 
+  // The entry at 0-based position `index` (invalid if index >= size()):
+  // the order-statistic inverse of LowerBound's index. One descent that
+  // follows the counts: at each inner node the block counts pass whole
+  // blocks, then the child counts of one block. O(log n), reading three
+  // lines per inner node and none of the leaf but the entry's.
+  Position Select(size_t index) const;
+
   // The best entry (invalid when empty).
   Position First() const;
   // The worst entry (invalid when empty).

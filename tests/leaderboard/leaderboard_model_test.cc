@@ -7,7 +7,10 @@
 // sorted in full for every question): TopK for a random k, Rank and Score of
 // random members, Around a random member, a whole-board read in pages of a
 // random size and order, and one more page of a long-running reader whose
-// cursor is carried across the mutations (with metadata now and then).
+// cursor is carried across the mutations (with metadata now and then);
+// CountInRange of a random score range, Percentile of a random member, and
+// two pages in that range from random offsets (past the end included), the
+// second after the first's cursor.
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of steps per configuration.
@@ -21,6 +24,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -106,6 +110,35 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
     return uniform(10) == 0 ? random_score()
                             : static_cast<int64_t>(uniform(7)) - 3;
   };
+  // Mostly around the scores in use, now and then open or at the limits;
+  // sometimes empty (min > max).
+  const auto random_range = [&]() -> ScoreRange {
+    ScoreRange range;
+    if (uniform(8) == 0) return range;  // every score
+    range.min = uniform(6) == 0 ? kMin : random_score();
+    range.max = uniform(6) == 0 ? kMax : random_score();
+    if (range.min > range.max && uniform(4) != 0) {
+      std::swap(range.min, range.max);
+    }
+    range.min_exclusive = uniform(3) == 0;
+    range.max_exclusive = uniform(3) == 0;
+    return range;
+  };
+  // Within the board, at its last entry, just past it, or far beyond.
+  const auto random_offset = [&](size_t size) -> uint64_t {
+    switch (uniform(10)) {
+      case 0:
+        return 0;
+      case 1:
+        return size == 0 ? 0 : size - 1;
+      case 2:
+        return size + uniform(2);
+      case 3:
+        return std::numeric_limits<uint64_t>::max() - uniform(2);
+      default:
+        return uniform(size + 1);
+    }
+  };
   Pager pager;
 
   for (uint64_t step = 0; step < steps; ++step) {
@@ -157,8 +190,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
       }
       const std::vector<absl::StatusOr<WriteResult>> results =
           batch.size() == 1 && uniform(2) == 0
-              ? std::vector<absl::StatusOr<WriteResult>>{board.Write(
-                    batch[0])}
+              ? std::vector<absl::StatusOr<WriteResult>>{board.Write(batch[0])}
               : board.WriteMany(batch);
       REQUIRE(results.size() == batch.size());
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -219,16 +251,16 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
 
     // The whole board in pages of a random size, in a random order.
     {
-      const LeaderboardOrder order = uniform(2) == 0
-                                         ? LeaderboardOrder::kBestFirst
-                                         : LeaderboardOrder::kWorstFirst;
+      const LeaderboardOrder read_order = uniform(2) == 0
+                                              ? LeaderboardOrder::kBestFirst
+                                              : LeaderboardOrder::kWorstFirst;
       const size_t limit = 1 + uniform(sorted.size() < 8 ? 8 : kMaxPage);
       std::vector<LeaderboardEntry> expected =
           ModelEntries(sorted, 0, sorted.size(), order);
-      if (order == LeaderboardOrder::kWorstFirst) {
+      if (read_order == LeaderboardOrder::kWorstFirst) {
         std::reverse(expected.begin(), expected.end());
       }
-      CHECK(testing::ReadAllPages(board, order, limit) == expected);
+      CHECK(testing::ReadAllPages(board, read_order, limit) == expected);
     }
 
     // One more page of the long-running reader, checked against the
@@ -259,6 +291,44 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
         pager.with_metadata = uniform(2) == 0;
         pager.cursor.clear();
         pager.after.reset();
+      }
+    }
+
+    // Counts, percentiles and pages by score range and offset.
+    {
+      const ScoreRange range = random_range();
+      CHECK(board.CountInRange(range).value() == model.CountInRange(range));
+      const MemberId probe = random_member();
+      const std::optional<double> percentile = model.Percentile(probe);
+      const absl::StatusOr<double> got = board.Percentile(probe);
+      REQUIRE(got.ok() == percentile.has_value());
+      if (percentile) {
+        CHECK(*got == *percentile);
+      } else {
+        CHECK(got.status().code() == absl::StatusCode::kNotFound);
+      }
+      // A first page at a random offset, then the next one from its
+      // cursor at another offset.
+      LeaderboardReadOptions read;
+      read.order = uniform(2) == 0 ? LeaderboardOrder::kBestFirst
+                                   : LeaderboardOrder::kWorstFirst;
+      read.range = range;
+      read.limit = 1 + uniform(10);
+      read.offset = random_offset(sorted.size());
+      std::optional<RankKey> after;
+      for (int page_number = 0; page_number < 2; ++page_number) {
+        CAPTURE(page_number);
+        const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
+        REQUIRE_MESSAGE(page.ok(), page.status());
+        bool more = false;
+        RankKey last;
+        CHECK(page->entries == testing::ModelRangePage(sorted, read, after,
+                                                       &more, &last, order));
+        CHECK(page->next_cursor.empty() == !more);
+        if (!more) break;
+        read.cursor = page->next_cursor;
+        read.offset = random_offset(sorted.size());
+        after = last;
       }
     }
 

@@ -79,6 +79,22 @@ void CheckBounds(const RankedBtree& tree, const Reference& ref,
   }
 }
 
+// Select(i) is the entry at position i of `expected` (the tree's keys
+// best first), and its LowerBound index is i again; none past the end.
+void CheckSelect(const RankedBtree& tree,
+                 const std::vector<RankKey>& expected) {
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Position at = tree.Select(i);
+    REQUIRE(at.valid());
+    CHECK(at.key() == expected[i]);
+    size_t index = 0;
+    CHECK(tree.LowerBound(at.key(), &index) == at);
+    CHECK(index == i);
+  }
+  CHECK_FALSE(tree.Select(expected.size()).valid());
+  CHECK_FALSE(tree.Select(~size_t{0}).valid());
+}
+
 // Compares everything the tree answers with the reference.
 void CheckAgainst(const RankedBtree& tree, const Reference& ref,
                   const std::vector<RankKey>& probes) {
@@ -89,6 +105,7 @@ void CheckAgainst(const RankedBtree& tree, const Reference& ref,
   CHECK(Backward(tree) ==
         std::vector<RankKey>(expected.rbegin(), expected.rend()));
   CheckBounds(tree, ref, probes);
+  CheckSelect(tree, expected);
 }
 
 TEST_CASE("RanksAbove: score, then sequence, then member") {
@@ -115,6 +132,7 @@ TEST_CASE("an empty tree") {
   index = 7;
   CHECK_FALSE(tree.UpperBound({5, 0, 1}, &index).valid());
   CHECK(index == 0);
+  CHECK_FALSE(tree.Select(0).valid());
   CHECK(tree.CheckInvariants());
 }
 
@@ -485,6 +503,58 @@ TEST_CASE("a hint's leaf serves its own key while the shape stays") {
   CHECK(tree.CheckInvariants());
   CHECK(tree.LowerBound({30'002, 0, 3000}, &index).key() ==
         RankKey{30'002, 0, 3000});
+}
+
+TEST_CASE("Select walks the counts to any position, at every depth") {
+  // One leaf; a root over leaves; three inner levels. Scores repeat, so
+  // that the positions of ties come from sequences and members.
+  for (const uint64_t count :
+       {uint64_t{1}, uint64_t{64}, uint64_t{3'000}, uint64_t{300'000}}) {
+    INFO("count = " << count);
+    RankedBtree tree;
+    std::mt19937_64 rng(count);
+    std::vector<RankKey> keys;
+    for (uint64_t m = 0; m < count; ++m) {
+      keys.push_back({static_cast<int64_t>(rng() % 1000) - 500, rng() % 3, m});
+      tree.Insert(keys.back());
+    }
+    std::sort(keys.begin(), keys.end(), RanksAbove);
+    REQUIRE(tree.CheckInvariants());
+    if (count == 300'000) CHECK(tree.inner_levels() >= 2);
+    // Every position of the small trees; the ends, the block edges of the
+    // root and a random sample of the large one.
+    if (count <= 3'000) {
+      CheckSelect(tree, keys);
+    } else {
+      std::vector<size_t> picks = {0, 1, 63, 64, 65, count - 2, count - 1};
+      for (int i = 0; i < 2000; ++i) picks.push_back(rng() % count);
+      for (const size_t i : picks) {
+        INFO("index " << i);
+        REQUIRE(tree.Select(i).valid());
+        CHECK(tree.Select(i).key() == keys[i]);
+      }
+      CHECK_FALSE(tree.Select(count).valid());
+    }
+    // Erase every other entry: counts and leaves shrink, and positions
+    // close up.
+    std::vector<RankKey> kept;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (i % 2 == 0) {
+        tree.Erase(keys[i]);
+      } else {
+        kept.push_back(keys[i]);
+      }
+    }
+    REQUIRE(tree.CheckInvariants());
+    if (kept.size() <= 3'000) {
+      CheckSelect(tree, kept);
+    } else {
+      for (int i = 0; i < 2000; ++i) {
+        const size_t at = rng() % kept.size();
+        CHECK(tree.Select(at).key() == kept[at]);
+      }
+    }
+  }
 }
 
 TEST_CASE("randomized operations match a sorted set at every step") {

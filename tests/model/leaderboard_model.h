@@ -80,7 +80,8 @@ class LeaderboardModel {
   // Leaderboard::Write, spelled out case by case. Errors carry the code
   // only.
   absl::StatusOr<WriteResult> Write(const ScoreWrite& write) {
-    if (static_cast<uint8_t>(write.op) > static_cast<uint8_t>(WriteOp::kIncrement) ||
+    if (static_cast<uint8_t>(write.op) >
+            static_cast<uint8_t>(WriteOp::kIncrement) ||
         static_cast<uint8_t>(write.condition) >
             static_cast<uint8_t>(WriteCondition::kIfPresentAndWorse)) {
       return absl::InvalidArgumentError("op or condition");
@@ -104,12 +105,16 @@ class LeaderboardModel {
     }
     const bool better = old && internal::BetterScore(score, *old, order_);
     const bool worse = old && internal::BetterScore(*old, score, order_);
-    if (old && (c == WriteCondition::kIfBetter ||
-                c == WriteCondition::kIfPresentAndBetter) && !better) {
+    if (old &&
+        (c == WriteCondition::kIfBetter ||
+         c == WriteCondition::kIfPresentAndBetter) &&
+        !better) {
       return not_applied;
     }
-    if (old && (c == WriteCondition::kIfWorse ||
-                c == WriteCondition::kIfPresentAndWorse) && !worse) {
+    if (old &&
+        (c == WriteCondition::kIfWorse ||
+         c == WriteCondition::kIfPresentAndWorse) &&
+        !worse) {
       return not_applied;
     }
     WriteOutcome outcome = WriteOutcome::kUnchanged;
@@ -181,6 +186,14 @@ class LeaderboardModel {
 
   size_t size() const { return members_.size(); }
 
+  // The members whose score is in `range`.
+  uint64_t CountInRange(const ScoreRange& range) const;
+
+  // `member`'s percentile (nullopt when absent): the percentage of members
+  // ranked below it, where a tied member counts as below only for kUnique.
+  std::optional<double> Percentile(MemberId member,
+                                   RankStyle style = RankStyle::kUnique) const;
+
  private:
   uint64_t NextSeq() {
     ++changes_;
@@ -241,7 +254,8 @@ inline size_t ModelRank(const std::vector<internal::RankKey>& sorted,
 inline std::vector<LeaderboardEntry> ModelPage(
     const std::vector<internal::RankKey>& sorted, LeaderboardOrder order,
     const std::optional<internal::RankKey>& after, size_t limit, bool* more,
-    internal::RankKey* last, ScoreOrder score_order = ScoreOrder::kHigherFirst) {
+    internal::RankKey* last,
+    ScoreOrder score_order = ScoreOrder::kHigherFirst) {
   std::vector<LeaderboardEntry> out;
   if (order == LeaderboardOrder::kBestFirst) {
     size_t i = 0;
@@ -265,6 +279,74 @@ inline std::vector<LeaderboardEntry> ModelPage(
     }
     *more = end > 0;
   }
+  return out;
+}
+
+// Whether `score` lies in `range`, read as the header defines it.
+inline bool ModelInRange(int64_t score, const ScoreRange& range) {
+  const bool above_min =
+      range.min_exclusive ? score > range.min : score >= range.min;
+  const bool below_max =
+      range.max_exclusive ? score < range.max : score <= range.max;
+  return above_min && below_max;
+}
+
+inline uint64_t LeaderboardModel::CountInRange(const ScoreRange& range) const {
+  uint64_t count = 0;
+  for (const auto& [member, key] : members_) {
+    if (ModelInRange(internal::ScoreOfRankScore(key.score, order_), range)) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+inline std::optional<double> LeaderboardModel::Percentile(
+    MemberId member, RankStyle style) const {
+  const std::optional<internal::RankKey> key = Find(member);
+  if (!key) return std::nullopt;
+  uint64_t below = 0;
+  for (const auto& [other, other_key] : members_) {
+    // Keys hold rank scores: the higher one ranks first on either order.
+    const bool counts = style == RankStyle::kUnique
+                            ? internal::RanksAbove(*key, other_key)
+                            : other_key.score < key->score;
+    if (counts) ++below;
+  }
+  return 100.0 * static_cast<double>(below) / static_cast<double>(size());
+}
+
+// The page ReadPage returns for `read` (its order, range, offset and limit;
+// not its cursor) after `after` (nullopt: from the start). `*more` says
+// whether entries of the range follow; `*last` is the key of the last one.
+inline std::vector<LeaderboardEntry> ModelRangePage(
+    const std::vector<internal::RankKey>& sorted,
+    const LeaderboardReadOptions& read,
+    const std::optional<internal::RankKey>& after, bool* more,
+    internal::RankKey* last,
+    ScoreOrder score_order = ScoreOrder::kHigherFirst) {
+  // The ranks of the entries still ahead of the reader, in read order.
+  std::vector<size_t> ahead;
+  const bool best_first = read.order == LeaderboardOrder::kBestFirst;
+  for (size_t n = 0; n < sorted.size(); ++n) {
+    const size_t i = best_first ? n : sorted.size() - 1 - n;
+    const bool past_cursor =
+        !after || (best_first ? internal::RanksAbove(*after, sorted[i])
+                              : internal::RanksAbove(sorted[i], *after));
+    if (past_cursor &&
+        ModelInRange(internal::ScoreOfRankScore(sorted[i].score, score_order),
+                     read.range)) {
+      ahead.push_back(i);
+    }
+  }
+  std::vector<LeaderboardEntry> out;
+  for (uint64_t j = read.offset; j < ahead.size() && out.size() < read.limit;
+       ++j) {
+    const size_t i = ahead[j];
+    out.push_back(ModelEntry(sorted[i], i, score_order));
+    *last = sorted[i];
+  }
+  *more = read.offset < ahead.size() && ahead.size() - read.offset > out.size();
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "base/byte_codec.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/leaderboard.h"
@@ -171,7 +172,8 @@ void PopulateBoards(LeaderboardRegistry& registry) {
   for (MemberId m = 1; m <= 30; ++m) {
     REQUIRE(d->Write({.member = m,
                       .value = static_cast<int64_t>(m % 5) - 2,
-                      .metadata = m % 3 == 0 ? "" : "p" + std::to_string(m)})
+                      .metadata =
+                          m % 3 == 0 ? std::string() : absl::StrCat("p", m)})
                 .ok());
   }
   REQUIRE(d->Set(7, std::numeric_limits<int64_t>::max()).ok());
