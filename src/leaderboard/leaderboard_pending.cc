@@ -31,17 +31,5 @@ absl::StatusOr<uint64_t> LeaderboardImpl::CountInRange(
 absl::StatusOr<double> LeaderboardImpl::Percentile(MemberId) const {
   return Pending("Percentile");
 }
-absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKAmong(
-    absl::Span<const MemberId>, size_t) const {
-  return Pending("TopKAmong");
-}
-absl::StatusOr<uint64_t> LeaderboardImpl::RankAmong(
-    MemberId, absl::Span<const MemberId>) const {
-  return Pending("RankAmong");
-}
-absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::AroundAmong(
-    MemberId, absl::Span<const MemberId>, size_t, size_t) const {
-  return Pending("AroundAmong");
-}
 
 }  // namespace feedcore::internal

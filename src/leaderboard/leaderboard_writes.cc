@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "leaderboard/distinct_score_index.h"
 #include "leaderboard/leaderboard_snapshot.h"
 
 namespace feedcore::internal {
@@ -80,11 +82,14 @@ absl::Status LeaderboardImpl::SetInMemory(MemberId member, int64_t score) {
       throw;
     }
     it->second = Placed{score, seq};
+    RankScoreMoved(std::nullopt, score);
   } else if (it->second.score != score) {
     seq = NextSeq();
-    data.tree.Update(RankKey{it->second.score, it->second.seq, member},
+    const Placed old = it->second;
+    data.tree.Update(RankKey{old.score, old.seq, member},
                      RankKey{score, seq, member});
     it->second = Placed{score, seq};
+    RankScoreMoved(old.score, score);
   } else {
     return absl::OkStatus();  // unchanged: nothing to record
   }
@@ -109,6 +114,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(
       throw;
     }
     it->second = Placed{delta, seq};
+    RankScoreMoved(std::nullopt, delta);
     if (recording_ != nullptr) {
       Record(ChangeKind::kScoreSet, p, member, delta, seq);
     }
@@ -127,6 +133,7 @@ absl::StatusOr<int64_t> LeaderboardImpl::IncrementLocked(
     data.tree.Update(RankKey{old.score, old.seq, member},
                      RankKey{new_score, seq, member}, hint);
     it->second = Placed{new_score, seq};
+    RankScoreMoved(old.score, new_score);
     if (recording_ != nullptr) {
       Record(ChangeKind::kScoreSet, p, member, new_score, seq);
     }
@@ -267,8 +274,10 @@ absl::Status LeaderboardImpl::RemoveInMemory(MemberId member) {
   data.members.prefetch(member);  // as in Set
   auto it = data.members.find(member);
   if (it == data.members.end()) return MemberNotFound(member);
-  data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
+  const int64_t old_score = it->second.score;
+  data.tree.Erase(RankKey{old_score, it->second.seq, member});
   data.members.erase(it);
+  RankScoreMoved(old_score, std::nullopt);
   if (recording_ != nullptr) {
     Record(ChangeKind::kScoreRemove, p, member, 0, 0);
   }
@@ -283,11 +292,16 @@ absl::Status LeaderboardImpl::ClearInMemory() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (size_t p = 0; p < options_.partitions; ++p) {
     swapped.push_back(std::make_unique<PartitionData>(&leaf_pool_));
   }
+  std::optional<DistinctScoreIndex::Contents> scores_swapped;
+  if (distinct_scores_ != nullptr) {
+    scores_swapped.emplace(distinct_scores_->EmptyContents());
+  }
   for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
   for (size_t p = 0; p < options_.partitions; ++p) {
     partitions_[p].data.swap(swapped[p]);
     if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
+  if (scores_swapped.has_value()) distinct_scores_->Swap(*scores_swapped);
   for (size_t p = options_.partitions; p-- > 0;) partitions_[p].mu.Unlock();
   return absl::OkStatus();
 }
