@@ -9,7 +9,9 @@
 // reads in either order with windows and cursors kept across other calls,
 // clock advances, EvictExpired with any budget, and on the board Set,
 // Increment and IncrementMany (overflow included), Remove, Clear, Score,
-// Rank, TopK, Around and ReadPage with any k, limit or neighbour count. A
+// Rank, TopK, Around, ReadPage and the friends' boards (TopKAmong,
+// RankAmong, AroundAmong of sets with duplicates and absent ids) with any
+// k, limit or neighbour count, in the rank style the input picks. A
 // call that must fail must fail with the documented code and change
 // nothing; every other answer must equal the model's. The model tests draw the
 // same calls from a seeded generator; here libFuzzer steers them towards new
@@ -22,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -86,10 +89,12 @@ class Driver {
         board_page_(1 + in.Below(8)),
         tie_break_(in.Bool() ? TieBreak::kLowerMemberFirst
                              : TieBreak::kEarlierUpdateFirst),
+        rank_style_(static_cast<RankStyle>(in.Below(3))),
         model_(EngineOptionsFor(shards_, cap_, max_page_)),
         board_({.partitions = 1 + in.Below(4),
                 .tie_break = tie_break_,
-                .max_page_size = board_page_}),
+                .max_page_size = board_page_,
+                .rank_style = rank_style_}),
         board_model_(tie_break_) {
     EngineOptions options = EngineOptionsFor(shards_, cap_, max_page_);
     options.sweep_interval = 0;
@@ -472,7 +477,7 @@ class Driver {
     const std::vector<RankKey> sorted = board_model_.Sorted();
     const MemberId member = Member();
     const std::optional<RankKey> key = board_model_.Find(member);
-    switch (in_.Below(4)) {
+    switch (in_.Below(5)) {
       case 0: {
         const absl::StatusOr<int64_t> score = board_.Score(member);
         FUZZ_CHECK(score.ok() == key.has_value());
@@ -487,7 +492,9 @@ class Driver {
         const absl::StatusOr<uint64_t> rank = board_.Rank(member);
         FUZZ_CHECK(rank.ok() == key.has_value());
         if (key) {
-          FUZZ_CHECK(*rank == testing::ModelRank(sorted, *key));
+          FUZZ_CHECK(*rank == testing::ModelStyledRanks(
+                                  sorted, rank_style_)[testing::ModelRank(
+                                  sorted, *key)]);
         } else {
           FUZZ_CHECK(absl::IsNotFound(rank.status()));
         }
@@ -501,11 +508,11 @@ class Driver {
           FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
         } else {
           FUZZ_CHECK(top.ok());
-          FUZZ_CHECK(*top == testing::ModelEntries(sorted, 0, k));
+          FUZZ_CHECK(*top == Styled(sorted, testing::ModelEntries(sorted, 0, k)));
         }
         break;
       }
-      default: {
+      case 3: {
         const size_t before = Neighbours();
         const size_t after = Neighbours();
         const absl::StatusOr<std::vector<LeaderboardEntry>> around =
@@ -519,7 +526,80 @@ class Driver {
           const size_t at = testing::ModelRank(sorted, *key);
           const size_t from = at >= before ? at - before : 0;
           FUZZ_CHECK(*around ==
-                     testing::ModelEntries(sorted, from, at + after + 1));
+                     Styled(sorted, testing::ModelEntries(sorted, from,
+                                                          at + after + 1)));
+        }
+        break;
+      }
+      case 4:
+        BoardAmong(member);
+        break;
+    }
+  }
+
+  // `entries`, whose ranks are unique ranks in `sorted`, in the board's
+  // rank style.
+  std::vector<LeaderboardEntry> Styled(
+      const std::vector<RankKey>& sorted,
+      std::vector<LeaderboardEntry> entries) const {
+    return testing::ModelRestyled(sorted, rank_style_, std::move(entries));
+  }
+
+  // The friends' boards of a set of members (duplicates and absent ids
+  // among them) around `member`.
+  void BoardAmong(MemberId member) {
+    std::vector<MemberId> friends(in_.Below(12));
+    for (MemberId& id : friends) id = Member();
+    const std::vector<LeaderboardEntry> set =
+        testing::ModelAmong(board_model_, friends, std::nullopt, rank_style_);
+    const std::vector<LeaderboardEntry> with_self =
+        testing::ModelAmong(board_model_, friends, member, rank_style_);
+    const auto self =
+        std::find_if(with_self.begin(), with_self.end(),
+                     [member](const LeaderboardEntry& e) {
+                       return e.member == member;
+                     });
+    switch (in_.Below(3)) {
+      case 0: {
+        const size_t k = Count();
+        const absl::StatusOr<std::vector<LeaderboardEntry>> top =
+            board_.TopKAmong(friends, k);
+        if (k == 0 || k > board_page_) {
+          FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
+        } else {
+          FUZZ_CHECK(top.ok());
+          FUZZ_CHECK(*top == std::vector<LeaderboardEntry>(
+                                 set.begin(),
+                                 set.begin() + std::min(k, set.size())));
+        }
+        break;
+      }
+      case 1: {
+        const absl::StatusOr<uint64_t> rank = board_.RankAmong(member, friends);
+        if (self == with_self.end()) {
+          FUZZ_CHECK(absl::IsNotFound(rank.status()));
+        } else {
+          FUZZ_CHECK(rank.ok() && *rank == self->rank);
+        }
+        break;
+      }
+      default: {
+        const size_t before = Neighbours();
+        const size_t after = Neighbours();
+        const absl::StatusOr<std::vector<LeaderboardEntry>> around =
+            board_.AroundAmong(member, friends, before, after);
+        if (before > board_page_ || after > board_page_) {
+          FUZZ_CHECK(absl::IsInvalidArgument(around.status()));
+        } else if (self == with_self.end()) {
+          FUZZ_CHECK(absl::IsNotFound(around.status()));
+        } else {
+          FUZZ_CHECK(around.ok());
+          const size_t at = static_cast<size_t>(self - with_self.begin());
+          const size_t from = at >= before ? at - before : 0;
+          const size_t to = std::min(with_self.size(), at + after + 1);
+          FUZZ_CHECK(*around == std::vector<LeaderboardEntry>(
+                                    with_self.begin() + from,
+                                    with_self.begin() + to));
         }
         break;
       }
@@ -544,9 +624,11 @@ class Driver {
     FUZZ_CHECK(page.ok());
     bool more = false;
     RankKey last;
+    const std::vector<RankKey> sorted = board_model_.Sorted();
     FUZZ_CHECK(page->entries ==
-               testing::ModelPage(board_model_.Sorted(), read.order,
-                                  board_walk_.after, read.limit, &more, &last));
+               Styled(sorted, testing::ModelPage(sorted, read.order,
+                                                 board_walk_.after, read.limit,
+                                                 &more, &last)));
     FUZZ_CHECK(page->next_cursor.empty() == !more);
     if (more) {
       board_walk_.cursor = page->next_cursor;
@@ -562,6 +644,7 @@ class Driver {
   const EntityId owners_;
   const size_t board_page_;
   const TieBreak tie_break_;
+  const RankStyle rank_style_;
   std::unique_ptr<FeedEngine> engine_;
   testing::FeedModel model_;
   internal::LeaderboardImpl board_;

@@ -77,6 +77,22 @@ absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,
   return absl::OkStatus();
 }
 
+uint8_t EncodeBoardOrdering(const LeaderboardOptions& options) {
+  const uint8_t tie_break =
+      options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1;
+  return static_cast<uint8_t>(
+      tie_break | static_cast<uint8_t>(options.rank_style) << 1);
+}
+
+bool DecodeBoardOrdering(uint8_t byte, LeaderboardOptions* options) {
+  const uint8_t rank_style = byte >> 1;
+  if (rank_style > static_cast<uint8_t>(RankStyle::kDense)) return false;
+  options->tie_break = (byte & 1) == 0 ? TieBreak::kEarlierUpdateFirst
+                                       : TieBreak::kLowerMemberFirst;
+  options->rank_style = static_cast<RankStyle>(rank_style);
+  return true;
+}
+
 absl::Status ValidateLeaderboardName(absl::string_view name) {
   if (name.empty()) {
     return absl::InvalidArgumentError(

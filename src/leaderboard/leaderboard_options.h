@@ -4,6 +4,7 @@
 #define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -21,6 +22,16 @@ std::string DescribeLeaderboardOptions(const LeaderboardOptions& options);
 // `min`..max_page_size.
 absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,
                               size_t max_page_size);
+
+// The byte in which snapshots and change records keep a board's ordering
+// options: bit 0 the tie-break (0 kEarlierUpdateFirst, 1
+// kLowerMemberFirst), bits 1-2 the rank style (0 kUnique, 1 kCompetition,
+// 2 kDense). A board of the default rank style writes the byte older files
+// hold.
+uint8_t EncodeBoardOrdering(const LeaderboardOptions& options);
+// Sets `options`' tie_break and rank_style from `byte`; false, changing
+// nothing, when the byte holds no valid combination.
+bool DecodeBoardOrdering(uint8_t byte, LeaderboardOptions* options);
 
 // Checks a registry name: 1..kMaxLeaderboardNameLength bytes.
 absl::Status ValidateLeaderboardName(absl::string_view name);

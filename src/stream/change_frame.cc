@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/byte_codec.h"
+#include "leaderboard/leaderboard_options.h"
 
 namespace feedcore::internal {
 namespace {
@@ -184,7 +185,7 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
   if (mask & kBoardGeneration) w.Var(r.board_generation);
   if (mask & kBoardOptions) {
     w.Var(r.board_options.partitions);
-    w.U8(r.board_options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1);
+    w.U8(internal::EncodeBoardOrdering(r.board_options));
     w.Var(r.board_options.max_page_size);
   }
   if (mask & kScore) w.VarSigned(r.score);
@@ -192,19 +193,20 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
 }
 
 // Range checks of the small enumerations.
-bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t tie_break,
+bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t ordering,
               ChangeRecord* r) {
   if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
       kind > static_cast<uint8_t>(ChangeKind::kNotificationRead) ||
       feed > static_cast<uint8_t>(FeedType::kNotification) ||
-      mode > static_cast<uint8_t>(ActorMode::kMerged) || tie_break > 1) {
+      mode > static_cast<uint8_t>(ActorMode::kMerged)) {
     return false;
   }
+  LeaderboardOptions board_options = r->board_options;
+  if (!internal::DecodeBoardOrdering(ordering, &board_options)) return false;
   r->kind = static_cast<ChangeKind>(kind);
   r->feed = static_cast<FeedType>(feed);
   r->mode = static_cast<ActorMode>(mode);
-  r->board_options.tie_break = tie_break == 0 ? TieBreak::kEarlierUpdateFirst
-                                              : TieBreak::kLowerMemberFirst;
+  r->board_options = board_options;
   return true;
 }
 
@@ -219,8 +221,7 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
   r->time = in.VarSigned();
   uint8_t feed = static_cast<uint8_t>(r->feed);
   uint8_t mode = static_cast<uint8_t>(r->mode);
-  uint8_t tie_break =
-      r->board_options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1;
+  uint8_t ordering = internal::EncodeBoardOrdering(r->board_options);
   if (mask & kDomain) {
     const uint64_t domain = in.Var();
     if (domain > std::numeric_limits<uint32_t>::max()) return false;
@@ -256,13 +257,13 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
   if (mask & kBoardGeneration) r->board_generation = in.Var();
   if (mask & kBoardOptions) {
     r->board_options.partitions = in.Var();
-    tie_break = in.U8();
+    ordering = in.U8();
     r->board_options.max_page_size = in.Var();
   }
   if (mask & kScore) r->score = in.VarSigned();
   if (mask & kUpdateSequence) r->update_sequence = in.Var();
   if (!in.ok() || !in.at_end()) return false;
-  return SetEnums(kind, feed, mode, tie_break, r);
+  return SetEnums(kind, feed, mode, ordering, r);
 }
 
 }  // namespace

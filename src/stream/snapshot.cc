@@ -395,7 +395,7 @@ absl::StatusOr<SnapshotInfo> internal::FeedEngineImpl::SaveSnapshot(
     registry.Bytes(ref.name);
     registry.U64(ref.generation);
     registry.U64(o.partitions);
-    registry.U8(o.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1);
+    registry.U8(internal::EncodeBoardOrdering(o));
     registry.U64(o.max_page_size);
     registry.U64(ref.board->next_update_sequence());
   }
@@ -547,9 +547,8 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
     const uint64_t generation = registry.U64();
     LeaderboardOptions o;
     o.partitions = registry.U64();
-    const uint8_t tie_break = registry.U8();
-    o.tie_break = tie_break == 0 ? TieBreak::kEarlierUpdateFirst
-                                 : TieBreak::kLowerMemberFirst;
+    const bool ordering_valid =
+        internal::DecodeBoardOrdering(registry.U8(), &o);
     o.max_page_size = registry.U64();
     const uint64_t next_update = registry.U64();
     if (!registry.ok()) break;
@@ -557,7 +556,7 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
       return file.Damaged(absl::StrCat("board ", b, ": ", s.message()));
     }
     if (absl::Status s = internal::ValidateLeaderboardOptions(o);
-        !s.ok() || tie_break > 1) {
+        !s.ok() || !ordering_valid) {
       return file.Damaged(
           absl::StrCat("board \"", name, "\" has invalid options"));
     }

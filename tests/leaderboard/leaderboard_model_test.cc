@@ -5,7 +5,10 @@
 // sorted in full for every question): TopK for a random k, Rank and Score of
 // random members, Around a random member, a whole-board read in pages of a
 // random size and order, and one more page of a long-running reader whose
-// cursor is carried across the mutations.
+// cursor is carried across the mutations; and the friends' boards
+// (TopKAmong, RankAmong, AroundAmong) of random sets with duplicates and
+// absent ids. Every rank style: the model turns its unique ranks into the
+// board's.
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of steps per configuration.
@@ -19,6 +22,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,7 +43,10 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 using Model = testing::LeaderboardModel;
 using testing::ModelEntries;
 using testing::ModelPage;
+using testing::ModelAmong;
 using testing::ModelRank;
+using testing::ModelRestyled;
+using testing::ModelStyledRanks;
 
 struct Pager {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
@@ -49,15 +56,17 @@ struct Pager {
 };
 
 void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
-              uint64_t steps) {
+              uint64_t steps, RankStyle style = RankStyle::kUnique) {
   INFO("seed = " << seed << " partitions = " << partitions
                  << " tie_break = " << static_cast<int>(tie_break)
+                 << " rank_style = " << static_cast<int>(style)
                  << " (set FEEDCORE_MODEL_SEED to reproduce)");
   std::mt19937_64 rng(seed);
   constexpr size_t kMaxPage = 64;
   internal::LeaderboardImpl board({.partitions = partitions,
                                    .tie_break = tie_break,
-                                   .max_page_size = kMaxPage});
+                                   .max_page_size = kMaxPage,
+                                   .rank_style = style});
   Model model(tie_break);
   const auto uniform = [&rng](uint64_t n) { return rng() % n; };
   // Members from a small range, so that updates hit existing members.
@@ -126,10 +135,14 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
 
     const std::vector<RankKey> sorted = model.Sorted();
     REQUIRE(board.Size().value() == sorted.size());
+    const std::vector<uint64_t> styled = ModelStyledRanks(sorted, style);
+    const auto restyled = [&](std::vector<LeaderboardEntry> entries) {
+      return ModelRestyled(sorted, style, std::move(entries));
+    };
 
     // TopK for a random k, and the whole board.
     const size_t k = 1 + uniform(kMaxPage);
-    CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k));
+    CHECK(board.TopK(k).value() == restyled(ModelEntries(sorted, 0, k)));
 
     // Score and Rank of a few members, present or not.
     for (int i = 0; i < 3; ++i) {
@@ -141,7 +154,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       REQUIRE(rank.ok() == key.has_value());
       if (key) {
         CHECK(*score == key->score);
-        CHECK(*rank == ModelRank(sorted, *key));
+        CHECK(*rank == styled[ModelRank(sorted, *key)]);
       } else {
         CHECK(score.status().code() == absl::StatusCode::kNotFound);
         CHECK(rank.status().code() == absl::StatusCode::kNotFound);
@@ -155,7 +168,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       const size_t after = uniform(6);
       const size_t from = at >= before ? at - before : 0;
       CHECK(board.Around(sorted[at].member, before, after).value() ==
-            ModelEntries(sorted, from, at + after + 1));
+            restyled(ModelEntries(sorted, from, at + after + 1)));
     }
 
     // The whole board in pages of a random size, in a random order.
@@ -165,7 +178,7 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
                                          : LeaderboardOrder::kWorstFirst;
       const size_t limit = 1 + uniform(sorted.size() < 8 ? 8 : kMaxPage);
       std::vector<LeaderboardEntry> expected =
-          ModelEntries(sorted, 0, sorted.size());
+          restyled(ModelEntries(sorted, 0, sorted.size()));
       if (order == LeaderboardOrder::kWorstFirst) {
         std::reverse(expected.begin(), expected.end());
       }
@@ -183,8 +196,9 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
       REQUIRE_MESSAGE(page.ok(), page.status());
       bool more = false;
       RankKey last;
-      CHECK(page->entries == ModelPage(sorted, pager.order, pager.after,
-                                       pager.limit, &more, &last));
+      CHECK(page->entries ==
+            restyled(ModelPage(sorted, pager.order, pager.after, pager.limit,
+                               &more, &last)));
       CHECK(page->next_cursor.empty() == !more);
       if (more) {
         pager.cursor = page->next_cursor;
@@ -196,6 +210,42 @@ void RunModel(size_t partitions, TieBreak tie_break, uint64_t seed,
         pager.limit = 1 + uniform(10);
         pager.cursor.clear();
         pager.after.reset();
+      }
+    }
+
+    // A friends' board: a random set, with duplicates and absent ids.
+    {
+      std::vector<MemberId> friends(uniform(12));
+      for (MemberId& id : friends) id = random_member();
+      if (!friends.empty() && uniform(2) == 0) friends.push_back(friends[0]);
+      const size_t among_k = 1 + uniform(8);
+      std::vector<LeaderboardEntry> among =
+          ModelAmong(model, friends, std::nullopt, style);
+      if (among.size() > among_k) among.resize(among_k);
+      CHECK(board.TopKAmong(friends, among_k).value() == among);
+
+      const MemberId self = random_member();
+      const std::vector<LeaderboardEntry> with_self =
+          ModelAmong(model, friends, self, style);
+      const auto it = std::find_if(
+          with_self.begin(), with_self.end(),
+          [self](const LeaderboardEntry& e) { return e.member == self; });
+      const absl::StatusOr<uint64_t> rank = board.RankAmong(self, friends);
+      const size_t before = uniform(4);
+      const size_t after = uniform(4);
+      const absl::StatusOr<std::vector<LeaderboardEntry>> around =
+          board.AroundAmong(self, friends, before, after);
+      if (it == with_self.end()) {
+        CHECK(rank.status().code() == absl::StatusCode::kNotFound);
+        CHECK(around.status().code() == absl::StatusCode::kNotFound);
+      } else {
+        const size_t at = static_cast<size_t>(it - with_self.begin());
+        CHECK(rank.value() == it->rank);
+        const size_t from = at >= before ? at - before : 0;
+        const size_t to = std::min(with_self.size(), at + after + 1);
+        CHECK(around.value() ==
+              std::vector<LeaderboardEntry>(with_self.begin() + from,
+                                            with_self.begin() + to));
       }
     }
 
@@ -215,6 +265,20 @@ TEST_CASE("model: 1 partition") {
 TEST_CASE("model: 3 partitions") {
   RunModel(3, TieBreak::kEarlierUpdateFirst, Seed() + 2, Steps());
   RunModel(3, TieBreak::kLowerMemberFirst, Seed() + 3, Steps());
+}
+
+TEST_CASE("model: competition ranks") {
+  RunModel(1, TieBreak::kEarlierUpdateFirst, Seed() + 6, Steps(),
+           RankStyle::kCompetition);
+  RunModel(5, TieBreak::kLowerMemberFirst, Seed() + 7, Steps(),
+           RankStyle::kCompetition);
+}
+
+TEST_CASE("model: dense ranks") {
+  RunModel(1, TieBreak::kLowerMemberFirst, Seed() + 8, Steps(),
+           RankStyle::kDense);
+  RunModel(5, TieBreak::kEarlierUpdateFirst, Seed() + 9, Steps(),
+           RankStyle::kDense);
 }
 
 TEST_CASE("model: 16 partitions") {
