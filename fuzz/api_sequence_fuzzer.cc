@@ -492,9 +492,10 @@ class Driver {
         const absl::StatusOr<uint64_t> rank = board_.Rank(member);
         FUZZ_CHECK(rank.ok() == key.has_value());
         if (key) {
-          FUZZ_CHECK(*rank == testing::ModelStyledRanks(
-                                  sorted, rank_style_)[testing::ModelRank(
-                                  sorted, *key)]);
+          FUZZ_CHECK(
+              *rank ==
+              testing::ModelStyledRanks(
+                  sorted, rank_style_)[testing::ModelRank(sorted, *key)]);
         } else {
           FUZZ_CHECK(absl::IsNotFound(rank.status()));
         }
@@ -508,7 +509,8 @@ class Driver {
           FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
         } else {
           FUZZ_CHECK(top.ok());
-          FUZZ_CHECK(*top == Styled(sorted, testing::ModelEntries(sorted, 0, k)));
+          FUZZ_CHECK(*top ==
+                     Styled(sorted, testing::ModelEntries(sorted, 0, k)));
         }
         break;
       }
@@ -554,11 +556,9 @@ class Driver {
         testing::ModelAmong(board_model_, friends, std::nullopt, rank_style_);
     const std::vector<LeaderboardEntry> with_self =
         testing::ModelAmong(board_model_, friends, member, rank_style_);
-    const auto self =
-        std::find_if(with_self.begin(), with_self.end(),
-                     [member](const LeaderboardEntry& e) {
-                       return e.member == member;
-                     });
+    const auto self = std::find_if(
+        with_self.begin(), with_self.end(),
+        [member](const LeaderboardEntry& e) { return e.member == member; });
     switch (in_.Below(3)) {
       case 0: {
         const size_t k = Count();
@@ -568,9 +568,9 @@ class Driver {
           FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
         } else {
           FUZZ_CHECK(top.ok());
-          FUZZ_CHECK(*top == std::vector<LeaderboardEntry>(
-                                 set.begin(),
-                                 set.begin() + std::min(k, set.size())));
+          FUZZ_CHECK(*top ==
+                     std::vector<LeaderboardEntry>(
+                         set.begin(), set.begin() + std::min(k, set.size())));
         }
         break;
       }
@@ -597,9 +597,9 @@ class Driver {
           const size_t at = static_cast<size_t>(self - with_self.begin());
           const size_t from = at >= before ? at - before : 0;
           const size_t to = std::min(with_self.size(), at + after + 1);
-          FUZZ_CHECK(*around == std::vector<LeaderboardEntry>(
-                                    with_self.begin() + from,
-                                    with_self.begin() + to));
+          FUZZ_CHECK(*around ==
+                     std::vector<LeaderboardEntry>(with_self.begin() + from,
+                                                   with_self.begin() + to));
         }
         break;
       }
@@ -625,10 +625,10 @@ class Driver {
     bool more = false;
     RankKey last;
     const std::vector<RankKey> sorted = board_model_.Sorted();
-    FUZZ_CHECK(page->entries ==
-               Styled(sorted, testing::ModelPage(sorted, read.order,
-                                                 board_walk_.after, read.limit,
-                                                 &more, &last)));
+    FUZZ_CHECK(
+        page->entries ==
+        Styled(sorted, testing::ModelPage(sorted, read.order, board_walk_.after,
+                                          read.limit, &more, &last)));
     FUZZ_CHECK(page->next_cursor.empty() == !more);
     if (more) {
       board_walk_.cursor = page->next_cursor;

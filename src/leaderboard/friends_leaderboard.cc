@@ -26,9 +26,9 @@ absl::StatusOr<std::vector<MemberId>> FollowedAndSelf(const FeedEngine& engine,
     if (!page.ok()) return page.status();
     members.insert(members.end(), page->ids.begin(), page->ids.end());
     if (members.size() - 1 > limit) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "FollowedAndSelf: entity ", user, " follows more than limit ", limit,
-          " entities"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("FollowedAndSelf: entity ", user,
+                       " follows more than limit ", limit, " entities"));
     }
     page_options.cursor = std::move(page->next_cursor);
   } while (!page_options.cursor.empty());

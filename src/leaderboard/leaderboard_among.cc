@@ -107,16 +107,16 @@ absl::StatusOr<uint64_t> LeaderboardImpl::RankAmong(
     return s;
   }
   const std::vector<RankKey> keys = KeysAmong(members, member);
-  auto self = std::find_if(keys.begin(), keys.end(), [member](const RankKey& k) {
-    return k.member == member;
-  });
+  auto self =
+      std::find_if(keys.begin(), keys.end(),
+                   [member](const RankKey& k) { return k.member == member; });
   if (self == keys.end()) return MemberNotFound(member);
   const RankKey key = *self;
   switch (options_.rank_style) {
     case RankStyle::kUnique:
-      return static_cast<uint64_t>(
-          std::count_if(keys.begin(), keys.end(),
-                        [&key](const RankKey& k) { return RanksAbove(k, key); }));
+      return static_cast<uint64_t>(std::count_if(
+          keys.begin(), keys.end(),
+          [&key](const RankKey& k) { return RanksAbove(k, key); }));
     case RankStyle::kCompetition:
       return static_cast<uint64_t>(std::count_if(
           keys.begin(), keys.end(),
@@ -127,8 +127,8 @@ absl::StatusOr<uint64_t> LeaderboardImpl::RankAmong(
         if (k.score > key.score) better.push_back(k.score);
       }
       std::sort(better.begin(), better.end());
-      return static_cast<uint64_t>(
-          std::unique(better.begin(), better.end()) - better.begin());
+      return static_cast<uint64_t>(std::unique(better.begin(), better.end()) -
+                                   better.begin());
     }
   }
   return absl::InternalError("unknown rank style");
@@ -152,15 +152,16 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::AroundAmong(
   }
   std::vector<RankKey> keys = KeysAmong(members, member);
   std::sort(keys.begin(), keys.end(), RanksAbove);
-  auto self = std::find_if(keys.begin(), keys.end(), [member](const RankKey& k) {
-    return k.member == member;
-  });
+  auto self =
+      std::find_if(keys.begin(), keys.end(),
+                   [member](const RankKey& k) { return k.member == member; });
   if (self == keys.end()) return MemberNotFound(member);
   const size_t at = static_cast<size_t>(self - keys.begin());
   // Shared ranks depend on every entry above, so the whole set is ranked.
   std::vector<LeaderboardEntry> ranked;
   ranked.reserve(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) ranked.push_back(EntryOf(keys[i], i));
+  for (size_t i = 0; i < keys.size(); ++i)
+    ranked.push_back(EntryOf(keys[i], i));
   RankAmongSorted(options_.rank_style, absl::MakeSpan(ranked));
   const size_t from = at - std::min(at, before);
   const size_t to = at + 1 + std::min(after, keys.size() - at - 1);

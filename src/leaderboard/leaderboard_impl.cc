@@ -33,10 +33,10 @@ LeaderboardImpl::LeaderboardImpl(const LeaderboardOptions& options)
     : options_(options),
       board_id_(BoardIdFor(this)),
       partitions_(new Partition[options.partitions]),
-      distinct_scores_(options.rank_style == RankStyle::kDense
-                           ? std::make_unique<DistinctScoreIndex>(
-                                 options.partitions)
-                           : nullptr) {
+      distinct_scores_(
+          options.rank_style == RankStyle::kDense
+              ? std::make_unique<DistinctScoreIndex>(options.partitions)
+              : nullptr) {
   for (size_t p = 0; p < options_.partitions; ++p) {
     WriterLock lock(&partitions_[p].mu);
     partitions_[p].data = std::make_unique<PartitionData>(&leaf_pool_);

@@ -80,8 +80,8 @@ absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,
 uint8_t EncodeBoardOrdering(const LeaderboardOptions& options) {
   const uint8_t tie_break =
       options.tie_break == TieBreak::kEarlierUpdateFirst ? 0 : 1;
-  return static_cast<uint8_t>(
-      tie_break | static_cast<uint8_t>(options.rank_style) << 1);
+  return static_cast<uint8_t>(tie_break |
+                              static_cast<uint8_t>(options.rank_style) << 1);
 }
 
 bool DecodeBoardOrdering(uint8_t byte, LeaderboardOptions* options) {

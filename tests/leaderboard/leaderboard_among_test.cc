@@ -47,7 +47,8 @@ TEST_CASE("TopKAmong: the set's best, ranked among the set") {
   }
   // Duplicates count once, absent ids are skipped.
   const std::vector<MemberId> friends = {3, 17, 999, 3, 11, 17, 5, 1000};
-  const std::vector<LeaderboardEntry> top = board->TopKAmong(friends, 10).value();
+  const std::vector<LeaderboardEntry> top =
+      board->TopKAmong(friends, 10).value();
   CHECK(top == std::vector<LeaderboardEntry>{
                    {17, 170, 0}, {11, 110, 1}, {5, 50, 2}, {3, 30, 3}});
   CHECK(MembersOf(board->TopKAmong(friends, 2).value()) ==
@@ -89,7 +90,8 @@ TEST_CASE("shared ranks among the set") {
     auto board = Board(style);
     // 1, 2: 50; 3: 40; 4, 5, 6: 30; 7: 10. Member 8 (50) is not a friend.
     const int64_t scores[] = {50, 50, 40, 30, 30, 30, 10, 50};
-    for (MemberId m = 1; m <= 8; ++m) REQUIRE(board->Set(m, scores[m - 1]).ok());
+    for (MemberId m = 1; m <= 8; ++m)
+      REQUIRE(board->Set(m, scores[m - 1]).ok());
     const std::vector<uint64_t> want =
         style == RankStyle::kCompetition
             ? std::vector<uint64_t>{0, 0, 2, 3, 3, 3, 6}

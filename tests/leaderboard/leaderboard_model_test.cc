@@ -41,9 +41,9 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 using Model = testing::LeaderboardModel;
+using testing::ModelAmong;
 using testing::ModelEntries;
 using testing::ModelPage;
-using testing::ModelAmong;
 using testing::ModelRank;
 using testing::ModelRestyled;
 using testing::ModelStyledRanks;

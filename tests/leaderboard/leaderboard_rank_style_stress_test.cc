@@ -106,10 +106,10 @@ void Read(const internal::LeaderboardImpl& board, RankStyle style,
     if (read.order == LeaderboardOrder::kWorstFirst) {
       std::reverse(entries.begin(), entries.end());
     }
-    CheckRanks(style, entries,
-               /*from_top=*/pages == 0 &&
-                   read.order == LeaderboardOrder::kBestFirst,
-               "ReadPage", failures);
+    CheckRanks(
+        style, entries,
+        /*from_top=*/pages == 0 && read.order == LeaderboardOrder::kBestFirst,
+        "ReadPage", failures);
     if (page->next_cursor.empty()) break;
     read.cursor = page->next_cursor;
   }

@@ -56,8 +56,7 @@ std::unique_ptr<LeaderboardImpl> TiedBoard(RankStyle style,
 
 // The ranks of members 1..10 of TiedBoard in each style.
 const std::vector<uint64_t> kUniqueRanks = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-const std::vector<uint64_t> kCompetitionRanks = {0, 0, 0, 3, 3,
-                                                 5, 5, 5, 5, 9};
+const std::vector<uint64_t> kCompetitionRanks = {0, 0, 0, 3, 3, 5, 5, 5, 5, 9};
 const std::vector<uint64_t> kDenseRanks = {0, 0, 0, 1, 1, 2, 2, 2, 2, 3};
 
 const std::vector<uint64_t>& ExpectedRanks(RankStyle style) {
@@ -138,14 +137,11 @@ TEST_CASE("dense ranks follow removes, moves and Clear") {
     // Removing the only member of a score closes the gap in dense ranks.
     REQUIRE(board->Remove(4).ok());
     REQUIRE(board->Remove(5).ok());
-    CHECK(board->Rank(6).value() ==
-          (style == RankStyle::kDense ? 1u : 3u));
-    CHECK(board->Rank(10).value() ==
-          (style == RankStyle::kDense ? 2u : 7u));
+    CHECK(board->Rank(6).value() == (style == RankStyle::kDense ? 1u : 3u));
+    CHECK(board->Rank(10).value() == (style == RankStyle::kDense ? 2u : 7u));
     // Moving a member to a new score opens one; onto an existing one, not.
     REQUIRE(board->Set(1, 95).ok());
-    CHECK(board->Rank(6).value() ==
-          (style == RankStyle::kDense ? 2u : 3u));
+    CHECK(board->Rank(6).value() == (style == RankStyle::kDense ? 2u : 3u));
     REQUIRE(board->Increment(10, 10).ok());  // 80: joins 6..9
     CHECK(board->Rank(10).value() == board->Rank(6).value());
     CHECK(RanksOf(board->TopK(10).value()) ==
@@ -236,8 +232,8 @@ TEST_CASE("a dense board round-trips through a snapshot and a replica") {
   LeaderboardRegistry registry(stream);
   std::shared_ptr<Leaderboard> board =
       registry
-          .GetOrCreate("dense", {.partitions = 3,
-                                 .rank_style = RankStyle::kDense})
+          .GetOrCreate("dense",
+                       {.partitions = 3, .rank_style = RankStyle::kDense})
           .value();
   std::shared_ptr<Leaderboard> competition =
       registry
@@ -252,8 +248,7 @@ TEST_CASE("a dense board round-trips through a snapshot and a replica") {
       (std::filesystem::temp_directory_path() /
        ("feedcore-rank-style-" + std::to_string(::getpid())))
           .string();
-  absl::StatusOr<SnapshotInfo> info =
-      SaveSnapshot(*engine, path, &registry);
+  absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*engine, path, &registry);
   REQUIRE_MESSAGE(info.ok(), info.status());
   // Changes after the snapshot reach the replica through the stream: a
   // score emptied, a new one, a clear and a refill.
