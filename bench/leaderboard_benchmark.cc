@@ -14,6 +14,13 @@
 //       `update_order` (the default tie-break: every change takes a number
 //       from one board-wide counter) or `member_id` (no shared counter).
 //       items_per_second is the total rate of all threads (wall time).
+//   BM_Increment/uniform/dense/update_order/partitions:16/ranks:dense
+//       the same Increment on a RankStyle::kDense board, whose index of
+//       distinct scores every score change also updates (one or two more
+//       locked O(log n) updates): its cost next to the kUnique board above.
+//   BM_TopKAmong/members:10000/k:10  TopKAmong of 10,000 random members of
+//       the dense board in 16 partitions (a friends' board): one score
+//       lookup per member under the snapshot, then a partial sort.
 //   BM_TopK/<merge>/k:100        top 100 of the dense board in 16
 //       partitions: `lazy_merge` (Leaderboard::TopK, reads k + N - 1
 //       entries) next to `read_k_per_partition` (copy the best k of every
@@ -138,9 +145,12 @@ const Draws& DrawsFor(Keys keys) {
 
 std::unique_ptr<internal::LeaderboardImpl> FilledBoard(size_t partitions,
                                                        TieBreak tie_break,
-                                                       int64_t range) {
+                                                       int64_t range,
+                                                       RankStyle rank_style) {
   auto board = std::make_unique<internal::LeaderboardImpl>(
-      LeaderboardOptions{.partitions = partitions, .tie_break = tie_break});
+      LeaderboardOptions{.partitions = partitions,
+                         .tie_break = tie_break,
+                         .rank_style = rank_style});
   std::mt19937_64 rng(kFillSeed);
   for (MemberId m = 0; m < kMembers; ++m) {
     if (!board->Set(m, static_cast<int64_t>(rng() % range)).ok()) {
@@ -164,25 +174,25 @@ SharedBoard& Shared() {
   return *shared;
 }
 
-internal::LeaderboardImpl* AcquireBoard(const std::string& name,
-                                        size_t partitions, TieBreak tie_break,
-                                        int64_t range) {
+internal::LeaderboardImpl* AcquireBoard(
+    const std::string& name, size_t partitions, TieBreak tie_break,
+    int64_t range, RankStyle rank_style = RankStyle::kUnique) {
   SharedBoard& shared = Shared();
   std::lock_guard<std::mutex> lock(shared.mu);
   if (shared.name != name) {
     shared.board.reset();  // at most one filled board in memory
-    shared.board = FilledBoard(partitions, tie_break, range);
+    shared.board = FilledBoard(partitions, tie_break, range, rank_style);
     shared.name = name;
   }
   return shared.board.get();
 }
 
 void BM_Increment(benchmark::State& state, Keys keys, int64_t range,
-                  TieBreak tie_break, size_t partitions,
+                  TieBreak tie_break, size_t partitions, RankStyle rank_style,
                   const std::string& name) {
   const Draws& draws = DrawsFor(keys);
   internal::LeaderboardImpl* const board =
-      AcquireBoard(name, partitions, tie_break, range);
+      AcquireBoard(name, partitions, tie_break, range, rank_style);
   size_t pos =
       (static_cast<size_t>(state.thread_index()) * 1'048'573) & (kDrawn - 1);
   for (auto _ : state) {
@@ -200,10 +210,10 @@ constexpr size_t kBatch = 1000;
 
 void BM_IncrementMany(benchmark::State& state, Keys keys, int64_t range,
                       TieBreak tie_break, size_t partitions,
-                      const std::string& name) {
+                      RankStyle rank_style, const std::string& name) {
   const Draws& draws = DrawsFor(keys);
   internal::LeaderboardImpl* const board =
-      AcquireBoard(name, partitions, tie_break, range);
+      AcquireBoard(name, partitions, tie_break, range, rank_style);
   // Pre-built calls over the drawn keys, so that the timed loop only calls.
   std::vector<ScoreIncrement> increments(kDrawn);
   for (size_t i = 0; i < kDrawn; ++i) {
@@ -253,6 +263,38 @@ void BM_TopK(benchmark::State& state, bool lazy) {
   state.SetItemsProcessed(state.iterations());
   state.counters["entries_read"] = static_cast<double>(entries_read) /
                                    static_cast<double>(state.iterations());
+}
+
+// Sets of distinct random members for TopKAmong, drawn once.
+constexpr size_t kAmongMembers = 10'000;
+const std::vector<std::vector<MemberId>>& AmongSets() {
+  static const std::vector<std::vector<MemberId>>* const sets = [] {
+    auto* s = new std::vector<std::vector<MemberId>>(8);
+    std::mt19937_64 rng(kKeySeed + 3);
+    for (std::vector<MemberId>& set : *s) {
+      while (set.size() < kAmongMembers) set.push_back(rng() % kMembers);
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+    }
+    return s;
+  }();
+  return *sets;
+}
+
+void BM_TopKAmong(benchmark::State& state) {
+  internal::LeaderboardImpl* const board = ReadBoard(16);
+  const std::vector<std::vector<MemberId>>& sets = AmongSets();
+  const size_t k = static_cast<size_t>(state.range(0));
+  size_t i = 0;
+  for (auto _ : state) {
+    auto top = board->TopKAmong(sets[i++ % sets.size()], k);
+    if (!top.ok() || top->size() != k) {
+      state.SkipWithError("TopKAmong failed");
+      break;
+    }
+    benchmark::DoNotOptimize(top);
+  }
+  state.SetItemsProcessed(state.iterations());
 }
 
 void BM_Rank(benchmark::State& state) {
@@ -406,18 +448,20 @@ void BM_CreateBoard(benchmark::State& state) {
 }
 
 void RegisterIncrement(Keys keys, int64_t range, TieBreak tie_break,
-                       size_t partitions) {
+                       size_t partitions,
+                       RankStyle rank_style = RankStyle::kUnique) {
   const std::string name =
       std::string("BM_Increment/") +
       (keys == Keys::kUniform ? "uniform" : "zipf") + "/" +
       (range == kDenseRange ? "dense" : "spread") + "/" +
       (tie_break == TieBreak::kEarlierUpdateFirst ? "update_order"
                                                   : "member_id") +
-      "/partitions:" + std::to_string(partitions);
+      "/partitions:" + std::to_string(partitions) +
+      (rank_style == RankStyle::kDense ? "/ranks:dense" : "");
   benchmark::RegisterBenchmark(name.c_str(),
                                [=](benchmark::State& state) {
                                  BM_Increment(state, keys, range, tie_break,
-                                              partitions, name);
+                                              partitions, rank_style, name);
                                })
       ->Iterations(kIncrementsPerThread)
       ->Threads(1)
@@ -429,7 +473,8 @@ void RegisterIncrement(Keys keys, int64_t range, TieBreak tie_break,
   benchmark::RegisterBenchmark(many_name.c_str(),
                                [=](benchmark::State& state) {
                                  BM_IncrementMany(state, keys, range, tie_break,
-                                                  partitions, many_name);
+                                                  partitions, rank_style,
+                                                  many_name);
                                })
       ->Iterations(kIncrementsPerThread / static_cast<int64_t>(kBatch))
       ->Threads(1)
@@ -447,6 +492,11 @@ void RegisterReads(size_t partitions) {
                                  [](benchmark::State& s) { BM_TopK(s, false); })
         ->ArgName("k")
         ->Arg(100);
+  }
+  if (partitions == 16) {
+    benchmark::RegisterBenchmark("BM_TopKAmong/members:10000", BM_TopKAmong)
+        ->ArgName("k")
+        ->Arg(10);
   }
   const auto n = static_cast<int64_t>(partitions);
   benchmark::RegisterBenchmark("BM_Rank", BM_Rank)
@@ -498,6 +548,9 @@ void RegisterAll() {
   }
   RegisterIncrement(Keys::kUniform, kSpreadRange, TieBreak::kLowerMemberFirst,
                     16);
+  // The cost of dense ranks' index, next to the same board above.
+  RegisterIncrement(Keys::kUniform, kDenseRange, TieBreak::kEarlierUpdateFirst,
+                    16, RankStyle::kDense);
   // The board of feedcore-bench's leaderboard scenario.
   RegisterIncrement(Keys::kUniform, kDenseRange, TieBreak::kLowerMemberFirst,
                     16);

@@ -13,7 +13,9 @@
 // (any op, condition and metadata, invalid ones included), SetMetadata,
 // Remove, Clear, Score, Metadata, Rank, TopK, Around and ReadPage (with
 // metadata or not) with any k, limit or neighbour count, CountInRange,
-// Percentile, and ReadPage in score ranges from any offset. A
+// Percentile, ReadPage in score ranges from any offset, and the friends'
+// boards (TopKAmong, RankAmong, AroundAmong of sets with duplicates and
+// absent ids), in the rank style the input picks. A
 // call that must fail must fail with the documented code and change
 // nothing; every other answer must equal the model's. The model tests draw the
 // same calls from a seeded generator; here libFuzzer steers them towards new
@@ -26,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -90,12 +93,14 @@ class Driver {
         board_page_(1 + in.Below(8)),
         tie_break_(in.Bool() ? TieBreak::kLowerMemberFirst
                              : TieBreak::kEarlierUpdateFirst),
+        rank_style_(static_cast<RankStyle>(in.Below(3))),
         model_(EngineOptionsFor(shards_, cap_, max_page_)),
         board_options_({.partitions = 1 + in.Below(4),
                         .tie_break = tie_break_,
                         .max_page_size = board_page_,
                         .score_order = in.Bool() ? ScoreOrder::kLowerFirst
                                                  : ScoreOrder::kHigherFirst,
+                        .rank_style = rank_style_,
                         .max_metadata_bytes = in.Below(4)}),
         board_(board_options_),
         board_model_(board_options_) {
@@ -524,7 +529,7 @@ class Driver {
     const MemberId member = Member();
     const std::optional<RankKey> key = board_model_.Find(member);
     const ScoreOrder order = board_options_.score_order;
-    switch (in_.Below(5)) {
+    switch (in_.Below(6)) {
       case 0: {
         const absl::StatusOr<int64_t> score = board_.Score(member);
         FUZZ_CHECK(score.ok() == key.has_value());
@@ -546,7 +551,10 @@ class Driver {
         const absl::StatusOr<uint64_t> rank = board_.Rank(member);
         FUZZ_CHECK(rank.ok() == key.has_value());
         if (key) {
-          FUZZ_CHECK(*rank == testing::ModelRank(sorted, *key));
+          FUZZ_CHECK(
+              *rank ==
+              testing::ModelStyledRanks(
+                  sorted, rank_style_)[testing::ModelRank(sorted, *key)]);
         } else {
           FUZZ_CHECK(absl::IsNotFound(rank.status()));
         }
@@ -560,11 +568,12 @@ class Driver {
           FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
         } else {
           FUZZ_CHECK(top.ok());
-          FUZZ_CHECK(*top == testing::ModelEntries(sorted, 0, k, order));
+          FUZZ_CHECK(*top == Styled(sorted, testing::ModelEntries(sorted, 0, k,
+                                                                  order)));
         }
         break;
       }
-      default: {
+      case 3: {
         const size_t before = Neighbours();
         const size_t after = Neighbours();
         const absl::StatusOr<std::vector<LeaderboardEntry>> around =
@@ -577,8 +586,79 @@ class Driver {
           FUZZ_CHECK(around.ok());
           const size_t at = testing::ModelRank(sorted, *key);
           const size_t from = at >= before ? at - before : 0;
-          FUZZ_CHECK(*around == testing::ModelEntries(sorted, from,
-                                                      at + after + 1, order));
+          FUZZ_CHECK(*around ==
+                     Styled(sorted, testing::ModelEntries(
+                                        sorted, from, at + after + 1, order)));
+        }
+        break;
+      }
+      case 5:
+        BoardAmong(member);
+        break;
+    }
+  }
+
+  // `entries`, whose ranks are unique ranks in `sorted`, in the board's
+  // rank style.
+  std::vector<LeaderboardEntry> Styled(
+      const std::vector<RankKey>& sorted,
+      std::vector<LeaderboardEntry> entries) const {
+    return testing::ModelRestyled(sorted, rank_style_, std::move(entries));
+  }
+
+  // The friends' boards of a set of members (duplicates and absent ids
+  // among them) around `member`.
+  void BoardAmong(MemberId member) {
+    std::vector<MemberId> friends(in_.Below(12));
+    for (MemberId& id : friends) id = Member();
+    const std::vector<LeaderboardEntry> set =
+        testing::ModelAmong(board_model_, friends, std::nullopt, rank_style_);
+    const std::vector<LeaderboardEntry> with_self =
+        testing::ModelAmong(board_model_, friends, member, rank_style_);
+    const auto self = std::find_if(
+        with_self.begin(), with_self.end(),
+        [member](const LeaderboardEntry& e) { return e.member == member; });
+    switch (in_.Below(3)) {
+      case 0: {
+        const size_t k = Count();
+        const absl::StatusOr<std::vector<LeaderboardEntry>> top =
+            board_.TopKAmong(friends, k);
+        if (k == 0 || k > board_page_) {
+          FUZZ_CHECK(absl::IsInvalidArgument(top.status()));
+        } else {
+          FUZZ_CHECK(top.ok());
+          FUZZ_CHECK(*top ==
+                     std::vector<LeaderboardEntry>(
+                         set.begin(), set.begin() + std::min(k, set.size())));
+        }
+        break;
+      }
+      case 1: {
+        const absl::StatusOr<uint64_t> rank = board_.RankAmong(member, friends);
+        if (self == with_self.end()) {
+          FUZZ_CHECK(absl::IsNotFound(rank.status()));
+        } else {
+          FUZZ_CHECK(rank.ok() && *rank == self->rank);
+        }
+        break;
+      }
+      default: {
+        const size_t before = Neighbours();
+        const size_t after = Neighbours();
+        const absl::StatusOr<std::vector<LeaderboardEntry>> around =
+            board_.AroundAmong(member, friends, before, after);
+        if (before > board_page_ || after > board_page_) {
+          FUZZ_CHECK(absl::IsInvalidArgument(around.status()));
+        } else if (self == with_self.end()) {
+          FUZZ_CHECK(absl::IsNotFound(around.status()));
+        } else {
+          FUZZ_CHECK(around.ok());
+          const size_t at = static_cast<size_t>(self - with_self.begin());
+          const size_t from = at >= before ? at - before : 0;
+          const size_t to = std::min(with_self.size(), at + after + 1);
+          FUZZ_CHECK(*around ==
+                     std::vector<LeaderboardEntry>(with_self.begin() + from,
+                                                   with_self.begin() + to));
         }
         break;
       }
@@ -605,9 +685,11 @@ class Driver {
     FUZZ_CHECK(page.ok());
     bool more = false;
     RankKey last;
-    std::vector<LeaderboardEntry> want = testing::ModelPage(
-        board_model_.Sorted(), read.order, board_walk_.after, read.limit, &more,
-        &last, board_options_.score_order);
+    const std::vector<RankKey> sorted = board_model_.Sorted();
+    std::vector<LeaderboardEntry> want =
+        Styled(sorted, testing::ModelPage(sorted, read.order, board_walk_.after,
+                                          read.limit, &more, &last,
+                                          board_options_.score_order));
     if (read.with_metadata) board_model_.FillMetadata(want);
     FUZZ_CHECK(page->entries == want);
     FUZZ_CHECK(page->next_cursor.empty() == !more);
@@ -647,7 +729,8 @@ class Driver {
       }
       case 1: {
         const MemberId member = Member();
-        const std::optional<double> want = board_model_.Percentile(member);
+        const std::optional<double> want =
+            board_model_.Percentile(member, rank_style_);
         const absl::StatusOr<double> got = board_.Percentile(member);
         FUZZ_CHECK(got.ok() == want.has_value());
         if (want) {
@@ -676,8 +759,9 @@ class Driver {
           bool more = false;
           RankKey last;
           FUZZ_CHECK(page->entries ==
-                     testing::ModelRangePage(sorted, read, after, &more, &last,
-                                             board_model_.order()));
+                     Styled(sorted, testing::ModelRangePage(
+                                        sorted, read, after, &more, &last,
+                                        board_model_.order())));
           FUZZ_CHECK(page->next_cursor.empty() == !more);
           if (!more) break;
           read.cursor = page->next_cursor;
@@ -694,6 +778,7 @@ class Driver {
   const EntityId owners_;
   const size_t board_page_;
   const TieBreak tie_break_;
+  const RankStyle rank_style_;
   std::unique_ptr<FeedEngine> engine_;
   testing::FeedModel model_;
   const LeaderboardOptions board_options_;

@@ -24,8 +24,9 @@ namespace feedcore {
 
 // `user` followed by every entity it follows, in ascending id after
 // `user`, read page by page from engine.Following. `InvalidArgument` if it
-// follows more than `limit` (1..kMaxAmongMembers) entities, so the set fits
-// a ...Among read; the engine's errors otherwise. O(following).
+// follows more than `limit` entities, or for a `limit` outside
+// 1..kMaxAmongMembers - 1 (the set, `user` included, must fit a ...Among
+// read); the engine's errors otherwise. O(following).
 FEEDCORE_EXPORT absl::StatusOr<std::vector<MemberId>> FollowedAndSelf(
     const FeedEngine& engine, EntityId user,
     size_t limit = kMaxAmongMembers - 1);

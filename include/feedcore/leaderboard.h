@@ -206,8 +206,10 @@ struct LeaderboardOptions {
   ScoreOrder score_order = ScoreOrder::kHigherFirst;
 
   // The rank every read reports. kDense keeps a count of the members of
-  // each score, partitioned by score, so each score change also takes one
-  // lock of that index: choose it only when dense ranks are shown.
+  // each score, partitioned by score, so each score change also takes the
+  // index's locks of the old and the new score (one after the other) and
+  // updates them in O(log distinct scores): choose it only when dense
+  // ranks are shown.
   RankStyle rank_style = RankStyle::kUnique;
 
   // Longest metadata (display name, country: opaque bytes) the board keeps

@@ -9,6 +9,7 @@
 #include <cassert>
 
 #include "absl/status/status.h"
+#include "leaderboard/distinct_score_index.h"
 #include "leaderboard/leaderboard_options.h"
 #include "leaderboard/leaderboard_snapshot.h"
 
@@ -31,7 +32,11 @@ uint64_t BoardIdFor(const void* board) {
 LeaderboardImpl::LeaderboardImpl(const LeaderboardOptions& options)
     : options_(options),
       board_id_(BoardIdFor(this)),
-      partitions_(new Partition[options.partitions]) {
+      partitions_(new Partition[options.partitions]),
+      distinct_scores_(
+          options.rank_style == RankStyle::kDense
+              ? std::make_unique<DistinctScoreIndex>(options.partitions)
+              : nullptr) {
   for (size_t p = 0; p < options_.partitions; ++p) {
     WriterLock lock(&partitions_[p].mu);
     partitions_[p].data = std::make_unique<PartitionData>(&leaf_pool_);
@@ -112,6 +117,8 @@ std::vector<size_t> LeaderboardImpl::PartitionSizes() const {
 
 bool LeaderboardImpl::CheckInvariants() const {
   SharedSnapshot snapshot(*this);
+  // Members per rank score, to check the DistinctScoreIndex against.
+  absl::flat_hash_map<int64_t, uint64_t> members_of;
   for (size_t p = 0; p < snapshot.partitions(); ++p) {
     const PartitionData& data = snapshot.data(p);
     if (!data.tree.CheckInvariants()) return false;
@@ -119,6 +126,7 @@ bool LeaderboardImpl::CheckInvariants() const {
     for (Position at = data.tree.First(); at.valid(); at = at.next()) {
       const RankKey key = at.key();
       if (PartitionOf(key.member) != p) return false;
+      if (distinct_scores_ != nullptr) ++members_of[key.score];
       auto it = data.members.find(key.member);
       if (it == data.members.end() || it->second.score != key.score ||
           it->second.seq != key.seq) {
@@ -128,6 +136,10 @@ bool LeaderboardImpl::CheckInvariants() const {
         return false;
       }
     }
+  }
+  if (distinct_scores_ != nullptr &&
+      !distinct_scores_->CheckInvariants(snapshot, members_of)) {
+    return false;
   }
   return true;
 }

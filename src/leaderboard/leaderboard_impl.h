@@ -29,10 +29,18 @@
 // its changes were applied. With kLowerMemberFirst the sequence is 0 for
 // everyone and the counter is never touched.
 //
+// Ranks. The reads compute unique ranks (members above); with
+// RankStyle::kCompetition or kDense a pass over the entries, with the
+// snapshot still held, turns them into the board's style (StyleRanks).
+// A kDense board also keeps a DistinctScoreIndex (distinct_score_index.h):
+// every write that adds, moves or removes a member reports the change of
+// its rank score to it (RankScoreMoved).
+//
 // Lock order. Cross-partition reads take every partition lock shared in
 // ascending index (SharedSnapshot); Clear takes them all exclusively in the
-// same order; everything else holds exactly one partition lock. Nothing
-// else is locked while a partition lock is held.
+// same order; everything else holds exactly one partition lock. Under a
+// partition lock a write may take one shard lock of the DistinctScoreIndex
+// at a time, and the leaf pool's lock.
 #ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_IMPL_H_
 #define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_IMPL_H_
 
@@ -61,6 +69,8 @@
 #include "stream/change_log.h"
 
 namespace feedcore::internal {
+
+class DistinctScoreIndex;
 
 class LeaderboardImpl final : public Leaderboard {
  public:
@@ -126,7 +136,8 @@ class LeaderboardImpl final : public Leaderboard {
   // Members per partition, under one snapshot.
   std::vector<size_t> PartitionSizes() const;
   // Checks every partition's tree and that its map holds exactly its
-  // entries with their keys, each in the right partition. For tests.
+  // entries with their keys, each in the right partition, and on a kDense
+  // board the DistinctScoreIndex against them. For tests.
   bool CheckInvariants() const;
 
   // --- Change stream and snapshots (leaderboard_replay.cc) ---
@@ -191,6 +202,8 @@ class LeaderboardImpl final : public Leaderboard {
   };
 
   class SharedSnapshot;
+  // Names Partition::mu in its lock order and reads under SharedSnapshot.
+  friend class DistinctScoreIndex;
 
   // Where a page starts (leaderboard_range_reads.cc).
   struct PageStart {
@@ -256,8 +269,37 @@ class LeaderboardImpl final : public Leaderboard {
               uint64_t update_sequence,
               const std::string* metadata = nullptr) const;
   // Puts `member` at `key` in `data` (inserting or moving it).
-  static void PlaceLocked(PartitionData& data, MemberId member,
-                          const RankKey& key);
+  void PlaceLocked(PartitionData& data, MemberId member, const RankKey& key);
+  // A member's rank score went from `from` to `to` (none: absent); keeps
+  // the DistinctScoreIndex of a kDense board. Called by every write that
+  // changes a member's key, after the tree and map took the change, with
+  // the member's partition lock held exclusively.
+  void RankScoreMoved(std::optional<int64_t> from, std::optional<int64_t> to);
+
+  // --- Rank styles (leaderboard_rank_style.cc), under `snapshot` ---
+
+  // The rank, in the board's style, of the member with key `key` whose
+  // unique rank is `unique_rank`.
+  uint64_t StyledRank(const SharedSnapshot& snapshot, const RankKey& key,
+                      uint64_t unique_rank) const;
+  // Turns the unique ranks of `entries`, consecutive entries of the board
+  // in best-first order (or worst-first when !best_first), into the
+  // board's style. At most one descent: for the best entry.
+  void StyleRanks(const SharedSnapshot& snapshot,
+                  absl::Span<LeaderboardEntry> entries, bool best_first) const;
+  // The number of members with a better score than `rank_score`, and the
+  // number of distinct better scores (kDense boards only).
+  uint64_t CountBetterScores(const SharedSnapshot& snapshot,
+                             int64_t rank_score) const;
+  uint64_t CountDistinctBetterScores(const SharedSnapshot& snapshot,
+                                     int64_t rank_score) const;
+
+  // --- Friends' boards (leaderboard_among.cc) ---
+
+  // The keys of the distinct ids of `members`, and of `also` if given,
+  // that are on the board, read under one snapshot, in no order.
+  std::vector<RankKey> KeysAmong(absl::Span<const MemberId> members,
+                                 std::optional<MemberId> also) const;
 
   // The update sequence for a score change being applied now.
   uint64_t NextSeq();
@@ -326,6 +368,8 @@ class LeaderboardImpl final : public Leaderboard {
   // from the read-only fields above: every writer of every partition
   // increments it.
   alignas(64) std::atomic<uint64_t> next_seq_{0};
+  // The distinct scores of a kDense board; null on other boards.
+  const std::unique_ptr<DistinctScoreIndex> distinct_scores_;
   // Set before the board is shared; null when nothing is recorded.
   std::unique_ptr<const Recording> recording_;
 };

@@ -4,6 +4,7 @@
 #define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"

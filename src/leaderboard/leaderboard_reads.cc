@@ -1,4 +1,6 @@
-// LeaderboardImpl's reads: Score, Rank, TopK, Around, ReadPage.
+// LeaderboardImpl's reads: Score, Rank, TopK, Around, ReadPage. Each
+// computes unique ranks and, before it lets go of its snapshot, turns them
+// into the board's rank style (leaderboard_rank_style.cc).
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -30,6 +32,10 @@ absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
   auto it = home_data.members.find(member);
   if (it == home_data.members.end()) return MemberNotFound(member);
   const RankKey key{it->second.score, it->second.seq, member};
+  // A shared rank needs its own descent, not the unique rank's.
+  if (options_.rank_style != RankStyle::kUnique) {
+    return StyledRank(snapshot, key, /*unique_rank=*/0);
+  }
   PerPartition<size_t> counts(snapshot.partitions());
   snapshot.Bounds(key, /*upper=*/false, nullptr, counts.data(), home);
   uint64_t rank = 0;
@@ -62,6 +68,7 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
         [this, &out](const RankKey& key) {
           out.push_back(EntryOf(key, out.size()));
         });
+  StyleRanks(snapshot, absl::MakeSpan(out), /*best_first=*/true);
   return out;
 }
 
@@ -73,17 +80,15 @@ LeaderboardImpl::TopKReadingKPerPartition(size_t k,
     return s;
   }
   std::vector<RankKey> gathered;
-  {
-    SharedSnapshot snapshot(*this);
-    gathered.reserve(k * snapshot.partitions());
-    for (size_t p = 0; p < snapshot.partitions(); ++p) {
-      size_t taken = 0;
-      for (Position at = snapshot.data(p).tree.First(); at.valid() && taken < k;
-           at = at.next(), ++taken) {
-        gathered.push_back(at.key());
-      }
-      *entries_read += taken;
+  SharedSnapshot snapshot(*this);
+  gathered.reserve(k * snapshot.partitions());
+  for (size_t p = 0; p < snapshot.partitions(); ++p) {
+    size_t taken = 0;
+    for (Position at = snapshot.data(p).tree.First(); at.valid() && taken < k;
+         at = at.next(), ++taken) {
+      gathered.push_back(at.key());
     }
+    *entries_read += taken;
   }
   const size_t keep = std::min(k, gathered.size());
   std::partial_sort(gathered.begin(), gathered.begin() + keep, gathered.end(),
@@ -91,6 +96,7 @@ LeaderboardImpl::TopKReadingKPerPartition(size_t k,
   std::vector<LeaderboardEntry> out;
   out.reserve(keep);
   for (size_t i = 0; i < keep; ++i) out.push_back(EntryOf(gathered[i], i));
+  StyleRanks(snapshot, absl::MakeSpan(out), /*best_first=*/true);
   return out;
 }
 
@@ -142,6 +148,7 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
         &entries_read, [this, &out, &next_rank](const RankKey& at) {
           out.push_back(EntryOf(at, next_rank++));
         });
+  StyleRanks(snapshot, absl::MakeSpan(out), /*best_first=*/true);
   return out;
 }
 
@@ -185,11 +192,13 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPageCounted(
             last = key;
             page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
           });
+    StyleRanks(snapshot, absl::MakeSpan(page.entries), best_first);
     if (page_start.remaining > want) {
       page.next_cursor = EncodeLeaderboardCursor(
           LeaderboardCursor{board_id_, options.order, last});
     }
-    if (options.with_metadata) snapshot.FillMetadata(absl::MakeSpan(page.entries));
+    if (options.with_metadata)
+      snapshot.FillMetadata(absl::MakeSpan(page.entries));
   }
   return page;
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/byte_codec.h"
+#include "leaderboard/distinct_score_index.h"
 #include "leaderboard/leaderboard_impl.h"
 
 namespace feedcore::internal {
@@ -59,10 +60,14 @@ void LeaderboardImpl::PlaceLocked(PartitionData& data, MemberId member,
       data.members.erase(it);
       throw;
     }
+    it->second = Placed{key.score, key.seq};
+    RankScoreMoved(std::nullopt, key.score);
   } else if (it->second.score != key.score || it->second.seq != key.seq) {
-    data.tree.Update(RankKey{it->second.score, it->second.seq, member}, key);
+    const Placed old = it->second;
+    data.tree.Update(RankKey{old.score, old.seq, member}, key);
+    it->second = Placed{key.score, key.seq};
+    RankScoreMoved(old.score, key.score);
   }
-  it->second = Placed{key.score, key.seq};
 }
 
 void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
@@ -88,8 +93,7 @@ void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
                                           std::memory_order_relaxed)) {
   }
   if (recording_ != nullptr) {
-    Record(ChangeKind::kScoreSet, p, member, score, update_sequence,
-           metadata);
+    Record(ChangeKind::kScoreSet, p, member, score, update_sequence, metadata);
   }
 }
 
@@ -100,9 +104,11 @@ void LeaderboardImpl::ApplyRemove(MemberId member) {
   PartitionData& data = *partition.data;
   auto it = data.members.find(member);
   if (it != data.members.end()) {
-    data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
+    const int64_t old_score = it->second.score;
+    data.tree.Erase(RankKey{old_score, it->second.seq, member});
     data.members.erase(it);
     data.metadata.erase(member);
+    RankScoreMoved(old_score, std::nullopt);
   }
   if (recording_ != nullptr) Record(ChangeKind::kScoreRemove, p, member, 0, 0);
 }
@@ -111,6 +117,13 @@ void LeaderboardImpl::ApplyClear(size_t p) {
   auto empty = std::make_unique<PartitionData>(&leaf_pool_);
   {
     WriterLock lock(&partitions_[p].mu);
+    // The other partitions keep their members, so the partition's scores
+    // leave the index one member at a time.
+    if (distinct_scores_ != nullptr) {
+      for (const auto& [member, placed] : partitions_[p].data->members) {
+        RankScoreMoved(placed.score, std::nullopt);
+      }
+    }
     partitions_[p].data.swap(empty);
     if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
@@ -183,14 +196,14 @@ absl::Status LeaderboardImpl::LoadPartition(size_t p, std::string_view bytes) {
                                      ", which is not in the partition"));
     }
     if (metadata.empty() || metadata.size() > options_.max_metadata_bytes) {
-      return Corrupt(p, absl::StrCat("metadata of member ", member, " is ",
-                                     metadata.size(),
-                                     " bytes; the board keeps 1..",
-                                     options_.max_metadata_bytes));
+      return Corrupt(
+          p, absl::StrCat("metadata of member ", member, " is ",
+                          metadata.size(), " bytes; the board keeps 1..",
+                          options_.max_metadata_bytes));
     }
     if (!data.metadata.try_emplace(member, metadata).second) {
-      return Corrupt(p, absl::StrCat("metadata of member ", member,
-                                     " appears twice"));
+      return Corrupt(
+          p, absl::StrCat("metadata of member ", member, " appears twice"));
     }
   }
   if (!r.ok() || !r.at_end()) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "leaderboard/distinct_score_index.h"
 #include "leaderboard/leaderboard_snapshot.h"
 
 namespace feedcore::internal {
@@ -128,7 +129,8 @@ std::vector<absl::StatusOr<WriteResult>> LeaderboardImpl::WriteMany(
 
 absl::Status LeaderboardImpl::SetMetadata(MemberId member,
                                           absl::string_view metadata) {
-  if (absl::Status s = ValidateMetadata("SetMetadata metadata", metadata.size());
+  if (absl::Status s =
+          ValidateMetadata("SetMetadata metadata", metadata.size());
       !s.ok()) {
     return s;
   }
@@ -153,9 +155,10 @@ absl::Status LeaderboardImpl::ValidateMetadata(absl::string_view field,
                      "0: the board keeps no metadata"));
   }
   if (size > options_.max_metadata_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, " is ", size, " bytes; it must be at most ",
-        options_.max_metadata_bytes, " (LeaderboardOptions.max_metadata_bytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is ", size, " bytes; it must be at most ",
+                     options_.max_metadata_bytes,
+                     " (LeaderboardOptions.max_metadata_bytes)"));
   }
   return absl::OkStatus();
 }
@@ -211,7 +214,13 @@ WriteOutcome LeaderboardImpl::StoreLocked(
     if (added) data.members.erase(it);  // keep map and tree in step
     throw;
   }
+  const int64_t old_rank_score = it->second.score;
   it->second = Placed{rank_score, seq};
+  if (outcome == WriteOutcome::kAdded) {
+    RankScoreMoved(std::nullopt, rank_score);
+  } else if (outcome == WriteOutcome::kChanged) {
+    RankScoreMoved(old_rank_score, rank_score);
+  }
   bool metadata_changed = false;
   if (metadata != nullptr) {
     if (!metadata->empty()) {
@@ -239,8 +248,9 @@ absl::Status LeaderboardImpl::SetInMemory(MemberId member, int64_t score) {
   // The member's slot along with its control bytes: one wait, not two.
   data.members.prefetch(member);
   auto [it, added] = data.members.try_emplace(member, Placed{});
-  StoreLocked(data, p, member, it, added, ToRankScore(score), /*hint=*/nullptr,
-              [this](uint64_t) { return NextSeq(); }, /*metadata=*/nullptr);
+  StoreLocked(
+      data, p, member, it, added, ToRankScore(score), /*hint=*/nullptr,
+      [this](uint64_t) { return NextSeq(); }, /*metadata=*/nullptr);
   return absl::OkStatus();
 }
 
@@ -284,11 +294,10 @@ absl::StatusOr<WriteResult> LeaderboardImpl::WriteLocked(
       __builtin_add_overflow(*old, write.value, &score)) {
     return Overflow("Write", member, "increment", write.value, *old);
   }
-  if (present &&
-      ((RequiresBetter(condition) &&
-        !BetterScore(score, *old, options_.score_order)) ||
-       (RequiresWorse(condition) &&
-        !BetterScore(*old, score, options_.score_order)))) {
+  if (present && ((RequiresBetter(condition) &&
+                   !BetterScore(score, *old, options_.score_order)) ||
+                  (RequiresWorse(condition) &&
+                   !BetterScore(*old, score, options_.score_order)))) {
     return not_applied;
   }
   if (!present) it = data.members.try_emplace(member, Placed{}).first;
@@ -511,9 +520,11 @@ absl::Status LeaderboardImpl::RemoveInMemory(MemberId member) {
   data.members.prefetch(member);  // as in Set
   auto it = data.members.find(member);
   if (it == data.members.end()) return MemberNotFound(member);
-  data.tree.Erase(RankKey{it->second.score, it->second.seq, member});
+  const int64_t old_score = it->second.score;
+  data.tree.Erase(RankKey{old_score, it->second.seq, member});
   data.members.erase(it);
   if (!data.metadata.empty()) data.metadata.erase(member);
+  RankScoreMoved(old_score, std::nullopt);
   if (recording_ != nullptr) {
     Record(ChangeKind::kScoreRemove, p, member, 0, 0);
   }
@@ -528,11 +539,16 @@ absl::Status LeaderboardImpl::ClearInMemory() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (size_t p = 0; p < options_.partitions; ++p) {
     swapped.push_back(std::make_unique<PartitionData>(&leaf_pool_));
   }
+  std::optional<DistinctScoreIndex::Contents> scores_swapped;
+  if (distinct_scores_ != nullptr) {
+    scores_swapped.emplace(distinct_scores_->EmptyContents());
+  }
   for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
   for (size_t p = 0; p < options_.partitions; ++p) {
     partitions_[p].data.swap(swapped[p]);
     if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
+  if (scores_swapped.has_value()) distinct_scores_->Swap(*scores_swapped);
   for (size_t p = options_.partitions; p-- > 0;) partitions_[p].mu.Unlock();
   return absl::OkStatus();
 }

@@ -10,7 +10,9 @@
 // cursor is carried across the mutations (with metadata now and then);
 // CountInRange of a random score range, Percentile of a random member, and
 // two pages in that range from random offsets (past the end included), the
-// second after the first's cursor.
+// second after the first's cursor; and the friends' boards (TopKAmong,
+// RankAmong, AroundAmong) of random sets with duplicates and absent ids.
+// Every rank style: the model turns its unique ranks into the board's.
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of steps per configuration.
@@ -43,9 +45,12 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 using Model = testing::LeaderboardModel;
+using testing::ModelAmong;
 using testing::ModelEntries;
 using testing::ModelPage;
 using testing::ModelRank;
+using testing::ModelRestyled;
+using testing::ModelStyledRanks;
 
 struct Pager {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
@@ -79,10 +84,12 @@ void CheckWritten(const absl::StatusOr<WriteResult>& got,
 }
 
 void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
-              uint64_t seed, uint64_t steps) {
+              uint64_t seed, uint64_t steps,
+              RankStyle style = RankStyle::kUnique) {
   INFO("seed = " << seed << " partitions = " << partitions
                  << " tie_break = " << static_cast<int>(tie_break)
                  << " score_order = " << static_cast<int>(order)
+                 << " rank_style = " << static_cast<int>(style)
                  << " (set FEEDCORE_MODEL_SEED to reproduce)");
   std::mt19937_64 rng(seed);
   constexpr size_t kMaxPage = 64;
@@ -90,6 +97,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
                                    .tie_break = tie_break,
                                    .max_page_size = kMaxPage,
                                    .score_order = order,
+                                   .rank_style = style,
                                    .max_metadata_bytes = 2};
   internal::LeaderboardImpl board(options);
   Model model(options);
@@ -213,10 +221,14 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
 
     const std::vector<RankKey> sorted = model.Sorted();
     REQUIRE(board.Size().value() == sorted.size());
+    const std::vector<uint64_t> styled = ModelStyledRanks(sorted, style);
+    const auto restyled = [&](std::vector<LeaderboardEntry> entries) {
+      return ModelRestyled(sorted, style, std::move(entries));
+    };
 
     // TopK for a random k, and the whole board.
     const size_t k = 1 + uniform(kMaxPage);
-    CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k, order));
+    CHECK(board.TopK(k).value() == restyled(ModelEntries(sorted, 0, k, order)));
 
     // Score and Rank of a few members, present or not.
     for (int i = 0; i < 3; ++i) {
@@ -231,7 +243,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
       REQUIRE(metadata.status().code() == want_metadata.status().code());
       if (key) {
         CHECK(*score == *model.Score(probe));
-        CHECK(*rank == ModelRank(sorted, *key));
+        CHECK(*rank == styled[ModelRank(sorted, *key)]);
         CHECK(*metadata == *want_metadata);
       } else {
         CHECK(score.status().code() == absl::StatusCode::kNotFound);
@@ -246,7 +258,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
       const size_t after = uniform(6);
       const size_t from = at >= before ? at - before : 0;
       CHECK(board.Around(sorted[at].member, before, after).value() ==
-            ModelEntries(sorted, from, at + after + 1, order));
+            restyled(ModelEntries(sorted, from, at + after + 1, order)));
     }
 
     // The whole board in pages of a random size, in a random order.
@@ -256,7 +268,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
                                               : LeaderboardOrder::kWorstFirst;
       const size_t limit = 1 + uniform(sorted.size() < 8 ? 8 : kMaxPage);
       std::vector<LeaderboardEntry> expected =
-          ModelEntries(sorted, 0, sorted.size(), order);
+          restyled(ModelEntries(sorted, 0, sorted.size(), order));
       if (read_order == LeaderboardOrder::kWorstFirst) {
         std::reverse(expected.begin(), expected.end());
       }
@@ -275,8 +287,8 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
       REQUIRE_MESSAGE(page.ok(), page.status());
       bool more = false;
       RankKey last;
-      std::vector<LeaderboardEntry> want = ModelPage(
-          sorted, pager.order, pager.after, pager.limit, &more, &last, order);
+      std::vector<LeaderboardEntry> want = restyled(ModelPage(
+          sorted, pager.order, pager.after, pager.limit, &more, &last, order));
       if (pager.with_metadata) model.FillMetadata(want);
       CHECK(page->entries == want);
       CHECK(page->next_cursor.empty() == !more);
@@ -299,7 +311,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
       const ScoreRange range = random_range();
       CHECK(board.CountInRange(range).value() == model.CountInRange(range));
       const MemberId probe = random_member();
-      const std::optional<double> percentile = model.Percentile(probe);
+      const std::optional<double> percentile = model.Percentile(probe, style);
       const absl::StatusOr<double> got = board.Percentile(probe);
       REQUIRE(got.ok() == percentile.has_value());
       if (percentile) {
@@ -322,8 +334,8 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
         REQUIRE_MESSAGE(page.ok(), page.status());
         bool more = false;
         RankKey last;
-        CHECK(page->entries == testing::ModelRangePage(sorted, read, after,
-                                                       &more, &last, order));
+        CHECK(page->entries == restyled(testing::ModelRangePage(
+                                   sorted, read, after, &more, &last, order)));
         CHECK(page->next_cursor.empty() == !more);
         if (!more) break;
         read.cursor = page->next_cursor;
@@ -351,6 +363,20 @@ TEST_CASE("model: 1 partition") {
 TEST_CASE("model: 3 partitions") {
   RunModel(3, TieBreak::kEarlierUpdateFirst, kHigher, Seed() + 2, Steps());
   RunModel(3, TieBreak::kLowerMemberFirst, kHigher, Seed() + 3, Steps());
+}
+
+TEST_CASE("model: competition ranks") {
+  RunModel(1, TieBreak::kEarlierUpdateFirst, kHigher, Seed() + 10, Steps(),
+           RankStyle::kCompetition);
+  RunModel(5, TieBreak::kLowerMemberFirst, kLower, Seed() + 11, Steps(),
+           RankStyle::kCompetition);
+}
+
+TEST_CASE("model: dense ranks") {
+  RunModel(1, TieBreak::kLowerMemberFirst, kLower, Seed() + 12, Steps(),
+           RankStyle::kDense);
+  RunModel(5, TieBreak::kEarlierUpdateFirst, kHigher, Seed() + 13, Steps(),
+           RankStyle::kDense);
 }
 
 TEST_CASE("model: 16 partitions") {

@@ -350,6 +350,54 @@ inline std::vector<LeaderboardEntry> ModelRangePage(
   return out;
 }
 
+// --- Rank styles and friends' boards ---
+
+// The rank of each of `sorted` (best first) in `style`: element i is the
+// rank of sorted[i] (i itself for kUnique).
+inline std::vector<uint64_t> ModelStyledRanks(
+    const std::vector<internal::RankKey>& sorted, RankStyle style) {
+  std::vector<uint64_t> ranks(sorted.size());
+  uint64_t rank = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (style == RankStyle::kUnique) {
+      rank = i;
+    } else if (i > 0 && sorted[i].score != sorted[i - 1].score) {
+      rank = style == RankStyle::kCompetition ? i : rank + 1;
+    }
+    ranks[i] = rank;
+  }
+  return ranks;
+}
+
+// Gives `entries`, whose ranks are unique ranks in `sorted` (as
+// ModelEntries and ModelPage make them), the ranks of `style`.
+inline std::vector<LeaderboardEntry> ModelRestyled(
+    const std::vector<internal::RankKey>& sorted, RankStyle style,
+    std::vector<LeaderboardEntry> entries) {
+  const std::vector<uint64_t> ranks = ModelStyledRanks(sorted, style);
+  for (LeaderboardEntry& entry : entries) entry.rank = ranks[entry.rank];
+  return entries;
+}
+
+// The friends' board of `members` and `also` (if given): those of them on
+// the board, each once, best first, ranked among themselves in `style`.
+inline std::vector<LeaderboardEntry> ModelAmong(
+    const LeaderboardModel& model, const std::vector<MemberId>& members,
+    std::optional<MemberId> also, RankStyle style) {
+  std::map<MemberId, internal::RankKey> found;
+  for (MemberId member : members) {
+    if (auto key = model.Find(member)) found[member] = *key;
+  }
+  if (also.has_value()) {
+    if (auto key = model.Find(*also)) found[*also] = *key;
+  }
+  std::vector<internal::RankKey> keys;
+  for (const auto& [member, key] : found) keys.push_back(key);
+  std::sort(keys.begin(), keys.end(), internal::RanksAbove);
+  return ModelRestyled(keys, style,
+                       ModelEntries(keys, 0, keys.size(), model.order()));
+}
+
 }  // namespace feedcore::testing
 
 #endif  // FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
