@@ -7,8 +7,10 @@
 // current but the last must be reported once.
 //
 // Iteration counts are fixed (scaled by FEEDCORE_STRESS_SCALE, default 1);
-// the clock moves when the writers have made a given number of writes, not
-// after any time.
+// nothing waits on time. The clock and the writers move in step: the clock
+// passes boundary b once the writers have made b phases of writes, and a
+// writer starts phase b only when the clock is at most half a phase behind,
+// so that every boundary is crossed while writers are calling Current().
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -36,11 +38,13 @@ using testing::Failures;
 constexpr Micros kDay = int64_t{86'400} * 1'000'000;
 constexpr int kWriters = 4;
 constexpr int kMembersPerWriter = 50;
-constexpr int kBoundaries = 20;
+constexpr int kBoundaries = 100;
 
 TEST_CASE("writers across rollovers: every write lands in one period") {
-  const int64_t writes_per_writer =
-      static_cast<int64_t>(2000 * testing::EnvU64("FEEDCORE_STRESS_SCALE", 1));
+  // Writes per writer and phase.
+  const int64_t phase =
+      static_cast<int64_t>(40 * testing::EnvU64("FEEDCORE_STRESS_SCALE", 1));
+  const int64_t writes_per_writer = phase * (kBoundaries + 1);
   auto clock = std::make_shared<ManualClock>(19'723 * kDay);
   auto registry = std::make_shared<LeaderboardRegistry>();
   SeasonOptions options;
@@ -59,6 +63,7 @@ TEST_CASE("writers across rollovers: every write lands in one period") {
 
   Failures failures;
   std::atomic<int64_t> writes_done{0};
+  std::atomic<int64_t> boundaries_passed{0};
   std::atomic<bool> writing{true};
   // Per writer: board -> the sum of the increments it made there.
   std::vector<std::map<const Leaderboard*, int64_t>> tallies(kWriters);
@@ -69,6 +74,10 @@ TEST_CASE("writers across rollovers: every write lands in one period") {
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
       for (int64_t i = 0; i < writes_per_writer; ++i) {
+        while (boundaries_passed.load(std::memory_order_acquire) <
+               (i - phase / 2) / phase) {
+          std::this_thread::yield();
+        }
         absl::StatusOr<std::shared_ptr<Leaderboard>> board =
             (*seasonal)->Current();
         if (!board.ok()) {
@@ -97,13 +106,13 @@ TEST_CASE("writers across rollovers: every write lands in one period") {
     }
   });
 
-  const int64_t total = kWriters * writes_per_writer;
-  for (int boundary = 1; boundary <= kBoundaries; ++boundary) {
+  for (int64_t boundary = 1; boundary <= kBoundaries; ++boundary) {
     while (writes_done.load(std::memory_order_relaxed) <
-           boundary * total / (kBoundaries + 1)) {
+           boundary * phase * kWriters) {
       std::this_thread::yield();
     }
     clock->Advance(kDay);
+    boundaries_passed.store(boundary, std::memory_order_release);
   }
   for (int w = 0; w < kWriters; ++w) threads[w].join();
   writing.store(false, std::memory_order_relaxed);
@@ -141,6 +150,8 @@ TEST_CASE("writers across rollovers: every write lands in one period") {
   std::multiset<PeriodId> ended(periods.begin(), periods.end() - 1);
   CHECK(reported == ended);
   CHECK(periods.back() == 19'723 + kBoundaries);
+  // The writers called Current() in every period.
+  CHECK(periods.size() == kBoundaries + 1);
 }
 
 }  // namespace
