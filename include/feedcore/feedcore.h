@@ -9,6 +9,7 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
+#include "feedcore/seasonal_leaderboard.h"
 #include "feedcore/snapshot.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"

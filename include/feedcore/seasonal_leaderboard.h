@@ -31,18 +31,35 @@
 // "<name>@<period id>", created with `SeasonOptions::board`. A registry
 // that records into a change stream (DurableStore::boards()) keeps every
 // period's board in its log and snapshots, so a restart restores the current
-// period and the archived ones exactly.
+// period and the archived ones exactly. The store owns its registry; hand it
+// over with an aliasing pointer that keeps the store alive:
+//
+//   std::shared_ptr<feedcore::DurableStore> store =
+//       feedcore::DurableStore::Open(durability, {}).value();
+//   std::shared_ptr<feedcore::LeaderboardRegistry> boards(store,
+//                                                         &store->boards());
+//
+// A backend without a registry (the Redis Cluster one) passes a function
+// that opens a board by name instead (the second Create).
 //
 // Rollover
 // --------
-// Every call first compares the clock with the next reset time (one atomic
-// load). The first call at or past it rolls the board over:
-//   1. the ended period's final top `final_top_k` is read;
-//   2. the new period's board is created (empty: O(partitions));
+// Every call but ReleaseRetired, BoardName and options first compares the
+// clock with the next reset time (one atomic load, no lock). The first call
+// at or past it takes this object's lock and rolls the board over:
+//   1. the new period's board is created (empty: O(partitions)) and becomes
+//      the one `Current()` returns;
+//   2. the ended period's final top `final_top_k` is read (when there is an
+//      `on_rollover`): O(final_top_k + partitions);
 //   3. the periods older than the last `keep_periods` are dropped from the
 //      registry and their boards moved to a retired list;
 //   4. `on_rollover` runs, on the calling thread, after every lock of this
 //      object is released, once per ended period the object saw current.
+// A rollover that fails to create the new board (the registry's error)
+// changes nothing, and the next call tries again. A drop that fails (a
+// durable registry that refuses writes) is tried again at the next
+// rollover. Create drops the boards of this name's periods older than the
+// kept ones that the registry still holds (a restart after a long stop).
 // None of this is in proportion to a board's members: freeing a retired
 // board's memory is, so it happens in `ReleaseRetired()` (call it from a
 // maintenance thread, as FeedEngine::EvictExpired) or when this object is
@@ -65,8 +82,13 @@
 // Thread safety
 // -------------
 // Every method may be called from any thread. Lock order: this object's
-// lock, then the registry's; never a board's lock under this object's.
-// `on_rollover` runs with no lock held and may call this object.
+// lock, then the registry's or a board's (a rollover reads the ended
+// board's top under it, so that no concurrent ReleaseRetired can make the
+// rollover's thread the one that frees a board); never this object's lock
+// under either. Outside a rollover, `Current()` takes no lock of this
+// object but a reader lock held for the copy of the current board's
+// handle. `on_rollover` runs with no lock held and may call this object;
+// callbacks of rollovers made by different threads may run concurrently.
 #ifndef FEEDCORE_SEASONAL_LEADERBOARD_H_
 #define FEEDCORE_SEASONAL_LEADERBOARD_H_
 
@@ -149,7 +171,22 @@ struct EndedPeriod {
   SeasonPeriod period;
   // Its board's best min(final_top_k, members) entries when it ended.
   std::vector<LeaderboardEntry> top;
+  // OK, or why `top` could not be read (a server backend's error; `top` is
+  // then empty and the board stays readable by id within keep_periods).
+  // The in-process board never fails.
+  absl::Status top_status;
 };
+
+// Opens the board named `board_name` with `options`, creating it if there
+// is none, for a SeasonalLeaderboard whose periods do not live in a
+// LeaderboardRegistry. On Redis Cluster:
+//   [cluster](absl::string_view board_name, const LeaderboardOptions& o)
+//       -> absl::StatusOr<std::shared_ptr<Leaderboard>> {
+//     return CreateRedisClusterLeaderboard(cluster, board_name, o);
+//   }
+using SeasonBoardOpener =
+    std::function<absl::StatusOr<std::shared_ptr<Leaderboard>>(
+        absl::string_view board_name, const LeaderboardOptions& options)>;
 
 struct SeasonOptions {
   SeasonSchedule schedule;
@@ -179,16 +216,32 @@ class FEEDCORE_EXPORT SeasonalLeaderboard {
       std::shared_ptr<LeaderboardRegistry> registry,
       std::shared_ptr<const Clock> clock);
 
+  // The same, over boards that `open_board` opens (see SeasonBoardOpener)
+  // rather than a registry's. `open_board` is called at Create for the
+  // current period and at each rollover for the new one, under this
+  // object's lock: it may wait for a server, but must not call this object.
+  // With no registry to look in, the readable periods are those this object
+  // opened (after a restart, the current one only; older ones are opened by
+  // the program under their BoardName), and a period that leaves the kept
+  // ones is only released by this object: its data stays in the backend
+  // until the program clears it (Clear(), or the backend's own expiry).
+  // `InvalidArgument` for an empty `open_board`, and as the first Create.
+  static absl::StatusOr<std::unique_ptr<SeasonalLeaderboard>> Create(
+      absl::string_view name, SeasonOptions options,
+      SeasonBoardOpener open_board, std::shared_ptr<const Clock> clock);
+
   ~SeasonalLeaderboard();
   SeasonalLeaderboard(const SeasonalLeaderboard&) = delete;
   SeasonalLeaderboard& operator=(const SeasonalLeaderboard&) = delete;
 
   // The current period's board, after a rollover if one is due. Fails only
   // when a due rollover cannot create the new period's board (the
-  // registry's error).
+  // registry's error), or when the clock has reached a period that ends
+  // beyond the int64 microsecond range (InvalidArgument).
   absl::StatusOr<std::shared_ptr<Leaderboard>> Current();
 
-  // The current period (after a rollover if one is due).
+  // The current period (after a rollover if one is due; the period still
+  // current when that rollover fails, as Current() then reports).
   SeasonPeriod CurrentPeriod();
 
   // The board of period `id`: the current one or one of the kept ones.
