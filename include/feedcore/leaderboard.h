@@ -250,7 +250,7 @@ struct ScoreWrite {
   // When set, and the write applies, the member's metadata becomes these
   // bytes (empty removes it), even if the score stays the same. Refused on
   // a board whose max_metadata_bytes is 0 or below the size.
-  std::optional<std::string> metadata;
+  std::optional<std::string> metadata = std::nullopt;
 
   friend bool operator==(const ScoreWrite&, const ScoreWrite&) = default;
 };

@@ -149,6 +149,57 @@ inline std::vector<LeaderboardEntry> ModelPage(
   return out;
 }
 
+// What Leaderboard::Write(`write`) does to the model of a board of `order`
+// whose scores lie in [low, high] (the backend's range): applies it and
+// returns the result, or nullopt for OutOfRange (nothing changes then).
+// Only the model's public calls are used. A kSet outside the range is
+// refused first; conditions on presence alone are decided before the
+// arithmetic of an increment, "better" and "worse" after it. Metadata is
+// not modelled.
+inline std::optional<WriteResult> ModelWrite(
+    LeaderboardModel& model, const ScoreWrite& write, ScoreOrder order,
+    int64_t low = std::numeric_limits<int64_t>::min(),
+    int64_t high = std::numeric_limits<int64_t>::max()) {
+  if (write.op == WriteOp::kSet && (write.value < low || write.value > high)) {
+    return std::nullopt;
+  }
+  const std::optional<int64_t> old = model.Score(write.member);
+  const WriteCondition c = write.condition;
+  if (old.has_value() && c == WriteCondition::kIfAbsent) {
+    return WriteResult{WriteOutcome::kNotApplied, old};
+  }
+  if (!old.has_value() && (c == WriteCondition::kIfPresent ||
+                           c == WriteCondition::kIfPresentAndBetter ||
+                           c == WriteCondition::kIfPresentAndWorse)) {
+    return WriteResult{WriteOutcome::kNotApplied, std::nullopt};
+  }
+  int64_t next = write.value;
+  if (write.op == WriteOp::kIncrement &&
+      (__builtin_add_overflow(old.value_or(0), write.value, &next) ||
+       next < low || next > high)) {
+    return std::nullopt;
+  }
+  if (old.has_value()) {
+    const bool better =
+        order == ScoreOrder::kHigherFirst ? next > *old : next < *old;
+    const bool worse =
+        order == ScoreOrder::kHigherFirst ? next < *old : next > *old;
+    if (((c == WriteCondition::kIfBetter ||
+          c == WriteCondition::kIfPresentAndBetter) &&
+         !better) ||
+        ((c == WriteCondition::kIfWorse ||
+          c == WriteCondition::kIfPresentAndWorse) &&
+         !worse)) {
+      return WriteResult{WriteOutcome::kNotApplied, old};
+    }
+  }
+  const WriteOutcome outcome = !old.has_value() ? WriteOutcome::kAdded
+                               : next != *old   ? WriteOutcome::kChanged
+                                                : WriteOutcome::kUnchanged;
+  model.Set(write.member, next);
+  return WriteResult{outcome, next};
+}
+
 }  // namespace feedcore::testing
 
 #endif  // FEEDCORE_TESTS_LEADERBOARD_MODEL_H_
