@@ -347,10 +347,17 @@ enum class LeaderboardCapability : uint8_t {
   // read, and cleared, atomically on its own, and nothing fails. The Redis
   // Cluster backend lacks it.
   kBoardSnapshotReads = 1,
+  // RankStyle::kDense: ranks that count the distinct better scores. A
+  // backend without it refuses to create a board with that rank style
+  // (`Unimplemented`). The Redis Cluster backend lacks it: the distinct
+  // scores above a member are spread over every partition, and no
+  // partition can count them without reading them.
+  kDenseRanks = 2,
 };
 inline constexpr LeaderboardCapability kAllLeaderboardCapabilities[] = {
     LeaderboardCapability::kEarlierUpdateFirst,
-    LeaderboardCapability::kBoardSnapshotReads};
+    LeaderboardCapability::kBoardSnapshotReads,
+    LeaderboardCapability::kDenseRanks};
 
 // The capability's name as written in this header, e.g. "kEarlierUpdateFirst".
 FEEDCORE_EXPORT const char* LeaderboardCapabilityName(

@@ -52,9 +52,21 @@
 //   memory is the cluster's), SaveSnapshot (kSnapshots: use Redis
 //   persistence). A board with `TieBreak::kEarlierUpdateFirst`
 //   (kEarlierUpdateFirst: it needs one update order across the whole
-//   board) is refused at creation with `Unimplemented`; reads across
-//   partitions and Clear are atomic per partition only
-//   (no kBoardSnapshotReads).
+//   board) is refused at creation with `Unimplemented`, and so is
+//   `RankStyle::kDense` (kDenseRanks: the distinct better scores are
+//   spread over every partition); reads across partitions and Clear are
+//   atomic per partition only (no kBoardSnapshotReads).
+// * Leaderboard features mapped with a cost of their own: a ReadPage
+//   `with_metadata` reads the metadata in one more round trip, after the
+//   scores; kCompetition ranks cost one count of the better scores for the
+//   first entry of a read not starting at the top. Not mapped, refused
+//   with `Unimplemented` naming it: `LeaderboardReadOptions::offset`
+//   above 0 (a position across partitions would take dozens of round
+//   trips; page with cursors, or by score with `range`).
+// * `Write`, like `Increment`, is retried only when the command certainly
+//   did not reach Redis; `WriteMany` follows IncrementMany's rules.
+// * A board's score order is recorded with its partition count: opening
+//   it with the other `score_order` is `FailedPrecondition`.
 // * Not mapped yet, refused at creation with `InvalidArgument` naming the
 //   option: hybrid fan-out (`hybrid_fanout_threshold`), grouped feeds
 //   (`aggregation.enabled`) and a change stream. `fanout_threads` and
@@ -66,7 +78,7 @@
 //   it fails some partitions may be cleared and others not (call it
 //   again).
 // * Scores are exact only within +-2^53 (Redis keeps them as doubles): a
-//   Set or Increment outside that range is `OutOfRange`.
+//   Set, Increment or Write outside that range is `OutOfRange`.
 //
 // Thread safety: the objects these functions return may be used from any
 // number of threads at once, as the in-process ones. Each holds its own
@@ -128,10 +140,10 @@ CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
 
 // The leaderboard called `name` (1..kMaxLeaderboardNameLength bytes) in the
 // cluster: every process that opens the same name with the same key prefix
-// shares the board. Its partition count is recorded in the cluster on
-// first use; opening it with a different one is `FailedPrecondition`.
-// `InvalidArgument` for bad options; `Unimplemented` for
-// `TieBreak::kEarlierUpdateFirst`.
+// shares the board. Its partition count and score order are recorded in
+// the cluster on first use; opening it with a different one is
+// `FailedPrecondition`. `InvalidArgument` for bad options; `Unimplemented`
+// for `TieBreak::kEarlierUpdateFirst` and `RankStyle::kDense`.
 FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<Leaderboard>>
 CreateRedisClusterLeaderboard(const RedisClusterOptions& cluster,
                               absl::string_view name,

@@ -100,6 +100,8 @@ const char* LeaderboardCapabilityName(LeaderboardCapability capability) {
       return "kEarlierUpdateFirst";
     case LeaderboardCapability::kBoardSnapshotReads:
       return "kBoardSnapshotReads";
+    case LeaderboardCapability::kDenseRanks:
+      return "kDenseRanks";
   }
   return "an unknown capability";
 }

@@ -51,8 +51,8 @@ absl::Status MemberNotFound(MemberId member) {
       absl::StrCat("member ", member, " is not on the leaderboard"));
 }
 
-LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank) {
-  return LeaderboardEntry{key.member, key.score, rank};
+LeaderboardEntry EntryOf(const RankKey& key, uint64_t rank, ScoreOrder order) {
+  return LeaderboardEntry{key.member, ScoreOfRankScore(key.score, order), rank};
 }
 
 absl::Status Unexpected(absl::string_view what, absl::string_view detail) {
@@ -135,6 +135,68 @@ absl::StatusOr<Located> ParseLocated(const Reply& reply,
     return s;
   }
   return located;
+}
+
+absl::StatusOr<ScriptWrite> ParseWriteReply(const Reply& reply, MemberId member,
+                                            absl::string_view node) {
+  constexpr absl::string_view kWhat = "the leaderboard write script";
+  if (reply.is_error()) return ErrorReply(kWhat, reply, node);
+  if (reply.type != Reply::Type::kArray || reply.elements.size() != 2 ||
+      reply.elements[0].type != Reply::Type::kString ||
+      (reply.elements[1].type != Reply::Type::kString &&
+       reply.elements[1].type != Reply::Type::kNil)) {
+    return Unexpected(kWhat, "not {outcome, score}");
+  }
+  const std::string& status = reply.elements[0].str;
+  const Reply& value = reply.elements[1];
+  if (status == "bad") {
+    return Unexpected(kWhat, absl::StrCat("member ", member, " has score '",
+                                          absl::CHexEscape(value.str),
+                                          "', which this board never writes"));
+  }
+  ScriptWrite write;
+  if (!value.is_nil()) {
+    int64_t number = 0;
+    if (!absl::SimpleAtoi(value.str, &number) || !ScoreInRange(number)) {
+      return Unexpected(kWhat,
+                        absl::StrCat("score '", absl::CHexEscape(value.str),
+                                     "' is not an integer within "
+                                     "+-2^53"));
+    }
+    write.score = number;
+  }
+  if (status == "range") {
+    write.status = ScriptWrite::Status::kOutOfRange;
+  } else if (status == "not") {
+    write.status = ScriptWrite::Status::kNotApplied;
+    write.outcome = WriteOutcome::kNotApplied;
+  } else {
+    write.status = ScriptWrite::Status::kApplied;
+    if (status == "added") {
+      write.outcome = WriteOutcome::kAdded;
+    } else if (status == "changed") {
+      write.outcome = WriteOutcome::kChanged;
+    } else if (status == "unchanged") {
+      write.outcome = WriteOutcome::kUnchanged;
+    } else {
+      return Unexpected(
+          kWhat, absl::StrCat("outcome '", absl::CHexEscape(status), "'"));
+    }
+  }
+  if (write.status != ScriptWrite::Status::kNotApplied &&
+      !write.score.has_value()) {
+    return Unexpected(kWhat, "no score");
+  }
+  return write;
+}
+
+absl::StatusOr<std::string> ParseMetadataValue(const Reply& reply,
+                                               absl::string_view what) {
+  if (reply.is_nil()) return std::string();
+  if (reply.type != Reply::Type::kString) {
+    return Unexpected(what, "metadata that is not a string");
+  }
+  return reply.str;
 }
 
 }  // namespace feedcore::redis

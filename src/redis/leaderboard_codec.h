@@ -2,6 +2,14 @@
 // sorted sets, and reads them and its scripts' replies back (see
 // redis_leaderboard.cc for the layout).
 //
+// Three forms of a score meet here. The board's score is what callers see.
+// The stored score is what the sorted set holds: the negated score on a
+// ScoreOrder::kHigherFirst board, the score itself on a kLowerFirst one, so
+// that ascending set order is best first on both. The rank score, which
+// the merges and cursors carry in internal::RankKey, is minus the stored
+// score: higher ranks first, as RanksAbove orders keys. All three are
+// exact integers within +-2^53, so the negations never overflow.
+//
 // Thread safety: pure functions.
 #ifndef FEEDCORE_REDIS_LEADERBOARD_CODEC_H_
 #define FEEDCORE_REDIS_LEADERBOARD_CODEC_H_
@@ -33,7 +41,21 @@ bool ScoreInRange(int64_t score);
 
 absl::Status MemberNotFound(MemberId member);
 
-LeaderboardEntry EntryOf(const internal::RankKey& key, uint64_t rank);
+// A board score and its rank score; each is the other's inverse.
+inline int64_t RankScoreOf(int64_t score, ScoreOrder order) {
+  return order == ScoreOrder::kHigherFirst ? score : -score;
+}
+inline int64_t ScoreOfRankScore(int64_t rank_score, ScoreOrder order) {
+  return RankScoreOf(rank_score, order);
+}
+// What the scripts multiply a stored score by to get the board's score.
+inline const char* StoredScoreFactor(ScoreOrder order) {
+  return order == ScoreOrder::kHigherFirst ? "-1" : "1";
+}
+
+// The entry of `key` (whose score is a rank score) at `rank`.
+LeaderboardEntry EntryOf(const internal::RankKey& key, uint64_t rank,
+                         ScoreOrder order);
 
 // A well-formed reply whose contents make no sense for this board: someone
 // else wrote its keys, or the script and the code disagree.
@@ -45,7 +67,7 @@ absl::Status Unexpected(absl::string_view what, absl::string_view detail);
 absl::Status ErrorReply(absl::string_view what, const Reply& reply,
                         absl::string_view node);
 
-// A stored (negated) score back to the board's score. Redis prints scores
+// A stored score back to its rank score. Redis prints scores
 // as integers up to 2^52 and with %.17g beyond, so both parsings are needed.
 absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
                                          absl::string_view what);
@@ -65,6 +87,24 @@ struct Located {
 // kLeaderboardReadScript's `reply` from `node`, checked and parsed.
 absl::StatusOr<Located> ParseLocated(const Reply& reply,
                                      absl::string_view node);
+
+// kLeaderboardWriteScript's answer, before it becomes a WriteResult.
+struct ScriptWrite {
+  enum class Status { kApplied, kNotApplied, kOutOfRange };
+  Status status = Status::kNotApplied;
+  WriteOutcome outcome = WriteOutcome::kNotApplied;
+  // The score after the write (kApplied, kNotApplied on a present member)
+  // or before it (kOutOfRange).
+  std::optional<int64_t> score;
+};
+
+// kLeaderboardWriteScript's `reply` for `member`, from `node`.
+absl::StatusOr<ScriptWrite> ParseWriteReply(const Reply& reply, MemberId member,
+                                            absl::string_view node);
+
+// A metadata value of `what`'s reply: a string, or nil for none.
+absl::StatusOr<std::string> ParseMetadataValue(const Reply& reply,
+                                               absl::string_view what);
 
 }  // namespace feedcore::redis
 

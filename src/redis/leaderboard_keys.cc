@@ -29,6 +29,7 @@ LeaderboardKeys MakeLeaderboardKeys(absl::string_view key_prefix,
   const uint16_t name_crc = Crc16Continue(0, absl::StrCat(hex_name, "#"));
   LeaderboardKeys keys;
   keys.partitions.reserve(partitions);
+  keys.metadata.reserve(partitions);
   for (size_t p = 0; p < partitions; ++p) {
     const size_t low = p * kSlotCount / partitions;
     const size_t high = (p + 1) * kSlotCount / partitions;
@@ -40,8 +41,9 @@ LeaderboardKeys MakeLeaderboardKeys(absl::string_view key_prefix,
       slot = Crc16Continue(partition_crc, absl::StrCat(j)) % kSlotCount;
       if ((slot >= low && slot < high) || j == kMaxTagSearch) break;
     }
-    keys.partitions.push_back(
-        absl::StrCat(key_prefix, ":lb:{", hex_name, "#", p, "#", j, "}"));
+    const std::string tag = absl::StrCat("{", hex_name, "#", p, "#", j, "}");
+    keys.partitions.push_back(absl::StrCat(key_prefix, ":lb:", tag));
+    keys.metadata.push_back(absl::StrCat(key_prefix, ":lbmd:", tag));
     assert(KeySlot(keys.partitions.back()) == slot);
   }
   keys.meta = absl::StrCat(key_prefix, ":lbmeta:{", hex_name, "#meta}");

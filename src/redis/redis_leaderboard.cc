@@ -6,17 +6,25 @@
 // so the partitions, and the writes they take, spread over the nodes as the
 // slots do; the search is deterministic, so every process derives the same
 // keys. The name is hex-encoded because a '}' in it would end the tag.
-// `<prefix>:lbmeta:{hex(name)#meta}` holds N, written once (SET NX): a
-// process opening the board with another N would place members in the
-// wrong partitions, so it is refused.
+// `<prefix>:lbmeta:{hex(name)#meta}` holds N (followed by " lower-first"
+// on a kLowerFirst board), written once (SET NX): a process opening the
+// board with another N would place members in the wrong partitions, and
+// with the other order would read every score with the wrong sign, so it
+// is refused.
 //
-// Order. A member is its id as 8 big-endian bytes, its score is stored
-// negated. A sorted set orders by score ascending, then by member bytes,
-// and big-endian ids compare as bytes as they do as numbers: ascending
-// set order is the board's best-first order under
+// Partition p's metadata is the hash `<prefix>:lbmd:{T}`, with the same
+// tag T as its sorted set: one slot, so one script writes a score and its
+// metadata, and Remove and Clear drop both, atomically.
+//
+// Order. A member is its id as 8 big-endian bytes. The stored score is the
+// negated score on a ScoreOrder::kHigherFirst board and the score itself on
+// a kLowerFirst one (leaderboard_codec.h), so on both a sorted set's
+// ascending order (score, then member bytes; big-endian ids compare as
+// bytes as they do as numbers) is the board's best-first order under
 // TieBreak::kLowerMemberFirst, and set positions are partition-local ranks.
-// A member's partition is XXH3_64bits of those 8 bytes modulo N, the same on
-// every host.
+// The meta key records the order with the partition count, so a process
+// opening the board in the other order is refused. A member's partition is
+// XXH3_64bits of its 8 bytes modulo N, the same on every host.
 //
 // Scores are doubles in Redis, so the board keeps them within +-2^53, where
 // every integer is exact. Increment adds in a script, in 32-bit halves
@@ -41,7 +49,12 @@
 // cannot make a walk repeat or skip one. Each fetch is atomic in its
 // partition; a read across partitions is not a snapshot of the board.
 // Clear deletes the partitions one by one: atomic per partition only.
+// Competition ranks come from the unique ranks of consecutive entries, plus
+// one count of the better scores (ZCOUNT per partition) for the first
+// entry of a read that does not start at the top. Dense ranks are refused.
 #include "redis/redis_leaderboard.h"
+
+#include "redis/redis_leaderboard_board.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -62,6 +75,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "feedcore/redis_cluster.h"
 #include "leaderboard/leaderboard_cursor.h"
@@ -93,120 +107,17 @@ size_t InitialChunk(size_t want, size_t partitions) {
   return std::min(want, share + 4);
 }
 
-class RedisLeaderboard final : public Leaderboard {
- public:
-  RedisLeaderboard(std::unique_ptr<ClusterClient> client,
-                   const LeaderboardOptions& options, LeaderboardKeys keys,
-                   Script read_script, Script increment_script)
-      : client_(std::move(client)),
-        options_(options),
-        keys_(std::move(keys)),
-        board_id_(XXH3_64bits(keys_.meta.data(), keys_.meta.size())),
-        read_script_(std::move(read_script)),
-        increment_script_(std::move(increment_script)) {}
+}  // namespace
 
-  // Neither capability is mapped: no update order across nodes, and reads
-  // and Clear are atomic per partition (see redis_cluster.h).
-  bool Supports(LeaderboardCapability) const override { return false; }
-
-  absl::Status Set(MemberId member, int64_t score) override;
-  absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
-  std::vector<absl::StatusOr<int64_t>> IncrementMany(
-      absl::Span<const ScoreIncrement> increments) override;
-  absl::Status Remove(MemberId member) override;
-  absl::Status Clear() override;
-  absl::StatusOr<int64_t> Score(MemberId member) const override;
-  absl::StatusOr<uint64_t> Rank(MemberId member) const override;
-  absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
-  absl::StatusOr<std::vector<LeaderboardEntry>> Around(
-      MemberId member, size_t before, size_t after) const override;
-  absl::StatusOr<LeaderboardPage> ReadPage(
-      const LeaderboardReadOptions& options) const override;
-  absl::StatusOr<size_t> Size() const override;
-  const LeaderboardOptions& options() const override { return options_; }
-
-  // Not mapped yet.
-  absl::StatusOr<WriteResult> Write(const ScoreWrite&) override {
-    return absl::UnimplementedError("Write");
-  }
-  absl::Status SetMetadata(MemberId, absl::string_view) override {
-    return absl::UnimplementedError("SetMetadata");
-  }
-  absl::StatusOr<std::string> Metadata(MemberId) const override {
-    return absl::UnimplementedError("Metadata");
-  }
-  absl::StatusOr<uint64_t> CountInRange(const ScoreRange&) const override {
-    return absl::UnimplementedError("CountInRange");
-  }
-  absl::StatusOr<double> Percentile(MemberId) const override {
-    return absl::UnimplementedError("Percentile");
-  }
-  absl::StatusOr<std::vector<LeaderboardEntry>> TopKAmong(
-      absl::Span<const MemberId>, size_t) const override {
-    return absl::UnimplementedError("TopKAmong");
-  }
-  absl::StatusOr<uint64_t> RankAmong(
-      MemberId, absl::Span<const MemberId>) const override {
-    return absl::UnimplementedError("RankAmong");
-  }
-  absl::StatusOr<std::vector<LeaderboardEntry>> AroundAmong(
-      MemberId, absl::Span<const MemberId>, size_t, size_t) const override {
-    return absl::UnimplementedError("AroundAmong");
-  }
-
- private:
-  enum class Mode { kKey, kFirst, kLast };
-
-  // One partition's part of a merge: fetched entries in walk order.
-  struct Walk {
-    size_t partition = 0;
-    std::vector<RankKey> buffer;
-    size_t next = 0;
-    bool more = false;  // the partition may hold entries past the buffer
-    size_t chunk = 0;   // entries the last fetch asked for
-  };
-
-  const std::string& KeyOf(MemberId member) const {
-    return keys_
-        .partitions[LeaderboardPartitionOf(member, options_.partitions)];
-  }
-  std::string NodeOf(const std::string& key) const {
-    return client_->NodeOf(KeySlot(key));
-  }
-  Command ReadCommand(size_t partition, Mode mode, const RankKey& key,
-                      size_t above, size_t below) const;
-  Command IncrementCommand(MemberId member, int64_t delta) const;
-  // What Increment returns for kLeaderboardIncrementScript's `reply`.
-  absl::StatusOr<int64_t> IncrementResult(MemberId member, int64_t delta,
-                                          const Reply& reply) const;
-  // kLeaderboardReadScript on every partition, in one round trip.
-  absl::StatusOr<std::vector<Located>> ReadAll(Mode mode, const RankKey& key,
-                                               size_t above,
-                                               size_t below) const;
-  // A walk over what `located` fetched of partition `p`, which asked for
-  // `asked` entries in the walk's direction.
-  static Walk WalkOf(size_t p, Located& located, bool best_first, size_t asked);
-  // Emits up to `want` entries of the walks merged in walk order (best
-  // first or worst first), refilling a walk that runs dry while its
-  // partition may hold more. Entries of `skip` are passed over.
-  absl::Status Merge(std::vector<Walk>& walks, bool best_first, size_t want,
-                     std::optional<MemberId> skip,
-                     const std::function<void(const RankKey&)>& emit) const;
-  // Locates `member` in every partition (with the given entries either
-  // side): the home partition's answer says it is there at the score
-  // read. `rank` gets the member's rank.
-  absl::StatusOr<std::vector<Located>> LocateMember(MemberId member,
-                                                    size_t above, size_t below,
-                                                    RankKey* key,
-                                                    uint64_t* rank) const;
-
-  const std::unique_ptr<ClusterClient> client_;
-  const LeaderboardOptions options_;
-  const LeaderboardKeys keys_;
-  const uint64_t board_id_;
-  const Script read_script_;
-  const Script increment_script_;
-};
+RedisLeaderboard::RedisLeaderboard(std::unique_ptr<ClusterClient> client,
+                                   const LeaderboardOptions& options,
+                                   LeaderboardKeys keys,
+                                   LeaderboardScripts scripts)
+    : client_(std::move(client)),
+      options_(options),
+      keys_(std::move(keys)),
+      board_id_(XXH3_64bits(keys_.meta.data(), keys_.meta.size())),
+      scripts_(std::move(scripts)) {}
 
 absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
   if (!ScoreInRange(score)) {
@@ -218,8 +129,10 @@ absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
         "unchanged"));
   }
   const std::string& key = KeyOf(member);
-  absl::StatusOr<Reply> reply = client_->RunOne(Command{
-      {"ZADD", key, absl::StrCat(-score), MemberBytes(member)}, KeySlot(key)});
+  absl::StatusOr<Reply> reply = client_->RunOne(
+      Command{{"ZADD", key, absl::StrCat(-RankScoreOf(score, order())),
+               MemberBytes(member)},
+              KeySlot(key)});
   if (!reply.ok()) return reply.status();
   if (reply->is_error()) return ErrorReply("ZADD", *reply, NodeOf(key));
   if (reply->type != Reply::Type::kInteger) {
@@ -234,8 +147,9 @@ Command RedisLeaderboard::IncrementCommand(MemberId member,
   const int64_t hi = delta >> 32;
   const uint64_t lo = static_cast<uint64_t>(delta) & 0xffffffffu;
   return ClusterClient::ScriptCommand(
-      increment_script_, KeyOf(member),
-      {MemberBytes(member), absl::StrCat(hi), absl::StrCat(lo)},
+      scripts_.increment, KeyOf(member),
+      {MemberBytes(member), absl::StrCat(hi), absl::StrCat(lo),
+       StoredScoreFactor(order())},
       /*idempotent=*/false);
 }
 
@@ -309,13 +223,17 @@ std::vector<absl::StatusOr<int64_t>> RedisLeaderboard::IncrementMany(
 }
 
 absl::Status RedisLeaderboard::Remove(MemberId member) {
-  const std::string& key = KeyOf(member);
-  absl::StatusOr<Reply> reply = client_->RunOne(
-      Command{{"ZREM", key, MemberBytes(member)}, KeySlot(key)});
+  const size_t p = PartitionOf(member);
+  constexpr absl::string_view kWhat = "the leaderboard remove script";
+  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
+      scripts_.remove, {keys_.partitions[p], keys_.metadata[p]},
+      {MemberBytes(member)}));
   if (!reply.ok()) return reply.status();
-  if (reply->is_error()) return ErrorReply("ZREM", *reply, NodeOf(key));
+  if (reply->is_error()) {
+    return ErrorReply(kWhat, *reply, NodeOf(keys_.partitions[p]));
+  }
   if (reply->type != Reply::Type::kInteger) {
-    return Unexpected("ZREM", "not an integer");
+    return Unexpected(kWhat, "not an integer");
   }
   if (reply->integer == 0) return MemberNotFound(member);
   return absl::OkStatus();
@@ -324,8 +242,9 @@ absl::Status RedisLeaderboard::Remove(MemberId member) {
 absl::Status RedisLeaderboard::Clear() {
   std::vector<Command> commands;
   commands.reserve(keys_.partitions.size());
-  for (const std::string& key : keys_.partitions) {
-    commands.push_back(Command{{"DEL", key}, KeySlot(key)});
+  for (size_t p = 0; p < keys_.partitions.size(); ++p) {
+    const std::string& key = keys_.partitions[p];
+    commands.push_back(Command{{"DEL", key, keys_.metadata[p]}, KeySlot(key)});
   }
   // DEL converges, so the client has already retried it; what fails still
   // may have cleared other partitions, and a second Clear finishes it.
@@ -342,6 +261,12 @@ absl::Status RedisLeaderboard::Clear() {
 }
 
 absl::StatusOr<int64_t> RedisLeaderboard::Score(MemberId member) const {
+  absl::StatusOr<int64_t> rank_score = RankScore(member);
+  if (!rank_score.ok()) return rank_score.status();
+  return ScoreOfRankScore(*rank_score, order());
+}
+
+absl::StatusOr<int64_t> RedisLeaderboard::RankScore(MemberId member) const {
   const std::string& key = KeyOf(member);
   absl::StatusOr<Reply> reply = client_->RunOne(
       Command{{"ZSCORE", key, MemberBytes(member)}, KeySlot(key)});
@@ -371,11 +296,20 @@ Command RedisLeaderboard::ReadCommand(size_t partition, Mode mode,
     case Mode::kLast:
       args.insert(args.end(), {"last", "", ""});
       break;
+    // No member is empty or 9 bytes long: these compare below and above
+    // every member of the score.
+    case Mode::kBeforeScore:
+      args.insert(args.end(), {"key", absl::StrCat(-key.score), ""});
+      break;
+    case Mode::kAfterScore:
+      args.insert(args.end(),
+                  {"key", absl::StrCat(-key.score), std::string(9, '\xff')});
+      break;
   }
   args.push_back(absl::StrCat(above));
   args.push_back(absl::StrCat(below));
-  return ClusterClient::ScriptCommand(read_script_, keys_.partitions[partition],
-                                      std::move(args));
+  return ClusterClient::ScriptCommand(
+      scripts_.read, keys_.partitions[partition], std::move(args));
 }
 
 absl::StatusOr<std::vector<Located>> RedisLeaderboard::ReadAll(
@@ -400,10 +334,12 @@ absl::StatusOr<std::vector<Located>> RedisLeaderboard::ReadAll(
 }
 
 RedisLeaderboard::Walk RedisLeaderboard::WalkOf(size_t p, Located& located,
-                                                bool best_first, size_t asked) {
+                                                bool best_first, size_t asked,
+                                                const RankBounds& bounds) {
   Walk walk;
   walk.partition = p;
   walk.chunk = asked;
+  walk.bounds = bounds;
   if (best_first) {
     walk.buffer = std::move(located.below);
   } else {
@@ -411,6 +347,15 @@ RedisLeaderboard::Walk RedisLeaderboard::WalkOf(size_t p, Located& located,
     std::reverse(walk.buffer.begin(), walk.buffer.end());
   }
   walk.more = asked > 0 && walk.buffer.size() == asked;
+  // Walk order is rank-score order, so the first entry outside the bounds
+  // ends the walk.
+  const auto outside = std::find_if(
+      walk.buffer.begin(), walk.buffer.end(),
+      [&bounds](const RankKey& key) { return !bounds.Contains(key.score); });
+  if (outside != walk.buffer.end()) {
+    walk.buffer.erase(outside, walk.buffer.end());
+    walk.more = false;
+  }
   return walk;
 }
 
@@ -454,7 +399,8 @@ absl::Status RedisLeaderboard::Merge(
       absl::StatusOr<Located> located =
           ParseLocated(*reply, NodeOf(partition_key));
       if (!located.ok()) return located.status();
-      *walk = WalkOf(walk->partition, *located, best_first, chunk);
+      *walk =
+          WalkOf(walk->partition, *located, best_first, chunk, walk->bounds);
       if (walk->buffer.empty()) continue;
     }
     heap.push_back(walk);
@@ -468,7 +414,7 @@ absl::StatusOr<std::vector<Located>> RedisLeaderboard::LocateMember(
     uint64_t* rank) const {
   const size_t home = LeaderboardPartitionOf(member, options_.partitions);
   for (int attempt = 1;; ++attempt) {
-    absl::StatusOr<int64_t> score = Score(member);
+    absl::StatusOr<int64_t> score = RankScore(member);
     if (!score.ok()) return score.status();
     *key = RankKey{*score, 0, member};
     absl::StatusOr<std::vector<Located>> located =
@@ -488,6 +434,11 @@ absl::StatusOr<std::vector<Located>> RedisLeaderboard::LocateMember(
 }
 
 absl::StatusOr<uint64_t> RedisLeaderboard::Rank(MemberId member) const {
+  if (options_.rank_style == RankStyle::kCompetition) {
+    absl::StatusOr<int64_t> score = RankScore(member);
+    if (!score.ok()) return score.status();
+    return CountBetter(*score);
+  }
   RankKey key;
   uint64_t rank = 0;
   absl::StatusOr<std::vector<Located>> located =
@@ -510,16 +461,18 @@ absl::StatusOr<std::vector<LeaderboardEntry>> RedisLeaderboard::TopK(
   std::vector<Walk> walks;
   walks.reserve(located->size());
   for (size_t p = 0; p < located->size(); ++p) {
-    walks.push_back(WalkOf(p, (*located)[p], /*best_first=*/true, chunk));
+    walks.push_back(
+        WalkOf(p, (*located)[p], /*best_first=*/true, chunk, RankBounds{}));
   }
   std::vector<LeaderboardEntry> out;
   if (absl::Status s = Merge(walks, /*best_first=*/true, k, std::nullopt,
-                             [&out](const RankKey& key) {
-                               out.push_back(EntryOf(key, out.size()));
+                             [this, &out](const RankKey& key) {
+                               out.push_back(Entry(key, out.size()));
                              });
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = ApplyRankStyle(out); !s.ok()) return s;
   return out;
 }
 
@@ -547,31 +500,32 @@ absl::StatusOr<std::vector<LeaderboardEntry>> RedisLeaderboard::Around(
   above.reserve(located->size());
   below.reserve(located->size());
   for (size_t p = 0; p < located->size(); ++p) {
-    above.push_back(
-        WalkOf(p, (*located)[p], /*best_first=*/false, above_chunk));
-    below.push_back(WalkOf(p, (*located)[p], /*best_first=*/true, below_chunk));
+    above.push_back(WalkOf(p, (*located)[p], /*best_first=*/false, above_chunk,
+                           RankBounds{}));
+    below.push_back(WalkOf(p, (*located)[p], /*best_first=*/true, below_chunk,
+                           RankBounds{}));
   }
   std::vector<LeaderboardEntry> out;
   out.reserve(before + 1 + after);
   // The member is skipped in case it moved while being located.
-  if (absl::Status s =
-          Merge(above, /*best_first=*/false, before, member,
-                [&out, rank](const RankKey& at) {
-                  out.push_back(EntryOf(at, rank - 1 - out.size()));
-                });
-      !s.ok()) {
-    return s;
-  }
-  std::reverse(out.begin(), out.end());
-  out.push_back(EntryOf(key, rank));
-  uint64_t next_rank = rank + 1;
-  if (absl::Status s = Merge(below, /*best_first=*/true, after, member,
-                             [&out, &next_rank](const RankKey& at) {
-                               out.push_back(EntryOf(at, next_rank++));
+  if (absl::Status s = Merge(above, /*best_first=*/false, before, member,
+                             [this, &out, rank](const RankKey& at) {
+                               out.push_back(Entry(at, rank - 1 - out.size()));
                              });
       !s.ok()) {
     return s;
   }
+  std::reverse(out.begin(), out.end());
+  out.push_back(Entry(key, rank));
+  uint64_t next_rank = rank + 1;
+  if (absl::Status s = Merge(below, /*best_first=*/true, after, member,
+                             [this, &out, &next_rank](const RankKey& at) {
+                               out.push_back(Entry(at, next_rank++));
+                             });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ApplyRankStyle(out); !s.ok()) return s;
   return out;
 }
 
@@ -586,35 +540,70 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
     return internal::ForeignLeaderboardCursor(
         "it names a position this board never returns");
   }
+  if (options.with_metadata) {
+    if (absl::Status s =
+            ValidateMetadata("LeaderboardReadOptions.with_metadata", 0);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (options.offset > 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "LeaderboardReadOptions.offset is ", options.offset,
+        ": the Redis Cluster backend reads pages only from the start or a "
+        "cursor; finding the entry at an offset across partitions would "
+        "take a bisection of dozens of round trips to every node "
+        "(docs/scale-out.md)"));
+  }
   const bool best_first = options.order == LeaderboardOrder::kBestFirst;
+  const std::optional<RankBounds> bounds = RankBoundsOf(options.range, order());
+  if (!bounds.has_value()) return LeaderboardPage{};
+
+  // Where the walk starts: after the cursor, or at the near end of the
+  // range when the cursor lies before it (or there is none).
+  Mode mode = best_first ? Mode::kFirst : Mode::kLast;
+  RankKey from;
+  if (best_first) {
+    if (cursor_key.has_value() && cursor_key->score <= bounds->high) {
+      mode = Mode::kKey;
+      from = *cursor_key;
+    } else if (bounds->high < kMaxExactScore) {
+      mode = Mode::kBeforeScore;
+      from.score = bounds->high;
+    }
+  } else {
+    if (cursor_key.has_value() && cursor_key->score >= bounds->low) {
+      mode = Mode::kKey;
+      from = *cursor_key;
+    } else if (bounds->low > -kMaxExactScore) {
+      mode = Mode::kAfterScore;
+      from.score = bounds->low;
+    }
+  }
 
   // One entry past the page tells whether another page follows.
   const size_t want = options.limit + 1;
   const size_t chunk = InitialChunk(want, options_.partitions);
-  const Mode mode = cursor_key.has_value() ? Mode::kKey
-                    : best_first           ? Mode::kFirst
-                                           : Mode::kLast;
   absl::StatusOr<std::vector<Located>> located =
-      ReadAll(mode, cursor_key.value_or(RankKey{}), best_first ? 0 : chunk,
-              best_first ? chunk : 0);
+      ReadAll(mode, from, best_first ? 0 : chunk, best_first ? chunk : 0);
   if (!located.ok()) return located.status();
   // Best-first: the rank of the next entry, the number of entries at or
-  // above the cursor. Worst-first: one more than that rank, the number of
-  // entries above the cursor.
+  // above the start. Worst-first: one more than that rank, the number of
+  // entries above the start.
   uint64_t rank = 0;
   std::vector<Walk> walks;
   walks.reserve(located->size());
   for (size_t p = 0; p < located->size(); ++p) {
     Located& one = (*located)[p];
     rank += one.pos + (best_first && one.present ? 1 : 0);
-    walks.push_back(WalkOf(p, one, best_first, chunk));
+    walks.push_back(WalkOf(p, one, best_first, chunk, *bounds));
   }
   LeaderboardPage page;
   page.entries.reserve(want);
   if (absl::Status s = Merge(walks, best_first, want, std::nullopt,
                              [&](const RankKey& key) {
                                page.entries.push_back(
-                                   EntryOf(key, best_first ? rank++ : --rank));
+                                   Entry(key, best_first ? rank++ : --rank));
                              });
       !s.ok()) {
     return s;
@@ -624,7 +613,15 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
     const LeaderboardEntry& end = page.entries.back();
     page.next_cursor =
         internal::EncodeLeaderboardCursor(internal::LeaderboardCursor{
-            board_id_, options.order, RankKey{end.score, 0, end.member}});
+            board_id_, options.order,
+            RankKey{RankScoreOf(end.score, order()), 0, end.member}});
+  }
+  if (!best_first) std::reverse(page.entries.begin(), page.entries.end());
+  absl::Status styled = ApplyRankStyle(page.entries);
+  if (!best_first) std::reverse(page.entries.begin(), page.entries.end());
+  if (!styled.ok()) return styled;
+  if (options.with_metadata) {
+    if (absl::Status s = FillMetadata(page.entries); !s.ok()) return s;
   }
   return page;
 }
@@ -652,7 +649,6 @@ absl::StatusOr<size_t> RedisLeaderboard::Size() const {
   return size;
 }
 
-}  // namespace
 }  // namespace feedcore::redis
 
 namespace feedcore {
@@ -677,18 +673,30 @@ absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
         "different nodes, with no single order of updates across them; use "
         "TieBreak::kLowerMemberFirst");
   }
+  if (options.rank_style == RankStyle::kDense) {
+    return absl::UnimplementedError(
+        "LeaderboardOptions.rank_style is RankStyle::kDense: the Redis "
+        "Cluster backend has no LeaderboardCapability::kDenseRanks: a dense "
+        "rank counts the distinct scores above a member over every "
+        "partition, which no partition's sorted set can count without "
+        "reading them all; use RankStyle::kCompetition or kUnique");
+  }
   absl::StatusOr<std::unique_ptr<ClusterClient>> client =
       ClusterClient::Connect(cluster);
   if (!client.ok()) return client.status();
   redis::LeaderboardKeys keys =
       redis::MakeLeaderboardKeys(cluster.key_prefix, name, options.partitions);
 
-  // Record the partition count unless another process did first, and read
-  // back what is recorded; both go to the same node, in this order.
+  // Record the partition count and score order unless another process did
+  // first, and read back what is recorded; both go to the same node, in
+  // this order. A higher-first board records the count alone.
   const uint16_t meta_slot = redis::KeySlot(keys.meta);
-  const std::string partitions = absl::StrCat(options.partitions);
+  constexpr absl::string_view kLowerFirstTag = " lower-first";
+  const std::string record = absl::StrCat(
+      options.partitions,
+      options.score_order == ScoreOrder::kLowerFirst ? kLowerFirstTag : "");
   std::vector<Command> meta;
-  meta.push_back(Command{{"SET", keys.meta, partitions, "NX"}, meta_slot});
+  meta.push_back(Command{{"SET", keys.meta, record, "NX"}, meta_slot});
   meta.push_back(Command{{"GET", keys.meta}, meta_slot});
   absl::StatusOr<std::vector<Reply>> replies = (*client)->Run(std::move(meta));
   if (!replies.ok()) return replies.status();
@@ -701,8 +709,11 @@ absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
     }
   }
   size_t stored = 0;
+  absl::string_view recorded_count = recorded.str;
+  const bool recorded_lower_first =
+      absl::ConsumeSuffix(&recorded_count, kLowerFirstTag);
   if (recorded.type != Reply::Type::kString ||
-      !absl::SimpleAtoi(recorded.str, &stored)) {
+      !absl::SimpleAtoi(recorded_count, &stored)) {
     return absl::InternalError(
         absl::StrCat("redis leaderboard: the partition count recorded under ",
                      keys.meta, " is not a number"));
@@ -718,16 +729,31 @@ absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
                      options.partitions,
                      ": members would be looked for in the wrong partitions"));
   }
+  if (recorded_lower_first !=
+      (options.score_order == ScoreOrder::kLowerFirst)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "leaderboard '", absl::CHexEscape(name),
+        "' was created in the redis cluster with "
+        "LeaderboardOptions.score_order ",
+        recorded_lower_first ? "ScoreOrder::kLowerFirst" : "kHigherFirst",
+        "; it cannot be opened with the other order: its stored scores "
+        "would be read with the wrong sign"));
+  }
 
-  absl::StatusOr<redis::Script> read =
-      (*client)->LoadScript(redis::kLeaderboardReadScript);
-  if (!read.ok()) return read.status();
-  absl::StatusOr<redis::Script> increment =
-      (*client)->LoadScript(redis::kLeaderboardIncrementScript);
-  if (!increment.ok()) return increment.status();
+  redis::LeaderboardScripts scripts;
+  const std::pair<const char*, redis::Script*> bodies[] = {
+      {redis::kLeaderboardReadScript, &scripts.read},
+      {redis::kLeaderboardIncrementScript, &scripts.increment},
+      {redis::kLeaderboardWriteScript, &scripts.write},
+      {redis::kLeaderboardRemoveScript, &scripts.remove},
+      {redis::kLeaderboardMetadataScript, &scripts.metadata}};
+  for (const auto& [body, script] : bodies) {
+    absl::StatusOr<redis::Script> loaded = (*client)->LoadScript(body);
+    if (!loaded.ok()) return loaded.status();
+    *script = std::move(*loaded);
+  }
   return std::make_unique<redis::RedisLeaderboard>(
-      std::move(*client), options, std::move(keys), std::move(*read),
-      std::move(*increment));
+      std::move(*client), options, std::move(keys), std::move(scripts));
 }
 
 }  // namespace feedcore

@@ -18,6 +18,9 @@ struct LeaderboardKeys {
   // Partition p's sorted set, on a slot inside the p-th of `partitions`
   // equal slot ranges.
   std::vector<std::string> partitions;
+  // Partition p's metadata hash (member bytes -> metadata), with the same
+  // hash tag as partitions[p], so one script writes both atomically.
+  std::vector<std::string> metadata;
   // Holds the partition count the board was created with.
   std::string meta;
 };

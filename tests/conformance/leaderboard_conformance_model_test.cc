@@ -1,12 +1,14 @@
 // Model-based conformance test of Leaderboard, run against each backend (see
-// backend.h): long random sequences of Set, Increment and IncrementMany
-// (some past the backend's score range), Remove and Clear on boards of 1, 3
-// and 16 partitions, compared after every step with a plain reference, a
-// map of member -> score sorted in full for every question. Every step checks
-// Size, TopK for a random k, Score and Rank of random members (present or not),
-// Around a random member, and one more page of a long-running reader whose
-// cursor is carried across the mutations; every few steps the whole board is
-// read in pages of a random size in both orders.
+// backend.h): long random sequences of Set, Increment, IncrementMany, Write
+// and WriteMany under every condition (some past the backend's score
+// range), Remove and Clear on boards of 1, 3 and 16 partitions, compared
+// after every step with a plain reference, a map of member -> score sorted
+// in full for every question. Every step checks Size, TopK for a random k,
+// CountInRange of a random range, Score and Rank of random members (present
+// or not), Around a random member, and one more page of a long-running
+// reader whose cursor is carried across the mutations; every few steps the
+// whole board is read in pages of a random size in both orders, and the
+// best of a random set of members (TopKAmong) is checked.
 //
 // Ties are what backends most easily get wrong, so scores come mostly from
 // a narrow range and members from a small set; ids spread over the whole
@@ -129,7 +131,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
     CAPTURE(step);
     const uint64_t op = uniform(1000);
     const MemberId member = random_member();
-    if (op < 350) {
+    if (op < 300) {
       const int64_t score = random_score();
       const bool fits = score >= low && score <= high;
       const absl::Status status = board.Set(member, score);
@@ -140,7 +142,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       } else {
         model.Set(member, score);
       }
-    } else if (op < 720) {
+    } else if (op < 600) {
       const int64_t delta = random_delta();
       const absl::StatusOr<int64_t> got = board.Increment(member, delta);
       const std::optional<int64_t> want =
@@ -153,7 +155,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
       } else {
         CHECK(got.status().code() == absl::StatusCode::kOutOfRange);
       }
-    } else if (op < 800) {
+    } else if (op < 680) {
       // A batch whose members often repeat, so that a member's elements
       // must apply in order; the model applies them one by one.
       std::vector<ScoreIncrement> batch(uniform(41));
@@ -179,6 +181,40 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
           CHECK(result.status().code() == absl::StatusCode::kOutOfRange);
         }
       }
+    } else if (op < 800) {
+      // One conditional write, or a batch of them whose members repeat;
+      // the model applies them one by one.
+      std::vector<ScoreWrite> batch(op < 760 ? 1 : uniform(25));
+      for (ScoreWrite& write : batch) {
+        write.member = uniform(2) == 0 ? ids[uniform(8)] : random_member();
+        write.op = uniform(2) == 0 ? WriteOp::kSet : WriteOp::kIncrement;
+        write.value =
+            write.op == WriteOp::kSet ? random_score() : random_delta();
+        write.condition = static_cast<WriteCondition>(uniform(7));
+      }
+      std::vector<absl::StatusOr<WriteResult>> got;
+      if (op < 760) {
+        got.push_back(board.Write(batch.front()));
+      } else {
+        got = board.WriteMany(batch);
+      }
+      REQUIRE(got.size() == batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const ScoreWrite& write = batch[i];
+        const absl::StatusOr<WriteResult> want = model.Write(write, low, high);
+        REQUIRE_MESSAGE(got[i].ok() == want.ok(),
+                        "Write element "
+                            << i << " (member " << write.member << ", op "
+                            << int(write.op) << ", value " << write.value
+                            << ", condition " << int(write.condition)
+                            << "): " << got[i].status());
+        if (want.ok()) {
+          CHECK(got[i]->outcome == want->outcome);
+          CHECK(got[i]->score == want->score);
+        } else {
+          CHECK(got[i].status().code() == absl::StatusCode::kOutOfRange);
+        }
+      }
     } else if (op < 998) {
       const bool removed = model.Remove(member);
       const absl::Status status = board.Remove(member);
@@ -195,6 +231,25 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
 
     const size_t k = 1 + uniform(kMaxPage);
     CHECK(board.TopK(k).value() == ModelEntries(sorted, 0, k));
+
+    {
+      ScoreRange range{.min = random_score(),
+                       .max = random_score(),
+                       .min_exclusive = uniform(2) == 0,
+                       .max_exclusive = uniform(2) == 0};
+      if (uniform(8) == 0) range.min = kMin;
+      if (uniform(8) == 0) range.max = kMax;
+      size_t want = 0;
+      for (const RankKey& key : sorted) {
+        want += (range.min_exclusive ? key.score > range.min
+                                     : key.score >= range.min) &&
+                        (range.max_exclusive ? key.score < range.max
+                                             : key.score <= range.max)
+                    ? 1
+                    : 0;
+      }
+      CHECK(board.CountInRange(range).value() == want);
+    }
 
     for (int i = 0; i < 3; ++i) {
       // The first probe is the member just written, the likeliest to have
@@ -226,6 +281,22 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
     } else {
       CHECK(board.Around(member, 1, 1).status().code() ==
             absl::StatusCode::kNotFound);
+    }
+
+    if (step % 4 == 2) {
+      // The best of a random set of ids, some absent, some repeated.
+      std::vector<MemberId> among(uniform(30));
+      for (MemberId& m : among) m = random_member();
+      std::set<MemberId> distinct(among.begin(), among.end());
+      Entries want;
+      for (const RankKey& key : sorted) {
+        if (distinct.count(key.member) != 0) {
+          want.push_back({key.member, key.score, want.size()});
+        }
+      }
+      const size_t best = 1 + uniform(kMaxPage);
+      if (want.size() > best) want.resize(best);
+      CHECK(board.TopKAmong(among, best).value() == want);
     }
 
     if (step % 4 == 0) {

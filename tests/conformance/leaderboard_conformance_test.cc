@@ -526,6 +526,22 @@ TEST_CASE("each board capability works where reported") {
         CHECK(board->Size().value() == 0);
         break;
       }
+      case LeaderboardCapability::kDenseRanks: {
+        LeaderboardOptions dense = Options(3);
+        dense.rank_style = RankStyle::kDense;
+        absl::StatusOr<std::unique_ptr<Leaderboard>> ranked =
+            MakeBoard(dense, "lb-capability");
+        if (!present) {
+          REQUIRE_FALSE(ranked.ok());
+          CHECK(absl::IsUnimplemented(ranked.status()));
+          CHECK(Contains(ranked.status(), name));
+          break;
+        }
+        REQUIRE_MESSAGE(ranked.ok(), ranked.status());
+        Fill(**ranked, {{1, 900}, {2, 900}, {3, 800}});
+        CHECK(All(**ranked) == Entries{{1, 900, 0}, {2, 900, 0}, {3, 800, 1}});
+        break;
+      }
     }
   }
 }

@@ -79,7 +79,13 @@ class LeaderboardModel {
 
   // Leaderboard::Write, spelled out case by case. Errors carry the code
   // only.
-  absl::StatusOr<WriteResult> Write(const ScoreWrite& write) {
+  // Write on a board whose backend keeps scores in [low, high] (the
+  // Redis backend: +-2^53): a kSet outside it, or an increment that leaves
+  // it, is OutOfRange, decided as the overflow of an increment is.
+  absl::StatusOr<WriteResult> Write(
+      const ScoreWrite& write,
+      int64_t low = std::numeric_limits<int64_t>::min(),
+      int64_t high = std::numeric_limits<int64_t>::max()) {
     if (static_cast<uint8_t>(write.op) >
             static_cast<uint8_t>(WriteOp::kIncrement) ||
         static_cast<uint8_t>(write.condition) >
@@ -88,6 +94,10 @@ class LeaderboardModel {
     }
     if (write.metadata && !MetadataFits(*write.metadata)) {
       return absl::InvalidArgumentError("metadata");
+    }
+    if (write.op == WriteOp::kSet &&
+        (write.value < low || write.value > high)) {
+      return absl::OutOfRangeError("score outside the backend's range");
     }
     const std::optional<int64_t> old = Score(write.member);
     const WriteResult not_applied{WriteOutcome::kNotApplied, old};
@@ -99,8 +109,9 @@ class LeaderboardModel {
       return not_applied;
     }
     int64_t score = write.value;
-    if (write.op == WriteOp::kIncrement && old &&
-        __builtin_add_overflow(*old, write.value, &score)) {
+    if (write.op == WriteOp::kIncrement &&
+        (__builtin_add_overflow(old.value_or(0), write.value, &score) ||
+         score < low || score > high)) {
       return absl::OutOfRangeError("overflow");
     }
     const bool better = old && internal::BetterScore(score, *old, order_);
