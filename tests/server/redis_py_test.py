@@ -289,8 +289,8 @@ class RawReader:
 def fill_big_set(sock, members):
     """ZADD big with `members` distinct scores, 1000 pairs a command."""
     rng = random.Random(7)
-    scores = list(range(-members, members, 2))  # distinct, half negative
-    rng.shuffle(scores)
+    # Distinct, odd and even, half negative.
+    scores = rng.sample(range(-2 * members, 2 * members), members)
     commands = []
     for start in range(0, members, 1000):
         pairs = []
@@ -360,6 +360,9 @@ def range_commands(rng, members):
         ["ZRANGE", "big", "-inf", "+inf", "BYSCORE", "LIMIT", 10, 0],
         ["ZRANGE", "big", "(1.5", "10.5", "BYSCORE", "WITHSCORES"],
         ["ZRANGE", "big", "1e3", "(1.1e3", "BYSCORE"],
+        ["ZRANGE", "big", "(2.0", "(2.5e1", "BYSCORE", "WITHSCORES"],
+        ["ZRANGE", "big", "(-7.5", "-1.5", "BYSCORE", "WITHSCORES"],
+        ["ZCOUNT", "big", "(-3.0", "(3.0"], ["ZCOUNT", "big", "-3.5", "3.5"],
         ["ZRANGE", "big", "(inf", "+inf", "BYSCORE"],
         ["ZRANGE", "big", "-inf", "(-inf", "BYSCORE"],
         ["ZRANGE", "big", "-9223372036854775808", "9223372036854775807",
@@ -399,8 +402,12 @@ def range_commands(rng, members):
         else:
             low = rng.randint(-members - 10, members + 10)
             high = low + rng.choice([1, 50, 3000, 2 * members])
-            low_word = rng.choice(["", "("]) + str(low)
-            high_word = rng.choice(["", "("]) + str(high)
+            # Integers, and numbers that are not (or are, written as
+            # doubles), which feedcore rounds inward.
+            low_word = rng.choice(["", "("]) + str(low) + rng.choice(
+                ["", "", ".5", "e0", ".0"])
+            high_word = rng.choice(["", "("]) + str(high) + rng.choice(
+                ["", "", ".5", "e0", ".0"])
             limit = rng.choice([[], ["LIMIT", rng.randint(0, members),
                                      rng.choice([-1, 0, 5, 1200])]])
             if kind < 0.5:
