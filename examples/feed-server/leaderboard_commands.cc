@@ -251,8 +251,8 @@ void Zincrby(CommandCall& call) {
     return ReplyError(call, result.status());
   }
   if (!result->score.has_value()) {  // kAlways always leaves a score
-    return ReplyError(call, absl::InternalError(
-                                "the board reported no score after ZINCRBY"));
+    return ReplyError(
+        call, absl::InternalError("the board reported no score after ZINCRBY"));
   }
   call.reply->Score(*result->score);
 }

@@ -69,8 +69,9 @@ absl::Status ParseBound(absl::string_view text, absl::string_view what,
     if (inward >= kTwoTo63) {
       bounds.empty = true;
     } else {
-      bounds.range.min = inward < -kTwoTo63 ? std::numeric_limits<int64_t>::min()
-                                            : static_cast<int64_t>(inward);
+      bounds.range.min = inward < -kTwoTo63
+                             ? std::numeric_limits<int64_t>::min()
+                             : static_cast<int64_t>(inward);
     }
   } else {
     bounds.range.max_exclusive = false;
@@ -122,8 +123,7 @@ absl::StatusOr<std::vector<LeaderboardEntry>> ReadEntries(
     if (entries.empty()) {
       entries = std::move(page->entries);
     } else {
-      entries.insert(entries.end(), page->entries.begin(),
-                     page->entries.end());
+      entries.insert(entries.end(), page->entries.begin(), page->entries.end());
     }
     if (page->next_cursor.empty()) break;
     read.cursor = std::move(page->next_cursor);
@@ -151,8 +151,8 @@ absl::StatusOr<std::vector<LeaderboardEntry>> ReadRanks(
   if (start > stop) return std::vector<LeaderboardEntry>();
   const uint64_t count =
       static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) + 1;
-  return ReadEntries(board, order, ScoreRange{},
-                     static_cast<uint64_t>(start), count);
+  return ReadEntries(board, order, ScoreRange{}, static_cast<uint64_t>(start),
+                     count);
 }
 
 void WriteRange(CommandCall& call, const SortedSet* set,
@@ -252,10 +252,11 @@ void ReplyScoreRange(CommandCall& call, const std::string& low,
   }
   std::optional<uint64_t> count;
   if (request.count > 0) count = static_cast<uint64_t>(request.count);
-  absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadEntries(
-      *set->board,
-      request.rev ? LeaderboardOrder::kBestFirst : LeaderboardOrder::kWorstFirst,
-      bounds->range, static_cast<uint64_t>(request.offset), count);
+  absl::StatusOr<std::vector<LeaderboardEntry>> entries =
+      ReadEntries(*set->board,
+                  request.rev ? LeaderboardOrder::kBestFirst
+                              : LeaderboardOrder::kWorstFirst,
+                  bounds->range, static_cast<uint64_t>(request.offset), count);
   if (!entries.ok()) return ReplyError(call, entries.status());
   WriteRange(call, set.get(), *entries, request.with_scores);
 }
@@ -277,10 +278,10 @@ void RangeCommand(CommandCall& call, bool zrevrange) {
   if (!stop.ok()) return ReplyError(call, stop.status());
   std::shared_ptr<SortedSet> set = call.server->boards->Find(call.args[1]);
   if (set == nullptr) return call.reply->ArrayHeader(0);
-  absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadRanks(
-      *set->board, *start, *stop,
-      request.rev ? LeaderboardOrder::kBestFirst
-                  : LeaderboardOrder::kWorstFirst);
+  absl::StatusOr<std::vector<LeaderboardEntry>> entries =
+      ReadRanks(*set->board, *start, *stop,
+                request.rev ? LeaderboardOrder::kBestFirst
+                            : LeaderboardOrder::kWorstFirst);
   if (!entries.ok()) return ReplyError(call, entries.status());
   WriteRange(call, set.get(), *entries, request.with_scores);
 }

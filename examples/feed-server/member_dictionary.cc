@@ -440,8 +440,7 @@ void MemberDictionary::Impl::Unpin(MemberId id, bool maybe_absent) {
     do {
       if ((state & kPinCountMask) == 0) return;  // no pin to end
       next = (state | (maybe_absent ? kCheckBit : 0)) - 1;
-    } while (!pins.compare_exchange_weak(state, next,
-                                         std::memory_order_acq_rel,
+    } while (!pins.compare_exchange_weak(state, next, std::memory_order_acq_rel,
                                          std::memory_order_acquire));
     if (next != kCheckBit) return;  // pins remain, or nothing to check
   }

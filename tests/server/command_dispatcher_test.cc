@@ -410,15 +410,15 @@ TEST_CASE("ZRANGE BYSCORE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZCOUNT, LIMIT") {
   CHECK(f.Run({"ZRANGE", "lb", "(20", "(50", "BYSCORE"}) == members({3, 4}));
   CHECK(f.Run({"ZRANGE", "lb", "50", "20", "BYSCORE", "REV"}) ==
         members({5, 4, 3, 2}));
-  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "2",
-               "5"}) == members({3, 4, 5, 6, 7}));
-  CHECK(f.Run({"ZRANGE", "lb", "+inf", "-inf", "BYSCORE", "REV", "LIMIT",
-               "8", "-1", "WITHSCORES"}) ==
+  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "2", "5"}) ==
+        members({3, 4, 5, 6, 7}));
+  CHECK(f.Run({"ZRANGE", "lb", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "8",
+               "-1", "WITHSCORES"}) ==
         "*4\r\n" + Bulk("m2") + Bulk("20") + Bulk("m1") + Bulk("10"));
   CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "-1",
                "5"}) == "*0\r\n");
-  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "0",
-               "0"}) == "*0\r\n");
+  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "0", "0"}) ==
+        "*0\r\n");
   // Non-integer bounds round inward: (15.5 and 15.5 both start at 20.
   CHECK(f.Run({"ZRANGEBYSCORE", "lb", "(15.5", "30.5"}) == members({2, 3}));
   CHECK(f.Run({"ZRANGEBYSCORE", "lb", "15.5", "(30.0"}) == members({2}));
@@ -426,8 +426,8 @@ TEST_CASE("ZRANGE BYSCORE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZCOUNT, LIMIT") {
   CHECK(f.Run({"ZRANGEBYSCORE", "lb", "(+inf", "+inf"}) == "*0\r\n");
   CHECK(f.Run({"ZRANGEBYSCORE", "lb", "1e300", "inf"}) == "*0\r\n");
   CHECK(f.Run({"ZRANGEBYSCORE", "lb", "-1e300", "10"}) == members({1}));
-  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "0", "100", "WITHSCORES", "LIMIT",
-               "8", "10"}) ==
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "0", "100", "WITHSCORES", "LIMIT", "8",
+               "10"}) ==
         "*4\r\n" + Bulk("m9") + Bulk("90") + Bulk("m10") + Bulk("100"));
   CHECK(f.Run({"ZREVRANGEBYSCORE", "lb", "(100", "70", "LIMIT", "1", "5"}) ==
         members({8, 7}));
@@ -449,8 +449,7 @@ TEST_CASE("ZRANGE BYSCORE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZCOUNT, LIMIT") {
                    "-ERR min or max is not a float"));
   CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "LIMIT", "0"}),
                    "-ERR syntax error"));
-  CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "LIMIT", "x",
-                          "1"}),
+  CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "LIMIT", "x", "1"}),
                    "-ERR LIMIT offset must be a decimal integer"));
   CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "REV"}),
                    "-ERR syntax error"));

@@ -45,8 +45,7 @@ class Server {
   }
 
   // Each thread keeps its own session, as each connection does.
-  std::string Run(SessionState& session,
-                  const std::vector<std::string>& args) {
+  std::string Run(SessionState& session, const std::vector<std::string>& args) {
     std::string out;
     dispatcher_->Execute(args, session, out);
     return out;
@@ -125,7 +124,8 @@ TEST_CASE("racing writes of a few names keep names and members together") {
   threads.emplace_back([&] {
     SessionState session = server.NewSession();
     while (!writers_done.load()) {
-      const std::string range = server.Run(session, {"ZRANGE", "race", "0", "-1"});
+      const std::string range =
+          server.Run(session, {"ZRANGE", "race", "0", "-1"});
       if (IsError(range)) ++errors;
       std::vector<MemberId> saved_members;
       absl::StatusOr<std::vector<KeyMemberNames>> names =
