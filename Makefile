@@ -108,7 +108,8 @@ asan:
 
 tsan:
 	scripts/install-deps --sanitize
-	$(SAN_CMAKE) -B build-tsan -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)"
+	$(SAN_CMAKE) -B build-tsan -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" \
+	  -DFEEDCORE_EXAMPLES=ON
 	cmake --build build-tsan -j$(JOBS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir build-tsan --output-on-failure -L stress

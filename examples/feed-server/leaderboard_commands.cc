@@ -1,9 +1,7 @@
 #include "leaderboard_commands.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +12,7 @@
 #include "arguments.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard_store.h"
+#include "member_dictionary.h"
 
 namespace feedcore::server {
 namespace {
@@ -45,9 +44,68 @@ std::shared_ptr<SortedSet> GetOrCreateSet(CommandCall& call) {
   return *set;
 }
 
+// The names a command pinned (MemberDictionary, "Pins"), unpinned when it
+// is done, on every path, after its board writes.
+class PinnedNames {
+ public:
+  explicit PinnedNames(MemberDictionary& members) : members_(members) {}
+  ~PinnedNames() {
+    for (const Pin& pin : pins_) members_.Unpin(pin.id, pin.maybe_absent);
+  }
+  PinnedNames(const PinnedNames&) = delete;
+  PinnedNames& operator=(const PinnedNames&) = delete;
+
+  void Add(MemberId id) { pins_.push_back({id, /*maybe_absent=*/true}); }
+  // The write with pin `i` reported its member on the board afterwards, so
+  // unpinning it needs no check of the board.
+  void SawOnBoard(size_t i) { pins_[i].maybe_absent = false; }
+
+ private:
+  struct Pin {
+    MemberId id;
+    bool maybe_absent;
+  };
+  MemberDictionary& members_;
+  std::vector<Pin> pins_;
+};
+
+// Unpins on the board when the write reported the member on it.
+void NoteOutcome(const absl::StatusOr<WriteResult>& result, size_t pin,
+                 PinnedNames& pins) {
+  if (result.ok() && result->score.has_value()) pins.SawOnBoard(pin);
+}
+
+// The error of an increment the int64 range cannot hold, naming the member
+// and, when it can still be read, the sum.
+void ReplyOverflow(CommandCall& call, const Leaderboard& board, MemberId id,
+                   absl::string_view name, int64_t delta) {
+  std::string sum;
+  if (absl::StatusOr<int64_t> current = board.Score(id); current.ok()) {
+    sum = absl::StrCat(" (", *current, " + ", delta, ")");
+  }
+  call.reply->Error(absl::StrCat(
+      "ERR increment would overflow the int64 score of ", Quote(name), sum));
+}
+
 struct ZaddFlags {
   bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
 };
+
+// The board's condition for ZADD's flags. GT and LT compare numbers, and
+// "better" follows the board's order, so on a lower-first board GT is
+// "worse".
+WriteCondition ConditionOf(const ZaddFlags& flags, ScoreOrder order) {
+  if (flags.nx) return WriteCondition::kIfAbsent;
+  if (flags.gt || flags.lt) {
+    const bool better = flags.gt == (order == ScoreOrder::kHigherFirst);
+    if (flags.xx) {
+      return better ? WriteCondition::kIfPresentAndBetter
+                    : WriteCondition::kIfPresentAndWorse;
+    }
+    return better ? WriteCondition::kIfBetter : WriteCondition::kIfWorse;
+  }
+  return flags.xx ? WriteCondition::kIfPresent : WriteCondition::kAlways;
+}
 
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
 void Zadd(CommandCall& call) {
@@ -105,66 +163,66 @@ void Zadd(CommandCall& call) {
   std::shared_ptr<SortedSet> set = GetOrCreateSet(call);
   if (set == nullptr) return;
   Leaderboard& board = *set->board;
+  const WriteCondition condition =
+      ConditionOf(flags, board.options().score_order);
 
-  int64_t added = 0;
-  int64_t changed = 0;
-  std::optional<int64_t> incr_result;
+  // Every name is pinned before the board is written, so a name that
+  // cannot be given (a journal error) fails the command with nothing
+  // written.
+  PinnedNames pins(set->members);
+  std::vector<ScoreWrite> writes;
+  std::vector<size_t> pair_of_write;  // index into `scores`
+  writes.reserve(scores.size());
   for (size_t n = 0; n < scores.size(); ++n) {
     const std::string& name = call.args[pairs_start + 2 * n + 1];
-    std::lock_guard lock(set->LockFor(name));
-    // XX never adds, so it must not grow the dictionary either.
     std::optional<MemberId> id;
     if (flags.xx) {
-      id = set->members.Find(name);
+      // XX never adds, so it must not grow the dictionary either.
+      id = set->members.PinIfPresent(name);
+      if (!id.has_value()) continue;  // no such member: nothing to write
     } else {
       absl::StatusOr<MemberId> interned = set->members.Intern(name);
       if (!interned.ok()) return ReplyError(call, interned.status());
       id = *interned;
     }
-    std::optional<int64_t> current;
-    if (id.has_value()) {
-      if (absl::StatusOr<int64_t> s = board.Score(*id); s.ok()) current = *s;
+    pins.Add(*id);
+    ScoreWrite& write = writes.emplace_back();
+    write.member = *id;
+    write.op = flags.incr ? WriteOp::kIncrement : WriteOp::kSet;
+    write.value = scores[n];
+    write.condition = condition;
+    pair_of_write.push_back(n);
+  }
+  std::vector<absl::StatusOr<WriteResult>> results;
+  if (writes.size() == 1) {
+    results.push_back(board.Write(writes[0]));
+  } else if (!writes.empty()) {
+    results = board.WriteMany(writes);
+  }
+  for (size_t w = 0; w < results.size(); ++w) NoteOutcome(results[w], w, pins);
+
+  int64_t added = 0;
+  int64_t changed = 0;
+  for (size_t w = 0; w < results.size(); ++w) {
+    const absl::StatusOr<WriteResult>& result = results[w];
+    if (!result.ok()) {
+      if (absl::IsOutOfRange(result.status())) {
+        return ReplyOverflow(call, board, writes[w].member,
+                             call.args[pairs_start + 2 * pair_of_write[w] + 1],
+                             writes[w].value);
+      }
+      return ReplyError(call, result.status());
     }
-    if ((flags.nx && current.has_value()) ||
-        (flags.xx && !current.has_value())) {
-      continue;
-    }
-    // Every path below that does not put a new member on the board frees
-    // the name it was just given; only members on the board keep names.
-    int64_t target = scores[n];
-    if (flags.incr && current.has_value() &&
-        __builtin_add_overflow(*current, scores[n], &target)) {
-      call.reply->Error(
-          absl::StrCat("ERR increment would overflow the int64 score of ",
-                       Quote(name), " (", *current, " + ", scores[n], ")"));
-      return;
-    }
-    if (current.has_value() && ((flags.gt && target <= *current) ||
-                                (flags.lt && target >= *current))) {
-      continue;
-    }
-    if (current.has_value() && target == *current) {
-      if (flags.incr) incr_result = target;
-      continue;
-    }
-    if (absl::Status s = board.Set(*id, target); !s.ok()) {
-      if (!current.has_value()) set->members.Release(name);
-      return ReplyError(call, s);
-    }
-    if (current.has_value()) {
-      ++changed;
-    } else {
-      ++added;
-    }
-    if (flags.incr) incr_result = target;
+    if (result->outcome == WriteOutcome::kAdded) ++added;
+    if (result->outcome == WriteOutcome::kChanged) ++changed;
   }
   if (flags.incr) {
-    if (incr_result.has_value()) {
-      call.reply->Score(*incr_result);
-    } else {
-      call.reply->Null();  // NX/XX/GT/LT stopped the increment
+    // NX/XX/GT/LT stopped the increment: null, as in Redis.
+    if (results.empty() || results[0]->outcome == WriteOutcome::kNotApplied ||
+        !results[0]->score.has_value()) {
+      return call.reply->Null();
     }
-    return;
+    return call.reply->Score(*results[0]->score);
   }
   call.reply->Integer(flags.ch ? added + changed : added);
 }
@@ -176,17 +234,27 @@ void Zincrby(CommandCall& call) {
   std::shared_ptr<SortedSet> set = GetOrCreateSet(call);
   if (set == nullptr) return;
   const std::string& name = call.args[3];
-  std::lock_guard lock(set->LockFor(name));
+  PinnedNames pins(set->members);
   absl::StatusOr<MemberId> id = set->members.Intern(name);
   if (!id.ok()) return ReplyError(call, id.status());
-  absl::StatusOr<int64_t> score = set->board->Increment(*id, *delta);
-  if (!score.ok()) {
-    // A failed call changed nothing: if the member is not on the board, it
-    // was new here, and only members keep names.
-    if (!set->board->Score(*id).ok()) set->members.Release(name);
-    return ReplyError(call, score.status());
+  pins.Add(*id);
+  ScoreWrite write;
+  write.member = *id;
+  write.op = WriteOp::kIncrement;
+  write.value = *delta;
+  const absl::StatusOr<WriteResult> result = set->board->Write(write);
+  NoteOutcome(result, 0, pins);
+  if (!result.ok()) {
+    if (absl::IsOutOfRange(result.status())) {
+      return ReplyOverflow(call, *set->board, *id, name, *delta);
+    }
+    return ReplyError(call, result.status());
   }
-  call.reply->Score(*score);
+  if (!result->score.has_value()) {  // kAlways always leaves a score
+    return ReplyError(
+        call, absl::InternalError("the board reported no score after ZINCRBY"));
+  }
+  call.reply->Score(*result->score);
 }
 
 // The id of the member named args[2] of the key args[1], if both exist.
@@ -234,16 +302,16 @@ void Zrank(CommandCall& call) {
 // ZREM key member [member ...]
 void Zrem(CommandCall& call) {
   std::shared_ptr<SortedSet> set = FindSet(call);
+  if (set == nullptr) return call.reply->Integer(0);
+  PinnedNames pins(set->members);
   int64_t removed = 0;
-  for (size_t i = 2; set != nullptr && i < call.args.size(); ++i) {
-    std::lock_guard lock(set->LockFor(call.args[i]));
-    std::optional<MemberId> id = set->members.Find(call.args[i]);
-    if (id.has_value() && set->board->Remove(*id).ok()) {
-      // Off the board, so the name goes too: the dictionary holds only
-      // members, and its memory follows them.
-      set->members.Release(call.args[i]);
-      ++removed;
-    }
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    std::optional<MemberId> id = set->members.PinIfPresent(call.args[i]);
+    if (!id.has_value()) continue;
+    // Unpinned as possibly absent: the last pin of the name frees it once
+    // its member is off the board.
+    pins.Add(*id);
+    if (set->board->Remove(*id).ok()) ++removed;
   }
   call.reply->Integer(removed);
 }
@@ -257,118 +325,22 @@ void Zcard(CommandCall& call) {
   call.reply->Integer(static_cast<int64_t>(*size));
 }
 
-// Ranks [start, stop] (0 = first in `order`) of the board, with Redis's
-// index rules: negative indices count from the end, out-of-range ends are
-// clamped, an empty range gives nothing. Fails only when the board cannot
-// tell its size.
-absl::StatusOr<std::vector<LeaderboardEntry>> ReadRange(
-    const Leaderboard& board, int64_t start, int64_t stop,
-    LeaderboardOrder order) {
-  std::vector<LeaderboardEntry> entries;
-  // Only negative indices need the size (a read of every partition); the
-  // end of the board clamps the others by itself.
-  if (start < 0 || stop < 0) {
-    absl::StatusOr<size_t> size = board.Size();
-    if (!size.ok()) return size.status();
-    if (start < 0) start += static_cast<int64_t>(*size);
-    if (stop < 0) stop += static_cast<int64_t>(*size);
-  }
-  start = std::max<int64_t>(start, 0);
-  if (start > stop) return entries;
-  const uint64_t end = static_cast<uint64_t>(stop) + 1;  // exclusive rank
-  const size_t page_size = board.options().max_page_size;
-  // The top of the board is one TopK call: one consistent snapshot.
-  if (order == LeaderboardOrder::kBestFirst && end <= page_size) {
-    absl::StatusOr<std::vector<LeaderboardEntry>> top =
-        board.TopK(static_cast<size_t>(end));
-    if (top.ok() && static_cast<size_t>(start) < top->size()) {
-      entries.assign(top->begin() + start, top->end());
-    }
-    return entries;
-  }
-  // Elsewhere the board has no seek by rank: walk pages from the chosen end
-  // and skip the first `start` entries. Each page is its own snapshot.
-  LeaderboardReadOptions read;
-  read.order = order;
-  uint64_t rank = 0;  // of the next entry read
-  while (rank < end) {
-    read.limit = static_cast<size_t>(std::min<uint64_t>(page_size, end - rank));
-    absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
-    if (!page.ok()) break;
-    for (const LeaderboardEntry& entry : page->entries) {
-      if (rank >= static_cast<uint64_t>(start)) entries.push_back(entry);
-      ++rank;
-    }
-    if (page->next_cursor.empty() || page->entries.empty()) break;
-    read.cursor = std::move(page->next_cursor);
-  }
-  return entries;
-}
-
-void WriteRange(CommandCall& call, const SortedSet* set,
-                const std::vector<LeaderboardEntry>& entries,
-                bool with_scores) {
-  RespWriter& reply = *call.reply;
-  // RESP3 pairs each member with its score, as Redis 7 does; RESP2
-  // alternates them in one flat array.
-  const bool pairs = with_scores && reply.resp3();
-  // A member removed between the board read and this lookup has no name
-  // any more: it is left out, as if the read came after the removal.
-  const std::vector<std::optional<std::string>> names =
-      set->members.NamesOf(entries);
-  size_t count = 0;
-  for (const std::optional<std::string>& name : names) {
-    if (name.has_value()) ++count;
-  }
-  reply.ArrayHeader(with_scores && !pairs ? count * 2 : count);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (!names[i].has_value()) continue;
-    if (pairs) reply.ArrayHeader(2);
-    reply.Bulk(*names[i]);
-    if (with_scores) reply.Score(entries[i].score);
-  }
-}
-
-// ZRANGE key start stop [REV] [WITHSCORES] and
-// ZREVRANGE key start stop [WITHSCORES].
-void RangeCommand(CommandCall& call, bool rev) {
-  absl::StatusOr<int64_t> start = ParseInt64(call.args[2], "start");
-  if (!start.ok()) return ReplyError(call, start.status());
-  absl::StatusOr<int64_t> stop = ParseInt64(call.args[3], "stop");
-  if (!stop.ok()) return ReplyError(call, stop.status());
-  bool with_scores = false;
-  for (size_t i = 4; i < call.args.size(); ++i) {
-    const std::string& word = call.args[i];
-    if (IsKeyword(word, "WITHSCORES")) {
-      with_scores = true;
-    } else if (IsKeyword(word, "REV") &&
-               !IsKeyword(call.args[0], "ZREVRANGE")) {
-      rev = true;
-    } else if (IsKeyword(word, "BYSCORE") || IsKeyword(word, "BYLEX") ||
-               IsKeyword(word, "LIMIT")) {
-      call.reply->Error(absl::StrCat(
-          "ERR ", AsciiUpper(word),
-          " is not supported: feedcore leaderboards are read by rank "
-          "(ZRANGE key start stop [REV] [WITHSCORES])"));
-      return;
-    } else {
-      return ReplySyntaxError(call, word);
-    }
-  }
+// ZMSCORE key member [member ...]: each member's score, or null.
+void Zmscore(CommandCall& call) {
   std::shared_ptr<SortedSet> set = FindSet(call);
-  if (set == nullptr) {
-    call.reply->ArrayHeader(0);
-    return;
+  call.reply->ArrayHeader(call.args.size() - 2);
+  for (size_t i = 2; i < call.args.size(); ++i) {
+    std::optional<MemberId> id = FindMember(set.get(), call.args[i]);
+    absl::StatusOr<int64_t> score =
+        id.has_value() ? set->board->Score(*id)
+                       : absl::StatusOr<int64_t>(absl::NotFoundError(""));
+    if (score.ok()) {
+      call.reply->Score(*score);
+    } else {
+      call.reply->Null();
+    }
   }
-  absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadRange(
-      *set->board, *start, *stop,
-      rev ? LeaderboardOrder::kBestFirst : LeaderboardOrder::kWorstFirst);
-  if (!entries.ok()) return ReplyError(call, entries.status());
-  WriteRange(call, set.get(), *entries, with_scores);
 }
-
-void Zrange(CommandCall& call) { RangeCommand(call, /*rev=*/false); }
-void Zrevrange(CommandCall& call) { RangeCommand(call, /*rev=*/true); }
 
 // DEL key [key ...]: keys are sorted sets only.
 void Del(CommandCall& call) {
@@ -390,8 +362,7 @@ absl::Status AddLeaderboardCommands(CommandTable& table) {
       {"ZSCORE", 3, {"readonly", "fast"}, 1, 1, 1, Zscore},
       {"ZRANK", 3, {"readonly", "fast"}, 1, 1, 1, Zrank},
       {"ZREVRANK", 3, {"readonly", "fast"}, 1, 1, 1, Zrevrank},
-      {"ZRANGE", -4, {"readonly"}, 1, 1, 1, Zrange},
-      {"ZREVRANGE", -4, {"readonly"}, 1, 1, 1, Zrevrange},
+      {"ZMSCORE", -3, {"readonly", "fast"}, 1, 1, 1, Zmscore},
       {"ZREM", -3, {"write", "fast"}, 1, 1, 1, Zrem},
       {"ZCARD", 2, {"readonly", "fast"}, 1, 1, 1, Zcard},
       {"DEL", -2, {"write"}, 1, -1, 1, Del},
@@ -399,7 +370,7 @@ absl::Status AddLeaderboardCommands(CommandTable& table) {
   for (const CommandSpec& spec : specs) {
     if (absl::Status status = table.Add(spec); !status.ok()) return status;
   }
-  return absl::OkStatus();
+  return AddLeaderboardRangeCommands(table);
 }
 
 }  // namespace feedcore::server

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
@@ -64,9 +63,13 @@ absl::Status CheckBoardOptions(const LeaderboardOptions& options) {
 
 }  // namespace
 
-std::mutex& SortedSet::LockFor(absl::string_view member_name) {
-  return member_locks[absl::HashOf(member_name) % kMemberLocks];
-}
+SortedSet::SortedSet(std::shared_ptr<Leaderboard> board_of_key)
+    : board(std::move(board_of_key)),
+      // Only NotFound means absent: a board that cannot answer keeps the
+      // name, so no member can be left without one.
+      members([board = board.get()](MemberId id) {
+        return !absl::IsNotFound(board->Score(id).status());
+      }) {}
 
 absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Create(
     const LeaderboardOptions& options) {
@@ -103,8 +106,7 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
     }
     absl::StatusOr<std::shared_ptr<Leaderboard>> board = registry->Get(key);
     if (!board.ok()) return board.status();
-    auto set = std::make_shared<SortedSet>();
-    set->board = *std::move(board);
+    auto set = std::make_shared<SortedSet>(*std::move(board));
     KeyMemberNames& saved = names_of_key->second;
     DropNamesNotOnBoard(*set->board, saved);
     if (absl::Status status =
@@ -135,8 +137,7 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
   absl::StatusOr<std::shared_ptr<Leaderboard>> board =
       registry_.GetOrCreate(key, options_);
   if (!board.ok()) return board.status();
-  auto set = std::make_shared<SortedSet>();
-  set->board = *std::move(board);
+  auto set = std::make_shared<SortedSet>(*std::move(board));
   if (journal_ != nullptr) {
     set->members.AttachJournal(journal_, std::string(key));
   }

@@ -23,22 +23,21 @@
 // (names_journal.h), and Delete journals the key's drop once the board's
 // drop is durable in the store.
 //
-// Read-modify-write commands (ZADD with NX/XX/GT/LT, counting added
-// members) need "look at the score, then change it" to be atomic per
-// member. The board's own calls are atomic one at a time, so each key also
-// has a small array of member locks, picked by a hash of the name; the
-// commands hold the member's lock across both steps. Different members
-// rarely share a lock, so writes still spread over the board's partitions.
+// Writes. ZADD (every flag), ZINCRBY and ZREM are one conditional write
+// of the library each (Leaderboard::Write/WriteMany/Remove), atomic per
+// member on the board's own partition locks; the store keeps no lock per
+// member. What keeps a name and its member together is the dictionary's
+// pins (MemberDictionary, "Pins"): a command pins the names it writes,
+// writes the board, and unpins them, and a name is freed only when no pin
+// is held and its member is off the board.
 //
 // Thread-safe.
 #ifndef FEEDCORE_EXAMPLES_FEED_SERVER_LEADERBOARD_STORE_H_
 #define FEEDCORE_EXAMPLES_FEED_SERVER_LEADERBOARD_STORE_H_
 
-#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -65,15 +64,13 @@ struct KeyMemberNames {
   std::vector<MemberId> ids;
 };
 
-// One sorted-set key.
+// One sorted-set key: its board and the names of the board's members.
 struct SortedSet {
-  std::shared_ptr<Leaderboard> board;
-  MemberDictionary members;
-  // Serializes read-modify-write updates of one member (see above).
-  std::mutex& LockFor(absl::string_view member_name);
+  explicit SortedSet(std::shared_ptr<Leaderboard> board_of_key);
 
-  static constexpr size_t kMemberLocks = 64;
-  std::array<std::mutex, kMemberLocks> member_locks;
+  const std::shared_ptr<Leaderboard> board;
+  // Asks `board` whether a member is on it before freeing its name.
+  MemberDictionary members;
 };
 
 class LeaderboardStore {

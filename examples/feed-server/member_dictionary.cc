@@ -1,6 +1,7 @@
 #include "member_dictionary.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -23,6 +24,11 @@ constexpr size_t kInlineBytes = 24;
 constexpr uint32_t kFreeSlot = UINT32_MAX;
 // Set in `Slot::size` while the name's release is held back.
 constexpr uint32_t kHeldBit = uint32_t{1} << 31;
+// In a slot's pin state: the low bits count the pins; this bit says that
+// one of them may have left the member off the board, so the last Unpin
+// checks the board.
+constexpr uint32_t kCheckBit = uint32_t{1} << 31;
+constexpr uint32_t kPinCountMask = kCheckBit - 1;
 // End of the free list.
 constexpr uint32_t kNoSlot = UINT32_MAX;
 // Slot numbers stay below kNoSlot, and slot + 1 (the id's low half) is
@@ -47,12 +53,14 @@ struct FreeLinks {
 
 class MemberDictionary::Impl {
  public:
-  Impl() : index_(0, Hash{this}, Eq{this}) {}
+  explicit Impl(std::function<bool(MemberId)> on_board)
+      : on_board_(std::move(on_board)), index_(0, Hash{this}, Eq{this}) {}
   ~Impl() { Clear(); }
 
   absl::StatusOr<MemberId> Intern(absl::string_view name);
+  std::optional<MemberId> PinIfPresent(absl::string_view name);
+  void Unpin(MemberId id, bool maybe_absent);
   std::optional<MemberId> Find(absl::string_view name) const;
-  void Release(absl::string_view name);
   bool Contains(MemberId id) const;
   std::vector<std::optional<std::string>> NamesOf(
       const std::vector<LeaderboardEntry>& entries) const;
@@ -69,6 +77,10 @@ class MemberDictionary::Impl {
  private:
   struct Chunk {
     Slot slots[kChunkSlots];
+    // Pin counts and check bits (see "Pins" in the header), apart from the
+    // slots so that a slot stays 32 bytes. Changed under the dictionary's
+    // lock, shared or exclusive: atomic for the shared holders.
+    std::atomic<uint32_t> pins[kChunkSlots] = {};
     uint32_t live = 0;
   };
 
@@ -102,6 +114,9 @@ class MemberDictionary::Impl {
   Slot& At(uint32_t slot) const {
     return chunks_[slot / kChunkSlots]->slots[slot % kChunkSlots];
   }
+  std::atomic<uint32_t>& PinsAt(uint32_t slot) const {
+    return chunks_[slot / kChunkSlots]->pins[slot % kChunkSlots];
+  }
   static bool IsLive(const Slot& s) { return s.size != kFreeSlot; }
   static uint32_t NameSize(const Slot& s) { return s.size & ~kHeldBit; }
   absl::string_view NameAt(uint32_t slot) const;
@@ -121,10 +136,16 @@ class MemberDictionary::Impl {
   void CreateChunk(size_t c);
   void WriteName(uint32_t slot, absl::string_view name, uint32_t generation);
   void FreeSlot(uint32_t slot);
+  // Frees the live `slot`'s name, or holds its release back during a save.
+  void FreeOrHold(uint32_t slot);
+  // The id of the live slot found under a shared or exclusive lock, after
+  // the journal has its assign record (see Intern).
+  absl::StatusOr<MemberId> PinnedAfterSync(MemberId id, NamesJournal* journal);
   void ReleaseChunk(size_t c);
   void ShrinkIndexIfSparse();
   void Clear();
 
+  const std::function<bool(MemberId)> on_board_;
   mutable std::shared_mutex mutex_;
   std::vector<std::unique_ptr<Chunk>> chunks_;  // null: released
   absl::flat_hash_set<uint32_t, Hash, Eq> index_;
@@ -255,6 +276,7 @@ void MemberDictionary::Impl::FreeSlot(uint32_t slot) {
   }
   s.size = kFreeSlot;
   ++s.generation;  // the freed id is dead from now on
+  PinsAt(slot).store(0, std::memory_order_relaxed);
   PushFree(slot);
   const size_t c = slot / kChunkSlots;
   if (--chunks_[c]->live == 0) {
@@ -306,6 +328,19 @@ void MemberDictionary::Impl::Clear() {
   held_.clear();
 }
 
+absl::StatusOr<MemberId> MemberDictionary::Impl::PinnedAfterSync(
+    MemberId id, NamesJournal* journal) {
+  // A found id's assign record may have been appended by another thread
+  // and not be synced yet: the caller's board write must not overtake it.
+  if (journal != nullptr) {
+    if (absl::Status s = journal->SyncAppended(); !s.ok()) {
+      Unpin(id, /*maybe_absent=*/true);
+      return s;
+    }
+  }
+  return id;
+}
+
 absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
     absl::string_view name) {
   if (name.size() > kMaxNameBytes) {
@@ -313,35 +348,28 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
         absl::StrCat("member name of ", name.size(),
                      " bytes is longer than the limit of ", kMaxNameBytes));
   }
-  // A found id's assign record may have been appended by another thread
-  // and not be synced yet: the caller's board write must not overtake it.
-  auto found = [](MemberId id,
-                  NamesJournal* journal) -> absl::StatusOr<MemberId> {
-    if (journal != nullptr) {
-      if (absl::Status s = journal->SyncAppended(); !s.ok()) return s;
-    }
-    return id;
-  };
   {
     std::shared_lock lock(mutex_);
     if (auto it = index_.find(name); it != index_.end()) {
       const Slot& s = At(*it);
       if ((s.size & kHeldBit) == 0) {
+        PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
         const MemberId id = IdOf(*it, s);
         NamesJournal* journal = journal_;
         lock.unlock();
-        return found(id, journal);
+        return PinnedAfterSync(id, journal);
       }
     }
   }
   std::unique_lock lock(mutex_);
   if (auto it = index_.find(name); it != index_.end()) {
     Slot& s = At(*it);
-    s.size &= ~kHeldBit;  // added again: its held-back release is void
+    s.size &= ~kHeldBit;  // pinned again: its held-back release is void
+    PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
     const MemberId id = IdOf(*it, s);
     NamesJournal* journal = journal_;
     lock.unlock();
-    return found(id, journal);
+    return PinnedAfterSync(id, journal);
   }
   absl::StatusOr<uint32_t> slot = AllocateSlot();
   if (!slot.ok()) return slot.status();
@@ -367,13 +395,67 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
     FreeSlot(*slot);
     throw;
   }
+  PinsAt(*slot).store(1, std::memory_order_relaxed);
   lock.unlock();
   // Synced outside the lock, so that concurrent assignments share one
   // fdatasync; callers that find the id meanwhile sync themselves.
   if (journal != nullptr) {
-    if (absl::Status s = journal->SyncTo(position); !s.ok()) return s;
+    if (absl::Status s = journal->SyncTo(position); !s.ok()) {
+      Unpin(id, /*maybe_absent=*/true);
+      return s;
+    }
   }
   return id;
+}
+
+std::optional<MemberId> MemberDictionary::Impl::PinIfPresent(
+    absl::string_view name) {
+  {
+    std::shared_lock lock(mutex_);
+    auto it = index_.find(name);
+    if (it == index_.end()) return std::nullopt;
+    const Slot& s = At(*it);
+    if ((s.size & kHeldBit) == 0) {
+      PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
+      return IdOf(*it, s);
+    }
+  }
+  std::unique_lock lock(mutex_);
+  auto it = index_.find(name);
+  if (it == index_.end()) return std::nullopt;
+  Slot& s = At(*it);
+  s.size &= ~kHeldBit;  // as in Intern; the last Unpin decides again
+  PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
+  return IdOf(*it, s);
+}
+
+void MemberDictionary::Impl::Unpin(MemberId id, bool maybe_absent) {
+  {
+    std::shared_lock lock(mutex_);
+    const std::optional<uint32_t> slot = SlotOf(id);
+    if (!slot.has_value()) return;  // not pinned: a pinned name stays
+    std::atomic<uint32_t>& pins = PinsAt(*slot);
+    uint32_t state = pins.load(std::memory_order_acquire);
+    uint32_t next;
+    do {
+      if ((state & kPinCountMask) == 0) return;  // no pin to end
+      next = (state | (maybe_absent ? kCheckBit : 0)) - 1;
+    } while (!pins.compare_exchange_weak(state, next, std::memory_order_acq_rel,
+                                         std::memory_order_acquire));
+    if (next != kCheckBit) return;  // pins remain, or nothing to check
+  }
+  std::unique_lock lock(mutex_);
+  const std::optional<uint32_t> slot = SlotOf(id);
+  if (!slot.has_value()) return;  // freed by a check that ran meanwhile
+  std::atomic<uint32_t>& pins = PinsAt(*slot);
+  // Pinned again meanwhile (that pin's last Unpin checks), or checked
+  // meanwhile by another last Unpin.
+  if (pins.load(std::memory_order_relaxed) != kCheckBit) return;
+  pins.store(0, std::memory_order_relaxed);
+  // No pin is held and none can be taken while this lock is: nobody can
+  // put the member on the board until the name is freed or kept.
+  if (on_board_(id)) return;
+  FreeOrHold(*slot);
 }
 
 std::optional<MemberId> MemberDictionary::Impl::Find(
@@ -385,11 +467,7 @@ std::optional<MemberId> MemberDictionary::Impl::Find(
   return std::nullopt;
 }
 
-void MemberDictionary::Impl::Release(absl::string_view name) {
-  std::unique_lock lock(mutex_);
-  auto it = index_.find(name);
-  if (it == index_.end()) return;
-  const uint32_t slot = *it;
+void MemberDictionary::Impl::FreeOrHold(uint32_t slot) {
   if (holds_ > 0) {
     Slot& s = At(slot);
     if ((s.size & kHeldBit) == 0) {
@@ -398,7 +476,7 @@ void MemberDictionary::Impl::Release(absl::string_view name) {
     }
     return;
   }
-  index_.erase(it);
+  index_.erase(slot);
   FreeSlot(slot);
   ShrinkIndexIfSparse();
 }
@@ -539,7 +617,8 @@ void MemberDictionary::Impl::AttachJournal(NamesJournal* journal,
   key_ = std::move(key);
 }
 
-MemberDictionary::MemberDictionary() : impl_(std::make_unique<Impl>()) {}
+MemberDictionary::MemberDictionary(std::function<bool(MemberId)> on_board)
+    : impl_(std::make_unique<Impl>(std::move(on_board))) {}
 MemberDictionary::~MemberDictionary() = default;
 
 absl::StatusOr<MemberId> MemberDictionary::Intern(absl::string_view name) {
@@ -548,7 +627,12 @@ absl::StatusOr<MemberId> MemberDictionary::Intern(absl::string_view name) {
 std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
   return impl_->Find(name);
 }
-void MemberDictionary::Release(absl::string_view name) { impl_->Release(name); }
+std::optional<MemberId> MemberDictionary::PinIfPresent(absl::string_view name) {
+  return impl_->PinIfPresent(name);
+}
+void MemberDictionary::Unpin(MemberId id, bool maybe_absent) {
+  impl_->Unpin(id, maybe_absent);
+}
 bool MemberDictionary::Contains(MemberId id) const {
   return impl_->Contains(id);
 }

@@ -384,12 +384,81 @@ TEST_CASE("ZRANGE by rank in both orders, with negative indices") {
   f.session().protocol = 3;
   CHECK(f.Run({"ZRANGE", "lb", "0", "1", "WITHSCORES"}) ==
         "*2\r\n*2\r\n" + Bulk("m1") + ",10\r\n*2\r\n" + Bulk("m2") + ",20\r\n");
-  CHECK(StartsWith(f.Run({"ZRANGE", "lb", "0", "1", "BYSCORE"}),
-                   "-ERR BYSCORE is not supported"));
+  CHECK(StartsWith(f.Run({"ZRANGE", "lb", "a", "c", "BYLEX"}),
+                   "-ERR BYLEX is not supported"));
   CHECK(StartsWith(f.Run({"ZRANGE", "lb", "0", "1", "JUNK"}),
                    "-ERR syntax error: unexpected argument 'JUNK'"));
   CHECK(StartsWith(f.Run({"ZRANGE", "lb", "a", "1"}),
                    "-ERR start must be a decimal integer"));
+}
+
+TEST_CASE("ZRANGE BYSCORE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZCOUNT, LIMIT") {
+  // A page size of 3 makes longer ranges several pages, each after the
+  // offset of the first.
+  Fixture f(/*board_page_size=*/3);
+  for (int i = 1; i <= 10; ++i) {
+    f.Run({"ZADD", "lb", std::to_string(i * 10), "m" + std::to_string(i)});
+  }
+  auto members = [](std::vector<int> ids) {
+    std::string out = "*" + std::to_string(ids.size()) + "\r\n";
+    for (int id : ids) out += Bulk("m" + std::to_string(id));
+    return out;
+  };
+  CHECK(f.Run({"ZRANGE", "lb", "5", "8", "REV"}) == members({5, 4, 3, 2}));
+  CHECK(f.Run({"ZRANGE", "lb", "20", "50", "BYSCORE"}) ==
+        members({2, 3, 4, 5}));
+  CHECK(f.Run({"ZRANGE", "lb", "(20", "(50", "BYSCORE"}) == members({3, 4}));
+  CHECK(f.Run({"ZRANGE", "lb", "50", "20", "BYSCORE", "REV"}) ==
+        members({5, 4, 3, 2}));
+  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "2", "5"}) ==
+        members({3, 4, 5, 6, 7}));
+  CHECK(f.Run({"ZRANGE", "lb", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "8",
+               "-1", "WITHSCORES"}) ==
+        "*4\r\n" + Bulk("m2") + Bulk("20") + Bulk("m1") + Bulk("10"));
+  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "-1",
+               "5"}) == "*0\r\n");
+  CHECK(f.Run({"ZRANGE", "lb", "-inf", "+inf", "BYSCORE", "LIMIT", "0", "0"}) ==
+        "*0\r\n");
+  // Non-integer bounds round inward: (15.5 and 15.5 both start at 20.
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "(15.5", "30.5"}) == members({2, 3}));
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "15.5", "(30.0"}) == members({2}));
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "1e1", "2e1"}) == members({1, 2}));
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "(+inf", "+inf"}) == "*0\r\n");
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "1e300", "inf"}) == "*0\r\n");
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "-1e300", "10"}) == members({1}));
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "0", "100", "WITHSCORES", "LIMIT", "8",
+               "10"}) ==
+        "*4\r\n" + Bulk("m9") + Bulk("90") + Bulk("m10") + Bulk("100"));
+  CHECK(f.Run({"ZREVRANGEBYSCORE", "lb", "(100", "70", "LIMIT", "1", "5"}) ==
+        members({8, 7}));
+  CHECK(f.Run({"ZCOUNT", "lb", "-inf", "+inf"}) == ":10\r\n");
+  CHECK(f.Run({"ZCOUNT", "lb", "(20", "50"}) == ":3\r\n");
+  CHECK(f.Run({"ZCOUNT", "lb", "50", "20"}) == ":0\r\n");
+  CHECK(f.Run({"ZCOUNT", "lb", "(inf", "inf"}) == ":0\r\n");
+  CHECK(f.Run({"ZCOUNT", "nokey", "0", "1"}) == ":0\r\n");
+  CHECK(f.Run({"ZMSCORE", "lb", "m1", "nobody", "m10"}) ==
+        "*3\r\n" + Bulk("10") + "$-1\r\n" + Bulk("100"));
+  CHECK(f.Run({"ZMSCORE", "nokey", "m1"}) == "*1\r\n$-1\r\n");
+  CHECK(StartsWith(f.Run({"ZRANGE", "lb", "0", "-1", "LIMIT", "0", "2"}),
+                   "-ERR syntax error, LIMIT is only supported"));
+  CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "x", "1"}),
+                   "-ERR min or max is not a float: min must be a number"));
+  CHECK(StartsWith(f.Run({"ZCOUNT", "lb", "0", "nan"}),
+                   "-ERR min or max is not a float: max"));
+  CHECK(StartsWith(f.Run({"ZCOUNT", "lb", "(", "1"}),
+                   "-ERR min or max is not a float"));
+  CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "LIMIT", "0"}),
+                   "-ERR syntax error"));
+  CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "LIMIT", "x", "1"}),
+                   "-ERR LIMIT offset must be a decimal integer"));
+  CHECK(StartsWith(f.Run({"ZRANGEBYSCORE", "lb", "0", "1", "REV"}),
+                   "-ERR syntax error"));
+  CHECK(StartsWith(f.Run({"ZRANGE", "lb", "0", "1", "REV", "REV"}),
+                   "-ERR syntax error"));
+  f.session().protocol = 3;
+  CHECK(f.Run({"ZRANGEBYSCORE", "lb", "95", "+inf", "WITHSCORES"}) ==
+        "*1\r\n*2\r\n" + Bulk("m10") + ",100\r\n");
+  CHECK(f.Run({"ZMSCORE", "lb", "m2", "none"}) == "*2\r\n,20\r\n_\r\n");
 }
 
 TEST_CASE("FEED.FOLLOW, FEED.PUBLISH, FEED.READ with paging") {

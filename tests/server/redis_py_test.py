@@ -1,5 +1,6 @@
 """feedcore-server driven by the Python redis package: pipelining, several
-concurrent clients, and RESP3.
+concurrent clients, and RESP3; then the sorted-set commands compared with a
+real redis-server.
 
 Usage: redis_py_test.py <path to feedcore-server>
 
@@ -7,13 +8,24 @@ The Python redis package of Debian 12 (python3-redis 4.3) speaks RESP2
 only, so RESP3 is checked with a small decoder of its own over a raw
 socket; the same socket sends pipelined commands in small random pieces to
 exercise partial reads.
+
+The comparison starts redis-server (scripts/install-deps installs it) and
+sends both servers the same commands over raw sockets, in RESP2 and RESP3,
+and requires byte-identical replies: ZADD with every flag combination,
+ZINCRBY, ZREM, ZMSCORE, ZCOUNT, and ZRANGE (by rank, BYSCORE, REV, LIMIT),
+ZREVRANGE, ZRANGEBYSCORE and ZREVRANGEBYSCORE over a 30,000-member set at
+every depth. Scores are distinct where a read's order shows (Redis orders
+ties by name, feedcore by who reached the score first), small integers
+(feedcore's scores are int64), and errors are compared as errors only
+(feedcore's messages say more).
 """
 
 import random
 import sys
 import threading
 
-from server_harness import connect, fail, running_server
+from server_harness import (connect, fail, running_redis_server,
+                            running_server)
 
 try:
     import redis
@@ -231,6 +243,229 @@ def check_resp3_and_partial_reads(port):
     print("ok: RESP3 types, pipeline sent in 1..7-byte pieces, HELLO 2")
 
 
+class RawReader:
+    """Reads one reply at a time and returns its exact bytes."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buffer = b""
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            fail("connection closed in the middle of a reply")
+        self.buffer += chunk
+
+    def _line_end(self, pos):
+        while True:
+            end = self.buffer.find(b"\r\n", pos)
+            if end >= 0:
+                return end
+            self._fill()
+
+    def _skip(self, pos):
+        """The position after the reply that starts at `pos`."""
+        end = self._line_end(pos)
+        kind, rest = self.buffer[pos:pos + 1], self.buffer[pos + 1:end]
+        pos = end + 2
+        if kind in (b"$", b"=") and int(rest) >= 0:
+            while len(self.buffer) < pos + int(rest) + 2:
+                self._fill()
+            return pos + int(rest) + 2
+        if kind in (b"*", b"~", b">") and int(rest) > 0:
+            for _ in range(int(rest)):
+                pos = self._skip(pos)
+        if kind == b"%":
+            for _ in range(2 * int(rest)):
+                pos = self._skip(pos)
+        return pos
+
+    def read(self):
+        end = self._skip(0)
+        reply, self.buffer = self.buffer[:end], self.buffer[end:]
+        return reply
+
+
+def fill_big_set(sock, members):
+    """ZADD big with `members` distinct scores, 1000 pairs a command."""
+    rng = random.Random(7)
+    # Distinct, odd and even, half negative.
+    scores = rng.sample(range(-2 * members, 2 * members), members)
+    commands = []
+    for start in range(0, members, 1000):
+        pairs = []
+        for i in range(start, min(members, start + 1000)):
+            pairs += [scores[i], f"m:{i:06d}"]
+        commands.append(encode("ZADD", "big", *pairs))
+    sock.sendall(b"".join(commands))
+    reader = RawReader(sock)
+    for _ in commands:
+        reader.read()
+
+
+def zadd_race_free_commands(rng, count):
+    """Random ZADD (every flag combination), ZINCRBY and ZREM on a few
+    names, replies compared one by one."""
+    flag_sets = [[], ["NX"], ["XX"], ["GT"], ["LT"], ["XX", "GT"],
+                 ["XX", "LT"], ["CH"], ["NX", "CH"], ["XX", "CH"],
+                 ["GT", "CH"], ["LT", "CH"], ["XX", "GT", "CH"],
+                 ["INCR"], ["NX", "INCR"], ["XX", "INCR"], ["GT", "INCR"],
+                 ["LT", "INCR"], ["XX", "GT", "INCR"], ["XX", "LT", "INCR"],
+                 ["NX", "XX"], ["GT", "LT"], ["NX", "GT"]]
+    names = ["a", "b", "c", "d", "e", "f"]
+    commands = []
+    for _ in range(count):
+        kind = rng.random()
+        if kind < 0.7:
+            flags = rng.choice(flag_sets)
+            pairs = []
+            for _ in range(1 if "INCR" in flags else rng.randint(1, 3)):
+                pairs += [rng.randint(-5, 5), rng.choice(names)]
+            commands.append(["ZADD", "w", *flags, *pairs])
+        elif kind < 0.85:
+            commands.append(["ZINCRBY", "w", rng.randint(-3, 3),
+                             rng.choice(names)])
+        else:
+            commands.append(["ZREM", "w", rng.choice(names),
+                             rng.choice(names)])
+        commands.append(["ZMSCORE", "w", *names])
+    commands.append(["ZCARD", "w"])
+    return commands
+
+
+def range_commands(rng, members):
+    """Range reads of `big` at every depth, then random ones."""
+    last = members - 1
+    commands = [
+        ["ZRANGE", "big", 0, 9], ["ZRANGE", "big", 0, 9, "REV"],
+        ["ZRANGE", "big", last - 9, last, "REV", "WITHSCORES"],
+        ["ZRANGE", "big", last - 9, last, "WITHSCORES"],
+        ["ZRANGE", "big", 12345, 12400], ["ZRANGE", "big", 999, 1001, "REV"],
+        ["ZRANGE", "big", -10, -1], ["ZRANGE", "big", -1, -1, "REV"],
+        ["ZRANGE", "big", -members - 5, 3], ["ZRANGE", "big", last - 2, 10**9],
+        ["ZRANGE", "big", 5, 3], ["ZRANGE", "big", members, members + 5],
+        ["ZRANGE", "big", 0, -1, "WITHSCORES"],
+        ["ZRANGE", "big", 0, -1, "REV"],
+        ["ZRANGE", "big", 2500, 4600, "REV"],
+        ["ZREVRANGE", "big", 20000, 20010, "WITHSCORES"],
+        ["ZREVRANGE", "big", -3, -1],
+        ["ZRANGE", "big", -100, 100, "BYSCORE", "WITHSCORES"],
+        ["ZRANGE", "big", "(-100", "(100", "BYSCORE"],
+        ["ZRANGE", "big", 100, -100, "BYSCORE", "REV"],
+        ["ZRANGE", "big", "-inf", "+inf", "BYSCORE", "LIMIT", 15000, 20],
+        ["ZRANGE", "big", "+inf", "-inf", "BYSCORE", "REV", "LIMIT",
+         members - 10, 100, "WITHSCORES"],
+        ["ZRANGE", "big", "-inf", "+inf", "BYSCORE", "LIMIT", 0, -1],
+        ["ZRANGE", "big", "-inf", "+inf", "BYSCORE", "LIMIT", -1, 5],
+        ["ZRANGE", "big", "-inf", "+inf", "BYSCORE", "LIMIT", 10, 0],
+        ["ZRANGE", "big", "(1.5", "10.5", "BYSCORE", "WITHSCORES"],
+        ["ZRANGE", "big", "1e3", "(1.1e3", "BYSCORE"],
+        ["ZRANGE", "big", "(2.0", "(2.5e1", "BYSCORE", "WITHSCORES"],
+        ["ZRANGE", "big", "(-7.5", "-1.5", "BYSCORE", "WITHSCORES"],
+        ["ZCOUNT", "big", "(-3.0", "(3.0"], ["ZCOUNT", "big", "-3.5", "3.5"],
+        ["ZRANGE", "big", "(inf", "+inf", "BYSCORE"],
+        ["ZRANGE", "big", "-inf", "(-inf", "BYSCORE"],
+        ["ZRANGE", "big", "-9223372036854775808", "9223372036854775807",
+         "BYSCORE", "LIMIT", 7, 3],
+        ["ZRANGEBYSCORE", "big", "-inf", "+inf", "LIMIT", 29000, 5,
+         "WITHSCORES"],
+        ["ZRANGEBYSCORE", "big", 0, "(40", "WITHSCORES", "LIMIT", 1, 2],
+        ["ZRANGEBYSCORE", "big", 0, 40, "LIMIT", 0, 1, "LIMIT", 1, 1],
+        ["ZREVRANGEBYSCORE", "big", "+inf", "(0", "LIMIT", 14990, 20],
+        ["ZREVRANGEBYSCORE", "big", "(50", "-50", "WITHSCORES"],
+        ["ZREVRANGEBYSCORE", "big", "-50", "50"],
+        ["ZCOUNT", "big", "-inf", "+inf"], ["ZCOUNT", "big", "(0", 1000],
+        ["ZCOUNT", "big", "(-2", "(2"], ["ZCOUNT", "big", 7, 3],
+        ["ZCOUNT", "big", "1.5", "(9.5"], ["ZCOUNT", "big", "(inf", "inf"],
+        ["ZCOUNT", "nokey", 0, 1], ["ZRANGE", "nokey", 0, -1],
+        ["ZRANGE", "nokey", 0, 1, "BYSCORE"],
+        ["ZMSCORE", "big", "m:000001", "nosuch", "m:029999"],
+        ["ZMSCORE", "nokey", "a", "b"],
+        # Errors: compared as errors only.
+        ["ZRANGE", "big", 0, -1, "LIMIT", 0, 2],
+        ["ZRANGE", "big", "x", 1, "BYSCORE"], ["ZCOUNT", "big", "a", 3],
+        ["ZRANGEBYSCORE", "big", "nan", 1], ["ZRANGEBYSCORE", "big", 1, 2,
+                                             "LIMIT", 0],
+        ["ZRANGE", "big", 0, 1, "BYSCORE", "LIMIT", "x", 1],
+        ["ZRANGEBYSCORE", "big", 1, 2, "REV"], ["ZREVRANGE", "big", 0, 1,
+                                                "REV"],
+        ["ZRANGE", "big", 1, "x"],
+    ]
+    for _ in range(150):
+        kind = rng.random()
+        start = rng.randint(-members - 10, members + 10)
+        stop = rng.randint(start - 5, start + rng.choice([0, 10, 1500]))
+        if kind < 0.35:
+            commands.append(["ZRANGE", "big", start, stop,
+                             *rng.choice([[], ["REV"], ["WITHSCORES"],
+                                          ["REV", "WITHSCORES"]])])
+        else:
+            low = rng.randint(-members - 10, members + 10)
+            high = low + rng.choice([1, 50, 3000, 2 * members])
+            # Integers, and numbers that are not (or are, written as
+            # doubles), which feedcore rounds inward.
+            low_word = rng.choice(["", "("]) + str(low) + rng.choice(
+                ["", "", ".5", "e0", ".0"])
+            high_word = rng.choice(["", "("]) + str(high) + rng.choice(
+                ["", "", ".5", "e0", ".0"])
+            limit = rng.choice([[], ["LIMIT", rng.randint(0, members),
+                                     rng.choice([-1, 0, 5, 1200])]])
+            if kind < 0.5:
+                commands.append(["ZCOUNT", "big", low_word, high_word])
+            elif kind < 0.75:
+                commands.append(["ZRANGEBYSCORE", "big", low_word,
+                                 high_word, *limit])
+            else:
+                commands.append(["ZRANGE", "big", high_word, low_word,
+                                 "BYSCORE", "REV", *limit, "WITHSCORES"])
+    return commands
+
+
+def compare_replies(feedcore, redis_server, commands, what):
+    """Sends every command to both sockets (pipelined) and requires equal
+    replies (errors: both errors)."""
+    feedcore_reader = RawReader(feedcore)
+    redis_reader = RawReader(redis_server)
+    stream = b"".join(encode(*command) for command in commands)
+    for sock in (feedcore, redis_server):
+        sock.sendall(stream)
+    for command in commands:
+        mine = feedcore_reader.read()
+        theirs = redis_reader.read()
+        if mine.startswith(b"-") and theirs.startswith(b"-"):
+            continue
+        if mine != theirs:
+            fail(f"{what}: {' '.join(map(str, command))}: feedcore-server "
+                 f"replied {mine[:300]!r}, redis-server {theirs[:300]!r}")
+
+
+def check_against_redis_server(port):
+    members = 30000
+    rng = random.Random(20240602)
+    with running_redis_server() as redis_port:
+        for protocol in (2, 3):
+            with connect(port, timeout=60) as feedcore, \
+                    connect(redis_port, timeout=60) as redis_server:
+                if protocol == 3:
+                    for sock in (feedcore, redis_server):
+                        sock.sendall(encode("HELLO", 3))
+                        RawReader(sock).read()
+                for sock in (feedcore, redis_server):
+                    sock.sendall(encode("DEL", "w", "big"))
+                    RawReader(sock).read()
+                compare_replies(feedcore, redis_server,
+                                zadd_race_free_commands(rng, 600),
+                                f"RESP{protocol} writes")
+                for sock in (feedcore, redis_server):
+                    fill_big_set(sock, members)
+                compare_replies(feedcore, redis_server,
+                                range_commands(rng, members),
+                                f"RESP{protocol} ranges")
+    print(f"ok: ZADD flags, ZINCRBY, ZREM, ZMSCORE, ZCOUNT and ZRANGE "
+          f"variants on {members} members equal redis-server's replies "
+          f"(RESP2 and RESP3)")
+
+
 def main():
     if len(sys.argv) != 2:
         fail("usage: redis_py_test.py <feedcore-server>")
@@ -238,6 +473,7 @@ def main():
         check_pipelining(port)
         check_concurrent_clients(port)
         check_resp3_and_partial_reads(port)
+        check_against_redis_server(port)
 
 
 if __name__ == "__main__":

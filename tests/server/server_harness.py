@@ -134,3 +134,40 @@ def read_until_closed(sock, limit=1 << 20):
             return data
         data += chunk
     return data
+
+
+@contextlib.contextmanager
+def running_redis_server():
+    """A real redis-server (persistence off) on a free 127.0.0.1 port, for
+    tests that compare feedcore-server's replies with Redis's. Yields the
+    port; always stops it."""
+    binary = require_tool("redis-server", "redis-server")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+         "--appendonly", "no", "--daemonize", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            try:
+                with connect(port, timeout=1) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                fail(f"redis-server did not answer PING on port {port}")
+            time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=SHUTDOWN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
