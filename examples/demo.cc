@@ -8,7 +8,9 @@
 // recent posts back-filled; an unfollow removes a friend's posts; a
 // retracted post disappears everywhere; likes of a post reach its author's
 // notification feed, grouped, with unseen and unread counts; time moves
-// past some entries' expiry, and eviction reclaims their memory. Time comes
+// past some entries' expiry, and eviction reclaims their memory. Last, a
+// racing game's lap-time boards: keep-best writes, shared places, pages
+// from any rank, a friends' board and a daily board that resets. Time comes
 // from a ManualClock, so the output is the same on every run.
 //
 // Exits with status 1 and the error if any call fails unexpectedly.
@@ -52,6 +54,10 @@ T Check(absl::StatusOr<T> result, const char* what) {
   return *std::move(result);
 }
 
+void Check(const absl::Status& status, const char* what) {
+  if (!status.ok()) Fail(what, status);
+}
+
 // "t+40s", "t+6m00s" or "t+30d00h01m00s": a time relative to kStart.
 std::string Rel(Micros t) {
   const long long total = (t - kStart) / feedcore::kMicrosPerSecond;
@@ -79,6 +85,8 @@ const char* Who(EntityId actor) {
       return "ana";
     case kFriendBo:
       return "bo";
+    case kReader:
+      return "reader";
     default:
       return "?";
   }
@@ -126,6 +134,88 @@ void PageThrough(const feedcore::FeedEngine& engine, size_t limit) {
 }
 
 }  // namespace
+
+void PrintBoard(const char* label,
+                const std::vector<feedcore::LeaderboardEntry>& entries) {
+  std::printf("%s\n", label);
+  for (const feedcore::LeaderboardEntry& e : entries) {
+    std::printf("    #%llu  %-10s %lld\n",
+                static_cast<unsigned long long>(e.rank + 1),
+                e.metadata.empty() ? Who(e.member) : e.metadata.c_str(),
+                static_cast<long long>(e.score));
+  }
+}
+
+// Lap times of a racing game: lower is better, tied times share a place,
+// only a driver's best lap counts, names ride along as metadata, and a
+// daily board resets at midnight UTC and reports its winners.
+void LeaderboardTour(const feedcore::FeedEngine& engine) {
+  std::printf("\n--- Leaderboards for a racing game ---\n");
+  feedcore::LeaderboardOptions laps;
+  laps.score_order = feedcore::ScoreOrder::kLowerFirst;
+  laps.rank_style = feedcore::RankStyle::kCompetition;
+  laps.max_metadata_bytes = 16;
+  auto board = Check(feedcore::Leaderboard::Create(laps), "Create");
+  // Milliseconds per lap; kIfBetter keeps each driver's best.
+  const std::vector<feedcore::ScoreWrite> results = {
+      {.member = kReader, .value = 61'250, .metadata = "reader"},
+      {.member = kFriendAna, .value = 59'800, .metadata = "ana"},
+      {.member = kFriendBo, .value = 61'250, .metadata = "bo"},
+      {.member = kStreamer, .value = 58'900, .metadata = "streamer"},
+      {.member = kFriendAna,
+       .value = 60'500,
+       .condition = feedcore::WriteCondition::kIfBetter},
+  };
+  for (const auto& result : board->WriteMany(results)) {
+    Check(result, "WriteMany");
+  }
+  std::printf(
+      "Five laps written with WriteMany; ana's slower second lap was %s.\n",
+      Check(board->Score(kFriendAna), "Score") == 59'800 ? "not kept" : "kept");
+  feedcore::LeaderboardReadOptions page;
+  page.limit = 10;
+  page.with_metadata = true;
+  PrintBoard("Fastest first (reader and bo tie, and share third place):",
+             Check(board->ReadPage(page), "ReadPage").entries);
+  page.offset = 2;
+  page.limit = 1;
+  PrintBoard("A page that starts at any rank (offset 2):",
+             Check(board->ReadPage(page), "ReadPage").entries);
+  std::printf("Laps under a minute: %llu; ana beats %.0f%% of drivers.\n",
+              static_cast<unsigned long long>(
+                  Check(board->CountInRange({.max = 59'999}), "CountInRange")),
+              Check(board->Percentile(kFriendAna), "Percentile"));
+  const std::vector<feedcore::MemberId> friends =
+      Check(feedcore::FollowedAndSelf(engine, kReader), "FollowedAndSelf");
+  PrintBoard("Among the drivers follower 1 follows:",
+             Check(board->TopKAmong(friends, 3), "TopKAmong"));
+
+  auto clock = std::make_shared<feedcore::ManualClock>(kStart);
+  auto registry = std::make_shared<feedcore::LeaderboardRegistry>();
+  feedcore::SeasonOptions daily;
+  daily.schedule = feedcore::SeasonSchedule::Daily();
+  daily.board = laps;
+  daily.final_top_k = 1;
+  daily.on_rollover = [](const feedcore::EndedPeriod& ended) {
+    if (ended.top.empty()) return;
+    std::printf("  rollover: day %lld ended; its winner is %s with %lld ms\n",
+                static_cast<long long>(ended.period.id),
+                Who(ended.top[0].member),
+                static_cast<long long>(ended.top[0].score));
+  };
+  auto season = Check(feedcore::SeasonalLeaderboard::Create("laps-daily", daily,
+                                                            registry, clock),
+                      "SeasonalLeaderboard::Create");
+  Check(Check(season->Current(), "Current")->Set(kFriendBo, 60'100), "Set");
+  clock->Advance(24 * 60 * feedcore::kMicrosPerMinute);
+  std::printf("A day later the daily board starts empty:\n");
+  const size_t members =
+      Check(Check(season->Current(), "Current")->Size(), "Size");
+  std::printf("  today's board has %zu drivers; yesterday's is still %s.\n",
+              members,
+              season->Period(season->CurrentPeriod().id - 1).ok() ? "readable"
+                                                                  : "gone");
+}
 
 int main() {
   std::printf("feedcore demo: activity feeds in memory\n\n");
@@ -490,6 +580,8 @@ int main() {
     std::error_code ignored;
     std::filesystem::remove_all(directory, ignored);
   }
+
+  LeaderboardTour(*engine);
 
   std::printf("\nDone.\n");
   return 0;

@@ -2,6 +2,7 @@
 #include <hiredis/hiredis.h>
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "bench/driver/redis_client.h"
@@ -70,16 +71,27 @@ absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
 }
 
 void RedisClient::Append(absl::Span<const std::string_view> args) {
-  constexpr size_t kMaxArgs = 16;
-  const char* argv[kMaxArgs];
-  size_t lengths[kMaxArgs];
-  const size_t argc = std::min(args.size(), kMaxArgs);
-  for (size_t i = 0; i < argc; ++i) {
+  // Most commands have a few arguments; a ZMSCORE of a friends' list has
+  // hundreds, and every one of them must be sent.
+  constexpr size_t kInlineArgs = 16;
+  const char* inline_argv[kInlineArgs];
+  size_t inline_lengths[kInlineArgs];
+  std::vector<const char*> heap_argv;
+  std::vector<size_t> heap_lengths;
+  const char** argv = inline_argv;
+  size_t* lengths = inline_lengths;
+  if (args.size() > kInlineArgs) {
+    heap_argv.resize(args.size());
+    heap_lengths.resize(args.size());
+    argv = heap_argv.data();
+    lengths = heap_lengths.data();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
     argv[i] = args[i].data();
     lengths[i] = args[i].size();
   }
-  redisAppendCommandArgv(connection_->context, static_cast<int>(argc), argv,
-                         lengths);
+  redisAppendCommandArgv(connection_->context, static_cast<int>(args.size()),
+                         argv, lengths);
   ++pending_;
 }
 

@@ -7,6 +7,7 @@
 #include "feedcore/clock.h"
 #include "feedcore/durable_store.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/friends_leaderboard.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/options.h"
 #include "feedcore/seasonal_leaderboard.h"
