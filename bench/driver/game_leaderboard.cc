@@ -31,6 +31,7 @@
 #include "absl/types/span.h"
 #include "bench/driver/interleave.h"
 #include "bench/driver/leaderboard_baseline.h"
+#include "bench/driver/leaderboard_fill.h"
 #include "bench/driver/redis_member_names.h"
 #include "bench/driver/scenario.h"
 #include "bench/driver/scenario_redis.h"
@@ -65,8 +66,8 @@ class RedisGameBoard {
   RedisGameBoard(RedisClient& client, size_t members)
       : client_(client), names_(members) {}
 
-  void QueueSet(MemberId member, int64_t score) {
-    client_.Append({"ZADD", kKey, absl::StrCat(score), names_.Name(member)});
+  void QueueIncrement(MemberId member, int64_t delta) {
+    client_.Append({"ZINCRBY", kKey, absl::StrCat(delta), names_.Name(member)});
   }
   absl::Status Flush() { return client_.Flush(); }
 
@@ -238,39 +239,15 @@ void RunGameLeaderboard(RunContext& context) {
   std::optional<RedisGameBoard> redis;
   if (redis_client != nullptr) redis.emplace(*redis_client, options.members);
 
-  // Initial scores, untimed.
   std::mt19937_64 rng(options.seed + 1);
+  if (!FillBoards(context, kScenario, rng, board, std_map, redis_client.get(),
+                  redis)) {
+    return;
+  }
   const auto random_score = [&] {
     return static_cast<int64_t>(rng() %
                                 static_cast<uint64_t>(options.score_range));
   };
-  for (MemberId member = 0; member < options.members; ++member) {
-    const int64_t score = random_score();
-    if (absl::Status s = board.Set(member, score); !s.ok()) {
-      context.answers.Fail(kScenario, kFeedcore, s);
-      return;
-    }
-    std_map.Increment(member, score);
-    if (redis.has_value()) {
-      redis->QueueSet(member, score);
-      if (redis_client->pending() >= options.redis_pipeline) {
-        if (absl::Status s = redis->Flush(); !s.ok()) {
-          context.answers.Fail(kScenario, kRedis, s);
-          redis.reset();
-        }
-      }
-    }
-    if (member % 8192 == 0) {
-      context.progress.Update(kScenario, "adding members", member,
-                              options.members);
-    }
-  }
-  if (redis.has_value()) {
-    if (absl::Status s = redis->Flush(); !s.ok()) {
-      context.answers.Fail(kScenario, kRedis, s);
-      redis.reset();
-    }
-  }
 
   // Keep-best writes: a new score replaces the old one only when higher.
   {

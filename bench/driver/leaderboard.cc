@@ -32,6 +32,7 @@
 #include "absl/types/span.h"
 #include "bench/driver/interleave.h"
 #include "bench/driver/leaderboard_baseline.h"
+#include "bench/driver/leaderboard_fill.h"
 #include "bench/driver/redis_member_names.h"
 #include "bench/driver/scenario.h"
 #include "bench/driver/scenario_redis.h"
@@ -358,35 +359,10 @@ void RunLeaderboard(RunContext& context) {
   std::optional<RedisBoard> redis;
   if (redis_client != nullptr) redis.emplace(*redis_client, options.members);
 
-  // Initial scores, untimed.
   std::mt19937_64 rng(options.seed);
-  for (MemberId member = 0; member < options.members; ++member) {
-    const int64_t score = static_cast<int64_t>(
-        rng() % static_cast<uint64_t>(options.score_range));
-    if (absl::Status s = board.Set(member, score); !s.ok()) {
-      context.answers.Fail(kScenario, kFeedcore, s);
-      return;
-    }
-    std_map.Increment(member, score);
-    if (redis.has_value()) {
-      redis->QueueIncrement(member, score);
-      if (redis_client->pending() >= options.redis_pipeline) {
-        if (absl::Status s = redis->Flush(); !s.ok()) {
-          context.answers.Fail(kScenario, kRedis, s);
-          redis.reset();
-        }
-      }
-    }
-    if (member % 8192 == 0) {
-      context.progress.Update(kScenario, "adding members", member,
-                              options.members);
-    }
-  }
-  if (redis.has_value()) {
-    if (absl::Status s = redis->Flush(); !s.ok()) {
-      context.answers.Fail(kScenario, kRedis, s);
-      redis.reset();
-    }
+  if (!FillBoards(context, kScenario, rng, board, std_map, redis_client.get(),
+                  redis)) {
+    return;
   }
 
   Boards boards{board, std_map, redis};

@@ -8,8 +8,8 @@
 //                  [--redis_cluster=false] [size flags, see --help]
 //
 // Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
-// game-leaderboard, memory, durability. Exit status: 0 when every answer matched, 1 on a mismatch
-// or a failed call, 2 on a bad command line.
+// game-leaderboard, memory, durability. Exit status: 0 when every answer
+// matched, 1 on a mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
