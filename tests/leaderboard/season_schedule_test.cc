@@ -25,7 +25,6 @@ namespace {
 constexpr Micros kSecond = 1'000'000;
 constexpr Micros kHour = 3600 * kSecond;
 constexpr Micros kDay = 24 * kHour;
-constexpr Micros kWeek = 7 * kDay;
 constexpr Micros kMax = std::numeric_limits<Micros>::max();
 constexpr Micros kMin = std::numeric_limits<Micros>::min();
 
