@@ -160,6 +160,12 @@ void Zadd(CommandCall& call) {
     if (!score.ok()) return ReplyError(call, score.status());
     scores.push_back(*score);
   }
+  // XX never adds, so on a missing key it changes nothing and, as in
+  // Redis, creates no key.
+  if (flags.xx && FindSet(call) == nullptr) {
+    if (flags.incr) return call.reply->Null();
+    return call.reply->Integer(0);
+  }
   std::shared_ptr<SortedSet> set = GetOrCreateSet(call);
   if (set == nullptr) return;
   Leaderboard& board = *set->board;

@@ -320,6 +320,10 @@ TEST_CASE("ZADD options: NX, XX, GT, LT, CH, INCR") {
   CHECK(f.Run({"ZADD", "lb", "INCR", "2", "a"}) == Bulk("42"));
   CHECK(f.Run({"ZADD", "lb", "NX", "INCR", "2", "a"}) == "$-1\r\n");
   CHECK(f.Run({"ZADD", "lb", "XX", "INCR", "2", "zz"}) == "$-1\r\n");
+  // XX on a missing key changes nothing and creates no key.
+  CHECK(f.Run({"ZADD", "nokey", "XX", "1", "a"}) == ":0\r\n");
+  CHECK(f.Run({"ZADD", "nokey", "XX", "INCR", "1", "a"}) == "$-1\r\n");
+  CHECK(f.Run({"DEL", "nokey"}) == ":0\r\n");
   CHECK(f.Run({"ZADD", "lb", "INCR", "-1", "new"}) == Bulk("-1"));
   CHECK(StartsWith(f.Run({"ZADD", "lb", "NX", "XX", "1", "a"}),
                    "-ERR XX and NX options"));
