@@ -99,11 +99,7 @@ const ChangeLog* LeaderboardImpl::log() const {
 
 absl::StatusOr<size_t> LeaderboardImpl::Size() const {
   SharedSnapshot snapshot(*this);
-  size_t size = 0;
-  for (size_t p = 0; p < snapshot.partitions(); ++p) {
-    size += snapshot.data(p).tree.size();
-  }
-  return size;
+  return snapshot.members();
 }
 
 std::vector<size_t> LeaderboardImpl::PartitionSizes() const {

@@ -152,25 +152,22 @@ absl::StatusOr<uint64_t> LeaderboardImpl::CountInRange(
 absl::StatusOr<double> LeaderboardImpl::Percentile(MemberId member) const {
   const size_t home = PartitionOf(member);
   SharedSnapshot snapshot(*this);
-  const PartitionData& home_data = snapshot.data(home);
-  auto it = home_data.members.find(member);
-  if (it == home_data.members.end()) return MemberNotFound(member);
+  const std::optional<RankKey> key = snapshot.KeyOf(member, home);
+  if (!key.has_value()) return MemberNotFound(member);
   const size_t partitions = snapshot.partitions();
-  uint64_t size = 0;
-  for (size_t p = 0; p < partitions; ++p) size += snapshot.data(p).tree.size();
+  const uint64_t size = snapshot.members();
   PerPartition<size_t> counts(partitions);
   uint64_t ranked_below = 0;
   if (options_.rank_style == RankStyle::kUnique) {
     // Everyone but the members ranked above it and itself.
-    const RankKey key{it->second.score, it->second.seq, member};
-    snapshot.Bounds(key, /*upper=*/false, nullptr, counts.data(), home);
+    snapshot.Bounds(*key, /*upper=*/false, nullptr, counts.data(), home);
     uint64_t rank = 0;
     for (size_t p = 0; p < partitions; ++p) rank += counts[p];
     ranked_below = size - 1 - rank;
   } else {
     // Members with a strictly worse score: those after every key of its
     // rank score.
-    const RankKey last_of_score{it->second.score, kMaxSeq, kMaxSeq};
+    const RankKey last_of_score{key->score, kMaxSeq, kMaxSeq};
     snapshot.Bounds(last_of_score, /*upper=*/true, nullptr, counts.data());
     uint64_t at_or_above = 0;
     for (size_t p = 0; p < partitions; ++p) at_or_above += counts[p];

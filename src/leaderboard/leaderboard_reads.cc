@@ -27,11 +27,9 @@ absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
 absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
   const size_t home = PartitionOf(member);
   SharedSnapshot snapshot(*this);
-  const PartitionData& home_data = snapshot.data(home);
-  home_data.members.prefetch(member);  // as in Set
-  auto it = home_data.members.find(member);
-  if (it == home_data.members.end()) return MemberNotFound(member);
-  const RankKey key{it->second.score, it->second.seq, member};
+  const std::optional<RankKey> found = snapshot.KeyOf(member, home);
+  if (!found.has_value()) return MemberNotFound(member);
+  const RankKey key = *found;
   // A shared rank needs its own descent, not the unique rank's.
   if (options_.rank_style != RankStyle::kUnique) {
     return StyledRank(snapshot, key, /*unique_rank=*/0);
@@ -118,11 +116,9 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::Around(
   PerPartition<Position> below(partitions);  // runs away from it
   std::vector<LeaderboardEntry> out;
   SharedSnapshot snapshot(*this);
-  const PartitionData& home_data = snapshot.data(home);
-  home_data.members.prefetch(member);  // as in Set
-  auto it = home_data.members.find(member);
-  if (it == home_data.members.end()) return MemberNotFound(member);
-  const RankKey key{it->second.score, it->second.seq, member};
+  const std::optional<RankKey> found = snapshot.KeyOf(member, home);
+  if (!found.has_value()) return MemberNotFound(member);
+  const RankKey key = *found;
   PerPartition<size_t> counts(partitions);
   snapshot.Bounds(key, /*upper=*/false, below.data(), counts.data(), home);
   uint64_t rank = 0;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -79,6 +80,23 @@ class LeaderboardImpl::SharedSnapshot {
     return *board_.partitions_[p].data;
   }
   size_t partitions() const { return board_.options_.partitions; }
+
+  // The members of every partition.
+  size_t members() const {
+    size_t total = 0;
+    for (size_t p = 0; p < partitions(); ++p) total += data(p).tree.size();
+    return total;
+  }
+
+  // `member`'s tree key, looked up in its partition `home`; none when it
+  // is not on the board.
+  std::optional<RankKey> KeyOf(MemberId member, size_t home) const {
+    const PartitionData& home_data = data(home);
+    home_data.members.prefetch(member);  // the slot with its control bytes
+    const auto it = home_data.members.find(member);
+    if (it == home_data.members.end()) return std::nullopt;
+    return RankKey{it->second.score, it->second.seq, member};
+  }
 
   // Fills LeaderboardEntry::metadata of `entries`, members of this board,
   // for a read asked with_metadata: one lookup per entry in its
