@@ -147,7 +147,8 @@ uint64_t CheckLoadedState(ServerData& data) {
   CAPTURE(step);
   const Model model = ModelAfter(step);
   CHECK(data.boards().size() == model.size());
-  for (const auto& [key, members] : model) {
+  for (const auto& [model_key, members] : model) {
+    const std::string& key = model_key;  // CAPTURE cannot name a binding.
     CAPTURE(key);
     CHECK(client.Run({"ZCARD", key}) ==
           absl::StrCat(":", members.size(), "\r\n"));
