@@ -141,6 +141,25 @@ enum class ChangeKind : uint8_t {
   // `entity` marked read (and seen) the group holding `keys[0]`, or every
   // group when `keys` is empty.
   kNotificationRead = 20,
+
+  // Chat and social features (`domain` is the engine shard of `entity`).
+  //
+  // `entity`'s read marker in the feed (`feed`, owner `other`) is now
+  // `keys[0]`.
+  kReadMarkerSet = 21,
+  // `entity` blocks `other`.
+  kBlockAdd = 22,
+  // `entity` no longer blocks `other`.
+  kBlockRemove = 23,
+  // `entity` mutes `other`: `merged_at_read` carries
+  // MuteOptions::notifications, `entry.expires_at` the mute's expiry (0:
+  // none).
+  kMuteAdd = 24,
+  // `entity` no longer mutes `other`.
+  kMuteRemove = 25,
+  // The counters of activity `entry.activity_id` are now `counters`
+  // (`domain` is its activity-store shard).
+  kCountersSet = 26,
 };
 
 // Which timeline of an entity a record is about.
@@ -188,6 +207,8 @@ struct ChangeRecord {
   int64_t score = 0;
   uint64_t update_sequence = 0;
   std::optional<std::string> metadata;
+  // kCountersSet: an activity's counters (ActivityCounters).
+  std::vector<int64_t> counters;
 
   friend bool operator==(const ChangeRecord&, const ChangeRecord&) = default;
 };

@@ -91,6 +91,7 @@
 #include "absl/types/span.h"
 #include "feedcore/export.h"
 #include "feedcore/options.h"
+#include "feedcore/social.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
 
@@ -121,11 +122,18 @@ enum class FeedCapability : uint8_t {
   // SaveSnapshot: the engine's whole state in one file (snapshot.h). The
   // Redis Cluster backend lacks it (use Redis persistence).
   kSnapshots = 4,
+  // Mute, Unmute, Block, Unblock, Muted, Blocked.
+  kMuteBlock = 5,
+  // SetReadMarker, GetReadMarker.
+  kReadMarkers = 6,
+  // IncrementCounter, GetCounters, ReadRanked.
+  kRankedReads = 7,
 };
 inline constexpr FeedCapability kAllFeedCapabilities[] = {
     FeedCapability::kNotifications, FeedCapability::kGroupedReads,
-    FeedCapability::kEviction, FeedCapability::kStats,
-    FeedCapability::kSnapshots};
+    FeedCapability::kEviction,      FeedCapability::kStats,
+    FeedCapability::kSnapshots,     FeedCapability::kMuteBlock,
+    FeedCapability::kReadMarkers,   FeedCapability::kRankedReads};
 
 // The capability's name as written in this header, e.g. "kStats".
 FEEDCORE_EXPORT const char* FeedCapabilityName(FeedCapability capability);
@@ -152,6 +160,9 @@ struct InsertResult {
 struct FollowResult {
   bool created = false;   // false: already following (nothing changed)
   size_t backfilled = 0;  // entries copied into the follower's timeline
+  // FollowMany only: refused, because one of the two blocks the other
+  // (nothing changed for this pair).
+  bool blocked = false;
 };
 
 struct UnfollowResult {
@@ -328,18 +339,38 @@ class FEEDCORE_EXPORT FeedEngine {
   // `follower` follows `followee` and gets the followee's most recent
   // activities (FollowOptions::backfill) in its timeline. Following again
   // is a no-op (`created` false). InvalidArgument when follower ==
-  // followee or the back-fill is out of range.
+  // followee or the back-fill is out of range; FailedPrecondition when
+  // either blocks the other (Block).
   virtual absl::StatusOr<FollowResult> Follow(
       EntityId follower, EntityId followee,
       const FollowOptions& options = {}) = 0;
 
   // Stops following and removes the followee's entries from the follower's
-  // timeline. Unfollowing what is not followed is a no-op that says so
-  // (`was_following` false); InvalidArgument when follower == followee.
-  // Removal walks the follower's timeline once: O(timeline length), no
-  // searches.
-  virtual absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
-                                                  EntityId followee) = 0;
+  // timeline (unless `options.keep_history`). Unfollowing what is not
+  // followed is a no-op that says so (`was_following` false);
+  // InvalidArgument when follower == followee. Removal walks the
+  // follower's timeline once: O(timeline length), no searches.
+  virtual absl::StatusOr<UnfollowResult> Unfollow(
+      EntityId follower, EntityId followee,
+      const UnfollowOptions& options = {}) = 0;
+
+  // Follow for every pair, in order, with the same result per pair as
+  // Follow would give (a pair repeated is followed once; the second says
+  // `created` false). Validates every pair first (InvalidArgument naming
+  // the index of a self-follow, more than kMaxFollowBatch pairs, or a bad
+  // back-fill) and then changes each shard under one hold of its lock for
+  // all the pairs whose edge lives there, rather than once per pair. A pair
+  // refused because one entity blocked the other (FailedPrecondition from
+  // Follow) is reported in its result (`blocked`) and the others go on.
+  // Pairs become visible shard by shard, as InsertBatch's entries do.
+  virtual absl::StatusOr<std::vector<FollowResult>> FollowMany(
+      absl::Span<const FollowPair> pairs,
+      const FollowOptions& options = {}) = 0;
+
+  // Unfollow for every pair, as FollowMany does for Follow.
+  virtual absl::StatusOr<std::vector<UnfollowResult>> UnfollowMany(
+      absl::Span<const FollowPair> pairs,
+      const UnfollowOptions& options = {}) = 0;
 
   // A page of `entity`'s followers, in a stable order (by shard, then id),
   // keyset-paged like timelines. InvalidArgument for a bad limit or
@@ -355,6 +386,102 @@ class FEEDCORE_EXPORT FeedEngine {
   // a count of 0 it does not know to be true.
   virtual absl::StatusOr<size_t> FollowerCount(EntityId entity) const = 0;
   virtual absl::StatusOr<size_t> FollowingCount(EntityId entity) const = 0;
+
+  // --- Mute and block ---
+  //
+  // A user hides an actor from itself. Both are kept in the user's graph
+  // node and take effect for every read that starts after the call
+  // returns, even while a publish of the actor is fanning out (the call
+  // waits for deliveries of the actor that began before it, as Unfollow
+  // does). Each fails with `Unimplemented`, changing nothing, without
+  // FeedCapability::kMuteBlock; with InvalidArgument when user == actor.
+
+  // `blocker` blocks `blocked`: each stops following the other (as
+  // Unfollow), `blocked`'s entries leave `blocker`'s timeline and
+  // notification feed, and from then on none of `blocked`'s activities
+  // reaches `blocker` (neither by fan-out, nor by a merged read, nor by
+  // PublishOptions::notify). While it lasts, Follow between the two fails
+  // with FailedPrecondition in either direction. Blocking again is a no-op
+  // (`changed` false). O(timeline + notification feed).
+  virtual absl::StatusOr<RelationResult> Block(EntityId blocker,
+                                               EntityId blocked) = 0;
+  // Ends a block. Nothing comes back by itself (the follows stay ended);
+  // `options.backfill` applies only if the blocker follows the actor again.
+  virtual absl::StatusOr<RelationResult> Unblock(
+      EntityId blocker, EntityId blocked,
+      const RestoreOptions& options = {}) = 0;
+
+  // `muter` mutes `muted`: following stays, but `muted`'s entries leave
+  // `muter`'s timeline (and, with `options.notifications`, its
+  // notification feed) and new ones do not arrive there until the mute is
+  // lifted or expires. InvalidArgument for an expiry not in
+  // (now, now + kMaxTtl]. O(timeline).
+  virtual absl::StatusOr<RelationResult> Mute(
+      EntityId muter, EntityId muted, const MuteOptions& options = {}) = 0;
+  // Lifts a mute: what `muted` publishes from then on arrives again, and
+  // `options.backfill` recent activities are copied back if `muter`
+  // follows it. Unmuting what is not muted (or whose mute expired) says so
+  // (`changed` false).
+  virtual absl::StatusOr<RelationResult> Unmute(
+      EntityId muter, EntityId muted, const RestoreOptions& options = {}) = 0;
+
+  // A page of the actors `entity` blocks, by ascending id, keyset-paged as
+  // Following. InvalidArgument for a bad limit or cursor.
+  virtual absl::StatusOr<EntityPage> Blocked(
+      EntityId entity, const ListOptions& options) const = 0;
+  // A page of the actors `entity` mutes (expired mutes are not listed), by
+  // ascending id. As Blocked.
+  virtual absl::StatusOr<MutedPage> Muted(EntityId entity,
+                                          const ListOptions& options) const = 0;
+
+  // --- Read markers ---
+  //
+  // Where a user stopped reading a feed, kept per (user, feed) and recorded
+  // in the change stream and snapshots. Unimplemented without
+  // FeedCapability::kReadMarkers.
+
+  // Sets `user`'s marker in `feed` to `key`. A marker only moves forward
+  // unless `options.force`: returns true when it moved, false when `key`
+  // is not newer than the marker (nothing changed). InvalidArgument for
+  // key.ts < 0, a notification feed, or a home feed of another user. O(1).
+  virtual absl::StatusOr<bool> SetReadMarker(
+      EntityId user, const MarkedFeed& feed, const EntryKey& key,
+      const SetMarkerOptions& options = {}) = 0;
+  // `user`'s marker in `feed` and the count of visible entries newer than
+  // it, at most `max_unread` (1..max_page_size), counted as CountNewer
+  // counts. Errors as SetReadMarker, and for `max_unread` out of range.
+  virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
+                                                   const MarkedFeed& feed,
+                                                   size_t max_unread) const = 0;
+
+  // --- Counters and ranked reads ---
+  //
+  // Unimplemented without FeedCapability::kRankedReads.
+
+  // Adds `delta` to counter `counter` (0..kActivityCounterCount-1) of the
+  // published activity `activity_id` and returns all its counters after
+  // it. O(1). NotFound for an unknown, retracted or expired activity;
+  // InvalidArgument for a counter out of range or a sum that would
+  // overflow.
+  virtual absl::StatusOr<ActivityCounters> IncrementCounter(
+      ActivityId activity_id, size_t counter, int64_t delta) = 0;
+  // The counters of a published activity. NotFound as IncrementCounter.
+  virtual absl::StatusOr<ActivityCounters> GetCounters(
+      ActivityId activity_id) const = 0;
+
+  // One page of `owner`'s timeline (merged as ReadTimeline merges) by
+  // descending RankFormula score, ties by descending key. The first page
+  // fixes the walk's start time, which ages every entry on every page of
+  // the walk, so time alone never reorders it. Within one walk no entry
+  // shows twice, even when counters change meanwhile. What a reader may
+  // miss: an entry whose counters change after the first page is left out
+  // of the later pages of that walk (it may have shown already), and so is
+  // an entry newer than the walk's start; a new walk shows both.
+  // InvalidArgument for a bad limit, window or formula, or a cursor that is
+  // malformed, belongs to another owner or was made with another formula
+  // or window.
+  virtual absl::StatusOr<RankedPage> ReadRanked(
+      EntityId owner, const RankedReadOptions& options) const = 0;
 
   // --- Publishing ---
 

@@ -48,9 +48,51 @@ absl::StatusOr<FollowResult> GatedFeedEngine::Follow(
   return Gated([&] { return engine_.Follow(follower, followee, options); });
 }
 
-absl::StatusOr<UnfollowResult> GatedFeedEngine::Unfollow(EntityId follower,
-                                                         EntityId followee) {
-  return Gated([&] { return engine_.Unfollow(follower, followee); });
+absl::StatusOr<UnfollowResult> GatedFeedEngine::Unfollow(
+    EntityId follower, EntityId followee, const UnfollowOptions& options) {
+  return Gated([&] { return engine_.Unfollow(follower, followee, options); });
+}
+
+absl::StatusOr<std::vector<FollowResult>> GatedFeedEngine::FollowMany(
+    absl::Span<const FollowPair> pairs, const FollowOptions& options) {
+  return Gated([&] { return engine_.FollowMany(pairs, options); });
+}
+
+absl::StatusOr<std::vector<UnfollowResult>> GatedFeedEngine::UnfollowMany(
+    absl::Span<const FollowPair> pairs, const UnfollowOptions& options) {
+  return Gated([&] { return engine_.UnfollowMany(pairs, options); });
+}
+
+absl::StatusOr<RelationResult> GatedFeedEngine::Block(EntityId blocker,
+                                                      EntityId blocked) {
+  return Gated([&] { return engine_.Block(blocker, blocked); });
+}
+
+absl::StatusOr<RelationResult> GatedFeedEngine::Unblock(
+    EntityId blocker, EntityId blocked, const RestoreOptions& options) {
+  return Gated([&] { return engine_.Unblock(blocker, blocked, options); });
+}
+
+absl::StatusOr<RelationResult> GatedFeedEngine::Mute(
+    EntityId muter, EntityId muted, const MuteOptions& options) {
+  return Gated([&] { return engine_.Mute(muter, muted, options); });
+}
+
+absl::StatusOr<RelationResult> GatedFeedEngine::Unmute(
+    EntityId muter, EntityId muted, const RestoreOptions& options) {
+  return Gated([&] { return engine_.Unmute(muter, muted, options); });
+}
+
+absl::StatusOr<bool> GatedFeedEngine::SetReadMarker(
+    EntityId user, const MarkedFeed& feed, const EntryKey& key,
+    const SetMarkerOptions& options) {
+  return Gated([&] { return engine_.SetReadMarker(user, feed, key, options); });
+}
+
+absl::StatusOr<ActivityCounters> GatedFeedEngine::IncrementCounter(
+    ActivityId activity_id, size_t counter, int64_t delta) {
+  return Gated(
+      [&] { return engine_.IncrementCounter(activity_id, counter, delta); });
 }
 
 absl::StatusOr<PublishResult> GatedFeedEngine::Publish(

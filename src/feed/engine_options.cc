@@ -234,6 +234,12 @@ const char* FeedCapabilityName(FeedCapability capability) {
       return "kStats";
     case FeedCapability::kSnapshots:
       return "kSnapshots";
+    case FeedCapability::kMuteBlock:
+      return "kMuteBlock";
+    case FeedCapability::kReadMarkers:
+      return "kReadMarkers";
+    case FeedCapability::kRankedReads:
+      return "kRankedReads";
   }
   return "an unknown capability";
 }

@@ -10,6 +10,10 @@
 //                          merge itself is page_merger.h)
 //   feed_graph.cc          Follow, Unfollow, back-fill, the switch of an
 //                          actor to merge-at-read, follower lists
+//   feed_graph_batch.cc    FollowMany, UnfollowMany
+//   feed_relations.cc      mute and block
+//   feed_markers.cc        read markers
+//   feed_ranked.cc         activity counters and ranked reads
 //   feed_publish.cc        Publish, its fan-out, Retract
 //   feed_notifications.cc  notification feeds and grouped paging
 //   feed_eviction.cc       EvictExpired
@@ -93,8 +97,41 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
-  absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
-                                          EntityId followee) override;
+  absl::StatusOr<UnfollowResult> Unfollow(
+      EntityId follower, EntityId followee,
+      const UnfollowOptions& options) override;
+  absl::StatusOr<std::vector<FollowResult>> FollowMany(
+      absl::Span<const FollowPair> pairs,
+      const FollowOptions& options) override;
+  absl::StatusOr<std::vector<UnfollowResult>> UnfollowMany(
+      absl::Span<const FollowPair> pairs,
+      const UnfollowOptions& options) override;
+  absl::StatusOr<RelationResult> Block(EntityId blocker,
+                                       EntityId blocked) override;
+  absl::StatusOr<RelationResult> Unblock(
+      EntityId blocker, EntityId blocked,
+      const RestoreOptions& options) override;
+  absl::StatusOr<RelationResult> Mute(EntityId muter, EntityId muted,
+                                      const MuteOptions& options) override;
+  absl::StatusOr<RelationResult> Unmute(EntityId muter, EntityId muted,
+                                        const RestoreOptions& options) override;
+  absl::StatusOr<EntityPage> Blocked(EntityId entity,
+                                     const ListOptions& options) const override;
+  absl::StatusOr<MutedPage> Muted(EntityId entity,
+                                  const ListOptions& options) const override;
+  absl::StatusOr<bool> SetReadMarker(EntityId user, const MarkedFeed& feed,
+                                     const EntryKey& key,
+                                     const SetMarkerOptions& options) override;
+  absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
+                                           const MarkedFeed& feed,
+                                           size_t max_unread) const override;
+  absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId activity_id,
+                                                    size_t counter,
+                                                    int64_t delta) override;
+  absl::StatusOr<ActivityCounters> GetCounters(
+      ActivityId activity_id) const override;
+  absl::StatusOr<RankedPage> ReadRanked(
+      EntityId owner, const RankedReadOptions& options) const override;
   absl::StatusOr<EntityPage> Followers(
       EntityId entity, const ListOptions& options) const override;
   absl::StatusOr<EntityPage> Following(
@@ -124,6 +161,12 @@ class FeedEngineImpl final : public FeedEngine {
   // it (records of one domain must come in sequence order). Also records it
   // in this engine's own stream. InvalidArgument for a malformed record.
   absl::Status ApplyChange(const ChangeRecord& record);
+  // ApplyChange of the records of one feature: kBlock*/kMute*
+  // (feed_relations.cc), kReadMarkerSet (feed_markers.cc), kCountersSet
+  // (feed_ranked.cc). REQUIRES: `record.domain` checked against its kind.
+  absl::Status ApplyRelationChange(const ChangeRecord& record);
+  absl::Status ApplyMarkerChange(const ChangeRecord& record);
+  absl::Status ApplyCountersChange(const ChangeRecord& record);
 
   // Appends domain `domain`'s state to `out`, copied under its lock held
   // shared, and returns the change log's next sequence number read under
@@ -171,6 +214,10 @@ class FeedEngineImpl final : public FeedEngine {
                                 const ReadOptions& options) const;
 
   // --- Follow graph (feed_graph.cc) ---
+
+  // Whether `a` blocks `b` or `b` blocks `a` (feed_relations.cc): Follow
+  // between them is refused.
+  bool EitherBlocks(EntityId a, EntityId b) const;
 
   absl::StatusOr<EntityPage> ReadList(bool followers, EntityId entity,
                                       const ListOptions& options) const;

@@ -41,6 +41,11 @@ absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
       std::min(options.backfill.value_or(options_.default_backfill),
                options_.max_timeline_length);
   std::lock_guard<std::mutex> serial(FollowStripe(follower));
+  if (EitherBlocks(follower, followee)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("entity ", follower, " cannot follow ", followee,
+                     ": one of them blocks the other"));
+  }
   Shard& followee_shard = ShardOf(followee);
   Shard& follower_shard = ShardOf(follower);
   bool followee_hybrid = false;
@@ -165,8 +170,9 @@ size_t FeedEngineImpl::Backfill(EntityId follower, EntityId followee,
   return result.inserted + result.replaced;
 }
 
-absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(EntityId follower,
-                                                        EntityId followee) {
+absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(
+    EntityId follower, EntityId followee,
+    [[maybe_unused]] const UnfollowOptions& options) {
   if (follower == followee) {
     return absl::InvalidArgumentError(absl::StrCat(
         "entity ", follower, " cannot unfollow itself (follower == followee)"));

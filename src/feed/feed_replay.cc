@@ -42,7 +42,8 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
   }
   const bool is_store_record = r.kind == ChangeKind::kActivityStore ||
                                r.kind == ChangeKind::kActivityRetract ||
-                               r.kind == ChangeKind::kActivityExpire;
+                               r.kind == ChangeKind::kActivityExpire ||
+                               r.kind == ChangeKind::kCountersSet;
   if (is_store_record != (r.domain >= shard_count)) {
     return Malformed(r, "domain does not match the kind of record");
   }
@@ -213,6 +214,15 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       }
       return absl::OkStatus();
     }
+    case ChangeKind::kReadMarkerSet:
+      return ApplyMarkerChange(r);
+    case ChangeKind::kBlockAdd:
+    case ChangeKind::kBlockRemove:
+    case ChangeKind::kMuteAdd:
+    case ChangeKind::kMuteRemove:
+      return ApplyRelationChange(r);
+    case ChangeKind::kCountersSet:
+      return ApplyCountersChange(r);
     case ChangeKind::kBoardCreate:
     case ChangeKind::kBoardDrop:
     case ChangeKind::kScoreSet:

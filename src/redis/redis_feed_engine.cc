@@ -248,11 +248,14 @@ absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
   return result;
 }
 
-absl::StatusOr<UnfollowResult> RedisFeedEngine::Unfollow(EntityId follower,
-                                                         EntityId followee) {
+absl::StatusOr<UnfollowResult> RedisFeedEngine::Unfollow(
+    EntityId follower, EntityId followee, const UnfollowOptions& options) {
   if (follower == followee) {
     return absl::InvalidArgumentError(absl::StrCat(
         "entity ", follower, " cannot unfollow itself (follower == followee)"));
+  }
+  if (options.keep_history) {
+    return Lacks("Unfollow", "unfollow that keeps history (keep_history)");
   }
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
       unfollow_, {Key(follower, "tl"), Key(follower, "fg")},

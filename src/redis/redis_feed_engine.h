@@ -76,8 +76,41 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<NotificationCounts> MarkAllRead(EntityId) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
-  absl::StatusOr<UnfollowResult> Unfollow(EntityId follower,
-                                          EntityId followee) override;
+  absl::StatusOr<UnfollowResult> Unfollow(
+      EntityId follower, EntityId followee,
+      const UnfollowOptions& options) override;
+  absl::StatusOr<std::vector<FollowResult>> FollowMany(
+      absl::Span<const FollowPair> pairs,
+      const FollowOptions& options) override;
+  absl::StatusOr<std::vector<UnfollowResult>> UnfollowMany(
+      absl::Span<const FollowPair> pairs,
+      const UnfollowOptions& options) override;
+  absl::StatusOr<RelationResult> Block(EntityId blocker,
+                                       EntityId blocked) override;
+  absl::StatusOr<RelationResult> Unblock(
+      EntityId blocker, EntityId blocked,
+      const RestoreOptions& options) override;
+  absl::StatusOr<RelationResult> Mute(EntityId muter, EntityId muted,
+                                      const MuteOptions& options) override;
+  absl::StatusOr<RelationResult> Unmute(EntityId muter, EntityId muted,
+                                        const RestoreOptions& options) override;
+  absl::StatusOr<EntityPage> Blocked(EntityId entity,
+                                     const ListOptions& options) const override;
+  absl::StatusOr<MutedPage> Muted(EntityId entity,
+                                  const ListOptions& options) const override;
+  absl::StatusOr<bool> SetReadMarker(EntityId user, const MarkedFeed& feed,
+                                     const EntryKey& key,
+                                     const SetMarkerOptions& options) override;
+  absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
+                                           const MarkedFeed& feed,
+                                           size_t max_unread) const override;
+  absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId activity_id,
+                                                    size_t counter,
+                                                    int64_t delta) override;
+  absl::StatusOr<ActivityCounters> GetCounters(
+      ActivityId activity_id) const override;
+  absl::StatusOr<RankedPage> ReadRanked(
+      EntityId owner, const RankedReadOptions& options) const override;
   absl::StatusOr<EntityPage> Followers(
       EntityId entity, const ListOptions& options) const override;
   absl::StatusOr<EntityPage> Following(

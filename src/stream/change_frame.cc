@@ -58,7 +58,9 @@ enum Field : uint32_t {
   // The board options after the first three: u8 score order, u8 rank
   // style, var max_metadata_bytes.
   kBoardScoring = 1u << 20,
-  kAllFields = (1u << 21) - 1,
+  // An activity's counters: var count, then each as a zigzag varint.
+  kCounters = 1u << 21,
+  kAllFields = (1u << 22) - 1,
 };
 
 // Whether the options of kBoardOptions, and those of kBoardScoring, differ
@@ -70,8 +72,7 @@ bool HasBoardPlacement(const LeaderboardOptions& o) {
 }
 bool HasBoardScoring(const LeaderboardOptions& o) {
   static const LeaderboardOptions none;
-  return o.score_order != none.score_order ||
-         o.rank_style != none.rank_style ||
+  return o.score_order != none.score_order || o.rank_style != none.rank_style ||
          o.max_metadata_bytes != none.max_metadata_bytes;
 }
 
@@ -102,6 +103,7 @@ uint32_t FieldsOf(const ChangeRecord& r) {
   set(r.score != none.score, kScore);
   set(r.update_sequence != none.update_sequence, kUpdateSequence);
   set(r.metadata.has_value(), kMetadata);
+  set(!r.counters.empty(), kCounters);
   return mask;
 }
 
@@ -221,13 +223,17 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
     w.U8(static_cast<uint8_t>(r.board_options.rank_style));
     w.Var(r.board_options.max_metadata_bytes);
   }
+  if (mask & kCounters) {
+    w.Var(r.counters.size());
+    for (const int64_t counter : r.counters) w.VarSigned(counter);
+  }
 }
 
 // Range checks of the small enumerations.
 bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t tie_break,
               ChangeRecord* r) {
   if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
-      kind > static_cast<uint8_t>(ChangeKind::kNotificationRead) ||
+      kind > static_cast<uint8_t>(ChangeKind::kCountersSet) ||
       feed > static_cast<uint8_t>(FeedType::kNotification) ||
       mode > static_cast<uint8_t>(ActorMode::kMerged) || tie_break > 1) {
     return false;
@@ -304,6 +310,11 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
     }
     r->board_options.score_order = static_cast<ScoreOrder>(score_order);
     r->board_options.rank_style = static_cast<RankStyle>(rank_style);
+  }
+  if (mask & kCounters) {
+    const uint64_t count = in.VarCount(1);
+    r->counters.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) r->counters.push_back(in.VarSigned());
   }
   if (!in.ok() || !in.at_end()) return false;
   return SetEnums(kind, feed, mode, tie_break, r);

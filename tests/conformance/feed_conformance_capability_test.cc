@@ -121,6 +121,62 @@ void CheckCapability(Env& env, FeedCapability capability) {
             std::vector<ActivityId>{60});
       return;
     }
+    case FeedCapability::kMuteBlock: {
+      REQUIRE(env.engine->Follow(8, 9).ok());
+      REQUIRE(env.engine->Publish(MakeActivity(70, 9, 70)).ok());
+      const absl::StatusOr<RelationResult> muted = env.engine->Mute(8, 9);
+      if (!present) {
+        missing(muted.status());
+        CHECK(IdsOf(Timeline(*env.engine, 8)) == std::vector<ActivityId>{70});
+        missing(env.engine->Unmute(8, 9).status());
+        missing(env.engine->Block(8, 9).status());
+        missing(env.engine->Unblock(8, 9).status());
+        missing(env.engine->Muted(8, {}).status());
+        missing(env.engine->Blocked(8, {}).status());
+        return;
+      }
+      REQUIRE_MESSAGE(muted.ok(), muted.status());
+      CHECK(muted->changed);
+      CHECK(Timeline(*env.engine, 8).empty());
+      CHECK(env.engine->Muted(8, {}).value().actors.size() == 1);
+      CHECK(env.engine->Block(8, 9).value().follows_ended == 1);
+      CHECK(env.engine->Blocked(8, {}).value().ids == std::vector<EntityId>{9});
+      return;
+    }
+    case FeedCapability::kReadMarkers: {
+      env.Ins(10, {80, 80, 5});
+      env.Ins(10, {90, 90, 5});
+      const absl::StatusOr<bool> set =
+          env.engine->SetReadMarker(10, MarkedFeed::Home(10), {80, 80});
+      if (!present) {
+        missing(set.status());
+        missing(
+            env.engine->GetReadMarker(10, MarkedFeed::Home(10), 10).status());
+        return;
+      }
+      REQUIRE_MESSAGE(set.ok(), set.status());
+      CHECK(*set);
+      const ReadMarker marker =
+          env.engine->GetReadMarker(10, MarkedFeed::Home(10), 10).value();
+      CHECK(marker.key == EntryKey{80, 80});
+      CHECK(marker.unread == 1);
+      return;
+    }
+    case FeedCapability::kRankedReads: {
+      REQUIRE(env.engine->Publish(MakeActivity(100, 11, 100)).ok());
+      const absl::StatusOr<ActivityCounters> counters =
+          env.engine->IncrementCounter(100, 0, 3);
+      if (!present) {
+        missing(counters.status());
+        missing(env.engine->GetCounters(100).status());
+        missing(env.engine->ReadRanked(11, {}).status());
+        return;
+      }
+      REQUIRE_MESSAGE(counters.ok(), counters.status());
+      CHECK((*counters)[0] == 3);
+      CHECK(env.engine->GetCounters(100).value() == *counters);
+      return;
+    }
   }
   FAIL("a capability this test does not know: " << name);
 }
