@@ -195,6 +195,15 @@ void ActivityStore::KeepCopyable(std::vector<StoredEntry>* entries) const {
   entries->swap(kept);
 }
 
+void ActivityStore::KeepLive(std::vector<StoredEntry>* entries) const {
+  std::erase_if(*entries, [this](const StoredEntry& entry) {
+    const Shard& shard = shards_[ShardIndex(entry.activity_id)];
+    ReaderLock lock(&shard.mu);
+    auto it = shard.activities.find(entry.activity_id);
+    return it == shard.activities.end() || it->second.retracted;
+  });
+}
+
 size_t ActivityStore::EvictExpired(Micros now, size_t budget) {
   // At most kEvictionChunk activities per hold of a shard's lock, so that
   // publishes and hydrating reads wait for one chunk at most.

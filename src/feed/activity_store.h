@@ -80,6 +80,9 @@ class ActivityStore {
   // was copied to followers at publish time (the others reach followers
   // through the read-time merge, or not at all). For back-fill.
   void KeepCopyable(std::vector<StoredEntry>* entries) const;
+  // Keeps only the entries whose activity is stored and not retracted:
+  // what a Follow's back-fill copies, whatever the actor's fan-out mode.
+  void KeepLive(std::vector<StoredEntry>* entries) const;
 
   // Drops up to `budget` activities (and tombstones) with expires_at <= now.
   size_t EvictExpired(Micros now, size_t budget);

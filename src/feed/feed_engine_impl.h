@@ -212,6 +212,13 @@ class FeedEngineImpl final : public FeedEngine {
                    std::vector<StoredEntry>* out) const;
   absl::StatusOr<Page> ReadFeed(FeedType kind, EntityId owner,
                                 const ReadOptions& options) const;
+  // The oldest key `owner`'s merged timeline (its `home_size` entries and
+  // the own feeds of `merged` from their boundaries) shows: the newest
+  // max_timeline_length of them, expired ones counted as a timeline's cap
+  // counts them; nullopt when they all fit. O(cap x log(merged)).
+  std::optional<TimelineKey> MergedCapFloor(
+      EntityId owner, size_t home_size,
+      absl::Span<const MergedFollowee> merged) const;
 
   // --- Follow graph (feed_graph.cc) ---
 
@@ -225,7 +232,30 @@ class FeedEngineImpl final : public FeedEngine {
   std::mutex& FollowStripe(EntityId follower);
   // Marks `actor` merged-at-read: tells its followers, then stops copying.
   void BecomeHybrid(EntityId actor);
-  size_t Backfill(EntityId follower, EntityId followee, size_t count);
+  // Follow and FollowMany (feed_graph_batch.cc): every pair of `pairs`
+  // followed with back-fill `backfill`, each shard's lock held once per
+  // phase for all the pairs whose edge lives there. REQUIRES: pairs
+  // validated.
+  std::vector<FollowResult> FollowPairs(absl::Span<const FollowPair> pairs,
+                                        size_t backfill);
+  // Unfollow and UnfollowMany, as FollowPairs.
+  std::vector<UnfollowResult> UnfollowPairs(absl::Span<const FollowPair> pairs,
+                                            bool keep_history);
+  // Copies into each follower of `pairs` with a `merged_from` boundary the
+  // entries of the followee's own feed from that boundary: Unfollow
+  // keeping the history of a merged followee.
+  void KeepMergedHistory(
+      absl::Span<const FollowPair> pairs,
+      absl::Span<const std::optional<TimelineKey>> merged_from);
+  // The back-fill count a Follow with `options` copies. InvalidArgument
+  // for one out of range.
+  absl::StatusOr<size_t> BackfillCount(const FollowOptions& options) const;
+  // Where a follower starting to merge `actor` now begins: the oldest of
+  // the `count` newest visible entries of its own feed (what back-fill
+  // would copy), or just above everything it published when that is none.
+  TimelineKey FollowBoundary(const Shard& shard, const GraphNode& actor_node,
+                             EntityId actor, size_t count, Micros now) const
+      ABSL_SHARED_LOCKS_REQUIRED(shard.mu());
 
   // --- Publish, fan-out, retract (feed_publish.cc) ---
 
@@ -248,9 +278,11 @@ class FeedEngineImpl final : public FeedEngine {
                  PublishResult* result);
   // Pulls groups from the job until none is left.
   void DeliverGroups(FanoutJob& job);
-  // Puts `entry` into the home timelines of one shard group (one lock).
+  // Puts `entry` into the home timelines of one shard group (one lock);
+  // with `below_boundaries`, only of the followers whose merge of the
+  // actor begins above it.
   void DeliverGroup(const FollowerSnapshot& snapshot, size_t group,
-                    const StoredEntry& entry);
+                    const StoredEntry& entry, bool below_boundaries);
   // Removes `key` from the `kind` timelines of every entity in `snapshot`.
   void PurgeKey(const FollowerSnapshot& snapshot, FeedType kind,
                 TimelineKey key);

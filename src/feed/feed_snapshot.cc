@@ -7,7 +7,11 @@
 //     a notification feed then has u64 m and its m seen groups, each named
 //     by its newest entry: i64 ts, u64 activity id, u8 read
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
-//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids
+//     ids, u64 n + n followee ids, u64 n + n merged-at-read followees (u64
+//     id, i64 boundary ts, u64 boundary activity id: the oldest key of it
+//     the entity's reads show), i64 ts + u64 activity id of the newest key
+//     the entity published while it had a node (ts -1: none), u64 n + n
+//     former followers that kept their history (Retract purges them)
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
@@ -29,7 +33,8 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-constexpr size_t kMinGraphNodeBytes = 33;
+constexpr size_t kMinGraphNodeBytes = 57;
+constexpr size_t kMergedFolloweeBytes = 24;
 constexpr size_t kMinActivityBytes = 49;
 constexpr size_t kSeenGroupBytes = 17;
 
@@ -101,7 +106,17 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     w.U64(node.following.size());
     for (const EntityId followee : node.following) w.U64(followee);
     w.U64(node.hybrid_following.size());
-    for (const EntityId followee : node.hybrid_following) w.U64(followee);
+    for (const MergedFollowee& followee : node.hybrid_following) {
+      w.U64(followee.actor);
+      w.I64(followee.boundary.ts);
+      w.U64(followee.boundary.activity_id);
+    }
+    w.I64(node.newest_published.has_value() ? node.newest_published->ts : -1);
+    w.U64(node.newest_published.has_value()
+              ? node.newest_published->activity_id
+              : 0);
+    w.U64(node.history_kept.size());
+    for (const auto& former : node.history_kept) w.U64(former.second);
   });
   return cut;
 }
@@ -247,14 +262,33 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     }
     const uint64_t following = r.Count(sizeof(EntityId));
     for (uint64_t i = 0; i < following; ++i) node.following.insert(r.U64());
-    const uint64_t merged = r.Count(sizeof(EntityId));
+    const uint64_t merged = r.Count(kMergedFolloweeBytes);
     for (uint64_t i = 0; i < merged; ++i) {
       const EntityId followee = r.U64();
-      if (!node.following.contains(followee)) {
-        return Corrupt(domain, absl::StrCat("entity ", entity, " merges ",
-                                            followee, " without following it"));
+      const TimelineKey boundary{r.I64(), r.U64()};
+      if (!r.ok()) break;
+      if (!node.following.contains(followee) || boundary.ts < 0) {
+        return Corrupt(domain,
+                       absl::StrCat("entity ", entity, " merges ", followee,
+                                    " without following it, or from a "
+                                    "boundary below zero"));
       }
-      node.hybrid_following.push_back(followee);
+      if (!node.AddMerged(followee, boundary)) {
+        return Corrupt(domain, absl::StrCat("entity ", entity, " merges ",
+                                            followee, " twice"));
+      }
+    }
+    const TimelineKey newest{r.I64(), r.U64()};
+    if (newest.ts >= 0) {
+      node.newest_published = newest;
+    } else {
+      node.newest_published.reset();
+    }
+    const uint64_t kept = r.Count(sizeof(EntityId));
+    for (uint64_t i = 0; i < kept && r.ok(); ++i) {
+      const EntityId former = r.U64();
+      node.history_kept.insert(
+          {static_cast<uint32_t>(ShardIndex(former)), former});
     }
     if (r.ok() && (node.followers.size() != followers ||
                    node.following.size() != following)) {

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -98,6 +99,19 @@ struct FollowerSnapshot {
   size_t groups() const { return shard_of_group.size(); }
 };
 
+// A followee merged into a follower's reads, and the oldest key of it the
+// follower sees through the merge: what back-fill would have copied when it
+// followed, or everything the actor published after it became merged.
+// Older activities the actor publishes later (out-of-order timestamps)
+// reach the follower as copies instead (feed_publish.cc).
+struct MergedFollowee {
+  EntityId actor = 0;
+  TimelineKey boundary;
+
+  friend bool operator==(const MergedFollowee&,
+                         const MergedFollowee&) = default;
+};
+
 // One entity's place in the follow graph.
 struct GraphNode {
   absl::btree_set<FollowerEdge> followers;
@@ -105,19 +119,57 @@ struct GraphNode {
   // Followers whose Unfollow is still removing this entity's entries from
   // their timeline; Retract purges them too.
   absl::btree_set<FollowerEdge> unfollowing;
+  // Former followers that kept the copies they had (Unfollow with
+  // UnfollowOptions::keep_history); Retract purges them too. One that
+  // follows again leaves this set.
+  absl::btree_set<FollowerEdge> history_kept;
   // Followees that are merged at read time rather than copied.
-  std::vector<EntityId> hybrid_following;
+  std::vector<MergedFollowee> hybrid_following;
+  // As an actor: the newest key it put into its own feed while this node
+  // existed (and the own feed's newest when the node was made by a
+  // follow). Every boundary its followers hold is at most just above it,
+  // so a publish newer than it needs no copies even while merged.
+  std::optional<TimelineKey> newest_published;
   // Set while this actor's followers are being told to merge it; copies
   // continue until `hybrid` is set.
   bool becoming_hybrid = false;
   bool hybrid = false;
 
+  // The merged-at-read entry for `actor`, or nullptr.
+  const MergedFollowee* FindMerged(EntityId actor) const {
+    for (const MergedFollowee& m : hybrid_following) {
+      if (m.actor == actor) return &m;
+    }
+    return nullptr;
+  }
+  // Adds `actor` merged from `boundary` unless it is merged already;
+  // true if added.
+  bool AddMerged(EntityId actor, TimelineKey boundary) {
+    if (FindMerged(actor) != nullptr) return false;
+    hybrid_following.push_back({actor, boundary});
+    return true;
+  }
+  void EraseMerged(EntityId actor) {
+    std::erase_if(hybrid_following,
+                  [actor](const MergedFollowee& m) { return m.actor == actor; });
+  }
+  // Where followers that start merging this actor now begin: just above
+  // everything it has published.
+  TimelineKey MergeBoundaryNow() const;
+  void NotePublished(TimelineKey key) {
+    if (!newest_published.has_value() || *newest_published < key) {
+      newest_published = key;
+    }
+  }
+
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
-           hybrid_following.empty() && !becoming_hybrid && !hybrid;
+           history_kept.empty() && hybrid_following.empty() &&
+           !becoming_hybrid && !hybrid;
   }
   // Appends the followers to `snapshot`, grouped by shard; with
-  // `with_unfollowing`, also the followers whose Unfollow is in progress.
+  // `with_unfollowing`, also the followers whose Unfollow is in progress
+  // and those that kept their history.
   // O(followers).
   void SnapshotFollowers(FollowerSnapshot* snapshot,
                          bool with_unfollowing = false) const;
@@ -232,8 +284,11 @@ class alignas(64) Shard {
   GraphNode& Node(EntityId entity) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return graph_[entity];
   }
-  // Adds `edge` to the followers of `followee` (creating its node) and
-  // counts it. Returns the node, or nullptr if the edge was there.
+  // The newest key of `actor`'s own feed, expired entries included.
+  std::optional<TimelineKey> NewestOwnKey(EntityId actor) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Adds `edge` to the followers of `followee` (creating its node; its
+  // newest_published takes in the own feed's newest key) and counts it. Returns the node, or nullptr if the edge was there.
   GraphNode* AddFollower(EntityId followee, FollowerEdge edge)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `edge` from the followers of `followee`. Returns the node, or

@@ -67,6 +67,8 @@ using Model = testing::FeedModel;
 struct Config {
   std::string name;
   bool complete_backfill;
+  // max_timeline_length (kCap: never reached).
+  size_t cap;
   size_t shards;
   size_t fanout_threads;
   size_t parallel_fanout_min_followers;
@@ -145,7 +147,7 @@ class Runner {
       EngineOptions o;
       o.shards = config.shards;
       o.default_ttl = kDefaultTtl;
-      o.max_timeline_length = kCap;
+      o.max_timeline_length = config.cap;
       o.world_timeline_length = kCap;
       o.max_page_size = kMaxPage;
       o.max_payload_bytes = kMaxPayload;

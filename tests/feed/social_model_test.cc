@@ -124,19 +124,23 @@ void RunConfig(const Config& config, int default_ops) {
 }
 
 TEST_CASE("social model: partial back-fill, every engine against its model") {
-  RunConfig({"partial back-fill, 4 shards, pool", false, 4, 1, 2, 9}, 20000);
+  RunConfig({"partial back-fill, 4 shards, pool", false, social_model::kCap, 4, 1, 2, 9},
+            20000);
 }
 
-TEST_CASE("social model: partial back-fill, 8 shards, inline fan-out") {
-  RunConfig({"partial back-fill, 8 shards, inline", false, 8, 0, 1, 12}, 20000);
+TEST_CASE("social model: partial back-fill, small cap, 8 shards, inline") {
+  RunConfig({"partial back-fill, cap 6, 8 shards, inline", false, 6, 8, 0, 1, 12},
+            20000);
 }
 
 TEST_CASE("social model: complete back-fill, every threshold reads alike") {
-  RunConfig({"complete back-fill, 4 shards, pool", true, 4, 2, 2, 9}, 20000);
+  RunConfig({"complete back-fill, 4 shards, pool", true, social_model::kCap, 4, 2, 2, 9},
+            20000);
 }
 
-TEST_CASE("social model: complete back-fill, one shard, few entities") {
-  RunConfig({"complete back-fill, 1 shard, pool", true, 1, 1, 1, 5}, 20000);
+TEST_CASE("social model: partial back-fill, small cap, one shard, few entities") {
+  RunConfig({"partial back-fill, cap 9, 1 shard, pool", false, 9, 1, 1, 1, 5},
+            20000);
 }
 
 }  // namespace

@@ -156,13 +156,13 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   PublishResult r;
   r.created = true;
   r.merged_at_read = merged_.contains(a.actor);
-  if (!r.merged_at_read) {
-    const std::set<EntityId>& followers = Followers(a.actor);
-    for (const EntityId f : followers) {
-      Put(timelines_[f], cap_, key, value, &ignored);
-    }
-    r.fanned_out = followers.size();
+  // Every follower's timeline as copying leaves it, whatever the engine
+  // merges at read.
+  const std::set<EntityId>& followers = Followers(a.actor);
+  for (const EntityId f : followers) {
+    Put(timelines_[f], cap_, key, value, &ignored);
   }
+  if (!r.merged_at_read) r.fanned_out = followers.size();
   if (!stored.recipients.empty()) {
     const GroupKey note_group =
         notification_options_.aggregated ? aggregation_.group_key(a) : 0;
@@ -184,6 +184,7 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
   own_[a.actor].erase(key);
   world_.erase(key);
   for (const EntityId f : Followers(a.actor)) timelines_[f].erase(key);
+  for (const EntityId f : history_kept_[a.actor]) timelines_[f].erase(key);
   for (const EntityId user : a.recipients) {
     EraseNote(notification_feeds_[user], key);
   }
@@ -198,9 +199,9 @@ FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
   if (hybrid_threshold_ > 0 && followers.size() > hybrid_threshold_) {
     merged_.insert(followee);
   }
+  history_kept_[followee].erase(follower);
   FollowResult r;
   r.created = true;
-  if (merged_.contains(followee)) return r;
   InsertResult put;
   size_t copied = 0;
   const FeedMap& own = feed(Feed::kOwn, followee);
@@ -210,16 +211,23 @@ FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
     Put(timelines_[follower], cap_, it->first, it->second, &put);
     ++copied;
   }
-  r.backfilled = put.inserted + put.replaced;
+  // A merged-at-read followee is not copied: its entries show through the
+  // merge, from where back-fill would have started.
+  if (!merged_.contains(followee)) r.backfilled = put.inserted + put.replaced;
   return r;
 }
 
-UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee) {
+UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
+                                   bool keep_history) {
   auto it = following_.find(follower);
   if (it == following_.end() || it->second.erase(followee) == 0) return {};
   followers_[followee].erase(follower);
   UnfollowResult r;
   r.was_following = true;
+  if (keep_history) {
+    history_kept_[followee].insert(follower);
+    return r;
+  }
   r.removed = std::erase_if(timelines_[follower], [&](const auto& kv) {
     return kv.second.actor == followee;
   });
@@ -234,16 +242,7 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
                                          std::optional<Micros> max_ts,
                                          std::optional<Key> after, Micros now,
                                          bool hydrate) const {
-  // The feed as a reader sees it: a timeline also holds the own feed of
-  // every actor it follows that is merged at read.
-  FeedMap seen = feed(which, owner);
-  if (which == Feed::kTimeline) {
-    for (const EntityId actor : Following(owner)) {
-      if (!merged_.contains(actor)) continue;
-      const FeedMap& own = feed(Feed::kOwn, actor);
-      seen.insert(own.begin(), own.end());
-    }
-  }
+  const FeedMap& seen = feed(which, owner);
   std::vector<StoredEntry> out;
   auto visit = [&](const Key& k, const Value& v) {
     if (v.expires_at <= now) return;

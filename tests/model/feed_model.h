@@ -21,17 +21,23 @@
 //     the cap, until EvictExpired reclaims them, as the engine keeps them
 //     until its sweeper or an eviction passes;
 //   * Publish stores the activity and puts its entry into the actor's own
-//     feed, the world feed and every current follower's timeline, unless
-//     the actor is merged at read; an actor becomes so, for good, when a
-//     Follow leaves it with more followers than hybrid_fanout_threshold
-//     (0: never), and its followers' timelines then read its own feed;
+//     feed, the world feed and every current follower's timeline;
 //   * Follow back-fills the newest visible entries of the followee's own
-//     feed (unless merged at read); Unfollow removes every entry of the
-//     followee from the follower's timeline, low-level inserts included;
+//     feed; Unfollow removes every entry of the followee from the
+//     follower's timeline, low-level inserts included (unless it keeps the
+//     history);
+//   * a reader's timeline is what these copies leave, whatever
+//     hybrid_fanout_threshold says: the engine's merge at read shows exactly
+//     that (feed_engine.h). The model only tracks which actors are merged
+//     (an actor becomes so, for good, when a Follow leaves it with more
+//     followers than the threshold, 0: never) for what the calls report:
+//     PublishResult::merged_at_read and fanned_out, FollowResult's
+//     back-fill count (0 for a merged followee), and how ReadGroups
+//     answers;
 //   * Retract drops the activity's key from its own feed, the world feed,
-//     every current follower's timeline and every recipient's notification
-//     feed, and keeps the activity as a tombstone until it expires and is
-//     evicted;
+//     the timeline of every current follower and of every former one that
+//     kept its history, and every recipient's notification feed, and keeps
+//     the activity as a tombstone until it expires and is evicted;
 //   * a notification feed per user holds at most notifications.max_length
 //     entries, with the seen and read flags of each group it holds; a group
 //     whose last entry leaves takes its flags with it.
@@ -149,7 +155,8 @@ class FeedModel {
 
   FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
                       Micros now);
-  UnfollowResult Unfollow(EntityId follower, EntityId followee);
+  UnfollowResult Unfollow(EntityId follower, EntityId followee,
+                          bool keep_history = false);
 
   // --- Reads ---
 
@@ -218,6 +225,7 @@ class FeedModel {
   const std::set<EntityId>& Followers(EntityId e) const;
   const std::set<EntityId>& Following(EntityId e) const;
   size_t merged_count() const { return merged_.size(); }
+  bool merged(EntityId actor) const { return merged_.contains(actor); }
 
   // Activities stored (until evicted) and ids evicted so far.
   const std::map<ActivityId, Activity>& activities() const {
@@ -265,6 +273,8 @@ class FeedModel {
   std::map<EntityId, std::set<EntityId>> followers_;
   std::map<EntityId, std::set<EntityId>> following_;
   std::set<EntityId> merged_;
+  // Former followers of an actor that kept their history.
+  std::map<EntityId, std::set<EntityId>> history_kept_;
   std::map<ActivityId, Activity> activities_;
   std::set<ActivityId> evicted_;
   uint64_t activities_evicted_ = 0;
