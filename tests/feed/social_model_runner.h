@@ -69,6 +69,10 @@ struct Config {
   bool complete_backfill;
   // max_timeline_length (kCap: never reached).
   size_t cap;
+  // Whether sequences unfollow, retract, advance the clock and evict.
+  // Without, a timeline never loses an entry and nothing expires: see
+  // feed_engine.h for what a merged timeline at its cap shows otherwise.
+  bool removals;
   size_t shards;
   size_t fanout_threads;
   size_t parallel_fanout_min_followers;
@@ -174,7 +178,8 @@ class Runner {
              evicted = 0, hidden_expired = 0, idempotent = 0, conflicts = 0,
              group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
              actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
-             merged_groups = 0, expired_groups = 0, groups_shown_again = 0;
+             merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
+             hidden_by_boundary = 0, trimmed = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -195,6 +200,8 @@ class Runner {
       merged_groups += o.merged_groups;
       expired_groups += o.expired_groups;
       groups_shown_again += o.groups_shown_again;
+      hidden_by_boundary += o.hidden_by_boundary;
+      trimmed += o.trimmed;
     }
   };
   Coverage coverage() const {
