@@ -102,14 +102,18 @@ enum class ChangeKind : uint8_t {
   kActivityExpire = 7,
   // `other` became a follower of `entity` (Follow).
   kFollowerAdd = 8,
-  // `other` stopped following `entity` (Unfollow).
+  // `other` stopped following `entity` (Unfollow); `merged_at_read` when
+  // it kept its history (UnfollowOptions::keep_history): Retract still
+  // purges its copies.
   kFollowerRemove = 9,
   // `entity` now follows `other`; `merged_at_read` when `other`'s activities
-  // are merged into `entity`'s reads rather than copied.
+  // are merged into `entity`'s reads rather than copied, from the boundary
+  // `keys[0]` on (the oldest key of `other` the reads show).
   kFollowingAdd = 10,
   // `entity` no longer follows `other`.
   kFollowingRemove = 11,
-  // `entity`'s reads now merge `other`'s own feed (hybrid fan-out).
+  // `entity`'s reads now merge `other`'s own feed (hybrid fan-out) from the
+  // boundary `keys[0]` on.
   kMergeAdd = 12,
   // The fan-out mode of actor `entity` is now `mode`.
   kActorMode = 13,

@@ -9,13 +9,38 @@
 // feed, the world feed and every follower's timeline (fan-out on write).
 // Follow copies the followee's recent activities into the follower's
 // timeline (back-fill); Unfollow removes them again; Retract removes an
-// activity from every feed. With hybrid fan-out, actors with very many
-// followers are not copied; their followers' reads merge them in, with the
-// same ordering, cursors and expiry as if they had been copied. A merged
-// actor's whole own feed is visible to its followers, as if back-fill had
-// copied all of it and the follower's timeline had room for all of it; so
-// the threshold changes nothing a reader sees as long as back-fill covers
-// the followee's own feed and no timeline reaches `max_timeline_length`.
+// activity from every feed.
+//
+// Hybrid fan-out (EngineOptions::hybrid_fanout_threshold): actors with
+// very many followers are not copied; their followers' reads merge their
+// own feeds in, and show what copies would have shown, so that a reader's
+// pages do not depend on the threshold:
+//   * a follower merges a followee from a boundary key: the oldest entry
+//     back-fill would have copied when it followed (just above everything
+//     the actor had published if that is none), or, for a follower from
+//     before the actor became merged, just above everything it had
+//     published then (those activities were copied);
+//   * an activity the actor publishes later with a key older than a
+//     follower's boundary (an out-of-order timestamp) is copied to that
+//     follower, as it would have been (O(followers) for such a publish);
+//   * a merged timeline shows the newest `max_timeline_length` entries of
+//     its copies and merged entries together, counted as a timeline's cap
+//     counts them (expired entries not yet reclaimed included);
+//   * Unfollow with `keep_history` keeps what the merge showed, as copies.
+// Pages (either order, windows, cursors), CountNewer and ReadGroups are
+// then those of an engine that copies everything, except in this sequence:
+// a reader's merged view is over `max_timeline_length`, and then entries
+// leave it (Unfollow, Retract, Remove, expiry), or the reader follows an
+// actor merged at read whose own feed holds entries expired but not yet
+// reclaimed above the boundary. With copies, entries pushed out by the cap
+// never come back and expired entries a back-fill skipped never count;
+// the merge recomputes the newest `max_timeline_length` of what it holds
+// now, so older entries may show again, or fewer show. Making that exact
+// would cost work per follower at every publish, which hybrid fan-out
+// exists to avoid. Remove of an entry a merged actor published finds no
+// copy (NotFound). Results that count copies (FollowResult::backfilled,
+// UnfollowResult::removed, PublishResult::fanned_out, EvictExpired, Stats)
+// count the copies this engine holds, which merged actors do not have.
 //
 // A feed is an ordered set of entries keyed by `(ts, activity_id)`, read
 // newest-first (or oldest-first) a page at a time with opaque cursors.
@@ -158,8 +183,10 @@ struct InsertResult {
 };
 
 struct FollowResult {
-  bool created = false;   // false: already following (nothing changed)
-  size_t backfilled = 0;  // entries copied into the follower's timeline
+  bool created = false;  // false: already following (nothing changed)
+  // Entries copied into the follower's timeline; 0 for a followee merged
+  // at read (its entries show through the merge, from the same place).
+  size_t backfilled = 0;
   // FollowMany only: refused, because one of the two blocks the other
   // (nothing changed for this pair).
   bool blocked = false;
@@ -346,10 +373,12 @@ class FEEDCORE_EXPORT FeedEngine {
       const FollowOptions& options = {}) = 0;
 
   // Stops following and removes the followee's entries from the follower's
-  // timeline (unless `options.keep_history`). Unfollowing what is not
-  // followed is a no-op that says so (`was_following` false);
-  // InvalidArgument when follower == followee. Removal walks the
-  // follower's timeline once: O(timeline length), no searches.
+  // timeline (unless `options.keep_history`: then they stay, and what a
+  // merged-at-read followee showed becomes copies, O(max_timeline_length)).
+  // Unfollowing what is not followed is a no-op that says so
+  // (`was_following` false); InvalidArgument when follower == followee.
+  // Removal walks the follower's timeline once: O(timeline length), no
+  // searches.
   virtual absl::StatusOr<UnfollowResult> Unfollow(
       EntityId follower, EntityId followee,
       const UnfollowOptions& options = {}) = 0;
@@ -492,7 +521,8 @@ class FEEDCORE_EXPORT FeedEngine {
   // id, actor, ts and payload; the ttl is not compared) is a no-op
   // (`created` false), `notify` included. Followers of a merged-at-read
   // actor get no copy and no `on_delivery` call; they see it through the
-  // merge. Errors, all before anything changes: InvalidArgument (ts < 0,
+  // merge (an activity older than a follower's merge boundary is copied to
+  // that follower: see the top of this file). Errors, all before anything changes: InvalidArgument (ts < 0,
   // ttl out of range, payload too large, more than kMaxNotifyRecipients in
   // `notify`), Unimplemented (a non-empty `notify` without
   // FeedCapability::kNotifications), AlreadyExists (the id belongs to a
