@@ -87,7 +87,7 @@ struct Member {
 };
 
 // A paging walk left open across other operations; one position per
-// member (the members' pages differ when back-fill is partial). A grouped
+// member, each checked against its own model. A grouped
 // walk reads `owner`'s timeline with ReadGroups, newest first, and `last`
 // is the place of the last group returned.
 struct Session {
@@ -254,7 +254,7 @@ class Runner {
                     std::optional<Micros>* max_ts);
 
   // Reads the next page of `s` on every member, compares each with its
-  // model and, with complete back-fill, with the first member's page.
+  // model and with the first member's page.
   void ReadPage(Session& s);
 
   // As ReadPage, for a grouped walk.
