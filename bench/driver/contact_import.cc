@@ -30,24 +30,24 @@ std::vector<SystemUnderTest> ImportSystems(FeedEngine& engine,
                                            std::vector<EntityId>& batch,
                                            std::vector<EntityId>& single) {
   std::vector<SystemUnderTest> systems;
-  systems.push_back(
-      {kFeedcore,
-       [&engine, &options, &follow, &next_importer, &batch](
-           size_t, std::vector<double>& samples) -> absl::Status {
-         const EntityId importer = next_importer++;
-         std::vector<FollowPair> pairs;
-         pairs.reserve(options.contacts);
-         for (size_t c = 0; c < options.contacts; ++c) {
-           pairs.push_back({importer, kFirstContact + c});
-         }
-         const Stopwatch::time_point start = Stopwatch::now();
-         absl::Status status = engine.FollowMany(pairs, follow).status();
-         samples.push_back(MicrosSince(start) / 1000.0);
-         batch.push_back(importer);
-         return status;
-       },
-       {},
-       false});
+  systems.push_back({kFeedcore,
+                     [&engine, &options, &follow, &next_importer, &batch](
+                         size_t, std::vector<double>& samples) -> absl::Status {
+                       const EntityId importer = next_importer++;
+                       std::vector<FollowPair> pairs;
+                       pairs.reserve(options.contacts);
+                       for (size_t c = 0; c < options.contacts; ++c) {
+                         pairs.push_back({importer, kFirstContact + c});
+                       }
+                       const Stopwatch::time_point start = Stopwatch::now();
+                       absl::Status status =
+                           engine.FollowMany(pairs, follow).status();
+                       samples.push_back(MicrosSince(start) / 1000.0);
+                       batch.push_back(importer);
+                       return status;
+                     },
+                     {},
+                     false});
   systems.push_back(
       {kFollowPerPair,
        [&engine, &options, &follow, &next_importer, &single](
@@ -117,15 +117,15 @@ void RunContactImport(RunContext& context) {
   // Without back-fill the import is the edges alone, where one lock hold
   // per shard for the whole list is what differs.
   follow.backfill = 0;
-  std::vector<SystemUnderTest> systems = ImportSystems(
-      engine, options, follow, next_importer, batch_importers,
-      single_importers);
+  std::vector<SystemUnderTest> systems =
+      ImportSystems(engine, options, follow, next_importer, batch_importers,
+                    single_importers);
   RunInterleaved(context, kScenario, "importing without back-fill",
                  options.import_rounds, systems);
-  AddFigures(context, kScenario,
-             absl::StrCat("import ", options.contacts,
-                          " contacts, no back-fill"),
-             "ms", systems);
+  AddFigures(
+      context, kScenario,
+      absl::StrCat("import ", options.contacts, " contacts, no back-fill"),
+      "ms", systems);
   batch_importers.clear();
   single_importers.clear();
   follow.backfill = options.contact_posts;

@@ -244,7 +244,8 @@ struct ChangeStreamOptions {
   // Records retained, 1..2^40.
   size_t max_records = 1'000'000;
   // Approximate bytes of retained records (fixed size plus owners, keys,
-  // payload and metadata), 1 KiB..2^48. The newest record is always kept, however large.
+  // payload and metadata), 1 KiB..2^48. The newest record is always kept,
+  // however large.
   size_t max_bytes = size_t{256} << 20;
   // Records older than this are dropped; 0 keeps them regardless of age.
   Micros max_age = 0;

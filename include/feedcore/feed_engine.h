@@ -522,10 +522,10 @@ class FEEDCORE_EXPORT FeedEngine {
   // (`created` false), `notify` included. Followers of a merged-at-read
   // actor get no copy and no `on_delivery` call; they see it through the
   // merge (an activity older than a follower's merge boundary is copied to
-  // that follower: see the top of this file). Errors, all before anything changes: InvalidArgument (ts < 0,
-  // ttl out of range, payload too large, more than kMaxNotifyRecipients in
-  // `notify`), Unimplemented (a non-empty `notify` without
-  // FeedCapability::kNotifications), AlreadyExists (the id belongs to a
+  // that follower: see the top of this file). Errors, all before anything
+  // changes: InvalidArgument (ts < 0, ttl out of range, payload too large, more
+  // than kMaxNotifyRecipients in `notify`), Unimplemented (a non-empty `notify`
+  // without FeedCapability::kNotifications), AlreadyExists (the id belongs to a
   // different activity), FailedPrecondition (the id was retracted),
   // ResourceExhausted (asynchronous fan-out, queue full, and
   // `wait_when_queue_full` false).

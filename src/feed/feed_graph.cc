@@ -1,6 +1,7 @@
-// FeedEngineImpl's follow graph: Follow (with back-fill, and the switch
-// of an actor with many followers to merge-at-read), Unfollow, and the
-// follower and followee lists.
+// FeedEngineImpl's follow graph: Follow and Unfollow (their work, shared
+// with FollowMany and UnfollowMany, is in feed_graph_batch.cc), the switch
+// of an actor with many followers to merge-at-read, and the follower and
+// followee lists.
 //
 // An edge lives in two shards: in the followee's node (its followers) and
 // in the follower's (its followees). Follow and Unfollow of one follower

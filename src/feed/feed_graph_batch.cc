@@ -19,9 +19,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -63,9 +63,9 @@ absl::Status ValidatePairs(absl::Span<const FollowPair> pairs,
   }
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (pairs[i].follower == pairs[i].followee) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pairs[", i, "]: entity ", pairs[i].follower, " cannot ", verb,
-          " itself (follower == followee)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pairs[", i, "]: entity ", pairs[i].follower, " cannot ",
+                       verb, " itself (follower == followee)"));
     }
   }
   return absl::OkStatus();
@@ -147,10 +147,10 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
   for (size_t i = 0; i < n; ++i) {
     results[i].blocked = EitherBlocks(pairs[i].follower, pairs[i].followee);
   }
-  const auto by_followee = RunsByShard(
-      n, [&](size_t i) { return steps[i].followee_shard; });
-  const auto by_follower = RunsByShard(
-      n, [&](size_t i) { return steps[i].follower_shard; });
+  const auto by_followee =
+      RunsByShard(n, [&](size_t i) { return steps[i].followee_shard; });
+  const auto by_follower =
+      RunsByShard(n, [&](size_t i) { return steps[i].follower_shard; });
   const Micros now = options_.clock->Now();
 
   // The edge in the followee's node; whether the followee is merged and,
@@ -161,9 +161,8 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     for (const size_t i : run) {
       if (results[i].blocked) continue;
       const FollowPair& pair = pairs[i];
-      GraphNode* const added =
-          shard.AddFollower(pair.followee, {steps[i].follower_shard,
-                                            pair.follower});
+      GraphNode* const added = shard.AddFollower(
+          pair.followee, {steps[i].follower_shard, pair.follower});
       if (added == nullptr) continue;
       results[i].created = true;
       GraphNode& node = *added;
@@ -260,8 +259,8 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     ReaderLock lock(&shard.mu());
     for (const size_t i : run) {
       if (!results[i].created || steps[i].merged) continue;
-      const Timeline* own = shard.FindTimeline({pairs[i].followee,
-                                                FeedType::kOwn});
+      const Timeline* own =
+          shard.FindTimeline({pairs[i].followee, FeedType::kOwn});
       if (own != nullptr) {
         own->Collect(ReadOrder::kNewestFirst, TimelineKey::Min(),
                      TimelineKey::Max(), now, backfill, &steps[i].backfill);

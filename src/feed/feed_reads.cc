@@ -75,8 +75,8 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       }
       home_size = home == nullptr ? 0 : home->size();
     }
-    if (std::optional<TimelineKey> floor = MergedCapFloor(owner, home_size,
-                                                          hybrid)) {
+    if (std::optional<TimelineKey> floor =
+            MergedCapFloor(owner, home_size, hybrid)) {
       lo = std::max(lo, *floor);
       if (lo > hi) return;
     }
@@ -119,8 +119,8 @@ std::optional<TimelineKey> FeedEngineImpl::MergedCapFloor(
     TimelineKey hi = TimelineKey::Max();
     if (!newest.Narrow(&lo, &hi)) return;
     std::vector<StoredEntry> entries;
-    shard.Collect(id, ReadOrder::kNewestFirst, lo, hi, kNothingExpired,
-                  cap + 1, &entries);
+    shard.Collect(id, ReadOrder::kNewestFirst, lo, hi, kNothingExpired, cap + 1,
+                  &entries);
     newest.Add(std::move(entries));
   };
   add(ShardOf(owner), {owner, FeedType::kHome}, TimelineKey::Min());

@@ -112,9 +112,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.U64(followee.boundary.activity_id);
     }
     w.I64(node.newest_published.has_value() ? node.newest_published->ts : -1);
-    w.U64(node.newest_published.has_value()
-              ? node.newest_published->activity_id
-              : 0);
+    w.U64(node.newest_published.has_value() ? node.newest_published->activity_id
+                                            : 0);
     w.U64(node.history_kept.size());
     for (const auto& former : node.history_kept) w.U64(former.second);
   });

@@ -54,9 +54,8 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
   if (with_unfollowing && (!unfollowing.empty() || !history_kept.empty())) {
     // The sets are ordered by (shard, id): merge them.
     std::vector<FollowerEdge> leaving;
-    std::set_union(unfollowing.begin(), unfollowing.end(),
-                   history_kept.begin(), history_kept.end(),
-                   std::back_inserter(leaving));
+    std::set_union(unfollowing.begin(), unfollowing.end(), history_kept.begin(),
+                   history_kept.end(), std::back_inserter(leaving));
     std::vector<FollowerEdge> all;
     all.reserve(followers.size() + leaving.size());
     std::set_union(followers.begin(), followers.end(), leaving.begin(),

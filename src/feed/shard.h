@@ -150,8 +150,9 @@ struct GraphNode {
     return true;
   }
   void EraseMerged(EntityId actor) {
-    std::erase_if(hybrid_following,
-                  [actor](const MergedFollowee& m) { return m.actor == actor; });
+    std::erase_if(hybrid_following, [actor](const MergedFollowee& m) {
+      return m.actor == actor;
+    });
   }
   // Where followers that start merging this actor now begin: just above
   // everything it has published.
@@ -288,7 +289,8 @@ class alignas(64) Shard {
   std::optional<TimelineKey> NewestOwnKey(EntityId actor) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Adds `edge` to the followers of `followee` (creating its node; its
-  // newest_published takes in the own feed's newest key) and counts it. Returns the node, or nullptr if the edge was there.
+  // newest_published takes in the own feed's newest key) and counts it. Returns
+  // the node, or nullptr if the edge was there.
   GraphNode* AddFollower(EntityId followee, FollowerEdge edge)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `edge` from the followers of `followee`. Returns the node, or

@@ -74,9 +74,9 @@ TEST_CASE("FollowMany and UnfollowMany give the results of one call per pair") {
     ActivityId next_id = 0;
     for (int round = 0; round < 40; ++round) {
       for (int p = 0; p < 6; ++p) {
-        const Activity a = MakeActivity(
-            ++next_id, 1 + rng() % kEntities,
-            kStart + static_cast<Micros>(rng() % 1000));
+        const Activity a =
+            MakeActivity(++next_id, 1 + rng() % kEntities,
+                         kStart + static_cast<Micros>(rng() % 1000));
         REQUIRE(batched->Publish(a).ok());
         REQUIRE(single->Publish(a).ok());
       }
@@ -174,8 +174,7 @@ TEST_CASE("a batch that crosses the hybrid threshold merges as Follow does") {
   // Out of order: below every boundary, so every follower gets it.
   CHECK(f.Pub(8, 100, kStart + 5).merged_at_read);
   for (EntityId e = 1; e <= 6; ++e) {
-    CHECK(IdsOf(Timeline(*f.engine, e)) ==
-          std::vector<ActivityId>{7, 6, 8, 5});
+    CHECK(IdsOf(Timeline(*f.engine, e)) == std::vector<ActivityId>{7, 6, 8, 5});
   }
   CHECK(f.engine->Retract(8).ok());
   for (EntityId e = 1; e <= 6; ++e) {
@@ -226,11 +225,11 @@ TEST_CASE("a replica fed by the stream holds what batch calls made") {
   ActivityId next_id = 0;
   for (int round = 0; round < 30; ++round) {
     for (int p = 0; p < 4; ++p) {
-      REQUIRE(source
-                  ->Publish(MakeActivity(
-                      ++next_id, 1 + rng() % kEntities,
-                      kStart + static_cast<Micros>(rng() % 500)))
-                  .ok());
+      REQUIRE(
+          source
+              ->Publish(MakeActivity(++next_id, 1 + rng() % kEntities,
+                                     kStart + static_cast<Micros>(rng() % 500)))
+              .ok());
     }
     const std::vector<FollowPair> pairs = RandomPairs(rng, 5, kEntities);
     if (round % 3 == 2) {

@@ -69,7 +69,8 @@
 //
 // Seeds are fixed and printed on failure; FEEDCORE_MODEL_SEED overrides the
 // seed and FEEDCORE_MODEL_OPS the number of operations per configuration;
-// FEEDCORE_MODEL_TRACE prints every operation to stderr.#include <doctest/doctest.h>
+// FEEDCORE_MODEL_TRACE prints every operation to stderr.#include
+// <doctest/doctest.h>
 
 #include <cstdint>
 #include <vector>
@@ -132,8 +133,8 @@ void RunConfig(const Config& config, int default_ops) {
 }
 
 TEST_CASE("social model: partial back-fill, every engine against its model") {
-  RunConfig({"partial back-fill, 4 shards, pool", false, social_model::kCap, true,
-             4, 1, 2, 9},
+  RunConfig({"partial back-fill, 4 shards, pool", false, social_model::kCap,
+             true, 4, 1, 2, 9},
             20000);
 }
 
@@ -144,15 +145,16 @@ TEST_CASE("social model: partial back-fill, small cap, 8 shards, inline") {
 }
 
 TEST_CASE("social model: complete back-fill, every threshold reads alike") {
-  RunConfig({"complete back-fill, 4 shards, pool", true, social_model::kCap, true,
-             4, 2, 2, 9},
+  RunConfig({"complete back-fill, 4 shards, pool", true, social_model::kCap,
+             true, 4, 2, 2, 9},
             20000);
 }
 
-TEST_CASE("social model: partial back-fill, small cap, one shard, few entities") {
-  RunConfig({"partial back-fill, cap 9, 1 shard, pool", false, 9, false, 1, 1,
-             1, 5},
-            20000);
+TEST_CASE(
+    "social model: partial back-fill, small cap, one shard, few entities") {
+  RunConfig(
+      {"partial back-fill, cap 9, 1 shard, pool", false, 9, false, 1, 1, 1, 5},
+      20000);
 }
 
 }  // namespace

@@ -176,8 +176,7 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
           write.metadata = std::string(rng() % 4, static_cast<char>('a' + b));
         }
       }
-      for (const absl::StatusOr<WriteResult>& result :
-           board.WriteMany(batch)) {
+      for (const absl::StatusOr<WriteResult>& result : board.WriteMany(batch)) {
         REQUIRE_MESSAGE(result.ok(), result.status());
       }
       if (options[b].max_metadata_bytes > 0) {
