@@ -202,7 +202,8 @@ struct PublishResult {
   // re-publish: nothing changed).
   bool created = false;
   // Follower timelines that received (or, asynchronously, will receive)
-  // the entry.
+  // the entry; 0 when `merged_at_read` (even if an activity published out
+  // of order is copied to the followers whose merge begins above it).
   size_t fanned_out = 0;
   // True when the actor is past the hybrid threshold: followers merge it at
   // read time instead.
