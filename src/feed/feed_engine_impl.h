@@ -10,7 +10,8 @@
 //                          merge itself is page_merger.h)
 //   feed_graph.cc          Follow, Unfollow, back-fill, the switch of an
 //                          actor to merge-at-read, follower lists
-//   feed_graph_batch.cc    FollowMany, UnfollowMany
+//   feed_graph_batch.cc    the phases of Follow and Unfollow, for one pair
+//                          or many (FollowMany, UnfollowMany)
 //   feed_relations.cc      mute and block
 //   feed_markers.cc        read markers
 //   feed_ranked.cc         activity counters and ranked reads
