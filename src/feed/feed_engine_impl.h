@@ -8,7 +8,7 @@
 //   feed_writes.cc         Insert, InsertFanout, InsertBatch, Remove
 //   feed_reads.cc          timeline, own, world and grouped reads (the
 //                          merge itself is page_merger.h)
-//   feed_graph.cc          Follow, Unfollow, back-fill, the switch of an
+//   feed_graph.cc          Follow, Unfollow, the switch of an
 //                          actor to merge-at-read, follower lists
 //   feed_graph_batch.cc    the phases of Follow and Unfollow, for one pair
 //                          or many (FollowMany, UnfollowMany)
