@@ -7,7 +7,9 @@
 //     a notification feed then has u64 m and its m seen groups, each named
 //     by its newest entry: i64 ts, u64 activity id, u8 read
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
-//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids
+//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids,
+//     u64 n + n read markers (u8 feed type, u64 feed owner, i64 ts,
+//     u64 activity id), in (feed type, owner) order
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
@@ -29,7 +31,8 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-constexpr size_t kMinGraphNodeBytes = 33;
+constexpr size_t kMinGraphNodeBytes = 41;
+constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 49;
 constexpr size_t kSeenGroupBytes = 17;
 
@@ -102,6 +105,13 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     for (const EntityId followee : node.following) w.U64(followee);
     w.U64(node.hybrid_following.size());
     for (const EntityId followee : node.hybrid_following) w.U64(followee);
+    w.U64(node.read_markers.size());
+    for (const auto& [feed, key] : node.read_markers) {
+      w.U8(static_cast<uint8_t>(feed.first));
+      w.U64(feed.second);
+      w.I64(key.ts);
+      w.U64(key.activity_id);
+    }
   });
   return cut;
 }
@@ -255,6 +265,27 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
                                             followee, " without following it"));
       }
       node.hybrid_following.push_back(followee);
+    }
+    const uint64_t markers = r.Count(kMarkerBytes);
+    for (uint64_t i = 0; i < markers && r.ok(); ++i) {
+      const uint8_t type = r.U8();
+      const EntityId owner = r.U64();
+      const EntryKey key{r.I64(), r.U64()};
+      if (!r.ok()) break;
+      const bool home = type == static_cast<uint8_t>(FeedType::kHome);
+      const bool own = type == static_cast<uint8_t>(FeedType::kOwn);
+      const bool world = type == static_cast<uint8_t>(FeedType::kWorld);
+      if (!(own || (home && owner == entity) || (world && owner == 0)) ||
+          key.ts < 0) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " has an impossible read marker"));
+      }
+      if (!node.read_markers
+               .emplace(MarkerFeedKey{static_cast<FeedType>(type), owner}, key)
+               .second) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " lists a read marker twice"));
+      }
     }
     if (r.ok() && (node.followers.size() != followers ||
                    node.following.size() != following)) {

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
@@ -98,7 +99,12 @@ struct FollowerSnapshot {
   size_t groups() const { return shard_of_group.size(); }
 };
 
-// One entity's place in the follow graph.
+// The feed a read marker is kept for: (feed type, owner), ordered so that
+// a node's markers are listed the same way every time (snapshots).
+using MarkerFeedKey = std::pair<FeedType, EntityId>;
+
+// One entity's place in the follow graph, and what it keeps about its own
+// reading.
 struct GraphNode {
   absl::btree_set<FollowerEdge> followers;
   absl::btree_set<EntityId> following;
@@ -111,10 +117,14 @@ struct GraphNode {
   // continue until `hybrid` is set.
   bool becoming_hybrid = false;
   bool hybrid = false;
+  // The entity's read markers (SetReadMarker): the key of the last item it
+  // read, per feed. A node that holds only markers is kept.
+  absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
 
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
-           hybrid_following.empty() && !becoming_hybrid && !hybrid;
+           hybrid_following.empty() && !becoming_hybrid && !hybrid &&
+           read_markers.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard; with
   // `with_unfollowing`, also the followers whose Unfollow is in progress.
