@@ -172,7 +172,8 @@ class Runner {
              evicted = 0, hidden_expired = 0, idempotent = 0, conflicts = 0,
              group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
              actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
-             merged_groups = 0, expired_groups = 0, groups_shown_again = 0;
+             merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
+             markers_moved = 0, markers_unread = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -193,6 +194,8 @@ class Runner {
       merged_groups += o.merged_groups;
       expired_groups += o.expired_groups;
       groups_shown_again += o.groups_shown_again;
+      markers_moved += o.markers_moved;
+      markers_unread += o.markers_unread;
     }
   };
   Coverage coverage() const {
@@ -270,6 +273,10 @@ class Runner {
   void DoEvict();
 
   void DoInvalid();
+
+  // Sets a read marker of a user in its home feed, an own feed or the
+  // world feed (forward, backward, forced) and reads it back.
+  void DoMarkers();
 
   void CheckStats();
 
