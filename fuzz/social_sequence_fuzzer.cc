@@ -175,9 +175,9 @@ class Driver {
 
   // A failed call: InvalidArgument, and no change recorded.
   void CheckRefused(const absl::Status& status, uint64_t records_before) {
-    FUZZ_CHECK_DETAIL(absl::IsInvalidArgument(status),
-                      std::fprintf(stderr, "status: %s\n",
-                                   status.ToString().c_str()));
+    FUZZ_CHECK_DETAIL(
+        absl::IsInvalidArgument(status),
+        std::fprintf(stderr, "status: %s\n", status.ToString().c_str()));
     FUZZ_CHECK(Records() == records_before);
   }
 
@@ -226,8 +226,7 @@ class Driver {
   }
 
   // An activity the model knows (stored or retracted), if any.
-  std::optional<std::pair<ActivityId, testing::FeedModel::Activity>>
-  Known() {
+  std::optional<std::pair<ActivityId, testing::FeedModel::Activity>> Known() {
     const auto& activities = model_.activities();
     if (activities.empty()) return std::nullopt;
     auto it = activities.begin();
@@ -317,9 +316,9 @@ class Driver {
     FUZZ_CHECK(page.ok());
     const size_t n = std::min<size_t>(r.limit, visible.size());
     FUZZ_CHECK_DETAIL(
-        page->entries == std::vector<StoredEntry>(
-                             visible.begin(),
-                             visible.begin() + static_cast<long>(n)),
+        page->entries ==
+            std::vector<StoredEntry>(visible.begin(),
+                                     visible.begin() + static_cast<long>(n)),
         std::fprintf(stderr, "page of %zu entries, model %zu (of %zu)\n",
                      page->entries.size(), n, visible.size()));
     FUZZ_CHECK(page->next_cursor.empty() == (visible.size() <= r.limit));
@@ -333,8 +332,9 @@ class Driver {
   void Read() {
     Walk walk;
     const uint64_t kind = in_.Below(4);
-    walk.feed = kind < 2 ? Feed::kTimeline : kind == 2 ? Feed::kOwn
-                                                       : Feed::kWorld;
+    walk.feed = kind < 2    ? Feed::kTimeline
+                : kind == 2 ? Feed::kOwn
+                            : Feed::kWorld;
     walk.owner = walk.feed == Feed::kWorld ? 0 : Entity();
     walk.order = in_.Bool() ? ReadOrder::kOldestFirst : ReadOrder::kNewestFirst;
     if (in_.Below(3) == 0) {
@@ -592,8 +592,7 @@ class Driver {
     }
     FUZZ_CHECK_DETAIL(stats.entries == want.entries + notifications,
                       std::fprintf(stderr, "entries %zu, model %zu + %zu\n",
-                                   stats.entries, want.entries,
-                                   notifications));
+                                   stats.entries, want.entries, notifications));
     FUZZ_CHECK(stats.activities == want.activities);
     FUZZ_CHECK(stats.retracted_activities == want.retracted);
     FUZZ_CHECK(stats.payload_bytes == want.payload_bytes);

@@ -32,8 +32,8 @@ absl::StatusOr<MarkedFeed> ParseMarkedFeed(absl::Span<const std::string> args) {
   } else if (IsKeyword(args[2], "WORLD")) {
     feed.type = FeedType::kWorld;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "feed must be home, own or world, not ", Quote(args[2])));
+    return absl::InvalidArgumentError(
+        absl::StrCat("feed must be home, own or world, not ", Quote(args[2])));
   }
   absl::StatusOr<uint64_t> owner = ParseId(args[3], "owner");
   if (!owner.ok()) return owner.status();

@@ -14,46 +14,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "feed/engine_options.h"
 #include "feed/feed_engine_impl.h"
 #include "feed/page_merger.h"
 
 namespace feedcore::internal {
 namespace {
-
-// Why `user` cannot keep a marker in `feed`, or OK.
-absl::Status ValidateMarkedFeed(EntityId user, const MarkedFeed& feed) {
-  switch (feed.type) {
-    case FeedType::kHome:
-      if (feed.owner != user) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "feed.owner is ", feed.owner, "; a home feed's marker is kept "
-            "only by its owner (user ", user, ")"));
-      }
-      return absl::OkStatus();
-    case FeedType::kOwn:
-      return absl::OkStatus();
-    case FeedType::kWorld:
-      if (feed.owner != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "feed.owner is ", feed.owner, "; the world feed's owner is 0"));
-      }
-      return absl::OkStatus();
-    case FeedType::kNotification:
-      return absl::InvalidArgumentError(
-          "feed.type is kNotification; notification feeds keep seen and "
-          "read state (MarkSeen, MarkRead), not a read marker");
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "feed.type is ", static_cast<int>(feed.type), "; not a FeedType"));
-}
-
-absl::Status ValidateMarkerKey(const EntryKey& key) {
-  if (key.ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("key.ts is ", key.ts, "; it must be >= 0"));
-  }
-  return absl::OkStatus();
-}
 
 ChangeRecord MarkerRecord(EntityId user, const MarkerFeedKey& feed,
                           const EntryKey& key) {
@@ -94,10 +60,9 @@ absl::StatusOr<bool> FeedEngineImpl::SetReadMarker(
 absl::StatusOr<ReadMarker> FeedEngineImpl::GetReadMarker(
     EntityId user, const MarkedFeed& feed, size_t max_unread) const {
   if (absl::Status bad = ValidateMarkedFeed(user, feed); !bad.ok()) return bad;
-  if (max_unread == 0 || max_unread > options_.max_page_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_unread is ", max_unread, "; it must be 1..",
-                     options_.max_page_size, " (EngineOptions.max_page_size)"));
+  if (absl::Status bad = ValidateMaxUnread(max_unread, options_.max_page_size);
+      !bad.ok()) {
+    return bad;
   }
   ReadMarker marker;
   {

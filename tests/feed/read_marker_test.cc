@@ -58,9 +58,9 @@ bool Set(FeedEngine& engine, EntityId user, const MarkedFeed& feed,
 // Every marker of `users` in their home feeds, the own feeds of `channels`
 // and the world feed, with its unread count: what two engines holding the
 // same markers and feeds answer alike.
-std::vector<std::string> DescribeMarkers(const FeedEngine& engine,
-                                         const std::vector<EntityId>& users,
-                                         const std::vector<EntityId>& channels) {
+std::vector<std::string> DescribeMarkers(
+    const FeedEngine& engine, const std::vector<EntityId>& users,
+    const std::vector<EntityId>& channels) {
   std::vector<std::string> lines;
   for (const EntityId user : users) {
     std::vector<MarkedFeed> feeds = {MarkedFeed::Home(user),
@@ -159,8 +159,7 @@ TEST_CASE("a home feed counts the merged-at-read followees as reads do") {
     const ReadMarker got = Get(*hybrid, 1, MarkedFeed::Home(1), max_unread);
     CHECK(got.unread == want.unread);
     CHECK(got.more_unread == want.more_unread);
-    CHECK(got.unread ==
-          hybrid->CountNewer(1, 25, 0, max_unread).value());
+    CHECK(got.unread == hybrid->CountNewer(1, 25, 0, max_unread).value());
   }
   CHECK(Get(*hybrid, 1, MarkedFeed::Home(1)).unread == 5);  // 3..7
 }
@@ -170,8 +169,8 @@ TEST_CASE("own feeds of any entity and the world feed keep markers") {
   auto engine = NewManualEngine(clock, Options());
   // Channel 50 is an entity whose own feed its members read.
   for (ActivityId id = 1; id <= 4; ++id) {
-    REQUIRE(engine->Publish(MakeActivity(id, 50, static_cast<Micros>(id)))
-                .ok());
+    REQUIRE(
+        engine->Publish(MakeActivity(id, 50, static_cast<Micros>(id))).ok());
   }
   REQUIRE(engine->Publish(MakeActivity(5, 60, 5)).ok());
   CHECK(Set(*engine, 1, MarkedFeed::Own(50), {2, 2}));
@@ -204,8 +203,7 @@ TEST_CASE("bad arguments fail naming them and change nothing") {
       const absl::Status status =
           engine->SetReadMarker(user, feed, key, {.force = force}).status();
       CHECK_MESSAGE(absl::IsInvalidArgument(status), status);
-      CHECK_MESSAGE(status.message().find(names) != std::string::npos,
-                    status);
+      CHECK_MESSAGE(status.message().find(names) != std::string::npos, status);
     }
   };
   set_fails(1, MarkedFeed::Home(1), {-1, 0}, "key.ts");
@@ -325,15 +323,15 @@ TEST_CASE("a malformed marker record is refused") {
   EngineOptions o = Options();
   o.change_stream = stream;
   auto source = NewManualEngine(clock, o);
-  const std::string path =
-      (std::filesystem::temp_directory_path() /
-       absl::StrCat("read_marker_test_bad_", ::getpid()))
-          .string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("read_marker_test_bad_", ::getpid()))
+                               .string();
   REQUIRE(SaveSnapshot(*source, path).ok());
   CHECK(Set(*source, 5, MarkedFeed::Own(9), {3, 3}));
-  const ChangeRecordPtr good =
-      stream->NewReader(StreamPosition::TrimHorizon()).value()->Read(1).value()
-          [0];
+  const ChangeRecordPtr good = stream->NewReader(StreamPosition::TrimHorizon())
+                                   .value()
+                                   ->Read(1)
+                                   .value()[0];
   EngineOptions replica_options = Options();
   replica_options.sweep_interval = 0;
   auto replica = LoadSnapshot(path, replica_options).value();

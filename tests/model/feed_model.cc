@@ -450,10 +450,10 @@ absl::StatusOr<ReadMarker> FeedModel::GetReadMarker(EntityId user,
     after = it->second;
     marker.key = EntryKey{it->second.first, it->second.second};
   }
-  const size_t newer = Read(ModelFeed(feed.type), feed.owner,
-                            ReadOrder::kOldestFirst, std::nullopt,
-                            std::nullopt, after, now, false)
-                           .size();
+  const size_t newer =
+      Read(ModelFeed(feed.type), feed.owner, ReadOrder::kOldestFirst,
+           std::nullopt, std::nullopt, after, now, false)
+          .size();
   marker.unread = std::min(newer, max_unread);
   marker.more_unread = newer > max_unread;
   return marker;

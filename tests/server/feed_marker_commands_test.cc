@@ -70,8 +70,8 @@ TEST_CASE("FEED.MARKER.SET and FEED.MARKER.GET on home, own and world feeds") {
   // No marker yet: everything is unread.
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1"}) ==
         "*3\r\n$-1\r\n:5\r\n:0\r\n");
-  CHECK(f.Run({"FEED.MARKER.SET", "1", "home", "1",
-               std::to_string(kStart + 2), "2"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.SET", "1", "home", "1", std::to_string(kStart + 2),
+               "2"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "1", "HOME", "1"}) ==
         MarkerReply(kStart + 2, 2, 3, 0));
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1", "MAX", "2"}) ==
@@ -79,17 +79,17 @@ TEST_CASE("FEED.MARKER.SET and FEED.MARKER.GET on home, own and world feeds") {
   // Backwards only with FORCE.
   CHECK(f.Run({"FEED.MARKER.SET", "1", "home", "1", std::to_string(kStart),
                "0"}) == ":0\r\n");
-  CHECK(f.Run({"FEED.MARKER.SET", "1", "home", "1", std::to_string(kStart),
-               "0", "force"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.SET", "1", "home", "1", std::to_string(kStart), "0",
+               "force"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1"}) ==
         MarkerReply(kStart, 0, 5, 0));
   // A channel's own feed and the world feed.
-  CHECK(f.Run({"FEED.MARKER.SET", "7", "own", "42",
-               std::to_string(kStart + 4), "4"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.SET", "7", "own", "42", std::to_string(kStart + 4),
+               "4"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "7", "own", "42"}) ==
         MarkerReply(kStart + 4, 4, 1, 0));
-  CHECK(f.Run({"FEED.MARKER.SET", "7", "world", "0",
-               std::to_string(kStart + 5), "5"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.SET", "7", "world", "0", std::to_string(kStart + 5),
+               "5"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "7", "world", "0"}) ==
         MarkerReply(kStart + 5, 5, 0, 0));
 }
@@ -108,17 +108,16 @@ TEST_CASE("FEED.MARKER errors name the argument and change nothing") {
                    "-ERR ts"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.SET", "1", "home", "1", "5", "x"}),
                    "-ERR activity id"));
-  CHECK(StartsWith(
-      f.Run({"FEED.MARKER.SET", "1", "home", "1", "5", "5", "SOON"}),
-      "-ERR syntax error"));
+  CHECK(
+      StartsWith(f.Run({"FEED.MARKER.SET", "1", "home", "1", "5", "5", "SOON"}),
+                 "-ERR syntax error"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "1", "home", "1", "MAX", "0"}),
                    "-ERR MAX"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "1", "home", "1", "MAX", "21"}),
                    "-ERR MAX"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "1", "home", "1", "MAX"}),
                    "-ERR syntax error"));
-  CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "x", "home", "1"}),
-                   "-ERR user"));
+  CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "x", "home", "1"}), "-ERR user"));
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1"}) ==
         "*3\r\n$-1\r\n:0\r\n:0\r\n");
 }
