@@ -472,14 +472,19 @@ class FEEDCORE_EXPORT FeedEngine {
 
   // Sets `user`'s marker in `feed` to `key`. A marker only moves forward
   // unless `options.force`: returns true when it moved, false when `key`
-  // is not newer than the marker (nothing changed). InvalidArgument for
-  // key.ts < 0, a notification feed, or a home feed of another user. O(1).
+  // is not newer than the marker (forced: when it is the marker; nothing
+  // changed). A marker may name a key no feed holds. InvalidArgument for
+  // key.ts < 0, a notification feed, a home feed of another user, or a
+  // world feed whose owner is not 0. O(log of the user's markers), under
+  // the user's shard lock.
   virtual absl::StatusOr<bool> SetReadMarker(
       EntityId user, const MarkedFeed& feed, const EntryKey& key,
       const SetMarkerOptions& options = {}) = 0;
   // `user`'s marker in `feed` and the count of visible entries newer than
   // it, at most `max_unread` (1..max_page_size), counted as CountNewer
-  // counts. Errors as SetReadMarker, and for `max_unread` out of range.
+  // counts (a home feed merged with its merged-at-read followees). Errors
+  // as SetReadMarker, and for `max_unread` out of range. Costs what
+  // CountNewer costs with max_count = max_unread + 1.
   virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                                    const MarkedFeed& feed,
                                                    size_t max_unread) const = 0;

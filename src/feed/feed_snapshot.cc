@@ -11,7 +11,9 @@
 //     id, i64 boundary ts, u64 boundary activity id: the oldest key of it
 //     the entity's reads show), i64 ts + u64 activity id of the newest key
 //     the entity published while it had a node (ts -1: none), u64 n + n
-//     former followers that kept their history (Retract purges them)
+//     former followers that kept their history (Retract purges them),
+//     u64 n + n read markers (u8 feed type, u64 feed owner, i64 ts,
+//     u64 activity id), in (feed type, owner) order
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
@@ -33,8 +35,9 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-constexpr size_t kMinGraphNodeBytes = 57;
+constexpr size_t kMinGraphNodeBytes = 65;
 constexpr size_t kMergedFolloweeBytes = 24;
+constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 49;
 constexpr size_t kSeenGroupBytes = 17;
 
@@ -116,6 +119,13 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
                                             : 0);
     w.U64(node.history_kept.size());
     for (const auto& former : node.history_kept) w.U64(former.second);
+    w.U64(node.read_markers.size());
+    for (const auto& [feed, key] : node.read_markers) {
+      w.U8(static_cast<uint8_t>(feed.first));
+      w.U64(feed.second);
+      w.I64(key.ts);
+      w.U64(key.activity_id);
+    }
   });
   return cut;
 }
@@ -288,6 +298,27 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       const EntityId former = r.U64();
       node.history_kept.insert(
           {static_cast<uint32_t>(ShardIndex(former)), former});
+    }
+    const uint64_t markers = r.Count(kMarkerBytes);
+    for (uint64_t i = 0; i < markers && r.ok(); ++i) {
+      const uint8_t type = r.U8();
+      const EntityId owner = r.U64();
+      const EntryKey key{r.I64(), r.U64()};
+      if (!r.ok()) break;
+      const bool home = type == static_cast<uint8_t>(FeedType::kHome);
+      const bool own = type == static_cast<uint8_t>(FeedType::kOwn);
+      const bool world = type == static_cast<uint8_t>(FeedType::kWorld);
+      if (!(own || (home && owner == entity) || (world && owner == 0)) ||
+          key.ts < 0) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " has an impossible read marker"));
+      }
+      if (!node.read_markers
+               .emplace(MarkerFeedKey{static_cast<FeedType>(type), owner}, key)
+               .second) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " lists a read marker twice"));
+      }
     }
     if (r.ok() && (node.followers.size() != followers ||
                    node.following.size() != following)) {

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
@@ -112,7 +113,12 @@ struct MergedFollowee {
                          const MergedFollowee&) = default;
 };
 
-// One entity's place in the follow graph.
+// The feed a read marker is kept for: (feed type, owner), ordered so that
+// a node's markers are listed the same way every time (snapshots).
+using MarkerFeedKey = std::pair<FeedType, EntityId>;
+
+// One entity's place in the follow graph, and what it keeps about its own
+// reading.
 struct GraphNode {
   absl::btree_set<FollowerEdge> followers;
   absl::btree_set<EntityId> following;
@@ -134,6 +140,9 @@ struct GraphNode {
   // continue until `hybrid` is set.
   bool becoming_hybrid = false;
   bool hybrid = false;
+  // The entity's read markers (SetReadMarker): the key of the last item it
+  // read, per feed. A node that holds only markers is kept.
+  absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
 
   // The merged-at-read entry for `actor`, or nullptr.
   const MergedFollowee* FindMerged(EntityId actor) const {
@@ -166,7 +175,7 @@ struct GraphNode {
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
            history_kept.empty() && hybrid_following.empty() &&
-           !becoming_hybrid && !hybrid;
+           !becoming_hybrid && !hybrid && read_markers.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard; with
   // `with_unfollowing`, also the followers whose Unfollow is in progress

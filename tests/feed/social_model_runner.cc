@@ -43,6 +43,8 @@ void Runner::Run(int ops) {
       DoEvict();
     } else if (op < 97) {
       DoInvalid();
+    } else if (op < 99) {
+      DoMarkers();
     } else {
       CheckStats();
     }
@@ -528,6 +530,11 @@ void Runner::DoInvalid() {
     CHECK(absl::IsInvalidArgument(m.engine->ReadTimeline(e, foreign).status()));
     CHECK(absl::IsInvalidArgument(
         m.engine->CountNewer(e, 0, 0, kMaxPage + 1).status()));
+    CHECK(absl::IsInvalidArgument(
+        m.engine->SetReadMarker(e, MarkedFeed::Home(e + 1), {1, 1}).status()));
+    CHECK(absl::IsInvalidArgument(
+        m.engine->GetReadMarker(e, MarkedFeed::World(), kMaxPage + 1)
+            .status()));
     GroupReadOptions groups;
     groups.limit = 0;
     CHECK(absl::IsInvalidArgument(m.engine->ReadGroups(e, groups).status()));
@@ -551,6 +558,63 @@ void Runner::DoInvalid() {
     REQUIRE(testing::Social(m.engine->Stats().value()) == before);
   }
   --next_id_;  // the id was not taken
+}
+
+void Runner::DoMarkers() {
+  Settle();
+  const EntityId user = Entity();
+  MarkedFeed feed = MarkedFeed::Home(user);
+  Feed model_feed = Feed::kTimeline;
+  switch (rng_() % 3) {
+    case 0:
+      break;
+    case 1:
+      feed = MarkedFeed::Own(Entity());
+      model_feed = Feed::kOwn;
+      break;
+    default:
+      feed = MarkedFeed::World();
+      model_feed = Feed::kWorld;
+      break;
+  }
+  Key key{static_cast<Micros>(rng_() % (head_ + 2)), rng_() % (next_id_ + 2)};
+  const std::vector<StoredEntry> visible = members_[0].model.Read(
+      model_feed, feed.owner, ReadOrder::kNewestFirst, std::nullopt,
+      std::nullopt, std::nullopt, clock_->Now(), false);
+  if (!visible.empty() && rng_() % 4 != 0) {
+    key = KeyOf(visible[rng_() % visible.size()]);
+  }
+  const bool force = rng_() % 4 == 0;
+  const size_t max_unread = 1 + rng_() % kMaxPage;
+  what_ = "marker of " + std::to_string(user) + " in feed " +
+          std::to_string(static_cast<int>(feed.type)) + "/" +
+          std::to_string(feed.owner);
+  std::optional<ReadMarker> first;
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold);
+    const bool want_moved =
+        m.model.SetReadMarker(user, feed, key, force).value();
+    const absl::StatusOr<bool> moved = m.engine->SetReadMarker(
+        user, feed, {key.first, key.second}, {.force = force});
+    REQUIRE_MESSAGE(moved.ok(), moved.status());
+    REQUIRE(*moved == want_moved);
+    const ReadMarker want =
+        m.model.GetReadMarker(user, feed, max_unread, clock_->Now()).value();
+    const absl::StatusOr<ReadMarker> got =
+        m.engine->GetReadMarker(user, feed, max_unread);
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    REQUIRE(got->key == want.key);
+    REQUIRE(got->unread == want.unread);
+    REQUIRE(got->more_unread == want.more_unread);
+    if (config_.complete_backfill) {
+      if (!first) first = *got;
+      REQUIRE(got->unread == first->unread);
+    }
+    if (&m == &members_[0]) {
+      coverage_.markers_moved += *moved;
+      coverage_.markers_unread += got->unread > 0;
+    }
+  }
 }
 
 void Runner::CheckStats() {

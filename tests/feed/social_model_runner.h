@@ -179,7 +179,8 @@ class Runner {
              group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
              actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
              merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
-             hidden_by_boundary = 0, trimmed = 0;
+             hidden_by_boundary = 0, trimmed = 0,
+             markers_moved = 0, markers_unread = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -202,6 +203,8 @@ class Runner {
       groups_shown_again += o.groups_shown_again;
       hidden_by_boundary += o.hidden_by_boundary;
       trimmed += o.trimmed;
+      markers_moved += o.markers_moved;
+      markers_unread += o.markers_unread;
     }
   };
   Coverage coverage() const {
@@ -279,6 +282,10 @@ class Runner {
   void DoEvict();
 
   void DoInvalid();
+
+  // Sets a read marker of a user in its home feed, an own feed or the
+  // world feed (forward, backward, forced) and reads it back.
+  void DoMarkers();
 
   void CheckStats();
 

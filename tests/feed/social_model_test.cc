@@ -3,7 +3,8 @@
 // WaitForFanout), Retract, ReadTimeline, ReadOwn and ReadWorld (random
 // limits, orders, windows, hydration, and paging walks left open across
 // other operations), ReadGroups (grouped timeline walks, also left open),
-// CountNewer, Followers/Following, clock advances and EvictExpired, each
+// CountNewer, read markers (SetReadMarker/GetReadMarker), Followers/
+// Following, clock advances and EvictExpired, each
 // compared exactly with the reference model (model/feed_model.h).
 //
 // Every sequence runs on a group of engines that differ only in
@@ -130,6 +131,8 @@ void RunConfig(const Config& config, int default_ops) {
   CHECK(total.merged_groups > 0);
   if (config.removals) CHECK(total.expired_groups > 0);
   if (config.removals) CHECK(total.groups_shown_again > 0);
+  CHECK(total.markers_moved > 0);
+  CHECK(total.markers_unread > 0);
 }
 
 TEST_CASE("social model: partial back-fill, every engine against its model") {

@@ -68,6 +68,7 @@ FeedModel::FeedModel(const EngineOptions& options)
       world_cap_(options.world_timeline_length),
       default_ttl_(options.default_ttl),
       max_payload_bytes_(options.max_payload_bytes),
+      max_page_size_(options.max_page_size),
       hybrid_threshold_(options.hybrid_fanout_threshold),
       aggregation_(options.aggregation),
       notification_options_(options.notifications) {}
@@ -397,6 +398,64 @@ std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
 const FeedModel::FeedMap& FeedModel::notifications(EntityId user) const {
   auto it = notification_feeds_.find(user);
   return it == notification_feeds_.end() ? EmptyFeed() : it->second.notes;
+}
+
+// --- Read markers ---
+
+namespace {
+
+absl::Status MarkedFeedError(EntityId user, const MarkedFeed& feed) {
+  const bool ok = (feed.type == FeedType::kHome && feed.owner == user) ||
+                  feed.type == FeedType::kOwn ||
+                  (feed.type == FeedType::kWorld && feed.owner == 0);
+  return ok ? absl::OkStatus() : absl::InvalidArgumentError("marked feed");
+}
+
+Feed ModelFeed(FeedType type) {
+  return type == FeedType::kHome  ? Feed::kTimeline
+         : type == FeedType::kOwn ? Feed::kOwn
+                                  : Feed::kWorld;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> FeedModel::SetReadMarker(EntityId user,
+                                              const MarkedFeed& feed, Key key,
+                                              bool force) {
+  if (absl::Status bad = MarkedFeedError(user, feed); !bad.ok()) return bad;
+  if (key.first < 0) return absl::InvalidArgumentError("key.ts");
+  const MarkerKey where{user, feed.type, feed.owner};
+  auto it = markers_.find(where);
+  if (it != markers_.end() &&
+      (it->second == key || (!force && key < it->second))) {
+    return false;
+  }
+  markers_[where] = key;
+  return true;
+}
+
+absl::StatusOr<ReadMarker> FeedModel::GetReadMarker(EntityId user,
+                                                    const MarkedFeed& feed,
+                                                    size_t max_unread,
+                                                    Micros now) const {
+  if (absl::Status bad = MarkedFeedError(user, feed); !bad.ok()) return bad;
+  if (max_unread == 0 || max_unread > max_page_size_) {
+    return absl::InvalidArgumentError("max_unread");
+  }
+  ReadMarker marker;
+  std::optional<Key> after;
+  if (auto it = markers_.find({user, feed.type, feed.owner});
+      it != markers_.end()) {
+    after = it->second;
+    marker.key = EntryKey{it->second.first, it->second.second};
+  }
+  const size_t newer =
+      Read(ModelFeed(feed.type), feed.owner, ReadOrder::kOldestFirst,
+           std::nullopt, std::nullopt, after, now, false)
+          .size();
+  marker.unread = std::min(newer, max_unread);
+  marker.more_unread = newer > max_unread;
+  return marker;
 }
 
 // --- Expiry ---

@@ -40,7 +40,9 @@
 //     the activity as a tombstone until it expires and is evicted;
 //   * a notification feed per user holds at most notifications.max_length
 //     entries, with the seen and read flags of each group it holds; a group
-//     whose last entry leaves takes its flags with it.
+//     whose last entry leaves takes its flags with it;
+//   * a read marker per (user, feed): a key that moves forward only, unless
+//     forced; its unread count is the feed's visible entries newer than it.
 // Group keys come from aggregation.group_key, which must be set when the
 // model is asked to group (aggregation.enabled or aggregated notifications):
 // the engine's default key is private to it.
@@ -54,6 +56,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -202,6 +205,19 @@ class FeedModel {
   const FeedMap& notifications(EntityId user) const;
   const NotificationTally& notification_tally() const { return tally_; }
 
+  // --- Read markers ---
+
+  // What SetReadMarker answers: InvalidArgument for the arguments the
+  // engine refuses (and then nothing changes); else whether it moved.
+  absl::StatusOr<bool> SetReadMarker(EntityId user, const MarkedFeed& feed,
+                                     Key key, bool force);
+  // What GetReadMarker answers at `now`.
+  absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
+                                           const MarkedFeed& feed,
+                                           size_t max_unread, Micros now) const;
+  using MarkerKey = std::tuple<EntityId, FeedType, EntityId>;
+  const std::map<MarkerKey, Key>& read_markers() const { return markers_; }
+
   // --- Expiry ---
 
   // Entries held that have expired at `now`: what an EvictExpired with an
@@ -263,6 +279,7 @@ class FeedModel {
   size_t world_cap_;
   Micros default_ttl_;
   size_t max_payload_bytes_;
+  size_t max_page_size_;
   size_t hybrid_threshold_;
   AggregationOptions aggregation_;
   NotificationOptions notification_options_;
@@ -280,6 +297,7 @@ class FeedModel {
   uint64_t activities_evicted_ = 0;
   std::map<EntityId, NotificationFeed> notification_feeds_;
   NotificationTally tally_;
+  std::map<MarkerKey, Key> markers_;
 };
 
 }  // namespace feedcore::testing

@@ -1,7 +1,7 @@
 // Restore-then-resume, end to end and under concurrency: several threads
 // run a random social workload on engine A (publish with notifications,
 // follow and unfollow (one pair or several, keeping history or not),
-// retract, marking notifications seen and read, inserts,
+// retract, marking notifications seen and read, read markers, inserts,
 // removes, expiry) while another thread saves snapshots
 // of it. Each snapshot is loaded into a new engine, which then applies A's
 // change stream from the snapshot's sequence number; afterwards every
@@ -75,12 +75,19 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
       for (uint64_t n = rng() % 4; n > 0; --n)
         options.notify.push_back(entity());
       if (engine.Publish(act, options).ok()) mine.push_back(act.id);
-    } else if (op < 38) {
+    } else if (op < 36) {
       if (rng() % 2 == 0) {
         engine.MarkSeen(a).value();
       } else {
         engine.MarkAllRead(a).value();
       }
+    } else if (op < 38) {
+      const MarkedFeed feed = rng() % 3 == 0   ? MarkedFeed::Home(a)
+                              : rng() % 2 == 0 ? MarkedFeed::Own(b)
+                                               : MarkedFeed::World();
+      SetMarkerOptions options;
+      options.force = rng() % 4 == 0;
+      engine.SetReadMarker(a, feed, {ts, rng() % 1000}, options).value();
     } else if (op < 41) {
       absl::StatusOr<GroupPage> page = engine.ReadNotifications(a, {});
       REQUIRE(page.ok());
