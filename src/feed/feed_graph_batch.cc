@@ -151,7 +151,6 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       RunsByShard(n, [&](size_t i) { return steps[i].followee_shard; });
   const auto by_follower =
       RunsByShard(n, [&](size_t i) { return steps[i].follower_shard; });
-  const Micros now = options_.clock->Now();
 
   // The edge in the followee's node; whether the followee is merged and,
   // if so, where this follower's merge begins.
@@ -181,8 +180,8 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       }
       if (merged) {
         steps[i].merged = true;
-        steps[i].boundary =
-            FollowBoundary(shard, node, pair.followee, backfill, now);
+        steps[i].boundary = FollowBoundary(shard, node, pair.followee, backfill,
+                                           options_.clock->Now());
       }
     }
   }
@@ -254,6 +253,10 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     }
   }
   if (tickets.empty()) return results;
+  // What is visible is decided once the edges exist and the tickets are
+  // held: a publish from then on is either in the own feed read below or
+  // delivered to the follower.
+  const Micros now = options_.clock->Now();
   for (const auto& [s, run] : by_followee) {
     const Shard& shard = shards_[s];
     ReaderLock lock(&shard.mu());
