@@ -7,7 +7,8 @@
 // Shared by the model-based tests (tests/feed/model_test.cc,
 // social_model_test.cc, notification_model_test.cc), the conformance model
 // test (tests/conformance/feed_conformance_model_test.cc) and the
-// API-sequence fuzz target (fuzz/api_sequence_fuzzer.cc), so all of them
+// API-sequence fuzz targets (fuzz/api_sequence_fuzzer.cc,
+// fuzz/social_sequence_fuzzer.cc), so all of them
 // hold every backend to one reading of the contract in feed_engine.h. Free
 // of any test framework.
 //
