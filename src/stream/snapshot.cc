@@ -55,7 +55,7 @@ constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 // notification feeds (their seen groups, and each activity's recipients);
 // version 4 the boards' score order, rank style and metadata limit, and
 // their members' metadata.
-constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;
