@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
+#include "feed_ranked_commands.h"
 #include "info_command.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
@@ -30,9 +31,9 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
       new CommandDispatcher(feeds, boards, snapshots, append_only, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add :
-       {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-        AddLeaderboardCommands, AddSnapshotCommands, AddPersistenceCommands}) {
+  for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
+                   AddFeedRankedCommands, AddLeaderboardCommands,
+                   AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;

@@ -126,9 +126,9 @@ absl::StatusOr<RankedPage> FeedEngineImpl::ReadRanked(
   }
   if (ranked.size() > options.limit) {
     const RankedEntry& last = page.entries.back();
-    page.next_cursor = EncodeRankedCursor(
-        {owner, start, fingerprint, last.score, last.entry.ts,
-         last.entry.activity_id});
+    page.next_cursor =
+        EncodeRankedCursor({owner, start, fingerprint, last.score,
+                            last.entry.ts, last.entry.activity_id});
   }
   if (options.hydrate && !page.entries.empty()) {
     std::vector<StoredEntry> entries;
@@ -150,11 +150,10 @@ absl::Status FeedEngineImpl::ApplyCountersChange(const ChangeRecord& r) {
         "): ", r.counters.size(), " counters, not ", kActivityCounterCount));
   }
   if (r.domain - options_.shards != store_.ShardOf(id)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("change record ", r.sequence, " (kind ",
-                     static_cast<int>(r.kind), "): activity ", id,
-                     " is not in activity-store shard ",
-                     r.domain - options_.shards));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "change record ", r.sequence, " (kind ", static_cast<int>(r.kind),
+        "): activity ", id, " is not in activity-store shard ",
+        r.domain - options_.shards));
   }
   ActivityCounters counters;
   std::copy(r.counters.begin(), r.counters.end(), counters.begin());

@@ -20,7 +20,8 @@ void PutDouble(double value, std::string* out) {
   if (value == 0) value = 0;  // -0 and 0 are the same formula
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(bits));
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(bits >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    out->push_back(static_cast<char>(bits >> (8 * i)));
 }
 
 }  // namespace
@@ -29,15 +30,14 @@ absl::Status ValidateRankedRead(const RankedReadOptions& options,
                                 size_t max_page_size,
                                 size_t max_timeline_length) {
   if (options.limit == 0 || options.limit > max_page_size) {
-    return Bad("limit", absl::StrCat("is ", options.limit, "; it must be 1..",
-                                     max_page_size,
-                                     " (EngineOptions.max_page_size)"));
+    return Bad("limit",
+               absl::StrCat("is ", options.limit, "; it must be 1..",
+                            max_page_size, " (EngineOptions.max_page_size)"));
   }
   if (options.window == 0 || options.window > max_timeline_length) {
-    return Bad("window",
-               absl::StrCat("is ", options.window, "; it must be 1..",
-                            max_timeline_length,
-                            " (EngineOptions.max_timeline_length)"));
+    return Bad("window", absl::StrCat("is ", options.window, "; it must be 1..",
+                                      max_timeline_length,
+                                      " (EngineOptions.max_timeline_length)"));
   }
   const RankFormula& f = options.formula;
   if (!std::isfinite(f.base)) return Bad("formula.base", "is not finite");
@@ -47,9 +47,9 @@ absl::Status ValidateRankedRead(const RankedReadOptions& options,
     }
   }
   if (!(f.gravity >= 0 && f.gravity <= kMaxRankGravity)) {
-    return Bad("formula.gravity",
-               absl::StrCat("is ", f.gravity, "; it must be 0..",
-                            kMaxRankGravity));
+    return Bad(
+        "formula.gravity",
+        absl::StrCat("is ", f.gravity, "; it must be 0..", kMaxRankGravity));
   }
   if (!(f.age_offset_hours > 0) || !std::isfinite(f.age_offset_hours)) {
     return Bad("formula.age_offset_hours",
@@ -65,13 +65,13 @@ double RankScore(const RankFormula& formula, const ActivityCounters& counters,
   for (size_t i = 0; i < kActivityCounterCount; ++i) {
     popularity += formula.weights[i] * static_cast<double>(counters[i]);
   }
-  const double age_hours =
-      ts >= start ? 0.0
-                  : static_cast<double>(start - ts) /
-                        static_cast<double>(kMicrosPerHour);
+  const double age_hours = ts >= start
+                               ? 0.0
+                               : static_cast<double>(start - ts) /
+                                     static_cast<double>(kMicrosPerHour);
   const double score =
-      popularity / std::pow(age_hours + formula.age_offset_hours,
-                            formula.gravity);
+      popularity /
+      std::pow(age_hours + formula.age_offset_hours, formula.gravity);
   if (std::isnan(score) || score == 0) return 0;
   return score;
 }

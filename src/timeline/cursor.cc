@@ -188,12 +188,9 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
 std::string EncodeRankedCursor(const RankedCursor& cursor) {
   uint64_t score_bits = 0;
   std::memcpy(&score_bits, &cursor.score, sizeof(score_bits));
-  const uint64_t fields[] = {cursor.owner,
-                             static_cast<uint64_t>(cursor.start),
-                             cursor.fingerprint,
-                             score_bits,
-                             static_cast<uint64_t>(cursor.ts),
-                             cursor.activity_id};
+  const uint64_t fields[] = {
+      cursor.owner, static_cast<uint64_t>(cursor.start), cursor.fingerprint,
+      score_bits,   static_cast<uint64_t>(cursor.ts),    cursor.activity_id};
   return EncodeCursor(CursorKind::kRanked, fields);
 }
 
@@ -222,8 +219,8 @@ absl::StatusOr<RankedCursor> DecodeRankedCursorOf(absl::string_view text,
   if (!cursor.ok()) return cursor.status();
   if (cursor->owner != owner) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cursor belongs to the ranked timeline of ",
-                     cursor->owner, ", not of ", owner));
+        absl::StrCat("cursor belongs to the ranked timeline of ", cursor->owner,
+                     ", not of ", owner));
   }
   if (cursor->fingerprint != fingerprint) {
     return absl::InvalidArgumentError(

@@ -130,9 +130,9 @@ class Sequence {
     const Micros ts = Pick(10) == 0
                           ? now + Pick(600) * kMicrosPerSecond
                           : now - Pick(30) * kMicrosPerHour / 4 - Pick(1000);
-    Activity a = testing::MakeActivity(
-        next_id_++, AnyEntity(), ts,
-        Pick(4) == 0 ? Pick(4) * kMicrosPerHour + 1 : 0);
+    Activity a =
+        testing::MakeActivity(next_id_++, AnyEntity(), ts,
+                              Pick(4) == 0 ? Pick(4) * kMicrosPerHour + 1 : 0);
     const absl::StatusOr<PublishResult> got = engine_->Publish(a);
     const absl::StatusOr<PublishResult> want = model_.Publish(a, now);
     REQUIRE(got.status().code() == want.status().code());

@@ -193,8 +193,9 @@ TEST_CASE("the window ranks only the newest entries") {
   SocialFixture f;
   Feed(f, 10);
   Incr(*f.engine, 1, 0, 1000);  // the oldest, and by far the most popular
-  CHECK(Read(*f.engine, 1, Ranked(1, Simple(), 10)).entries[0].entry
-            .activity_id == 1);
+  CHECK(Read(*f.engine, 1, Ranked(1, Simple(), 10))
+            .entries[0]
+            .entry.activity_id == 1);
   const RankedPage page = Read(*f.engine, 1, Ranked(10, Simple(), 4));
   CHECK(Ids(page) == std::vector<ActivityId>{10, 9, 8, 7});
 }

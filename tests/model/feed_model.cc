@@ -4,9 +4,9 @@
 #include <cassert>
 #include <cmath>
 #include <iterator>
-#include <tuple>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace feedcore::testing {
@@ -337,8 +337,8 @@ double FeedModel::Score(const RankFormula& f, const ActivityCounters& c,
   }
   const double hours =
       ts >= start ? 0.0 : static_cast<double>(start - ts) / 3'600'000'000.0;
-  const double score = popularity / std::pow(hours + f.age_offset_hours,
-                                             f.gravity);
+  const double score =
+      popularity / std::pow(hours + f.age_offset_hours, f.gravity);
   return std::isnan(score) || score == 0 ? 0.0 : score;
 }
 
@@ -365,9 +365,9 @@ FeedModel::RankedResult FeedModel::Ranked(
   }
   std::erase_if(all, [&](const RankedEntry& r) {
     if (std::isnan(r.score)) return true;
-    return after && std::tuple(r.score, r.entry.ts, r.entry.activity_id) >=
-                        std::tuple(after->score, after->key.first,
-                                   after->key.second);
+    return after &&
+           std::tuple(r.score, r.entry.ts, r.entry.activity_id) >=
+               std::tuple(after->score, after->key.first, after->key.second);
   });
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return std::tuple(a.score, a.entry.ts, a.entry.activity_id) >

@@ -217,10 +217,9 @@ class FeedModel {
   // before the start, leaving out entries whose counters changed at or
   // after the start; the page holds the best `limit` of the window below
   // `after` by (score, key).
-  RankedResult Ranked(EntityId owner, const RankFormula& formula,
-                      size_t window, size_t limit,
-                      const std::optional<RankedPlace>& after, Micros now,
-                      bool hydrate) const;
+  RankedResult Ranked(EntityId owner, const RankFormula& formula, size_t window,
+                      size_t limit, const std::optional<RankedPlace>& after,
+                      Micros now, bool hydrate) const;
 
   // --- Notifications ---
 

@@ -90,7 +90,8 @@ TEST_CASE("counters and their change times reach a replica and a file") {
   clock->Advance(5);
   REQUIRE(source->IncrementCounter(3, 1, -7).ok());
   REQUIRE(source->Retract(4).ok());
-  const absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, snapshot.path);
+  const absl::StatusOr<SnapshotInfo> info =
+      SaveSnapshot(*source, snapshot.path);
   REQUIRE_MESSAGE(info.ok(), info.status());
   clock->Advance(5);
   REQUIRE(source->IncrementCounter(5, 0, 1000).ok());
