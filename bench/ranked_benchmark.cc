@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "bench/benchmark_main.h"
 #include "feedcore/feedcore.h"
 
@@ -46,7 +47,7 @@ struct World {
 };
 
 void Check(const absl::Status& status, const char* what) {
-  if (!status.ok()) Die(std::string(what) + ": " + status.ToString());
+  if (!status.ok()) Die(absl::StrCat(what, ": ", status.ToString()));
 }
 
 const World& Shared() {
@@ -77,7 +78,7 @@ const World& Shared() {
         activity.id = id;
         activity.actor = first_actor + a;
         activity.ts = kStart - span + static_cast<Micros>(rng() % span);
-        activity.payload = "x";
+        activity.payload.assign(1, 'x');
         Check(w->engine->Publish(activity).status(), "Publish");
         for (size_t c = 0; c < kActivityCounterCount; ++c) {
           const int64_t n = static_cast<int64_t>(rng() % 50);

@@ -277,33 +277,41 @@ void ActivityStore::LookupCounters(absl::Span<const StoredEntry> entries,
                                    std::vector<CounterState>* out) const {
   out->assign(entries.size(), CounterState{});
   if (entries.empty()) return;
-  // (shard << 32 | index), sorted: each shard's entries in one run, so
-  // that its lock is taken once.
-  std::vector<uint64_t> order(entries.size());
+  // The entries' indexes grouped by shard (a counting sort: O(entries +
+  // shards)), so that each shard's lock is taken once.
+  std::vector<uint32_t> shard_of(entries.size());
+  std::vector<uint32_t> run_end(shard_count_ + 1, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
-    order[i] = (uint64_t{ShardIndex(entries[i].activity_id)} << 32) | i;
+    shard_of[i] = static_cast<uint32_t>(ShardIndex(entries[i].activity_id));
+    ++run_end[shard_of[i] + 1];
   }
-  std::sort(order.begin(), order.end());
-  for (size_t first = 0; first < order.size();) {
-    const size_t s = order[first] >> 32;
-    size_t end = first + 1;
-    while (end < order.size() && (order[end] >> 32) == s) ++end;
+  for (size_t s = 0; s < shard_count_; ++s) run_end[s + 1] += run_end[s];
+  std::vector<uint32_t> order(entries.size());
+  {
+    std::vector<uint32_t> fill(run_end.begin(), run_end.end() - 1);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      order[fill[shard_of[i]]++] = static_cast<uint32_t>(i);
+    }
+  }
+  for (size_t s = 0; s < shard_count_; ++s) {
+    const size_t first = run_end[s];
+    const size_t end = run_end[s + 1];
+    if (first == end) continue;
     const Shard& shard = shards_[s];
     ReaderLock lock(&shard.mu);
     // Every slot of the run requested before the first is read: the
     // misses overlap instead of following one another.
     for (size_t k = first; k < end; ++k) {
-      shard.activities.prefetch(entries[order[k] & 0xffffffffu].activity_id);
+      shard.activities.prefetch(entries[order[k]].activity_id);
     }
     for (size_t k = first; k < end; ++k) {
-      const size_t i = order[k] & 0xffffffffu;
+      const size_t i = order[k];
       auto it = shard.activities.find(entries[i].activity_id);
       if (it == shard.activities.end()) continue;
       CounterState& state = (*out)[i];
       state.counters = it->second.counters;
       state.changed_at = it->second.counters_changed_at;
     }
-    first = end;
   }
 }
 
