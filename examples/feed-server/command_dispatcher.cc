@@ -13,6 +13,7 @@
 #include "feed_commands.h"
 #include "feed_graph_commands.h"
 #include "feed_marker_commands.h"
+#include "feed_ranked_commands.h"
 #include "info_command.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
@@ -34,7 +35,7 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   // The saving commands come after the data commands they capture.
   for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
                    AddFeedGraphCommands, AddFeedMarkerCommands,
-                   AddLeaderboardCommands,
+                   AddFeedRankedCommands, AddLeaderboardCommands,
                    AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }

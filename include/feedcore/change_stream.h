@@ -162,7 +162,9 @@ enum class ChangeKind : uint8_t {
   // `entity` no longer mutes `other`.
   kMuteRemove = 25,
   // The counters of activity `entry.activity_id` are now `counters`
-  // (`domain` is its activity-store shard).
+  // (`domain` is its activity-store shard), changed at `entry.ts` by the
+  // engine's clock (ranked reads compare it with a walk's start; `time` is
+  // the stream's clock).
   kCountersSet = 26,
 };
 

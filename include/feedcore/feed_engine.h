@@ -495,9 +495,10 @@ class FEEDCORE_EXPORT FeedEngine {
 
   // Adds `delta` to counter `counter` (0..kActivityCounterCount-1) of the
   // published activity `activity_id` and returns all its counters after
-  // it. O(1). NotFound for an unknown, retracted or expired activity;
-  // InvalidArgument for a counter out of range or a sum that would
-  // overflow.
+  // it, recording the engine clock's time of the change. O(1): one lookup
+  // under the lock of the activity's store shard. NotFound for an unknown,
+  // retracted or expired activity; InvalidArgument for a counter out of
+  // range, a zero delta or a sum that would overflow (nothing changes).
   virtual absl::StatusOr<ActivityCounters> IncrementCounter(
       ActivityId activity_id, size_t counter, int64_t delta) = 0;
   // The counters of a published activity. NotFound as IncrementCounter.
@@ -506,12 +507,20 @@ class FEEDCORE_EXPORT FeedEngine {
 
   // One page of `owner`'s timeline (merged as ReadTimeline merges) by
   // descending RankFormula score, ties by descending key. The first page
-  // fixes the walk's start time, which ages every entry on every page of
-  // the walk, so time alone never reorders it. Within one walk no entry
+  // fixes the walk's start time (the engine clock then), which ages every
+  // entry on every page of the walk, so time alone never reorders it. Each
+  // page ranks the newest `window` visible entries; later pages only those
+  // dated at or before the start, so an entry that left the timeline
+  // meanwhile lets an older one into the window. Within one walk no entry
   // shows twice, even when counters change meanwhile. What a reader may
-  // miss: an entry whose counters change after the first page is left out
-  // of the later pages of that walk (it may have shown already), and so is
-  // an entry newer than the walk's start; a new walk shows both.
+  // miss: an entry whose counters changed at or after the walk's start is
+  // left out of the later pages of that walk (it may have shown already),
+  // and so is an entry dated after the start (published since, or dated in
+  // the future and ranked at age 0 on the first page); a new walk shows
+  // both. The guarantee assumes an engine clock that does not go
+  // backwards. The page size may change from page to page. Costs
+  // O(window) counter lookups (one shared lock per activity-store shard),
+  // the merged read of `window` entries and a partial sort. Thread-safe.
   // InvalidArgument for a bad limit, window or formula, or a cursor that is
   // malformed, belongs to another owner or was made with another formula
   // or window.

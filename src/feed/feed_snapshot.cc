@@ -17,7 +17,8 @@
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
-//     u64 n + n notified entity ids
+//     u64 n + n notified entity ids, 4 x i64 counters, i64 time of the
+//     last counter change (INT64_MIN: never)
 //
 // Entries are written oldest first so that loading puts each one in front
 // of everything already there: the O(1) path of Timeline::Put.
@@ -38,7 +39,7 @@ constexpr size_t kMinTimelineBytes = 17;
 constexpr size_t kMinGraphNodeBytes = 65;
 constexpr size_t kMergedFolloweeBytes = 24;
 constexpr size_t kMarkerBytes = 25;
-constexpr size_t kMinActivityBytes = 49;
+constexpr size_t kMinActivityBytes = 89;
 constexpr size_t kSeenGroupBytes = 17;
 
 absl::Status Corrupt(size_t domain, absl::string_view what) {
@@ -65,6 +66,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.Bytes(a.payload);
         w.U64(a.notified.size());
         for (const EntityId recipient : a.notified) w.U64(recipient);
+        for (const int64_t counter : a.counters) w.I64(counter);
+        w.I64(a.counters_changed_at);
       }
     });
     return cut;
@@ -151,6 +154,8 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       for (uint64_t i = 0; i < recipients && r.ok(); ++i) {
         a.notified.push_back(r.U64());
       }
+      for (int64_t& counter : a.counters) counter = r.I64();
+      a.counters_changed_at = r.I64();
       if (!r.ok()) break;
       if (flags & ~(kCopiedFlag | kRetractedFlag)) {
         return Corrupt(domain, absl::StrCat("activity ", id,

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace feedcore::testing {
@@ -294,6 +296,91 @@ std::string FeedModel::Payload(ActivityId id) const {
   auto it = activities_.find(id);
   if (it == activities_.end() || it->second.retracted) return {};
   return it->second.payload;
+}
+
+// --- Counters and ranked reads ---
+
+absl::StatusOr<ActivityCounters> FeedModel::IncrementCounter(ActivityId id,
+                                                             size_t counter,
+                                                             int64_t delta,
+                                                             Micros now) {
+  if (counter >= kActivityCounterCount || delta == 0) {
+    return absl::InvalidArgumentError("bad counter or delta");
+  }
+  absl::StatusOr<ActivityCounters> current = Counters(id, now);
+  if (!current.ok()) return current.status();
+  Activity& a = activities_.at(id);
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a.counters[counter], delta, &sum)) {
+    return absl::InvalidArgumentError("overflow");
+  }
+  a.counters[counter] = sum;
+  a.counters_changed_at = now;
+  return a.counters;
+}
+
+absl::StatusOr<ActivityCounters> FeedModel::Counters(ActivityId id,
+                                                     Micros now) const {
+  auto it = activities_.find(id);
+  if (it == activities_.end() || it->second.retracted ||
+      it->second.expires_at <= now) {
+    return absl::NotFoundError("no such activity");
+  }
+  return it->second.counters;
+}
+
+double FeedModel::Score(const RankFormula& f, const ActivityCounters& c,
+                        Micros start, Micros ts) {
+  double popularity = f.base;
+  for (size_t i = 0; i < kActivityCounterCount; ++i) {
+    popularity += f.weights[i] * static_cast<double>(c[i]);
+  }
+  const double hours =
+      ts >= start ? 0.0 : static_cast<double>(start - ts) / 3'600'000'000.0;
+  const double score =
+      popularity / std::pow(hours + f.age_offset_hours, f.gravity);
+  return std::isnan(score) || score == 0 ? 0.0 : score;
+}
+
+FeedModel::RankedResult FeedModel::Ranked(
+    EntityId owner, const RankFormula& formula, size_t window, size_t limit,
+    const std::optional<RankedPlace>& after, Micros now, bool hydrate) const {
+  const Micros start = after ? after->start : now;
+  std::vector<RankedEntry> all;
+  for (const StoredEntry& e :
+       Read(Feed::kTimeline, owner, ReadOrder::kNewestFirst, std::nullopt,
+            after ? std::optional<Micros>(start) : std::nullopt, std::nullopt,
+            now, hydrate)) {
+    if (all.size() == window) break;
+    RankedEntry r{e, {}, 0};
+    std::optional<Micros> changed;
+    if (auto it = activities_.find(e.activity_id); it != activities_.end()) {
+      r.counters = it->second.counters;
+      changed = it->second.counters_changed_at;
+    }
+    r.score = Score(formula, r.counters, start, e.ts);
+    // Counted once for the window even when left out below.
+    all.push_back(r);
+    if (after && changed && *changed >= start) all.back().score = NAN;
+  }
+  std::erase_if(all, [&](const RankedEntry& r) {
+    if (std::isnan(r.score)) return true;
+    return after &&
+           std::tuple(r.score, r.entry.ts, r.entry.activity_id) >=
+               std::tuple(after->score, after->key.first, after->key.second);
+  });
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return std::tuple(a.score, a.entry.ts, a.entry.activity_id) >
+           std::tuple(b.score, b.entry.ts, b.entry.activity_id);
+  });
+  RankedResult result;
+  if (all.size() > limit) {
+    all.resize(limit);
+    const RankedEntry& last = all.back();
+    result.next = RankedPlace{start, last.score, KeyOf(last.entry)};
+  }
+  result.entries = std::move(all);
+  return result;
 }
 
 // --- Notifications ---

@@ -43,7 +43,11 @@
 //     entries, with the seen and read flags of each group it holds; a group
 //     whose last entry leaves takes its flags with it;
 //   * a read marker per (user, feed): a key that moves forward only, unless
-//     forced; its unread count is the feed's visible entries newer than it.
+//     forced; its unread count is the feed's visible entries newer than it;
+//   * each activity's counters and the time of their last change, kept
+//     until the activity is evicted; a ranked page scores every entry of
+//     the walk's window with RankFormula written out again here, sorts
+//     them all and cuts the page after the cursor.
 // Group keys come from aggregation.group_key, which must be set when the
 // model is asked to group (aggregation.enabled or aggregated notifications):
 // the engine's default key is private to it.
@@ -65,6 +69,7 @@
 #include "absl/status/statusor.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
+#include "feedcore/social.h"
 #include "feedcore/types.h"
 
 namespace feedcore::testing {
@@ -99,6 +104,19 @@ class FeedModel {
     GroupKey group = 0;  // its timeline entries' key
     bool retracted = false;
     std::vector<EntityId> recipients;  // of its notifications, distinct
+    ActivityCounters counters = {};
+    std::optional<Micros> counters_changed_at;  // unset: never changed
+  };
+
+  // Where a ranked walk stands: its start and the last entry shown.
+  struct RankedPlace {
+    Micros start = 0;
+    double score = 0;
+    Key key;
+  };
+  struct RankedResult {
+    std::vector<RankedEntry> entries;
+    std::optional<RankedPlace> next;  // unset at the end of the walk
   };
 
   // What the engine's Stats report, worked out from the model.
@@ -190,6 +208,29 @@ class FeedModel {
   // The payload hydration gives the entry with id `id`: the activity's
   // while it is stored and not retracted, else nothing.
   std::string Payload(ActivityId id) const;
+
+  // --- Counters and ranked reads ---
+
+  // IncrementCounter at `now`: NotFound for an activity not stored,
+  // retracted or expired; InvalidArgument for a counter out of range, a
+  // zero delta or an overflow.
+  absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId id,
+                                                    size_t counter,
+                                                    int64_t delta, Micros now);
+  absl::StatusOr<ActivityCounters> Counters(ActivityId id, Micros now) const;
+  // RankFormula's score, as feed_engine.h defines it.
+  static double Score(const RankFormula& formula,
+                      const ActivityCounters& counters, Micros start,
+                      Micros ts);
+  // A page of `owner`'s ranked walk read at `now`: the first one when
+  // `after` is unset (the walk starts at `now`). The window is the newest
+  // `window` visible entries, on later pages among those dated at or
+  // before the start, leaving out entries whose counters changed at or
+  // after the start; the page holds the best `limit` of the window below
+  // `after` by (score, key).
+  RankedResult Ranked(EntityId owner, const RankFormula& formula, size_t window,
+                      size_t limit, const std::optional<RankedPlace>& after,
+                      Micros now, bool hydrate) const;
 
   // --- Notifications ---
 
