@@ -65,7 +65,10 @@ class FeedEngineImpl final : public FeedEngine {
   explicit FeedEngineImpl(EngineOptions options);
   ~FeedEngineImpl() override;
 
-  bool Supports(FeedCapability) const override { return true; }
+  // Every capability but mute and block (feed_relations.cc).
+  bool Supports(FeedCapability capability) const override {
+    return capability != FeedCapability::kMuteBlock;
+  }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
                                       const TimelineEntry& entry,
