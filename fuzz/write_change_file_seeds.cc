@@ -55,8 +55,13 @@ std::vector<ChangeRecordPtr> Records() {
     activity.payload = "p" + std::to_string(id);
     FUZZ_CHECK(engine->Publish(activity).ok());
   }
+  FUZZ_CHECK(engine->IncrementCounter(2, 1, 5).ok());
+  FUZZ_CHECK(engine->SetReadMarker(4, MarkedFeed::Home(4), {2, 2}).ok());
   FUZZ_CHECK(engine->Retract(3).ok());
   FUZZ_CHECK(engine->Unfollow(5, 2).ok());
+  const FollowPair pairs[] = {{6, 2}, {7, 2}};
+  FUZZ_CHECK(engine->FollowMany(pairs).ok());
+  FUZZ_CHECK(engine->UnfollowMany(pairs, {.keep_history = true}).ok());
   clock->Advance(200);
   engine->EvictExpired(1000).value();
   LeaderboardRegistry boards(stream);
