@@ -85,8 +85,9 @@ enum class ChangeKind : uint8_t {
   // The key `(entry.ts, entry.activity_id)` was removed from the `feed`
   // timelines of `owners` (Remove, Retract).
   kTimelineRemove = 2,
-  // Every entry whose actor is `other` was removed from the home timeline
-  // of `entity` (Unfollow).
+  // Every entry whose actor is `other` was removed from the `feed`
+  // timeline of `entity`: the home timeline (Unfollow, Block, Mute) or the
+  // notification feed (Block, Mute with notifications).
   kTimelineRemoveActor = 3,
   // `keys` expired and were reclaimed from the `feed` timeline of
   // `entity`.
@@ -147,15 +148,16 @@ enum class ChangeKind : uint8_t {
   // `entity`'s read marker in the feed (`feed`, owner `other`) is now
   // `keys[0]`.
   kReadMarkerSet = 21,
-  // `entity` blocks `other`.
+  // `entity` blocks `other` (recorded in `entity`'s shard).
   kBlockAdd = 22,
   // `entity` no longer blocks `other`.
   kBlockRemove = 23,
   // `entity` mutes `other`: `merged_at_read` carries
   // MuteOptions::notifications, `entry.expires_at` the mute's expiry (0:
-  // none).
+  // none). Recorded in the shard of each side (`domain` tells which side
+  // a record changes; once when both live in one shard).
   kMuteAdd = 24,
-  // `entity` no longer mutes `other`.
+  // `entity` no longer mutes `other` (recorded as kMuteAdd is).
   kMuteRemove = 25,
   // The counters of activity `entry.activity_id` are now `counters`
   // (`domain` is its activity-store shard).

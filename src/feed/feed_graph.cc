@@ -159,6 +159,13 @@ size_t FeedEngineImpl::Backfill(EntityId follower, EntityId followee,
   if (recent.empty()) return 0;
   Shard& shard = ShardOf(follower);
   WriterLock lock(&shard.mu());
+  // Nothing of an actor the follower blocks or mutes is copied; a Mute
+  // that set its state before this check purges after this ticket.
+  const GraphNode* node = shard.FindNode(follower);
+  if (node != nullptr &&
+      node->relations.HidesInTimeline(followee, options_.clock->Now())) {
+    return 0;
+  }
   InsertResult result;
   for (const StoredEntry& entry : recent) {
     shard.Put({follower, FeedType::kHome}, entry, &result);

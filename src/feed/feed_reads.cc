@@ -69,8 +69,12 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       if (home != nullptr) home->Collect(order, lo, hi, now, want, out);
       const GraphNode* node = shard.FindNode(owner);
       if (node != nullptr) {
-        hybrid.assign(node->hybrid_following.begin(),
-                      node->hybrid_following.end());
+        // Followees the owner blocks or mutes are not merged (relations.h).
+        for (const EntityId actor : node->hybrid_following) {
+          if (!node->relations.HidesInTimeline(actor, now)) {
+            hybrid.push_back(actor);
+          }
+        }
       }
     }
     if (hybrid.empty()) return;

@@ -75,10 +75,20 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       return absl::OkStatus();
     }
     case ChangeKind::kTimelineRemoveActor: {
+      if (feed != FeedType::kHome && feed != FeedType::kNotification) {
+        return Malformed(r, "actors leave home and notification feeds only");
+      }
       Shard& shard = ShardOf(r.entity);
       WriterLock lock(&shard.mu());
-      shard.RemoveActor(r.entity, r.other);
-      if (log_ != nullptr) shard.LogEdge(r.kind, r.entity, r.other);
+      shard.RemoveActor(r.entity, r.other, feed);
+      if (log_ != nullptr) {
+        ChangeRecord copy;
+        copy.kind = r.kind;
+        copy.feed = feed;
+        copy.entity = r.entity;
+        copy.other = r.other;
+        shard.Log(std::move(copy));
+      }
       return absl::OkStatus();
     }
     case ChangeKind::kTimelineExpire: {

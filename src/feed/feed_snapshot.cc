@@ -7,7 +7,10 @@
 //     a notification feed then has u64 m and its m seen groups, each named
 //     by its newest entry: i64 ts, u64 activity id, u8 read
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
-//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids
+//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids,
+//     u64 n + n blocked ids, u64 n + n mutes (u64 actor, u8 notifications,
+//     i64 expires_at or 0), u64 n + n muters of this entity (u64 muter,
+//     i64 expires_at or 0: the actor's side of their mutes)
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
@@ -102,6 +105,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     for (const EntityId followee : node.following) w.U64(followee);
     w.U64(node.hybrid_following.size());
     for (const EntityId followee : node.hybrid_following) w.U64(followee);
+    WriteRelations(node.relations, w);
   });
   return cut;
 }
@@ -255,6 +259,10 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
                                             followee, " without following it"));
       }
       node.hybrid_following.push_back(followee);
+    }
+    if (std::string error;
+        !ReadRelations(entity, r, &node.relations, &error)) {
+      return Corrupt(domain, error);
     }
     if (r.ok() && (node.followers.size() != followers ||
                    node.following.size() != following)) {

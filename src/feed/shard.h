@@ -51,6 +51,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
+#include "feed/relations.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/stats.h"
@@ -111,10 +112,13 @@ struct GraphNode {
   // continue until `hybrid` is set.
   bool becoming_hybrid = false;
   bool hybrid = false;
+  // Mute and block, both sides (relations.h).
+  Relations relations;
 
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
-           hybrid_following.empty() && !becoming_hybrid && !hybrid;
+           hybrid_following.empty() && !becoming_hybrid && !hybrid &&
+           relations.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard; with
   // `with_unfollowing`, also the followers whose Unfollow is in progress.
@@ -170,9 +174,10 @@ class alignas(64) Shard {
   // Removes one key from a timeline; false if absent.
   bool RemoveKey(TimelineId id, TimelineKey key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes every entry of `actor` from `owner`'s home timeline; returns
-  // how many. O(entries of the timeline).
-  size_t RemoveActor(EntityId owner, EntityId actor)
+  // Removes every entry of `actor` from `owner`'s `kind` timeline (home
+  // by default); returns how many. O(entries of the timeline).
+  size_t RemoveActor(EntityId owner, EntityId actor,
+                     FeedType kind = FeedType::kHome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The timeline `id`, or nullptr if it holds nothing.
   const Timeline* FindTimeline(TimelineId id) const
