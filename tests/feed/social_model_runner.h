@@ -139,6 +139,7 @@ class Runner {
   Runner(const Config& config, uint64_t seed)
       : config_(config),
         rng_(seed),
+        relation_rng_(seed ^ 0x6d757465),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
     for (const size_t threshold :
          {size_t{0}, size_t{1}, size_t{3}, size_t{6}, kNeverHybrid}) {
@@ -172,7 +173,9 @@ class Runner {
              evicted = 0, hidden_expired = 0, idempotent = 0, conflicts = 0,
              group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
              actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
-             merged_groups = 0, expired_groups = 0, groups_shown_again = 0;
+             merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
+             hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
+             restored = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -193,6 +196,10 @@ class Runner {
       merged_groups += o.merged_groups;
       expired_groups += o.expired_groups;
       groups_shown_again += o.groups_shown_again;
+      hidden_removed += o.hidden_removed;
+      hidden_skipped += o.hidden_skipped;
+      follows_refused += o.follows_refused;
+      restored += o.restored;
     }
   };
   Coverage coverage() const {
@@ -218,6 +225,12 @@ class Runner {
   void DoFollow();
 
   void DoUnfollow();
+
+  // Block, Unblock, Mute (with or without notifications and expiry) or
+  // Unmute (with a back-fill) of two random entities, then the user's
+  // Blocked and Muted lists.
+  void DoRelation();
+  void CheckRelationLists(EntityId user);
 
   std::string Payload() {
     std::string p(rng_() % (kMaxPayload + 1), ' ');
@@ -275,6 +288,9 @@ class Runner {
 
   const Config config_;
   std::mt19937_64 rng_;
+  // Draws of DoRelation, apart so that the other operations keep the
+  // sequences they had without it.
+  std::mt19937_64 relation_rng_;
   std::shared_ptr<ManualClock> clock_;
   std::vector<Member> members_;
   std::vector<Session> sessions_;

@@ -3,8 +3,10 @@
 // WaitForFanout), Retract, ReadTimeline, ReadOwn and ReadWorld (random
 // limits, orders, windows, hydration, and paging walks left open across
 // other operations), ReadGroups (grouped timeline walks, also left open),
-// CountNewer, Followers/Following, clock advances and EvictExpired, each
-// compared exactly with the reference model (model/feed_model.h).
+// CountNewer, Followers/Following, Block, Unblock, Mute (notifications,
+// expiry) and Unmute (back-fill) with the Blocked and Muted lists, clock
+// advances and EvictExpired, each compared exactly with the reference
+// model (model/feed_model.h).
 //
 // Every sequence runs on a group of engines that differ only in
 // hybrid_fanout_threshold (0 = off, 1, 3, 6, and one never reached), each
@@ -121,6 +123,10 @@ void RunConfig(const Config& config, int default_ops) {
   CHECK(total.merged_groups > 0);
   CHECK(total.expired_groups > 0);
   CHECK(total.groups_shown_again > 0);
+  CHECK(total.hidden_removed > 0);
+  CHECK(total.hidden_skipped > 0);
+  CHECK(total.follows_refused > 0);
+  CHECK(total.restored > 0);
 }
 
 TEST_CASE("social model: partial back-fill, every engine against its model") {

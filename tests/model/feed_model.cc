@@ -157,20 +157,21 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   r.created = true;
   r.merged_at_read = merged_.contains(a.actor);
   if (!r.merged_at_read) {
-    const std::set<EntityId>& followers = Followers(a.actor);
-    for (const EntityId f : followers) {
+    for (const EntityId f : Followers(a.actor)) {
+      if (HidesInTimeline(f, a.actor, now)) continue;
       Put(timelines_[f], cap_, key, value, &ignored);
+      ++r.fanned_out;
     }
-    r.fanned_out = followers.size();
   }
   if (!stored.recipients.empty()) {
     const GroupKey note_group =
         notification_options_.aggregated ? aggregation_.group_key(a) : 0;
     for (const EntityId user : stored.recipients) {
+      if (HidesInNotifications(user, a.actor, now)) continue;
       Notify(user, key, {a.actor, stored.expires_at, note_group});
+      ++r.notified;
     }
   }
-  r.notified = stored.recipients.size();
   return r;
 }
 
@@ -192,6 +193,7 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
 
 FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
                                size_t backfill, Micros now) {
+  if (EitherBlocks(follower, followee)) return {};
   if (!following_[follower].insert(followee).second) return {};
   std::set<EntityId>& followers = followers_[followee];
   followers.insert(follower);
@@ -201,17 +203,23 @@ FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
   FollowResult r;
   r.created = true;
   if (merged_.contains(followee)) return r;
+  r.backfilled = Backfill(follower, followee, backfill, now);
+  return r;
+}
+
+size_t FeedModel::Backfill(EntityId follower, EntityId followee, size_t count,
+                           Micros now) {
+  if (HidesInTimeline(follower, followee, now)) return 0;
   InsertResult put;
   size_t copied = 0;
   const FeedMap& own = feed(Feed::kOwn, followee);
-  const size_t want = std::min(backfill, cap_);
+  const size_t want = std::min(count, cap_);
   for (auto it = own.rbegin(); it != own.rend() && copied < want; ++it) {
     if (it->second.expires_at <= now) continue;
     Put(timelines_[follower], cap_, it->first, it->second, &put);
     ++copied;
   }
-  r.backfilled = put.inserted + put.replaced;
-  return r;
+  return put.inserted + put.replaced;
 }
 
 UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee) {
@@ -224,6 +232,133 @@ UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee) {
     return kv.second.actor == followee;
   });
   return r;
+}
+
+// --- Mute and block ---
+
+bool FeedModel::HidesInTimeline(EntityId user, EntityId actor,
+                                Micros now) const {
+  if (auto b = blocking_.find(user);
+      b != blocking_.end() && b->second.contains(actor)) {
+    return true;
+  }
+  auto m = muting_.find(user);
+  if (m == muting_.end()) return false;
+  auto it = m->second.find(actor);
+  return it != m->second.end() && it->second.ActiveAt(now);
+}
+
+bool FeedModel::HidesInNotifications(EntityId user, EntityId actor,
+                                     Micros now) const {
+  if (auto b = blocking_.find(user);
+      b != blocking_.end() && b->second.contains(actor)) {
+    return true;
+  }
+  auto m = muting_.find(user);
+  if (m == muting_.end()) return false;
+  auto it = m->second.find(actor);
+  return it != m->second.end() && it->second.notifications &&
+         it->second.ActiveAt(now);
+}
+
+bool FeedModel::EitherBlocks(EntityId a, EntityId b) const {
+  auto blocks = [&](EntityId user, EntityId actor) {
+    auto it = blocking_.find(user);
+    return it != blocking_.end() && it->second.contains(actor);
+  };
+  return blocks(a, b) || blocks(b, a);
+}
+
+size_t FeedModel::PurgeActor(EntityId user, EntityId actor,
+                             bool notifications) {
+  size_t removed = std::erase_if(
+      timelines_[user], [&](const auto& kv) { return kv.second.actor == actor; });
+  if (notifications) {
+    NotificationFeed& feed = notification_feeds_[user];
+    std::vector<Key> keys;
+    for (const auto& [key, value] : feed.notes) {
+      if (value.actor == actor) keys.push_back(key);
+    }
+    for (const Key& key : keys) EraseNote(feed, key);
+    removed += keys.size();
+  }
+  return removed;
+}
+
+RelationResult FeedModel::Block(EntityId blocker, EntityId blocked) {
+  RelationResult r;
+  if (!blocking_[blocker].insert(blocked).second) return r;
+  r.changed = true;
+  const UnfollowResult out = Unfollow(blocker, blocked);
+  r.follows_ended += out.was_following;
+  r.removed += out.removed;
+  r.follows_ended += Unfollow(blocked, blocker).was_following;
+  r.removed += PurgeActor(blocker, blocked, /*notifications=*/true);
+  return r;
+}
+
+RelationResult FeedModel::Unblock(EntityId blocker, EntityId blocked,
+                                  size_t backfill, Micros now) {
+  RelationResult r;
+  if (blocking_[blocker].erase(blocked) == 0) return r;
+  r.changed = true;
+  if (Follows(blocker, blocked) && !merged_.contains(blocked)) {
+    r.backfilled = Backfill(blocker, blocked, backfill, now);
+  }
+  return r;
+}
+
+RelationResult FeedModel::Mute(EntityId muter, EntityId muted,
+                               const MuteOptions& options, Micros now) {
+  const MuteEntry mute{options.notifications, options.expires_at.value_or(0)};
+  std::map<EntityId, MuteEntry>& mutes = muting_[muter];
+  RelationResult r;
+  if (auto it = mutes.find(muted);
+      it != mutes.end() && it->second.ActiveAt(now) &&
+      it->second.notifications == mute.notifications &&
+      it->second.expires_at == mute.expires_at) {
+    return r;  // the same mute again
+  }
+  mutes[muted] = mute;
+  r.changed = true;
+  r.removed = PurgeActor(muter, muted, mute.notifications);
+  return r;
+}
+
+RelationResult FeedModel::Unmute(EntityId muter, EntityId muted,
+                                 size_t backfill, Micros now) {
+  RelationResult r;
+  auto m = muting_.find(muter);
+  if (m == muting_.end()) return r;
+  auto it = m->second.find(muted);
+  if (it == m->second.end()) return r;
+  const bool active = it->second.ActiveAt(now);
+  m->second.erase(it);
+  if (!active) return r;
+  r.changed = true;
+  if (Follows(muter, muted) && !merged_.contains(muted)) {
+    r.backfilled = Backfill(muter, muted, backfill, now);
+  }
+  return r;
+}
+
+std::vector<EntityId> FeedModel::BlockedList(EntityId user) const {
+  auto it = blocking_.find(user);
+  if (it == blocking_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+std::vector<MutedActor> FeedModel::MutedList(EntityId user, Micros now) const {
+  std::vector<MutedActor> out;
+  auto it = muting_.find(user);
+  if (it == muting_.end()) return out;
+  for (const auto& [actor, mute] : it->second) {
+    if (!mute.ActiveAt(now)) continue;
+    out.push_back({actor, mute.notifications,
+                   mute.expires_at == 0 ? std::nullopt
+                                        : std::optional<Micros>(mute.expires_at)});
+  }
+  return out;
 }
 
 // --- Reads ---
@@ -239,7 +374,9 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
   FeedMap seen = feed(which, owner);
   if (which == Feed::kTimeline) {
     for (const EntityId actor : Following(owner)) {
-      if (!merged_.contains(actor)) continue;
+      if (!merged_.contains(actor) || HidesInTimeline(owner, actor, now)) {
+        continue;
+      }
       const FeedMap& own = feed(Feed::kOwn, actor);
       seen.insert(own.begin(), own.end());
     }

@@ -28,6 +28,17 @@
 //   * Follow back-fills the newest visible entries of the followee's own
 //     feed (unless merged at read); Unfollow removes every entry of the
 //     followee from the follower's timeline, low-level inserts included;
+//   * mute and block: a user's blocked actors and mutes (notifications
+//     flag, expiry or none). Block ends both follows (as Unfollow) and
+//     removes the actor's entries from the user's timeline and
+//     notification feed; Mute removes them from the timeline (and the
+//     notification feed with the flag). While a block or an unexpired mute
+//     lasts, Publish copies nothing to the user, a merged actor is left out
+//     of the user's reads, Follow back-fills nothing, and notifications
+//     (blocks, or mutes with the flag) skip the user; Follow between a
+//     blocking pair changes nothing (the engine says FailedPrecondition).
+//     Unmute and Unblock back-fill as Follow does if the user follows a
+//     copied actor;
 //   * Retract drops the activity's key from its own feed, the world feed,
 //     every current follower's timeline and every recipient's notification
 //     feed, and keeps the activity as a tombstone until it expires and is
@@ -147,9 +158,25 @@ class FeedModel {
   // NotFound for an id never published or evicted; OK otherwise.
   absl::StatusCode Retract(ActivityId id);
 
+  // Changes nothing (`created` false) when EitherBlocks.
   FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
                       Micros now);
   UnfollowResult Unfollow(EntityId follower, EntityId followee);
+
+  // --- Mute and block ---
+
+  RelationResult Block(EntityId blocker, EntityId blocked);
+  RelationResult Unblock(EntityId blocker, EntityId blocked, size_t backfill,
+                         Micros now);
+  // REQUIRES: options valid at `now` (the engine refuses the others).
+  RelationResult Mute(EntityId muter, EntityId muted,
+                      const MuteOptions& options, Micros now);
+  RelationResult Unmute(EntityId muter, EntityId muted, size_t backfill,
+                        Micros now);
+  bool EitherBlocks(EntityId a, EntityId b) const;
+  // Ascending ids, as Blocked and Muted list them (unexpired mutes only).
+  std::vector<EntityId> BlockedList(EntityId user) const;
+  std::vector<MutedActor> MutedList(EntityId user, Micros now) const;
 
   // --- Reads ---
 
@@ -244,6 +271,23 @@ class FeedModel {
     std::map<Slot, Flags> flags;
   };
 
+  struct MuteEntry {
+    bool notifications = false;
+    Micros expires_at = 0;  // 0: none
+    bool ActiveAt(Micros now) const {
+      return expires_at == 0 || expires_at > now;
+    }
+  };
+  bool HidesInTimeline(EntityId user, EntityId actor, Micros now) const;
+  bool HidesInNotifications(EntityId user, EntityId actor, Micros now) const;
+  // Copies the newest `count` visible entries of `followee`'s own feed into
+  // `follower`'s timeline; returns how many.
+  size_t Backfill(EntityId follower, EntityId followee, size_t count,
+                  Micros now);
+  // Removes `actor`'s entries from `user`'s timeline and, with
+  // `notifications`, its notification feed; returns how many.
+  size_t PurgeActor(EntityId user, EntityId actor, bool notifications);
+
   static Slot SlotOf(const Key& key, const Value& value);
   static void Put(FeedMap& feed, size_t cap, const Key& key, const Value& value,
                   InsertResult* r);
@@ -269,6 +313,8 @@ class FeedModel {
   std::set<ActivityId> evicted_;
   uint64_t activities_evicted_ = 0;
   std::map<EntityId, NotificationFeed> notification_feeds_;
+  std::map<EntityId, std::set<EntityId>> blocking_;
+  std::map<EntityId, std::map<EntityId, MuteEntry>> muting_;
   NotificationTally tally_;
 };
 
