@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
+#include "feed_relation_commands.h"
 #include "info_command.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
@@ -32,7 +33,7 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   // The saving commands come after the data commands they capture.
   for (auto add :
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-        AddLeaderboardCommands, AddSnapshotCommands, AddPersistenceCommands}) {
+        AddFeedRelationCommands, AddLeaderboardCommands, AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
