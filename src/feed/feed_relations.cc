@@ -147,16 +147,20 @@ absl::Span<const EntityId> FeedEngineImpl::NotificationAudience(
     const Shard& shard, absl::Span<const EntityId> owners, EntityId actor,
     std::vector<EntityId>* kept) const {
   const Micros now = options_.clock->Now();
-  auto hides = [&](EntityId owner) {
-    const GraphNode* node = shard.FindNode(owner);
-    return node != nullptr &&
-           node->relations.HidesInNotifications(actor, now);
-  };
-  auto first = std::find_if(owners.begin(), owners.end(), hides);
-  if (first == owners.end()) return owners;
-  kept->assign(owners.begin(), first);
-  for (auto it = first + 1; it != owners.end(); ++it) {
-    if (!hides(*it)) kept->push_back(*it);
+  size_t first = 0;
+  for (; first < owners.size(); ++first) {
+    const GraphNode* node = shard.FindNode(owners[first]);
+    if (node != nullptr && node->relations.HidesInNotifications(actor, now)) {
+      break;
+    }
+  }
+  if (first == owners.size()) return owners;
+  kept->assign(owners.begin(), owners.begin() + first);
+  for (size_t i = first + 1; i < owners.size(); ++i) {
+    const GraphNode* node = shard.FindNode(owners[i]);
+    if (node == nullptr || !node->relations.HidesInNotifications(actor, now)) {
+      kept->push_back(owners[i]);
+    }
   }
   return *kept;
 }
