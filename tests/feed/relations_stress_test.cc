@@ -43,6 +43,10 @@ constexpr EntityId kFirstUser = 100;
 constexpr EntityId kUsers = 8;
 constexpr int kUserThreads = 4;  // two users each
 constexpr int kPublishers = 2;
+// Followers besides the users, so that each fan-out spans every shard and
+// takes long enough for a Mute or Block to land in the middle of it.
+constexpr EntityId kFirstAudience = 10'000;
+constexpr EntityId kAudience = 400;
 
 uint64_t Scale() { return testing::EnvU64("FEEDCORE_STRESS_SCALE", 1); }
 
@@ -92,6 +96,13 @@ void Run(size_t hybrid_threshold) {
   for (EntityId u = kFirstUser; u < kFirstUser + kUsers; ++u) {
     for (EntityId a = kFirstActor; a < kFirstActor + kActors; ++a) {
       REQUIRE(engine->Follow(u, a).ok());
+    }
+  }
+  if (hybrid_threshold == 0) {
+    for (EntityId f = kFirstAudience; f < kFirstAudience + kAudience; ++f) {
+      for (EntityId a = kFirstActor; a < kFirstActor + kActors; ++a) {
+        REQUIRE(engine->Follow(f, a).ok());
+      }
     }
   }
   const int publishes = static_cast<int>(1500 * Scale());
