@@ -46,8 +46,8 @@ void RunVariant(RunContext& context, bool merged) {
   engine_options.hybrid_fanout_threshold = merged ? 1 : 0;
   absl::StatusOr<std::unique_ptr<FeedEngine>> created =
       FeedEngine::Create(engine_options);
-  if (!created.ok()) return context.answers.Fail(kScenario, kFeedcore,
-                                                 created.status());
+  if (!created.ok())
+    return context.answers.Fail(kScenario, kFeedcore, created.status());
   FeedEngine& engine = **created;
   for (size_t a = 0; a < options.followees; ++a) {
     for (const EntityId reader : {kPlain, kMuting}) {

@@ -31,9 +31,9 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
       new CommandDispatcher(feeds, boards, snapshots, append_only, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add :
-       {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-        AddFeedRelationCommands, AddLeaderboardCommands, AddSnapshotCommands, AddPersistenceCommands}) {
+  for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
+                   AddFeedRelationCommands, AddLeaderboardCommands,
+                   AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;

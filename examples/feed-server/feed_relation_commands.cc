@@ -96,8 +96,7 @@ void FeedMute(CommandCall& call) {
   for (size_t i = 3; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "NOTIFICATIONS")) {
       options.notifications = true;
-    } else if (IsKeyword(call.args[i], "EXPIRES") &&
-               i + 1 < call.args.size()) {
+    } else if (IsKeyword(call.args[i], "EXPIRES") && i + 1 < call.args.size()) {
       absl::StatusOr<int64_t> ms =
           ParseInt64InRange(call.args[++i], "EXPIRES (milliseconds)", 1,
                             kMaxTtl / kMicrosPerMillisecond);

@@ -320,9 +320,8 @@ absl::StatusOr<MutedPage> FeedEngineImpl::ReadRelationList(
                      "relation list cursor");
     if (!fields.ok()) return fields.status();
     if ((*fields)[0] != list || (*fields)[1] != entity) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cursor does not belong to the ", name, " list of ",
-                       entity));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor does not belong to the ", name, " list of ", entity));
     }
     after = (*fields)[3];
   }
@@ -393,9 +392,9 @@ absl::Status FeedEngineImpl::ApplyRelationChange(const ChangeRecord& r) {
     return malformed("mute fields out of range");
   }
   const bool user_side = ShardIndex(r.entity) == r.domain;
-  const bool actor_side = (r.kind == ChangeKind::kMuteAdd ||
-                           r.kind == ChangeKind::kMuteRemove) &&
-                          ShardIndex(r.other) == r.domain;
+  const bool actor_side =
+      (r.kind == ChangeKind::kMuteAdd || r.kind == ChangeKind::kMuteRemove) &&
+      ShardIndex(r.other) == r.domain;
   if (!user_side && !actor_side) {
     return malformed("domain is the shard of neither side of the relation");
   }

@@ -260,8 +260,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       }
       node.hybrid_following.push_back(followee);
     }
-    if (std::string error;
-        !ReadRelations(entity, r, &node.relations, &error)) {
+    if (std::string error; !ReadRelations(entity, r, &node.relations, &error)) {
       return Corrupt(domain, error);
     }
     if (r.ok() && (node.followers.size() != followers ||

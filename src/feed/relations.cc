@@ -71,8 +71,8 @@ bool ReadRelations(EntityId entity, ByteReader& r, Relations* relations,
     const uint8_t notifications = r.U8();
     const Micros expires_at = r.I64();
     if (notifications > 1 || expires_at < 0) {
-      *error = absl::StrCat("entity ", entity, " has a malformed mute of ",
-                            actor);
+      *error =
+          absl::StrCat("entity ", entity, " has a malformed mute of ", actor);
       return false;
     }
     relations->muting[actor] = {notifications == 1, expires_at};
@@ -82,8 +82,8 @@ bool ReadRelations(EntityId entity, ByteReader& r, Relations* relations,
     const EntityId muter = r.U64();
     const Micros expires_at = r.I64();
     if (expires_at < 0) {
-      *error = absl::StrCat("entity ", entity, " has a malformed mute by ",
-                            muter);
+      *error =
+          absl::StrCat("entity ", entity, " has a malformed mute by ", muter);
       return false;
     }
     relations->muted_by[muter] = expires_at;

@@ -34,7 +34,9 @@ struct MuteState {
   bool notifications = false;
   Micros expires_at = 0;  // 0: until Unmute
 
-  bool ActiveAt(Micros now) const { return expires_at == 0 || expires_at > now; }
+  bool ActiveAt(Micros now) const {
+    return expires_at == 0 || expires_at > now;
+  }
   friend bool operator==(const MuteState&, const MuteState&) = default;
 };
 

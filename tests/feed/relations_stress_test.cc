@@ -119,13 +119,15 @@ void Run(size_t hybrid_threshold) {
         const ActivityId id = (static_cast<uint64_t>(t + 1) << 32) | i;
         const EntityId actor = kFirstActor + rng() % kActors;
         PublishOptions options;
-        if (rng() % 2 == 0) options.completion = FanoutCompletion::kAsynchronous;
+        if (rng() % 2 == 0)
+          options.completion = FanoutCompletion::kAsynchronous;
         options.wait_when_queue_full = true;
         options.notify = {kFirstUser + rng() % kUsers,
                           kFirstUser + rng() % kUsers};
         const absl::StatusOr<PublishResult> r = engine->Publish(
             testing::MakeActivity(id, actor, static_cast<Micros>(i)), options);
-        if (!r.ok()) failures.Add(absl::StrCat("Publish: ", r.status().ToString()));
+        if (!r.ok())
+          failures.Add(absl::StrCat("Publish: ", r.status().ToString()));
       }
     });
   }

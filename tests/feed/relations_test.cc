@@ -100,7 +100,8 @@ TEST_CASE("Mute: notifications only when asked") {
 
   MuteOptions with_notifications;
   with_notifications.notifications = true;
-  const RelationResult r = Ok(f.engine->Mute(kUser, kActor, with_notifications));
+  const RelationResult r =
+      Ok(f.engine->Mute(kUser, kActor, with_notifications));
   CHECK(r.changed);  // other options: a change
   CHECK(r.removed == 2);
   CHECK(NotificationIds(*f.engine, kUser).empty());
@@ -281,7 +282,8 @@ TEST_CASE("Mute and block errors change nothing") {
       f.engine->Unmute(kUser, kActor, too_many).status()));
   CHECK(absl::IsInvalidArgument(
       f.engine->Unblock(kUser, kActor, too_many).status()));
-  CHECK(absl::IsInvalidArgument(f.engine->Muted(kUser, {.limit = 0, .cursor = ""}).status()));
+  CHECK(absl::IsInvalidArgument(
+      f.engine->Muted(kUser, {.limit = 0, .cursor = ""}).status()));
   CHECK(absl::IsInvalidArgument(
       f.engine->Blocked(kUser, {.limit = 1, .cursor = "nope"}).status()));
   ListOptions list;

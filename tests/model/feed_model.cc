@@ -271,8 +271,9 @@ bool FeedModel::EitherBlocks(EntityId a, EntityId b) const {
 
 size_t FeedModel::PurgeActor(EntityId user, EntityId actor,
                              bool notifications) {
-  size_t removed = std::erase_if(
-      timelines_[user], [&](const auto& kv) { return kv.second.actor == actor; });
+  size_t removed = std::erase_if(timelines_[user], [&](const auto& kv) {
+    return kv.second.actor == actor;
+  });
   if (notifications) {
     NotificationFeed& feed = notification_feeds_[user];
     std::vector<Key> keys;
@@ -355,8 +356,9 @@ std::vector<MutedActor> FeedModel::MutedList(EntityId user, Micros now) const {
   for (const auto& [actor, mute] : it->second) {
     if (!mute.ActiveAt(now)) continue;
     out.push_back({actor, mute.notifications,
-                   mute.expires_at == 0 ? std::nullopt
-                                        : std::optional<Micros>(mute.expires_at)});
+                   mute.expires_at == 0
+                       ? std::nullopt
+                       : std::optional<Micros>(mute.expires_at)});
   }
   return out;
 }

@@ -50,8 +50,8 @@ std::string Bulk(const std::string& s) {
 }
 
 std::string Result(int changed, int removed, int backfilled, int ended) {
-  return absl::StrCat("*4\r\n:", changed, "\r\n:", removed, "\r\n:",
-                      backfilled, "\r\n:", ended, "\r\n");
+  return absl::StrCat("*4\r\n:", changed, "\r\n:", removed, "\r\n:", backfilled,
+                      "\r\n:", ended, "\r\n");
 }
 
 bool IsError(const std::string& reply) { return reply.rfind("-ERR", 0) == 0; }

@@ -93,8 +93,7 @@ void Populate(FeedEngine& e, ManualClock& clock) {
   MuteOptions expiring;
   expiring.expires_at = clock.Now() + 100;
   for (EntityId muter = 3; muter <= 9; ++muter) {
-    REQUIRE(e.Mute(muter, 13, muter % 2 == 0 ? notifications : expiring)
-                .ok());
+    REQUIRE(e.Mute(muter, 13, muter % 2 == 0 ? notifications : expiring).ok());
   }
   REQUIRE(e.Mute(4, 1, notifications).ok());
   REQUIRE(e.Mute(14, 2).ok());
