@@ -415,7 +415,14 @@ class FEEDCORE_EXPORT FeedEngine {
   // `muter`'s timeline (and, with `options.notifications`, its
   // notification feed) and new ones do not arrive there until the mute is
   // lifted or expires. InvalidArgument for an expiry not in
-  // (now, now + kMaxTtl]. O(timeline).
+  // (now, now + kMaxTtl]. O(timeline). An expiry is read from the engine
+  // clock by every publish and read, nothing is swept: once it passes,
+  // what `muted` publishes arrives again; of a copied actor, what it
+  // published during the mute never arrives, while a merged-at-read
+  // actor's whole own feed is read again. Insert, InsertFanout and
+  // InsertBatch are the program's own writes and are not filtered (nor by
+  // Block). A publish of an actor nobody mutes costs nothing more; one
+  // with muters costs a hash probe per follower.
   virtual absl::StatusOr<RelationResult> Mute(
       EntityId muter, EntityId muted, const MuteOptions& options = {}) = 0;
   // Lifts a mute: what `muted` publishes from then on arrives again, and
