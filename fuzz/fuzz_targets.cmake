@@ -32,3 +32,8 @@ feedcore_fuzz_target(NAME resp_parser_fuzzer
   SOURCES resp_parser_fuzzer.cc
           ${PROJECT_SOURCE_DIR}/examples/feed-server/resp_parser.cc
   INCLUDES ${PROJECT_SOURCE_DIR}/examples/feed-server)
+# The social calls (follow, publish, retract, reads, markers) against the
+# same reference model.
+feedcore_fuzz_target(NAME social_sequence_fuzzer
+  SOURCES social_sequence_fuzzer.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc)

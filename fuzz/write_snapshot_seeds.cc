@@ -1,7 +1,7 @@
 // Writes the seed corpus of snapshot_load_fuzzer: real snapshots of small
 // engines (empty; timelines only; a social graph with published, retracted
 // and expired activities, hybrid fan-out and notification feeds in every
-// seen and read state; the same with leaderboards),
+// seen and read state, and read markers; the same with leaderboards),
 // each twice: as saved, and marked for resealing (see snapshot_file.h).
 //
 //   write_snapshot_seeds fuzz/corpus/snapshot_load_fuzzer
@@ -58,6 +58,12 @@ void Social(FeedEngine& engine) {
   engine.MarkAllRead(6).value();
   FUZZ_CHECK(engine.Retract(5).ok());
   FUZZ_CHECK(engine.Unfollow(3, 2).ok());
+  // Read markers in the three kinds of feed; entity 9's node holds only
+  // its marker.
+  FUZZ_CHECK(engine.SetReadMarker(2, MarkedFeed::Home(2), {40, 4}).ok());
+  FUZZ_CHECK(engine.SetReadMarker(3, MarkedFeed::Own(1), {30, 3}).ok());
+  FUZZ_CHECK(engine.SetReadMarker(3, MarkedFeed::World(), {60, 6}).ok());
+  FUZZ_CHECK(engine.SetReadMarker(9, MarkedFeed::World(), {70, 7}).ok());
 }
 
 void Write(const std::filesystem::path& dir, const std::string& name,

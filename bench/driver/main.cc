@@ -35,7 +35,8 @@
 
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
-          "mixed-feed, leaderboard, game-leaderboard, memory, durability");
+          "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
+          "contact-import");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -120,6 +121,8 @@ ABSL_FLAG(size_t, timeline_cap, 1'000, "entries kept per timeline");
 ABSL_FLAG(size_t, redis_pipeline, 1'000,
           "Redis commands per round trip; also the leaderboard's increments "
           "per batch");
+ABSL_FLAG(size_t, contacts, 2'000, "contact-import: contacts per import");
+ABSL_FLAG(size_t, import_rounds, 9, "contact-import: timed imports");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -140,6 +143,7 @@ constexpr NamedScenario kScenarios[] = {
     {"game-leaderboard", RunGameLeaderboard, false},
     {"memory", RunMemory, false},
     {"durability", RunDurability, false},
+    {"contact-import", RunContactImport, false},
 };
 
 DriverOptions SmallOptions() {
@@ -166,6 +170,8 @@ DriverOptions SmallOptions() {
   o.durability_ops = 300;
   o.durability_redis_ops = 100;
   o.durability_sync_ops = 20;
+  o.contacts = 200;
+  o.import_rounds = 3;
   o.redis_server = absl::GetFlag(FLAGS_redis_server);
   return o;
 }
@@ -206,6 +212,8 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.durability_followers = absl::GetFlag(FLAGS_durability_followers);
   o.durability_rounds = absl::GetFlag(FLAGS_durability_rounds);
   o.durability_ops = absl::GetFlag(FLAGS_durability_ops);
+  o.contacts = absl::GetFlag(FLAGS_contacts);
+  o.import_rounds = absl::GetFlag(FLAGS_import_rounds);
   o.durability_redis_ops = absl::GetFlag(FLAGS_durability_redis_ops);
   o.durability_sync_ops = absl::GetFlag(FLAGS_durability_sync_ops);
   o.durability_dir = absl::GetFlag(FLAGS_durability_dir);
@@ -220,7 +228,8 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.mixed_threads.empty() || o.durability_threads == 0 ||
       o.durability_threads > 64 || o.durability_rounds == 0 ||
       o.durability_ops == 0 || o.durability_redis_ops == 0 ||
-      o.durability_sync_ops == 0) {
+      o.durability_sync_ops == 0 || o.contacts == 0 ||
+      o.contacts > kMaxFollowBatch || o.import_rounds == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

@@ -56,6 +56,10 @@ struct DriverOptions {
   size_t durability_sync_ops = 500;     // feedcore and Redis always
   std::string durability_dir;           // empty: the temporary directory
   std::string redis_server = "redis-server";
+  // contact-import
+  size_t contacts = 2'000;
+  size_t contact_posts = 3;
+  size_t import_rounds = 9;
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -97,6 +101,7 @@ void RunLeaderboard(RunContext& context);
 void RunGameLeaderboard(RunContext& context);
 void RunMemory(RunContext& context);
 void RunDurability(RunContext& context);
+void RunContactImport(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|leaderboard): builds one structure and prints

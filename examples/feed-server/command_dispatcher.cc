@@ -12,6 +12,9 @@
 #include "connection_commands.h"
 #include "feed_commands.h"
 #include "feed_relation_commands.h"
+#include "feed_graph_commands.h"
+#include "feed_marker_commands.h"
+#include "feed_ranked_commands.h"
 #include "info_command.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
@@ -32,7 +35,9 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
   for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-                   AddFeedRelationCommands, AddLeaderboardCommands,
+                   AddFeedRelationCommands, AddFeedGraphCommands,
+                   AddFeedMarkerCommands, AddFeedRankedCommands,
+                   AddLeaderboardCommands,
                    AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }

@@ -141,18 +141,6 @@ void FeedFollow(CommandCall& call) {
   call.reply->Integer(result->created ? 1 : 0);
 }
 
-// FEED.UNFOLLOW follower followee
-void FeedUnfollow(CommandCall& call) {
-  absl::StatusOr<uint64_t> follower = ParseId(call.args[1], "follower");
-  if (!follower.ok()) return ReplyError(call, follower.status());
-  absl::StatusOr<uint64_t> followee = ParseId(call.args[2], "followee");
-  if (!followee.ok()) return ReplyError(call, followee.status());
-  absl::StatusOr<UnfollowResult> result =
-      call.server->feeds->Unfollow(*follower, *followee);
-  if (!result.ok()) return ReplyError(call, result.status());
-  call.reply->Integer(result->was_following ? 1 : 0);
-}
-
 // FEED.PUBLISH actor id ts payload [TTL ms]; ts "*" is the server's now.
 void FeedPublish(CommandCall& call) {
   Activity activity;
@@ -248,7 +236,6 @@ void FeedCounts(CommandCall& call) {
 absl::Status AddFeedCommands(CommandTable& table) {
   const std::vector<CommandSpec> specs = {
       {"FEED.FOLLOW", -3, {"write"}, 0, 0, 0, FeedFollow},
-      {"FEED.UNFOLLOW", 3, {"write"}, 0, 0, 0, FeedUnfollow},
       {"FEED.PUBLISH", -5, {"write", "denyoom"}, 0, 0, 0, FeedPublish},
       {"FEED.RETRACT", 2, {"write"}, 0, 0, 0, FeedRetract},
       {"FEED.READ", -2, {"readonly"}, 0, 0, 0, FeedRead},

@@ -103,14 +103,19 @@ enum class ChangeKind : uint8_t {
   kActivityExpire = 7,
   // `other` became a follower of `entity` (Follow).
   kFollowerAdd = 8,
-  // `other` stopped following `entity` (Unfollow).
+  // `other` stopped following `entity` (Unfollow); `merged_at_read` when
+  // it kept its history (UnfollowOptions::keep_history): Retract still
+  // purges its copies.
   kFollowerRemove = 9,
   // `entity` now follows `other`; `merged_at_read` when `other`'s activities
-  // are merged into `entity`'s reads rather than copied.
+  // are merged into `entity`'s reads rather than copied, from the boundary
+  // `keys[0]` on (the oldest key of `other` the reads show).
   kFollowingAdd = 10,
   // `entity` no longer follows `other`.
   kFollowingRemove = 11,
-  // `entity`'s reads now merge `other`'s own feed (hybrid fan-out).
+  // `entity`'s reads now merge `other`'s own feed (hybrid fan-out) from the
+  // boundary `keys[0]` on; for an `other` merged already, its boundary
+  // moves to `keys[0]` (Unmute, Unblock).
   kMergeAdd = 12,
   // The fan-out mode of actor `entity` is now `mode`.
   kActorMode = 13,
@@ -160,7 +165,9 @@ enum class ChangeKind : uint8_t {
   // `entity` no longer mutes `other` (recorded as kMuteAdd is).
   kMuteRemove = 25,
   // The counters of activity `entry.activity_id` are now `counters`
-  // (`domain` is its activity-store shard).
+  // (`domain` is its activity-store shard), changed at `entry.ts` by the
+  // engine's clock (ranked reads compare it with a walk's start; `time` is
+  // the stream's clock).
   kCountersSet = 26,
 };
 
@@ -242,7 +249,8 @@ struct ChangeStreamOptions {
   // Records retained, 1..2^40.
   size_t max_records = 1'000'000;
   // Approximate bytes of retained records (fixed size plus owners, keys,
-  // payload and metadata), 1 KiB..2^48. The newest record is always kept, however large.
+  // payload and metadata), 1 KiB..2^48. The newest record is always kept,
+  // however large.
   size_t max_bytes = size_t{256} << 20;
   // Records older than this are dropped; 0 keeps them regardless of age.
   Micros max_age = 0;

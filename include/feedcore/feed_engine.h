@@ -9,13 +9,38 @@
 // feed, the world feed and every follower's timeline (fan-out on write).
 // Follow copies the followee's recent activities into the follower's
 // timeline (back-fill); Unfollow removes them again; Retract removes an
-// activity from every feed. With hybrid fan-out, actors with very many
-// followers are not copied; their followers' reads merge them in, with the
-// same ordering, cursors and expiry as if they had been copied. A merged
-// actor's whole own feed is visible to its followers, as if back-fill had
-// copied all of it and the follower's timeline had room for all of it; so
-// the threshold changes nothing a reader sees as long as back-fill covers
-// the followee's own feed and no timeline reaches `max_timeline_length`.
+// activity from every feed.
+//
+// Hybrid fan-out (EngineOptions::hybrid_fanout_threshold): actors with
+// very many followers are not copied; their followers' reads merge their
+// own feeds in, and show what copies would have shown, so that a reader's
+// pages do not depend on the threshold:
+//   * a follower merges a followee from a boundary key: the oldest entry
+//     back-fill would have copied when it followed (just above everything
+//     the actor had published if that is none), or, for a follower from
+//     before the actor became merged, just above everything it had
+//     published then (those activities were copied);
+//   * an activity the actor publishes later with a key older than a
+//     follower's boundary (an out-of-order timestamp) is copied to that
+//     follower, as it would have been (O(followers) for such a publish);
+//   * a merged timeline shows the newest `max_timeline_length` entries of
+//     its copies and merged entries together, counted as a timeline's cap
+//     counts them (expired entries not yet reclaimed included);
+//   * Unfollow with `keep_history` keeps what the merge showed, as copies.
+// Pages (either order, windows, cursors), CountNewer and ReadGroups are
+// then those of an engine that copies everything, except in this sequence:
+// a reader's merged view is over `max_timeline_length`, and then entries
+// leave it (Unfollow, Retract, Remove, expiry), or the reader follows an
+// actor merged at read whose own feed holds entries expired but not yet
+// reclaimed above the boundary. With copies, entries pushed out by the cap
+// never come back and expired entries a back-fill skipped never count;
+// the merge recomputes the newest `max_timeline_length` of what it holds
+// now, so older entries may show again, or fewer show. Making that exact
+// would cost work per follower at every publish, which hybrid fan-out
+// exists to avoid. Remove of an entry a merged actor published finds no
+// copy (NotFound). Results that count copies (FollowResult::backfilled,
+// UnfollowResult::removed, PublishResult::fanned_out, EvictExpired, Stats)
+// count the copies this engine holds, which merged actors do not have.
 //
 // A feed is an ordered set of entries keyed by `(ts, activity_id)`, read
 // newest-first (or oldest-first) a page at a time with opaque cursors.
@@ -158,8 +183,10 @@ struct InsertResult {
 };
 
 struct FollowResult {
-  bool created = false;   // false: already following (nothing changed)
-  size_t backfilled = 0;  // entries copied into the follower's timeline
+  bool created = false;  // false: already following (nothing changed)
+  // Entries copied into the follower's timeline; 0 for a followee merged
+  // at read (its entries show through the merge, from the same place).
+  size_t backfilled = 0;
   // FollowMany only: refused, because one of the two blocks the other
   // (nothing changed for this pair).
   bool blocked = false;
@@ -175,7 +202,8 @@ struct PublishResult {
   // re-publish: nothing changed).
   bool created = false;
   // Follower timelines that received (or, asynchronously, will receive)
-  // the entry.
+  // the entry; 0 when `merged_at_read` (even if an activity published out
+  // of order is copied to the followers whose merge begins above it).
   size_t fanned_out = 0;
   // True when the actor is past the hybrid threshold: followers merge it at
   // read time instead.
@@ -346,10 +374,12 @@ class FEEDCORE_EXPORT FeedEngine {
       const FollowOptions& options = {}) = 0;
 
   // Stops following and removes the followee's entries from the follower's
-  // timeline (unless `options.keep_history`). Unfollowing what is not
-  // followed is a no-op that says so (`was_following` false);
-  // InvalidArgument when follower == followee. Removal walks the
-  // follower's timeline once: O(timeline length), no searches.
+  // timeline (unless `options.keep_history`: then they stay, and what a
+  // merged-at-read followee showed becomes copies, O(max_timeline_length)).
+  // Unfollowing what is not followed is a no-op that says so
+  // (`was_following` false); InvalidArgument when follower == followee.
+  // Removal walks the follower's timeline once: O(timeline length), no
+  // searches.
   virtual absl::StatusOr<UnfollowResult> Unfollow(
       EntityId follower, EntityId followee,
       const UnfollowOptions& options = {}) = 0;
@@ -419,7 +449,13 @@ class FEEDCORE_EXPORT FeedEngine {
   // clock by every publish and read, nothing is swept: once it passes,
   // what `muted` publishes arrives again; of a copied actor, what it
   // published during the mute never arrives, while a merged-at-read
-  // actor's whole own feed is read again. Insert, InsertFanout and
+  // actor's own feed is read again from the follower's merge boundary, so
+  // what it published during the mute, and what the mute removed, shows
+  // again. An expiring mute of a merged actor is thus not exact in the
+  // sense of hybrid fan-out (the top of this file): nothing runs when it
+  // expires that could move the boundary; Unmute (and Unblock then
+  // Follow) is, since it moves the boundary to where its back-fill
+  // begins. Insert, InsertFanout and
   // InsertBatch are the program's own writes and are not filtered (nor by
   // Block). A publish of an actor nobody mutes costs nothing more; one
   // with muters costs a hash probe per follower.
@@ -427,7 +463,9 @@ class FEEDCORE_EXPORT FeedEngine {
       EntityId muter, EntityId muted, const MuteOptions& options = {}) = 0;
   // Lifts a mute: what `muted` publishes from then on arrives again, and
   // `options.backfill` recent activities are copied back if `muter`
-  // follows it. Unmuting what is not muted (or whose mute expired) says so
+  // follows it; of a merged-at-read actor, the follower's merge then
+  // begins at the oldest of those (just above everything it published for
+  // none), as the copies would, and `backfilled` is 0. Unmuting what is not muted (or whose mute expired) says so
   // (`changed` false).
   virtual absl::StatusOr<RelationResult> Unmute(
       EntityId muter, EntityId muted, const RestoreOptions& options = {}) = 0;
@@ -449,14 +487,19 @@ class FEEDCORE_EXPORT FeedEngine {
 
   // Sets `user`'s marker in `feed` to `key`. A marker only moves forward
   // unless `options.force`: returns true when it moved, false when `key`
-  // is not newer than the marker (nothing changed). InvalidArgument for
-  // key.ts < 0, a notification feed, or a home feed of another user. O(1).
+  // is not newer than the marker (forced: when it is the marker; nothing
+  // changed). A marker may name a key no feed holds. InvalidArgument for
+  // key.ts < 0, a notification feed, a home feed of another user, or a
+  // world feed whose owner is not 0. O(log of the user's markers), under
+  // the user's shard lock.
   virtual absl::StatusOr<bool> SetReadMarker(
       EntityId user, const MarkedFeed& feed, const EntryKey& key,
       const SetMarkerOptions& options = {}) = 0;
   // `user`'s marker in `feed` and the count of visible entries newer than
   // it, at most `max_unread` (1..max_page_size), counted as CountNewer
-  // counts. Errors as SetReadMarker, and for `max_unread` out of range.
+  // counts (a home feed merged with its merged-at-read followees). Errors
+  // as SetReadMarker, and for `max_unread` out of range. Costs what
+  // CountNewer costs with max_count = max_unread + 1.
   virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                                    const MarkedFeed& feed,
                                                    size_t max_unread) const = 0;
@@ -467,9 +510,10 @@ class FEEDCORE_EXPORT FeedEngine {
 
   // Adds `delta` to counter `counter` (0..kActivityCounterCount-1) of the
   // published activity `activity_id` and returns all its counters after
-  // it. O(1). NotFound for an unknown, retracted or expired activity;
-  // InvalidArgument for a counter out of range or a sum that would
-  // overflow.
+  // it, recording the engine clock's time of the change. O(1): one lookup
+  // under the lock of the activity's store shard. NotFound for an unknown,
+  // retracted or expired activity; InvalidArgument for a counter out of
+  // range, a zero delta or a sum that would overflow (nothing changes).
   virtual absl::StatusOr<ActivityCounters> IncrementCounter(
       ActivityId activity_id, size_t counter, int64_t delta) = 0;
   // The counters of a published activity. NotFound as IncrementCounter.
@@ -478,12 +522,20 @@ class FEEDCORE_EXPORT FeedEngine {
 
   // One page of `owner`'s timeline (merged as ReadTimeline merges) by
   // descending RankFormula score, ties by descending key. The first page
-  // fixes the walk's start time, which ages every entry on every page of
-  // the walk, so time alone never reorders it. Within one walk no entry
+  // fixes the walk's start time (the engine clock then), which ages every
+  // entry on every page of the walk, so time alone never reorders it. Each
+  // page ranks the newest `window` visible entries; later pages only those
+  // dated at or before the start, so an entry that left the timeline
+  // meanwhile lets an older one into the window. Within one walk no entry
   // shows twice, even when counters change meanwhile. What a reader may
-  // miss: an entry whose counters change after the first page is left out
-  // of the later pages of that walk (it may have shown already), and so is
-  // an entry newer than the walk's start; a new walk shows both.
+  // miss: an entry whose counters changed at or after the walk's start is
+  // left out of the later pages of that walk (it may have shown already),
+  // and so is an entry dated after the start (published since, or dated in
+  // the future and ranked at age 0 on the first page); a new walk shows
+  // both. The guarantee assumes an engine clock that does not go
+  // backwards. The page size may change from page to page. Costs
+  // O(window) counter lookups (one shared lock per activity-store shard),
+  // the merged read of `window` entries and a partial sort. Thread-safe.
   // InvalidArgument for a bad limit, window or formula, or a cursor that is
   // malformed, belongs to another owner or was made with another formula
   // or window.
@@ -499,10 +551,11 @@ class FEEDCORE_EXPORT FeedEngine {
   // id, actor, ts and payload; the ttl is not compared) is a no-op
   // (`created` false), `notify` included. Followers of a merged-at-read
   // actor get no copy and no `on_delivery` call; they see it through the
-  // merge. Errors, all before anything changes: InvalidArgument (ts < 0,
-  // ttl out of range, payload too large, more than kMaxNotifyRecipients in
-  // `notify`), Unimplemented (a non-empty `notify` without
-  // FeedCapability::kNotifications), AlreadyExists (the id belongs to a
+  // merge (an activity older than a follower's merge boundary is copied to
+  // that follower: see the top of this file). Errors, all before anything
+  // changes: InvalidArgument (ts < 0, ttl out of range, payload too large, more
+  // than kMaxNotifyRecipients in `notify`), Unimplemented (a non-empty `notify`
+  // without FeedCapability::kNotifications), AlreadyExists (the id belongs to a
   // different activity), FailedPrecondition (the id was retracted),
   // ResourceExhausted (asynchronous fan-out, queue full, and
   // `wait_when_queue_full` false).

@@ -128,7 +128,9 @@ struct EngineOptions {
   // copied into its followers' timelines; their reads merge its own feed
   // instead. Trades read cost for write cost on very large producers.
   // 0 turns it off (always copy). Once an actor passes the threshold it
-  // stays merged-at-read, even if it later loses followers.
+  // stays merged-at-read, even if it later loses followers. Readers see
+  // the same pages whatever the threshold (feed_engine.h says how, and the
+  // one sequence at a full timeline where they may not).
   size_t hybrid_fanout_threshold = 0;
 
   // Recent activities of the followee copied into the follower's timeline

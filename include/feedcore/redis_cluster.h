@@ -43,8 +43,9 @@
 //   not as a whole: another client can observe it half done. A leaderboard
 //   read takes a snapshot per partition, not one of the whole board.
 // * Capabilities (FeedCapability, LeaderboardCapability): this backend
-//   has none of them, and `Supports` says so. Each call that needs one
-//   fails with `Unimplemented` naming it and changes nothing: Publish
+//   has only kReadMarkers (a hash per user, keyed by feed), and `Supports`
+//   says so. Each call that needs another fails with `Unimplemented`
+//   naming it and changes nothing: Publish
 //   with `PublishOptions::notify` and every notification call
 //   (kNotifications), ReadGroups (kGroupedReads), EvictExpired
 //   (kEviction: expired entries are skipped by every read, dropped by the

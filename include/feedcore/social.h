@@ -32,8 +32,9 @@ struct FollowPair {
 struct UnfollowOptions {
   // Keep the followee's entries already in the follower's timeline (they
   // then leave it only by the cap, expiry, Retract or Remove); by default
-  // Unfollow removes them. Entries of a merged-at-read followee are never
-  // copies: they leave the follower's reads either way.
+  // Unfollow removes them. What a merged-at-read followee showed the
+  // follower is kept too, copied into its timeline, as hybrid fan-out off
+  // would have left it.
   bool keep_history = false;
 };
 

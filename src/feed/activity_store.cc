@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,19 @@ void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
     retract.entry.activity_id = id;
     log_->Append(std::move(retract));
   }
+}
+
+void ActivityStore::LogCountersLocked(size_t s, ActivityId id,
+                                      const StoredActivity& activity) const {
+  ChangeRecord record;
+  record.kind = ChangeKind::kCountersSet;
+  record.domain = domain_base_ + static_cast<uint32_t>(s);
+  record.entry.activity_id = id;
+  // The engine clock's time of the change; the record's own `time` is the
+  // stream clock's.
+  record.entry.ts = activity.counters_changed_at;
+  record.counters.assign(activity.counters.begin(), activity.counters.end());
+  log_->Append(std::move(record));
 }
 
 void ActivityStore::EraseLocked(
@@ -193,6 +207,121 @@ void ActivityStore::KeepCopyable(std::vector<StoredEntry>* entries) const {
     }
   }
   entries->swap(kept);
+}
+
+void ActivityStore::KeepLive(std::vector<StoredEntry>* entries) const {
+  std::erase_if(*entries, [this](const StoredEntry& entry) {
+    const Shard& shard = shards_[ShardIndex(entry.activity_id)];
+    ReaderLock lock(&shard.mu);
+    auto it = shard.activities.find(entry.activity_id);
+    return it == shard.activities.end() || it->second.retracted;
+  });
+}
+
+namespace {
+
+absl::Status NoCounters(ActivityId id, const char* why) {
+  return absl::NotFoundError(
+      absl::StrCat("no activity ", id, " to count (", why, ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<ActivityCounters> ActivityStore::IncrementCounter(
+    ActivityId id, size_t counter, int64_t delta, const Clock& clock) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  const Micros now = clock.Now();
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) {
+    return NoCounters(id, "never published, or evicted");
+  }
+  StoredActivity& activity = it->second;
+  if (activity.retracted) return NoCounters(id, "retracted");
+  if (activity.expires_at <= now) return NoCounters(id, "expired");
+  int64_t& value = activity.counters[counter];
+  const bool overflows =
+      delta > 0 ? value > std::numeric_limits<int64_t>::max() - delta
+                : value < std::numeric_limits<int64_t>::min() - delta;
+  if (overflows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("counter ", counter, " of activity ", id, " is ", value,
+                     "; adding ", delta, " leaves the range of int64"));
+  }
+  value += delta;
+  activity.counters_changed_at = now;
+  if (log_ != nullptr) LogCountersLocked(s, id, activity);
+  return activity.counters;
+}
+
+absl::StatusOr<ActivityCounters> ActivityStore::Counters(ActivityId id,
+                                                         Micros now) const {
+  const Shard& shard = shards_[ShardIndex(id)];
+  ReaderLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) {
+    return NoCounters(id, "never published, or evicted");
+  }
+  if (it->second.retracted) return NoCounters(id, "retracted");
+  if (it->second.expires_at <= now) return NoCounters(id, "expired");
+  return it->second.counters;
+}
+
+bool ActivityStore::RestoreCounters(ActivityId id,
+                                    const ActivityCounters& counters,
+                                    Micros changed_at) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end()) return false;
+  it->second.counters = counters;
+  it->second.counters_changed_at = changed_at;
+  if (log_ != nullptr) LogCountersLocked(s, id, it->second);
+  return true;
+}
+
+void ActivityStore::LookupCounters(absl::Span<const StoredEntry> entries,
+                                   std::vector<CounterState>* out) const {
+  out->assign(entries.size(), CounterState{});
+  if (entries.empty()) return;
+  // The entries' indexes grouped by shard (a counting sort: O(entries +
+  // shards)), so that each shard's lock is taken once.
+  std::vector<uint32_t> shard_of(entries.size());
+  std::vector<uint32_t> run_end(shard_count_ + 1, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    shard_of[i] = static_cast<uint32_t>(ShardIndex(entries[i].activity_id));
+    ++run_end[shard_of[i] + 1];
+  }
+  for (size_t s = 0; s < shard_count_; ++s) run_end[s + 1] += run_end[s];
+  std::vector<uint32_t> order(entries.size());
+  {
+    std::vector<uint32_t> fill(run_end.begin(), run_end.end() - 1);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      order[fill[shard_of[i]]++] = static_cast<uint32_t>(i);
+    }
+  }
+  for (size_t s = 0; s < shard_count_; ++s) {
+    const size_t first = run_end[s];
+    const size_t end = run_end[s + 1];
+    if (first == end) continue;
+    const Shard& shard = shards_[s];
+    ReaderLock lock(&shard.mu);
+    // Every slot of the run requested before the first is read: the
+    // misses overlap instead of following one another.
+    for (size_t k = first; k < end; ++k) {
+      shard.activities.prefetch(entries[order[k]].activity_id);
+    }
+    for (size_t k = first; k < end; ++k) {
+      const size_t i = order[k];
+      auto it = shard.activities.find(entries[i].activity_id);
+      if (it == shard.activities.end()) continue;
+      CounterState& state = (*out)[i];
+      state.counters = it->second.counters;
+      state.changed_at = it->second.counters_changed_at;
+    }
+  }
 }
 
 size_t ActivityStore::EvictExpired(Micros now, size_t budget) {

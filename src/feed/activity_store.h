@@ -14,6 +14,7 @@
 #define FEEDCORE_SRC_FEED_ACTIVITY_STORE_H_
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,12 +23,18 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "base/mutex.h"
 #include "feed/shard.h"
+#include "feedcore/clock.h"
+#include "feedcore/social.h"
 #include "feedcore/types.h"
 #include "stream/change_log.h"
 
 namespace feedcore::internal {
+
+// The change time of counters never changed: before any walk's start.
+inline constexpr Micros kNeverCounted = std::numeric_limits<Micros>::min();
 
 struct StoredActivity {
   EntityId actor = 0;
@@ -42,6 +49,17 @@ struct StoredActivity {
   // (PublishOptions::notify), so that retraction can reach them; ordered
   // by (shard, id), each once. Emptied by retraction.
   std::vector<EntityId> notified;
+  // FeedEngine::IncrementCounter's counters, and the engine clock's time
+  // of their last change (kNeverCounted: never), which ranked reads
+  // compare with a walk's start.
+  ActivityCounters counters = {};
+  Micros counters_changed_at = kNeverCounted;
+};
+
+// What a ranked read needs of an entry's activity.
+struct CounterState {
+  ActivityCounters counters = {};
+  Micros changed_at = kNeverCounted;
 };
 
 struct ActivityStoreStats {
@@ -80,6 +98,34 @@ class ActivityStore {
   // was copied to followers at publish time (the others reach followers
   // through the read-time merge, or not at all). For back-fill.
   void KeepCopyable(std::vector<StoredEntry>* entries) const;
+  // Keeps only the entries whose activity is stored and not retracted:
+  // what a Follow's back-fill copies, whatever the actor's fan-out mode.
+  void KeepLive(std::vector<StoredEntry>* entries) const;
+
+  // Adds `delta` to counter `counter` (< kActivityCounterCount) of `id`
+  // and returns the counters after it; the clock is read under the shard's
+  // lock, so a reader that looked at the counters before the change took
+  // its time before the change's time (ranked walks rely on it). NotFound
+  // for an unknown, retracted or expired (by `clock`) activity;
+  // InvalidArgument for a sum out of int64_t's range (nothing changes).
+  absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId id,
+                                                    size_t counter,
+                                                    int64_t delta,
+                                                    const Clock& clock);
+  // The counters of `id`; NotFound as IncrementCounter.
+  absl::StatusOr<ActivityCounters> Counters(ActivityId id, Micros now) const;
+  // Sets the counters of `id` as they are and records it (replaying
+  // kCountersSet); false if `id` is not stored.
+  bool RestoreCounters(ActivityId id, const ActivityCounters& counters,
+                       Micros changed_at);
+  // The counters of each entry's activity (`out[i]` for `entries[i]`;
+  // zero for an activity not stored, retracted and expired ones included:
+  // their counters stay until eviction, so that an entry's score does not
+  // move without its change time moving too). Takes each shard's lock once
+  // and prefetches the table slots of a shard's entries before reading
+  // them.
+  void LookupCounters(absl::Span<const StoredEntry> entries,
+                      std::vector<CounterState>* out) const;
 
   // Drops up to `budget` activities (and tombstones) with expires_at <= now.
   size_t EvictExpired(Micros now, size_t budget);
@@ -128,6 +174,8 @@ class ActivityStore {
   size_t ShardIndex(ActivityId id) const;
   void LogStoreLocked(size_t s, ActivityId id,
                       const StoredActivity& activity) const;
+  void LogCountersLocked(size_t s, ActivityId id,
+                         const StoredActivity& activity) const;
   void ReplaceLocked(Shard& shard, ActivityId id,
                      const StoredActivity& activity)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);

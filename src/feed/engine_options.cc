@@ -203,6 +203,50 @@ absl::Status ValidateCountNewer(Micros ts, size_t max_count,
   return absl::OkStatus();
 }
 
+absl::Status ValidateMarkedFeed(EntityId user, const MarkedFeed& feed) {
+  switch (feed.type) {
+    case FeedType::kHome:
+      if (feed.owner != user) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("feed.owner is ", feed.owner,
+                         "; only the owner of a home feed (user ", user,
+                         ") keeps a marker in it"));
+      }
+      return absl::OkStatus();
+    case FeedType::kOwn:
+      return absl::OkStatus();
+    case FeedType::kWorld:
+      if (feed.owner != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "feed.owner is ", feed.owner, "; the world feed's owner is 0"));
+      }
+      return absl::OkStatus();
+    case FeedType::kNotification:
+      return absl::InvalidArgumentError(
+          "feed.type is kNotification; notification feeds keep seen and "
+          "read state (MarkSeen, MarkRead), not a read marker");
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "feed.type is ", static_cast<int>(feed.type), "; not a FeedType"));
+}
+
+absl::Status ValidateMarkerKey(const EntryKey& key) {
+  if (key.ts < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key.ts is ", key.ts, "; it must be >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size) {
+  if (max_unread == 0 || max_unread > max_page_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_unread is ", max_unread, "; it must be 1..",
+                     max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
   if (options.limit == 0 || options.limit > max_page_size) {
     return OutOfRange(

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "feedcore/options.h"
+#include "feedcore/social.h"
 
 namespace feedcore::internal {
 
@@ -33,6 +34,14 @@ absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
 // Checks the arguments of CountNewer.
 absl::Status ValidateCountNewer(Micros ts, size_t max_count,
                                 size_t max_page_size);
+
+// Checks the feed in which `user` keeps a read marker: its own home feed,
+// any own feed, the world feed (owner 0); never a notification feed.
+absl::Status ValidateMarkedFeed(EntityId user, const MarkedFeed& feed);
+// Checks a read marker's key (ts >= 0).
+absl::Status ValidateMarkerKey(const EntryKey& key);
+// Checks GetReadMarker's max_unread.
+absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size);
 
 // Checks limit and window (not the cursor, which needs the owner).
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);

@@ -8,9 +8,10 @@
 //   feed_writes.cc         Insert, InsertFanout, InsertBatch, Remove
 //   feed_reads.cc          timeline, own, world and grouped reads (the
 //                          merge itself is page_merger.h)
-//   feed_graph.cc          Follow, Unfollow, back-fill, the switch of an
+//   feed_graph.cc          Follow, Unfollow, the switch of an
 //                          actor to merge-at-read, follower lists
-//   feed_graph_batch.cc    FollowMany, UnfollowMany
+//   feed_graph_batch.cc    the phases of Follow and Unfollow, for one pair
+//                          or many (FollowMany, UnfollowMany)
 //   feed_relations.cc      mute and block
 //   feed_markers.cc        read markers
 //   feed_ranked.cc         activity counters and ranked reads
@@ -65,6 +66,7 @@ class FeedEngineImpl final : public FeedEngine {
   explicit FeedEngineImpl(EngineOptions options);
   ~FeedEngineImpl() override;
 
+  // Every capability but mute and block (feed_relations.cc).
   bool Supports(FeedCapability) const override { return true; }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
@@ -213,6 +215,13 @@ class FeedEngineImpl final : public FeedEngine {
                    std::vector<StoredEntry>* out) const;
   absl::StatusOr<Page> ReadFeed(FeedType kind, EntityId owner,
                                 const ReadOptions& options) const;
+  // The oldest key `owner`'s merged timeline (its `home_size` entries and
+  // the own feeds of `merged` from their boundaries) shows: the newest
+  // max_timeline_length of them, expired ones counted as a timeline's cap
+  // counts them; nullopt when they all fit. O(cap x log(merged)).
+  std::optional<TimelineKey> MergedCapFloor(
+      EntityId owner, size_t home_size,
+      absl::Span<const MergedFollowee> merged) const;
 
   // --- Follow graph (feed_graph.cc) ---
 
@@ -226,7 +235,37 @@ class FeedEngineImpl final : public FeedEngine {
   std::mutex& FollowStripe(EntityId follower);
   // Marks `actor` merged-at-read: tells its followers, then stops copying.
   void BecomeHybrid(EntityId actor);
-  size_t Backfill(EntityId follower, EntityId followee, size_t count);
+  // Follow and FollowMany (feed_graph_batch.cc): every pair of `pairs`
+  // followed with back-fill `backfill`, each shard's lock held once per
+  // phase for all the pairs whose edge lives there. REQUIRES: pairs
+  // validated.
+  std::vector<FollowResult> FollowPairs(absl::Span<const FollowPair> pairs,
+                                        size_t backfill);
+  // Back-fill of Follow, FollowMany, Unblock and Unmute: copies into the
+  // follower of each pair `i` with `wanted[i]` the `backfill` newest
+  // visible entries of the followee's own feed, unless the follower hides
+  // the followee then. Returns the count copied per pair.
+  std::vector<size_t> BackfillPairs(absl::Span<const FollowPair> pairs,
+                                    const std::vector<bool>& wanted,
+                                    size_t backfill);
+  // Unfollow and UnfollowMany, as FollowPairs.
+  std::vector<UnfollowResult> UnfollowPairs(absl::Span<const FollowPair> pairs,
+                                            bool keep_history);
+  // Copies into each follower of `pairs` with a `merged_from` boundary the
+  // entries of the followee's own feed from that boundary: Unfollow
+  // keeping the history of a merged followee.
+  void KeepMergedHistory(
+      absl::Span<const FollowPair> pairs,
+      absl::Span<const std::optional<TimelineKey>> merged_from);
+  // The back-fill count a Follow with `options` copies. InvalidArgument
+  // for one out of range.
+  absl::StatusOr<size_t> BackfillCount(const FollowOptions& options) const;
+  // Where a follower starting to merge `actor` now begins: the oldest of
+  // the `count` newest visible entries of its own feed (what back-fill
+  // would copy), or just above everything it published when that is none.
+  TimelineKey FollowBoundary(const Shard& shard, const GraphNode& actor_node,
+                             EntityId actor, size_t count, Micros now) const
+      ABSL_SHARED_LOCKS_REQUIRED(shard.mu());
 
   // --- Publish, fan-out, retract (feed_publish.cc) ---
 
@@ -249,9 +288,11 @@ class FeedEngineImpl final : public FeedEngine {
                  PublishResult* result);
   // Pulls groups from the job until none is left.
   void DeliverGroups(FanoutJob& job);
-  // Puts `entry` into the home timelines of one shard group (one lock).
+  // Puts `entry` into the home timelines of one shard group (one lock);
+  // with `below_boundaries`, only of the followers whose merge of the
+  // actor begins above it.
   void DeliverGroup(const FollowerSnapshot& snapshot, size_t group,
-                    const StoredEntry& entry);
+                    const StoredEntry& entry, bool below_boundaries);
   // Removes `key` from the `kind` timelines of every entity in `snapshot`.
   void PurgeKey(const FollowerSnapshot& snapshot, FeedType kind,
                 TimelineKey key);
@@ -282,7 +323,9 @@ class FeedEngineImpl final : public FeedEngine {
   // under its shard's lock, and records each side in its shard.
   void ChangeBothSides(const ChangeRecord& r);
   // RestoreOptions::backfill of Unblock and Unmute: back-fills `count`
-  // entries if `user` follows `actor` and does not merge it at read.
+  // entries if `user` follows `actor` and copies it; if `user` merges it
+  // at read, moves the merge to begin where that back-fill would (so what
+  // was published or removed while hidden stays hidden).
   size_t RestoreBackfill(EntityId user, EntityId actor, size_t count);
   // A page of the actors `entity` blocks (`muted` false) or mutes.
   absl::StatusOr<MutedPage> ReadRelationList(bool muted, EntityId entity,

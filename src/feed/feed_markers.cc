@@ -1,21 +1,121 @@
 // FeedEngineImpl's read markers.
+//
+// A marker lives in the reader's graph node (GraphNode::read_markers), in
+// the reader's shard, whatever feed it is for: setting one takes that one
+// shard lock, and the change record and snapshot of that shard carry it.
+// The unread count reads the marked feed afterwards, as CountNewer does
+// (through CollectFeed, which merges the hybrid followees of a home feed),
+// so it is exact for the marker it read and the feed as it was when the
+// count ran.
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "feed/engine_options.h"
 #include "feed/feed_engine_impl.h"
+#include "feed/page_merger.h"
 
 namespace feedcore::internal {
+namespace {
 
-absl::StatusOr<bool> FeedEngineImpl::SetReadMarker(EntityId, const MarkedFeed&,
-                                                   const EntryKey&,
-                                                   const SetMarkerOptions&) {
-  return absl::UnimplementedError("SetReadMarker");
-}
-absl::StatusOr<ReadMarker> FeedEngineImpl::GetReadMarker(EntityId,
-                                                         const MarkedFeed&,
-                                                         size_t) const {
-  return absl::UnimplementedError("GetReadMarker");
+ChangeRecord MarkerRecord(EntityId user, const MarkerFeedKey& feed,
+                          const EntryKey& key) {
+  ChangeRecord record;
+  record.kind = ChangeKind::kReadMarkerSet;
+  record.entity = user;
+  record.feed = feed.first;
+  record.other = feed.second;
+  record.keys = {key};
+  return record;
 }
 
-absl::Status FeedEngineImpl::ApplyMarkerChange(const ChangeRecord&) {
-  return absl::UnimplementedError("ApplyMarkerChange");
+}  // namespace
+
+absl::StatusOr<bool> FeedEngineImpl::SetReadMarker(
+    EntityId user, const MarkedFeed& feed, const EntryKey& key,
+    const SetMarkerOptions& options) {
+  if (absl::Status bad = ValidateMarkedFeed(user, feed); !bad.ok()) return bad;
+  if (absl::Status bad = ValidateMarkerKey(key); !bad.ok()) return bad;
+  const MarkerFeedKey which{feed.type, feed.owner};
+  const TimelineKey wanted{key.ts, key.activity_id};
+  Shard& shard = ShardOf(user);
+  WriterLock lock(&shard.mu());
+  if (const GraphNode* node = shard.FindNode(user); node != nullptr) {
+    auto it = node->read_markers.find(which);
+    if (it != node->read_markers.end()) {
+      const TimelineKey current{it->second.ts, it->second.activity_id};
+      if (current == wanted || (!options.force && wanted < current)) {
+        return false;
+      }
+    }
+  }
+  shard.Node(user).read_markers[which] = key;
+  if (log_ != nullptr) shard.Log(MarkerRecord(user, which, key));
+  return true;
+}
+
+absl::StatusOr<ReadMarker> FeedEngineImpl::GetReadMarker(
+    EntityId user, const MarkedFeed& feed, size_t max_unread) const {
+  if (absl::Status bad = ValidateMarkedFeed(user, feed); !bad.ok()) return bad;
+  if (absl::Status bad = ValidateMaxUnread(max_unread, options_.max_page_size);
+      !bad.ok()) {
+    return bad;
+  }
+  ReadMarker marker;
+  {
+    const Shard& shard = ShardOf(user);
+    ReaderLock lock(&shard.mu());
+    if (const GraphNode* node = shard.FindNode(user); node != nullptr) {
+      auto it = node->read_markers.find({feed.type, feed.owner});
+      if (it != node->read_markers.end()) marker.key = it->second;
+    }
+  }
+  TimelineKey lo = TimelineKey::Min();
+  if (marker.key.has_value()) {
+    const std::optional<TimelineKey> newer =
+        NewerKey({marker.key->ts, marker.key->activity_id});
+    if (!newer.has_value()) return marker;
+    lo = *newer;
+  }
+  // One more than asked tells whether more are unread.
+  std::vector<StoredEntry> unread;
+  CollectFeed(feed.type, feed.owner, ReadOrder::kOldestFirst, lo,
+              TimelineKey::Max(), options_.clock->Now(), max_unread + 1,
+              &unread);
+  marker.unread = std::min(unread.size(), max_unread);
+  marker.more_unread = unread.size() > max_unread;
+  return marker;
+}
+
+absl::Status FeedEngineImpl::ApplyMarkerChange(const ChangeRecord& record) {
+  auto malformed = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("change record ", record.sequence, " (kind ",
+                     static_cast<int>(record.kind), "): ", what));
+  };
+  if (record.keys.size() != 1) return malformed("a marker names one key");
+  const MarkedFeed feed{record.feed, record.other};
+  if (absl::Status bad = ValidateMarkedFeed(record.entity, feed); !bad.ok()) {
+    return malformed(bad.message());
+  }
+  if (absl::Status bad = ValidateMarkerKey(record.keys[0]); !bad.ok()) {
+    return malformed(bad.message());
+  }
+  if (record.domain != ShardIndex(record.entity)) {
+    return malformed("domain is not the shard of the marker's user");
+  }
+  Shard& shard = ShardOf(record.entity);
+  WriterLock lock(&shard.mu());
+  const MarkerFeedKey which{feed.type, feed.owner};
+  // The record holds the marker as the source left it (forced or not).
+  shard.Node(record.entity).read_markers[which] = record.keys[0];
+  if (log_ != nullptr) {
+    shard.Log(MarkerRecord(record.entity, which, record.keys[0]));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace feedcore::internal

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "feed/engine_options.h"
 #include "feed/feed_engine_impl.h"
+#include "feed/page_merger.h"
 #include "timeline/group_index.h"
 
 namespace feedcore::internal {
@@ -32,6 +33,10 @@ struct FeedEngineImpl::FanoutJob {
   const uint64_t ticket;
   StoredEntry entry;
   FollowerSnapshot followers;
+  // The actor is merged at read and the entry is older than something it
+  // published before: only followers whose merge begins above the entry
+  // get a copy (the others see it through the merge).
+  bool below_boundaries = false;
   std::atomic<size_t> next_group{0};
   std::atomic<size_t> groups_done{0};
 
@@ -162,6 +167,13 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
   // own feed, which already holds the entry.
   Shard& actor_shard = ShardOf(activity.actor);
   WriterLock lock(&actor_shard.mu());
+  // Every merge boundary of the actor's followers is at most just above
+  // what it published before this (GraphNode::newest_published).
+  bool out_of_order = false;
+  if (const GraphNode* node = actor_shard.FindNode(activity.actor)) {
+    out_of_order = node->newest_published.has_value() &&
+                   KeyOf(job.entry) < *node->newest_published;
+  }
   InsertResult ignored;
   actor_shard.Put({activity.actor, FeedType::kOwn}, job.entry, &ignored);
   actor_shard.Put({0, FeedType::kWorld}, job.entry, &ignored);
@@ -176,19 +188,23 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
   if (node != nullptr) {
     if (node->hybrid) {
       result->merged_at_read = true;
+      if (out_of_order) {
+        job.below_boundaries = true;
+        SnapshotAudience(*node, options_.clock->Now(), &job.followers);
+      }
     } else {
       // Followers muting the actor are left out (relations.h).
       SnapshotAudience(*node, options_.clock->Now(), &job.followers);
+      result->fanned_out = job.followers.ids.size();
     }
   }
-  result->fanned_out = job.followers.ids.size();
 }
 
 void FeedEngineImpl::DeliverGroups(FanoutJob& job) {
   for (size_t g = job.next_group.fetch_add(1, std::memory_order_relaxed);
        g < job.followers.groups();
        g = job.next_group.fetch_add(1, std::memory_order_relaxed)) {
-    DeliverGroup(job.followers, g, job.entry);
+    DeliverGroup(job.followers, g, job.entry, job.below_boundaries);
     job.GroupDone();
   }
 }
@@ -216,13 +232,31 @@ void FeedEngineImpl::RunFanout(const std::shared_ptr<FanoutJob>& job,
 }
 
 void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
-                                  size_t group, const StoredEntry& entry) {
-  const absl::Span<const EntityId> owners =
+                                  size_t group, const StoredEntry& entry,
+                                  bool below_boundaries) {
+  absl::Span<const EntityId> owners =
       absl::MakeConstSpan(snapshot.ids.data() + snapshot.starts[group],
                           snapshot.starts[group + 1] - snapshot.starts[group]);
   Shard& shard = shards_[snapshot.shard_of_group[group]];
+  std::vector<EntityId> below;
   {
     WriterLock lock(&shard.mu());
+    if (below_boundaries) {
+      // Checked under the follower's lock, where its boundary lives. A
+      // follower with no merged entry for the actor is between the two
+      // halves of a Follow (it then merges from a boundary computed after
+      // this entry was in the own feed: a copy is at worst a duplicate the
+      // reads drop) or of an Unfollow (which purges after this delivery).
+      const TimelineKey key = KeyOf(entry);
+      for (const EntityId owner : owners) {
+        const GraphNode* node = shard.FindNode(owner);
+        const MergedFollowee* merged =
+            node == nullptr ? nullptr : node->FindMerged(entry.actor);
+        if (merged == nullptr || key < merged->boundary) below.push_back(owner);
+      }
+      owners = below;
+      if (owners.empty()) return;
+    }
     InsertResult ignored;
     shard.PutMany(owners, FeedType::kHome, entry, &ignored);
     if (log_ != nullptr) {
@@ -355,10 +389,13 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
       }
     }
     const GraphNode* node = actor_shard.FindNode(actor);
-    if (activity->copied && node != nullptr) {
+    if (node != nullptr) {
       // Followers who followed later got it by back-fill and are in the
       // set; those who left are either gone (their Unfollow purged all of
-      // the actor's entries) or still leaving (purged here too).
+      // the actor's entries), still leaving, or kept their history (purged
+      // here too). An activity of a merged actor may have copies as well:
+      // it was published out of order, or back-filled by a Follow that
+      // met the switch to merge-at-read.
       node->SnapshotFollowers(&followers, /*with_unfollowing=*/true);
     }
   }

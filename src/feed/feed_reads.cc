@@ -61,30 +61,83 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
     // one shard under one lock; each followee's own feed from its shard.
     // Collected straight into `out` (reserved by the caller): with no
     // merged-at-read followee, that is the whole answer.
-    std::vector<EntityId> hybrid;
+    std::vector<MergedFollowee> hybrid;
+    size_t home_size = 0;
     {
       const Shard& shard = ShardOf(owner);
       ReaderLock lock(&shard.mu());
       const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
-      if (home != nullptr) home->Collect(order, lo, hi, now, want, out);
       const GraphNode* node = shard.FindNode(owner);
       if (node != nullptr) {
         // Followees the owner blocks or mutes are not merged (relations.h).
-        for (const EntityId actor : node->hybrid_following) {
-          if (!node->relations.HidesInTimeline(actor, now)) {
-            hybrid.push_back(actor);
+        for (const MergedFollowee& m : node->hybrid_following) {
+          if (!node->relations.HidesInTimeline(m.actor, now)) {
+            hybrid.push_back(m);
           }
         }
       }
+      if (hybrid.empty()) {
+        if (home != nullptr) home->Collect(order, lo, hi, now, want, out);
+        return;
+      }
+      home_size = home == nullptr ? 0 : home->size();
     }
-    if (hybrid.empty()) return;
-    merger.Add(std::move(*out));
-    out->clear();
-    for (const EntityId actor : hybrid) {
-      add_source(ShardOf(actor), {actor, FeedType::kOwn});
+    if (std::optional<TimelineKey> floor =
+            MergedCapFloor(owner, home_size, hybrid)) {
+      lo = std::max(lo, *floor);
+      if (lo > hi) return;
+    }
+    add_source(ShardOf(owner), {owner, FeedType::kHome});
+    for (const MergedFollowee& followee : hybrid) {
+      TimelineKey source_lo = std::max(lo, followee.boundary);
+      TimelineKey source_hi = hi;
+      if (source_lo > source_hi || !merger.Narrow(&source_lo, &source_hi)) {
+        continue;
+      }
+      std::vector<StoredEntry> entries;
+      ShardOf(followee.actor)
+          .Collect({followee.actor, FeedType::kOwn}, order, source_lo,
+                   source_hi, now, want, &entries);
+      merger.Add(std::move(entries));
     }
   }
   *out = merger.Take();
+}
+
+std::optional<TimelineKey> FeedEngineImpl::MergedCapFloor(
+    EntityId owner, size_t home_size,
+    absl::Span<const MergedFollowee> merged) const {
+  const size_t cap = options_.max_timeline_length;
+  // Cheap bound first: the merged view cannot exceed the cap when the
+  // timeline and the whole own feeds together fit in it.
+  size_t bound = home_size;
+  for (const MergedFollowee& followee : merged) {
+    const Shard& shard = ShardOf(followee.actor);
+    ReaderLock lock(&shard.mu());
+    const Timeline* own = shard.FindTimeline({followee.actor, FeedType::kOwn});
+    if (own != nullptr) bound += own->size();
+  }
+  if (bound <= cap) return std::nullopt;
+  // Every entry held counts, expired ones too, as in a timeline's cap.
+  constexpr Micros kNothingExpired = std::numeric_limits<Micros>::min();
+  PageMerger newest(ReadOrder::kNewestFirst, cap + 1);
+  auto add = [&](const Shard& shard, TimelineId id, TimelineKey from) {
+    TimelineKey lo = from;
+    TimelineKey hi = TimelineKey::Max();
+    if (!newest.Narrow(&lo, &hi)) return;
+    std::vector<StoredEntry> entries;
+    shard.Collect(id, ReadOrder::kNewestFirst, lo, hi, kNothingExpired, cap + 1,
+                  &entries);
+    newest.Add(std::move(entries));
+  };
+  add(ShardOf(owner), {owner, FeedType::kHome}, TimelineKey::Min());
+  for (const MergedFollowee& followee : merged) {
+    add(ShardOf(followee.actor), {followee.actor, FeedType::kOwn},
+        followee.boundary);
+  }
+  std::vector<StoredEntry> kept = newest.Take();
+  if (kept.size() <= cap) return std::nullopt;
+  return KeyOf(kept[cap - 1]);
 }
 
 absl::StatusOr<Page> FeedEngineImpl::ReadFeed(

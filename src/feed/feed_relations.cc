@@ -192,19 +192,46 @@ size_t FeedEngineImpl::PurgeHidden(EntityId user, EntityId actor,
 size_t FeedEngineImpl::RestoreBackfill(EntityId user, EntityId actor,
                                        size_t count) {
   count = std::min(count, options_.max_timeline_length);
-  if (count == 0) return 0;
+  bool merged = false;
   {
     const Shard& shard = ShardOf(user);
     ReaderLock lock(&shard.mu());
     const GraphNode* node = shard.FindNode(user);
     if (node == nullptr || !node->following.contains(actor)) return 0;
-    const auto& merged = node->hybrid_following;
-    // A merged actor reaches the user's reads without copies.
-    if (std::find(merged.begin(), merged.end(), actor) != merged.end()) {
-      return 0;
-    }
+    merged = node->FindMerged(actor) != nullptr;
   }
-  return Backfill(user, actor, count);
+  if (!merged) {
+    if (count == 0) return 0;
+    const FollowPair pair{user, actor};
+    return BackfillPairs(absl::MakeConstSpan(&pair, 1), {true}, count)[0];
+  }
+  // A merged actor reaches the user's reads without copies. Its merge
+  // restarts where the back-fill would begin, as a copied actor's timeline
+  // would: what it published while hidden, and what the hiding removed,
+  // stays out.
+  TimelineKey boundary;
+  {
+    const Shard& shard = ShardOf(actor);
+    ReaderLock lock(&shard.mu());
+    const GraphNode* node = shard.FindNode(actor);
+    if (node == nullptr) return 0;
+    boundary =
+        FollowBoundary(shard, *node, actor, count, options_.clock->Now());
+  }
+  Shard& shard = ShardOf(user);
+  WriterLock lock(&shard.mu());
+  GraphNode* node = shard.FindNode(user);
+  if (node != nullptr && node->SetMergedBoundary(actor, boundary) &&
+      log_ != nullptr) {
+    ChangeRecord record;
+    record.kind = ChangeKind::kMergeAdd;
+    record.entity = user;
+    record.other = actor;
+    record.merged_at_read = true;
+    record.keys.push_back({boundary.ts, boundary.activity_id});
+    shard.Log(std::move(record));
+  }
+  return 0;
 }
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,

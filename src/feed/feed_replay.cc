@@ -165,6 +165,15 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           static_cast<uint8_t>(ActorMode::kMerged)) {
         return Malformed(r, "unknown actor mode");
       }
+      const bool merges =
+          r.kind == ChangeKind::kMergeAdd ||
+          (r.kind == ChangeKind::kFollowingAdd && r.merged_at_read);
+      if (merges && r.keys.size() != 1) {
+        return Malformed(r, "a merged followee needs its boundary in keys[0]");
+      }
+      const TimelineKey boundary =
+          merges ? TimelineKey{r.keys[0].ts, r.keys[0].activity_id}
+                 : TimelineKey{};
       Shard& shard = ShardOf(r.entity);
       WriterLock lock(&shard.mu());
       const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(r.other)),
@@ -174,36 +183,32 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           shard.AddFollower(r.entity, edge);
           break;
         case ChangeKind::kFollowerRemove:
-          shard.RemoveFollower(r.entity, edge);
+          if (GraphNode* node = shard.RemoveFollower(r.entity, edge);
+              node != nullptr && r.merged_at_read) {
+            node->history_kept.insert(edge);
+          }
           break;
         case ChangeKind::kFollowingAdd: {
           GraphNode& node = shard.Node(r.entity);
           node.following.insert(r.other);
-          auto& merged = node.hybrid_following;
-          if (r.merged_at_read && std::find(merged.begin(), merged.end(),
-                                            r.other) == merged.end()) {
-            merged.push_back(r.other);
-          }
+          if (r.merged_at_read) node.AddMerged(r.other, boundary);
           break;
         }
         case ChangeKind::kFollowingRemove: {
           GraphNode* node = shard.FindNode(r.entity);
           if (node != nullptr) {
             node->following.erase(r.other);
-            auto& merged = node->hybrid_following;
-            merged.erase(std::remove(merged.begin(), merged.end(), r.other),
-                         merged.end());
+            node->EraseMerged(r.other);
           }
           break;
         }
         case ChangeKind::kMergeAdd: {
           GraphNode* node = shard.FindNode(r.entity);
-          if (node != nullptr && node->following.contains(r.other)) {
-            auto& merged = node->hybrid_following;
-            if (std::find(merged.begin(), merged.end(), r.other) ==
-                merged.end()) {
-              merged.push_back(r.other);
-            }
+          // A record for a followee merged already moves its boundary
+          // (Unmute, Unblock).
+          if (node != nullptr && node->following.contains(r.other) &&
+              !node->AddMerged(r.other, boundary)) {
+            node->SetMergedBoundary(r.other, boundary);
           }
           break;
         }
@@ -219,7 +224,13 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         if (r.kind == ChangeKind::kActorMode) {
           shard.LogMode(r.entity, r.mode);
         } else {
-          shard.LogEdge(r.kind, r.entity, r.other, r.merged_at_read);
+          ChangeRecord copy;
+          copy.kind = r.kind;
+          copy.entity = r.entity;
+          copy.other = r.other;
+          copy.merged_at_read = r.merged_at_read;
+          copy.keys = r.keys;
+          shard.Log(std::move(copy));
         }
       }
       return absl::OkStatus();

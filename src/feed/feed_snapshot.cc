@@ -7,14 +7,21 @@
 //     a notification feed then has u64 m and its m seen groups, each named
 //     by its newest entry: i64 ts, u64 activity id, u8 read
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
-//     ids, u64 n + n followee ids, u64 n + n merged-at-read followee ids,
-//     u64 n + n blocked ids, u64 n + n mutes (u64 actor, u8 notifications,
-//     i64 expires_at or 0), u64 n + n muters of this entity (u64 muter,
-//     i64 expires_at or 0: the actor's side of their mutes)
+//     ids, u64 n + n followee ids, u64 n + n merged-at-read followees (u64
+//     id, i64 boundary ts, u64 boundary activity id: the oldest key of it
+//     the entity's reads show), i64 ts + u64 activity id of the newest key
+//     the entity published while it had a node (ts -1: none), u64 n + n
+//     former followers that kept their history (Retract purges them),
+//     u64 n + n read markers (u8 feed type, u64 feed owner, i64 ts,
+//     u64 activity id), in (feed type, owner) order, u64 n + n blocked
+//     ids, u64 n + n mutes (u64 actor, u8 notifications, i64 expires_at
+//     or 0), u64 n + n muters of this entity (u64 muter, i64 expires_at
+//     or 0: the actor's side of their mutes)
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
-//     u64 n + n notified entity ids
+//     u64 n + n notified entity ids, 4 x i64 counters, i64 time of the
+//     last counter change (INT64_MIN: never)
 //
 // Entries are written oldest first so that loading puts each one in front
 // of everything already there: the O(1) path of Timeline::Put.
@@ -32,8 +39,11 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-constexpr size_t kMinGraphNodeBytes = 33;
-constexpr size_t kMinActivityBytes = 49;
+// entity, mode, eight counts, the newest published key.
+constexpr size_t kMinGraphNodeBytes = 89;
+constexpr size_t kMergedFolloweeBytes = 24;
+constexpr size_t kMarkerBytes = 25;
+constexpr size_t kMinActivityBytes = 89;
 constexpr size_t kSeenGroupBytes = 17;
 
 absl::Status Corrupt(size_t domain, absl::string_view what) {
@@ -60,6 +70,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.Bytes(a.payload);
         w.U64(a.notified.size());
         for (const EntityId recipient : a.notified) w.U64(recipient);
+        for (const int64_t counter : a.counters) w.I64(counter);
+        w.I64(a.counters_changed_at);
       }
     });
     return cut;
@@ -104,7 +116,23 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     w.U64(node.following.size());
     for (const EntityId followee : node.following) w.U64(followee);
     w.U64(node.hybrid_following.size());
-    for (const EntityId followee : node.hybrid_following) w.U64(followee);
+    for (const MergedFollowee& followee : node.hybrid_following) {
+      w.U64(followee.actor);
+      w.I64(followee.boundary.ts);
+      w.U64(followee.boundary.activity_id);
+    }
+    w.I64(node.newest_published.has_value() ? node.newest_published->ts : -1);
+    w.U64(node.newest_published.has_value() ? node.newest_published->activity_id
+                                            : 0);
+    w.U64(node.history_kept.size());
+    for (const auto& former : node.history_kept) w.U64(former.second);
+    w.U64(node.read_markers.size());
+    for (const auto& [feed, key] : node.read_markers) {
+      w.U8(static_cast<uint8_t>(feed.first));
+      w.U64(feed.second);
+      w.I64(key.ts);
+      w.U64(key.activity_id);
+    }
     WriteRelations(node.relations, w);
   });
   return cut;
@@ -131,6 +159,8 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       for (uint64_t i = 0; i < recipients && r.ok(); ++i) {
         a.notified.push_back(r.U64());
       }
+      for (int64_t& counter : a.counters) counter = r.I64();
+      a.counters_changed_at = r.I64();
       if (!r.ok()) break;
       if (flags & ~(kCopiedFlag | kRetractedFlag)) {
         return Corrupt(domain, absl::StrCat("activity ", id,
@@ -251,14 +281,54 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     }
     const uint64_t following = r.Count(sizeof(EntityId));
     for (uint64_t i = 0; i < following; ++i) node.following.insert(r.U64());
-    const uint64_t merged = r.Count(sizeof(EntityId));
+    const uint64_t merged = r.Count(kMergedFolloweeBytes);
     for (uint64_t i = 0; i < merged; ++i) {
       const EntityId followee = r.U64();
-      if (!node.following.contains(followee)) {
-        return Corrupt(domain, absl::StrCat("entity ", entity, " merges ",
-                                            followee, " without following it"));
+      const TimelineKey boundary{r.I64(), r.U64()};
+      if (!r.ok()) break;
+      if (!node.following.contains(followee) || boundary.ts < 0) {
+        return Corrupt(domain,
+                       absl::StrCat("entity ", entity, " merges ", followee,
+                                    " without following it, or from a "
+                                    "boundary below zero"));
       }
-      node.hybrid_following.push_back(followee);
+      if (!node.AddMerged(followee, boundary)) {
+        return Corrupt(domain, absl::StrCat("entity ", entity, " merges ",
+                                            followee, " twice"));
+      }
+    }
+    const TimelineKey newest{r.I64(), r.U64()};
+    if (newest.ts >= 0) {
+      node.newest_published = newest;
+    } else {
+      node.newest_published.reset();
+    }
+    const uint64_t kept = r.Count(sizeof(EntityId));
+    for (uint64_t i = 0; i < kept && r.ok(); ++i) {
+      const EntityId former = r.U64();
+      node.history_kept.insert(
+          {static_cast<uint32_t>(ShardIndex(former)), former});
+    }
+    const uint64_t markers = r.Count(kMarkerBytes);
+    for (uint64_t i = 0; i < markers && r.ok(); ++i) {
+      const uint8_t type = r.U8();
+      const EntityId owner = r.U64();
+      const EntryKey key{r.I64(), r.U64()};
+      if (!r.ok()) break;
+      const bool home = type == static_cast<uint8_t>(FeedType::kHome);
+      const bool own = type == static_cast<uint8_t>(FeedType::kOwn);
+      const bool world = type == static_cast<uint8_t>(FeedType::kWorld);
+      if (!(own || (home && owner == entity) || (world && owner == 0)) ||
+          key.ts < 0) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " has an impossible read marker"));
+      }
+      if (!node.read_markers
+               .emplace(MarkerFeedKey{static_cast<FeedType>(type), owner}, key)
+               .second) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " lists a read marker twice"));
+      }
     }
     if (std::string error; !ReadRelations(entity, r, &node.relations, &error)) {
       return Corrupt(domain, error);

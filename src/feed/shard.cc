@@ -51,12 +51,15 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
     }
     snapshot->ids.push_back(follower.second);
   };
-  if (with_unfollowing && !unfollowing.empty()) {
-    // Both sets are ordered by (shard, id) and disjoint: merge them.
+  if (with_unfollowing && (!unfollowing.empty() || !history_kept.empty())) {
+    // The sets are ordered by (shard, id): merge them.
+    std::vector<FollowerEdge> leaving;
+    std::set_union(unfollowing.begin(), unfollowing.end(), history_kept.begin(),
+                   history_kept.end(), std::back_inserter(leaving));
     std::vector<FollowerEdge> all;
-    all.reserve(followers.size() + unfollowing.size());
-    std::merge(followers.begin(), followers.end(), unfollowing.begin(),
-               unfollowing.end(), std::back_inserter(all));
+    all.reserve(followers.size() + leaving.size());
+    std::set_union(followers.begin(), followers.end(), leaving.begin(),
+                   leaving.end(), std::back_inserter(all));
     snapshot->ids.reserve(all.size());
     for (const auto& follower : all) add(follower);
   } else {
@@ -64,6 +67,15 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
     for (const auto& follower : followers) add(follower);
   }
   snapshot->starts.push_back(snapshot->ids.size());
+}
+
+TimelineKey GraphNode::MergeBoundaryNow() const {
+  if (!newest_published.has_value()) return TimelineKey::Min();
+  const TimelineKey newest = *newest_published;
+  if (newest == TimelineKey::Max()) return newest;
+  return newest.activity_id == std::numeric_limits<ActivityId>::max()
+             ? TimelineKey{newest.ts + 1, 0}
+             : TimelineKey{newest.ts, newest.activity_id + 1};
 }
 
 Shard::Shard(const ShardConfig& config, uint32_t domain)
@@ -85,6 +97,11 @@ void Shard::Put(TimelineId id, const StoredEntry& entry, InsertResult* result) {
   const size_t size_before = timeline.size();
   const Timeline::PutResult put = timeline.Put(entry, Cap(id.kind));
   AddPut(put, result);
+  if (id.kind == FeedType::kOwn) {
+    if (auto node = graph_.find(id.id); node != graph_.end()) {
+      node->second.NotePublished({entry.ts, entry.activity_id});
+    }
+  }
   trimmed_ += put.trimmed;
   AfterChange(it, index_bytes_before, size_before);
 }
@@ -206,9 +223,23 @@ bool Shard::Mark(Timeline& feed, EntityId user, bool read,
   return true;
 }
 
+std::optional<TimelineKey> Shard::NewestOwnKey(EntityId actor) const {
+  const Timeline* own = FindTimeline({actor, FeedType::kOwn});
+  if (own == nullptr) return std::nullopt;
+  std::vector<StoredEntry> newest;
+  own->Collect(ReadOrder::kNewestFirst, TimelineKey::Min(), TimelineKey::Max(),
+               std::numeric_limits<Micros>::min(), 1, &newest);
+  if (newest.empty()) return std::nullopt;
+  return TimelineKey{newest.front().ts, newest.front().activity_id};
+}
+
 GraphNode* Shard::AddFollower(EntityId followee, FollowerEdge edge) {
   GraphNode& node = graph_[followee];
   if (!node.followers.insert(edge).second) return nullptr;
+  node.history_kept.erase(edge);
+  if (std::optional<TimelineKey> newest = NewestOwnKey(followee)) {
+    node.NotePublished(*newest);
+  }
   ++follow_edges_;
   return &node;
 }

@@ -42,10 +42,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
@@ -99,29 +101,99 @@ struct FollowerSnapshot {
   size_t groups() const { return shard_of_group.size(); }
 };
 
-// One entity's place in the follow graph.
+// A followee merged into a follower's reads, and the oldest key of it the
+// follower sees through the merge: what back-fill would have copied when it
+// followed, or everything the actor published after it became merged.
+// Older activities the actor publishes later (out-of-order timestamps)
+// reach the follower as copies instead (feed_publish.cc).
+struct MergedFollowee {
+  EntityId actor = 0;
+  TimelineKey boundary;
+
+  friend bool operator==(const MergedFollowee&,
+                         const MergedFollowee&) = default;
+};
+
+// The feed a read marker is kept for: (feed type, owner), ordered so that
+// a node's markers are listed the same way every time (snapshots).
+using MarkerFeedKey = std::pair<FeedType, EntityId>;
+
+// One entity's place in the follow graph, and what it keeps about its own
+// reading.
 struct GraphNode {
   absl::btree_set<FollowerEdge> followers;
   absl::btree_set<EntityId> following;
   // Followers whose Unfollow is still removing this entity's entries from
   // their timeline; Retract purges them too.
   absl::btree_set<FollowerEdge> unfollowing;
+  // Former followers that kept the copies they had (Unfollow with
+  // UnfollowOptions::keep_history); Retract purges them too. One that
+  // follows again leaves this set.
+  absl::btree_set<FollowerEdge> history_kept;
   // Followees that are merged at read time rather than copied.
-  std::vector<EntityId> hybrid_following;
+  std::vector<MergedFollowee> hybrid_following;
+  // As an actor: the newest key it put into its own feed while this node
+  // existed (and the own feed's newest when the node was made by a
+  // follow). Every boundary its followers hold is at most just above it,
+  // so a publish newer than it needs no copies even while merged.
+  std::optional<TimelineKey> newest_published;
   // Set while this actor's followers are being told to merge it; copies
   // continue until `hybrid` is set.
   bool becoming_hybrid = false;
   bool hybrid = false;
+  // The entity's read markers (SetReadMarker): the key of the last item it
+  // read, per feed. A node that holds only markers is kept.
+  absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
   // Mute and block, both sides (relations.h).
   Relations relations;
 
+  // The merged-at-read entry for `actor`, or nullptr.
+  const MergedFollowee* FindMerged(EntityId actor) const {
+    for (const MergedFollowee& m : hybrid_following) {
+      if (m.actor == actor) return &m;
+    }
+    return nullptr;
+  }
+  // Adds `actor` merged from `boundary` unless it is merged already;
+  // true if added.
+  bool AddMerged(EntityId actor, TimelineKey boundary) {
+    if (FindMerged(actor) != nullptr) return false;
+    hybrid_following.push_back({actor, boundary});
+    return true;
+  }
+  // Moves the merge of `actor` to begin at `boundary`; true if merged.
+  bool SetMergedBoundary(EntityId actor, TimelineKey boundary) {
+    for (MergedFollowee& m : hybrid_following) {
+      if (m.actor == actor) {
+        m.boundary = boundary;
+        return true;
+      }
+    }
+    return false;
+  }
+  void EraseMerged(EntityId actor) {
+    std::erase_if(hybrid_following, [actor](const MergedFollowee& m) {
+      return m.actor == actor;
+    });
+  }
+  // Where followers that start merging this actor now begin: just above
+  // everything it has published.
+  TimelineKey MergeBoundaryNow() const;
+  void NotePublished(TimelineKey key) {
+    if (!newest_published.has_value() || *newest_published < key) {
+      newest_published = key;
+    }
+  }
+
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
-           hybrid_following.empty() && !becoming_hybrid && !hybrid &&
+           history_kept.empty() && hybrid_following.empty() &&
+           !becoming_hybrid && !hybrid && read_markers.empty() &&
            relations.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard; with
-  // `with_unfollowing`, also the followers whose Unfollow is in progress.
+  // `with_unfollowing`, also the followers whose Unfollow is in progress
+  // and those that kept their history.
   // O(followers).
   void SnapshotFollowers(FollowerSnapshot* snapshot,
                          bool with_unfollowing = false) const;
@@ -237,8 +309,12 @@ class alignas(64) Shard {
   GraphNode& Node(EntityId entity) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return graph_[entity];
   }
-  // Adds `edge` to the followers of `followee` (creating its node) and
-  // counts it. Returns the node, or nullptr if the edge was there.
+  // The newest key of `actor`'s own feed, expired entries included.
+  std::optional<TimelineKey> NewestOwnKey(EntityId actor) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Adds `edge` to the followers of `followee` (creating its node; its
+  // newest_published takes in the own feed's newest key) and counts it. Returns
+  // the node, or nullptr if the edge was there.
   GraphNode* AddFollower(EntityId followee, FollowerEdge edge)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `edge` from the followers of `followee`. Returns the node, or

@@ -39,6 +39,7 @@
 #include "redis/cluster_client.h"
 #include "redis/entry_codec.h"
 #include "redis/feed_scripts.h"
+#include "redis/marker_scripts.h"
 
 namespace feedcore::redis {
 namespace {
@@ -98,6 +99,7 @@ absl::Status RedisFeedEngine::LoadScripts() {
       {&finish_publish_, redis::kFinishPublishScript},
       {&retract_, redis::kRetractScript},
       {&finish_retract_, redis::kFinishRetractScript},
+      {&set_marker_, redis::kSetMarkerScript},
   };
   for (const auto& [script, body] : scripts) {
     absl::StatusOr<redis::Script> loaded = client_->LoadScript(body);

@@ -43,7 +43,10 @@ class RedisFeedEngine final : public FeedEngine {
   absl::Status LoadScripts();
 
   // Whatever the capability: none of them is mapped to Redis yet.
-  bool Supports(FeedCapability) const override { return false; }
+  // Read markers only (redis_feed_social.cc).
+  bool Supports(FeedCapability capability) const override {
+    return capability == FeedCapability::kReadMarkers;
+  }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
                                       const TimelineEntry& entry,
@@ -221,6 +224,7 @@ class RedisFeedEngine final : public FeedEngine {
   redis::Script finish_publish_;
   redis::Script retract_;
   redis::Script finish_retract_;
+  redis::Script set_marker_;
 };
 
 }  // namespace feedcore::redis

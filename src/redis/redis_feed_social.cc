@@ -1,5 +1,12 @@
 // RedisFeedEngine's calls for chat and social servers.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "feed/engine_options.h"
+#include "redis/entry_codec.h"
 #include "redis/redis_feed_engine.h"
 
 namespace feedcore::redis {
@@ -11,8 +18,10 @@ absl::Status Lacks(absl::string_view call, absl::string_view feature) {
 }
 constexpr absl::string_view kMuteBlock =
     "mute and block (FeedCapability::kMuteBlock)";
-constexpr absl::string_view kReadMarkers =
-    "read markers (FeedCapability::kReadMarkers)";
+// The field of a user's marker hash that holds its marker in `feed`.
+std::string MarkerField(const MarkedFeed& feed) {
+  return absl::StrCat(static_cast<int>(feed.type), ":", feed.owner);
+}
 constexpr absl::string_view kRankedReads =
     "counters and ranked reads (FeedCapability::kRankedReads)";
 
@@ -49,16 +58,74 @@ absl::StatusOr<MutedPage> RedisFeedEngine::Muted(EntityId,
                                                  const ListOptions&) const {
   return Lacks("Muted", kMuteBlock);
 }
-absl::StatusOr<bool> RedisFeedEngine::SetReadMarker(EntityId, const MarkedFeed&,
-                                                    const EntryKey&,
-                                                    const SetMarkerOptions&) {
-  return Lacks("SetReadMarker", kReadMarkers);
+absl::StatusOr<bool> RedisFeedEngine::SetReadMarker(
+    EntityId user, const MarkedFeed& feed, const EntryKey& key,
+    const SetMarkerOptions& options) {
+  if (absl::Status bad = internal::ValidateMarkedFeed(user, feed); !bad.ok()) {
+    return bad;
+  }
+  if (absl::Status bad = internal::ValidateMarkerKey(key); !bad.ok()) {
+    return bad;
+  }
+  // Not retried: a retry of a set that went through would answer 0.
+  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
+      set_marker_, Key(user, "mk"),
+      {MarkerField(feed), redis::EntryKeyBytes(key.ts, key.activity_id),
+       options.force ? "1" : "0"},
+      /*idempotent=*/false));
+  if (!reply.ok()) return reply.status();
+  if (reply->type != Reply::Type::kInteger) {
+    return UnexpectedReply("a read marker set", *reply);
+  }
+  return reply->integer == 1;
 }
-absl::StatusOr<ReadMarker> RedisFeedEngine::GetReadMarker(EntityId,
-                                                          const MarkedFeed&,
-                                                          size_t) const {
-  return Lacks("GetReadMarker", kReadMarkers);
+
+absl::StatusOr<ReadMarker> RedisFeedEngine::GetReadMarker(
+    EntityId user, const MarkedFeed& feed, size_t max_unread) const {
+  if (absl::Status bad = internal::ValidateMarkedFeed(user, feed); !bad.ok()) {
+    return bad;
+  }
+  if (absl::Status bad =
+          internal::ValidateMaxUnread(max_unread, options_.max_page_size);
+      !bad.ok()) {
+    return bad;
+  }
+  absl::StatusOr<Reply> reply = client_->RunOne(
+      PlainCommand({"HGET", Key(user, "mk"), MarkerField(feed)}));
+  if (!reply.ok()) return reply.status();
+  ReadMarker marker;
+  Micros lo_ts = 0;
+  ActivityId lo_id = 0;
+  if (!reply->is_nil()) {
+    if (reply->type != Reply::Type::kString || reply->str.size() != 16) {
+      return UnexpectedReply("a read marker", *reply);
+    }
+    const EntryKey key{
+        static_cast<Micros>(redis::ReadBigEndian(reply->str.substr(0, 8))),
+        redis::ReadBigEndian(reply->str.substr(8, 8))};
+    marker.key = key;
+    // Keys strictly newer than the marker.
+    if (key.activity_id != std::numeric_limits<ActivityId>::max()) {
+      lo_ts = key.ts;
+      lo_id = key.activity_id + 1;
+    } else if (key.ts != std::numeric_limits<Micros>::max()) {
+      lo_ts = key.ts + 1;
+    } else {
+      return marker;
+    }
+  }
+  // One more than asked tells whether more are unread. A home feed here
+  // is its timeline alone: this backend merges nothing at read.
+  absl::StatusOr<std::vector<StoredEntry>> unread =
+      Collect(FeedKey(feed.type, feed.owner), ReadOrder::kOldestFirst, lo_ts,
+              lo_id, std::numeric_limits<Micros>::max(),
+              std::numeric_limits<ActivityId>::max(), max_unread + 1);
+  if (!unread.ok()) return unread.status();
+  marker.unread = std::min(unread->size(), max_unread);
+  marker.more_unread = unread->size() > max_unread;
+  return marker;
 }
+
 absl::StatusOr<ActivityCounters> RedisFeedEngine::IncrementCounter(ActivityId,
                                                                    size_t,
                                                                    int64_t) {

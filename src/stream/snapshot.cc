@@ -54,8 +54,8 @@ constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 // Version 2 added the group key of every timeline entry; version 3 the
 // notification feeds (their seen groups, and each activity's recipients);
 // version 4 the boards' score order, rank style and metadata limit, and
-// their members' metadata; version 5 the social state of graph nodes
-// (feed_snapshot.cc).
+// their members' metadata; version 5 the chat and social state of graph
+// nodes and activities (feed_snapshot.cc).
 constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;

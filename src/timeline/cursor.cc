@@ -3,6 +3,8 @@
 #include <xxhash.h>
 
 #include <cassert>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "absl/status/status.h"
@@ -179,6 +181,51 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
         "cursor belongs to the ", cursor->followers ? "follower" : "followee",
         " list of ", cursor->entity, ", not to the ",
         followers ? "follower" : "followee", " list of ", entity));
+  }
+  return cursor;
+}
+
+std::string EncodeRankedCursor(const RankedCursor& cursor) {
+  uint64_t score_bits = 0;
+  std::memcpy(&score_bits, &cursor.score, sizeof(score_bits));
+  const uint64_t fields[] = {
+      cursor.owner, static_cast<uint64_t>(cursor.start), cursor.fingerprint,
+      score_bits,   static_cast<uint64_t>(cursor.ts),    cursor.activity_id};
+  return EncodeCursor(CursorKind::kRanked, fields);
+}
+
+absl::StatusOr<RankedCursor> DecodeRankedCursor(absl::string_view text) {
+  constexpr absl::string_view kWhat = "ranked cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kRanked, 6, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  RankedCursor cursor;
+  cursor.owner = f[0];
+  cursor.start = static_cast<Micros>(f[1]);
+  cursor.fingerprint = f[2];
+  std::memcpy(&cursor.score, &f[3], sizeof(cursor.score));
+  cursor.ts = static_cast<Micros>(f[4]);
+  cursor.activity_id = f[5];
+  if (std::isnan(cursor.score)) return Invalid(kWhat, "score is not a number");
+  if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
+  return cursor;
+}
+
+absl::StatusOr<RankedCursor> DecodeRankedCursorOf(absl::string_view text,
+                                                  EntityId owner,
+                                                  uint64_t fingerprint) {
+  absl::StatusOr<RankedCursor> cursor = DecodeRankedCursor(text);
+  if (!cursor.ok()) return cursor.status();
+  if (cursor->owner != owner) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cursor belongs to the ranked timeline of ", cursor->owner,
+                     ", not of ", owner));
+  }
+  if (cursor->fingerprint != fingerprint) {
+    return absl::InvalidArgumentError(
+        "cursor was made with another formula or window; keep those of the "
+        "walk's first page");
   }
   return cursor;
 }

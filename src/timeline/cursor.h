@@ -42,6 +42,7 @@ enum class CursorKind : uint8_t {
   kFollowList = 3,
   kGroups = 4,
   kNotifications = 5,
+  kRanked = 6,
 };
 
 // Encodes `fields` (at most kMaxCursorFields) under `kind`.
@@ -111,6 +112,33 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursor(absl::string_view text);
 // otherwise. Both backends page their lists with it.
 absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
     absl::string_view text, bool followers, EntityId entity);
+
+// Position after the entry `(score, ts, activity_id)` in a walk of
+// `owner`'s ranked timeline (FeedEngine::ReadRanked) that started at
+// `start` under the formula and window whose RankFingerprint is
+// `fingerprint`. Fields in order: owner, start, fingerprint, the score's
+// IEEE-754 bits, ts, activity id.
+struct RankedCursor {
+  EntityId owner = 0;
+  Micros start = 0;
+  uint64_t fingerprint = 0;
+  double score = 0;
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+
+  friend bool operator==(const RankedCursor&, const RankedCursor&) = default;
+};
+
+std::string EncodeRankedCursor(const RankedCursor& cursor);
+// InvalidArgument for anything but a ranked cursor this version wrote
+// (a score that is not a number, or a negative ts, is malformed).
+absl::StatusOr<RankedCursor> DecodeRankedCursor(absl::string_view text);
+// Decodes `text` and checks that it continues a walk of `owner`'s ranked
+// timeline under the formula and window of `fingerprint`: InvalidArgument
+// naming the mismatch otherwise. Both backends page ranked reads with it.
+absl::StatusOr<RankedCursor> DecodeRankedCursorOf(absl::string_view text,
+                                                  EntityId owner,
+                                                  uint64_t fingerprint);
 
 }  // namespace feedcore::internal
 

@@ -175,6 +175,14 @@ void CheckCapability(Env& env, FeedCapability capability) {
       REQUIRE_MESSAGE(counters.ok(), counters.status());
       CHECK((*counters)[0] == 3);
       CHECK(env.engine->GetCounters(100).value() == *counters);
+      env.Ins(12, {100, 100, 11});
+      RankedReadOptions ranked;
+      ranked.window = 10;  // the default 200 is above this engine's cap
+      const absl::StatusOr<RankedPage> page =
+          env.engine->ReadRanked(12, ranked);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      REQUIRE(page->entries.size() == 1);
+      CHECK(page->entries[0].counters == *counters);
       return;
     }
   }
@@ -192,11 +200,13 @@ TEST_CASE("each capability works where reported, is Unimplemented elsewhere") {
   }
 }
 
-TEST_CASE("the in-process engine has every capability, the cluster none") {
+TEST_CASE("which capabilities each backend has") {
   Env env(Options(100));
   for (FeedCapability capability : kAllFeedCapabilities) {
     INFO(FeedCapabilityName(capability));
-    CHECK(env.engine->Supports(capability) == !OnCluster());
+    const bool on_cluster = capability == FeedCapability::kReadMarkers;
+    // In process: every capability.
+    CHECK(env.engine->Supports(capability) == (!OnCluster() || on_cluster));
   }
 }
 

@@ -169,6 +169,41 @@ TEST_CASE("Unfollow removes every entry of the followee") {
   CHECK(IdsOf(Timeline(*env.engine, 1)) == I{20, 901, 12, 11, 10});
 }
 
+TEST_CASE("FollowMany, UnfollowMany and kept history, or Unimplemented") {
+  Env env(Options(100));
+  env.Pub(10, 5, 10);
+  env.Pub(11, 6, 11);
+  const std::vector<FollowPair> pairs = {{1, 5}, {1, 6}, {1, 5}};
+  absl::StatusOr<std::vector<FollowResult>> followed =
+      env.engine->FollowMany(pairs);
+  UnfollowOptions keep;
+  keep.keep_history = true;
+  if (OnCluster()) {
+    // Listed in docs/scale-out.md: refused by name, changing nothing.
+    CHECK(absl::IsUnimplemented(followed.status()));
+    CHECK(followed.status().message().find("FollowMany") != std::string::npos);
+    CHECK(absl::IsUnimplemented(env.engine->UnfollowMany(pairs).status()));
+    env.Fol(1, 5);
+    CHECK(absl::IsUnimplemented(env.engine->Unfollow(1, 5, keep).status()));
+    CHECK(env.engine->FollowingCount(1).value() == 1);
+    return;
+  }
+  REQUIRE(followed.ok());
+  CHECK(followed->at(0).created);
+  CHECK(followed->at(1).created);
+  CHECK_FALSE(followed->at(2).created);
+  using I = std::vector<ActivityId>;
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11, 10});
+  CHECK(env.engine->Unfollow(1, 6, keep).value().was_following);
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11, 10});
+  const std::vector<UnfollowResult> gone =
+      env.engine->UnfollowMany(pairs).value();
+  CHECK(gone[0].was_following);
+  CHECK(gone[0].removed == 1);
+  CHECK_FALSE(gone[1].was_following);
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11});
+}
+
 TEST_CASE("Followers and Following page with cursors; counts") {
   EngineOptions o = Options(10);
   o.max_page_size = 12;

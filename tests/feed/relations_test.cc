@@ -1,7 +1,8 @@
 // Mute and block: what leaves a user's timeline and notification feed,
 // what stops arriving (fan-out, merged reads, back-fill, notify), follows
 // refused while a block lasts, expiry by the engine clock, Unmute and
-// Unblock with back-fill, the paged lists, and every error.
+// Unblock with back-fill (of a merged actor too), the paged lists, and
+// every error.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -167,6 +168,39 @@ TEST_CASE("Unmute: new activities arrive again, back-fill restores") {
   Ok(f.engine->Mute(kUser, kOther));
   f.Pub(20, kOther, 200);
   CHECK(Ok(f.engine->Unmute(kUser, kOther, restore)).backfilled == 0);
+}
+
+TEST_CASE("Unmute of a merged actor shows what copies would") {
+  // Every threshold must read what copying leaves: the back-fill's
+  // entries and what comes later, not what was published or removed while
+  // the mute lasted.
+  for (const size_t threshold : {size_t{0}, size_t{1}}) {
+    for (const size_t backfill : {size_t{0}, size_t{2}}) {
+      INFO("hybrid threshold " << threshold << " back-fill " << backfill);
+      SocialFixture f(Options(threshold));
+      f.Fol(kUser, kActor);
+      f.Fol(kOther, kActor);
+      f.Pub(10, kActor, 100);
+      f.Pub(11, kActor, 101);
+      Ok(f.engine->Mute(kUser, kActor));
+      f.Pub(12, kActor, 102);
+      f.Pub(13, kActor, 103);
+      CHECK(Ids(*f.engine, kUser).empty());
+
+      RestoreOptions restore;
+      restore.backfill = backfill;
+      const RelationResult r = Ok(f.engine->Unmute(kUser, kActor, restore));
+      CHECK(r.changed);
+      CHECK(r.backfilled == (threshold == 0 ? backfill : 0));
+      CHECK(Ids(*f.engine, kUser) ==
+            (backfill == 0 ? std::vector<ActivityId>{}
+                           : std::vector<ActivityId>{13, 12}));
+      f.Pub(14, kActor, 104);
+      CHECK(Ids(*f.engine, kUser) ==
+            (backfill == 0 ? std::vector<ActivityId>{14}
+                           : std::vector<ActivityId>{14, 13, 12}));
+    }
+  }
 }
 
 TEST_CASE("Block: follows end both ways, entries leave, nothing arrives") {

@@ -67,6 +67,12 @@ using Model = testing::FeedModel;
 struct Config {
   std::string name;
   bool complete_backfill;
+  // max_timeline_length (kCap: never reached).
+  size_t cap;
+  // Whether sequences unfollow, retract, advance the clock and evict.
+  // Without, a timeline never loses an entry and nothing expires: see
+  // feed_engine.h for what a merged timeline at its cap shows otherwise.
+  bool removals;
   size_t shards;
   size_t fanout_threads;
   size_t parallel_fanout_min_followers;
@@ -81,7 +87,7 @@ struct Member {
 };
 
 // A paging walk left open across other operations; one position per
-// member (the members' pages differ when back-fill is partial). A grouped
+// member, each checked against its own model. A grouped
 // walk reads `owner`'s timeline with ReadGroups, newest first, and `last`
 // is the place of the last group returned.
 struct Session {
@@ -146,7 +152,7 @@ class Runner {
       EngineOptions o;
       o.shards = config.shards;
       o.default_ttl = kDefaultTtl;
-      o.max_timeline_length = kCap;
+      o.max_timeline_length = config.cap;
       o.world_timeline_length = kCap;
       o.max_page_size = kMaxPage;
       o.max_payload_bytes = kMaxPayload;
@@ -175,7 +181,8 @@ class Runner {
              actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
              merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
              hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
-             restored = 0;
+             restored = 0, hidden_by_boundary = 0, trimmed = 0,
+             markers_moved = 0, markers_unread = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -200,6 +207,10 @@ class Runner {
       hidden_skipped += o.hidden_skipped;
       follows_refused += o.follows_refused;
       restored += o.restored;
+      hidden_by_boundary += o.hidden_by_boundary;
+      trimmed += o.trimmed;
+      markers_moved += o.markers_moved;
+      markers_unread += o.markers_unread;
     }
   };
   Coverage coverage() const {
@@ -258,7 +269,7 @@ class Runner {
                     std::optional<Micros>* max_ts);
 
   // Reads the next page of `s` on every member, compares each with its
-  // model and, with complete back-fill, with the first member's page.
+  // model and with the first member's page.
   void ReadPage(Session& s);
 
   // As ReadPage, for a grouped walk.
@@ -283,6 +294,10 @@ class Runner {
   void DoEvict();
 
   void DoInvalid();
+
+  // Sets a read marker of a user in its home feed, an own feed or the
+  // world feed (forward, backward, forced) and reads it back.
+  void DoMarkers();
 
   void CheckStats();
 

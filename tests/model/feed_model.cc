@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace feedcore::testing {
@@ -68,6 +70,7 @@ FeedModel::FeedModel(const EngineOptions& options)
       world_cap_(options.world_timeline_length),
       default_ttl_(options.default_ttl),
       max_payload_bytes_(options.max_payload_bytes),
+      max_page_size_(options.max_page_size),
       hybrid_threshold_(options.hybrid_fanout_threshold),
       aggregation_(options.aggregation),
       notification_options_(options.notifications) {}
@@ -156,13 +159,15 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   PublishResult r;
   r.created = true;
   r.merged_at_read = merged_.contains(a.actor);
-  if (!r.merged_at_read) {
-    for (const EntityId f : Followers(a.actor)) {
-      if (HidesInTimeline(f, a.actor, now)) continue;
-      Put(timelines_[f], cap_, key, value, &ignored);
-      ++r.fanned_out;
-    }
+  // Every follower's timeline as copying leaves it, whatever the engine
+  // merges at read, but for the followers that hide the actor.
+  size_t audience = 0;
+  for (const EntityId f : Followers(a.actor)) {
+    if (HidesInTimeline(f, a.actor, now)) continue;
+    Put(timelines_[f], cap_, key, value, &ignored);
+    ++audience;
   }
+  if (!r.merged_at_read) r.fanned_out = audience;
   if (!stored.recipients.empty()) {
     const GroupKey note_group =
         notification_options_.aggregated ? aggregation_.group_key(a) : 0;
@@ -185,6 +190,7 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
   own_[a.actor].erase(key);
   world_.erase(key);
   for (const EntityId f : Followers(a.actor)) timelines_[f].erase(key);
+  for (const EntityId f : history_kept_[a.actor]) timelines_[f].erase(key);
   for (const EntityId user : a.recipients) {
     EraseNote(notification_feeds_[user], key);
   }
@@ -200,10 +206,13 @@ FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
   if (hybrid_threshold_ > 0 && followers.size() > hybrid_threshold_) {
     merged_.insert(followee);
   }
+  history_kept_[followee].erase(follower);
   FollowResult r;
   r.created = true;
-  if (merged_.contains(followee)) return r;
-  r.backfilled = Backfill(follower, followee, backfill, now);
+  const size_t copied = Backfill(follower, followee, backfill, now);
+  // A merged-at-read followee is not copied: its entries show through the
+  // merge, from where back-fill would have started.
+  if (!merged_.contains(followee)) r.backfilled = copied;
   return r;
 }
 
@@ -222,12 +231,17 @@ size_t FeedModel::Backfill(EntityId follower, EntityId followee, size_t count,
   return put.inserted + put.replaced;
 }
 
-UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee) {
+UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
+                                   bool keep_history) {
   auto it = following_.find(follower);
   if (it == following_.end() || it->second.erase(followee) == 0) return {};
   followers_[followee].erase(follower);
   UnfollowResult r;
   r.was_following = true;
+  if (keep_history) {
+    history_kept_[followee].insert(follower);
+    return r;
+  }
   r.removed = std::erase_if(timelines_[follower], [&](const auto& kv) {
     return kv.second.actor == followee;
   });
@@ -303,8 +317,9 @@ RelationResult FeedModel::Unblock(EntityId blocker, EntityId blocked,
   RelationResult r;
   if (blocking_[blocker].erase(blocked) == 0) return r;
   r.changed = true;
-  if (Follows(blocker, blocked) && !merged_.contains(blocked)) {
-    r.backfilled = Backfill(blocker, blocked, backfill, now);
+  if (Follows(blocker, blocked)) {
+    const size_t copied = Backfill(blocker, blocked, backfill, now);
+    if (!merged_.contains(blocked)) r.backfilled = copied;
   }
   return r;
 }
@@ -337,8 +352,9 @@ RelationResult FeedModel::Unmute(EntityId muter, EntityId muted,
   m->second.erase(it);
   if (!active) return r;
   r.changed = true;
-  if (Follows(muter, muted) && !merged_.contains(muted)) {
-    r.backfilled = Backfill(muter, muted, backfill, now);
+  if (Follows(muter, muted)) {
+    const size_t copied = Backfill(muter, muted, backfill, now);
+    if (!merged_.contains(muted)) r.backfilled = copied;
   }
   return r;
 }
@@ -371,18 +387,7 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
                                          std::optional<Micros> max_ts,
                                          std::optional<Key> after, Micros now,
                                          bool hydrate) const {
-  // The feed as a reader sees it: a timeline also holds the own feed of
-  // every actor it follows that is merged at read.
-  FeedMap seen = feed(which, owner);
-  if (which == Feed::kTimeline) {
-    for (const EntityId actor : Following(owner)) {
-      if (!merged_.contains(actor) || HidesInTimeline(owner, actor, now)) {
-        continue;
-      }
-      const FeedMap& own = feed(Feed::kOwn, actor);
-      seen.insert(own.begin(), own.end());
-    }
-  }
+  const FeedMap& seen = feed(which, owner);
   std::vector<StoredEntry> out;
   auto visit = [&](const Key& k, const Value& v) {
     if (v.expires_at <= now) return;
@@ -433,6 +438,91 @@ std::string FeedModel::Payload(ActivityId id) const {
   auto it = activities_.find(id);
   if (it == activities_.end() || it->second.retracted) return {};
   return it->second.payload;
+}
+
+// --- Counters and ranked reads ---
+
+absl::StatusOr<ActivityCounters> FeedModel::IncrementCounter(ActivityId id,
+                                                             size_t counter,
+                                                             int64_t delta,
+                                                             Micros now) {
+  if (counter >= kActivityCounterCount || delta == 0) {
+    return absl::InvalidArgumentError("bad counter or delta");
+  }
+  absl::StatusOr<ActivityCounters> current = Counters(id, now);
+  if (!current.ok()) return current.status();
+  Activity& a = activities_.at(id);
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a.counters[counter], delta, &sum)) {
+    return absl::InvalidArgumentError("overflow");
+  }
+  a.counters[counter] = sum;
+  a.counters_changed_at = now;
+  return a.counters;
+}
+
+absl::StatusOr<ActivityCounters> FeedModel::Counters(ActivityId id,
+                                                     Micros now) const {
+  auto it = activities_.find(id);
+  if (it == activities_.end() || it->second.retracted ||
+      it->second.expires_at <= now) {
+    return absl::NotFoundError("no such activity");
+  }
+  return it->second.counters;
+}
+
+double FeedModel::Score(const RankFormula& f, const ActivityCounters& c,
+                        Micros start, Micros ts) {
+  double popularity = f.base;
+  for (size_t i = 0; i < kActivityCounterCount; ++i) {
+    popularity += f.weights[i] * static_cast<double>(c[i]);
+  }
+  const double hours =
+      ts >= start ? 0.0 : static_cast<double>(start - ts) / 3'600'000'000.0;
+  const double score =
+      popularity / std::pow(hours + f.age_offset_hours, f.gravity);
+  return std::isnan(score) || score == 0 ? 0.0 : score;
+}
+
+FeedModel::RankedResult FeedModel::Ranked(
+    EntityId owner, const RankFormula& formula, size_t window, size_t limit,
+    const std::optional<RankedPlace>& after, Micros now, bool hydrate) const {
+  const Micros start = after ? after->start : now;
+  std::vector<RankedEntry> all;
+  for (const StoredEntry& e :
+       Read(Feed::kTimeline, owner, ReadOrder::kNewestFirst, std::nullopt,
+            after ? std::optional<Micros>(start) : std::nullopt, std::nullopt,
+            now, hydrate)) {
+    if (all.size() == window) break;
+    RankedEntry r{e, {}, 0};
+    std::optional<Micros> changed;
+    if (auto it = activities_.find(e.activity_id); it != activities_.end()) {
+      r.counters = it->second.counters;
+      changed = it->second.counters_changed_at;
+    }
+    r.score = Score(formula, r.counters, start, e.ts);
+    // Counted once for the window even when left out below.
+    all.push_back(r);
+    if (after && changed && *changed >= start) all.back().score = NAN;
+  }
+  std::erase_if(all, [&](const RankedEntry& r) {
+    if (std::isnan(r.score)) return true;
+    return after &&
+           std::tuple(r.score, r.entry.ts, r.entry.activity_id) >=
+               std::tuple(after->score, after->key.first, after->key.second);
+  });
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return std::tuple(a.score, a.entry.ts, a.entry.activity_id) >
+           std::tuple(b.score, b.entry.ts, b.entry.activity_id);
+  });
+  RankedResult result;
+  if (all.size() > limit) {
+    all.resize(limit);
+    const RankedEntry& last = all.back();
+    result.next = RankedPlace{start, last.score, KeyOf(last.entry)};
+  }
+  result.entries = std::move(all);
+  return result;
 }
 
 // --- Notifications ---
@@ -537,6 +627,64 @@ std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
 const FeedModel::FeedMap& FeedModel::notifications(EntityId user) const {
   auto it = notification_feeds_.find(user);
   return it == notification_feeds_.end() ? EmptyFeed() : it->second.notes;
+}
+
+// --- Read markers ---
+
+namespace {
+
+absl::Status MarkedFeedError(EntityId user, const MarkedFeed& feed) {
+  const bool ok = (feed.type == FeedType::kHome && feed.owner == user) ||
+                  feed.type == FeedType::kOwn ||
+                  (feed.type == FeedType::kWorld && feed.owner == 0);
+  return ok ? absl::OkStatus() : absl::InvalidArgumentError("marked feed");
+}
+
+Feed ModelFeed(FeedType type) {
+  return type == FeedType::kHome  ? Feed::kTimeline
+         : type == FeedType::kOwn ? Feed::kOwn
+                                  : Feed::kWorld;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> FeedModel::SetReadMarker(EntityId user,
+                                              const MarkedFeed& feed, Key key,
+                                              bool force) {
+  if (absl::Status bad = MarkedFeedError(user, feed); !bad.ok()) return bad;
+  if (key.first < 0) return absl::InvalidArgumentError("key.ts");
+  const MarkerKey where{user, feed.type, feed.owner};
+  auto it = markers_.find(where);
+  if (it != markers_.end() &&
+      (it->second == key || (!force && key < it->second))) {
+    return false;
+  }
+  markers_[where] = key;
+  return true;
+}
+
+absl::StatusOr<ReadMarker> FeedModel::GetReadMarker(EntityId user,
+                                                    const MarkedFeed& feed,
+                                                    size_t max_unread,
+                                                    Micros now) const {
+  if (absl::Status bad = MarkedFeedError(user, feed); !bad.ok()) return bad;
+  if (max_unread == 0 || max_unread > max_page_size_) {
+    return absl::InvalidArgumentError("max_unread");
+  }
+  ReadMarker marker;
+  std::optional<Key> after;
+  if (auto it = markers_.find({user, feed.type, feed.owner});
+      it != markers_.end()) {
+    after = it->second;
+    marker.key = EntryKey{it->second.first, it->second.second};
+  }
+  const size_t newer =
+      Read(ModelFeed(feed.type), feed.owner, ReadOrder::kOldestFirst,
+           std::nullopt, std::nullopt, after, now, false)
+          .size();
+  marker.unread = std::min(newer, max_unread);
+  marker.more_unread = newer > max_unread;
+  return marker;
 }
 
 // --- Expiry ---

@@ -7,7 +7,8 @@
 // Shared by the model-based tests (tests/feed/model_test.cc,
 // social_model_test.cc, notification_model_test.cc), the conformance model
 // test (tests/conformance/feed_conformance_model_test.cc) and the
-// API-sequence fuzz target (fuzz/api_sequence_fuzzer.cc), so all of them
+// API-sequence fuzz targets (fuzz/api_sequence_fuzzer.cc,
+// fuzz/social_sequence_fuzzer.cc), so all of them
 // hold every backend to one reading of the contract in feed_engine.h. Free
 // of any test framework.
 //
@@ -21,31 +22,43 @@
 //     the cap, until EvictExpired reclaims them, as the engine keeps them
 //     until its sweeper or an eviction passes;
 //   * Publish stores the activity and puts its entry into the actor's own
-//     feed, the world feed and every current follower's timeline, unless
-//     the actor is merged at read; an actor becomes so, for good, when a
-//     Follow leaves it with more followers than hybrid_fanout_threshold
-//     (0: never), and its followers' timelines then read its own feed;
+//     feed, the world feed and every current follower's timeline;
 //   * Follow back-fills the newest visible entries of the followee's own
-//     feed (unless merged at read); Unfollow removes every entry of the
-//     followee from the follower's timeline, low-level inserts included;
+//     feed; Unfollow removes every entry of the followee from the
+//     follower's timeline, low-level inserts included (unless it keeps the
+//     history);
+//   * a reader's timeline is what these copies leave, whatever
+//     hybrid_fanout_threshold says: the engine's merge at read shows exactly
+//     that (feed_engine.h). The model only tracks which actors are merged
+//     (an actor becomes so, for good, when a Follow leaves it with more
+//     followers than the threshold, 0: never) for what the calls report:
+//     PublishResult::merged_at_read and fanned_out, FollowResult's
+//     back-fill count (0 for a merged followee), and how ReadGroups
+//     answers;
 //   * mute and block: a user's blocked actors and mutes (notifications
 //     flag, expiry or none). Block ends both follows (as Unfollow) and
 //     removes the actor's entries from the user's timeline and
 //     notification feed; Mute removes them from the timeline (and the
 //     notification feed with the flag). While a block or an unexpired mute
-//     lasts, Publish copies nothing to the user, a merged actor is left out
-//     of the user's reads, Follow back-fills nothing, and notifications
-//     (blocks, or mutes with the flag) skip the user; Follow between a
-//     blocking pair changes nothing (the engine says FailedPrecondition).
-//     Unmute and Unblock back-fill as Follow does if the user follows a
-//     copied actor;
+//     lasts, Publish copies nothing to the user (nor counts it in
+//     fanned_out), Follow back-fills nothing, and notifications (blocks, or
+//     mutes with the flag) skip the user; Follow between a blocking pair
+//     changes nothing (the engine says FailedPrecondition). Unmute and
+//     Unblock back-fill as Follow does if the user follows the actor (and
+//     report it as Follow does: 0 for a merged actor);
 //   * Retract drops the activity's key from its own feed, the world feed,
-//     every current follower's timeline and every recipient's notification
-//     feed, and keeps the activity as a tombstone until it expires and is
-//     evicted;
+//     the timeline of every current follower and of every former one that
+//     kept its history, and every recipient's notification feed, and keeps
+//     the activity as a tombstone until it expires and is evicted;
 //   * a notification feed per user holds at most notifications.max_length
 //     entries, with the seen and read flags of each group it holds; a group
-//     whose last entry leaves takes its flags with it.
+//     whose last entry leaves takes its flags with it;
+//   * a read marker per (user, feed): a key that moves forward only, unless
+//     forced; its unread count is the feed's visible entries newer than it;
+//   * each activity's counters and the time of their last change, kept
+//     until the activity is evicted; a ranked page scores every entry of
+//     the walk's window with RankFormula written out again here, sorts
+//     them all and cuts the page after the cursor.
 // Group keys come from aggregation.group_key, which must be set when the
 // model is asked to group (aggregation.enabled or aggregated notifications):
 // the engine's default key is private to it.
@@ -59,6 +72,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -66,6 +80,7 @@
 #include "absl/status/statusor.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
+#include "feedcore/social.h"
 #include "feedcore/types.h"
 
 namespace feedcore::testing {
@@ -100,6 +115,19 @@ class FeedModel {
     GroupKey group = 0;  // its timeline entries' key
     bool retracted = false;
     std::vector<EntityId> recipients;  // of its notifications, distinct
+    ActivityCounters counters = {};
+    std::optional<Micros> counters_changed_at;  // unset: never changed
+  };
+
+  // Where a ranked walk stands: its start and the last entry shown.
+  struct RankedPlace {
+    Micros start = 0;
+    double score = 0;
+    Key key;
+  };
+  struct RankedResult {
+    std::vector<RankedEntry> entries;
+    std::optional<RankedPlace> next;  // unset at the end of the walk
   };
 
   // What the engine's Stats report, worked out from the model.
@@ -161,7 +189,8 @@ class FeedModel {
   // Changes nothing (`created` false) when EitherBlocks.
   FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
                       Micros now);
-  UnfollowResult Unfollow(EntityId follower, EntityId followee);
+  UnfollowResult Unfollow(EntityId follower, EntityId followee,
+                          bool keep_history = false);
 
   // --- Mute and block ---
 
@@ -207,6 +236,29 @@ class FeedModel {
   // while it is stored and not retracted, else nothing.
   std::string Payload(ActivityId id) const;
 
+  // --- Counters and ranked reads ---
+
+  // IncrementCounter at `now`: NotFound for an activity not stored,
+  // retracted or expired; InvalidArgument for a counter out of range, a
+  // zero delta or an overflow.
+  absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId id,
+                                                    size_t counter,
+                                                    int64_t delta, Micros now);
+  absl::StatusOr<ActivityCounters> Counters(ActivityId id, Micros now) const;
+  // RankFormula's score, as feed_engine.h defines it.
+  static double Score(const RankFormula& formula,
+                      const ActivityCounters& counters, Micros start,
+                      Micros ts);
+  // A page of `owner`'s ranked walk read at `now`: the first one when
+  // `after` is unset (the walk starts at `now`). The window is the newest
+  // `window` visible entries, on later pages among those dated at or
+  // before the start, leaving out entries whose counters changed at or
+  // after the start; the page holds the best `limit` of the window below
+  // `after` by (score, key).
+  RankedResult Ranked(EntityId owner, const RankFormula& formula, size_t window,
+                      size_t limit, const std::optional<RankedPlace>& after,
+                      Micros now, bool hydrate) const;
+
   // --- Notifications ---
 
   // What every notification call of `user` does first: drops the expired
@@ -221,6 +273,19 @@ class FeedModel {
   std::vector<FeedGroup> Notifications(EntityId user) const;
   const FeedMap& notifications(EntityId user) const;
   const NotificationTally& notification_tally() const { return tally_; }
+
+  // --- Read markers ---
+
+  // What SetReadMarker answers: InvalidArgument for the arguments the
+  // engine refuses (and then nothing changes); else whether it moved.
+  absl::StatusOr<bool> SetReadMarker(EntityId user, const MarkedFeed& feed,
+                                     Key key, bool force);
+  // What GetReadMarker answers at `now`.
+  absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
+                                           const MarkedFeed& feed,
+                                           size_t max_unread, Micros now) const;
+  using MarkerKey = std::tuple<EntityId, FeedType, EntityId>;
+  const std::map<MarkerKey, Key>& read_markers() const { return markers_; }
 
   // --- Expiry ---
 
@@ -245,6 +310,7 @@ class FeedModel {
   const std::set<EntityId>& Followers(EntityId e) const;
   const std::set<EntityId>& Following(EntityId e) const;
   size_t merged_count() const { return merged_.size(); }
+  bool merged(EntityId actor) const { return merged_.contains(actor); }
 
   // Activities stored (until evicted) and ids evicted so far.
   const std::map<ActivityId, Activity>& activities() const {
@@ -299,6 +365,7 @@ class FeedModel {
   size_t world_cap_;
   Micros default_ttl_;
   size_t max_payload_bytes_;
+  size_t max_page_size_;
   size_t hybrid_threshold_;
   AggregationOptions aggregation_;
   NotificationOptions notification_options_;
@@ -309,6 +376,8 @@ class FeedModel {
   std::map<EntityId, std::set<EntityId>> followers_;
   std::map<EntityId, std::set<EntityId>> following_;
   std::set<EntityId> merged_;
+  // Former followers of an actor that kept their history.
+  std::map<EntityId, std::set<EntityId>> history_kept_;
   std::map<ActivityId, Activity> activities_;
   std::set<ActivityId> evicted_;
   uint64_t activities_evicted_ = 0;
@@ -316,6 +385,7 @@ class FeedModel {
   std::map<EntityId, std::set<EntityId>> blocking_;
   std::map<EntityId, std::map<EntityId, MuteEntry>> muting_;
   NotificationTally tally_;
+  std::map<MarkerKey, Key> markers_;
 };
 
 }  // namespace feedcore::testing

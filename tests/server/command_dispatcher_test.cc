@@ -583,5 +583,35 @@ TEST_CASE("FEED.RETRACT, FEED.UNFOLLOW, FEED.FOLLOWERS, FEED.FOLLOWING") {
                    "-ERR follower must be a decimal id"));
 }
 
+TEST_CASE("FEED.FOLLOWMANY and FEED.UNFOLLOW KEEPHISTORY") {
+  Fixture f;
+  f.Run({"FEED.PUBLISH", "2", "7", "100", "hello"});
+  f.Run({"FEED.PUBLISH", "3", "8", "101", "there"});
+  CHECK(f.Run({"FEED.FOLLOW", "1", "3"}) == ":1\r\n");
+  // One integer per followee: followed, already followed, repeated.
+  CHECK(f.Run({"FEED.FOLLOWMANY", "1", "2", "3", "4", "2"}) ==
+        "*4\r\n:1\r\n:0\r\n:1\r\n:0\r\n");
+  CHECK(f.Run({"FEED.COUNTS", "1"}) == "*2\r\n:0\r\n:3\r\n");
+  CHECK(Contains(f.Run({"FEED.READ", "1"}), Bulk("hello")));
+  CHECK(f.Run({"FEED.FOLLOWMANY", "5", "2", "BACKFILL", "0"}) ==
+        "*1\r\n:1\r\n");
+  CHECK(f.Run({"FEED.READ", "5"}) == "*2\r\n" + Bulk("0") + "*0\r\n");
+  CHECK(StartsWith(f.Run({"FEED.FOLLOWMANY", "1"}), "-ERR wrong number"));
+  CHECK(StartsWith(f.Run({"FEED.FOLLOWMANY", "1", "BACKFILL", "2"}),
+                   "-ERR FEED.FOLLOWMANY needs at least one followee"));
+  CHECK(StartsWith(f.Run({"FEED.FOLLOWMANY", "1", "6", "x"}),
+                   "-ERR followee must be a decimal id"));
+  // A self-follow anywhere refuses the whole batch.
+  CHECK(StartsWith(f.Run({"FEED.FOLLOWMANY", "7", "6", "7"}), "-ERR "));
+  CHECK(f.Run({"FEED.COUNTS", "7"}) == "*2\r\n:0\r\n:0\r\n");
+  // KEEPHISTORY: the entries stay, the edge goes.
+  CHECK(f.Run({"FEED.UNFOLLOW", "1", "2", "KEEPHISTORY"}) == ":1\r\n");
+  CHECK(Contains(f.Run({"FEED.READ", "1"}), Bulk("hello")));
+  CHECK(f.Run({"FEED.UNFOLLOW", "1", "3"}) == ":1\r\n");
+  CHECK_FALSE(Contains(f.Run({"FEED.READ", "1"}), Bulk("there")));
+  CHECK(StartsWith(f.Run({"FEED.UNFOLLOW", "1", "2", "KEEP"}),
+                   "-ERR syntax error"));
+}
+
 }  // namespace
 }  // namespace feedcore::server

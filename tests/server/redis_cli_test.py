@@ -26,7 +26,7 @@ STEPS = [
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 43"),
+    (["COMMAND", "COUNT"], "(integer) 49"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
@@ -104,6 +104,13 @@ STEPS = [
     (["FEED.FOLLOWING", "1"], '1) "0"\n2) 1) "42"'),
     (["FEED.RETRACT", "8"], "OK"),
     (["FEED.READ", "1"], 're:^1\\) "0"\n2\\) 1\\) 1\\) "7"\n(.*\n){3}      5\\) "live now"$'),
+    (["FEED.MARKER.GET", "1", "home", "1"],
+     "1) (nil)\n2) (integer) 1\n3) (integer) 0"),
+    (["FEED.MARKER.SET", "1", "home", "1", "1700000000000000", "7"],
+     "(integer) 1"),
+    (["FEED.MARKER.GET", "1", "home", "1", "MAX", "5"],
+     '1) 1) (integer) 1700000000000000\n   2) "7"\n2) (integer) 0\n'
+     '3) (integer) 0'),
     (["FEED.UNFOLLOW", "1", "42"], "(integer) 1"),
     (["FEED.READ", "1"], '1) "0"\n2) (empty array)'),
 

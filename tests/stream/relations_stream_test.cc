@@ -73,7 +73,7 @@ void CheckSame(FeedEngine& source, FeedEngine& copy) {
 // Follows (actor 1 merged at read), publishes with notifications, and
 // every relation call: mutes on both sides of a shard boundary and within
 // one shard, with and without notifications and expiry, blocks, and their
-// undoing.
+// undoing (of a merged actor too).
 void Populate(FeedEngine& e, ManualClock& clock) {
   for (EntityId f = 2; f <= 12; ++f) REQUIRE(e.Follow(f, 1).ok());
   for (EntityId f = 3; f <= 9; ++f) REQUIRE(e.Follow(f, 13).ok());
@@ -107,6 +107,12 @@ void Populate(FeedEngine& e, ManualClock& clock) {
   for (int round = 0; round < 3; ++round) {
     for (EntityId actor : {1, 2, 13}) publish(actor);
   }
+  // Unmuting merged actor 1 moves entity 5's merge boundary (kMergeAdd).
+  REQUIRE(e.Mute(5, 1).ok());
+  publish(1);
+  RestoreOptions restore;
+  restore.backfill = 2;
+  REQUIRE(e.Unmute(5, 1, restore).ok());
 }
 
 // What happens after the copy was made, each step on both engines (they

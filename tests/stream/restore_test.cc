@@ -1,6 +1,7 @@
 // Restore-then-resume, end to end and under concurrency: several threads
 // run a random social workload on engine A (publish with notifications,
-// follow, unfollow, retract, marking notifications seen and read, inserts,
+// follow and unfollow (one pair or several, keeping history or not),
+// retract, marking notifications seen and read, read markers, inserts,
 // removes, expiry) while another thread saves snapshots
 // of it. Each snapshot is loaded into a new engine, which then applies A's
 // change stream from the snapshot's sequence number; afterwards every
@@ -74,12 +75,19 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
       for (uint64_t n = rng() % 4; n > 0; --n)
         options.notify.push_back(entity());
       if (engine.Publish(act, options).ok()) mine.push_back(act.id);
-    } else if (op < 38) {
+    } else if (op < 36) {
       if (rng() % 2 == 0) {
         engine.MarkSeen(a).value();
       } else {
         engine.MarkAllRead(a).value();
       }
+    } else if (op < 38) {
+      const MarkedFeed feed = rng() % 3 == 0   ? MarkedFeed::Home(a)
+                              : rng() % 2 == 0 ? MarkedFeed::Own(b)
+                                               : MarkedFeed::World();
+      SetMarkerOptions options;
+      options.force = rng() % 4 == 0;
+      engine.SetReadMarker(a, feed, {ts, rng() % 1000}, options).value();
     } else if (op < 41) {
       absl::StatusOr<GroupPage> page = engine.ReadNotifications(a, {});
       REQUIRE(page.ok());
@@ -91,9 +99,23 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
         REQUIRE((s.ok() || s.code() == absl::StatusCode::kNotFound));
       }
     } else if (op < 55) {
-      REQUIRE(engine.Follow(a, b).ok());
+      if (rng() % 4 == 0) {
+        const std::vector<FollowPair> pairs = {{a, b}, {b, a}, {a, entity()}};
+        const absl::Status s = engine.FollowMany(pairs).status();
+        // The third pair may be a self-follow, which refuses the batch.
+        REQUIRE((s.ok() || s.code() == absl::StatusCode::kInvalidArgument));
+      } else {
+        REQUIRE(engine.Follow(a, b).ok());
+      }
     } else if (op < 65) {
-      REQUIRE(engine.Unfollow(a, b).ok());
+      UnfollowOptions options;
+      options.keep_history = rng() % 3 == 0;
+      if (rng() % 4 == 0) {
+        const std::vector<FollowPair> pairs = {{a, b}, {b, a}};
+        REQUIRE(engine.UnfollowMany(pairs, options).ok());
+      } else {
+        REQUIRE(engine.Unfollow(a, b, options).ok());
+      }
     } else if (op < 72 && !mine.empty()) {
       const ActivityId id = mine[rng() % mine.size()];
       const absl::Status s = engine.Retract(id);
@@ -161,8 +183,7 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
           write.metadata = std::string(rng() % 4, static_cast<char>('a' + b));
         }
       }
-      for (const absl::StatusOr<WriteResult>& result :
-           board.WriteMany(batch)) {
+      for (const absl::StatusOr<WriteResult>& result : board.WriteMany(batch)) {
         REQUIRE_MESSAGE(result.ok(), result.status());
       }
       if (options[b].max_metadata_bytes > 0) {

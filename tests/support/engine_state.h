@@ -84,6 +84,26 @@ inline std::vector<std::string> DescribeEngine(
     }
     lines.push_back(std::move(line));
   }
+  // Read markers (with their unread counts) of every entity in its home
+  // feed, the world feed and the own feed of every entity listed.
+  const size_t max_unread =
+      std::min<size_t>(100, engine.options().max_page_size);
+  for (const EntityId user : entities) {
+    std::vector<MarkedFeed> feeds = {MarkedFeed::Home(user),
+                                     MarkedFeed::World()};
+    for (const EntityId owner : entities) {
+      feeds.push_back(MarkedFeed::Own(owner));
+    }
+    std::string line = absl::StrCat("markers ", user, ":");
+    for (const MarkedFeed& feed : feeds) {
+      const ReadMarker m = engine.GetReadMarker(user, feed, max_unread).value();
+      if (!m.key.has_value()) continue;
+      absl::StrAppend(&line, " ", static_cast<int>(feed.type), "/", feed.owner,
+                      "@", m.key->ts, "/", m.key->activity_id, "+", m.unread,
+                      m.more_unread ? "..." : "");
+    }
+    lines.push_back(std::move(line));
+  }
   std::string world = "world:";
   AppendFeed(World(engine, hydrated), &world);
   lines.push_back(std::move(world));

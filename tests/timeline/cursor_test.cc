@@ -224,5 +224,53 @@ TEST_CASE("a well-formed cursor of another version or kind is rejected") {
   CheckRejected(absl::WebSafeBase64Escape(resigner.Sign(bad)));
 }
 
+TEST_CASE("ranked cursors: round trips, and what a ranked read refuses") {
+  const double kInf = std::numeric_limits<double>::infinity();
+  for (const double score : {0.0, 1.5, -3.25, 1e300, kInf, -kInf}) {
+    for (const Micros start : {Micros{0}, Micros{-5}, kMaxTs}) {
+      const RankedCursor c{42, start, 0xfeedULL, score, 17, kMaxU64};
+      const absl::StatusOr<RankedCursor> back =
+          DecodeRankedCursor(EncodeRankedCursor(c));
+      REQUIRE_MESSAGE(back.ok(), back.status());
+      CHECK(*back == c);
+    }
+  }
+  const RankedCursor c{42, 1000, 0xfeedULL, 2.5, 17, 99};
+  const std::string text = EncodeRankedCursor(c);
+  CHECK(DecodeRankedCursorOf(text, 42, 0xfeedULL).ok());
+  CHECK(absl::IsInvalidArgument(
+      DecodeRankedCursorOf(text, 43, 0xfeedULL).status()));
+  CHECK(absl::IsInvalidArgument(
+      DecodeRankedCursorOf(text, 42, 0xbeefULL).status()));
+  // Other kinds of cursor, and this one read as another kind.
+  CHECK(absl::IsInvalidArgument(
+      DecodeRankedCursor(
+          EncodeTimelineCursor({42, ReadOrder::kNewestFirst, 1000, 99}))
+          .status()));
+  CHECK(absl::IsInvalidArgument(DecodeTimelineCursor(text).status()));
+  for (size_t n = 0; n < text.size(); ++n) {
+    CHECK(absl::IsInvalidArgument(
+        DecodeRankedCursor(text.substr(0, n)).status()));
+  }
+  // Well-formed and signed, but a score that is not a number or a
+  // negative ts.
+  const std::string raw = RawBytes(text);
+  const Resigner resigner(raw);
+  REQUIRE(resigner.ok());
+  std::string nan_score = raw;
+  const uint64_t nan_bits = 0x7ff8000000000000ULL;
+  for (int i = 0; i < 8; ++i) {
+    nan_score[2 + 3 * 8 + i] = static_cast<char>(nan_bits >> (8 * i));
+  }
+  CHECK(absl::IsInvalidArgument(
+      DecodeRankedCursor(absl::WebSafeBase64Escape(resigner.Sign(nan_score)))
+          .status()));
+  std::string negative_ts = raw;
+  negative_ts[2 + 4 * 8 + 7] = static_cast<char>(0x80);
+  CHECK(absl::IsInvalidArgument(
+      DecodeRankedCursor(absl::WebSafeBase64Escape(resigner.Sign(negative_ts)))
+          .status()));
+}
+
 }  // namespace
 }  // namespace feedcore::internal

@@ -1,0 +1,134 @@
+// Conformance cases of read markers (SetReadMarker, GetReadMarker) on the
+// backend FEEDCORE_TEST_BACKEND selects (conformance/backend.h): both the
+// in-process engine and the Redis Cluster one keep markers, and are held
+// to one reading of feed_engine.h: monotonic unless forced, unread counts
+// of visible entries capped at max_unread, home, own and world feeds, and
+// bad arguments refused naming them, changing nothing.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "conformance/backend.h"
+#include "conformance/feed_conformance_util.h"
+#include "feedcore/feed_engine.h"
+#include "feedcore/options.h"
+#include "support/social_test_util.h"
+
+namespace feedcore {
+namespace {
+
+using testing::Env;
+using testing::kStart;
+using testing::MakeActivity;
+using testing::Options;
+
+ReadMarker Get(const FeedEngine& engine, EntityId user, const MarkedFeed& feed,
+               size_t max_unread = 50) {
+  const absl::StatusOr<ReadMarker> marker =
+      engine.GetReadMarker(user, feed, max_unread);
+  REQUIRE_MESSAGE(marker.ok(), marker.status());
+  return *marker;
+}
+
+bool Set(FeedEngine& engine, EntityId user, const MarkedFeed& feed,
+         EntryKey key, bool force = false) {
+  const absl::StatusOr<bool> moved =
+      engine.SetReadMarker(user, feed, key, {.force = force});
+  REQUIRE_MESSAGE(moved.ok(), moved.status());
+  return *moved;
+}
+
+TEST_CASE("a marker moves forward unless forced; unread counts what is newer") {
+  Env env(Options(100));
+  REQUIRE(env.engine->Supports(FeedCapability::kReadMarkers));
+  FeedEngine& engine = *env.engine;
+  for (ActivityId id = 1; id <= 6; ++id) {
+    env.Ins(1, {kStart + static_cast<Micros>(id), id, 9});
+  }
+  // One that expires soon.
+  InsertOptions short_lived;
+  short_lived.ttl = 10;
+  env.Ins(1, {kStart + 7, 7, 9}, short_lived);
+  const MarkedFeed home = MarkedFeed::Home(1);
+  ReadMarker m = Get(engine, 1, home);
+  CHECK_FALSE(m.key.has_value());
+  CHECK(m.unread == 7);
+
+  CHECK(Set(engine, 1, home, {kStart + 3, 3}));
+  CHECK_FALSE(Set(engine, 1, home, {kStart + 3, 3}));
+  CHECK_FALSE(Set(engine, 1, home, {kStart + 2, 2}));
+  CHECK_FALSE(Set(engine, 1, home, {kStart + 3, 2}));
+  m = Get(engine, 1, home, 2);
+  CHECK(m.key == EntryKey{kStart + 3, 3});
+  CHECK(m.unread == 2);
+  CHECK(m.more_unread);
+  CHECK(Get(engine, 1, home).unread == 4);
+  env.clock->Advance(10);
+  CHECK(Get(engine, 1, home).unread == 3);
+
+  CHECK(Set(engine, 1, home, {kStart + 1, 1}, /*force=*/true));
+  CHECK(Get(engine, 1, home).unread == 5);
+  CHECK(Set(engine, 1, home, {kStart + 100, 0}));
+  m = Get(engine, 1, home);
+  CHECK(m.key == EntryKey{kStart + 100, 0});
+  CHECK(m.unread == 0);
+  CHECK_FALSE(m.more_unread);
+}
+
+TEST_CASE("markers in own feeds and the world feed are the user's own") {
+  Env env(Options(100));
+  FeedEngine& engine = *env.engine;
+  for (ActivityId id = 1; id <= 4; ++id) {
+    REQUIRE(
+        engine.Publish(MakeActivity(id, 50, kStart + static_cast<Micros>(id)))
+            .ok());
+  }
+  REQUIRE(engine.Publish(MakeActivity(5, 60, kStart + 5)).ok());
+  CHECK(Set(engine, 1, MarkedFeed::Own(50), {kStart + 2, 2}));
+  CHECK(Set(engine, 2, MarkedFeed::Own(50), {kStart + 4, 4}));
+  CHECK(Set(engine, 1, MarkedFeed::World(), {kStart + 3, 3}));
+  CHECK(Get(engine, 1, MarkedFeed::Own(50)).unread == 2);
+  CHECK(Get(engine, 2, MarkedFeed::Own(50)).unread == 0);
+  CHECK(Get(engine, 1, MarkedFeed::World()).unread == 2);
+  CHECK(Get(engine, 2, MarkedFeed::World()).unread == 5);
+  CHECK_FALSE(Get(engine, 1, MarkedFeed::Own(60)).key.has_value());
+  CHECK_FALSE(Get(engine, 1, MarkedFeed::Home(1)).key.has_value());
+}
+
+TEST_CASE("bad marker arguments are refused naming them") {
+  Env env(Options(100));
+  FeedEngine& engine = *env.engine;
+  CHECK(Set(engine, 1, MarkedFeed::Home(1), {kStart, 1}));
+  auto refused = [](const absl::Status& status, const std::string& names) {
+    CHECK_MESSAGE(absl::IsInvalidArgument(status), status);
+    CHECK_MESSAGE(status.message().find(names) != std::string::npos, status);
+  };
+  refused(engine.SetReadMarker(1, MarkedFeed::Home(1), {-1, 0}).status(),
+          "key.ts");
+  refused(
+      engine.SetReadMarker(1, MarkedFeed::Home(2), {kStart + 1, 0}).status(),
+      "feed.owner");
+  refused(
+      engine.SetReadMarker(1, {FeedType::kWorld, 7}, {kStart + 1, 0}).status(),
+      "feed.owner");
+  refused(engine
+              .SetReadMarker(1, {FeedType::kNotification, 1}, {kStart + 1, 0},
+                             {.force = true})
+              .status(),
+          "feed.type");
+  refused(engine.GetReadMarker(1, MarkedFeed::Home(1), 0).status(),
+          "max_unread");
+  refused(engine
+              .GetReadMarker(1, MarkedFeed::Home(1),
+                             engine.options().max_page_size + 1)
+              .status(),
+          "max_unread");
+  refused(engine.GetReadMarker(1, MarkedFeed::Home(3), 1).status(),
+          "feed.owner");
+  CHECK(Get(engine, 1, MarkedFeed::Home(1)).key == EntryKey{kStart, 1});
+}
+
+}  // namespace
+}  // namespace feedcore
