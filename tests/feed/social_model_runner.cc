@@ -11,11 +11,9 @@ void Runner::Run(int ops) {
     if (std::getenv("FEEDCORE_MODEL_TRACE") != nullptr) {
       fprintf(stderr, "%d %s\n", step_, what_.c_str());
     }
-    // Blocks and mutes remove entries: not in a run without removals.
-    if (config_.removals && relation_rng_() % 100 < 4) {
-      DoRelation();
-      continue;
-    }
+    // Blocks and mutes remove entries: not in a run without removals. They
+    // come between the other operations, which keep their own draws.
+    if (config_.removals && relation_rng_() % 100 < 2) DoRelation();
     int op = static_cast<int>(rng_() % 100);
     // Without removals: follows instead of unfollows, publishes instead of
     // retracts, clock advances and evictions.
