@@ -192,9 +192,9 @@ TEST_CASE("Unmute of a merged actor shows what copies would") {
       const RelationResult r = Ok(f.engine->Unmute(kUser, kActor, restore));
       CHECK(r.changed);
       CHECK(r.backfilled == (threshold == 0 ? backfill : 0));
-      CHECK(Ids(*f.engine, kUser) ==
-            (backfill == 0 ? std::vector<ActivityId>{}
-                           : std::vector<ActivityId>{13, 12}));
+      CHECK(Ids(*f.engine, kUser) == (backfill == 0
+                                          ? std::vector<ActivityId>{}
+                                          : std::vector<ActivityId>{13, 12}));
       f.Pub(14, kActor, 104);
       CHECK(Ids(*f.engine, kUser) ==
             (backfill == 0 ? std::vector<ActivityId>{14}
