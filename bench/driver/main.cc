@@ -137,6 +137,7 @@ struct NamedScenario {
 constexpr NamedScenario kScenarios[] = {
     {"celebrity-post", RunCelebrityPost, true},
     {"timeline-read", RunTimelineRead, true},
+    {"muted-read", RunMutedRead, false},
     {"mixed-feed", RunMixedFeed, false},
     {"leaderboard", RunLeaderboard, false},
     {"game-leaderboard", RunGameLeaderboard, false},

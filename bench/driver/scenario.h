@@ -95,6 +95,7 @@ struct RunContext {
 
 void RunCelebrityPost(RunContext& context);
 void RunTimelineRead(RunContext& context);
+void RunMutedRead(RunContext& context);
 void RunMixedFeed(RunContext& context);
 void RunLeaderboard(RunContext& context);
 void RunGameLeaderboard(RunContext& context);

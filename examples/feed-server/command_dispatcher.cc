@@ -11,6 +11,7 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
+#include "feed_relation_commands.h"
 #include "feed_graph_commands.h"
 #include "feed_marker_commands.h"
 #include "feed_ranked_commands.h"
@@ -34,8 +35,9 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
   for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-                   AddFeedGraphCommands, AddFeedMarkerCommands,
-                   AddFeedRankedCommands, AddLeaderboardCommands,
+                   AddFeedRelationCommands, AddFeedGraphCommands,
+                   AddFeedMarkerCommands, AddFeedRankedCommands,
+                   AddLeaderboardCommands,
                    AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }

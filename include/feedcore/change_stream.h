@@ -85,8 +85,9 @@ enum class ChangeKind : uint8_t {
   // The key `(entry.ts, entry.activity_id)` was removed from the `feed`
   // timelines of `owners` (Remove, Retract).
   kTimelineRemove = 2,
-  // Every entry whose actor is `other` was removed from the home timeline
-  // of `entity` (Unfollow).
+  // Every entry whose actor is `other` was removed from the `feed`
+  // timeline of `entity`: the home timeline (Unfollow, Block, Mute) or the
+  // notification feed (Block, Mute with notifications).
   kTimelineRemoveActor = 3,
   // `keys` expired and were reclaimed from the `feed` timeline of
   // `entity`.
@@ -113,7 +114,8 @@ enum class ChangeKind : uint8_t {
   // `entity` no longer follows `other`.
   kFollowingRemove = 11,
   // `entity`'s reads now merge `other`'s own feed (hybrid fan-out) from the
-  // boundary `keys[0]` on.
+  // boundary `keys[0]` on; for an `other` merged already, its boundary
+  // moves to `keys[0]` (Unmute, Unblock).
   kMergeAdd = 12,
   // The fan-out mode of actor `entity` is now `mode`.
   kActorMode = 13,
@@ -151,15 +153,16 @@ enum class ChangeKind : uint8_t {
   // `entity`'s read marker in the feed (`feed`, owner `other`) is now
   // `keys[0]`.
   kReadMarkerSet = 21,
-  // `entity` blocks `other`.
+  // `entity` blocks `other` (recorded in `entity`'s shard).
   kBlockAdd = 22,
   // `entity` no longer blocks `other`.
   kBlockRemove = 23,
   // `entity` mutes `other`: `merged_at_read` carries
   // MuteOptions::notifications, `entry.expires_at` the mute's expiry (0:
-  // none).
+  // none). Recorded in the shard of each side (`domain` tells which side
+  // a record changes; once when both live in one shard).
   kMuteAdd = 24,
-  // `entity` no longer mutes `other`.
+  // `entity` no longer mutes `other` (recorded as kMuteAdd is).
   kMuteRemove = 25,
   // The counters of activity `entry.activity_id` are now `counters`
   // (`domain` is its activity-store shard), changed at `entry.ts` by the

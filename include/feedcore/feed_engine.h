@@ -445,12 +445,27 @@ class FEEDCORE_EXPORT FeedEngine {
   // `muter`'s timeline (and, with `options.notifications`, its
   // notification feed) and new ones do not arrive there until the mute is
   // lifted or expires. InvalidArgument for an expiry not in
-  // (now, now + kMaxTtl]. O(timeline).
+  // (now, now + kMaxTtl]. O(timeline). An expiry is read from the engine
+  // clock by every publish and read, nothing is swept: once it passes,
+  // what `muted` publishes arrives again; of a copied actor, what it
+  // published during the mute never arrives, while a merged-at-read
+  // actor's own feed is read again from the follower's merge boundary, so
+  // what it published during the mute, and what the mute removed, shows
+  // again. An expiring mute of a merged actor is thus not exact in the
+  // sense of hybrid fan-out (the top of this file): nothing runs when it
+  // expires that could move the boundary; Unmute (and Unblock then
+  // Follow) is, since it moves the boundary to where its back-fill
+  // begins. Insert, InsertFanout and
+  // InsertBatch are the program's own writes and are not filtered (nor by
+  // Block). A publish of an actor nobody mutes costs nothing more; one
+  // with muters costs a hash probe per follower.
   virtual absl::StatusOr<RelationResult> Mute(
       EntityId muter, EntityId muted, const MuteOptions& options = {}) = 0;
   // Lifts a mute: what `muted` publishes from then on arrives again, and
   // `options.backfill` recent activities are copied back if `muter`
-  // follows it. Unmuting what is not muted (or whose mute expired) says so
+  // follows it; of a merged-at-read actor, the follower's merge then
+  // begins at the oldest of those (just above everything it published for
+  // none), as the copies would, and `backfilled` is 0. Unmuting what is not muted (or whose mute expired) says so
   // (`changed` false).
   virtual absl::StatusOr<RelationResult> Unmute(
       EntityId muter, EntityId muted, const RestoreOptions& options = {}) = 0;

@@ -46,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "feed/activity_store.h"
 #include "feed/fanout_pool.h"
@@ -66,9 +67,7 @@ class FeedEngineImpl final : public FeedEngine {
   ~FeedEngineImpl() override;
 
   // Every capability but mute and block (feed_relations.cc).
-  bool Supports(FeedCapability capability) const override {
-    return capability != FeedCapability::kMuteBlock;
-  }
+  bool Supports(FeedCapability) const override { return true; }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
                                       const TimelineEntry& entry,
@@ -242,6 +241,13 @@ class FeedEngineImpl final : public FeedEngine {
   // validated.
   std::vector<FollowResult> FollowPairs(absl::Span<const FollowPair> pairs,
                                         size_t backfill);
+  // Back-fill of Follow, FollowMany, Unblock and Unmute: copies into the
+  // follower of each pair `i` with `wanted[i]` the `backfill` newest
+  // visible entries of the followee's own feed, unless the follower hides
+  // the followee then. Returns the count copied per pair.
+  std::vector<size_t> BackfillPairs(absl::Span<const FollowPair> pairs,
+                                    const std::vector<bool>& wanted,
+                                    size_t backfill);
   // Unfollow and UnfollowMany, as FollowPairs.
   std::vector<UnfollowResult> UnfollowPairs(absl::Span<const FollowPair> pairs,
                                             bool keep_history);
@@ -293,9 +299,37 @@ class FeedEngineImpl final : public FeedEngine {
   // `ids` (deduplicated) grouped by the shard they live in.
   FollowerSnapshot GroupByShard(absl::Span<const EntityId> ids) const;
   // Puts `entry` into the notification feed of every entity in
-  // `recipients`, one lock per shard group, then calls on_notify.
-  void DeliverNotifications(const FollowerSnapshot& recipients,
-                            const StoredEntry& entry);
+  // `recipients` that does not hide its actor (Block, Mute), one lock per
+  // shard group, then calls on_notify. Returns how many feeds got it.
+  size_t DeliverNotifications(const FollowerSnapshot& recipients,
+                              const StoredEntry& entry);
+
+  // --- Mute and block (feed_relations.cc) ---
+
+  // `owners` (all of `shard`), less those whose notification feed refuses
+  // `actor` now: `owners` itself when none does, else `*kept`.
+  absl::Span<const EntityId> NotificationAudience(
+      const Shard& shard, absl::Span<const EntityId> owners, EntityId actor,
+      std::vector<EntityId>* kept) const ABSL_SHARED_LOCKS_REQUIRED(shard.mu());
+  // Removes `actor`'s entries from `user`'s timeline and, with
+  // `notifications`, its notification feed, once the deliveries of `actor`
+  // that began earlier are done; records it. Returns how many.
+  size_t PurgeHidden(EntityId user, EntityId actor, bool notifications);
+  // Whether `user` blocks `actor`.
+  bool Blocks(EntityId user, EntityId actor) const;
+  // `user`'s mute of `actor`, expired or not, if it has one.
+  std::optional<MuteState> MuteOf(EntityId user, EntityId actor) const;
+  // Makes the mute change `r` (kMuteAdd/kMuteRemove) on both sides, each
+  // under its shard's lock, and records each side in its shard.
+  void ChangeBothSides(const ChangeRecord& r);
+  // RestoreOptions::backfill of Unblock and Unmute: back-fills `count`
+  // entries if `user` follows `actor` and copies it; if `user` merges it
+  // at read, moves the merge to begin where that back-fill would (so what
+  // was published or removed while hidden stays hidden).
+  size_t RestoreBackfill(EntityId user, EntityId actor, size_t count);
+  // A page of the actors `entity` blocks (`muted` false) or mutes.
+  absl::StatusOr<MutedPage> ReadRelationList(bool muted, EntityId entity,
+                                             const ListOptions& options) const;
 
   // --- Notifications (feed_notifications.cc) ---
 

@@ -127,7 +127,6 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     bool start_transition = false;  // this pair makes the followee merged
     bool late_merge = false;        // found merged at the second look
     TimelineKey boundary;
-    std::vector<StoredEntry> backfill;
   };
   const size_t n = pairs.size();
   std::vector<FollowResult> results(n);
@@ -243,16 +242,37 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     }
   }
   if (backfill == 0) return results;
+  std::vector<bool> copied(n);
+  for (size_t i = 0; i < n; ++i) {
+    copied[i] = results[i].created && !steps[i].merged;
+  }
+  const std::vector<size_t> counts = BackfillPairs(pairs, copied, backfill);
+  for (size_t i = 0; i < n; ++i) results[i].backfilled = counts[i];
+  return results;
+}
+
+std::vector<size_t> FeedEngineImpl::BackfillPairs(
+    absl::Span<const FollowPair> pairs, const std::vector<bool>& wanted,
+    size_t backfill) {
+  const size_t n = pairs.size();
+  std::vector<size_t> counts(n, 0);
+  std::vector<std::vector<StoredEntry>> recent(n);
+  const auto by_followee = RunsByShard(n, [&](size_t i) {
+    return static_cast<uint32_t>(ShardIndex(pairs[i].followee));
+  });
+  const auto by_follower = RunsByShard(n, [&](size_t i) {
+    return static_cast<uint32_t>(ShardIndex(pairs[i].follower));
+  });
   // Back-fill: a delivery like a publish, so Unfollow and Retract wait for
   // it; the tickets are taken before the own feeds are read.
   std::vector<std::unique_ptr<FanoutTicket>> tickets;
   for (size_t i = 0; i < n; ++i) {
-    if (results[i].created && !steps[i].merged) {
+    if (wanted[i]) {
       tickets.push_back(
           std::make_unique<FanoutTicket>(&tracker_, pairs[i].followee));
     }
   }
-  if (tickets.empty()) return results;
+  if (tickets.empty()) return counts;
   // What is visible is decided once the edges exist and the tickets are
   // held: a publish from then on is either in the own feed read below or
   // delivered to the follower.
@@ -261,12 +281,12 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     const Shard& shard = shards_[s];
     ReaderLock lock(&shard.mu());
     for (const size_t i : run) {
-      if (!results[i].created || steps[i].merged) continue;
+      if (!wanted[i]) continue;
       const Timeline* own =
           shard.FindTimeline({pairs[i].followee, FeedType::kOwn});
       if (own != nullptr) {
         own->Collect(ReadOrder::kNewestFirst, TimelineKey::Min(),
-                     TimelineKey::Max(), now, backfill, &steps[i].backfill);
+                     TimelineKey::Max(), now, backfill, &recent[i]);
       }
     }
   }
@@ -274,28 +294,37 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
   // tombstone before this check waits for the tickets and purges after
   // the copies, one that sets it later sees them.
   for (size_t i = 0; i < n; ++i) {
-    if (!steps[i].backfill.empty()) store_.KeepLive(&steps[i].backfill);
+    if (!recent[i].empty()) store_.KeepLive(&recent[i]);
   }
   for (const auto& [s, run] : by_follower) {
     Shard& shard = shards_[s];
     bool any = false;
-    for (const size_t i : run) any = any || !steps[i].backfill.empty();
+    for (const size_t i : run) any = any || !recent[i].empty();
     if (!any) continue;
     WriterLock lock(&shard.mu());
     for (const size_t i : run) {
-      InsertResult put;
+      if (recent[i].empty()) continue;
       const EntityId follower = pairs[i].follower;
-      for (const StoredEntry& entry : steps[i].backfill) {
+      // Nothing of an actor the follower blocks or mutes is copied; a
+      // Mute that set its state before this check purges after the
+      // tickets.
+      const GraphNode* node = shard.FindNode(follower);
+      if (node != nullptr &&
+          node->relations.HidesInTimeline(pairs[i].followee, now)) {
+        continue;
+      }
+      InsertResult put;
+      for (const StoredEntry& entry : recent[i]) {
         shard.Put({follower, FeedType::kHome}, entry, &put);
         if (log_ != nullptr) {
           shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome,
                            absl::MakeConstSpan(&follower, 1), entry);
         }
       }
-      results[i].backfilled = put.inserted + put.replaced;
+      counts[i] = put.inserted + put.replaced;
     }
   }
-  return results;
+  return counts;
 }
 
 std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
@@ -416,6 +445,12 @@ void FeedEngineImpl::KeepMergedHistory(
     if (kept.empty()) continue;
     Shard& shard = ShardOf(pairs[i].follower);
     WriterLock lock(&shard.mu());
+    // A followee the follower blocks or mutes showed nothing to keep.
+    const GraphNode* node = shard.FindNode(pairs[i].follower);
+    if (node != nullptr && node->relations.HidesInTimeline(
+                               pairs[i].followee, options_.clock->Now())) {
+      continue;
+    }
     InsertResult ignored;
     for (const StoredEntry& entry : kept) {
       shard.Put({pairs[i].follower, FeedType::kHome}, entry, &ignored);

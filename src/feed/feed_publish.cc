@@ -99,8 +99,7 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     // Under the ticket, like the followers' copies: a Retract waits for it.
     StoredEntry notification = job->entry;
     notification.group = NotificationGroupOf(activity);
-    DeliverNotifications(recipients, notification);
-    result.notified = recipients.ids.size();
+    result.notified = DeliverNotifications(recipients, notification);
   }
   job->FinishIfEmpty();
   RunFanout(job, *plan, &result);
@@ -191,10 +190,11 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
       result->merged_at_read = true;
       if (out_of_order) {
         job.below_boundaries = true;
-        node->SnapshotFollowers(&job.followers);
+        SnapshotAudience(*node, options_.clock->Now(), &job.followers);
       }
     } else {
-      node->SnapshotFollowers(&job.followers);
+      // Followers muting the actor are left out (relations.h).
+      SnapshotAudience(*node, options_.clock->Now(), &job.followers);
       result->fanned_out = job.followers.ids.size();
     }
   }
@@ -312,18 +312,25 @@ FollowerSnapshot FeedEngineImpl::GroupByShard(
   return snapshot;
 }
 
-void FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
-                                          const StoredEntry& entry) {
+size_t FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
+                                            const StoredEntry& entry) {
   const auto& on_notify = options_.notifications.on_notify;
   std::vector<NotificationCounts> counts;
+  std::vector<EntityId> kept;
+  size_t delivered = 0;
   for (size_t g = 0; g < recipients.groups(); ++g) {
-    const absl::Span<const EntityId> owners =
+    const absl::Span<const EntityId> listed =
         absl::MakeConstSpan(recipients.ids.data() + recipients.starts[g],
                             recipients.starts[g + 1] - recipients.starts[g]);
     Shard& shard = shards_[recipients.shard_of_group[g]];
     counts.clear();
+    absl::Span<const EntityId> owners;
     {
       WriterLock lock(&shard.mu());
+      // Recipients who block or mute the actor get nothing (relations.h).
+      owners = NotificationAudience(shard, listed, entry.actor, &kept);
+      delivered += owners.size();
+      if (owners.empty()) continue;
       InsertResult ignored;
       shard.PutMany(owners, FeedType::kNotification, entry, &ignored);
       if (log_ != nullptr) {
@@ -344,6 +351,7 @@ void FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
       }
     }
   }
+  return delivered;
 }
 
 void FeedEngineImpl::WaitForFanout() {

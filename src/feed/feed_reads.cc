@@ -68,7 +68,14 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       ReaderLock lock(&shard.mu());
       const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
       const GraphNode* node = shard.FindNode(owner);
-      if (node != nullptr) hybrid = node->hybrid_following;
+      if (node != nullptr) {
+        // Followees the owner blocks or mutes are not merged (relations.h).
+        for (const MergedFollowee& m : node->hybrid_following) {
+          if (!node->relations.HidesInTimeline(m.actor, now)) {
+            hybrid.push_back(m);
+          }
+        }
+      }
       if (hybrid.empty()) {
         if (home != nullptr) home->Collect(order, lo, hi, now, want, out);
         return;

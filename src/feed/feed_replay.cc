@@ -75,10 +75,20 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       return absl::OkStatus();
     }
     case ChangeKind::kTimelineRemoveActor: {
+      if (feed != FeedType::kHome && feed != FeedType::kNotification) {
+        return Malformed(r, "actors leave home and notification feeds only");
+      }
       Shard& shard = ShardOf(r.entity);
       WriterLock lock(&shard.mu());
-      shard.RemoveActor(r.entity, r.other);
-      if (log_ != nullptr) shard.LogEdge(r.kind, r.entity, r.other);
+      shard.RemoveActor(r.entity, r.other, feed);
+      if (log_ != nullptr) {
+        ChangeRecord copy;
+        copy.kind = r.kind;
+        copy.feed = feed;
+        copy.entity = r.entity;
+        copy.other = r.other;
+        shard.Log(std::move(copy));
+      }
       return absl::OkStatus();
     }
     case ChangeKind::kTimelineExpire: {
@@ -194,8 +204,11 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         }
         case ChangeKind::kMergeAdd: {
           GraphNode* node = shard.FindNode(r.entity);
-          if (node != nullptr && node->following.contains(r.other)) {
-            node->AddMerged(r.other, boundary);
+          // A record for a followee merged already moves its boundary
+          // (Unmute, Unblock).
+          if (node != nullptr && node->following.contains(r.other) &&
+              !node->AddMerged(r.other, boundary)) {
+            node->SetMergedBoundary(r.other, boundary);
           }
           break;
         }

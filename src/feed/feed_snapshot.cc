@@ -13,7 +13,10 @@
 //     the entity published while it had a node (ts -1: none), u64 n + n
 //     former followers that kept their history (Retract purges them),
 //     u64 n + n read markers (u8 feed type, u64 feed owner, i64 ts,
-//     u64 activity id), in (feed type, owner) order
+//     u64 activity id), in (feed type, owner) order, u64 n + n blocked
+//     ids, u64 n + n mutes (u64 actor, u8 notifications, i64 expires_at
+//     or 0), u64 n + n muters of this entity (u64 muter, i64 expires_at
+//     or 0: the actor's side of their mutes)
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
@@ -36,7 +39,8 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-constexpr size_t kMinGraphNodeBytes = 65;
+// entity, mode, eight counts, the newest published key.
+constexpr size_t kMinGraphNodeBytes = 89;
 constexpr size_t kMergedFolloweeBytes = 24;
 constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 89;
@@ -129,6 +133,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.I64(key.ts);
       w.U64(key.activity_id);
     }
+    WriteRelations(node.relations, w);
   });
   return cut;
 }
@@ -324,6 +329,9 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
         return Corrupt(domain, absl::StrCat("entity ", entity,
                                             " lists a read marker twice"));
       }
+    }
+    if (std::string error; !ReadRelations(entity, r, &node.relations, &error)) {
+      return Corrupt(domain, error);
     }
     if (r.ok() && (node.followers.size() != followers ||
                    node.following.size() != following)) {

@@ -144,8 +144,8 @@ bool Shard::RemoveKey(TimelineId id, TimelineKey key) {
   return removed;
 }
 
-size_t Shard::RemoveActor(EntityId owner, EntityId actor) {
-  auto it = timelines_.find({owner, FeedType::kHome});
+size_t Shard::RemoveActor(EntityId owner, EntityId actor, FeedType kind) {
+  auto it = timelines_.find({owner, kind});
   if (it == timelines_.end()) return 0;
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();

@@ -53,6 +53,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
+#include "feed/relations.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/stats.h"
@@ -143,6 +144,8 @@ struct GraphNode {
   // The entity's read markers (SetReadMarker): the key of the last item it
   // read, per feed. A node that holds only markers is kept.
   absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
+  // Mute and block, both sides (relations.h).
+  Relations relations;
 
   // The merged-at-read entry for `actor`, or nullptr.
   const MergedFollowee* FindMerged(EntityId actor) const {
@@ -157,6 +160,16 @@ struct GraphNode {
     if (FindMerged(actor) != nullptr) return false;
     hybrid_following.push_back({actor, boundary});
     return true;
+  }
+  // Moves the merge of `actor` to begin at `boundary`; true if merged.
+  bool SetMergedBoundary(EntityId actor, TimelineKey boundary) {
+    for (MergedFollowee& m : hybrid_following) {
+      if (m.actor == actor) {
+        m.boundary = boundary;
+        return true;
+      }
+    }
+    return false;
   }
   void EraseMerged(EntityId actor) {
     std::erase_if(hybrid_following, [actor](const MergedFollowee& m) {
@@ -175,7 +188,8 @@ struct GraphNode {
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
            history_kept.empty() && hybrid_following.empty() &&
-           !becoming_hybrid && !hybrid && read_markers.empty();
+           !becoming_hybrid && !hybrid && read_markers.empty() &&
+           relations.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard; with
   // `with_unfollowing`, also the followers whose Unfollow is in progress
@@ -232,9 +246,10 @@ class alignas(64) Shard {
   // Removes one key from a timeline; false if absent.
   bool RemoveKey(TimelineId id, TimelineKey key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes every entry of `actor` from `owner`'s home timeline; returns
-  // how many. O(entries of the timeline).
-  size_t RemoveActor(EntityId owner, EntityId actor)
+  // Removes every entry of `actor` from `owner`'s `kind` timeline (home
+  // by default); returns how many. O(entries of the timeline).
+  size_t RemoveActor(EntityId owner, EntityId actor,
+                     FeedType kind = FeedType::kHome)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The timeline `id`, or nullptr if it holds nothing.
   const Timeline* FindTimeline(TimelineId id) const

@@ -145,6 +145,7 @@ class Runner {
   Runner(const Config& config, uint64_t seed)
       : config_(config),
         rng_(seed),
+        relation_rng_(seed ^ 0x6d757465),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
     for (const size_t threshold :
          {size_t{0}, size_t{1}, size_t{3}, size_t{6}, kNeverHybrid}) {
@@ -179,7 +180,8 @@ class Runner {
              group_walks_finished = 0, shared_groups = 0, ungrouped = 0,
              actors_bounded = 0, entries_bounded = 0, indexed_groups = 0,
              merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
-             hidden_by_boundary = 0, trimmed = 0,
+             hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
+             restored = 0, hidden_by_boundary = 0, trimmed = 0,
              markers_moved = 0, markers_unread = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
@@ -201,6 +203,10 @@ class Runner {
       merged_groups += o.merged_groups;
       expired_groups += o.expired_groups;
       groups_shown_again += o.groups_shown_again;
+      hidden_removed += o.hidden_removed;
+      hidden_skipped += o.hidden_skipped;
+      follows_refused += o.follows_refused;
+      restored += o.restored;
       hidden_by_boundary += o.hidden_by_boundary;
       trimmed += o.trimmed;
       markers_moved += o.markers_moved;
@@ -230,6 +236,12 @@ class Runner {
   void DoFollow();
 
   void DoUnfollow();
+
+  // Block, Unblock, Mute (with or without notifications and expiry) or
+  // Unmute (with a back-fill) of two random entities, then the user's
+  // Blocked and Muted lists.
+  void DoRelation();
+  void CheckRelationLists(EntityId user);
 
   std::string Payload() {
     std::string p(rng_() % (kMaxPayload + 1), ' ');
@@ -291,6 +303,9 @@ class Runner {
 
   const Config config_;
   std::mt19937_64 rng_;
+  // Draws of DoRelation, apart so that the other operations keep the
+  // sequences they had without it.
+  std::mt19937_64 relation_rng_;
   std::shared_ptr<ManualClock> clock_;
   std::vector<Member> members_;
   std::vector<Session> sessions_;

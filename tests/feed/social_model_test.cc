@@ -4,8 +4,10 @@
 // limits, orders, windows, hydration, and paging walks left open across
 // other operations), ReadGroups (grouped timeline walks, also left open),
 // CountNewer, read markers (SetReadMarker/GetReadMarker), Followers/
-// Following, clock advances and EvictExpired, each
-// compared exactly with the reference model (model/feed_model.h).
+// Following, Block, Unblock, Mute (notifications; no expiry, see
+// DoRelation) and Unmute (back-fill) with the Blocked and Muted lists,
+// clock advances and EvictExpired, each compared exactly with the
+// reference model (model/feed_model.h).
 //
 // Every sequence runs on a group of engines that differ only in
 // hybrid_fanout_threshold (0 = off, 1, 3, 6, and one never reached), each
@@ -40,10 +42,10 @@
 // actors publish below their followers' merge boundaries. Two
 // configurations use a small max_timeline_length that timelines reach
 // (checked by Stats' trimmed count) without removals: there sequences do
-// not unfollow, retract, advance the clock or evict, since a merged view
-// over its cap that then loses entries is the one sequence where a merged
-// engine may differ (feed_engine.h). The others never reach the cap and run
-// every call.
+// not unfollow, retract, block, mute, advance the clock or evict, since a
+// merged view over its cap that then loses entries is the one sequence where a
+// merged engine may differ (feed_engine.h). The others never reach the cap and
+// run every call.
 
 // Grouped reads: every engine aggregates, with a group key function of the
 // test's own (the default key is a hash private to the engine) so that the
@@ -70,8 +72,9 @@
 //
 // Seeds are fixed and printed on failure; FEEDCORE_MODEL_SEED overrides the
 // seed and FEEDCORE_MODEL_OPS the number of operations per configuration;
-// FEEDCORE_MODEL_TRACE prints every operation to stderr.#include
-// <doctest/doctest.h>
+// FEEDCORE_MODEL_TRACE prints every operation to stderr.
+
+#include <doctest/doctest.h>
 
 #include <cstdint>
 #include <vector>
@@ -133,6 +136,13 @@ void RunConfig(const Config& config, int default_ops) {
   if (config.removals) CHECK(total.groups_shown_again > 0);
   CHECK(total.markers_moved > 0);
   CHECK(total.markers_unread > 0);
+  // Blocks and mutes run only where removals do.
+  if (config.removals) {
+    CHECK(total.hidden_removed > 0);
+    CHECK(total.hidden_skipped > 0);
+    CHECK(total.follows_refused > 0);
+    CHECK(total.restored > 0);
+  }
 }
 
 TEST_CASE("social model: partial back-fill, every engine against its model") {

@@ -160,20 +160,23 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   r.created = true;
   r.merged_at_read = merged_.contains(a.actor);
   // Every follower's timeline as copying leaves it, whatever the engine
-  // merges at read.
-  const std::set<EntityId>& followers = Followers(a.actor);
-  for (const EntityId f : followers) {
+  // merges at read, but for the followers that hide the actor.
+  size_t audience = 0;
+  for (const EntityId f : Followers(a.actor)) {
+    if (HidesInTimeline(f, a.actor, now)) continue;
     Put(timelines_[f], cap_, key, value, &ignored);
+    ++audience;
   }
-  if (!r.merged_at_read) r.fanned_out = followers.size();
+  if (!r.merged_at_read) r.fanned_out = audience;
   if (!stored.recipients.empty()) {
     const GroupKey note_group =
         notification_options_.aggregated ? aggregation_.group_key(a) : 0;
     for (const EntityId user : stored.recipients) {
+      if (HidesInNotifications(user, a.actor, now)) continue;
       Notify(user, key, {a.actor, stored.expires_at, note_group});
+      ++r.notified;
     }
   }
-  r.notified = stored.recipients.size();
   return r;
 }
 
@@ -196,6 +199,7 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
 
 FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
                                size_t backfill, Micros now) {
+  if (EitherBlocks(follower, followee)) return {};
   if (!following_[follower].insert(followee).second) return {};
   std::set<EntityId>& followers = followers_[followee];
   followers.insert(follower);
@@ -205,19 +209,26 @@ FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
   history_kept_[followee].erase(follower);
   FollowResult r;
   r.created = true;
+  const size_t copied = Backfill(follower, followee, backfill, now);
+  // A merged-at-read followee is not copied: its entries show through the
+  // merge, from where back-fill would have started.
+  if (!merged_.contains(followee)) r.backfilled = copied;
+  return r;
+}
+
+size_t FeedModel::Backfill(EntityId follower, EntityId followee, size_t count,
+                           Micros now) {
+  if (HidesInTimeline(follower, followee, now)) return 0;
   InsertResult put;
   size_t copied = 0;
   const FeedMap& own = feed(Feed::kOwn, followee);
-  const size_t want = std::min(backfill, cap_);
+  const size_t want = std::min(count, cap_);
   for (auto it = own.rbegin(); it != own.rend() && copied < want; ++it) {
     if (it->second.expires_at <= now) continue;
     Put(timelines_[follower], cap_, it->first, it->second, &put);
     ++copied;
   }
-  // A merged-at-read followee is not copied: its entries show through the
-  // merge, from where back-fill would have started.
-  if (!merged_.contains(followee)) r.backfilled = put.inserted + put.replaced;
-  return r;
+  return put.inserted + put.replaced;
 }
 
 UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
@@ -235,6 +246,137 @@ UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
     return kv.second.actor == followee;
   });
   return r;
+}
+
+// --- Mute and block ---
+
+bool FeedModel::HidesInTimeline(EntityId user, EntityId actor,
+                                Micros now) const {
+  if (auto b = blocking_.find(user);
+      b != blocking_.end() && b->second.contains(actor)) {
+    return true;
+  }
+  auto m = muting_.find(user);
+  if (m == muting_.end()) return false;
+  auto it = m->second.find(actor);
+  return it != m->second.end() && it->second.ActiveAt(now);
+}
+
+bool FeedModel::HidesInNotifications(EntityId user, EntityId actor,
+                                     Micros now) const {
+  if (auto b = blocking_.find(user);
+      b != blocking_.end() && b->second.contains(actor)) {
+    return true;
+  }
+  auto m = muting_.find(user);
+  if (m == muting_.end()) return false;
+  auto it = m->second.find(actor);
+  return it != m->second.end() && it->second.notifications &&
+         it->second.ActiveAt(now);
+}
+
+bool FeedModel::EitherBlocks(EntityId a, EntityId b) const {
+  auto blocks = [&](EntityId user, EntityId actor) {
+    auto it = blocking_.find(user);
+    return it != blocking_.end() && it->second.contains(actor);
+  };
+  return blocks(a, b) || blocks(b, a);
+}
+
+size_t FeedModel::PurgeActor(EntityId user, EntityId actor,
+                             bool notifications) {
+  size_t removed = std::erase_if(timelines_[user], [&](const auto& kv) {
+    return kv.second.actor == actor;
+  });
+  if (notifications) {
+    NotificationFeed& feed = notification_feeds_[user];
+    std::vector<Key> keys;
+    for (const auto& [key, value] : feed.notes) {
+      if (value.actor == actor) keys.push_back(key);
+    }
+    for (const Key& key : keys) EraseNote(feed, key);
+    removed += keys.size();
+  }
+  return removed;
+}
+
+RelationResult FeedModel::Block(EntityId blocker, EntityId blocked) {
+  RelationResult r;
+  if (!blocking_[blocker].insert(blocked).second) return r;
+  r.changed = true;
+  const UnfollowResult out = Unfollow(blocker, blocked);
+  r.follows_ended += out.was_following;
+  r.removed += out.removed;
+  r.follows_ended += Unfollow(blocked, blocker).was_following;
+  r.removed += PurgeActor(blocker, blocked, /*notifications=*/true);
+  return r;
+}
+
+RelationResult FeedModel::Unblock(EntityId blocker, EntityId blocked,
+                                  size_t backfill, Micros now) {
+  RelationResult r;
+  if (blocking_[blocker].erase(blocked) == 0) return r;
+  r.changed = true;
+  if (Follows(blocker, blocked)) {
+    const size_t copied = Backfill(blocker, blocked, backfill, now);
+    if (!merged_.contains(blocked)) r.backfilled = copied;
+  }
+  return r;
+}
+
+RelationResult FeedModel::Mute(EntityId muter, EntityId muted,
+                               const MuteOptions& options, Micros now) {
+  const MuteEntry mute{options.notifications, options.expires_at.value_or(0)};
+  std::map<EntityId, MuteEntry>& mutes = muting_[muter];
+  RelationResult r;
+  if (auto it = mutes.find(muted);
+      it != mutes.end() && it->second.ActiveAt(now) &&
+      it->second.notifications == mute.notifications &&
+      it->second.expires_at == mute.expires_at) {
+    return r;  // the same mute again
+  }
+  mutes[muted] = mute;
+  r.changed = true;
+  r.removed = PurgeActor(muter, muted, mute.notifications);
+  return r;
+}
+
+RelationResult FeedModel::Unmute(EntityId muter, EntityId muted,
+                                 size_t backfill, Micros now) {
+  RelationResult r;
+  auto m = muting_.find(muter);
+  if (m == muting_.end()) return r;
+  auto it = m->second.find(muted);
+  if (it == m->second.end()) return r;
+  const bool active = it->second.ActiveAt(now);
+  m->second.erase(it);
+  if (!active) return r;
+  r.changed = true;
+  if (Follows(muter, muted)) {
+    const size_t copied = Backfill(muter, muted, backfill, now);
+    if (!merged_.contains(muted)) r.backfilled = copied;
+  }
+  return r;
+}
+
+std::vector<EntityId> FeedModel::BlockedList(EntityId user) const {
+  auto it = blocking_.find(user);
+  if (it == blocking_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+std::vector<MutedActor> FeedModel::MutedList(EntityId user, Micros now) const {
+  std::vector<MutedActor> out;
+  auto it = muting_.find(user);
+  if (it == muting_.end()) return out;
+  for (const auto& [actor, mute] : it->second) {
+    if (!mute.ActiveAt(now)) continue;
+    out.push_back({actor, mute.notifications,
+                   mute.expires_at == 0
+                       ? std::nullopt
+                       : std::optional<Micros>(mute.expires_at)});
+  }
+  return out;
 }
 
 // --- Reads ---

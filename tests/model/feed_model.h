@@ -35,6 +35,17 @@
 //     PublishResult::merged_at_read and fanned_out, FollowResult's
 //     back-fill count (0 for a merged followee), and how ReadGroups
 //     answers;
+//   * mute and block: a user's blocked actors and mutes (notifications
+//     flag, expiry or none). Block ends both follows (as Unfollow) and
+//     removes the actor's entries from the user's timeline and
+//     notification feed; Mute removes them from the timeline (and the
+//     notification feed with the flag). While a block or an unexpired mute
+//     lasts, Publish copies nothing to the user (nor counts it in
+//     fanned_out), Follow back-fills nothing, and notifications (blocks, or
+//     mutes with the flag) skip the user; Follow between a blocking pair
+//     changes nothing (the engine says FailedPrecondition). Unmute and
+//     Unblock back-fill as Follow does if the user follows the actor (and
+//     report it as Follow does: 0 for a merged actor);
 //   * Retract drops the activity's key from its own feed, the world feed,
 //     the timeline of every current follower and of every former one that
 //     kept its history, and every recipient's notification feed, and keeps
@@ -175,10 +186,26 @@ class FeedModel {
   // NotFound for an id never published or evicted; OK otherwise.
   absl::StatusCode Retract(ActivityId id);
 
+  // Changes nothing (`created` false) when EitherBlocks.
   FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
                       Micros now);
   UnfollowResult Unfollow(EntityId follower, EntityId followee,
                           bool keep_history = false);
+
+  // --- Mute and block ---
+
+  RelationResult Block(EntityId blocker, EntityId blocked);
+  RelationResult Unblock(EntityId blocker, EntityId blocked, size_t backfill,
+                         Micros now);
+  // REQUIRES: options valid at `now` (the engine refuses the others).
+  RelationResult Mute(EntityId muter, EntityId muted,
+                      const MuteOptions& options, Micros now);
+  RelationResult Unmute(EntityId muter, EntityId muted, size_t backfill,
+                        Micros now);
+  bool EitherBlocks(EntityId a, EntityId b) const;
+  // Ascending ids, as Blocked and Muted list them (unexpired mutes only).
+  std::vector<EntityId> BlockedList(EntityId user) const;
+  std::vector<MutedActor> MutedList(EntityId user, Micros now) const;
 
   // --- Reads ---
 
@@ -310,6 +337,23 @@ class FeedModel {
     std::map<Slot, Flags> flags;
   };
 
+  struct MuteEntry {
+    bool notifications = false;
+    Micros expires_at = 0;  // 0: none
+    bool ActiveAt(Micros now) const {
+      return expires_at == 0 || expires_at > now;
+    }
+  };
+  bool HidesInTimeline(EntityId user, EntityId actor, Micros now) const;
+  bool HidesInNotifications(EntityId user, EntityId actor, Micros now) const;
+  // Copies the newest `count` visible entries of `followee`'s own feed into
+  // `follower`'s timeline; returns how many.
+  size_t Backfill(EntityId follower, EntityId followee, size_t count,
+                  Micros now);
+  // Removes `actor`'s entries from `user`'s timeline and, with
+  // `notifications`, its notification feed; returns how many.
+  size_t PurgeActor(EntityId user, EntityId actor, bool notifications);
+
   static Slot SlotOf(const Key& key, const Value& value);
   static void Put(FeedMap& feed, size_t cap, const Key& key, const Value& value,
                   InsertResult* r);
@@ -338,6 +382,8 @@ class FeedModel {
   std::set<ActivityId> evicted_;
   uint64_t activities_evicted_ = 0;
   std::map<EntityId, NotificationFeed> notification_feeds_;
+  std::map<EntityId, std::set<EntityId>> blocking_;
+  std::map<EntityId, std::map<EntityId, MuteEntry>> muting_;
   NotificationTally tally_;
   std::map<MarkerKey, Key> markers_;
 };
