@@ -208,7 +208,8 @@ class Driver {
         engine_->Unfollow(follower, followee);
     FUZZ_CHECK(got.ok());
     FUZZ_CHECK(got->was_following == want.was_following);
-    FUZZ_CHECK(got->removed == want.removed);
+    // Entries of a merged followee are merged, not copies to remove.
+    if (!model_.merged(followee)) FUZZ_CHECK(got->removed == want.removed);
   }
 
   Activity NewActivity() {
