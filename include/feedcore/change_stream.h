@@ -169,6 +169,19 @@ enum class ChangeKind : uint8_t {
   // engine's clock (ranked reads compare it with a walk's start; `time` is
   // the stream's clock).
   kCountersSet = 26,
+
+  // Inactive readers (EngineOptions::inactive_after).
+  //
+  // With `merged_at_read`: `entity`, a reader that stopped reading, merges
+  // its followee `other` at read from `keys[0]` on (or its merge moves
+  // there), and every entry of `other` at or above `keys[0]` left its home
+  // timeline. Without: `entity` copies `other` again (the entries were put
+  // by the kTimelinePut records before it). Recorded in `entity`'s shard.
+  kDormantFollowee = 27,
+  // `other`, a follower of `entity`, gets no copies of `entity`'s
+  // publishes in timestamp order (`merged_at_read`), or gets them again
+  // (not). Recorded in `entity`'s shard.
+  kDormantFollower = 28,
 };
 
 // Which timeline of an entity a record is about.

@@ -178,9 +178,9 @@ class FEEDCORE_EXPORT DurableStore {
   // InvalidArgument for an empty directory name or options out of range
   // (naming the field); FailedPrecondition when another store holds the
   // directory; DataLoss naming the file and offset of damage; the system's
-  // I/O errors (Unavailable, NotFound, ResourceExhausted) naming the file. A failed Open changes nothing on
-  // disk except cutting a torn log tail and deleting log segments whose
-  // every record the snapshot holds.
+  // I/O errors (Unavailable, NotFound, ResourceExhausted) naming the file. A
+  // failed Open changes nothing on disk except cutting a torn log tail and
+  // deleting log segments whose every record the snapshot holds.
   static absl::StatusOr<std::unique_ptr<DurableStore>> Open(
       DurabilityOptions durability, EngineOptions engine_options);
 

@@ -42,6 +42,20 @@
 // UnfollowResult::removed, PublishResult::fanned_out, EvictExpired, Stats)
 // count the copies this engine holds, which merged actors do not have.
 //
+// Inactive readers (EngineOptions::inactive_after): a reader that has not
+// read its timeline (ReadTimeline, ReadGroups, ReadRanked, CountNewer) for
+// that long is made dormant by the sweeper or ReleaseInactiveReaders: each
+// followee it was copying is merged at read from the oldest copy it held
+// (as a follower of a hybrid actor merges it), those copies are dropped,
+// and publishes in timestamp order skip it, so a publish costs work in
+// proportion to the active followers. Its next read first rebuilds the
+// copies (the newest `max_timeline_length` of what the merge shows, one
+// lock per shard of its followees) and then answers, so its pages are
+// those it would have had had it stayed materialized, with the same
+// exception as hybrid fan-out (above) at a full timeline. A followee whose
+// copies did not match its own feed (a Remove, a mute, a delivery still in
+// flight) keeps its copies and merges only what is published after.
+//
 // A feed is an ordered set of entries keyed by `(ts, activity_id)`, read
 // newest-first (or oldest-first) a page at a time with opaque cursors.
 // Every entry expires; expired entries are never returned and their memory
@@ -153,12 +167,17 @@ enum class FeedCapability : uint8_t {
   kReadMarkers = 6,
   // IncrementCounter, GetCounters, ReadRanked.
   kRankedReads = 7,
+  // EngineOptions::inactive_after and ReleaseInactiveReaders. The Redis
+  // Cluster backend lacks it: its timelines are Redis keys, which
+  // Redis evicts by its own policies.
+  kInactiveReaders = 8,
 };
 inline constexpr FeedCapability kAllFeedCapabilities[] = {
-    FeedCapability::kNotifications, FeedCapability::kGroupedReads,
-    FeedCapability::kEviction,      FeedCapability::kStats,
-    FeedCapability::kSnapshots,     FeedCapability::kMuteBlock,
-    FeedCapability::kReadMarkers,   FeedCapability::kRankedReads};
+    FeedCapability::kNotifications,  FeedCapability::kGroupedReads,
+    FeedCapability::kEviction,       FeedCapability::kStats,
+    FeedCapability::kSnapshots,      FeedCapability::kMuteBlock,
+    FeedCapability::kReadMarkers,    FeedCapability::kRankedReads,
+    FeedCapability::kInactiveReaders};
 
 // The capability's name as written in this header, e.g. "kStats".
 FEEDCORE_EXPORT const char* FeedCapabilityName(FeedCapability capability);
@@ -465,7 +484,8 @@ class FEEDCORE_EXPORT FeedEngine {
   // `options.backfill` recent activities are copied back if `muter`
   // follows it; of a merged-at-read actor, the follower's merge then
   // begins at the oldest of those (just above everything it published for
-  // none), as the copies would, and `backfilled` is 0. Unmuting what is not muted (or whose mute expired) says so
+  // none), as the copies would, and `backfilled` is 0. Unmuting what is not
+  // muted (or whose mute expired) says so
   // (`changed` false).
   virtual absl::StatusOr<RelationResult> Unmute(
       EntityId muter, EntityId muted, const RestoreOptions& options = {}) = 0;
@@ -580,6 +600,16 @@ class FEEDCORE_EXPORT FeedEngine {
   // exclusively, one at a time. Unimplemented without
   // FeedCapability::kEviction.
   virtual absl::StatusOr<size_t> EvictExpired(size_t budget) = 0;
+
+  // Makes dormant up to `budget` readers that have not read their timeline
+  // for EngineOptions::inactive_after (see "Inactive readers" above) and
+  // returns how many it made dormant; 0 when there are none (or `budget`
+  // is 0). The sweeper calls it at every pass. Costs a scan of the graph
+  // nodes of the shards it visits, plus, per reader made dormant, work in
+  // proportion to its timeline and one lock per shard of its followees.
+  // FailedPrecondition when EngineOptions::inactive_after is 0;
+  // Unimplemented without FeedCapability::kInactiveReaders.
+  virtual absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) = 0;
 
   // Counters of the engine's contents and memory (see stats.h), each shard
   // read under its lock: O(shards). Unimplemented without

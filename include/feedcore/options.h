@@ -133,6 +133,14 @@ struct EngineOptions {
   // one sequence at a full timeline where they may not).
   size_t hybrid_fanout_threshold = 0;
 
+  // Inactive readers: a reader whose last read of its timeline is older
+  // than this, by `clock`, is made dormant at the sweeper's next pass
+  // (feed_engine.h, "Inactive readers"): fan-out skips it and its
+  // timeline's copies are dropped until its next read rebuilds them.
+  // 0 turns it off; otherwise 1..kMaxTtl. A reader's clock
+  // starts when it first follows, and again when a snapshot is loaded.
+  Micros inactive_after = 0;
+
   // Recent activities of the followee copied into the follower's timeline
   // by Follow, unless FollowOptions says otherwise;
   // 0..kMaxTimelineLengthLimit (at most max_timeline_length are copied).

@@ -108,4 +108,8 @@ absl::StatusOr<size_t> GatedFeedEngine::EvictExpired(size_t budget) {
   return Gated([&] { return engine_.EvictExpired(budget); });
 }
 
+absl::StatusOr<size_t> GatedFeedEngine::ReleaseInactiveReaders(size_t budget) {
+  return Gated([&] { return engine_.ReleaseInactiveReaders(budget); });
+}
+
 }  // namespace feedcore::internal

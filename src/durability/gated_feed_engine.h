@@ -138,6 +138,7 @@ class GatedFeedEngine final : public FeedEngine {
   void WaitForFanout() override { engine_.WaitForFanout(); }
   absl::Status Retract(ActivityId activity_id) override;
   absl::StatusOr<size_t> EvictExpired(size_t budget) override;
+  absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) override;
   absl::StatusOr<EngineStats> Stats() const override { return engine_.Stats(); }
   absl::StatusOr<SnapshotInfo> SaveSnapshot(
       const std::string& path,

@@ -58,6 +58,10 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
                       static_cast<long long>(options.hybrid_fanout_threshold),
                       "0 (off) or 1..4294967296");
   }
+  if (options.inactive_after < 0 || options.inactive_after > kMaxTtl) {
+    return OutOfRange("EngineOptions.inactive_after", options.inactive_after,
+                      absl::StrCat("0 (off) or 1..", kMaxTtl, " microseconds"));
+  }
   if (options.default_backfill > kMaxTimelineLengthLimit) {
     return OutOfRange("EngineOptions.default_backfill",
                       static_cast<long long>(options.default_backfill),
@@ -284,6 +288,8 @@ const char* FeedCapabilityName(FeedCapability capability) {
       return "kReadMarkers";
     case FeedCapability::kRankedReads:
       return "kRankedReads";
+    case FeedCapability::kInactiveReaders:
+      return "kInactiveReaders";
   }
   return "an unknown capability";
 }

@@ -53,8 +53,13 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
   }
   if (options_.sweep_interval > 0) {
     const size_t budget = options_.sweep_budget;
+    const bool release = options_.inactive_after > 0;
     sweeper_ = std::make_unique<Sweeper>(
-        [this, budget] { return *EvictExpired(budget) == budget; },
+        [this, budget, release] {
+          const bool more_expired = *EvictExpired(budget) == budget;
+          return (release && *ReleaseInactiveReaders(budget) == budget) ||
+                 more_expired;
+        },
         std::chrono::microseconds(options_.sweep_interval));
   }
 }

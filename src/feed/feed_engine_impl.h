@@ -15,6 +15,7 @@
 //   feed_relations.cc      mute and block
 //   feed_markers.cc        read markers
 //   feed_ranked.cc         activity counters and ranked reads
+//   feed_inactive.cc       inactive readers: made dormant, rebuilt
 //   feed_publish.cc        Publish, its fan-out, Retract
 //   feed_notifications.cc  notification feeds and grouped paging
 //   feed_eviction.cc       EvictExpired
@@ -146,6 +147,7 @@ class FeedEngineImpl final : public FeedEngine {
   void WaitForFanout() override;
   absl::Status Retract(ActivityId activity_id) override;
   absl::StatusOr<size_t> EvictExpired(size_t budget) override;
+  absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) override;
   absl::StatusOr<EngineStats> Stats() const override;
   // Defined with the snapshot writer, in src/stream/snapshot.cc.
   absl::StatusOr<SnapshotInfo> SaveSnapshot(
@@ -170,6 +172,8 @@ class FeedEngineImpl final : public FeedEngine {
   absl::Status ApplyRelationChange(const ChangeRecord& record);
   absl::Status ApplyMarkerChange(const ChangeRecord& record);
   absl::Status ApplyCountersChange(const ChangeRecord& record);
+  // kDormantFollowee and kDormantFollower (feed_inactive.cc).
+  absl::Status ApplyInactiveChange(const ChangeRecord& record);
 
   // Appends domain `domain`'s state to `out`, copied under its lock held
   // shared, and returns the change log's next sequence number read under
@@ -288,11 +292,10 @@ class FeedEngineImpl final : public FeedEngine {
                  PublishResult* result);
   // Pulls groups from the job until none is left.
   void DeliverGroups(FanoutJob& job);
-  // Puts `entry` into the home timelines of one shard group (one lock);
-  // with `below_boundaries`, only of the followers whose merge of the
-  // actor begins above it.
-  void DeliverGroup(const FollowerSnapshot& snapshot, size_t group,
-                    const StoredEntry& entry, bool below_boundaries);
+  // Puts the job's entry into the home timelines of one shard group of
+  // its followers (one lock); with FanoutJob::below_boundaries, skipping
+  // the followers that see it through their merge of the actor.
+  void DeliverGroup(const FanoutJob& job, size_t group);
   // Removes `key` from the `kind` timelines of every entity in `snapshot`.
   void PurgeKey(const FollowerSnapshot& snapshot, FeedType kind,
                 TimelineKey key);
@@ -331,6 +334,25 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<MutedPage> ReadRelationList(bool muted, EntityId entity,
                                              const ListOptions& options) const;
 
+  // --- Inactive readers (feed_inactive.cc) ---
+
+  // Notes a read of `reader`'s timeline and, if the reader is dormant,
+  // rebuilds its copies first, unless a Follow, Unfollow or sweep of it
+  // holds its follow stripe (the merge answers exactly meanwhile; a read
+  // never waits for those). No-op without EngineOptions::inactive_after.
+  // Const because reads are: what any reader sees does not change.
+  void NoteTimelineRead(EntityId reader) const;
+  // Makes `reader` dormant if it has not read since `cutoff`: each copied
+  // followee merged from the oldest copy it holds (or, where the copies
+  // do not match the followee's own feed, from just above what the
+  // followee had published), those copies dropped, and the followee's
+  // in-order publishes no longer copied to it. True if it did.
+  bool MakeDormant(EntityId reader, Micros cutoff);
+  // Turns `reader`'s dormant merges back into copies (the newest
+  // max_timeline_length of what they show) and its followees' publishes
+  // back into deliveries. False if its follow stripe was busy.
+  bool RebuildReader(EntityId reader);
+
   // --- Notifications (feed_notifications.cc) ---
 
   // Trims `page` (collected with one group more than asked) to
@@ -367,6 +389,8 @@ class FeedEngineImpl final : public FeedEngine {
   // Shard where the next eviction pass starts, so a budget that runs out
   // does not always favour the first shards.
   std::atomic<size_t> next_eviction_shard_{0};
+  // The same for ReleaseInactiveReaders.
+  std::atomic<size_t> next_release_shard_{0};
   // Destroyed before everything above: queued tasks drain into live shards.
   std::unique_ptr<FanoutPool> pool_;
   // Last: stopped and joined first on destruction.

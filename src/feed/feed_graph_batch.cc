@@ -34,26 +34,6 @@
 namespace feedcore::internal {
 namespace {
 
-// Positions 0..n-1 ordered by `shard_of(position)`, call order within a
-// shard, and the runs of equal shards: each run is one lock hold.
-template <typename ShardOf>
-std::vector<std::pair<uint32_t, std::vector<size_t>>> RunsByShard(
-    size_t n, ShardOf shard_of) {
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return shard_of(a) < shard_of(b);
-  });
-  std::vector<std::pair<uint32_t, std::vector<size_t>>> runs;
-  for (const size_t i : order) {
-    if (runs.empty() || runs.back().first != shard_of(i)) {
-      runs.push_back({shard_of(i), {}});
-    }
-    runs.back().second.push_back(i);
-  }
-  return runs;
-}
-
 absl::Status ValidatePairs(absl::Span<const FollowPair> pairs,
                            const char* verb) {
   if (pairs.size() > kMaxFollowBatch) {
@@ -193,6 +173,8 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       const FollowPair& pair = pairs[i];
       GraphNode& node = shard.Node(pair.follower);
       node.following.insert(pair.followee);
+      // Following is reading's first step (EngineOptions::inactive_after).
+      node.last_read.Store(options_.clock->Now());
       if (steps[i].merged) {
         node.AddMerged(pair.followee, steps[i].boundary);
       }

@@ -33,10 +33,15 @@ struct FeedEngineImpl::FanoutJob {
   const uint64_t ticket;
   StoredEntry entry;
   FollowerSnapshot followers;
-  // The actor is merged at read and the entry is older than something it
-  // published before: only followers whose merge begins above the entry
-  // get a copy (the others see it through the merge).
+  // The entry is older than something the actor published before, and
+  // some followers merge the actor (it is merged at read, or they are
+  // dormant readers): those whose merge begins at or below the entry see
+  // it through the merge and get no copy. `merging[i]` says whether
+  // followers.ids[i] is one of them as of the snapshot; a dormant reader
+  // that its followee's shard has since made active again must get the
+  // copy even if its merge has not ended yet (feed_inactive.cc).
   bool below_boundaries = false;
+  std::vector<bool> merging;
   std::atomic<size_t> next_group{0};
   std::atomic<size_t> groups_done{0};
 
@@ -134,7 +139,7 @@ absl::StatusOr<FeedEngineImpl::FanoutPlan> FeedEngineImpl::PlanFanout(
     const GraphNode* node = actor_shard.FindNode(actor);
     if (node != nullptr) {
       plan.hybrid = node->hybrid;
-      follower_count = node->followers.size();
+      follower_count = node->followers.size() - node->dormant_followers.size();
     }
   }
   // Room in the queue is reserved before anything changes, so a full
@@ -186,15 +191,29 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
   }
   const GraphNode* node = actor_shard.FindNode(activity.actor);
   if (node != nullptr) {
+    const Micros now = options_.clock->Now();
     if (node->hybrid) {
       result->merged_at_read = true;
       if (out_of_order) {
         job.below_boundaries = true;
-        SnapshotAudience(*node, options_.clock->Now(), &job.followers);
+        SnapshotAudience(*node, now, /*with_dormant=*/true, &job.followers);
+        job.merging.assign(job.followers.ids.size(), true);
+      }
+    } else if (out_of_order && !node->dormant_followers.empty()) {
+      // Dormant followers merge the actor from their boundaries: those
+      // whose merge begins above the entry need a copy as well.
+      job.below_boundaries = true;
+      SnapshotAudience(*node, now, /*with_dormant=*/true, &job.followers);
+      job.merging.reserve(job.followers.ids.size());
+      for (const EntityId follower : job.followers.ids) {
+        const bool dormant = node->dormant_followers.contains(
+            {static_cast<uint32_t>(ShardIndex(follower)), follower});
+        job.merging.push_back(dormant);
+        result->fanned_out += !dormant;
       }
     } else {
-      // Followers muting the actor are left out (relations.h).
-      SnapshotAudience(*node, options_.clock->Now(), &job.followers);
+      // Followers muting the actor, and dormant ones, are left out.
+      SnapshotAudience(*node, now, /*with_dormant=*/false, &job.followers);
       result->fanned_out = job.followers.ids.size();
     }
   }
@@ -204,7 +223,7 @@ void FeedEngineImpl::DeliverGroups(FanoutJob& job) {
   for (size_t g = job.next_group.fetch_add(1, std::memory_order_relaxed);
        g < job.followers.groups();
        g = job.next_group.fetch_add(1, std::memory_order_relaxed)) {
-    DeliverGroup(job.followers, g, job.entry, job.below_boundaries);
+    DeliverGroup(job, g);
     job.GroupDone();
   }
 }
@@ -231,9 +250,9 @@ void FeedEngineImpl::RunFanout(const std::shared_ptr<FanoutJob>& job,
   job->WaitAllGroups();
 }
 
-void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
-                                  size_t group, const StoredEntry& entry,
-                                  bool below_boundaries) {
+void FeedEngineImpl::DeliverGroup(const FanoutJob& job, size_t group) {
+  const FollowerSnapshot& snapshot = job.followers;
+  const StoredEntry& entry = job.entry;
   absl::Span<const EntityId> owners =
       absl::MakeConstSpan(snapshot.ids.data() + snapshot.starts[group],
                           snapshot.starts[group + 1] - snapshot.starts[group]);
@@ -241,14 +260,20 @@ void FeedEngineImpl::DeliverGroup(const FollowerSnapshot& snapshot,
   std::vector<EntityId> below;
   {
     WriterLock lock(&shard.mu());
-    if (below_boundaries) {
+    if (job.below_boundaries) {
       // Checked under the follower's lock, where its boundary lives. A
       // follower with no merged entry for the actor is between the two
       // halves of a Follow (it then merges from a boundary computed after
       // this entry was in the own feed: a copy is at worst a duplicate the
       // reads drop) or of an Unfollow (which purges after this delivery).
       const TimelineKey key = KeyOf(entry);
-      for (const EntityId owner : owners) {
+      for (size_t i = snapshot.starts[group]; i < snapshot.starts[group + 1];
+           ++i) {
+        const EntityId owner = snapshot.ids[i];
+        if (!job.merging[i]) {
+          below.push_back(owner);
+          continue;
+        }
         const GraphNode* node = shard.FindNode(owner);
         const MergedFollowee* merged =
             node == nullptr ? nullptr : node->FindMerged(entry.actor);

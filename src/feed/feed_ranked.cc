@@ -78,6 +78,7 @@ absl::StatusOr<RankedPage> FeedEngineImpl::ReadRanked(
     if (!cursor.ok()) return cursor.status();
     after = *cursor;
   }
+  NoteTimelineRead(owner);
   const Micros now = options_.clock->Now();
   const Micros start = after.has_value() ? after->start : now;
   RankedPage page;

@@ -190,6 +190,7 @@ absl::StatusOr<Page> FeedEngineImpl::ReadFeed(
       lo = std::max(lo, *newer);
     }
   }
+  if (kind == FeedType::kHome) NoteTimelineRead(owner);
   Page page;
   if (window_below_zero || lo > hi) return page;
   page.entries.reserve(options.limit + 1);
@@ -230,6 +231,7 @@ absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
       !bad.ok()) {
     return bad;
   }
+  NoteTimelineRead(reader);
   std::optional<TimelineKey> lo = NewerKey({ts, activity_id});
   if (!lo.has_value()) return 0;
   std::vector<StoredEntry> newer;
@@ -248,6 +250,7 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
       GroupReadStart(owner, options, /*notifications=*/false);
   if (!start.ok()) return start.status();
   const std::optional<TimelineKey> after = *start;
+  NoteTimelineRead(owner);
   const GroupListLimits limits{options_.aggregation.max_group_actors,
                                options_.aggregation.max_group_entries};
   const Micros now = options_.clock->Now();

@@ -191,6 +191,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         case ChangeKind::kFollowingAdd: {
           GraphNode& node = shard.Node(r.entity);
           node.following.insert(r.other);
+          node.last_read.Store(options_.clock->Now());
           if (r.merged_at_read) node.AddMerged(r.other, boundary);
           break;
         }
@@ -244,6 +245,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       return ApplyRelationChange(r);
     case ChangeKind::kCountersSet:
       return ApplyCountersChange(r);
+    case ChangeKind::kDormantFollowee:
+    case ChangeKind::kDormantFollower:
+      return ApplyInactiveChange(r);
     case ChangeKind::kBoardCreate:
     case ChangeKind::kBoardDrop:
     case ChangeKind::kScoreSet:

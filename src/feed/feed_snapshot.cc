@@ -9,9 +9,11 @@
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
 //     ids, u64 n + n followee ids, u64 n + n merged-at-read followees (u64
 //     id, i64 boundary ts, u64 boundary activity id: the oldest key of it
-//     the entity's reads show), i64 ts + u64 activity id of the newest key
-//     the entity published while it had a node (ts -1: none), u64 n + n
-//     former followers that kept their history (Retract purges them),
+//     the entity's reads show, u8 1 for a dormant merge, else 0), i64 ts +
+//     u64 activity id of the newest key the entity published while it had
+//     a node (ts -1: none), u64 n + n former followers that kept their
+//     history (Retract purges them), u64 n + n dormant followers (each
+//     also among the followers),
 //     u64 n + n read markers (u8 feed type, u64 feed owner, i64 ts,
 //     u64 activity id), in (feed type, owner) order, u64 n + n blocked
 //     ids, u64 n + n mutes (u64 actor, u8 notifications, i64 expires_at
@@ -39,9 +41,9 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-// entity, mode, eight counts, the newest published key.
-constexpr size_t kMinGraphNodeBytes = 89;
-constexpr size_t kMergedFolloweeBytes = 24;
+// entity, mode, nine counts, the newest published key.
+constexpr size_t kMinGraphNodeBytes = 97;
+constexpr size_t kMergedFolloweeBytes = 25;
 constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 89;
 constexpr size_t kSeenGroupBytes = 17;
@@ -120,12 +122,15 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.U64(followee.actor);
       w.I64(followee.boundary.ts);
       w.U64(followee.boundary.activity_id);
+      w.U8(followee.dormant ? 1 : 0);
     }
     w.I64(node.newest_published.has_value() ? node.newest_published->ts : -1);
     w.U64(node.newest_published.has_value() ? node.newest_published->activity_id
                                             : 0);
     w.U64(node.history_kept.size());
     for (const auto& former : node.history_kept) w.U64(former.second);
+    w.U64(node.dormant_followers.size());
+    for (const auto& follower : node.dormant_followers) w.U64(follower.second);
     w.U64(node.read_markers.size());
     for (const auto& [feed, key] : node.read_markers) {
       w.U8(static_cast<uint8_t>(feed.first));
@@ -285,14 +290,16 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     for (uint64_t i = 0; i < merged; ++i) {
       const EntityId followee = r.U64();
       const TimelineKey boundary{r.I64(), r.U64()};
+      const uint8_t dormant = r.U8();
       if (!r.ok()) break;
-      if (!node.following.contains(followee) || boundary.ts < 0) {
+      if (!node.following.contains(followee) || boundary.ts < 0 ||
+          dormant > 1) {
         return Corrupt(domain,
                        absl::StrCat("entity ", entity, " merges ", followee,
                                     " without following it, or from a "
                                     "boundary below zero"));
       }
-      if (!node.AddMerged(followee, boundary)) {
+      if (!node.AddMerged(followee, boundary, dormant == 1)) {
         return Corrupt(domain, absl::StrCat("entity ", entity, " merges ",
                                             followee, " twice"));
       }
@@ -309,6 +316,20 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       node.history_kept.insert(
           {static_cast<uint32_t>(ShardIndex(former)), former});
     }
+    const uint64_t dormant_followers = r.Count(sizeof(EntityId));
+    for (uint64_t i = 0; i < dormant_followers && r.ok(); ++i) {
+      const EntityId follower = r.U64();
+      const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(follower)),
+                              follower};
+      if (!node.followers.contains(edge) ||
+          !node.dormant_followers.insert(edge).second) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " lists a dormant follower that "
+                                            "is not a follower, or twice"));
+      }
+    }
+    // A reader's inactivity is counted from the load.
+    node.last_read.Store(options_.clock->Now());
     const uint64_t markers = r.Count(kMarkerBytes);
     for (uint64_t i = 0; i < markers && r.ok(); ++i) {
       const uint8_t type = r.U8();

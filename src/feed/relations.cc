@@ -11,17 +11,21 @@
 
 namespace feedcore::internal {
 
-void SnapshotAudience(const GraphNode& node, Micros now,
+void SnapshotAudience(const GraphNode& node, Micros now, bool with_dormant,
                       FollowerSnapshot* snapshot) {
   const auto& muted_by = node.relations.muted_by;
-  if (muted_by.empty()) return node.SnapshotFollowers(snapshot);
+  if (muted_by.empty()) {
+    return node.SnapshotFollowers(snapshot, false, with_dormant);
+  }
   absl::flat_hash_set<EntityId> hidden;
   for (const auto& [muter, expires_at] : muted_by) {
     if (MuteState{false, expires_at}.ActiveAt(now)) hidden.insert(muter);
   }
-  if (hidden.empty()) return node.SnapshotFollowers(snapshot);
+  if (hidden.empty()) {
+    return node.SnapshotFollowers(snapshot, false, with_dormant);
+  }
   FollowerSnapshot all;
-  node.SnapshotFollowers(&all);
+  node.SnapshotFollowers(&all, false, with_dormant);
   snapshot->ids.reserve(snapshot->ids.size() + all.ids.size());
   for (size_t g = 0; g < all.groups(); ++g) {
     bool opened = false;

@@ -71,10 +71,10 @@ struct Relations {
 };
 
 // Appends the followers of `node` that do not mute it at `now` to
-// `snapshot`, grouped by shard as GraphNode::SnapshotFollowers does.
-// O(followers) with one hash probe each while a mute is in force, else
-// as SnapshotFollowers.
-void SnapshotAudience(const GraphNode& node, Micros now,
+// `snapshot` (without `with_dormant`, none of its dormant followers),
+// grouped by shard as GraphNode::SnapshotFollowers does. O(followers) with
+// one hash probe each while a mute is in force, else as SnapshotFollowers.
+void SnapshotAudience(const GraphNode& node, Micros now, bool with_dormant,
                       FollowerSnapshot* snapshot);
 
 // The snapshot fields of `relations` (feed_snapshot.cc): u64 n + n blocked

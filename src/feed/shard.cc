@@ -41,7 +41,8 @@ constexpr size_t kBytesPerFollowEdge =
 }  // namespace
 
 void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
-                                  bool with_unfollowing) const {
+                                  bool with_unfollowing,
+                                  bool with_dormant) const {
   uint32_t current = std::numeric_limits<uint32_t>::max();
   auto add = [&](const FollowerEdge& follower) {
     if (follower.first != current) {
@@ -62,6 +63,17 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
                    leaving.end(), std::back_inserter(all));
     snapshot->ids.reserve(all.size());
     for (const auto& follower : all) add(follower);
+  } else if (!with_dormant && !dormant_followers.empty()) {
+    // Both sets are ordered by (shard, id): one walk skips the dormant.
+    snapshot->ids.reserve(followers.size() - dormant_followers.size());
+    auto dormant = dormant_followers.begin();
+    for (const auto& follower : followers) {
+      while (dormant != dormant_followers.end() && *dormant < follower) {
+        ++dormant;
+      }
+      if (dormant != dormant_followers.end() && *dormant == follower) continue;
+      add(follower);
+    }
   } else {
     snapshot->ids.reserve(followers.size());
     for (const auto& follower : followers) add(follower);
@@ -144,13 +156,14 @@ bool Shard::RemoveKey(TimelineId id, TimelineKey key) {
   return removed;
 }
 
-size_t Shard::RemoveActor(EntityId owner, EntityId actor, FeedType kind) {
+size_t Shard::RemoveActor(EntityId owner, EntityId actor, FeedType kind,
+                          TimelineKey from) {
   auto it = timelines_.find({owner, kind});
   if (it == timelines_.end()) return 0;
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
   const size_t size_before = timeline.size();
-  const size_t removed = timeline.RemoveActor(actor);
+  const size_t removed = timeline.RemoveActor(actor, from);
   AfterChange(it, index_bytes_before, size_before);
   return removed;
 }
@@ -249,6 +262,7 @@ GraphNode* Shard::RemoveFollower(EntityId followee, FollowerEdge edge) {
   if (node == graph_.end() || node->second.followers.erase(edge) == 0) {
     return nullptr;
   }
+  node->second.dormant_followers.erase(edge);
   --follow_edges_;
   return &node->second;
 }

@@ -37,7 +37,9 @@
 #ifndef FEEDCORE_SRC_FEED_SHARD_H_
 #define FEEDCORE_SRC_FEED_SHARD_H_
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -106,12 +108,34 @@ struct FollowerSnapshot {
 // followed, or everything the actor published after it became merged.
 // Older activities the actor publishes later (out-of-order timestamps)
 // reach the follower as copies instead (feed_publish.cc).
+//
+// A dormant merge is one of a reader that stopped reading
+// (EngineOptions::inactive_after) of an actor it was copying: its next
+// read turns it back into copies (feed_inactive.cc).
 struct MergedFollowee {
   EntityId actor = 0;
   TimelineKey boundary;
+  bool dormant = false;
 
   friend bool operator==(const MergedFollowee&,
                          const MergedFollowee&) = default;
+};
+
+// A time that readers write under a shard lock held shared, hence atomic;
+// copyable so that a GraphNode stays a plain value.
+class RelaxedMicros {
+ public:
+  RelaxedMicros() = default;
+  RelaxedMicros(const RelaxedMicros& other) : value_(other.Load()) {}
+  RelaxedMicros& operator=(const RelaxedMicros& other) {
+    Store(other.Load());
+    return *this;
+  }
+  Micros Load() const { return value_.load(std::memory_order_relaxed); }
+  void Store(Micros t) const { value_.store(t, std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<Micros> value_{0};
 };
 
 // The feed a read marker is kept for: (feed type, owner), ordered so that
@@ -132,6 +156,14 @@ struct GraphNode {
   absl::btree_set<FollowerEdge> history_kept;
   // Followees that are merged at read time rather than copied.
   std::vector<MergedFollowee> hybrid_following;
+  // How many of `hybrid_following` are dormant merges.
+  uint32_t dormant_merges = 0;
+  // As a reader: when it last read its timeline or followed, by the
+  // engine's clock (kept with EngineOptions::inactive_after only).
+  RelaxedMicros last_read;
+  // As an actor: the followers (a subset of `followers`) whose merge of it
+  // is dormant; its publishes in timestamp order skip them.
+  absl::btree_set<FollowerEdge> dormant_followers;
   // As an actor: the newest key it put into its own feed while this node
   // existed (and the own feed's newest when the node was made by a
   // follow). Every boundary its followers hold is at most just above it,
@@ -154,11 +186,27 @@ struct GraphNode {
     }
     return nullptr;
   }
-  // Adds `actor` merged from `boundary` unless it is merged already;
-  // true if added.
-  bool AddMerged(EntityId actor, TimelineKey boundary) {
+  MergedFollowee* FindMerged(EntityId actor) {
+    for (MergedFollowee& m : hybrid_following) {
+      if (m.actor == actor) return &m;
+    }
+    return nullptr;
+  }
+  // Adds `actor` merged from `boundary` (a dormant merge if `dormant`)
+  // unless it is merged already; true if added.
+  bool AddMerged(EntityId actor, TimelineKey boundary, bool dormant = false) {
     if (FindMerged(actor) != nullptr) return false;
-    hybrid_following.push_back({actor, boundary});
+    hybrid_following.push_back({actor, boundary, dormant});
+    dormant_merges += dormant ? 1 : 0;
+    return true;
+  }
+  // Makes the merge of `actor` an ordinary one (the actor is merged at
+  // read for every follower now); true if it was dormant.
+  bool EndDormantMerge(EntityId actor) {
+    MergedFollowee* m = FindMerged(actor);
+    if (m == nullptr || !m->dormant) return false;
+    m->dormant = false;
+    --dormant_merges;
     return true;
   }
   // Moves the merge of `actor` to begin at `boundary`; true if merged.
@@ -172,8 +220,10 @@ struct GraphNode {
     return false;
   }
   void EraseMerged(EntityId actor) {
-    std::erase_if(hybrid_following, [actor](const MergedFollowee& m) {
-      return m.actor == actor;
+    std::erase_if(hybrid_following, [&](const MergedFollowee& m) {
+      if (m.actor != actor) return false;
+      dormant_merges -= m.dormant ? 1 : 0;
+      return true;
     });
   }
   // Where followers that start merging this actor now begin: just above
@@ -188,16 +238,38 @@ struct GraphNode {
   bool Unused() const {
     return followers.empty() && following.empty() && unfollowing.empty() &&
            history_kept.empty() && hybrid_following.empty() &&
-           !becoming_hybrid && !hybrid && read_markers.empty() &&
-           relations.empty();
+           dormant_followers.empty() && !becoming_hybrid && !hybrid &&
+           read_markers.empty() && relations.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard; with
   // `with_unfollowing`, also the followers whose Unfollow is in progress
-  // and those that kept their history.
-  // O(followers).
+  // and those that kept their history; without `with_dormant`, none of
+  // `dormant_followers`. O(followers).
   void SnapshotFollowers(FollowerSnapshot* snapshot,
-                         bool with_unfollowing = false) const;
+                         bool with_unfollowing = false,
+                         bool with_dormant = true) const;
 };
+
+// Calls that touch many entities visit their shards in runs:
+// positions 0..n-1 ordered by `shard_of(position)`, call order within a
+// shard, and the runs of equal shards: each run is one lock hold.
+template <typename ShardOf>
+std::vector<std::pair<uint32_t, std::vector<size_t>>> RunsByShard(
+    size_t n, ShardOf shard_of) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return shard_of(a) < shard_of(b);
+  });
+  std::vector<std::pair<uint32_t, std::vector<size_t>>> runs;
+  for (const size_t i : order) {
+    if (runs.empty() || runs.back().first != shard_of(i)) {
+      runs.push_back({shard_of(i), {}});
+    }
+    runs.back().second.push_back(i);
+  }
+  return runs;
+}
 
 // What every shard of an engine shares; fixed at construction.
 struct ShardConfig {
@@ -247,9 +319,11 @@ class alignas(64) Shard {
   bool RemoveKey(TimelineId id, TimelineKey key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes every entry of `actor` from `owner`'s `kind` timeline (home
-  // by default); returns how many. O(entries of the timeline).
+  // by default), or those at or above `from`; returns how many.
+  // O(entries of the timeline).
   size_t RemoveActor(EntityId owner, EntityId actor,
-                     FeedType kind = FeedType::kHome)
+                     FeedType kind = FeedType::kHome,
+                     TimelineKey from = TimelineKey::Min())
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The timeline `id`, or nullptr if it holds nothing.
   const Timeline* FindTimeline(TimelineId id) const

@@ -401,6 +401,12 @@ absl::StatusOr<size_t> RedisFeedEngine::EvictExpired(size_t) {
                "expire on their own and every read skips expired entries");
 }
 
+absl::StatusOr<size_t> RedisFeedEngine::ReleaseInactiveReaders(size_t) {
+  return Lacks("ReleaseInactiveReaders",
+               "inactive readers (FeedCapability::kInactiveReaders): its "
+               "timelines are Redis keys, evicted by Redis's own policies");
+}
+
 absl::StatusOr<EngineStats> RedisFeedEngine::Stats() const {
   return Lacks("Stats",
                "engine statistics (FeedCapability::kStats): the data is in "
@@ -504,6 +510,12 @@ absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
     return absl::InvalidArgumentError(
         "EngineOptions.hybrid_fanout_threshold must be 0 for the Redis "
         "Cluster backend: merging at read time is not mapped to Redis");
+  }
+  if (resolved->inactive_after != 0) {
+    return absl::UnimplementedError(
+        "EngineOptions.inactive_after must be 0 for the Redis Cluster "
+        "backend: inactive readers (FeedCapability::kInactiveReaders) are "
+        "not mapped to Redis");
   }
   if (resolved->aggregation.enabled) {
     return absl::InvalidArgumentError(

@@ -126,6 +126,7 @@ class RedisFeedEngine final : public FeedEngine {
   void WaitForFanout() override {}
   absl::Status Retract(ActivityId activity_id) override;
   absl::StatusOr<size_t> EvictExpired(size_t) override;
+  absl::StatusOr<size_t> ReleaseInactiveReaders(size_t) override;
   absl::StatusOr<EngineStats> Stats() const override;
   absl::StatusOr<SnapshotInfo> SaveSnapshot(
       const std::string& path,

@@ -403,7 +403,7 @@ void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
   }
 }
 
-size_t Timeline::RemoveActor(EntityId actor) {
+size_t Timeline::RemoveActor(EntityId actor, TimelineKey from) {
   // prev[i] tracks the last kept node of height > i seen so far, which is
   // each removed node's predecessor on its levels.
   std::array<Node*, kMaxHeight> prev;
@@ -413,7 +413,7 @@ size_t Timeline::RemoveActor(EntityId actor) {
   while (node != nullptr) {
     const int height = HeightFor(node->key(), height_seed_);
     Node* next = node->next[0];
-    if (node->actor != actor) {
+    if (node->actor != actor || node->key() < from) {
       for (int i = 0; i < height; ++i) prev[i] = node;
       node = next;
       continue;

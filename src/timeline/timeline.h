@@ -85,9 +85,10 @@ class Timeline {
   void Collect(ReadOrder order, TimelineKey lo, TimelineKey hi, Micros now,
                size_t want, std::vector<StoredEntry>* out) const;
 
-  // Removes every entry whose actor is `actor`; returns how many. One walk
-  // of the list, O(n + removed x height), no descents.
-  size_t RemoveActor(EntityId actor);
+  // Removes every entry whose actor is `actor` and whose key is at least
+  // `from`; returns how many. One walk of the list, O(n + removed x
+  // height), no descents.
+  size_t RemoveActor(EntityId actor, TimelineKey from = TimelineKey::Min());
 
   // Removes up to `budget` entries with expires_at <= now; returns how many.
   // With `keys`, appends the key of every entry reclaimed.

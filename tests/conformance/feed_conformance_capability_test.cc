@@ -121,6 +121,16 @@ void CheckCapability(Env& env, FeedCapability capability) {
             std::vector<ActivityId>{60});
       return;
     }
+    case FeedCapability::kInactiveReaders: {
+      // The engines here run with EngineOptions::inactive_after 0.
+      const absl::StatusOr<size_t> released =
+          env.engine->ReleaseInactiveReaders(10);
+      if (!present) return missing(released.status());
+      CHECK(absl::IsFailedPrecondition(released.status()));
+      CHECK(std::string(released.status().message()).find("inactive_after") !=
+            std::string::npos);
+      return;
+    }
     case FeedCapability::kMuteBlock: {
       REQUIRE(env.engine->Follow(8, 9).ok());
       REQUIRE(env.engine->Publish(MakeActivity(70, 9, 70)).ok());

@@ -14,6 +14,7 @@ void Runner::Run(int ops) {
     // Blocks and mutes remove entries: not in a run without removals. They
     // come between the other operations, which keep their own draws.
     if (config_.removals && relation_rng_() % 100 < 2) DoRelation();
+    if (config_.removals && inactive_rng_() % 100 < 4) DoReleaseInactive();
     int op = static_cast<int>(rng_() % 100);
     // Without removals: follows instead of unfollows, publishes instead of
     // retracts, clock advances and evictions.
@@ -102,7 +103,7 @@ void Runner::DoFollow() {
     REQUIRE(got->created == want.created);
     // At the cap, what a back-fill keeps depends on the copies the
     // timeline holds: an engine holds none of what it merges.
-    if (config_.cap == kCap || m.model.merged_count() == 0) {
+    if (config_.cap == kCap || m.HoldsAllCopies()) {
       REQUIRE(got->backfilled == want.backfilled);
     }
     coverage_.backfilled += got->backfilled;
@@ -113,6 +114,23 @@ void Runner::DoFollow() {
       }
       coverage_.hidden_by_boundary += visible > count;
     }
+  }
+}
+
+void Runner::DoReleaseInactive() {
+  Settle();
+  const size_t budget = 1 + inactive_rng_() % 4;
+  what_ = "ReleaseInactiveReaders " + std::to_string(budget);
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold << " inactive_after " << m.inactive_after);
+    const absl::StatusOr<size_t> got = m.engine->ReleaseInactiveReaders(budget);
+    if (m.inactive_after == 0) {
+      REQUIRE(absl::IsFailedPrecondition(got.status()));
+      continue;
+    }
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    REQUIRE(*got <= budget);
+    coverage_.made_dormant += *got;
   }
 }
 
@@ -160,8 +178,9 @@ void Runner::DoRelation() {
     REQUIRE(got->changed == want.changed);
     // An engine holds no copies of what it merges: removed counts and, at
     // a cap, what a back-fill keeps depend on them.
-    if (m.model.merged_count() == 0) REQUIRE(got->removed == want.removed);
-    if (config_.cap == kCap || m.model.merged_count() == 0) {
+    if (m.HoldsAllCopies()) REQUIRE(got->removed == want.removed);
+    // A dormant reader's restore moves its merge instead of copying.
+    if ((config_.cap == kCap && m.inactive_after == 0) || m.HoldsAllCopies()) {
       REQUIRE(got->backfilled == want.backfilled);
     }
     REQUIRE(got->follows_ended == want.follows_ended);
@@ -216,7 +235,9 @@ void Runner::DoUnfollow() {
     REQUIRE_MESSAGE(got.ok(), got.status());
     REQUIRE(got->was_following == want.was_following);
     // Entries of a merged followee are merged, not copies to remove.
-    if (!m.model.merged(followee)) REQUIRE(got->removed == want.removed);
+    if (!m.model.merged(followee) && m.inactive_after == 0) {
+      REQUIRE(got->removed == want.removed);
+    }
     coverage_.removed_on_unfollow += got->removed;
   }
 }
@@ -277,7 +298,12 @@ void Runner::DoPublish() {
     if (!first) first = got;
     if (!want.ok()) continue;
     REQUIRE(got->created == want->created);
-    REQUIRE(got->fanned_out == want->fanned_out);
+    // Dormant readers get no copies.
+    if (m.inactive_after == 0) {
+      REQUIRE(got->fanned_out == want->fanned_out);
+    } else {
+      REQUIRE(got->fanned_out <= want->fanned_out);
+    }
     if (&m == &members_.back() && want->created) {
       coverage_.hidden_skipped +=
           m.model.Followers(a.actor).size() - want->fanned_out;
@@ -585,7 +611,7 @@ void Runner::DoEvict() {
     // Reclaim the rest, so that the model knows what is held.
     const size_t rest = m.engine->EvictExpired(kEvictAll).value();
     // An engine holds no copies of what it merges at read.
-    if (m.model.merged_count() == 0) {
+    if (m.HoldsAllCopies()) {
       REQUIRE(first == std::min<uint64_t>(budget, expired));
       REQUIRE(rest == expired - first);
     }
@@ -720,7 +746,7 @@ void Runner::CheckStats() {
     const EngineStats got = m.engine->Stats().value();
     const Model::Totals want = m.model.Expected();
     // An engine holds no copies of what it merges at read.
-    if (m.model.merged_count() == 0) CHECK(got.entries == want.entries);
+    if (m.HoldsAllCopies()) CHECK(got.entries == want.entries);
     CHECK(got.activities == want.activities);
     CHECK(got.retracted_activities == want.retracted);
     CHECK(got.payload_bytes == want.payload_bytes);

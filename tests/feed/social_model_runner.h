@@ -79,11 +79,22 @@ struct Config {
   EntityId entities;
 };
 
+// How long a reader of the members with inactive readers may stay idle:
+// the clock advances draw 0..59.
+inline constexpr Micros kInactiveAfter = 40;
+
 // One engine of a group with its model.
 struct Member {
   size_t threshold;
+  // EngineOptions::inactive_after (0: off).
+  Micros inactive_after;
   std::unique_ptr<FeedEngine> engine;
   Model model;
+  // Whether the engine holds every copy the model counts: none is merged
+  // at read, by hybrid fan-out or by a dormant reader.
+  bool HoldsAllCopies() const {
+    return model.merged_count() == 0 && inactive_after == 0;
+  }
 };
 
 // A paging walk left open across other operations; one position per
@@ -146,9 +157,19 @@ class Runner {
       : config_(config),
         rng_(seed),
         relation_rng_(seed ^ 0x6d757465),
+        inactive_rng_(seed ^ 0x69646c65),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
-    for (const size_t threshold :
-         {size_t{0}, size_t{1}, size_t{3}, size_t{6}, kNeverHybrid}) {
+    // Readers go inactive only as the clock advances: in runs with
+    // removals. Those add members whose idle readers are made dormant.
+    // The member that never merges stays last (never_hybrid_merged).
+    std::vector<std::pair<size_t, Micros>> variants = {
+        {0, 0}, {1, 0}, {3, 0}, {6, 0}};
+    if (config.removals) {
+      variants.push_back({0, kInactiveAfter});
+      variants.push_back({3, kInactiveAfter});
+    }
+    variants.push_back({kNeverHybrid, 0});
+    for (const auto& [threshold, inactive_after] : variants) {
       EngineOptions o;
       o.shards = config.shards;
       o.default_ttl = kDefaultTtl;
@@ -158,6 +179,7 @@ class Runner {
       o.max_payload_bytes = kMaxPayload;
       o.default_backfill = config.complete_backfill ? kCompleteBackfill : 3;
       o.hybrid_fanout_threshold = threshold;
+      o.inactive_after = inactive_after;
       o.fanout_threads = config.fanout_threads;
       o.parallel_fanout_min_followers = config.parallel_fanout_min_followers;
       o.fanout_queue_capacity = 4;
@@ -166,8 +188,8 @@ class Runner {
       o.aggregation.group_key = GroupKeyOf;
       o.aggregation.max_group_actors = kMaxGroupActors;
       o.aggregation.max_group_entries = kMaxGroupEntries;
-      members_.push_back(
-          {threshold, testing::NewManualEngine(clock_, o), Model(o)});
+      members_.push_back({threshold, inactive_after,
+                          testing::NewManualEngine(clock_, o), Model(o)});
     }
   }
 
@@ -182,7 +204,7 @@ class Runner {
              merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
              hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
              restored = 0, hidden_by_boundary = 0, trimmed = 0,
-             markers_moved = 0, markers_unread = 0;
+             markers_moved = 0, markers_unread = 0, made_dormant = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -211,6 +233,7 @@ class Runner {
       trimmed += o.trimmed;
       markers_moved += o.markers_moved;
       markers_unread += o.markers_unread;
+      made_dormant += o.made_dormant;
     }
   };
   Coverage coverage() const {
@@ -241,6 +264,10 @@ class Runner {
   // Unmute (with a back-fill) of two random entities, then the user's
   // Blocked and Muted lists.
   void DoRelation();
+  // ReleaseInactiveReaders on every member: those with inactive readers
+  // make their idle readers dormant (later reads must not notice), the
+  // others refuse.
+  void DoReleaseInactive();
   void CheckRelationLists(EntityId user);
 
   std::string Payload() {
@@ -306,6 +333,8 @@ class Runner {
   // Draws of DoRelation, apart so that the other operations keep the
   // sequences they had without it.
   std::mt19937_64 relation_rng_;
+  // ReleaseInactiveReaders, drawn apart for the same reason.
+  std::mt19937_64 inactive_rng_;
   std::shared_ptr<ManualClock> clock_;
   std::vector<Member> members_;
   std::vector<Session> sessions_;

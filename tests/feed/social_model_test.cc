@@ -118,6 +118,7 @@ void RunConfig(const Config& config, int default_ops) {
   CHECK(never_merged == 0);
   CHECK(total.async_publishes > 0);
   if (config.removals) CHECK(total.retracted > 0);
+  if (config.removals) CHECK(total.made_dormant > 0);
   if (config.removals) CHECK(total.removed_on_unfollow > 0);
   CHECK(total.backfilled > 0);
   CHECK(total.walks_finished > 0);

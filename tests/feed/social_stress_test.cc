@@ -1,6 +1,7 @@
 // Concurrency tests of the social calls: publishers (synchronous and
 // asynchronous fan-out), followers that follow and unfollow, a retractor
-// and readers all run at once, with hybrid fan-out off and on.
+// and readers all run at once, with hybrid fan-out off and on, and with
+// readers made dormant and rebuilt all along (inactive_after).
 //
 // Checked while running (each against what is exactly known at that
 // moment):
@@ -223,11 +224,15 @@ void Walk(const FeedEngine& engine, Journal& journal, Feed feed, EntityId owner,
 
 struct RunCounts {
   std::atomic<uint64_t> follows{0}, unfollows{0}, removed{0}, backfilled{0},
-      retracts{0}, async_pending{0}, walks{0}, merged{0};
+      retracts{0}, async_pending{0}, walks{0}, merged{0}, made_dormant{0};
 };
 
-void RunMixed(size_t threshold) {
-  INFO("hybrid_fanout_threshold " << threshold);
+// With `inactive_after`, the stats thread also advances the clock by 1 and
+// makes idle readers dormant, so that readers keep being made dormant and
+// rebuilt by their reads while everything else runs.
+void RunMixed(size_t threshold, Micros inactive_after = 0) {
+  INFO("hybrid_fanout_threshold " << threshold << " inactive_after "
+                                  << inactive_after);
   constexpr int kPublishers = 2;
   constexpr int kFollowers = 2;
   constexpr int kReaders = 2;
@@ -249,6 +254,7 @@ void RunMixed(size_t threshold) {
   o.world_timeline_length = 1'000'000;
   o.default_backfill = kBackfill;
   o.hybrid_fanout_threshold = threshold;
+  o.inactive_after = inactive_after;
   o.fanout_threads = 2;
   o.parallel_fanout_min_followers = 4;
   o.fanout_queue_capacity = 8;
@@ -436,6 +442,10 @@ void RunMixed(size_t threshold) {
           engine->CountNewer(e, static_cast<Micros>(rng() % 100'000), 0, 50);
       if (!newer.ok() || *newer > 50) failures.Add("CountNewer failed");
       engine->EvictExpired(100).value();  // nothing expires; takes the locks
+      if (inactive_after > 0) {
+        clock->Advance(1);
+        counts.made_dormant += engine->ReleaseInactiveReaders(4).value();
+      }
     }
   });
 
@@ -470,8 +480,12 @@ void RunMixed(size_t threshold) {
   const std::vector<ActivityId> published = journal.AllPublished();
   for (const ActivityId id : published) {
     if (retracted.contains(id)) continue;
-    const StoredEntry e{TsOf(id), id, ActorOf(id), 1'000'000 + o.default_ttl,
-                        0,        {}};
+    // The clock moves only with inactive readers; their entries are then
+    // compared without expiries.
+    const StoredEntry e{
+        TsOf(id),    id,
+        ActorOf(id), inactive_after > 0 ? 0 : 1'000'000 + o.default_ttl,
+        0,           {}};
     live_by_actor[e.actor].push_back(e);
     world.push_back(e);
   }
@@ -482,20 +496,27 @@ void RunMixed(size_t threshold) {
               });
   };
   newest_first(&world);
-  CHECK(testing::World(*engine, testing::Limit(1000)) == world);
+  auto read = [&](std::vector<StoredEntry> entries) {
+    if (inactive_after > 0) {
+      for (StoredEntry& e : entries) e.expires_at = 0;
+    }
+    return entries;
+  };
+  CHECK(read(testing::World(*engine, testing::Limit(1000))) == world);
   size_t edges = 0;
   size_t copies_expected = 0;
   for (EntityId e = 1; e <= kEntities; ++e) {
     INFO("entity " << e);
     newest_first(&live_by_actor[e]);
-    CHECK(testing::Own(*engine, e, testing::Limit(1000)) == live_by_actor[e]);
+    CHECK(read(testing::Own(*engine, e, testing::Limit(1000))) ==
+          live_by_actor[e]);
     std::vector<StoredEntry> want;
     for (const EntityId a : following[e]) {
       want.insert(want.end(), live_by_actor[a].begin(), live_by_actor[a].end());
     }
     newest_first(&want);
     copies_expected += want.size();
-    CHECK(testing::Timeline(*engine, e, testing::Limit(1000)) == want);
+    CHECK(read(testing::Timeline(*engine, e, testing::Limit(1000))) == want);
     CHECK(testing::FollowingSet(*engine, e) == following[e]);
     CHECK(engine->FollowingCount(e).value() == following[e].size());
     std::set<EntityId> followers;
@@ -511,7 +532,8 @@ void RunMixed(size_t threshold) {
   CHECK(stats.retracted_activities == retracted.size());
   CHECK(stats.follow_edges == edges);
   if (threshold == 0) {
-    // Everything copied: exactly one entry per (timeline, activity).
+    // Everything copied (the reads above rebuilt every dormant reader):
+    // exactly one entry per (timeline, activity).
     CHECK(stats.entries == copies_expected + 2 * world.size());
   } else {
     CHECK(stats.entries <= copies_expected + 2 * world.size());
@@ -524,6 +546,7 @@ void RunMixed(size_t threshold) {
                   << counts.retracts.load() << " async pending "
                   << counts.async_pending.load() << " walks "
                   << counts.walks.load() << " merged " << counts.merged.load()
+                  << " made dormant " << counts.made_dormant.load()
                   << " published " << published.size());
   CHECK(counts.follows > 0);
   CHECK(counts.unfollows > 0);
@@ -538,6 +561,9 @@ void RunMixed(size_t threshold) {
     CHECK(counts.async_pending > 0);
   }
   CHECK((counts.merged > 0) == (threshold > 0));
+  // Hybrid fan-out may merge every followee early (as above).
+  if (inactive_after == 0) CHECK(counts.made_dormant == 0);
+  if (inactive_after > 0 && threshold == 0) CHECK(counts.made_dormant > 0);
 }
 
 TEST_CASE("publish, follow, unfollow, retract and read at once: copy all") {
@@ -546,6 +572,14 @@ TEST_CASE("publish, follow, unfollow, retract and read at once: copy all") {
 
 TEST_CASE("publish, follow, unfollow, retract and read at once: hybrid") {
   RunMixed(4);
+}
+
+TEST_CASE("... and readers made dormant and rebuilt meanwhile: copy all") {
+  RunMixed(0, /*inactive_after=*/2);
+}
+
+TEST_CASE("... and readers made dormant and rebuilt meanwhile: hybrid") {
+  RunMixed(4, /*inactive_after=*/2);
 }
 
 // Retract is called as soon as the activity exists, racing with the rest
