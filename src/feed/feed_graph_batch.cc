@@ -174,7 +174,9 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       GraphNode& node = shard.Node(pair.follower);
       node.following.insert(pair.followee);
       // Following is reading's first step (EngineOptions::inactive_after).
-      node.last_read.Store(options_.clock->Now());
+      if (options_.inactive_after > 0) {
+        node.last_read.Store(options_.clock->Now());
+      }
       if (steps[i].merged) {
         node.AddMerged(pair.followee, steps[i].boundary);
       }

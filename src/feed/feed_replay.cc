@@ -191,7 +191,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         case ChangeKind::kFollowingAdd: {
           GraphNode& node = shard.Node(r.entity);
           node.following.insert(r.other);
-          node.last_read.Store(options_.clock->Now());
+          if (options_.inactive_after > 0) {
+            node.last_read.Store(options_.clock->Now());
+          }
           if (r.merged_at_read) node.AddMerged(r.other, boundary);
           break;
         }

@@ -329,7 +329,9 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       }
     }
     // A reader's inactivity is counted from the load.
-    node.last_read.Store(options_.clock->Now());
+    if (options_.inactive_after > 0) {
+      node.last_read.Store(options_.clock->Now());
+    }
     const uint64_t markers = r.Count(kMarkerBytes);
     for (uint64_t i = 0; i < markers && r.ok(); ++i) {
       const uint8_t type = r.U8();
