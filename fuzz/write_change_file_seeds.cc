@@ -40,6 +40,7 @@ std::vector<ChangeRecordPtr> Records() {
   options.fanout_threads = 0;
   options.hybrid_fanout_threshold = 2;
   options.default_ttl = 100;
+  options.inactive_after = 50;
   options.clock = clock;
   options.change_stream = stream;
   auto engine = FeedEngine::Create(options).value();
@@ -62,6 +63,20 @@ std::vector<ChangeRecordPtr> Records() {
   const FollowPair pairs[] = {{6, 2}, {7, 2}};
   FUZZ_CHECK(engine->FollowMany(pairs).ok());
   FUZZ_CHECK(engine->UnfollowMany(pairs, {.keep_history = true}).ok());
+  FUZZ_CHECK(engine->Mute(5, 1, {.notifications = true}).ok());
+  FUZZ_CHECK(engine->Unmute(5, 1).ok());
+  FUZZ_CHECK(engine->Block(6, 1).ok());
+  FUZZ_CHECK(engine->Unblock(6, 1).ok());
+  // Entity 8 copies actor 9 and, idle, is made dormant, then rebuilt.
+  FUZZ_CHECK(engine->Follow(8, 9).ok());
+  Activity copied;
+  copied.id = 9;
+  copied.actor = 9;
+  copied.ts = 9;
+  FUZZ_CHECK(engine->Publish(copied).ok());
+  clock->Advance(60);
+  FUZZ_CHECK(engine->ReleaseInactiveReaders(10).value() > 0);
+  FUZZ_CHECK(engine->ReadTimeline(8, {}).ok());
   clock->Advance(200);
   engine->EvictExpired(1000).value();
   LeaderboardRegistry boards(stream);

@@ -23,11 +23,15 @@
 namespace feedcore::fuzz {
 namespace {
 
+// Earlier than the loader's clock, so that the short-lived activities are
+// expired (but not reclaimed) when a seed is loaded.
+constexpr Micros kSeedClockTime = kSnapshotClockTime - 100;
+constexpr Micros kInactiveAfter = 20;
+
 std::unique_ptr<FeedEngine> NewEngine(size_t shards, bool with_stream) {
   EngineOptions options = SnapshotEngineOptions();
-  // Earlier than the loader's clock, so that the short-lived activities
-  // are expired (but not reclaimed) when a seed is loaded.
-  options.clock = std::make_shared<ManualClock>(kSnapshotClockTime - 100);
+  options.clock = std::make_shared<ManualClock>(kSeedClockTime);
+  options.inactive_after = kInactiveAfter;
   options.shards = shards;
   options.hybrid_fanout_threshold = 3;
   options.default_ttl = 500;
@@ -64,6 +68,18 @@ void Social(FeedEngine& engine) {
   FUZZ_CHECK(engine.SetReadMarker(3, MarkedFeed::Own(1), {30, 3}).ok());
   FUZZ_CHECK(engine.SetReadMarker(3, MarkedFeed::World(), {60, 6}).ok());
   FUZZ_CHECK(engine.SetReadMarker(9, MarkedFeed::World(), {70, 7}).ok());
+  FUZZ_CHECK(engine.Mute(4, 2, {.notifications = true}).ok());
+  FUZZ_CHECK(engine.Block(8, 3).ok());
+  // Entity 7 copies actors 2 and 3 and, idle, is made dormant (everyone
+  // else merges actor 1 or was read just before).
+  FUZZ_CHECK(engine.Follow(7, 2).ok());
+  FUZZ_CHECK(engine.Follow(7, 3).ok());
+  for (EntityId reader = 2; reader <= 6; ++reader) {
+    FUZZ_CHECK(engine.ReadTimeline(reader, {}).ok());
+  }
+  auto& clock = static_cast<ManualClock&>(*engine.options().clock);
+  clock.Advance(kInactiveAfter + 1);
+  FUZZ_CHECK(engine.ReleaseInactiveReaders(100).value() > 0);
 }
 
 void Write(const std::filesystem::path& dir, const std::string& name,

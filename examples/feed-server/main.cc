@@ -75,6 +75,9 @@ ABSL_FLAG(size_t, engine_shards, 0,
           "lock shards of the feed engine; 0 picks from the hardware");
 ABSL_FLAG(size_t, fanout_threads, 1,
           "worker threads that share large fan-outs with the publisher");
+ABSL_FLAG(int64_t, inactive_after_seconds, 0,
+          "readers idle this long stop getting copies until their next read "
+          "rebuilds their timeline; 0 keeps every reader materialized");
 ABSL_FLAG(size_t, max_payload_bytes, 64 * 1024,
           "largest activity payload FEED.PUBLISH accepts");
 ABSL_FLAG(std::string, snapshot_file, "",
@@ -283,6 +286,15 @@ int main(int argc, char** argv) {
   feedcore::EngineOptions engine_options;
   engine_options.shards = absl::GetFlag(FLAGS_engine_shards);
   engine_options.fanout_threads = absl::GetFlag(FLAGS_fanout_threads);
+  const int64_t inactive_after = absl::GetFlag(FLAGS_inactive_after_seconds);
+  if (inactive_after < 0 ||
+      inactive_after > feedcore::kMaxTtl / feedcore::kMicrosPerSecond) {
+    return Fail("flags", absl::InvalidArgumentError(absl::StrCat(
+                             "--inactive_after_seconds is ", inactive_after,
+                             "; it must be 0..",
+                             feedcore::kMaxTtl / feedcore::kMicrosPerSecond)));
+  }
+  engine_options.inactive_after = inactive_after * feedcore::kMicrosPerSecond;
   engine_options.max_payload_bytes = absl::GetFlag(FLAGS_max_payload_bytes);
   feedcore::LeaderboardOptions board_options;
   board_options.partitions = absl::GetFlag(FLAGS_leaderboard_partitions);

@@ -93,8 +93,9 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
   Shard& home = ShardOf(reader);
   std::vector<EntityId> followees;
   {
-    ReaderLock lock(&home.mu());
-    const GraphNode* node = home.FindNode(reader);
+    const Shard& shard = home;
+    ReaderLock lock(&shard.mu());
+    const GraphNode* node = shard.FindNode(reader);
     if (node == nullptr || node->last_read.Load() >= cutoff) return false;
     for (const EntityId followee : node->following) {
       if (node->FindMerged(followee) == nullptr) followees.push_back(followee);
@@ -209,8 +210,9 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
   std::vector<MergedFollowee> shown;
   size_t home_size = 0;
   {
-    ReaderLock lock(&home.mu());
-    const GraphNode* node = home.FindNode(reader);
+    const Shard& shard = home;
+    ReaderLock lock(&shard.mu());
+    const GraphNode* node = shard.FindNode(reader);
     if (node == nullptr || node->dormant_merges == 0) return false;
     for (const MergedFollowee& merge : node->hybrid_following) {
       if (!node->relations.HidesInTimeline(merge.actor, now)) {
@@ -218,7 +220,7 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
       }
       if (merge.dormant) dormant.push_back(merge);
     }
-    const Timeline* timeline = home.FindTimeline({reader, FeedType::kHome});
+    const Timeline* timeline = shard.FindTimeline({reader, FeedType::kHome});
     home_size = timeline == nullptr ? 0 : timeline->size();
   }
   // Only what the merged view shows becomes copies: its newest

@@ -16,7 +16,11 @@
 // what it answers, and every engine of a group returns identical pages
 // (entries and cursors), counts and groups for every read, whatever its
 // threshold. This is the differential test of the exact hybrid
-// (feed_engine.h).
+// (feed_engine.h). In the configurations with removals (the clock then
+// advances) the group has two more engines, at thresholds 0 and 3, with
+// inactive readers (inactive_after = kInactiveAfter): between the other
+// calls ReleaseInactiveReaders makes their idle readers dormant, and their
+// reads, which rebuild them first, must return the same pages.
 //
 // The model:
 //   * who follows whom; which actors are merged at read (an actor becomes
@@ -33,7 +37,9 @@
 //     ones; the cap trims the oldest.
 // Results that count copies an engine holds (backfilled at a cap,
 // UnfollowResult::removed of a merged followee, EvictExpired's count,
-// Stats' entries) are compared only where no actor is merged.
+// Stats' entries) are compared only where no actor is merged and no
+// reader is dormant; fanned_out of an engine with dormant readers is at
+// most the model's.
 //
 // Back-fill counts are small and random (0, 1, 2..7, the engine default 3,
 // or all) in the `partial back-fill` configurations, so followers of a
