@@ -60,7 +60,7 @@ constexpr EntityId kFirstReturning = 100'000;
 constexpr EntityId kFirstTwin = 500'000;
 // Report::Compare takes "times better": all-active / 80%-inactive >= 1/0.3.
 constexpr double kPublishTarget = 1.0 / 0.3;
-constexpr double kReturningTargetMs = 1.0;
+constexpr double kReturningTargetMicros = 1000;
 
 absl::StatusOr<FeedSetup> NewInactiveReadersEngine(size_t cap) {
   FeedSetup setup;
@@ -339,7 +339,7 @@ void RunReturningReader(RunContext& context) {
       read.limit = options.page_size;
       const Stopwatch::time_point start = Stopwatch::now();
       absl::StatusOr<Page> page = engine.ReadTimeline(first_user + round, read);
-      samples.push_back(MicrosSince(start) / 1000.0);
+      samples.push_back(MicrosSince(start));
       if (!page.ok()) return page.status();
       pages[round] = PageIds(*page);
       return absl::OkStatus();
@@ -360,16 +360,18 @@ void RunReturningReader(RunContext& context) {
   const std::string metric =
       absl::StrCat("first page of ", options.page_size, ", ", options.followees,
                    " followees of ", options.returning_posts, " posts");
-  AddFigures(context, kScenario, metric, "ms", systems);
+  AddFigures(context, kScenario, metric, "us", systems);
+  // The returning reader's page costs hundreds of times the twin's: as
+  // "times better" that reads as 0.00x, so the twin is the base.
   context.report.Compare(kScenario, metric, kActiveTwin, kReturning,
                          std::nullopt);
   if (!systems[0].failed && !systems[0].samples.empty()) {
     const double median = Summarize(systems[0].samples).median;
     context.report.Note(absl::StrFormat(
-        "%s: a returning reader's first page takes %.3f ms (median of %d), "
-        "target under %.0f ms: %s",
-        kScenario, median, systems[0].samples.size(), kReturningTargetMs,
-        median < kReturningTargetMs ? "met" : "MISSED"));
+        "%s: a returning reader's first page takes %.0f us (median of %d), "
+        "target under %.0f us: %s",
+        kScenario, median, systems[0].samples.size(), kReturningTargetMicros,
+        median < kReturningTargetMicros ? "met" : "MISSED"));
   }
 }
 
