@@ -356,6 +356,41 @@ absl::Status PrepareReturningUsers(RunContext& context, FeedSetup& feed) {
   return Release(engine, options.returning_users * 2, options.returning_users);
 }
 
+// Every activity id of a timeline, newest first, page by page.
+absl::StatusOr<std::vector<int64_t>> WholeTimeline(const FeedEngine& engine,
+                                                   EntityId reader) {
+  std::vector<int64_t> ids;
+  ReadOptions read;
+  read.limit = kCheckedEntries;
+  while (true) {
+    absl::StatusOr<Page> page = engine.ReadTimeline(reader, read);
+    if (!page.ok()) return page.status();
+    for (const int64_t id : PageIds(*page)) ids.push_back(id);
+    if (page->next_cursor.empty()) return ids;
+    read.cursor = std::move(page->next_cursor);
+  }
+}
+
+// A rebuilt timeline holds what it would have held had its reader stayed
+// active, down to the cap: the twin's, entry for entry.
+void CheckWholeTimelines(RunContext& context, const FeedEngine& engine) {
+  for (size_t u = 0; u < context.options.returning_users; ++u) {
+    absl::StatusOr<std::vector<int64_t>> twin =
+        WholeTimeline(engine, kFirstTwin + u);
+    if (!twin.ok()) {
+      return context.answers.Fail(kScenario, kActiveTwin, twin.status());
+    }
+    absl::StatusOr<std::vector<int64_t>> returning =
+        WholeTimeline(engine, kFirstReturning + u);
+    if (!returning.ok()) {
+      return context.answers.Fail(kScenario, kReturning, returning.status());
+    }
+    context.answers.Check(kScenario,
+                          absl::StrCat("whole timeline of returning user ", u),
+                          kReturning, *twin, *returning);
+  }
+}
+
 void RunReturningReader(RunContext& context) {
   const DriverOptions& options = context.options;
   absl::StatusOr<FeedSetup> feed =
@@ -401,6 +436,7 @@ void RunReturningReader(RunContext& context) {
                           absl::StrCat("first page of returning user ", u),
                           kReturning, twin_pages[u], returning_pages[u]);
   }
+  CheckWholeTimelines(context, engine);
   const std::string metric =
       absl::StrCat("first page of ", options.page_size, ", ", options.followees,
                    " followees of ", options.returning_posts, " posts");
