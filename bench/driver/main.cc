@@ -7,10 +7,10 @@
 //                  [--markdown=FILE] [--chart_data=FILE] [--redis=false]
 //                  [--redis_cluster=false] [size flags, see --help]
 //
-// Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
-// game-leaderboard, memory, durability, contact-import, inactive-readers.
-// Exit status: 0 when every answer
-// matched, 1 on a mismatch or a failed call, 2 on a bad command line.
+// Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
+// leaderboard, game-leaderboard, memory, durability, contact-import,
+// inactive-readers. Exit status: 0 when every answer matched, 1 on a
+// mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
