@@ -7,9 +7,10 @@
 //                  [--markdown=FILE] [--chart_data=FILE] [--redis=false]
 //                  [--redis_cluster=false] [size flags, see --help]
 //
-// Scenarios: celebrity-post, timeline-read, mixed-feed, leaderboard,
-// game-leaderboard, memory, durability. Exit status: 0 when every answer
-// matched, 1 on a mismatch or a failed call, 2 on a bad command line.
+// Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
+// leaderboard, game-leaderboard, memory, durability, contact-import,
+// inactive-readers. Exit status: 0 when every answer matched, 1 on a
+// mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -36,7 +37,7 @@
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
-          "contact-import");
+          "contact-import, inactive-readers");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -123,6 +124,13 @@ ABSL_FLAG(size_t, redis_pipeline, 1'000,
           "per batch");
 ABSL_FLAG(size_t, contacts, 2'000, "contact-import: contacts per import");
 ABSL_FLAG(size_t, import_rounds, 9, "contact-import: timed imports");
+ABSL_FLAG(size_t, inactive_rounds, 15,
+          "inactive-readers: timed publishes to --followers followers");
+ABSL_FLAG(size_t, returning_users, 101,
+          "inactive-readers: returning users (one timed first page each)");
+ABSL_FLAG(size_t, returning_posts, 20,
+          "inactive-readers: posts of each of the --followees actors a "
+          "returning user follows");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -144,6 +152,7 @@ constexpr NamedScenario kScenarios[] = {
     {"memory", RunMemory, false},
     {"durability", RunDurability, false},
     {"contact-import", RunContactImport, false},
+    {"inactive-readers", RunInactiveReaders, false},
 };
 
 DriverOptions SmallOptions() {
@@ -172,6 +181,9 @@ DriverOptions SmallOptions() {
   o.durability_sync_ops = 20;
   o.contacts = 200;
   o.import_rounds = 3;
+  o.inactive_rounds = 3;
+  o.returning_users = 5;
+  o.returning_posts = 5;
   o.redis_server = absl::GetFlag(FLAGS_redis_server);
   return o;
 }
@@ -214,6 +226,9 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.durability_ops = absl::GetFlag(FLAGS_durability_ops);
   o.contacts = absl::GetFlag(FLAGS_contacts);
   o.import_rounds = absl::GetFlag(FLAGS_import_rounds);
+  o.inactive_rounds = absl::GetFlag(FLAGS_inactive_rounds);
+  o.returning_users = absl::GetFlag(FLAGS_returning_users);
+  o.returning_posts = absl::GetFlag(FLAGS_returning_posts);
   o.durability_redis_ops = absl::GetFlag(FLAGS_durability_redis_ops);
   o.durability_sync_ops = absl::GetFlag(FLAGS_durability_sync_ops);
   o.durability_dir = absl::GetFlag(FLAGS_durability_dir);
@@ -229,7 +244,9 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.durability_threads > 64 || o.durability_rounds == 0 ||
       o.durability_ops == 0 || o.durability_redis_ops == 0 ||
       o.durability_sync_ops == 0 || o.contacts == 0 ||
-      o.contacts > kMaxFollowBatch || o.import_rounds == 0) {
+      o.contacts > kMaxFollowBatch || o.import_rounds == 0 ||
+      o.inactive_rounds == 0 || o.returning_users == 0 ||
+      o.returning_posts == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

@@ -31,9 +31,8 @@ std::string Number(double value) {
   if (value >= 100000) {
     std::string digits = absl::StrFormat("%.0f", value);
     std::string grouped;
-    const size_t lead = digits.size() % 3;
     for (size_t i = 0; i < digits.size(); ++i) {
-      if (i != 0 && (i - lead) % 3 == 0) grouped += ',';
+      if (i != 0 && (digits.size() - i) % 3 == 0) grouped += ',';
       grouped += digits[i];
     }
     return grouped;

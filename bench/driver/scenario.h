@@ -60,6 +60,10 @@ struct DriverOptions {
   size_t contacts = 2'000;
   size_t contact_posts = 3;
   size_t import_rounds = 9;
+  // inactive-readers (also `followers`, `followees` and `page_size`)
+  size_t inactive_rounds = 15;
+  size_t returning_users = 101;
+  size_t returning_posts = 20;
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -102,6 +106,7 @@ void RunGameLeaderboard(RunContext& context);
 void RunMemory(RunContext& context);
 void RunDurability(RunContext& context);
 void RunContactImport(RunContext& context);
+void RunInactiveReaders(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|leaderboard): builds one structure and prints
