@@ -118,15 +118,24 @@ absl::StatusOr<EntityPage> FeedEngineImpl::ReadList(
   if (node == nullptr) return page;
   bool more = false;
   if (followers) {
-    const auto& set = node->followers;
-    auto it = after.has_value() ? set.upper_bound({after->shard, after->last})
-                                : set.begin();
-    for (; it != set.end(); ++it) {
+    // Active and dormant followers are two sets, both ordered by (shard,
+    // id): the page walks them as one.
+    const auto& active = node->followers;
+    const auto& dormant = node->dormant_followers;
+    auto a = active.begin();
+    auto d = dormant.begin();
+    if (after.has_value()) {
+      a = active.upper_bound({after->shard, after->last});
+      d = dormant.upper_bound({after->shard, after->last});
+    }
+    while (a != active.end() || d != dormant.end()) {
       if (page.ids.size() == options.limit) {
         more = true;
         break;
       }
-      page.ids.push_back(it->second);
+      const bool from_active =
+          d == dormant.end() || (a != active.end() && *a < *d);
+      page.ids.push_back(from_active ? (a++)->second : (d++)->second);
     }
     if (more) {
       page.next_cursor = EncodeFollowListCursor(
@@ -165,7 +174,7 @@ absl::StatusOr<size_t> FeedEngineImpl::FollowerCount(EntityId entity) const {
   const Shard& shard = ShardOf(entity);
   ReaderLock lock(&shard.mu());
   const GraphNode* node = shard.FindNode(entity);
-  return node == nullptr ? 0 : node->followers.size();
+  return node == nullptr ? 0 : node->follower_count();
 }
 
 absl::StatusOr<size_t> FeedEngineImpl::FollowingCount(EntityId entity) const {

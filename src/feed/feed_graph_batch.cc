@@ -149,7 +149,7 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       }
       bool merged = node.hybrid || node.becoming_hybrid;
       if (!merged && options_.hybrid_fanout_threshold > 0 &&
-          node.followers.size() > options_.hybrid_fanout_threshold) {
+          node.follower_count() > options_.hybrid_fanout_threshold) {
         node.becoming_hybrid = true;
         steps[i].start_transition = true;
         merged = true;

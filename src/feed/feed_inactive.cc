@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "feed/feed_engine_impl.h"
 #include "feed/page_merger.h"
@@ -164,8 +165,8 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
     for (const size_t i : run) {
       if (!merged[i]) continue;
       GraphNode* node = shard.FindNode(followees[i]);
-      if (node == nullptr || !node->followers.contains(edge)) continue;
-      if (node->dormant_followers.insert(edge).second && log_ != nullptr) {
+      if (node == nullptr || !node->HasFollower(edge)) continue;
+      if (node->SetDormantFollower(edge, true) && log_ != nullptr) {
         shard.Log(DormantFollowerRecord(followees[i], reader, true));
       }
       const std::optional<TimelineKey> below = OlderKey(top[i]);
@@ -205,28 +206,16 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
   std::unique_lock<std::mutex> stripe(FollowStripe(reader), std::try_to_lock);
   if (!stripe.owns_lock()) return false;
   Shard& home = ShardOf(reader);
-  const Micros now = options_.clock->Now();
   std::vector<MergedFollowee> dormant;
-  std::vector<MergedFollowee> shown;
-  size_t home_size = 0;
   {
     const Shard& shard = home;
     ReaderLock lock(&shard.mu());
     const GraphNode* node = shard.FindNode(reader);
     if (node == nullptr || node->dormant_merges == 0) return false;
     for (const MergedFollowee& merge : node->hybrid_following) {
-      if (!node->relations.HidesInTimeline(merge.actor, now)) {
-        shown.push_back(merge);
-      }
       if (merge.dormant) dormant.push_back(merge);
     }
-    const Timeline* timeline = shard.FindTimeline({reader, FeedType::kHome});
-    home_size = timeline == nullptr ? 0 : timeline->size();
   }
-  // Only what the merged view shows becomes copies: its newest
-  // max_timeline_length entries.
-  const std::optional<TimelineKey> floor =
-      MergedCapFloor(reader, home_size, shown);
   const size_t n = dormant.size();
   // A delivery like a back-fill: Unfollow and Retract wait for it.
   std::vector<std::unique_ptr<FanoutTicket>> tickets;
@@ -238,10 +227,12 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
     return static_cast<uint32_t>(ShardIndex(dormant[i].actor));
   });
   // In each followee's shard: its publishes copy to the reader again, and
-  // what the merge shows is read. A publish from then on is either in
-  // what is read or delivered.
+  // what the merge shows is read (every entry held, expired ones too, as
+  // copies would hold them). A publish from then on is either in what is
+  // read or delivered.
+  const size_t cap = options_.max_timeline_length;
   const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(reader)), reader};
-  std::vector<std::vector<StoredEntry>> copies(n);
+  std::vector<StoredEntry> copies;
   std::vector<bool> stays_merged(n, false);
   for (const auto& [s, run] : by_followee) {
     Shard& shard = shards_[s];
@@ -250,55 +241,74 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
       const EntityId actor = dormant[i].actor;
       GraphNode* node = shard.FindNode(actor);
       if (node == nullptr) continue;
-      if (node->dormant_followers.erase(edge) > 0 && log_ != nullptr) {
+      if (node->SetDormantFollower(edge, false) && log_ != nullptr) {
         shard.Log(DormantFollowerRecord(actor, reader, false));
       }
       if (node->hybrid || node->becoming_hybrid) {
         stays_merged[i] = true;  // merged at read for every follower now
         continue;
       }
-      TimelineKey lo = dormant[i].boundary;
-      if (floor.has_value()) lo = std::max(lo, *floor);
       if (const Timeline* own = shard.FindTimeline({actor, FeedType::kOwn})) {
-        own->Collect(ReadOrder::kNewestFirst, lo, TimelineKey::Max(),
-                     kNothingExpired, options_.max_timeline_length, &copies[i]);
+        own->Collect(ReadOrder::kNewestFirst, dormant[i].boundary,
+                     TimelineKey::Max(), kNothingExpired, cap, &copies);
       }
     }
+  }
+  // Only the newest `cap` can be kept: the timeline's cap then leaves the
+  // newest of these and of what it holds, which is what the merge showed.
+  auto newer = [](const StoredEntry& a, const StoredEntry& b) {
+    return KeyOf(b) < KeyOf(a);
+  };
+  if (copies.size() > cap) {
+    std::nth_element(copies.begin(), copies.begin() + cap, copies.end(), newer);
+    copies.resize(cap);
   }
   // Retracted activities are copied to no one (BackfillPairs says why).
-  for (std::vector<StoredEntry>& entries : copies) {
-    if (!entries.empty()) store_.KeepLive(&entries);
-  }
+  store_.KeepLive(&copies);
+  // Oldest first: each put then lands in front of what is already held.
+  std::sort(copies.rbegin(), copies.rend(), newer);
   // The copies go in and the merges end under one hold of the reader's
   // lock: a read sees one or the other, never neither.
+  const Micros now = options_.clock->Now();
   WriterLock lock(&home.mu());
   GraphNode* node = home.FindNode(reader);
-  for (size_t i = 0; i < n && node != nullptr; ++i) {
-    const EntityId actor = dormant[i].actor;
-    const MergedFollowee* merge = node->FindMerged(actor);
-    if (merge == nullptr || !merge->dormant) continue;
-    if (stays_merged[i]) {
-      const TimelineKey boundary = merge->boundary;
-      node->EndDormantMerge(actor);
-      if (log_ != nullptr) {
-        home.Log(DormantFolloweeRecord(reader, actor, false, boundary));
-      }
-      continue;
+  if (node == nullptr) return true;
+  // The merges that end (under the stripe, all of them), and the actors
+  // whose entries become copies: what the reader hides was neither merged
+  // nor would have been copied.
+  std::vector<bool> ends(n, false);
+  absl::flat_hash_set<EntityId> copied;
+  for (size_t i = 0; i < n; ++i) {
+    const MergedFollowee* merge = node->FindMerged(dormant[i].actor);
+    ends[i] = merge != nullptr && merge->dormant;
+    if (ends[i] && !stays_merged[i] &&
+        !node->relations.HidesInTimeline(dormant[i].actor, now)) {
+      copied.insert(dormant[i].actor);
     }
-    // What the reader hides was neither merged nor would have been copied.
-    if (!node->relations.HidesInTimeline(actor, now)) {
-      InsertResult ignored;
-      for (const StoredEntry& entry : copies[i]) {
-        home.Put({reader, FeedType::kHome}, entry, &ignored);
-        if (log_ != nullptr) {
-          home.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome,
-                          absl::MakeConstSpan(&reader, 1), entry);
-        }
-      }
-    }
-    node->EraseMerged(actor);
+  }
+  // Copies first, as the records replay them: a replica's reader never
+  // sees a merge ended before its copies are in.
+  InsertResult ignored;
+  for (const StoredEntry& entry : copies) {
+    if (!copied.contains(entry.actor)) continue;
+    home.Put({reader, FeedType::kHome}, entry, &ignored);
     if (log_ != nullptr) {
-      home.Log(DormantFolloweeRecord(reader, actor, false, std::nullopt));
+      home.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome,
+                      absl::MakeConstSpan(&reader, 1), entry);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!ends[i]) continue;
+    const EntityId actor = dormant[i].actor;
+    std::optional<TimelineKey> kept_merge;
+    if (stays_merged[i]) {
+      kept_merge = node->FindMerged(actor)->boundary;
+      node->EndDormantMerge(actor);
+    } else {
+      node->EraseMerged(actor);
+    }
+    if (log_ != nullptr) {
+      home.Log(DormantFolloweeRecord(reader, actor, false, kept_merge));
     }
   }
   return true;
@@ -347,13 +357,7 @@ absl::Status FeedEngineImpl::ApplyInactiveChange(const ChangeRecord& record) {
   if (!followee_record) {
     const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(record.other)),
                             record.other};
-    if (node != nullptr && node->followers.contains(edge)) {
-      if (dormant) {
-        node->dormant_followers.insert(edge);
-      } else {
-        node->dormant_followers.erase(edge);
-      }
-    }
+    if (node != nullptr) node->SetDormantFollower(edge, dormant);
     if (log_ != nullptr) {
       shard.Log(DormantFollowerRecord(record.entity, record.other, dormant));
     }

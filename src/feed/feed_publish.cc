@@ -139,7 +139,7 @@ absl::StatusOr<FeedEngineImpl::FanoutPlan> FeedEngineImpl::PlanFanout(
     const GraphNode* node = actor_shard.FindNode(actor);
     if (node != nullptr) {
       plan.hybrid = node->hybrid;
-      follower_count = node->followers.size() - node->dormant_followers.size();
+      follower_count = node->followers.size();  // the dormant get no copies
     }
   }
   // Room in the queue is reserved before anything changes, so a full

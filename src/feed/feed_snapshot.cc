@@ -113,8 +113,12 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
                               : node.becoming_hybrid
                                   ? ActorMode::kBecomingMerged
                                   : ActorMode::kCopied));
-    w.U64(node.followers.size());
+    // Every follower, the dormant ones listed again below.
+    w.U64(node.follower_count());
     for (const auto& follower : node.followers) w.U64(follower.second);
+    for (const auto& follower : node.dormant_followers) {
+      w.U64(follower.second);
+    }
     w.U64(node.following.size());
     for (const EntityId followee : node.following) w.U64(followee);
     w.U64(node.hybrid_following.size());
@@ -321,8 +325,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       const EntityId follower = r.U64();
       const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(follower)),
                               follower};
-      if (!node.followers.contains(edge) ||
-          !node.dormant_followers.insert(edge).second) {
+      if (!node.SetDormantFollower(edge, true)) {
         return Corrupt(domain, absl::StrCat("entity ", entity,
                                             " lists a dormant follower that "
                                             "is not a follower, or twice"));
@@ -356,7 +359,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     if (std::string error; !ReadRelations(entity, r, &node.relations, &error)) {
       return Corrupt(domain, error);
     }
-    if (r.ok() && (node.followers.size() != followers ||
+    if (r.ok() && (node.follower_count() != followers ||
                    node.following.size() != following)) {
       return Corrupt(domain,
                      absl::StrCat("entity ", entity, " lists an edge twice"));

@@ -52,31 +52,31 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
     }
     snapshot->ids.push_back(follower.second);
   };
-  if (with_unfollowing && (!unfollowing.empty() || !history_kept.empty())) {
-    // The sets are ordered by (shard, id): merge them.
-    std::vector<FollowerEdge> leaving;
-    std::set_union(unfollowing.begin(), unfollowing.end(), history_kept.begin(),
-                   history_kept.end(), std::back_inserter(leaving));
-    std::vector<FollowerEdge> all;
-    all.reserve(followers.size() + leaving.size());
-    std::set_union(followers.begin(), followers.end(), leaving.begin(),
-                   leaving.end(), std::back_inserter(all));
-    snapshot->ids.reserve(all.size());
-    for (const auto& follower : all) add(follower);
-  } else if (!with_dormant && !dormant_followers.empty()) {
-    // Both sets are ordered by (shard, id): one walk skips the dormant.
-    snapshot->ids.reserve(followers.size() - dormant_followers.size());
-    auto dormant = dormant_followers.begin();
-    for (const auto& follower : followers) {
-      while (dormant != dormant_followers.end() && *dormant < follower) {
-        ++dormant;
-      }
-      if (dormant != dormant_followers.end() && *dormant == follower) continue;
-      add(follower);
-    }
-  } else {
+  const bool dormant = with_dormant && !dormant_followers.empty();
+  const bool leaving =
+      with_unfollowing && (!unfollowing.empty() || !history_kept.empty());
+  if (!dormant && !leaving) {
     snapshot->ids.reserve(followers.size());
     for (const auto& follower : followers) add(follower);
+  } else {
+    // The sets are disjoint but for Unfollow's brief overlaps, each ordered
+    // by (shard, id): merge them.
+    std::vector<FollowerEdge> all(followers.begin(), followers.end());
+    auto merge_in = [&all](const absl::btree_set<FollowerEdge>& set) {
+      if (set.empty()) return;
+      std::vector<FollowerEdge> merged;
+      merged.reserve(all.size() + set.size());
+      std::set_union(all.begin(), all.end(), set.begin(), set.end(),
+                     std::back_inserter(merged));
+      all.swap(merged);
+    };
+    if (dormant) merge_in(dormant_followers);
+    if (leaving) {
+      merge_in(unfollowing);
+      merge_in(history_kept);
+    }
+    snapshot->ids.reserve(all.size());
+    for (const auto& follower : all) add(follower);
   }
   snapshot->starts.push_back(snapshot->ids.size());
 }
@@ -248,7 +248,10 @@ std::optional<TimelineKey> Shard::NewestOwnKey(EntityId actor) const {
 
 GraphNode* Shard::AddFollower(EntityId followee, FollowerEdge edge) {
   GraphNode& node = graph_[followee];
-  if (!node.followers.insert(edge).second) return nullptr;
+  if (node.dormant_followers.contains(edge) ||
+      !node.followers.insert(edge).second) {
+    return nullptr;
+  }
   node.history_kept.erase(edge);
   if (std::optional<TimelineKey> newest = NewestOwnKey(followee)) {
     node.NotePublished(*newest);
@@ -259,10 +262,11 @@ GraphNode* Shard::AddFollower(EntityId followee, FollowerEdge edge) {
 
 GraphNode* Shard::RemoveFollower(EntityId followee, FollowerEdge edge) {
   auto node = graph_.find(followee);
-  if (node == graph_.end() || node->second.followers.erase(edge) == 0) {
+  if (node == graph_.end() ||
+      (node->second.followers.erase(edge) == 0 &&
+       node->second.dormant_followers.erase(edge) == 0)) {
     return nullptr;
   }
-  node->second.dormant_followers.erase(edge);
   --follow_edges_;
   return &node->second;
 }

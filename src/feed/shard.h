@@ -145,6 +145,7 @@ using MarkerFeedKey = std::pair<FeedType, EntityId>;
 // One entity's place in the follow graph, and what it keeps about its own
 // reading.
 struct GraphNode {
+  // Followers but the dormant ones (`dormant_followers`).
   absl::btree_set<FollowerEdge> followers;
   absl::btree_set<EntityId> following;
   // Followers whose Unfollow is still removing this entity's entries from
@@ -161,8 +162,9 @@ struct GraphNode {
   // As a reader: when it last read its timeline or followed, by the
   // engine's clock (kept with EngineOptions::inactive_after only).
   RelaxedMicros last_read;
-  // As an actor: the followers (a subset of `followers`) whose merge of it
-  // is dormant; its publishes in timestamp order skip them.
+  // As an actor: the followers whose merge of it is dormant, kept apart
+  // from `followers` (which holds the others) so that its publishes in
+  // timestamp order, which skip them, cost nothing per dormant follower.
   absl::btree_set<FollowerEdge> dormant_followers;
   // As an actor: the newest key it put into its own feed while this node
   // existed (and the own feed's newest when the node was made by a
@@ -178,6 +180,23 @@ struct GraphNode {
   absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
   // Mute and block, both sides (relations.h).
   Relations relations;
+
+  size_t follower_count() const {
+    return followers.size() + dormant_followers.size();
+  }
+  bool HasFollower(FollowerEdge edge) const {
+    return followers.contains(edge) || dormant_followers.contains(edge);
+  }
+  // Moves `edge` between `followers` and `dormant_followers`; false if it
+  // is not a follower or is there already.
+  bool SetDormantFollower(FollowerEdge edge, bool dormant) {
+    absl::btree_set<FollowerEdge>& from =
+        dormant ? followers : dormant_followers;
+    absl::btree_set<FollowerEdge>& to = dormant ? dormant_followers : followers;
+    if (from.erase(edge) == 0) return false;
+    to.insert(edge);
+    return true;
+  }
 
   // The merged-at-read entry for `actor`, or nullptr.
   const MergedFollowee* FindMerged(EntityId actor) const {
@@ -241,10 +260,10 @@ struct GraphNode {
            dormant_followers.empty() && !becoming_hybrid && !hybrid &&
            read_markers.empty() && relations.empty();
   }
-  // Appends the followers to `snapshot`, grouped by shard; with
-  // `with_unfollowing`, also the followers whose Unfollow is in progress
-  // and those that kept their history; without `with_dormant`, none of
-  // `dormant_followers`. O(followers).
+  // Appends the followers to `snapshot`, grouped by shard: `followers`,
+  // with `with_dormant` also `dormant_followers`, and with
+  // `with_unfollowing` also the followers whose Unfollow is in progress and
+  // those that kept their history. O(the sets walked).
   void SnapshotFollowers(FollowerSnapshot* snapshot,
                          bool with_unfollowing = false,
                          bool with_dormant = true) const;
@@ -388,11 +407,11 @@ class alignas(64) Shard {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Adds `edge` to the followers of `followee` (creating its node; its
   // newest_published takes in the own feed's newest key) and counts it. Returns
-  // the node, or nullptr if the edge was there.
+  // the node, or nullptr if the edge was there (dormant or not).
   GraphNode* AddFollower(EntityId followee, FollowerEdge edge)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes `edge` from the followers of `followee`. Returns the node, or
-  // nullptr if the edge was not there.
+  // Removes `edge` from the followers of `followee`, dormant or not.
+  // Returns the node, or nullptr if the edge was not there.
   GraphNode* RemoveFollower(EntityId followee, FollowerEdge edge)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops `entity`'s node if it no longer holds anything.
