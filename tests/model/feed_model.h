@@ -28,8 +28,9 @@
 //     follower's timeline, low-level inserts included (unless it keeps the
 //     history);
 //   * a reader's timeline is what these copies leave, whatever
-//     hybrid_fanout_threshold says: the engine's merge at read shows exactly
-//     that (feed_engine.h). The model only tracks which actors are merged
+//     hybrid_fanout_threshold and inactive_after say: the engine's merge at
+//     read, and its rebuild of a dormant reader, show exactly that
+//     (feed_engine.h). The model only tracks which actors are merged
 //     (an actor becomes so, for good, when a Follow leaves it with more
 //     followers than the threshold, 0: never) for what the calls report:
 //     PublishResult::merged_at_read and fanned_out, FollowResult's
