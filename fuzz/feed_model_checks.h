@@ -114,7 +114,11 @@ class FeedWalks {
   size_t total = 0;
   for (;;) {
     const size_t n = engine.EvictExpired(budget).value();
-    FUZZ_CHECK(n == std::min(budget, expired - total));
+    FUZZ_CHECK_DETAIL(n == std::min(budget, expired - total),
+                      std::fprintf(stderr,
+                                   "evicted %zu with budget %zu, model held "
+                                   "%zu expired, %zu evicted before\n",
+                                   n, budget, expired, total));
     total += n;
     if (n < budget) return true;
   }
