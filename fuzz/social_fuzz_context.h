@@ -95,6 +95,18 @@ struct SocialFuzzContext {
     FUZZ_CHECK(Records() == records_before);
   }
 
+  // A call that may fail: with the model's code, and when it fails with
+  // no change recorded. Returns whether it succeeded.
+  bool SameOutcome(const absl::Status& got, const absl::Status& want,
+                   uint64_t records_before) const {
+    FUZZ_CHECK_DETAIL(
+        got.code() == want.code(),
+        std::fprintf(stderr, "got %s, model %s\n", got.ToString().c_str(),
+                     want.ToString().c_str()));
+    if (!want.ok()) FUZZ_CHECK(Records() == records_before);
+    return want.ok();
+  }
+
   // The back-fill a Follow or FollowMany asks for: the engine's default
   // (left unset in `options`) or any other.
   size_t DrawBackfill(FollowOptions& options) {

@@ -17,6 +17,24 @@ namespace feedcore::fuzz {
 namespace {
 constexpr size_t kMaxBatch = 6;
 constexpr size_t kMaxListWalks = 4;
+
+// A batch with a self-pair is refused whole; any other is answered pair by
+// pair, and an empty one records nothing. Returns whether the pairs'
+// results are there to compare.
+template <typename Result>
+bool CheckBatch(const SocialFuzzContext& c, bool self_pair,
+                const absl::StatusOr<std::vector<Result>>& got, size_t pairs,
+                uint64_t records) {
+  if (self_pair) {
+    c.CheckRefused(got.status(), records);
+    return false;
+  }
+  FUZZ_CHECK(got.ok());
+  FUZZ_CHECK(got->size() == pairs);
+  if (pairs == 0) FUZZ_CHECK(c.Records() == records);
+  return true;
+}
+
 }  // namespace
 
 void RelationOps::CheckRelation(const absl::StatusOr<RelationResult>& got,
@@ -39,25 +57,13 @@ void RelationOps::CheckRelation(const absl::StatusOr<RelationResult>& got,
   FUZZ_CHECK(got->follows_ended == want.follows_ended);
 }
 
-RestoreOptions RelationOps::DrawRestore() {
-  RestoreOptions restore;
-  if (c_.in.Bool()) restore.backfill = c_.in.Below(kMaxBackfill + 1);
-  return restore;
-}
-
 void RelationOps::Block() {
   const auto [user, actor] = c_.Pair();
   const RelationResult want = c_.model.Block(user, actor);
   CheckRelation(c_.engine->Block(user, actor), want);
 }
 
-void RelationOps::Unblock() {
-  const auto [user, actor] = c_.Pair();
-  const RestoreOptions restore = DrawRestore();
-  const RelationResult want =
-      c_.model.Unblock(user, actor, restore.backfill, c_.Now());
-  CheckRelation(c_.engine->Unblock(user, actor, restore), want);
-}
+void RelationOps::Unblock() { Restore(/*unmute=*/false); }
 
 void RelationOps::Mute() {
   const auto [user, actor] = c_.Pair();
@@ -71,12 +77,19 @@ void RelationOps::Mute() {
   c_.NoteMute(user, actor, mute);
 }
 
-void RelationOps::Unmute() {
+void RelationOps::Unmute() { Restore(/*unmute=*/true); }
+
+void RelationOps::Restore(bool unmute) {
   const auto [user, actor] = c_.Pair();
-  const RestoreOptions restore = DrawRestore();
+  RestoreOptions restore;
+  if (c_.in.Bool()) restore.backfill = c_.in.Below(kMaxBackfill + 1);
+  const Micros now = c_.Now();
   const RelationResult want =
-      c_.model.Unmute(user, actor, restore.backfill, c_.Now());
-  CheckRelation(c_.engine->Unmute(user, actor, restore), want);
+      unmute ? c_.model.Unmute(user, actor, restore.backfill, now)
+             : c_.model.Unblock(user, actor, restore.backfill, now);
+  CheckRelation(unmute ? c_.engine->Unmute(user, actor, restore)
+                       : c_.engine->Unblock(user, actor, restore),
+                want);
 }
 
 void RelationOps::ListPage() {
@@ -165,10 +178,7 @@ void RelationOps::FollowMany() {
   const uint64_t records = c_.Records();
   const absl::StatusOr<std::vector<FollowResult>> got =
       c_.engine->FollowMany(pairs, options);
-  if (self_pair) return c_.CheckRefused(got.status(), records);
-  FUZZ_CHECK(got.ok());
-  FUZZ_CHECK(got->size() == pairs.size());
-  if (pairs.empty()) FUZZ_CHECK(c_.Records() == records);
+  if (!CheckBatch(c_, self_pair, got, pairs.size(), records)) return;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto [follower, followee] = pairs[i];
     const bool blocked = c_.model.EitherBlocks(follower, followee);
@@ -192,10 +202,7 @@ void RelationOps::UnfollowMany() {
   const uint64_t records = c_.Records();
   const absl::StatusOr<std::vector<UnfollowResult>> got =
       c_.engine->UnfollowMany(pairs, options);
-  if (self_pair) return c_.CheckRefused(got.status(), records);
-  FUZZ_CHECK(got.ok());
-  FUZZ_CHECK(got->size() == pairs.size());
-  if (pairs.empty()) FUZZ_CHECK(c_.Records() == records);
+  if (!CheckBatch(c_, self_pair, got, pairs.size(), records)) return;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto [follower, followee] = pairs[i];
     const UnfollowResult want =

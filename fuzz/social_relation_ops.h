@@ -45,7 +45,8 @@ class RelationOps {
   // Compares a relation call's result with the model's.
   void CheckRelation(const absl::StatusOr<RelationResult>& got,
                      const RelationResult& want) const;
-  RestoreOptions DrawRestore();
+  // Unmute or Unblock, with or without back-fill.
+  void Restore(bool unmute);
   // Pairs for a batch call: 0..6 of them, repeats and, when
   // `self_pair`, one self-pair among them.
   std::vector<FollowPair> DrawPairs(bool self_pair);
