@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -114,7 +115,7 @@ void RelationOps::ReadListPage(ListWalk walk, bool first) {
     want = c_.model.MutedList(walk.user, c_.Now());
   } else {
     for (const EntityId id : c_.model.BlockedList(walk.user)) {
-      want.push_back({.actor = id});
+      want.push_back({id, false, std::nullopt});
     }
   }
   if (!first) {
@@ -131,7 +132,8 @@ void RelationOps::ReadListPage(ListWalk walk, bool first) {
   } else {
     absl::StatusOr<EntityPage> page = c_.engine->Blocked(walk.user, list);
     FUZZ_CHECK(page.ok());
-    for (const EntityId id : page->ids) got.push_back({.actor = id});
+    for (const EntityId id : page->ids)
+      got.push_back({id, false, std::nullopt});
     next_cursor = std::move(page->next_cursor);
   }
   const size_t n = std::min(list.limit, want.size());
