@@ -1,10 +1,10 @@
 #include "social_ranked_ops.h"
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -19,12 +19,6 @@ namespace {
 
 constexpr size_t kMaxWindow = 12;
 constexpr size_t kMaxRankedWalks = 3;
-
-uint64_t Bits(double d) {
-  uint64_t b = 0;
-  std::memcpy(&b, &d, sizeof(b));
-  return b;
-}
 
 }  // namespace
 
@@ -122,7 +116,7 @@ void RankedOps::ReadAndCompare(RankedWalk walk) {
                      static_cast<unsigned long long>(m.entry.activity_id)));
     FUZZ_CHECK(g.counters == m.counters);
     FUZZ_CHECK_DETAIL(
-        Bits(g.score) == Bits(m.score),
+        std::bit_cast<uint64_t>(g.score) == std::bit_cast<uint64_t>(m.score),
         std::fprintf(stderr, "entry %zu: score %.17g, model %.17g\n", i,
                      g.score, m.score));
   }
