@@ -126,9 +126,9 @@ struct SocialFuzzContext {
   }
 
   // Whether `reader`'s timeline reads as the model's. Not once a mute
-  // with an expiry of an actor merged at read has been in force: when it
-  // expires the merge shows again what the mute hid, which no copy comes
-  // back for (feed_engine.h, Mute), so the copy-mode model differs.
+  // with an expiry of an actor merged at read has expired: the merge then
+  // shows again what the mute hid, which no copy comes back for
+  // (feed_engine.h, Mute), so the copy-mode model differs.
   bool Comparable(EntityId reader) const {
     return !inexact_readers_.contains(reader);
   }
@@ -136,21 +136,23 @@ struct SocialFuzzContext {
 
   void NoteMute(EntityId muter, EntityId muted, const MuteOptions& mute) {
     if (mute.expires_at) {
-      expiring_mutes_.push_back({muter, muted, *mute.expires_at});
+      expiring_mutes_.push_back({muter, muted, *mute.expires_at, false});
     }
   }
-  // After every call: a reader with an expiring mute of an actor merged at
-  // read, in force now, no longer reads as the model; a mute that expired
-  // before its actor was merged is harmless. Erring on the side of
-  // inexact (a later mute that replaced it) costs only comparisons.
-  void NoteMerges() {
-    std::erase_if(expiring_mutes_, [&](const ExpiringMute& m) {
-      if (model.merged(m.muted)) {
-        inexact_readers_.insert(m.muter);
-        return true;
+  // After every call. A mute that expires after its actor was merged at
+  // read while it was in force leaves its muter inexact; one that expired
+  // before is harmless. Erring on the side of inexact (a later Mute or
+  // Unmute that replaced it) costs only comparisons.
+  void NoteExpiries() {
+    for (auto it = expiring_mutes_.begin(); it != expiring_mutes_.end();) {
+      if (it->expires_at <= Now()) {
+        if (it->merged) inexact_readers_.insert(it->muter);
+        it = expiring_mutes_.erase(it);
+        continue;
       }
-      return m.expires_at <= Now();
-    });
+      it->merged = it->merged || model.merged(it->muted);
+      ++it;
+    }
   }
 
   FuzzInput& in;
@@ -167,6 +169,7 @@ struct SocialFuzzContext {
   struct ExpiringMute {
     EntityId muter = 0, muted = 0;
     Micros expires_at = 0;
+    bool merged = false;  // the actor was merged at read while in force
   };
   std::vector<ExpiringMute> expiring_mutes_;
   std::set<EntityId> inexact_readers_;

@@ -26,8 +26,8 @@
 //
 // A mute with an expiry of an actor merged at read is the one sequence in
 // which a reader's timeline may differ from the model's (feed_engine.h,
-// Mute); that reader's reads are then no longer compared
-// (social_fuzz_context.h).
+// Mute): once it has expired, that reader's timeline reads are no longer
+// compared (social_fuzz_context.h).
 //
 // Each call is one value of Op and one function; a call of a new feature
 // joins as a new Op (before kOpCount) and one function. Adding an Op
@@ -99,7 +99,7 @@ class Driver {
   void Run() {
     while (!c_.in.empty()) {
       Step(static_cast<Op>(c_.in.Below(static_cast<uint64_t>(Op::kOpCount))));
-      c_.NoteMerges();
+      c_.NoteExpiries();
     }
     CheckStats();
   }
