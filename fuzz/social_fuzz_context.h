@@ -155,6 +155,14 @@ struct SocialFuzzContext {
     }
   }
 
+  // Whether the engine holds at most the entries a copy-mode engine
+  // would. Not after an Unfollow kept the history of an actor merged at
+  // read: every entry the merge counts becomes a copy, expired ones above
+  // the follower's boundary that no back-fill copied included, as the
+  // merged view counts them towards the cap (feed_engine.h, hybrid
+  // fan-out).
+  bool copies_bounded = true;
+
   FuzzInput& in;
   std::shared_ptr<ManualClock> clock;
   std::shared_ptr<ChangeStream> stream;

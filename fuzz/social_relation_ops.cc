@@ -209,6 +209,7 @@ void RelationOps::UnfollowMany() {
     const auto [follower, followee] = pairs[i];
     const UnfollowResult want =
         c_.model.Unfollow(follower, followee, options.keep_history);
+    if (options.keep_history) NoteHistoryKept(followee, want);
     FUZZ_CHECK((*got)[i].was_following == want.was_following);
     // Entries of a merged followee are merged, not copies to remove.
     if (!c_.model.merged(followee)) {
@@ -221,11 +222,19 @@ void RelationOps::UnfollowKeepingHistory() {
   const auto [follower, followee] = c_.Pair();
   const UnfollowResult want =
       c_.model.Unfollow(follower, followee, /*keep_history=*/true);
+  NoteHistoryKept(followee, want);
   const absl::StatusOr<UnfollowResult> got =
       c_.engine->Unfollow(follower, followee, {.keep_history = true});
   FUZZ_CHECK(got.ok());
   FUZZ_CHECK(got->was_following == want.was_following);
   FUZZ_CHECK(got->removed == 0);
+}
+
+void RelationOps::NoteHistoryKept(EntityId followee,
+                                  const UnfollowResult& result) {
+  if (result.was_following && c_.model.merged(followee)) {
+    c_.copies_bounded = false;
+  }
 }
 
 void RelationOps::Invalid() {

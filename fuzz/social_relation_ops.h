@@ -51,6 +51,8 @@ class RelationOps {
   // `self_pair`, one self-pair among them.
   std::vector<FollowPair> DrawPairs(bool self_pair);
   void ReadListPage(ListWalk walk, bool first);
+  // After an Unfollow that kept the history of `followee`.
+  void NoteHistoryKept(EntityId followee, const UnfollowResult& result);
 
   SocialFuzzContext& c_;
   std::vector<ListWalk> list_walks_;
