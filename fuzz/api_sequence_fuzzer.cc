@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "feed_model_checks.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
@@ -56,15 +57,6 @@ bool SameCounts(const InsertResult& a, const InsertResult& b) {
   return a.inserted == b.inserted && a.replaced == b.replaced &&
          a.rejected_by_cap == b.rejected_by_cap && a.trimmed == b.trimmed;
 }
-
-// A paging walk kept open across other calls.
-struct Walk {
-  EntityId owner;
-  ReadOrder order;
-  std::optional<Micros> min_ts, max_ts;
-  std::string cursor;
-  Key last;
-};
 
 struct BoardWalk {
   LeaderboardOrder order = LeaderboardOrder::kBestFirst;
@@ -280,43 +272,19 @@ class Driver {
     FUZZ_CHECK(present ? s.ok() : absl::IsNotFound(s));
   }
 
-  // Reads one page and compares it with the model.
-  Page ReadAndCompare(const Walk& walk, bool first) {
+  // Reads the walk's next page (its first when `first`) and compares it
+  // with the model.
+  void ReadAndCompare(Walk walk, bool first) {
     ReadOptions r;
     r.limit = 1 + in_.Below(max_page_);
-    r.order = walk.order;
-    r.min_ts = walk.min_ts;
-    r.max_ts = walk.max_ts;
-    r.cursor = first ? "" : walk.cursor;
-    const std::vector<StoredEntry> visible = model_.Read(
-        testing::Feed::kTimeline, walk.owner, walk.order, walk.min_ts,
-        walk.max_ts, first ? std::nullopt : std::optional<Key>(walk.last),
-        clock_->Now(), false);
-    const absl::StatusOr<Page> page = engine_->ReadTimeline(walk.owner, r);
-    FUZZ_CHECK(page.ok());
-    const std::vector<StoredEntry> want(
-        visible.begin(),
-        visible.begin() + static_cast<long>(std::min(r.limit, visible.size())));
-    FUZZ_CHECK(page->entries == want);
-    FUZZ_CHECK(page->next_cursor.empty() == (visible.size() <= r.limit));
-    return *page;
-  }
-
-  void Keep(Walk walk, const Page& page) {
-    if (page.next_cursor.empty()) return;
-    walk.cursor = page.next_cursor;
-    walk.last = {page.entries.back().ts, page.entries.back().activity_id};
-    if (walks_.size() >= 4) walks_.erase(walks_.begin());
-    walks_.push_back(walk);
+    walks_.ReadAndCompare(*engine_, model_, std::move(walk), r, first,
+                          clock_->Now());
   }
 
   void Read() {
-    Walk walk{Owner(),
-              in_.Bool() ? ReadOrder::kOldestFirst : ReadOrder::kNewestFirst,
-              std::nullopt,
-              std::nullopt,
-              "",
-              {}};
+    Walk walk;
+    walk.owner = Owner();
+    walk.order = in_.Bool() ? ReadOrder::kOldestFirst : ReadOrder::kNewestFirst;
     if (in_.Below(3) == 0) {
       const Micros a = static_cast<Micros>(in_.Below(66));
       const Micros b = static_cast<Micros>(in_.Below(66));
@@ -336,14 +304,13 @@ class Driver {
           engine_->ReadTimeline(walk.owner, r).status()));
       return;
     }
-    Keep(walk, ReadAndCompare(walk, /*first=*/true));
+    ReadAndCompare(std::move(walk), /*first=*/true);
   }
 
   void Continue() {
     if (walks_.empty()) return Read();
     const size_t i = in_.Below(walks_.size());
-    Walk walk = walks_[i];
-    walks_.erase(walks_.begin() + static_cast<long>(i));
+    Walk walk = walks_.Take(i);
     if (in_.Below(8) == 0) {
       // The walk's cursor on another owner's timeline or in the other
       // order is rejected.
@@ -361,25 +328,15 @@ class Driver {
       FUZZ_CHECK(
           absl::IsInvalidArgument(engine_->ReadTimeline(owner, r).status()));
     }
-    Keep(walk, ReadAndCompare(walk, /*first=*/false));
+    ReadAndCompare(std::move(walk), /*first=*/false);
   }
 
   void Evict() {
     const Micros now = clock_->Now();
-    const size_t expired = model_.CountExpired(now);
     const size_t budget = in_.Bool() ? 1 + in_.Below(8) : in_.U64();
-    if (budget == 0) {
-      FUZZ_CHECK(engine_->EvictExpired(0).value() == 0);
-      return;
+    if (EvictAndCompare(*engine_, model_, budget, now)) {
+      model_.EvictExpired(now);
     }
-    size_t total = 0;
-    for (;;) {
-      const size_t n = engine_->EvictExpired(budget).value();
-      FUZZ_CHECK(n == std::min(budget, expired - total));
-      total += n;
-      if (n < budget) break;
-    }
-    model_.EvictExpired(now);
   }
 
   void CheckStats() {
@@ -784,7 +741,7 @@ class Driver {
   const LeaderboardOptions board_options_;
   internal::LeaderboardImpl board_;
   testing::LeaderboardModel board_model_;
-  std::vector<Walk> walks_;
+  FeedWalks walks_;
   BoardWalk board_walk_;
 };
 

@@ -32,8 +32,11 @@ feedcore_fuzz_target(NAME resp_parser_fuzzer
   SOURCES resp_parser_fuzzer.cc
           ${PROJECT_SOURCE_DIR}/examples/feed-server/resp_parser.cc
   INCLUDES ${PROJECT_SOURCE_DIR}/examples/feed-server)
-# The social calls (follow, publish, retract, reads, markers) against the
-# same reference model.
+# The social calls (follows, publishes, reads, markers, mute and block,
+# batch follows, counters and ranked reads) against the same reference
+# model.
 feedcore_fuzz_target(NAME social_sequence_fuzzer
   SOURCES social_sequence_fuzzer.cc
+          social_relation_ops.cc
+          social_ranked_ops.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc)

@@ -6,28 +6,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "feed_paging.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 
 namespace feedcore::server {
 namespace {
-
-// The cursor of the first page and the cursor that says "no more pages",
-// as in SCAN. Engine cursors are web-safe base64 of fixed length, so they
-// are never "0".
-constexpr char kStartCursor[] = "0";
-
-std::string CursorArgument(const std::string& text) {
-  return text == kStartCursor ? std::string() : text;
-}
-
-void WriteCursor(RespWriter& reply, const std::string& next_cursor) {
-  reply.Bulk(next_cursor.empty() ? kStartCursor : next_cursor);
-}
-
-// Ids are uint64, which RESP integers (int64) cannot all hold: they go out
-// as decimal bulk strings, like the ids of Redis streams.
-void WriteId(RespWriter& reply, uint64_t id) { reply.Bulk(absl::StrCat(id)); }
 
 // Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] from
 // args[first...]. Range checks beyond "is a number" are the engine's.
@@ -187,31 +171,15 @@ void FeedRetract(CommandCall& call) {
 
 // FEED.FOLLOWERS / FEED.FOLLOWING entity [LIMIT n] [CURSOR c]
 void ListEntities(CommandCall& call, bool followers) {
-  absl::StatusOr<uint64_t> entity = ParseId(call.args[1], "entity");
-  if (!entity.ok()) return ReplyError(call, entity.status());
+  EntityId entity = 0;
   ListOptions options;
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    const bool has_value = i + 1 < call.args.size();
-    if (IsKeyword(call.args[i], "LIMIT") && has_value) {
-      absl::StatusOr<int64_t> limit = ParseInt64InRange(
-          call.args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
-      if (!limit.ok()) return ReplyError(call, limit.status());
-      options.limit = static_cast<size_t>(*limit);
-    } else if (IsKeyword(call.args[i], "CURSOR") && has_value) {
-      options.cursor = CursorArgument(call.args[++i]);
-    } else {
-      return ReplySyntaxError(call, call.args[i]);
-    }
-  }
+  if (!ParseListCall(call, &entity, &options)) return;
   FeedEngine& feeds = *call.server->feeds;
   absl::StatusOr<EntityPage> page = followers
-                                        ? feeds.Followers(*entity, options)
-                                        : feeds.Following(*entity, options);
+                                        ? feeds.Followers(entity, options)
+                                        : feeds.Following(entity, options);
   if (!page.ok()) return ReplyError(call, page.status());
-  call.reply->ArrayHeader(2);
-  WriteCursor(*call.reply, page->next_cursor);
-  call.reply->ArrayHeader(page->ids.size());
-  for (EntityId id : page->ids) WriteId(*call.reply, id);
+  WriteEntityPage(*call.reply, *page);
 }
 
 void FeedFollowers(CommandCall& call) { ListEntities(call, true); }

@@ -8,14 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "arguments.h"
+#include "feed_paging.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 
 namespace feedcore::server {
 namespace {
-
-// As the other FEED.* pages: "0" is the first page and the end.
-constexpr char kStartCursor[] = "0";
 
 void WriteCounters(RespWriter& reply, const ActivityCounters& counters) {
   reply.ArrayHeader(counters.size());
@@ -82,8 +80,7 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
       if (!window.ok()) return window.status();
       options.window = static_cast<size_t>(*window);
     } else if (IsKeyword(word, "CURSOR") && has_value) {
-      ++i;
-      options.cursor = args[i] == kStartCursor ? std::string() : args[i];
+      options.cursor = CursorArgument(args[++i]);
     } else if (IsKeyword(word, "BASE") && has_value) {
       absl::StatusOr<double> base = ParseDouble(args[++i], "BASE");
       if (!base.ok()) return base.status();
@@ -128,13 +125,13 @@ void FeedRanked(CommandCall& call) {
   if (!page.ok()) return ReplyError(call, page.status());
   RespWriter& reply = *call.reply;
   reply.ArrayHeader(2);
-  reply.Bulk(page->next_cursor.empty() ? kStartCursor : page->next_cursor);
+  WriteCursor(reply, page->next_cursor);
   reply.ArrayHeader(page->entries.size());
   for (const RankedEntry& ranked : page->entries) {
     const StoredEntry& entry = ranked.entry;
     reply.ArrayHeader(7);
-    reply.Bulk(absl::StrCat(entry.activity_id));
-    reply.Bulk(absl::StrCat(entry.actor));
+    WriteId(reply, entry.activity_id);
+    WriteId(reply, entry.actor);
     reply.Integer(entry.ts);
     reply.Integer(entry.expires_at);
     reply.Bulk(entry.payload);

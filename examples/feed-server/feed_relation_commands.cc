@@ -2,22 +2,13 @@
 
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "feed_paging.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 
 namespace feedcore::server {
 namespace {
-
-// Cursors as in feed_commands.cc: "0" starts a walk and ends one.
-constexpr char kStartCursor[] = "0";
-
-void WriteCursor(RespWriter& reply, const std::string& next_cursor) {
-  reply.Bulk(next_cursor.empty() ? kStartCursor : next_cursor);
-}
-
-void WriteId(RespWriter& reply, uint64_t id) { reply.Bulk(absl::StrCat(id)); }
 
 // [changed, removed, backfilled, follows_ended]
 void WriteResult(RespWriter& reply, const RelationResult& result) {
@@ -127,34 +118,16 @@ void FeedUnmute(CommandCall& call) {
 
 // FEED.BLOCKED / FEED.MUTED entity [LIMIT n] [CURSOR c]
 void ListRelations(CommandCall& call, bool muted) {
-  absl::StatusOr<uint64_t> entity = ParseId(call.args[1], "entity");
-  if (!entity.ok()) return ReplyError(call, entity.status());
+  EntityId entity = 0;
   ListOptions options;
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    const bool has_value = i + 1 < call.args.size();
-    if (IsKeyword(call.args[i], "LIMIT") && has_value) {
-      absl::StatusOr<int64_t> limit = ParseInt64InRange(
-          call.args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
-      if (!limit.ok()) return ReplyError(call, limit.status());
-      options.limit = static_cast<size_t>(*limit);
-    } else if (IsKeyword(call.args[i], "CURSOR") && has_value) {
-      const std::string& cursor = call.args[++i];
-      options.cursor = cursor == kStartCursor ? std::string() : cursor;
-    } else {
-      return ReplySyntaxError(call, call.args[i]);
-    }
-  }
+  if (!ParseListCall(call, &entity, &options)) return;
   FeedEngine& feeds = *call.server->feeds;
   if (!muted) {
-    absl::StatusOr<EntityPage> page = feeds.Blocked(*entity, options);
+    absl::StatusOr<EntityPage> page = feeds.Blocked(entity, options);
     if (!page.ok()) return ReplyError(call, page.status());
-    call.reply->ArrayHeader(2);
-    WriteCursor(*call.reply, page->next_cursor);
-    call.reply->ArrayHeader(page->ids.size());
-    for (const EntityId id : page->ids) WriteId(*call.reply, id);
-    return;
+    return WriteEntityPage(*call.reply, *page);
   }
-  absl::StatusOr<MutedPage> page = feeds.Muted(*entity, options);
+  absl::StatusOr<MutedPage> page = feeds.Muted(entity, options);
   if (!page.ok()) return ReplyError(call, page.status());
   call.reply->ArrayHeader(2);
   WriteCursor(*call.reply, page->next_cursor);

@@ -1,7 +1,7 @@
 // Unit tests of feedcore-server's command dispatcher (examples/feed-server):
 // every command's reply, byte for byte, in RESP2 and RESP3, and its errors
 // (unknown command, wrong arity, bad numbers, bad cursors, option clashes).
-#include "command_dispatcher.h"
+#include "dispatcher_fixture.h"
 
 // GCC 12 reports a false -Wrestrict inside std::string's operator+ for
 // "literal" + std::string (GCC bug 105329); the expected replies below are
@@ -18,64 +18,30 @@
 
 #include "absl/strings/str_cat.h"
 #include "feedcore/feedcore.h"
-#include "leaderboard_store.h"
 
 namespace feedcore::server {
 namespace {
 
-constexpr Micros kStart = 1'000'000'000;
+constexpr Micros kStart = kDispatcherFixtureStart;
 
-class Fixture {
+// Boards of four partitions and pages of `board_page_size`, and a
+// password when `requirepass` is not empty.
+class Fixture : public DispatcherFixture {
  public:
   explicit Fixture(size_t board_page_size = 1000,
-                   const std::string& requirepass = "") {
-    clock_ = std::make_shared<ManualClock>(kStart);
-    EngineOptions options;
-    options.clock = clock_;
-    options.sweep_interval = 0;
-    options.fanout_threads = 0;
-    engine_ = FeedEngine::Create(options).value();
-    LeaderboardOptions board_options;
-    board_options.partitions = 4;
-    board_options.max_page_size = board_page_size;
-    boards_ = LeaderboardStore::Create(board_options).value();
-    DispatcherOptions dispatcher_options;
-    dispatcher_options.requirepass = requirepass;
-    dispatcher_ =
-        CommandDispatcher::Create(engine_.get(), boards_.get(), nullptr,
-                                  nullptr, dispatcher_options)
-            .value();
-    session_ = dispatcher_->NewSession();
-  }
-
-  // Runs one command and returns its raw reply.
-  std::string Run(const std::vector<std::string>& args) {
-    std::string out;
-    dispatcher_->Execute(args, session_, out);
-    return out;
-  }
-
-  SessionState& session() { return session_; }
-  void NewSession() { session_ = dispatcher_->NewSession(); }
-  ManualClock& clock() { return *clock_; }
-  const CommandDispatcher& dispatcher() { return *dispatcher_; }
+                   const std::string& requirepass = "")
+      : DispatcherFixture(Options(board_page_size, requirepass)) {}
 
  private:
-  std::shared_ptr<ManualClock> clock_;
-  std::unique_ptr<FeedEngine> engine_;
-  std::unique_ptr<LeaderboardStore> boards_;
-  std::unique_ptr<CommandDispatcher> dispatcher_;
-  SessionState session_;
+  static DispatcherFixtureOptions Options(size_t board_page_size,
+                                          const std::string& requirepass) {
+    DispatcherFixtureOptions o;
+    o.boards.partitions = 4;
+    o.boards.max_page_size = board_page_size;
+    o.dispatcher.requirepass = requirepass;
+    return o;
+  }
 };
-
-std::string Bulk(const std::string& s) {
-  return absl::StrCat("$", s.size(), "\r\n", s, "\r\n");
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }

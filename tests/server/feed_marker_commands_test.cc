@@ -8,50 +8,19 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "command_dispatcher.h"
+#include "dispatcher_fixture.h"
 #include "feedcore/feedcore.h"
-#include "leaderboard_store.h"
 
 namespace feedcore::server {
 namespace {
 
-constexpr Micros kStart = 1'000'000'000;
+constexpr Micros kStart = kDispatcherFixtureStart;
 
-class Fixture {
- public:
-  Fixture() {
-    EngineOptions options;
-    options.clock = std::make_shared<ManualClock>(kStart);
-    options.sweep_interval = 0;
-    options.fanout_threads = 0;
-    options.max_page_size = 20;
-    engine_ = FeedEngine::Create(options).value();
-    boards_ = LeaderboardStore::Create({}).value();
-    dispatcher_ = CommandDispatcher::Create(engine_.get(), boards_.get(),
-                                            nullptr, nullptr, {})
-                      .value();
-    session_ = dispatcher_->NewSession();
-  }
-
-  std::string Run(const std::vector<std::string>& args) {
-    std::string out;
-    dispatcher_->Execute(args, session_, out);
-    return out;
-  }
-
- private:
-  std::unique_ptr<FeedEngine> engine_;
-  std::unique_ptr<LeaderboardStore> boards_;
-  std::unique_ptr<CommandDispatcher> dispatcher_;
-  SessionState session_;
-};
-
-std::string Bulk(const std::string& s) {
-  return absl::StrCat("$", s.size(), "\r\n", s, "\r\n");
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
+// Pages of up to 20 entries.
+DispatcherFixtureOptions Options() {
+  DispatcherFixtureOptions o;
+  o.engine.max_page_size = 20;
+  return o;
 }
 
 // [[ts, id], unread, more] in RESP2.
@@ -61,7 +30,7 @@ std::string MarkerReply(Micros ts, uint64_t id, int unread, int more) {
 }
 
 TEST_CASE("FEED.MARKER.SET and FEED.MARKER.GET on home, own and world feeds") {
-  Fixture f;
+  DispatcherFixture f(Options());
   REQUIRE(f.Run({"FEED.FOLLOW", "1", "42"}) == ":1\r\n");
   for (int i = 1; i <= 5; ++i) {
     REQUIRE(f.Run({"FEED.PUBLISH", "42", std::to_string(i),
@@ -95,7 +64,7 @@ TEST_CASE("FEED.MARKER.SET and FEED.MARKER.GET on home, own and world feeds") {
 }
 
 TEST_CASE("FEED.MARKER errors name the argument and change nothing") {
-  Fixture f;
+  DispatcherFixture f(Options());
   CHECK(StartsWith(f.Run({"FEED.MARKER.SET", "1", "home", "1", "5"}),
                    "-ERR wrong number of arguments"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.SET", "1", "inbox", "1", "5", "5"}),

@@ -1,7 +1,7 @@
 // FEED.INCR, FEED.COUNTERS and FEED.RANKED (examples/feed-server/
 // feed_ranked_commands.cc): replies byte for byte, paging with the cursor,
 // formula options, and the errors.
-#include "command_dispatcher.h"
+#include "dispatcher_fixture.h"
 
 // GCC 12 reports a false -Wrestrict inside std::string's operator+ (GCC bug
 // 105329); the expected replies below are built that way for readability.
@@ -19,55 +19,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "feedcore/feedcore.h"
-#include "leaderboard_store.h"
 
 namespace feedcore::server {
 namespace {
 
 constexpr Micros kStart = 1000 * kMicrosPerHour;
 
-class Fixture {
- public:
-  Fixture() {
-    clock_ = std::make_shared<ManualClock>(kStart);
-    EngineOptions options;
-    options.clock = clock_;
-    options.sweep_interval = 0;
-    options.fanout_threads = 0;
-    engine_ = FeedEngine::Create(options).value();
-    boards_ = LeaderboardStore::Create(LeaderboardOptions{}).value();
-    dispatcher_ =
-        CommandDispatcher::Create(engine_.get(), boards_.get(), nullptr,
-                                  nullptr, DispatcherOptions{})
-            .value();
-    session_ = dispatcher_->NewSession();
-  }
-
-  std::string Run(const std::vector<std::string>& args) {
-    std::string out;
-    dispatcher_->Execute(args, session_, out);
-    return out;
-  }
-  ManualClock& clock() { return *clock_; }
-
- private:
-  std::shared_ptr<ManualClock> clock_;
-  std::unique_ptr<FeedEngine> engine_;
-  std::unique_ptr<LeaderboardStore> boards_;
-  std::unique_ptr<CommandDispatcher> dispatcher_;
-  SessionState session_;
-};
-
-std::string Bulk(const std::string& s) {
-  return absl::StrCat("$", s.size(), "\r\n", s, "\r\n");
+DispatcherFixtureOptions Options() {
+  DispatcherFixtureOptions o;
+  o.start = kStart;
+  return o;
 }
 
 std::string Counters(int64_t a, int64_t b, int64_t c, int64_t d) {
   return absl::StrCat("*4\r\n:", a, "\r\n:", b, "\r\n:", c, "\r\n:", d, "\r\n");
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
 }
 
 // One entry of a FEED.RANKED reply.
@@ -88,7 +53,7 @@ std::string CursorOf(const std::string& reply) {
 }
 
 TEST_CASE("FEED.INCR and FEED.COUNTERS") {
-  Fixture f;
+  DispatcherFixture f(Options());
   REQUIRE(f.Run({"FEED.PUBLISH", "42", "7", std::to_string(kStart), "p"}) ==
           ":1\r\n");
   CHECK(f.Run({"FEED.COUNTERS", "7"}) == Counters(0, 0, 0, 0));
@@ -110,7 +75,7 @@ TEST_CASE("FEED.INCR and FEED.COUNTERS") {
 }
 
 TEST_CASE("FEED.RANKED pages by score, with the formula's options") {
-  Fixture f;
+  DispatcherFixture f(Options());
   REQUIRE(f.Run({"FEED.FOLLOW", "1", "42"}) == ":1\r\n");
   // Three posts an hour apart; the oldest is the most liked.
   for (int i = 0; i < 3; ++i) {
@@ -158,7 +123,7 @@ TEST_CASE("FEED.RANKED pages by score, with the formula's options") {
 }
 
 TEST_CASE("FEED.RANKED errors") {
-  Fixture f;
+  DispatcherFixture f(Options());
   CHECK(StartsWith(f.Run({"FEED.RANKED", "x"}), "-ERR user must be"));
   CHECK(StartsWith(f.Run({"FEED.RANKED", "1", "LIMIT", "0"}),
                    "-ERR LIMIT must be"));

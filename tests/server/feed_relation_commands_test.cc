@@ -8,46 +8,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "command_dispatcher.h"
+#include "dispatcher_fixture.h"
 #include "feedcore/feedcore.h"
-#include "leaderboard_store.h"
 
 namespace feedcore::server {
 namespace {
 
-constexpr Micros kStart = 1'000'000'000;
-
-class Fixture {
- public:
-  Fixture() : clock_(std::make_shared<ManualClock>(kStart)) {
-    EngineOptions options;
-    options.clock = clock_;
-    options.sweep_interval = 0;
-    options.fanout_threads = 0;
-    engine_ = FeedEngine::Create(options).value();
-    boards_ = LeaderboardStore::Create({}).value();
-    dispatcher_ =
-        CommandDispatcher::Create(engine_.get(), boards_.get()).value();
-    session_ = dispatcher_->NewSession();
-  }
-  std::string Run(const std::vector<std::string>& args) {
-    std::string out;
-    dispatcher_->Execute(args, session_, out);
-    return out;
-  }
-  ManualClock& clock() { return *clock_; }
-
- private:
-  std::shared_ptr<ManualClock> clock_;
-  std::unique_ptr<FeedEngine> engine_;
-  std::unique_ptr<LeaderboardStore> boards_;
-  std::unique_ptr<CommandDispatcher> dispatcher_;
-  SessionState session_;
-};
-
-std::string Bulk(const std::string& s) {
-  return absl::StrCat("$", s.size(), "\r\n", s, "\r\n");
-}
+constexpr Micros kStart = kDispatcherFixtureStart;
 
 std::string Result(int changed, int removed, int backfilled, int ended) {
   return absl::StrCat("*4\r\n:", changed, "\r\n:", removed, "\r\n:", backfilled,
@@ -57,7 +24,7 @@ std::string Result(int changed, int removed, int backfilled, int ended) {
 bool IsError(const std::string& reply) { return reply.rfind("-ERR", 0) == 0; }
 
 TEST_CASE("FEED.MUTE and FEED.UNMUTE hide and restore an actor") {
-  Fixture f;
+  DispatcherFixture f;
   CHECK(f.Run({"FEED.FOLLOW", "1", "42"}) == ":1\r\n");
   CHECK(f.Run({"FEED.PUBLISH", "42", "100", "5", "a"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MUTE", "1", "42", "NOTIFICATIONS", "EXPIRES", "60000"}) ==
@@ -74,7 +41,7 @@ TEST_CASE("FEED.MUTE and FEED.UNMUTE hide and restore an actor") {
 }
 
 TEST_CASE("FEED.BLOCK ends follows; FEED.BLOCKED pages") {
-  Fixture f;
+  DispatcherFixture f;
   CHECK(f.Run({"FEED.FOLLOW", "1", "42"}) == ":1\r\n");
   CHECK(f.Run({"FEED.FOLLOW", "42", "1"}) == ":1\r\n");
   CHECK(f.Run({"FEED.BLOCK", "1", "42"}) == Result(1, 0, 0, 2));
@@ -96,7 +63,7 @@ TEST_CASE("FEED.BLOCK ends follows; FEED.BLOCKED pages") {
 }
 
 TEST_CASE("mute and block commands reject bad arguments") {
-  Fixture f;
+  DispatcherFixture f;
   CHECK(IsError(f.Run({"FEED.BLOCK", "1", "1"})));
   CHECK(IsError(f.Run({"FEED.BLOCK", "1"})));
   CHECK(IsError(f.Run({"FEED.BLOCK", "1", "2", "3"})));
