@@ -71,7 +71,20 @@ struct SocialFuzzContext {
     o.aggregation.group_key = GroupKeyOf;
     o.notifications.aggregated = in.Bool();
     o.notifications.max_length = 1 + in.Below(6);
+    // Idle readers made dormant (ReleaseInactiveReaders) after up to two
+    // clock advances; 0: never.
+    o.inactive_after = in.Bool() ? 0 : 1 + static_cast<Micros>(in.Below(200));
     return o;
+  }
+
+  // Whether the engine holds every copy the model counts: nothing merged
+  // at read, by hybrid fan-out or by a dormant reader.
+  bool HoldsAllCopies() const {
+    return model.merged_count() == 0 && options.inactive_after == 0;
+  }
+  // Whether a follower may merge `followee` rather than hold copies of it.
+  bool MayMerge(EntityId followee) const {
+    return model.merged(followee) || options.inactive_after > 0;
   }
 
   EntityId Entity() { return 1 + in.Below(entities); }

@@ -4,7 +4,8 @@
 // (tests/feed/social_model_runner.cc).
 //
 // The input chooses the configuration (shards, hybrid threshold, default
-// back-fill, page size, number of entities, flat or grouped notifications)
+// back-fill, page size, flat or grouped notifications, inactive_after,
+// number of entities)
 // and then one call after another: Follow (any back-fill, the default
 // included; refused between a blocking pair) and Unfollow, with or without
 // keeping the history, FollowMany and UnfollowMany (batches of up to six
@@ -19,9 +20,11 @@
 // Muted lists paged with cursors kept across other calls, IncrementCounter
 // and GetCounters (zero deltas, overflows and unknown ids included), and
 // ReadRanked walks with any formula and window (social_relation_ops.h,
-// social_ranked_ops.h). Invalid arguments are part of the mix: a call that
-// must fail must fail with the documented code and change nothing (the
-// engine records every change in a change stream, and a failed call must
+// social_ranked_ops.h), and, when the input turns inactive readers on,
+// ReleaseInactiveReaders (the reads that follow rebuild what it made
+// dormant; without, it must be refused). Invalid arguments are part of the mix:
+// a call that must fail must fail with the documented code and change nothing
+// (the engine records every change in a change stream, and a failed call must
 // append no record to it).
 //
 // A mute with an expiry of an actor merged at read is the one sequence in
@@ -89,6 +92,7 @@ enum class Op : uint8_t {
   kGetCounters,
   kReadRanked,
   kContinueRanked,
+  kReleaseInactive,
   kOpCount,  // not an op: the number of them
 };
 
@@ -157,6 +161,8 @@ class Driver {
         return ranked_.ReadRanked();
       case Op::kContinueRanked:
         return ranked_.ContinueRanked();
+      case Op::kReleaseInactive:
+        return ReleaseInactive();
       case Op::kStats:
       case Op::kOpCount:
         return CheckStats();
@@ -193,7 +199,7 @@ class Driver {
     FUZZ_CHECK(got.ok());
     FUZZ_CHECK(got->was_following == want.was_following);
     // Entries of a merged followee are merged, not copies to remove.
-    if (!c_.model.merged(followee)) FUZZ_CHECK(got->removed == want.removed);
+    if (!c_.MayMerge(followee)) FUZZ_CHECK(got->removed == want.removed);
   }
 
   Activity NewActivity() {
@@ -240,7 +246,10 @@ class Driver {
     const absl::StatusOr<PublishResult> got = c_.engine->Publish(a, options);
     if (!c_.SameOutcome(got.status(), want.status(), records)) return;
     FUZZ_CHECK(got->created == want->created);
-    FUZZ_CHECK(got->fanned_out == want->fanned_out);
+    // Dormant readers get no copies.
+    FUZZ_CHECK(c_.options.inactive_after == 0
+                   ? got->fanned_out == want->fanned_out
+                   : got->fanned_out <= want->fanned_out);
     FUZZ_CHECK(got->merged_at_read == want->merged_at_read);
     FUZZ_CHECK(got->notified == want->notified);
     FUZZ_CHECK(!got->pending);
@@ -301,7 +310,7 @@ class Driver {
   void Evict() {
     const Micros now = c_.Now();
     const size_t budget = c_.in.Bool() ? 1 + c_.in.Below(8) : c_.in.U64();
-    if (c_.model.merged_count() == 0) {
+    if (c_.HoldsAllCopies()) {
       if (!EvictAndCompare(*c_.engine, c_.model, budget, now)) return;
       // A budget spent on entries leaves expired activities in the store:
       // one unbounded call drops them, as the model's eviction does.
@@ -537,6 +546,22 @@ class Driver {
     }
   }
 
+  // Idle readers made dormant: their later reads (which rebuild them)
+  // must still match the model. Without inactive readers: refused.
+  void ReleaseInactive() {
+    const size_t budget = c_.in.Below(4);
+    const uint64_t records = c_.Records();
+    const absl::StatusOr<size_t> got =
+        c_.engine->ReleaseInactiveReaders(budget);
+    if (c_.options.inactive_after == 0) {
+      FUZZ_CHECK(absl::IsFailedPrecondition(got.status()));
+      FUZZ_CHECK(c_.Records() == records);
+      return;
+    }
+    FUZZ_CHECK(got.ok());
+    FUZZ_CHECK(*got <= budget);
+  }
+
   void CheckStats() {
     const EngineStats stats = c_.engine->Stats().value();
     const testing::FeedModel::Totals want = c_.model.Expected();
@@ -550,8 +575,8 @@ class Driver {
     const size_t copy_mode_entries = want.entries + notifications;
     if (c_.AllComparable() && c_.copies_bounded) {
       FUZZ_CHECK_DETAIL(
-          c_.model.merged_count() == 0 ? stats.entries == copy_mode_entries
-                                       : stats.entries <= copy_mode_entries,
+          c_.HoldsAllCopies() ? stats.entries == copy_mode_entries
+                              : stats.entries <= copy_mode_entries,
           std::fprintf(stderr, "entries %zu, model %zu + %zu\n", stats.entries,
                        want.entries, notifications));
     }
