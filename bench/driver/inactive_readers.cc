@@ -333,20 +333,17 @@ absl::Status PrepareReturningUsers(RunContext& context, FeedSetup& feed) {
       }
     }
   }
-  std::mt19937_64 rng(options.seed);
-  Micros ts = kBenchStartTime;
-  ActivityId id = 1;
-  for (size_t round = 0; round < options.returning_posts; ++round) {
-    context.progress.Update(kScenario, "posting, returning users", round,
-                            options.returning_posts);
-    for (size_t a = 0; a < options.followees; ++a) {
-      ts += 1 + static_cast<Micros>(rng() % 1000);
-      Activity post;
-      post.id = id++;
-      post.actor = kFirstActor + a;
-      post.ts = ts;
-      if (absl::Status s = engine.Publish(post).status(); !s.ok()) return s;
-    }
+  size_t posted = 0;
+  const size_t total = options.returning_posts * options.followees;
+  if (absl::Status s = PostRoundRobin(
+          kFirstActor, options.followees, options.returning_posts, options.seed,
+          [&](const Activity& post) {
+            context.progress.Update(kScenario, "posting, returning users",
+                                    posted++, total);
+            return engine.Publish(post).status();
+          });
+      !s.ok()) {
+    return s;
   }
   context.progress.Clear();
   feed.clock->Advance(kIdleTime);

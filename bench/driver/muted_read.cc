@@ -63,20 +63,12 @@ void RunVariant(RunContext& context, bool merged) {
       return context.answers.Fail(kScenario, kFeedcore, s);
     }
   }
-  std::mt19937_64 rng(options.seed);
-  Micros ts = kBenchStartTime;
-  ActivityId id = 1;
-  for (size_t round = 0; round < options.posts_per_followee; ++round) {
-    for (size_t a = 0; a < options.followees; ++a) {
-      ts += 1 + static_cast<Micros>(rng() % 1000);
-      Activity post;
-      post.id = id++;
-      post.actor = kFirstActor + a;
-      post.ts = ts;
-      if (absl::Status s = engine.Publish(post).status(); !s.ok()) {
-        return context.answers.Fail(kScenario, kFeedcore, s);
-      }
-    }
+  if (absl::Status s = PostRoundRobin(
+          kFirstActor, options.followees, options.posts_per_followee,
+          options.seed,
+          [&](const Activity& post) { return engine.Publish(post).status(); });
+      !s.ok()) {
+    return context.answers.Fail(kScenario, kFeedcore, s);
   }
 
   // Muted actors seen by the muting reader, counted outside the clock.

@@ -67,40 +67,32 @@ void RunTimelineRead(RunContext& context) {
       }
     }
   }
-  // Posts interleave across actors in time, as in a real feed; timestamps
-  // are strictly increasing, so unique.
-  std::mt19937_64 rng(options.seed);
-  Micros ts = kBenchStartTime;
-  ActivityId id = 1;
   const size_t total = options.followees * options.posts_per_followee;
   std::vector<Activity> posts;
   posts.reserve(total);
-  for (size_t round = 0; round < options.posts_per_followee; ++round) {
-    for (size_t a = 0; a < options.followees; ++a) {
-      ts += 1 + static_cast<Micros>(rng() % 1000);
-      Activity post;
-      post.id = id++;
-      post.actor = kFirstActor + a;
-      post.ts = ts;
-      if (absl::Status s = engine.Publish(post).status(); !s.ok()) {
-        context.answers.Fail(kScenario, kFeedcore, s);
-        return;
-      }
-      if (cluster != nullptr) posts.push_back(post);
-      const TimelineEntry entry{post.ts, post.id, post.actor};
-      std_map.Insert(kReader, entry);
-      merge.Publish(entry);
-      if (redis.has_value()) {
-        if (absl::Status s = redis->QueueDelivery(kReader, post.ts, post.id);
-            !s.ok()) {
-          context.answers.Fail(kScenario, kRedis, s);
-          redis.reset();
+  const absl::Status posted = PostRoundRobin(
+      kFirstActor, options.followees, options.posts_per_followee, options.seed,
+      [&](const Activity& post) -> absl::Status {
+        if (absl::Status s = engine.Publish(post).status(); !s.ok()) return s;
+        if (cluster != nullptr) posts.push_back(post);
+        const TimelineEntry entry{post.ts, post.id, post.actor};
+        std_map.Insert(kReader, entry);
+        merge.Publish(entry);
+        if (redis.has_value()) {
+          if (absl::Status s = redis->QueueDelivery(kReader, post.ts, post.id);
+              !s.ok()) {
+            context.answers.Fail(kScenario, kRedis, s);
+            redis.reset();
+          }
         }
-      }
-      if (id % 1024 == 0) {
-        context.progress.Update(kScenario, "publishing", id, total);
-      }
-    }
+        if (post.id % 1024 == 0) {
+          context.progress.Update(kScenario, "publishing", post.id, total);
+        }
+        return absl::OkStatus();
+      });
+  if (!posted.ok()) {
+    context.answers.Fail(kScenario, kFeedcore, posted);
+    return;
   }
   if (redis.has_value()) {
     if (absl::Status s = redis->Flush(); !s.ok()) {

@@ -1,6 +1,7 @@
 #include "bench/driver/timeline_systems.h"
 
 #include <charconv>
+#include <random>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -34,6 +35,25 @@ BaselineOptions NewBaselineOptions(std::shared_ptr<ManualClock> clock,
   options.cap = cap;
   options.clock = std::move(clock);
   return options;
+}
+
+absl::Status PostRoundRobin(
+    EntityId first_actor, size_t actors, size_t rounds, uint64_t seed,
+    const std::function<absl::Status(const Activity&)>& post) {
+  std::mt19937_64 rng(seed);
+  Micros ts = kBenchStartTime;
+  ActivityId id = 1;
+  for (size_t round = 0; round < rounds; ++round) {
+    for (size_t a = 0; a < actors; ++a) {
+      ts += 1 + static_cast<Micros>(rng() % 1000);
+      Activity activity;
+      activity.id = id++;
+      activity.actor = first_actor + static_cast<EntityId>(a);
+      activity.ts = ts;
+      if (absl::Status s = post(activity); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<int64_t> PageIds(const Page& page) {

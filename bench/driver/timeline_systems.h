@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,15 @@
 namespace feedcore::bench {
 
 inline constexpr Micros kBenchStartTime = 1'700'000'000LL * kMicrosPerSecond;
+
+// Makes `rounds` x `actors` posts, one by each of the actors `first_actor`,
+// `first_actor` + 1, ... per round, so that posts interleave across actors
+// in time as in a real feed: timestamps from kBenchStartTime on, strictly
+// increasing (1..1000 us apart, drawn from `seed`), ids from 1. Hands each
+// to `post`; stops at the first error and returns it.
+absl::Status PostRoundRobin(
+    EntityId first_actor, size_t actors, size_t rounds, uint64_t seed,
+    const std::function<absl::Status(const Activity&)>& post);
 
 struct FeedSetup {
   std::shared_ptr<ManualClock> clock;
