@@ -248,15 +248,9 @@ TEST_CASE("at the cap, the rebuilt timeline is the newest of what it shows") {
   CHECK(p.Read(kReader) == std::vector<ActivityId>{19, 18, 17, 16, 15});
 }
 
-std::shared_ptr<ChangeStream> NewStream(std::shared_ptr<ManualClock> clock) {
-  ChangeStreamOptions o;
-  o.clock = std::move(clock);
-  return ChangeStream::Create(o).value();
-}
-
 TEST_CASE("replicas and snapshots hold dormant readers as the source does") {
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::shared_ptr<ChangeStream> stream = NewStream(clock);
+  std::shared_ptr<ChangeStream> stream = testing::NewManualStream(clock);
   EngineOptions options = Options();
   options.change_stream = stream;
   std::unique_ptr<FeedEngine> source = NewManualEngine(clock, options);

@@ -134,15 +134,9 @@ void Continue(FeedEngine& source, FeedEngine& copy, ManualClock& clock) {
   }
 }
 
-std::shared_ptr<ChangeStream> NewStream(std::shared_ptr<ManualClock> clock) {
-  ChangeStreamOptions o;
-  o.clock = std::move(clock);
-  return ChangeStream::Create(o).value();
-}
-
 TEST_CASE("a replica fed by the stream holds the same mutes and blocks") {
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::shared_ptr<ChangeStream> stream = NewStream(clock);
+  std::shared_ptr<ChangeStream> stream = testing::NewManualStream(clock);
   std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(stream));
   TempPath empty("relations-empty");
   REQUIRE(SaveSnapshot(*source, empty.path).ok());
@@ -194,7 +188,7 @@ TEST_CASE("a snapshot keeps mutes and blocks, both sides of each mute") {
 TEST_CASE("malformed relation records are refused") {
   auto clock = std::make_shared<ManualClock>(kStart);
   std::unique_ptr<FeedEngine> source =
-      NewManualEngine(clock, Options(NewStream(clock)));
+      NewManualEngine(clock, Options(testing::NewManualStream(clock)));
   TempPath file("relations-malformed");
   REQUIRE(SaveSnapshot(*source, file.path).ok());
   // Each record is offered to a fresh replica, first in its sequence.

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "feedcore/change_stream.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
@@ -60,6 +61,18 @@ inline std::unique_ptr<FeedEngine> NewManualEngine(
       FeedEngine::Create(std::move(options));
   REQUIRE_MESSAGE(engine.ok(), engine.status());
   return *std::move(engine);
+}
+
+// A change stream with default retention whose record times come from
+// `clock`.
+inline std::shared_ptr<ChangeStream> NewManualStream(
+    std::shared_ptr<ManualClock> clock) {
+  ChangeStreamOptions options;
+  options.clock = std::move(clock);
+  absl::StatusOr<std::shared_ptr<ChangeStream>> stream =
+      ChangeStream::Create(options);
+  REQUIRE_MESSAGE(stream.ok(), stream.status());
+  return *std::move(stream);
 }
 
 // Every visible entry of `owner`'s timeline, following cursors to the end.
