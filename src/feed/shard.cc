@@ -59,8 +59,8 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
     snapshot->ids.reserve(followers.size());
     for (const auto& follower : followers) add(follower);
   } else {
-    // The sets are disjoint but for Unfollow's brief overlaps, each ordered
-    // by (shard, id): merge them.
+    // Each set is ordered by (shard, id): merge them, keeping one of any
+    // follower two of them hold.
     std::vector<FollowerEdge> all(followers.begin(), followers.end());
     auto merge_in = [&all](const absl::btree_set<FollowerEdge>& set) {
       if (set.empty()) return;
