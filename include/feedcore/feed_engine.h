@@ -42,17 +42,20 @@
 // UnfollowResult::removed, PublishResult::fanned_out, EvictExpired, Stats)
 // count the copies this engine holds, which merged actors do not have.
 //
-// Inactive readers (EngineOptions::inactive_after): a reader that has not
-// read its timeline (ReadTimeline, ReadGroups, ReadRanked, CountNewer) for
-// that long is made dormant by the sweeper or ReleaseInactiveReaders: each
-// followee it was copying is merged at read from the oldest copy it held
-// (as a follower of a hybrid actor merges it), those copies are dropped,
-// and publishes in timestamp order skip it, so a publish costs work in
-// proportion to the active followers. Its next read first rebuilds the
-// copies (the newest `max_timeline_length` of what the merge shows, one
-// lock per shard of its followees) and then answers, so its pages are
-// those it would have had had it stayed materialized, with the same
-// exception as hybrid fan-out (above) at a full timeline. A followee whose
+// Inactive readers (EngineOptions::inactive_after): a reader that has
+// neither read its timeline (ReadTimeline, ReadGroups, ReadRanked,
+// CountNewer) nor followed anyone for that long is made dormant by the sweeper
+// or ReleaseInactiveReaders: each followee it was copying is merged at read
+// from the oldest copy it held (as a follower of a hybrid actor merges it),
+// those copies are dropped, and publishes in timestamp order skip it, so a
+// publish costs work in proportion to the active followers. Its next read first
+// rebuilds the copies (the newest `max_timeline_length` of what the merge
+// shows, one lock per shard of its followees) and then answers, so its pages
+// are those it would have had had it stayed materialized, with the same
+// exception as hybrid fan-out (above) at a full timeline; a read that meets
+// a Follow, Unfollow or release of the same reader in progress answers
+// from the merge (the same pages) and leaves the rebuild to a later read,
+// so that a read never waits for them. A followee whose
 // copies did not match its own feed (a Remove, a mute, a delivery still in
 // flight) keeps its copies and merges only what is published after.
 //
