@@ -250,37 +250,33 @@ UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
 
 // --- Mute and block ---
 
+const FeedModel::MuteEntry* FeedModel::ActiveMute(EntityId user, EntityId actor,
+                                                  Micros now) const {
+  auto m = muting_.find(user);
+  if (m == muting_.end()) return nullptr;
+  auto it = m->second.find(actor);
+  return it != m->second.end() && it->second.ActiveAt(now) ? &it->second
+                                                           : nullptr;
+}
+
+bool FeedModel::Blocks(EntityId user, EntityId actor) const {
+  auto b = blocking_.find(user);
+  return b != blocking_.end() && b->second.contains(actor);
+}
+
 bool FeedModel::HidesInTimeline(EntityId user, EntityId actor,
                                 Micros now) const {
-  if (auto b = blocking_.find(user);
-      b != blocking_.end() && b->second.contains(actor)) {
-    return true;
-  }
-  auto m = muting_.find(user);
-  if (m == muting_.end()) return false;
-  auto it = m->second.find(actor);
-  return it != m->second.end() && it->second.ActiveAt(now);
+  return Blocks(user, actor) || ActiveMute(user, actor, now) != nullptr;
 }
 
 bool FeedModel::HidesInNotifications(EntityId user, EntityId actor,
                                      Micros now) const {
-  if (auto b = blocking_.find(user);
-      b != blocking_.end() && b->second.contains(actor)) {
-    return true;
-  }
-  auto m = muting_.find(user);
-  if (m == muting_.end()) return false;
-  auto it = m->second.find(actor);
-  return it != m->second.end() && it->second.notifications &&
-         it->second.ActiveAt(now);
+  const MuteEntry* mute = ActiveMute(user, actor, now);
+  return Blocks(user, actor) || (mute != nullptr && mute->notifications);
 }
 
 bool FeedModel::EitherBlocks(EntityId a, EntityId b) const {
-  auto blocks = [&](EntityId user, EntityId actor) {
-    auto it = blocking_.find(user);
-    return it != blocking_.end() && it->second.contains(actor);
-  };
-  return blocks(a, b) || blocks(b, a);
+  return Blocks(a, b) || Blocks(b, a);
 }
 
 size_t FeedModel::PurgeActor(EntityId user, EntityId actor,

@@ -345,6 +345,9 @@ class FeedModel {
       return expires_at == 0 || expires_at > now;
     }
   };
+  // `user`'s mute of `actor` if it is in force at `now`, else nullptr.
+  const MuteEntry* ActiveMute(EntityId user, EntityId actor, Micros now) const;
+  bool Blocks(EntityId user, EntityId actor) const;
   bool HidesInTimeline(EntityId user, EntityId actor, Micros now) const;
   bool HidesInNotifications(EntityId user, EntityId actor, Micros now) const;
   // Copies the newest `count` visible entries of `followee`'s own feed into
