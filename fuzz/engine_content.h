@@ -3,7 +3,8 @@
 // reopen (durable_store_open_fuzzer) must keep. Describing also checks that
 // the content is sound: per-shard figures add up, the world feed pages to
 // the end in strictly descending key order, every board pages to the end
-// best first with ranks 0, 1, 2... and as many entries as its Size().
+// best first with the ranks of its RankStyle (0, 1, 2... when unique) and
+// as many entries as its Size().
 #ifndef FEEDCORE_FUZZ_ENGINE_CONTENT_H_
 #define FEEDCORE_FUZZ_ENGINE_CONTENT_H_
 
@@ -50,7 +51,28 @@ inline std::vector<StoredEntry> WholeWorld(const FeedEngine& engine) {
   }
 }
 
+// The rank `next` must have when it follows `before` (the board so far)
+// in `board`'s order and rank style.
+inline uint64_t ExpectedRank(const LeaderboardOptions& board,
+                             const std::vector<LeaderboardEntry>& before,
+                             const LeaderboardEntry& next) {
+  if (before.empty()) return 0;
+  const LeaderboardEntry& last = before.back();
+  const bool tied = next.score == last.score;
+  switch (board.rank_style) {
+    case RankStyle::kUnique:
+      return before.size();
+    case RankStyle::kCompetition:
+      return tied ? last.rank : before.size();
+    case RankStyle::kDense:
+      return tied ? last.rank : last.rank + 1;
+  }
+  return before.size();
+}
+
 inline std::vector<LeaderboardEntry> WholeBoard(const Leaderboard& board) {
+  const bool higher_first =
+      board.options().score_order == ScoreOrder::kHigherFirst;
   LeaderboardReadOptions read;
   read.limit = board.options().max_page_size;
   std::vector<LeaderboardEntry> out;
@@ -58,7 +80,11 @@ inline std::vector<LeaderboardEntry> WholeBoard(const Leaderboard& board) {
     const absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
     FUZZ_CHECK(page.ok());
     for (const LeaderboardEntry& e : page->entries) {
-      FUZZ_CHECK(e.rank == out.size());
+      if (!out.empty()) {
+        FUZZ_CHECK(higher_first ? e.score <= out.back().score
+                                : e.score >= out.back().score);
+      }
+      FUZZ_CHECK(e.rank == ExpectedRank(board.options(), out, e));
       out.push_back(e);
     }
     if (page->next_cursor.empty()) break;

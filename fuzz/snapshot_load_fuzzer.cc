@@ -7,8 +7,8 @@
 //   * a load fails only with InvalidArgument or DataLoss, as documented;
 //   * a loaded engine is sound: its per-shard figures add up, its world feed
 //     pages to the end in strictly descending key order, every board pages
-//     to the end best first with ranks 0, 1, 2... and as many entries as
-//     its Size();
+//     to the end best first with the ranks of its RankStyle and as many
+//     entries as its Size();
 //   * what loaded saves and loads again to the same figures, world feed and
 //     boards.
 // The seeds (fuzz/corpus/snapshot_load_fuzzer) are real snapshots written

@@ -131,10 +131,25 @@ int main(int argc, char** argv) {
                                  .tie_break = TieBreak::kLowerMemberFirst,
                                  .max_page_size = 10})
           .value();
+  // Ties under shared ranks, the lower-first order and metadata.
+  auto golf = boards
+                  .GetOrCreate("golf", {.partitions = 2,
+                                        .score_order = ScoreOrder::kLowerFirst,
+                                        .rank_style = RankStyle::kDense,
+                                        .max_metadata_bytes = 8})
+                  .value();
+  auto sprint =
+      boards
+          .GetOrCreate("sprint",
+                       {.partitions = 3, .rank_style = RankStyle::kCompetition})
+          .value();
   for (MemberId m = 1; m <= 9; ++m) {
     FUZZ_CHECK(season->Set(m, static_cast<int64_t>(m % 4) - 1).ok());
     FUZZ_CHECK(daily->Increment(m, static_cast<int64_t>(m * 3 % 5)).ok());
+    FUZZ_CHECK(golf->Set(m, static_cast<int64_t>(m % 3) + 70).ok());
+    FUZZ_CHECK(sprint->Set(m, static_cast<int64_t>(m / 3)).ok());
   }
+  FUZZ_CHECK(golf->SetMetadata(2, "ann").ok());
   FUZZ_CHECK(season->Remove(4).ok());
   Write(dir, "social_and_boards", *with_boards, &boards);
   return 0;
