@@ -1,12 +1,13 @@
 // NodeArena: a size-class slab allocator for small fixed-size nodes.
 //
-// Timeline nodes are 40-72 bytes. The system allocator rounds each of them
-// up to a 16-byte multiple plus an 8-byte header, which alone would cost
-// ~10 bytes per entry. The arena carves nodes of exactly the requested size
-// (rounded to 8 bytes) out of 64 KiB blocks mapped straight from the OS, and
-// gives a block back to the OS when its last node is freed (keeping at most
-// one empty block per size class until ReleaseSpareBlocks), so memory freed
-// by eviction really leaves the process.
+// A short timeline's chunks are 72-128 bytes. The system allocator rounds
+// each of them up to a 16-byte multiple plus an 8-byte header, which would
+// cost several bytes per entry. The arena carves nodes of exactly the
+// requested size (rounded to 8 bytes) out of 64 KiB blocks mapped straight
+// from the OS, and gives a block back to the OS when its last node is freed
+// (keeping at most one empty block per size class until
+// ReleaseSpareBlocks), so memory freed by eviction really leaves the
+// process.
 //
 // Requests larger than kMaxSlabBytes go to operator new. Under
 // AddressSanitizer every request does, so that ASan sees each node as its

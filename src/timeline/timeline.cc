@@ -4,29 +4,29 @@
 #include <cassert>
 #include <cstddef>
 #include <cstring>
-#include <new>
 
 #include "timeline/skiplist_height.h"
 
 namespace feedcore::internal {
+namespace {
 
-struct Timeline::Node {
-  Micros ts;
-  ActivityId activity_id;
-  EntityId actor;
-  Micros expires_at;
-  // Forward links, one per level; the node is allocated with exactly
-  // HeightFor(key) of them.
-  Node* next[1];
+// The first chunk of a timeline holds this many; each chunk that fills up
+// while it is the newest grows by half until kMaxChunkEntries.
+constexpr int kFirstChunkEntries = 2;
 
-  TimelineKey key() const { return {ts, activity_id}; }
-  StoredEntry entry() const {
-    return {ts, activity_id, actor, expires_at, 0, {}};
-  }
-  static size_t Bytes(int height) {
-    return offsetof(Node, next) + sizeof(Node*) * static_cast<size_t>(height);
-  }
-};
+int GrownCapacity(int capacity) {
+  return std::min(kMaxChunkEntries, capacity + std::max(1, capacity / 2));
+}
+
+constexpr Micros kNoNewer = std::numeric_limits<Micros>::max();
+constexpr Micros kNoOlder = std::numeric_limits<Micros>::min();
+
+// expires_at - ts when it does not overflow.
+bool TtlOf(const StoredEntry& entry, Micros* ttl) {
+  return !__builtin_sub_overflow(entry.expires_at, entry.ts, ttl);
+}
+
+}  // namespace
 
 int Timeline::HeightFor(TimelineKey key, uint64_t seed) {
   return HeightFromBits(
@@ -39,55 +39,12 @@ Timeline::Timeline(NodeArena* arena, uint64_t height_seed)
 
 Timeline::~Timeline() {
   groups_.reset();
-  Node* node = head_[0];
-  while (node != nullptr) {
-    Node* next = node->next[0];
-    FreeNode(node, HeightFor(node->key(), height_seed_));
-    node = next;
+  Chunk* chunk = head_[0];
+  while (chunk != nullptr) {
+    Chunk* next = chunk->next[0];
+    arena_->Free(chunk, chunk->bytes());
+    chunk = next;
   }
-}
-
-size_t Timeline::NodeBytes(int height) const {
-  return Node::Bytes(height) + (grouped_ ? sizeof(GroupKey) : 0);
-}
-
-GroupKey Timeline::GroupOfNode(const Node* node, int height) {
-  GroupKey group;
-  std::memcpy(&group, reinterpret_cast<const char*>(node) + Node::Bytes(height),
-              sizeof(group));
-  return group;
-}
-
-void Timeline::SetGroupOfNode(Node* node, int height, GroupKey group) {
-  std::memcpy(reinterpret_cast<char*>(node) + Node::Bytes(height), &group,
-              sizeof(group));
-}
-
-Timeline::Node* Timeline::NewNode(const StoredEntry& entry, int height) {
-  void* memory = arena_->Allocate(NodeBytes(height));
-  Node* node = static_cast<Node*>(memory);
-  node->ts = entry.ts;
-  node->activity_id = entry.activity_id;
-  node->actor = entry.actor;
-  node->expires_at = entry.expires_at;
-  for (int i = 0; i < height; ++i) node->next[i] = nullptr;
-  if (grouped_) SetGroupOfNode(node, height, entry.group);
-  return node;
-}
-
-void Timeline::FreeNode(Node* node, int height) {
-  if (groups_ != nullptr) {
-    groups_->Remove(node->key(), GroupOfNode(node, height));
-  }
-  arena_->Free(node, NodeBytes(height));
-}
-
-StoredEntry Timeline::EntryOf(const Node* node) const {
-  StoredEntry entry = node->entry();
-  if (grouped_) {
-    entry.group = GroupOfNode(node, HeightFor(node->key(), height_seed_));
-  }
-  return entry;
 }
 
 void Timeline::EnableGroups(bool index) {
@@ -96,20 +53,77 @@ void Timeline::EnableGroups(bool index) {
   if (index) groups_ = std::make_unique<GroupIndex>();
 }
 
-std::optional<GroupKey> Timeline::GroupOf(TimelineKey key) const {
-  if (!grouped_) return std::nullopt;
-  Node* found = Descend(
-      head_.data(), height_, [key](const Node* n) { return n->key() > key; },
-      nullptr);
-  if (found == nullptr || found->key() != key) return std::nullopt;
-  return GroupOfNode(found, HeightFor(key, height_seed_));
+Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
+                                    bool expiry_column, Micros ttl) {
+  const size_t bytes = Chunk::Bytes(height, capacity, expiry_column, grouped_);
+  Chunk* chunk = static_cast<Chunk*>(arena_->Allocate(bytes));
+  chunk->height = static_cast<uint8_t>(height);
+  chunk->capacity = static_cast<uint8_t>(capacity);
+  chunk->begin = 0;
+  chunk->end = 0;
+  chunk->has_expiry_column = expiry_column ? 1 : 0;
+  chunk->grouped = grouped_ ? 1 : 0;
+  chunk->unused[0] = chunk->unused[1] = 0;
+  chunk->ttl = ttl;
+  for (int i = 0; i < height; ++i) chunk->next[i] = nullptr;
+  return chunk;
 }
 
-Timeline::Node* Timeline::NextAt(Node* prev, int level) const {
+Timeline::Chunk* Timeline::NewChunkFor(const StoredEntry& entry, int height,
+                                       int capacity) {
+  Micros ttl = 0;
+  const bool uniform = TtlOf(entry, &ttl);
+  return NewChunk(height, capacity, !uniform, uniform ? ttl : 0);
+}
+
+bool Timeline::Fits(const Chunk* chunk, const StoredEntry& entry) {
+  Micros ttl = 0;
+  return chunk->has_expiry_column != 0 ||
+         (TtlOf(entry, &ttl) && ttl == chunk->ttl);
+}
+
+void Timeline::WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry) {
+  chunk->ts()[slot] = entry.ts;
+  chunk->activity()[slot] = entry.activity_id;
+  chunk->actor()[slot] = entry.actor;
+  if (chunk->has_expiry_column) chunk->expiry_column()[slot] = entry.expires_at;
+  if (grouped_) chunk->group()[slot] = entry.group;
+}
+
+void Timeline::CopySlots(const Chunk* from, int from_slot, Chunk* to,
+                         int to_slot, int n) {
+  if (n <= 0) return;
+  const size_t bytes = sizeof(int64_t) * static_cast<size_t>(n);
+  for (int c = 0; c < 3; ++c) {
+    std::memmove(to->column(c) + to_slot, from->column(c) + from_slot, bytes);
+  }
+  if (to->has_expiry_column && from->has_expiry_column) {
+    std::memmove(to->column(3) + to_slot, from->column(3) + from_slot, bytes);
+  } else if (to->has_expiry_column) {
+    // Two chunks: the source's TTL becomes explicit.
+    for (int i = 0; i < n; ++i) {
+      to->expiry_column()[to_slot + i] = from->expires_at(from_slot + i);
+    }
+  }
+  if (to->grouped) {
+    std::memmove(to->group() + to_slot, from->group() + from_slot, bytes);
+  }
+}
+
+StoredEntry Timeline::EntryAt(const Chunk* chunk, int slot) const {
+  return {chunk->ts()[slot],
+          chunk->activity()[slot],
+          chunk->actor()[slot],
+          chunk->expires_at(slot),
+          grouped_ ? chunk->group()[slot] : GroupKey{0},
+          {}};
+}
+
+Timeline::Chunk* Timeline::NextAt(Chunk* prev, int level) const {
   return prev == nullptr ? head_[level] : prev->next[level];
 }
 
-void Timeline::SetNextAt(Node* prev, int level, Node* next) {
+void Timeline::SetNextAt(Chunk* prev, int level, Chunk* next) {
   if (prev == nullptr) {
     head_[level] = next;
   } else {
@@ -118,11 +132,11 @@ void Timeline::SetNextAt(Node* prev, int level, Node* next) {
 }
 
 template <typename Before>
-Timeline::Node* Timeline::Descend(Node* const* head, int height, Before before,
-                                  std::array<Node*, kMaxHeight>* prev) {
-  Node* x = nullptr;
+Timeline::Chunk* Timeline::Descend(Chunk* const* head, int height,
+                                   Before before, Links* prev) {
+  Chunk* x = nullptr;
   for (int level = height - 1; level >= 0; --level) {
-    Node* next = x == nullptr ? head[level] : x->next[level];
+    Chunk* next = x == nullptr ? head[level] : x->next[level];
     while (next != nullptr && before(next)) {
       x = next;
       next = x->next[level];
@@ -132,20 +146,41 @@ Timeline::Node* Timeline::Descend(Node* const* head, int height, Before before,
   return x == nullptr ? head[0] : x->next[0];
 }
 
-Timeline::Node* Timeline::FindGreaterOrEqualPrev(
-    TimelineKey key, std::array<Node*, kMaxHeight>* prev) const {
+Timeline::Chunk* Timeline::FindChunk(TimelineKey key, Links* prev) const {
   prev->fill(nullptr);
   return Descend(
-      head_.data(), height_, [key](const Node* n) { return n->key() > key; },
-      prev);
+      head_.data(), height_,
+      [key](const Chunk* c) { return c->oldest() > key; }, prev);
 }
 
-bool Timeline::Inverted(const Node* newer, const Node* older) {
-  return newer->expires_at < older->expires_at;
+Timeline::Chunk* Timeline::Reshape(Chunk* chunk, const Links& prev,
+                                   int capacity, bool expiry_column) {
+  Chunk* reshaped =
+      NewChunk(chunk->height, capacity, expiry_column, chunk->ttl);
+  for (int i = 0; i < chunk->height; ++i) {
+    reshaped->next[i] = chunk->next[i];
+    SetNextAt(prev[i], i, reshaped);
+  }
+  CopySlots(chunk, chunk->begin, reshaped, 0, chunk->count());
+  reshaped->end = static_cast<uint8_t>(chunk->count());
+  if (tail_ == chunk) tail_ = reshaped;
+  arena_->Free(chunk, chunk->bytes());
+  return reshaped;
 }
 
-void Timeline::AddPairs(const Node* a, const Node* b, int sign) {
-  if (a == nullptr || b == nullptr || !Inverted(a, b)) return;
+Micros Timeline::NewerExpiry(const Chunk* chunk, int slot, const Chunk* prev0) {
+  if (slot < chunk->end) return chunk->expires_at(slot);
+  return prev0 == nullptr ? kNoNewer : prev0->expires_at(prev0->begin);
+}
+
+Micros Timeline::OlderExpiry(const Chunk* chunk, int slot) {
+  if (slot > chunk->begin) return chunk->expires_at(slot - 1);
+  const Chunk* older = chunk->next[0];
+  return older == nullptr ? kNoOlder : older->expires_at(older->end - 1);
+}
+
+void Timeline::CountPair(Micros newer, Micros older, int sign) {
+  if (newer == kNoNewer || older == kNoOlder || !(newer < older)) return;
   if (sign > 0) {
     ++inversions_;
   } else {
@@ -154,11 +189,38 @@ void Timeline::AddPairs(const Node* a, const Node* b, int sign) {
   }
 }
 
+void Timeline::RecountInversions() {
+  inversions_ = 0;
+  Micros newer = kNoNewer;
+  for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
+    for (int s = c->end - 1; s >= c->begin; --s) {
+      CountPair(newer, c->expires_at(s), +1);
+      newer = c->expires_at(s);
+    }
+  }
+}
+
 void Timeline::BuildExpiryIndex() {
   expiry_index_ = std::make_unique<ExpiryIndex>();
-  for (Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-    expiry_index_->insert({n->expires_at, n->key()});
+  for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
+    for (int s = c->begin; s < c->end; ++s) {
+      expiry_index_->insert({c->expires_at(s), c->key(s)});
+    }
   }
+}
+
+void Timeline::NoteInserted(const StoredEntry& entry, Micros newer,
+                            Micros older) {
+  CountPair(newer, older, -1);
+  CountPair(newer, entry.expires_at, +1);
+  CountPair(entry.expires_at, older, +1);
+  if (expiry_index_ != nullptr) {
+    expiry_index_->insert({entry.expires_at, {entry.ts, entry.activity_id}});
+  }
+  if (groups_ != nullptr) groups_->Add(entry);
+  ++size_;
+  if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
+  RefreshCaches();
 }
 
 Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
@@ -166,94 +228,27 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
   assert(cap >= 1);
   const TimelineKey key{entry.ts, entry.activity_id};
   PutResult result{PutOutcome::kInserted, 0};
-  Node* const first = head_[0];
-
-  if (first == nullptr || key > newest_key_) {
-    // Newer than everything: link in at the head without a search, and
-    // without reading the old first node (its key and expiry are cached).
-    const int height = HeightFor(key, height_seed_);
-    Node* node = NewNode(entry, height);
-    for (int i = 0; i < height; ++i) {
-      node->next[i] = head_[i];
-      head_[i] = node;
-    }
-    if (height > height_) height_ = height;
-    const bool was_sorted = inversions_ == 0;
-    if (first == nullptr) {
-      tail_ = node;
-    } else if (entry.expires_at < newest_expiry_) {
-      ++inversions_;
-    }
-    if (expiry_index_ != nullptr) {
-      expiry_index_->insert({entry.expires_at, key});
-    }
-    if (groups_ != nullptr) groups_->Add(entry);
-    ++size_;
-    newest_key_ = key;
-    newest_expiry_ = entry.expires_at;
-    if (first == nullptr) {
-      min_expiry_ = entry.expires_at;
-    } else if (!(was_sorted && inversions_ == 0)) {
-      // Sorted before and after means the tail, and so the minimum, did
-      // not change; otherwise work it out.
-      if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
-      RefreshCaches();
-    }
+  if (size_ == 0 || key > newest_key_) {
+    AppendNewest(entry);
   } else {
-    std::array<Node*, kMaxHeight> prev;
-    Node* found = FindGreaterOrEqualPrev(key, &prev);
-    if (found != nullptr && found->key() == key) {
-      result.outcome = PutOutcome::kReplaced;
-      found->actor = entry.actor;
-      if (grouped_) {
-        const int height = HeightFor(key, height_seed_);
-        const GroupKey old_group = GroupOfNode(found, height);
-        SetGroupOfNode(found, height, entry.group);
-        if (groups_ != nullptr) groups_->Replace(old_group, entry);
-      }
-      if (found->expires_at != entry.expires_at) {
-        Node* before = prev[0];
-        Node* after = found->next[0];
-        AddPairs(before, found, -1);
-        AddPairs(found, after, -1);
-        if (expiry_index_ != nullptr) {
-          expiry_index_->erase({found->expires_at, key});
-          expiry_index_->insert({entry.expires_at, key});
-        }
-        found->expires_at = entry.expires_at;
-        AddPairs(before, found, +1);
-        AddPairs(found, after, +1);
-      }
-      if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
-      RefreshCaches();
-      return result;
-    }
-    if (found == nullptr && size_ >= cap) {
+    Links prev;
+    Chunk* chunk = FindChunk(key, &prev);
+    int slot = 0;
+    if (chunk == nullptr) {
       // Older than every entry of a full timeline: it would be trimmed at
       // once, so do not store it at all.
-      result.outcome = PutOutcome::kRejectedByCap;
-      return result;
+      if (size_ >= cap) return {PutOutcome::kRejectedByCap, 0};
+      chunk = FindChunk(tail_->oldest(), &prev);
+      assert(chunk == tail_);
+      slot = chunk->begin;
+    } else {
+      slot = chunk->LowerSlot(key);
+      if (slot < chunk->end && chunk->key(slot) == key) {
+        ReplaceAt(chunk, slot, prev, entry);
+        return {PutOutcome::kReplaced, 0};
+      }
     }
-    const int height = HeightFor(key, height_seed_);
-    if (height > height_) height_ = height;  // prev[] above was the head
-    Node* node = NewNode(entry, height);
-    for (int i = 0; i < height; ++i) {
-      node->next[i] = NextAt(prev[i], i);
-      SetNextAt(prev[i], i, node);
-    }
-    Node* before = prev[0];
-    Node* after = node->next[0];
-    AddPairs(before, after, -1);
-    AddPairs(before, node, +1);
-    AddPairs(node, after, +1);
-    if (after == nullptr) tail_ = node;
-    if (expiry_index_ != nullptr) {
-      expiry_index_->insert({entry.expires_at, key});
-    }
-    if (groups_ != nullptr) groups_->Add(entry);
-    ++size_;
-    if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
-    RefreshCaches();
+    InsertAt(chunk, slot, prev, entry);
   }
   while (size_ > cap) {
     RemoveOldest();
@@ -262,41 +257,239 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
   return result;
 }
 
-void Timeline::Unlink(Node* node, const std::array<Node*, kMaxHeight>& prev) {
-  const int height = HeightFor(node->key(), height_seed_);
-  for (int i = 0; i < height; ++i) {
-    assert(NextAt(prev[i], i) == node);
-    SetNextAt(prev[i], i, node->next[i]);
+void Timeline::AppendNewest(const StoredEntry& entry) {
+  Chunk* head = head_[0];
+  const Micros older = size_ == 0 ? kNoOlder : newest_expiry_;
+  const bool fits = head != nullptr && Fits(head, entry);
+  if (head == nullptr ||
+      (head->end == head->capacity && head->capacity == kMaxChunkEntries &&
+       head->begin == 0)) {
+    // A new newest chunk: full-sized once the timeline has outgrown one.
+    const int capacity = size_ >= static_cast<size_t>(kMaxChunkEntries)
+                             ? kMaxChunkEntries
+                             : kFirstChunkEntries;
+    head = NewChunkFor(entry,
+                       HeightFor({entry.ts, entry.activity_id}, height_seed_),
+                       capacity);
+    for (int i = 0; i < head->height; ++i) {
+      head->next[i] = head_[i];
+      head_[i] = head;
+    }
+    height_ = std::max(height_, static_cast<int>(head->height));
+    if (tail_ == nullptr) tail_ = head;
+  } else if (head->end == head->capacity || !fits) {
+    Links at_head;
+    at_head.fill(nullptr);
+    if (fits && head->begin > 0) {
+      CopySlots(head, head->begin, head, 0, head->count());
+      head->end = static_cast<uint8_t>(head->count());
+      head->begin = 0;
+    } else {
+      const int capacity = head->end == head->capacity
+                               ? GrownCapacity(head->capacity)
+                               : head->capacity;
+      head = Reshape(head, at_head, capacity,
+                     head->has_expiry_column != 0 || !fits);
+    }
   }
-  Node* before = prev[0];
-  Node* after = node->next[0];
-  AddPairs(before, node, -1);
-  AddPairs(node, after, -1);
-  AddPairs(before, after, +1);
-  if (after == nullptr) tail_ = before;
+  WriteSlot(head, head->end, entry);
+  ++head->end;
+  NoteInserted(entry, kNoNewer, older);
+}
+
+Timeline::Chunk* Timeline::Split(Chunk* chunk, Links& prev) {
+  assert(chunk->full());
+  const int half = chunk->capacity / 2;
+  Chunk* newer =
+      NewChunk(HeightFor(chunk->key(half), height_seed_), chunk->capacity,
+               chunk->has_expiry_column != 0, chunk->ttl);
+  CopySlots(chunk, half, newer, 0, chunk->capacity - half);
+  newer->end = static_cast<uint8_t>(chunk->capacity - half);
+  chunk->end = static_cast<uint8_t>(half);
+  for (int i = 0; i < newer->height; ++i) {
+    newer->next[i] = NextAt(prev[i], i);
+    SetNextAt(prev[i], i, newer);
+  }
+  height_ = std::max(height_, static_cast<int>(newer->height));
+  return newer;
+}
+
+void Timeline::InsertAt(Chunk* chunk, int slot, Links& prev,
+                        const StoredEntry& entry) {
+  if (!Fits(chunk, entry) ||
+      (chunk->full() && chunk->capacity < kMaxChunkEntries)) {
+    const int capacity =
+        chunk->full() ? GrownCapacity(chunk->capacity) : chunk->capacity;
+    const bool expiry_column =
+        chunk->has_expiry_column != 0 || !Fits(chunk, entry);
+    slot -= chunk->begin;
+    chunk = Reshape(chunk, prev, capacity, expiry_column);
+  }
+  if (chunk->full()) {
+    Chunk* newer = Split(chunk, prev);
+    if (slot > chunk->end) {
+      slot -= chunk->end;
+      chunk = newer;  // its predecessors are the old prev
+    } else {
+      for (int i = 0; i < newer->height; ++i) prev[i] = newer;
+    }
+  }
+  const Micros newer_expiry = NewerExpiry(chunk, slot, prev[0]);
+  const Micros older_expiry = OlderExpiry(chunk, slot);
+  if (chunk->end < chunk->capacity) {
+    CopySlots(chunk, slot, chunk, slot + 1, chunk->end - slot);
+    ++chunk->end;
+  } else {
+    CopySlots(chunk, chunk->begin, chunk, chunk->begin - 1,
+              slot - chunk->begin);
+    --chunk->begin;
+    --slot;
+  }
+  WriteSlot(chunk, slot, entry);
+  NoteInserted(entry, newer_expiry, older_expiry);
+}
+
+void Timeline::ReplaceAt(Chunk* chunk, int slot, const Links& prev,
+                         const StoredEntry& entry) {
+  const TimelineKey key = chunk->key(slot);
+  chunk->actor()[slot] = entry.actor;
+  if (grouped_) {
+    const GroupKey old_group = chunk->group()[slot];
+    chunk->group()[slot] = entry.group;
+    if (groups_ != nullptr) groups_->Replace(old_group, entry);
+  }
+  const Micros old_expiry = chunk->expires_at(slot);
+  if (old_expiry != entry.expires_at) {
+    if (!Fits(chunk, entry)) {
+      slot -= chunk->begin;
+      chunk = Reshape(chunk, prev, chunk->capacity, true);
+    }
+    const Micros newer = NewerExpiry(chunk, slot + 1, prev[0]);
+    const Micros older = OlderExpiry(chunk, slot);
+    CountPair(newer, old_expiry, -1);
+    CountPair(old_expiry, older, -1);
+    chunk->expiry_column()[slot] = entry.expires_at;
+    CountPair(newer, entry.expires_at, +1);
+    CountPair(entry.expires_at, older, +1);
+    if (expiry_index_ != nullptr) {
+      expiry_index_->erase({old_expiry, key});
+      expiry_index_->insert({entry.expires_at, key});
+    }
+  }
+  if (inversions_ > 0 && expiry_index_ == nullptr) BuildExpiryIndex();
+  RefreshCaches();
+}
+
+void Timeline::RemoveAt(Chunk* chunk, int slot, const Links& prev) {
+  const Micros expiry = chunk->expires_at(slot);
+  const Micros newer = NewerExpiry(chunk, slot + 1, prev[0]);
+  const Micros older = OlderExpiry(chunk, slot);
+  CountPair(newer, expiry, -1);
+  CountPair(expiry, older, -1);
+  CountPair(newer, older, +1);
   if (expiry_index_ != nullptr) {
-    expiry_index_->erase({node->expires_at, node->key()});
+    expiry_index_->erase({expiry, chunk->key(slot)});
+  }
+  if (groups_ != nullptr) {
+    groups_->Remove(chunk->key(slot), chunk->group()[slot]);
   }
   --size_;
-  FreeNode(node, height);
-  while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
+  if (chunk->count() == 1) {
+    for (int i = 0; i < chunk->height; ++i) {
+      assert(NextAt(prev[i], i) == chunk);
+      SetNextAt(prev[i], i, chunk->next[i]);
+    }
+    if (tail_ == chunk) tail_ = prev[0];
+    arena_->Free(chunk, chunk->bytes());
+    ShrinkHeight();
+  } else if (slot - chunk->begin < chunk->end - 1 - slot) {
+    CopySlots(chunk, chunk->begin, chunk, chunk->begin + 1,
+              slot - chunk->begin);
+    ++chunk->begin;
+  } else {
+    CopySlots(chunk, slot + 1, chunk, slot, chunk->end - 1 - slot);
+    --chunk->end;
+  }
   RefreshCaches();
 }
 
 void Timeline::RemoveOldest() {
   assert(tail_ != nullptr);
-  std::array<Node*, kMaxHeight> prev;
-  Node* node = FindGreaterOrEqualPrev(tail_->key(), &prev);
-  assert(node == tail_);
-  Unlink(node, prev);
+  Links prev;
+  if (tail_->count() > 1) {
+    // Neither the chunk's links nor its newer neighbour are involved.
+    prev.fill(nullptr);
+    RemoveAt(tail_, tail_->begin, prev);
+    return;
+  }
+  Chunk* chunk = FindChunk(tail_->oldest(), &prev);
+  assert(chunk == tail_);
+  RemoveAt(chunk, chunk->begin, prev);
 }
 
 bool Timeline::Remove(TimelineKey key) {
-  std::array<Node*, kMaxHeight> prev;
-  Node* node = FindGreaterOrEqualPrev(key, &prev);
-  if (node == nullptr || node->key() != key) return false;
-  Unlink(node, prev);
+  Links prev;
+  Chunk* chunk = FindChunk(key, &prev);
+  if (chunk == nullptr) return false;
+  const int slot = chunk->LowerSlot(key);
+  if (slot == chunk->end || chunk->key(slot) != key) return false;
+  RemoveAt(chunk, slot, prev);
   return true;
+}
+
+std::optional<GroupKey> Timeline::GroupOf(TimelineKey key) const {
+  if (!grouped_) return std::nullopt;
+  const Chunk* chunk = Descend(
+      head_.data(), height_,
+      [key](const Chunk* c) { return c->oldest() > key; }, nullptr);
+  if (chunk == nullptr) return std::nullopt;
+  const int slot = chunk->LowerSlot(key);
+  if (slot == chunk->end || chunk->key(slot) != key) return std::nullopt;
+  return chunk->group()[slot];
+}
+
+size_t Timeline::RemoveActor(EntityId actor, TimelineKey from) {
+  // prev[i] is the last kept chunk of height > i so far: each emptied
+  // chunk's predecessor on its levels.
+  Links prev;
+  prev.fill(nullptr);
+  size_t removed = 0;
+  Chunk* chunk = head_[0];
+  while (chunk != nullptr) {
+    Chunk* next = chunk->next[0];
+    int kept = chunk->end;
+    for (int s = chunk->end - 1; s >= chunk->begin; --s) {
+      if (chunk->actor()[s] != actor || chunk->key(s) < from) {
+        --kept;
+        if (kept != s) CopySlots(chunk, s, chunk, kept, 1);
+        continue;
+      }
+      if (expiry_index_ != nullptr) {
+        expiry_index_->erase({chunk->expires_at(s), chunk->key(s)});
+      }
+      if (groups_ != nullptr) {
+        groups_->Remove(chunk->key(s), chunk->group()[s]);
+      }
+      ++removed;
+    }
+    chunk->begin = static_cast<uint8_t>(kept);
+    if (chunk->count() == 0) {
+      for (int i = 0; i < chunk->height; ++i) {
+        SetNextAt(prev[i], i, chunk->next[i]);
+      }
+      arena_->Free(chunk, chunk->bytes());
+    } else {
+      for (int i = 0; i < chunk->height; ++i) prev[i] = chunk;
+    }
+    chunk = next;
+  }
+  if (removed == 0) return 0;
+  tail_ = prev[0];
+  size_ -= removed;
+  ShrinkHeight();
+  RecountInversions();
+  RefreshCaches();
+  return removed;
 }
 
 void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
@@ -307,133 +500,91 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
     CollectOldestFirst(lo, hi, now, want, out);
     return;
   }
-  std::array<Node*, kMaxHeight> prev;
-  Node* node = Descend(
-      head_.data(), height_, [hi](const Node* n) { return n->key() > hi; },
-      &prev);
-  if (height_ > 1) {
-    Node* const express = prev[1] == nullptr ? head_[1] : prev[1]->next[1];
-    PrefetchRun(node, express, lo, want);
-  }
-  for (size_t taken = 0; node != nullptr && taken < want && node->key() >= lo;
-       node = node->next[0]) {
-    if (node->expires_at > now) {
-      out->push_back(EntryOf(node));
-      ++taken;
+  const Chunk* chunk = Descend(
+      head_.data(), height_, [hi](const Chunk* c) { return c->oldest() > hi; },
+      nullptr);
+  if (chunk == nullptr) return;
+  int slot = chunk->LowerSlot(hi);
+  if (slot == chunk->end || chunk->key(slot) != hi) --slot;
+  // The span of a full chunk of average height, which a prefetch of the
+  // next chunk covers without reading its header first (a prefetch past an
+  // allocation's end is harmless).
+  const size_t span = Chunk::Bytes(2, kMaxChunkEntries, false, grouped_);
+  size_t taken = 0;
+  for (;;) {
+    const Chunk* next = chunk->next[0];
+    if (next != nullptr &&
+        taken + static_cast<size_t>(slot - chunk->begin + 1) < want) {
+      // The walk goes on into the next chunk: ask for its columns now so
+      // that their misses overlap the copying of this one.
+      const char* bytes = reinterpret_cast<const char*>(next);
+      for (size_t at = 0; at < span; at += 64) __builtin_prefetch(bytes + at);
     }
-  }
-}
-
-void Timeline::PrefetchRun(const Node* first, const Node* express,
-                           TimelineKey lo, size_t want) {
-  // Segment j runs from starts[j] up to (not including) starts[j + 1]; the
-  // starts after the first are the level-1 nodes from `express` on. With
-  // p = 1/4 a segment holds four entries on average, so this many cover
-  // `want` entries but for an unlucky draw, which the caller's walk then
-  // finishes on its own.
-  constexpr size_t kMaxSegments = 64;
-  const size_t segments = std::min(kMaxSegments, want / 4 + 4);
-  std::array<const Node*, kMaxSegments + 1> starts;
-  size_t count = 0;
-  starts[count++] = first;
-  for (const Node* e = express;
-       e != nullptr && count <= segments && e->key() >= lo; e = e->next[1]) {
-    if (e != first) starts[count++] = e;
-  }
-  // One step of every segment per round: the steps of a round load
-  // independent lines, so their misses overlap. A fixed number of rounds
-  // keeps the loop free of unpredictable branches; a walker that runs
-  // into the next segment only touches lines already on their way, and
-  // the rest of a longer segment is left to the caller's walk.
-  constexpr int kRounds = 6;
-  std::array<const Node*, kMaxSegments + 1> cursors = starts;
-  const size_t walkers = count - 1;  // the last start only bounds the walk
-  for (int round = 0; round < kRounds; ++round) {
-    for (size_t j = 0; j < walkers; ++j) {
-      const Node* c = cursors[j];
-      if (c == nullptr) continue;  // the list ended
-      c = c->next[0];
-      if (c != nullptr) __builtin_prefetch(c);
-      cursors[j] = c;
+    for (; slot >= chunk->begin; --slot) {
+      if (chunk->key(slot) < lo) return;
+      if (chunk->expires_at(slot) > now) {
+        out->push_back(EntryAt(chunk, slot));
+        if (++taken == want) return;
+      }
     }
+    chunk = chunk->next[0];
+    if (chunk == nullptr) return;
+    slot = chunk->end - 1;
   }
 }
 
 // The wanted entries are the `want` visible ones just newer than `lo`, but
-// links only point to older entries. The search for `lo` leaves, at each
-// level, the last node newer than `lo`: an anchor roughly 4^level entries
-// before `lo`. Walking forward from the lowest anchor that is far enough
-// back and keeping the last `want` visible entries seen gives the answer in
-// O(log n + want) expected steps.
+// links only point to older chunks. The search for `lo` leaves, at each
+// level, the last chunk entirely newer than `lo`: an anchor roughly
+// 4^level chunks before `lo`. Walking forward from the lowest anchor that
+// is far enough back and keeping the last `want` visible entries seen gives
+// the answer in O(log n + want) expected steps.
 void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
                                   size_t want,
                                   std::vector<StoredEntry>* out) const {
-  std::array<Node*, kMaxHeight> prev;
+  Links prev;
   prev.fill(nullptr);
   Descend(
-      head_.data(), height_, [lo](const Node* n) { return n->key() >= lo; },
+      head_.data(), height_, [lo](const Chunk* c) { return c->oldest() >= lo; },
       &prev);
-  // First node inside the window from the top; found only if needed.
-  Node* upper = nullptr;
-  bool upper_known = false;
-  std::vector<const Node*> ring(want);
+  // The newest slot at or below hi of a chunk whose oldest key is <= hi.
+  const auto start_slot = [hi](const Chunk* c) {
+    const int slot = c->LowerSlot(hi);
+    return slot < c->end && c->key(slot) == hi ? slot : slot - 1;
+  };
+  struct Position {
+    const Chunk* chunk;
+    int slot;
+  };
+  std::vector<Position> ring(want);
   size_t pushed = 0;
   for (int level = 0;; ++level) {
-    Node* anchor = level < height_ ? prev[level] : nullptr;
-    Node* node = anchor;
-    const bool whole_range = anchor == nullptr || anchor->key() > hi;
+    const Chunk* chunk = level < height_ ? prev[level] : nullptr;
+    const bool whole_range = chunk == nullptr || chunk->oldest() > hi;
     if (whole_range) {
-      if (!upper_known) {
-        upper = Descend(
-            head_.data(), height_,
-            [hi](const Node* n) { return n->key() > hi; }, nullptr);
-        upper_known = true;
-      }
-      node = upper;
+      chunk = Descend(
+          head_.data(), height_,
+          [hi](const Chunk* c) { return c->oldest() > hi; }, nullptr);
     }
     pushed = 0;
-    for (; node != nullptr && node->key() >= lo; node = node->next[0]) {
-      if (node->expires_at > now) ring[pushed++ % want] = node;
+    for (int slot = chunk == nullptr ? 0 : start_slot(chunk);
+         chunk != nullptr;) {
+      if (slot < chunk->begin) {
+        chunk = chunk->next[0];
+        if (chunk != nullptr) slot = chunk->end - 1;
+        continue;
+      }
+      if (chunk->key(slot) < lo) break;
+      if (chunk->expires_at(slot) > now) ring[pushed++ % want] = {chunk, slot};
+      --slot;
     }
     if (whole_range || pushed >= want) break;
   }
   const size_t keep = std::min(pushed, want);
   for (size_t i = 0; i < keep; ++i) {
-    out->push_back(EntryOf(ring[(pushed - 1 - i) % want]));
+    const Position& p = ring[(pushed - 1 - i) % want];
+    out->push_back(EntryAt(p.chunk, p.slot));
   }
-}
-
-size_t Timeline::RemoveActor(EntityId actor, TimelineKey from) {
-  // prev[i] tracks the last kept node of height > i seen so far, which is
-  // each removed node's predecessor on its levels.
-  std::array<Node*, kMaxHeight> prev;
-  prev.fill(nullptr);
-  size_t removed = 0;
-  Node* node = head_[0];
-  while (node != nullptr) {
-    const int height = HeightFor(node->key(), height_seed_);
-    Node* next = node->next[0];
-    if (node->actor != actor || node->key() < from) {
-      for (int i = 0; i < height; ++i) prev[i] = node;
-      node = next;
-      continue;
-    }
-    AddPairs(prev[0], node, -1);
-    AddPairs(node, next, -1);
-    AddPairs(prev[0], next, +1);
-    for (int i = 0; i < height; ++i) SetNextAt(prev[i], i, node->next[i]);
-    if (next == nullptr) tail_ = prev[0];
-    if (expiry_index_ != nullptr) {
-      expiry_index_->erase({node->expires_at, node->key()});
-    }
-    FreeNode(node, height);
-    --size_;
-    ++removed;
-    node = next;
-  }
-  while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
-  RefreshCaches();
-  return removed;
 }
 
 size_t Timeline::EvictExpired(Micros now, size_t budget,
@@ -448,32 +599,17 @@ size_t Timeline::EvictExpired(Micros now, size_t budget,
   return evicted;
 }
 
-// With expiries non-increasing along the list, the expired entries are a
-// suffix: find its start with one descent, then unlink node by node from
-// the front of the suffix. Each node is, at that moment, directly after
-// prev[i] on each of its levels, so unlinking it costs O(its height).
+// With expiries non-increasing from newest to oldest, the expired entries
+// are the oldest ones: drop them from the oldest end.
 size_t Timeline::EvictSortedSuffix(Micros now, size_t budget,
                                    std::vector<TimelineKey>* keys) {
-  std::array<Node*, kMaxHeight> prev;
-  prev.fill(nullptr);
-  Node* node = Descend(
-      head_.data(), height_,
-      [now](const Node* n) { return n->expires_at > now; }, &prev);
   size_t evicted = 0;
-  while (node != nullptr && evicted < budget) {
-    assert(node->expires_at <= now);
-    const int height = HeightFor(node->key(), height_seed_);
-    Node* next = node->next[0];
-    for (int i = 0; i < height; ++i) SetNextAt(prev[i], i, node->next[i]);
-    if (keys != nullptr) keys->push_back(node->key());
-    FreeNode(node, height);
+  while (evicted < budget && size_ > 0 &&
+         tail_->expires_at(tail_->begin) <= now) {
+    if (keys != nullptr) keys->push_back(tail_->oldest());
+    RemoveOldest();
     ++evicted;
-    node = next;
   }
-  size_ -= evicted;
-  if (node == nullptr) tail_ = prev[0];
-  while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
-  RefreshCaches();
   return evicted;
 }
 
@@ -492,6 +628,10 @@ size_t Timeline::EvictByIndex(Micros now, size_t budget,
   return evicted;
 }
 
+void Timeline::ShrinkHeight() {
+  while (height_ > 1 && head_[height_ - 1] == nullptr) --height_;
+}
+
 void Timeline::RefreshCaches() {
   if (size_ == 0) {
     newest_key_ = {};
@@ -499,11 +639,13 @@ void Timeline::RefreshCaches() {
     min_expiry_ = std::numeric_limits<Micros>::max();
     return;
   }
-  newest_key_ = head_[0]->key();
-  newest_expiry_ = head_[0]->expires_at;
-  min_expiry_ =
-      inversions_ == 0 ? tail_->expires_at : expiry_index_->begin()->first;
+  const Chunk* head = head_[0];
+  newest_key_ = head->newest();
+  newest_expiry_ = head->expires_at(head->end - 1);
+  min_expiry_ = inversions_ == 0 ? tail_->expires_at(tail_->begin)
+                                 : expiry_index_->begin()->first;
 }
+
 size_t Timeline::index_bytes() const {
   const size_t groups = groups_ != nullptr ? groups_->bytes_used() : 0;
   if (expiry_index_ == nullptr) return groups;
@@ -515,8 +657,10 @@ size_t Timeline::index_bytes() const {
 std::vector<StoredEntry> Timeline::Entries() const {
   std::vector<StoredEntry> entries;
   entries.reserve(size_);
-  for (Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-    entries.push_back(EntryOf(n));
+  for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
+    for (int s = c->end - 1; s >= c->begin; --s) {
+      entries.push_back(EntryAt(c, s));
+    }
   }
   return entries;
 }
@@ -524,18 +668,36 @@ std::vector<StoredEntry> Timeline::Entries() const {
 bool Timeline::CheckInvariants() const {
   size_t count = 0;
   size_t inversions = 0;
-  const Node* last = nullptr;
+  const Chunk* last = nullptr;
+  std::optional<TimelineKey> newer_key;
+  Micros newer_expiry = kNoNewer;
+  Micros min_expiry = std::numeric_limits<Micros>::max();
   int max_height = 0;
-  for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-    if (last != nullptr) {
-      if (!(last->key() > n->key())) return false;
-      if (Inverted(last, n)) ++inversions;
+  for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
+    if (c->height < 1 || c->height > kMaxHeight || c->count() < 1 ||
+        c->end > c->capacity || c->capacity > kMaxChunkEntries ||
+        (c->grouped != 0) != grouped_) {
+      return false;
     }
-    max_height = std::max(max_height, HeightFor(n->key(), height_seed_));
-    last = n;
-    ++count;
+    for (int s = c->end - 1; s >= c->begin; --s) {
+      if (newer_key.has_value() && !(*newer_key > c->key(s))) return false;
+      if (newer_expiry != kNoNewer && newer_expiry < c->expires_at(s)) {
+        ++inversions;
+      }
+      newer_key = c->key(s);
+      newer_expiry = c->expires_at(s);
+      min_expiry = std::min(min_expiry, newer_expiry);
+      if (expiry_index_ != nullptr &&
+          !expiry_index_->contains({c->expires_at(s), c->key(s)})) {
+        return false;
+      }
+      ++count;
+    }
+    max_height = std::max(max_height, static_cast<int>(c->height));
+    last = c;
   }
-  if (count != size_ || last != tail_ || inversions != inversions_) {
+  if (count != size_ || last != tail_ || inversions != inversions_ ||
+      min_expiry != min_expiry_) {
     return false;
   }
   if (max_height > height_ || height_ < 1 || height_ > kMaxHeight) {
@@ -545,33 +707,26 @@ bool Timeline::CheckInvariants() const {
   for (int level = height_; level < kMaxHeight; ++level) {
     if (head_[level] != nullptr) return false;
   }
-  // Each upper level must be exactly the nodes of level 0 that are tall
+  // Each upper level must be exactly the chunks of level 0 that are tall
   // enough, in the same order.
   for (int level = 1; level < height_; ++level) {
-    const Node* upper = head_[level];
-    for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-      if (HeightFor(n->key(), height_seed_) > level) {
-        if (upper != n) return false;
+    const Chunk* upper = head_[level];
+    for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
+      if (c->height > level) {
+        if (upper != c) return false;
         upper = upper->next[level];
       }
     }
     if (upper != nullptr) return false;
   }
   if (inversions_ > 0 && expiry_index_ == nullptr) return false;
-  if (size_ > 0 && (newest_key_ != head_[0]->key() ||
-                    newest_expiry_ != head_[0]->expires_at)) {
+  if (expiry_index_ != nullptr && expiry_index_->size() != size_) {
     return false;
   }
-  Micros min_expiry = std::numeric_limits<Micros>::max();
-  for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-    min_expiry = std::min(min_expiry, n->expires_at);
-  }
-  if (min_expiry != min_expiry_) return false;
-  if (expiry_index_ != nullptr) {
-    if (expiry_index_->size() != size_) return false;
-    for (const Node* n = head_[0]; n != nullptr; n = n->next[0]) {
-      if (!expiry_index_->contains({n->expires_at, n->key()})) return false;
-    }
+  if (size_ > 0 &&
+      (newest_key_ != head_[0]->newest() ||
+       newest_expiry_ != head_[0]->expires_at(head_[0]->end - 1))) {
+    return false;
   }
   if (groups_ != nullptr &&
       (groups_->entry_count() != size_ || !groups_->CheckInvariants())) {

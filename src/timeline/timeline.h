@@ -1,30 +1,39 @@
-// Timeline: one owner's entries in a skiplist ordered newest-first by
-// (ts, activity_id).
+// Timeline: one owner's entries in an unrolled skiplist ordered
+// newest-first by (ts, activity_id).
 //
-// Layout. Each entry is one node: key, actor and expiry (32 bytes) followed
-// by its forward links, 1..kMaxHeight pointers (8 bytes each, 1.33 on
-// average with p = 1/4). Nodes come from the shard's NodeArena at their
-// exact size. A node's height is a hash of its key with a per-engine seed,
-// so it is not stored: the same key always has the same height.
+// Layout. The entries live in chunks of up to kMaxChunkEntries, stored by
+// column (timeline_chunk.h): a page reads a few contiguous runs of memory
+// instead of one node per entry. Chunks are linked newest-first on
+// 1..kMaxHeight levels (p = 1/4); a chunk is routed by its oldest key. An
+// entry takes 24 bytes (ts, activity id, actor) while its chunk shares one
+// TTL, 32 with an expiry column, 8 more in a grouped timeline, plus its
+// share of the chunk's header and links (about 27 bytes per chunk). A
+// growing timeline's newest chunk grows by half its capacity until it holds
+// kMaxChunkEntries, so short timelines stay small; chunks come from the
+// shard's NodeArena.
 //
-// Costs. An entry newer than everything links in at the head in O(height),
-// O(1) expected; any other put, remove and seek is O(log n). Oldest-first
-// reads walk back from the start key using the skip links as anchors,
-// O(log n + page) expected, without backward pointers.
+// Costs. An entry newer than everything is appended to the newest chunk
+// and dropping the oldest moves the oldest chunk's start: both O(1) but
+// for one chunk allocation or O(log n) unlink every kMaxChunkEntries
+// entries. Any other put, remove and seek is O(log n + kMaxChunkEntries).
+// A page of k entries is O(log n + k) and touches k / kMaxChunkEntries + 1
+// chunks. A full chunk that takes an entry in its middle splits in two;
+// chunks are not merged again after removals, so a timeline thinned by
+// removals keeps up to one chunk per remaining entry until it is trimmed
+// or evicted.
 //
 // Expiry. While every entry's expiry is no later than that of every newer
 // entry (one TTL, entries put in time order: the normal case), the expired
-// entries are exactly the oldest ones, found by one O(log n) descent and
-// cut off in O(expired). The timeline counts adjacent pairs that break that
-// order; while any exist it keeps a secondary index ordered by expiry
-// (built on the first inversion, dropped once the timeline is sorted again
-// at an eviction), so eviction stays O(expired log n).
+// entries are exactly the oldest ones, cut off from the oldest chunk in
+// O(expired). The timeline counts adjacent pairs that break that order;
+// while any exist it keeps a secondary index ordered by expiry (built on
+// the first inversion, dropped once the timeline is sorted again at an
+// eviction), so eviction stays O(expired log n).
 //
-// Groups. A grouped timeline keeps each entry's group key in 8 more bytes
-// at the end of its node, after the links; one that is also indexed keeps
-// a GroupIndex of its entries, and every way an entry leaves (remove,
-// trim, eviction, removal by actor) goes through FreeNode, which keeps the
-// index exact.
+// Groups. A grouped timeline keeps each entry's group key in a column of
+// its chunk; one that is also indexed keeps a GroupIndex of its entries,
+// and every way an entry leaves (remove, trim, eviction, removal by actor)
+// updates the index, which keeps it exact.
 //
 // Thread safety
 // -------------
@@ -46,6 +55,7 @@
 #include "feedcore/types.h"
 #include "memory/node_arena.h"
 #include "timeline/group_index.h"
+#include "timeline/timeline_chunk.h"
 #include "timeline/timeline_key.h"
 
 namespace feedcore::internal {
@@ -86,8 +96,7 @@ class Timeline {
                size_t want, std::vector<StoredEntry>* out) const;
 
   // Removes every entry whose actor is `actor` and whose key is at least
-  // `from`; returns how many. One walk of the list, O(n + removed x
-  // height), no descents.
+  // `from`; returns how many. One walk of the chunks, O(n), no descents.
   size_t RemoveActor(EntityId actor, TimelineKey from = TimelineKey::Min());
 
   // Removes up to `budget` entries with expires_at <= now; returns how many.
@@ -125,69 +134,86 @@ class Timeline {
   // false on the first violation. O(n log n); for tests.
   bool CheckInvariants() const;
 
-  // Height of the node for `key` under `seed`: 1 + the number of trailing
-  // zero pairs of bits of a hash, capped at kMaxHeight (p = 1/4).
+  // Height of the chunk first routed by `key` under `seed`: 1 + the
+  // number of trailing zero pairs of bits of a hash, capped at kMaxHeight
+  // (p = 1/4).
   static int HeightFor(TimelineKey key, uint64_t seed);
 
  private:
-  struct Node;
+  using Chunk = TimelineChunk;
+  using Links = std::array<Chunk*, kMaxHeight>;
   // Expiry, then key: the order in which entries expire.
   using ExpiryIndex = absl::btree_set<std::pair<Micros, TimelineKey>>;
 
   // Descends from the top level, moving right while `before(next)` holds.
-  // `before` must hold for a prefix of the list and not after it. Fills
-  // prev[i] (if given) with the last node at level i for which it holds
-  // (nullptr: the head) and returns the first node at level 0 for which it
+  // `before` must hold for a prefix of the chunks and not after it. Fills
+  // prev[i] (if given) with the last chunk at level i for which it holds
+  // (nullptr: the head) and returns the first chunk at level 0 for which it
   // does not.
   template <typename Before>
-  static Node* Descend(Node* const* head, int height, Before before,
-                       std::array<Node*, kMaxHeight>* prev);
-  // Bytes of a node of `height`, with its group key if the timeline is
-  // grouped.
-  size_t NodeBytes(int height) const;
-  static GroupKey GroupOfNode(const Node* node, int height);
-  static void SetGroupOfNode(Node* node, int height, GroupKey group);
-  Node* NewNode(const StoredEntry& entry, int height);
-  // The node's entry as a read returns it (with its group key).
-  StoredEntry EntryOf(const Node* node) const;
-  void FreeNode(Node* node, int height);
-  // Fills prev[i] with the last node at level i whose key is greater than
-  // (newer than) `key`, or nullptr meaning the head. Returns the first node
-  // at level 0 whose key is <= key (or nullptr).
-  Node* FindGreaterOrEqualPrev(TimelineKey key,
-                               std::array<Node*, kMaxHeight>* prev) const;
-  Node* NextAt(Node* prev, int level) const;
-  void SetNextAt(Node* prev, int level, Node* next);
-  void Unlink(Node* node, const std::array<Node*, kMaxHeight>& prev);
-  void RemoveOldest();
-  // Whether the pair (newer, older) breaks the expiry order.
-  static bool Inverted(const Node* newer, const Node* older);
-  void AddPairs(const Node* a, const Node* b, int sign);
+  static Chunk* Descend(Chunk* const* head, int height, Before before,
+                        Links* prev);
+  // The first chunk whose oldest key is <= `key` (the one that holds `key`
+  // if any does), with its predecessors in `prev`.
+  Chunk* FindChunk(TimelineKey key, Links* prev) const;
+  Chunk* NextAt(Chunk* prev, int level) const;
+  void SetNextAt(Chunk* prev, int level, Chunk* next);
+
+  // A chunk with no entries and unset links.
+  Chunk* NewChunk(int height, int capacity, bool expiry_column, Micros ttl);
+  // A chunk sized for `entry`, with the expiry column only if it needs one.
+  Chunk* NewChunkFor(const StoredEntry& entry, int height, int capacity);
+  // Moves `chunk`'s entries into a new chunk of `capacity` (from slot 0),
+  // linked in its place through `prev`; returns it.
+  Chunk* Reshape(Chunk* chunk, const Links& prev, int capacity,
+                 bool expiry_column);
+  // Whether `chunk` can hold `entry` without an expiry column it lacks.
+  static bool Fits(const Chunk* chunk, const StoredEntry& entry);
+  void WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry);
+  static void CopySlots(const Chunk* from, int from_slot, Chunk* to,
+                        int to_slot, int n);
+  // The slot's entry as a read returns it (with its group key).
+  StoredEntry EntryAt(const Chunk* chunk, int slot) const;
+
+  // Expiries of the entries around a position, Micros max or min when the
+  // position is at the newest or oldest end.
+  static Micros NewerExpiry(const Chunk* chunk, int slot, const Chunk* prev0);
+  static Micros OlderExpiry(const Chunk* chunk, int slot);
+  // Adds `sign` for the pair (newer, older) if it breaks the expiry order.
+  void CountPair(Micros newer, Micros older, int sign);
+  void RecountInversions();
   void BuildExpiryIndex();
+  // Bookkeeping of a new entry, after it is in place.
+  void NoteInserted(const StoredEntry& entry, Micros newer, Micros older);
+
+  void AppendNewest(const StoredEntry& entry);
+  // Inserts `entry` in `chunk` before `slot` (after the older entries).
+  void InsertAt(Chunk* chunk, int slot, Links& prev, const StoredEntry& entry);
+  // Splits the full `chunk`; the newer half goes to a new chunk linked
+  // before it. Returns that chunk.
+  Chunk* Split(Chunk* chunk, Links& prev);
+  void ReplaceAt(Chunk* chunk, int slot, const Links& prev,
+                 const StoredEntry& entry);
+  void RemoveAt(Chunk* chunk, int slot, const Links& prev);
+  void RemoveOldest();
   size_t EvictSortedSuffix(Micros now, size_t budget,
                            std::vector<TimelineKey>* keys);
   size_t EvictByIndex(Micros now, size_t budget,
                       std::vector<TimelineKey>* keys);
   void CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
                           size_t want, std::vector<StoredEntry>* out) const;
-  // Brings into cache the nodes a newest-first walk of about `want` entries
-  // from `first` will read, `express` being the first level-1 node at or
-  // after `first` (or null). A walk alone waits for one node at a time;
-  // this walks the level-1 links to cut the run into segments, then
-  // steps through all segments at once, so that their misses overlap.
-  static void PrefetchRun(const Node* first, const Node* express,
-                          TimelineKey lo, size_t want);
   // Recompute the cached newest key/expiry and earliest expiry after a
   // change that may have moved them.
   void RefreshCaches();
+  void ShrinkHeight();
 
   // Fields the common insert touches come first, so that a record spans as
   // few cache lines as possible on that path.
   NodeArena* const arena_;
   const uint64_t height_seed_;
-  // Copies of the first node's key and expiry, and of the earliest expiry,
-  // so that the common insert (newer than everything) and the engine's
-  // expiry bookkeeping touch neither the first nor the last node.
+  // Copies of the newest entry's key and expiry, and of the earliest
+  // expiry, so that the common insert and the engine's expiry bookkeeping
+  // need not search.
   TimelineKey newest_key_{};
   Micros newest_expiry_ = 0;
   size_t size_ = 0;
@@ -196,9 +222,9 @@ class Timeline {
   int height_ = 1;  // levels in use
   std::unique_ptr<ExpiryIndex> expiry_index_;
   Micros min_expiry_ = std::numeric_limits<Micros>::max();
-  Node* tail_ = nullptr;  // the oldest entry
-  std::array<Node*, kMaxHeight> head_{};
-  // Set by EnableGroups: nodes carry a group key.
+  Chunk* tail_ = nullptr;  // the oldest chunk
+  Links head_{};
+  // Set by EnableGroups: chunks carry a group column.
   bool grouped_ = false;
   // Null unless EnableGroups(/*index=*/true) was called.
   std::unique_ptr<GroupIndex> groups_;

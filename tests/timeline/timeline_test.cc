@@ -1,6 +1,6 @@
-// Tests of the per-owner skiplist (src/timeline/timeline.h): ordering,
-// overwrite, removal, range collection in both orders, expiry, cap trimming,
-// eviction, node heights and its internal invariants.
+// Tests of the per-owner unrolled skiplist (src/timeline/timeline.h):
+// ordering, overwrite, removal, range collection in both orders, expiry,
+// cap trimming, eviction, chunk heights and its internal invariants.
 #include "timeline/timeline.h"
 
 #include <doctest/doctest.h>
@@ -490,6 +490,166 @@ TEST_CASE("MinExpiry tracks puts, overwrites and removals") {
   CHECK(t.Remove({3, 0}));
   CHECK(t.MinExpiry() == 500);
   CHECK(t.CheckInvariants());
+}
+
+TEST_CASE("node heights follow p = 1/4 and are capped") {
+  constexpr int kSamples = 400'000;
+  std::vector<int> count(Timeline::kMaxHeight + 2, 0);
+  for (int i = 0; i < kSamples; ++i) {
+    const int h = Timeline::HeightFor(
+        {static_cast<Micros>(i) * 1000, static_cast<ActivityId>(i % 17)},
+        kSeed);
+    REQUIRE(h >= 1);
+    REQUIRE(h <= Timeline::kMaxHeight);
+    ++count[h];
+  }
+  auto frac = [&](int h) { return static_cast<double>(count[h]) / kSamples; };
+  CHECK(frac(1) > 0.73);
+  CHECK(frac(1) < 0.77);
+  CHECK(frac(2) > 0.17);
+  CHECK(frac(2) < 0.205);
+  CHECK(frac(3) > 0.040);
+  CHECK(frac(3) < 0.055);
+  CHECK(frac(4) > 0.008);
+  CHECK(frac(4) < 0.016);
+
+  // Deterministic per (key, seed); the seed matters.
+  int differ = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const TimelineKey k{i, 3};
+    CHECK(Timeline::HeightFor(k, kSeed) == Timeline::HeightFor(k, kSeed));
+    differ += Timeline::HeightFor(k, kSeed) != Timeline::HeightFor(k, 42);
+  }
+  CHECK(differ > 100);
+
+  // The cap is reached (expected after ~4M keys) and never exceeded.
+  bool reached = false;
+  for (uint64_t i = 0; i < (uint64_t{1} << 27) && !reached; ++i) {
+    const int h = Timeline::HeightFor({static_cast<Micros>(i), 1}, kSeed);
+    REQUIRE(h <= Timeline::kMaxHeight);
+    reached = h == Timeline::kMaxHeight;
+  }
+  CHECK(reached);
+}
+
+// The shape of the random operations of one run.
+struct RandomRun {
+  size_t cap;
+  // Timestamps are drawn from [step / 2 * drift, + ts_range): drift 0 keeps
+  // every put within one window, 1 moves the window forward as a feed does.
+  Micros ts_range;
+  int drift;
+  // Percent of puts whose entry expires `shared_ttl` after its timestamp
+  // (chunks without an expiry column); the rest expire at random.
+  int shared_ttl_percent;
+  Micros shared_ttl;
+};
+
+void RunRandomOperations(const RandomRun& run, uint64_t seed) {
+  NodeArena arena;
+  Timeline t(&arena, seed * 0x9e3779b97f4a7c15ULL);
+  Ref ref;
+  std::mt19937_64 rng(seed);
+  Micros now = 0;
+  for (int step = 0; step < 12000; ++step) {
+    CAPTURE(step);
+    const int op = static_cast<int>(rng() % 100);
+    const Micros ts =
+        step / 2 * run.drift +
+        static_cast<Micros>(rng() % static_cast<uint64_t>(run.ts_range));
+    if (op < 55) {
+      const Micros exp = static_cast<int>(rng() % 100) < run.shared_ttl_percent
+                             ? ts + run.shared_ttl
+                             : now + 1 + static_cast<Micros>(rng() % 300);
+      const StoredEntry e = E(ts, rng() % 4, exp, rng() % 5);
+      const Timeline::PutResult want = RefPut(&ref, e, run.cap);
+      const Timeline::PutResult got = t.Put(e, run.cap);
+      REQUIRE(got.outcome == want.outcome);
+      REQUIRE(got.trimmed == want.trimmed);
+    } else if (op < 72) {
+      TimelineKey key{ts, rng() % 4};
+      if (!ref.empty() && (rng() & 1)) {
+        auto it = ref.begin();
+        std::advance(it, static_cast<long>(rng() % ref.size()));
+        key = it->first;
+      }
+      const bool present = ref.erase(key) > 0;
+      REQUIRE(t.Remove(key) == present);
+    } else if (op < 75) {
+      const EntityId actor = rng() % 5;
+      const TimelineKey from{ts, 0};
+      size_t removed = 0;
+      for (auto it = ref.begin(); it != ref.end();) {
+        if (it->second.actor == actor && it->first >= from) {
+          it = ref.erase(it);
+          ++removed;
+        } else {
+          ++it;
+        }
+      }
+      REQUIRE(t.RemoveActor(actor, from) == removed);
+    } else if (op < 85) {
+      const size_t budget = 1 + rng() % 20;
+      size_t expired = 0;
+      for (const auto& [k, e] : ref) expired += e.expires_at <= now;
+      const size_t n = t.EvictExpired(now, budget);
+      REQUIRE(n == std::min(budget, expired));
+      Ref after;
+      for (const StoredEntry& e : t.Entries()) after[KeyOf(e)] = e;
+      for (const auto& [k, e] : ref) {
+        if (!after.contains(k)) REQUIRE(e.expires_at <= now);
+      }
+      REQUIRE(after.size() + n == ref.size());
+      ref = after;
+    } else if (op < 95) {
+      const ReadOrder order =
+          (rng() & 1) ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
+      const Micros other =
+          step / 2 * run.drift +
+          static_cast<Micros>(rng() % static_cast<uint64_t>(run.ts_range + 10));
+      const TimelineKey lo{std::min(ts, other), rng() % 5};
+      const TimelineKey hi{std::max(ts, other), rng() % 5};
+      const size_t want = 1 + rng() % 70;
+      std::vector<StoredEntry> got;
+      t.Collect(order, lo, hi, now, want, &got);
+      REQUIRE(got == ExpectedCollect(ref, order, lo, hi, now, want));
+      continue;
+    } else {
+      now += static_cast<Micros>(rng() % 50);
+      continue;
+    }
+    REQUIRE(t.CheckInvariants());
+    REQUIRE(t.size() == ref.size());
+    REQUIRE(t.Entries() == Flatten(ref));
+  }
+  // Remove everything: the arena is empty again.
+  for (const TimelineKey k : Keys(t.Entries())) REQUIRE(t.Remove(k));
+  CHECK(t.empty());
+  CHECK(t.CheckInvariants());
+  CHECK(arena.bytes_used() == 0);
+}
+
+TEST_CASE("random operations keep the invariants and match a reference") {
+  // Few keys, random expiries: every chunk gets an expiry column.
+  const RandomRun crowded{.cap = 64,
+                          .ts_range = 200,
+                          .drift = 0,
+                          .shared_ttl_percent = 0,
+                          .shared_ttl = 0};
+  // A moving feed of many chunks, most sharing one TTL, with late and
+  // early arrivals that split full chunks.
+  const RandomRun feed{.cap = 700,
+                       .ts_range = 400,
+                       .drift = 1,
+                       .shared_ttl_percent = 90,
+                       .shared_ttl = 3000};
+  for (const RandomRun& run : {crowded, feed}) {
+    for (const uint64_t seed : {1u, 2u, 3u}) {
+      CAPTURE(run.cap);
+      CAPTURE(seed);
+      RunRandomOperations(run, seed);
+    }
+  }
 }
 
 TEST_CASE("node heights follow p = 1/4 and are capped") {
