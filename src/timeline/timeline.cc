@@ -110,13 +110,16 @@ void Timeline::CopySlots(const Chunk* from, int from_slot, Chunk* to,
   }
 }
 
-StoredEntry Timeline::EntryAt(const Chunk* chunk, int slot) const {
-  return {chunk->ts()[slot],
-          chunk->activity()[slot],
-          chunk->actor()[slot],
-          chunk->expires_at(slot),
-          grouped_ ? chunk->group()[slot] : GroupKey{0},
-          {}};
+void Timeline::AppendEntry(const Chunk* chunk, int slot,
+                           std::vector<StoredEntry>* out) const {
+  // Filled in place: building a StoredEntry and moving it in costs a
+  // string's construction, move and destruction per entry.
+  StoredEntry& entry = out->emplace_back();
+  entry.ts = chunk->ts()[slot];
+  entry.activity_id = chunk->activity()[slot];
+  entry.actor = chunk->actor()[slot];
+  entry.expires_at = chunk->expires_at(slot);
+  if (grouped_) entry.group = chunk->group()[slot];
 }
 
 Timeline::Chunk* Timeline::NextAt(Chunk* prev, int level) const {
@@ -520,10 +523,25 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
       const char* bytes = reinterpret_cast<const char*>(next);
       for (size_t at = 0; at < span; at += 64) __builtin_prefetch(bytes + at);
     }
+    // The columns once per chunk, not per entry.
+    const Micros* const ts = chunk->ts();
+    const ActivityId* const ids = chunk->activity();
+    const EntityId* const actors = chunk->actor();
+    const Micros* const expiries =
+        chunk->has_expiry_column ? chunk->column(3) : nullptr;
+    const Micros ttl = chunk->ttl;
+    const GroupKey* const groups = grouped_ ? chunk->group() : nullptr;
     for (; slot >= chunk->begin; --slot) {
-      if (chunk->key(slot) < lo) return;
-      if (chunk->expires_at(slot) > now) {
-        out->push_back(EntryAt(chunk, slot));
+      if (TimelineKey{ts[slot], ids[slot]} < lo) return;
+      const Micros expires_at =
+          expiries != nullptr ? expiries[slot] : ts[slot] + ttl;
+      if (expires_at > now) {
+        StoredEntry& entry = out->emplace_back();
+        entry.ts = ts[slot];
+        entry.activity_id = ids[slot];
+        entry.actor = actors[slot];
+        entry.expires_at = expires_at;
+        if (groups != nullptr) entry.group = groups[slot];
         if (++taken == want) return;
       }
     }
@@ -583,7 +601,7 @@ void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
   const size_t keep = std::min(pushed, want);
   for (size_t i = 0; i < keep; ++i) {
     const Position& p = ring[(pushed - 1 - i) % want];
-    out->push_back(EntryAt(p.chunk, p.slot));
+    AppendEntry(p.chunk, p.slot, out);
   }
 }
 
@@ -659,7 +677,7 @@ std::vector<StoredEntry> Timeline::Entries() const {
   entries.reserve(size_);
   for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
     for (int s = c->end - 1; s >= c->begin; --s) {
-      entries.push_back(EntryAt(c, s));
+      AppendEntry(c, s, &entries);
     }
   }
   return entries;

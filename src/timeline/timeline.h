@@ -172,8 +172,9 @@ class Timeline {
   void WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry);
   static void CopySlots(const Chunk* from, int from_slot, Chunk* to,
                         int to_slot, int n);
-  // The slot's entry as a read returns it (with its group key).
-  StoredEntry EntryAt(const Chunk* chunk, int slot) const;
+  // Appends the slot's entry as a read returns it (with its group key).
+  void AppendEntry(const Chunk* chunk, int slot,
+                   std::vector<StoredEntry>* out) const;
 
   // Expiries of the entries around a position, Micros max or min when the
   // position is at the newest or oldest end.
