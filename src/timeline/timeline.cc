@@ -54,7 +54,8 @@ void Timeline::EnableGroups(bool index) {
 }
 
 Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
-                                    bool expiry_column, Micros ttl) {
+                                    bool expiry_column, Micros shared,
+                                    bool same_expiry) {
   const size_t bytes = Chunk::Bytes(height, capacity, expiry_column, grouped_);
   Chunk* chunk = static_cast<Chunk*>(arena_->Allocate(bytes));
   chunk->height = static_cast<uint8_t>(height);
@@ -63,8 +64,9 @@ Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
   chunk->end = 0;
   chunk->has_expiry_column = expiry_column ? 1 : 0;
   chunk->grouped = grouped_ ? 1 : 0;
-  chunk->unused[0] = chunk->unused[1] = 0;
-  chunk->ttl = ttl;
+  chunk->same_expiry = same_expiry ? 1 : 0;
+  chunk->unused = 0;
+  chunk->shared = shared;
   for (int i = 0; i < height; ++i) chunk->next[i] = nullptr;
   return chunk;
 }
@@ -73,13 +75,34 @@ Timeline::Chunk* Timeline::NewChunkFor(const StoredEntry& entry, int height,
                                        int capacity) {
   Micros ttl = 0;
   const bool uniform = TtlOf(entry, &ttl);
-  return NewChunk(height, capacity, !uniform, uniform ? ttl : 0);
+  return NewChunk(height, capacity, !uniform, uniform ? ttl : 0, false);
 }
 
 bool Timeline::Fits(const Chunk* chunk, const StoredEntry& entry) {
+  if (chunk->has_expiry_column) return true;
+  if (chunk->same_expiry) return entry.expires_at == chunk->shared;
   Micros ttl = 0;
-  return chunk->has_expiry_column != 0 ||
-         (TtlOf(entry, &ttl) && ttl == chunk->ttl);
+  return TtlOf(entry, &ttl) && ttl == chunk->shared;
+}
+
+bool Timeline::Readopt(Chunk* chunk, const StoredEntry& entry) {
+  if (chunk->has_expiry_column || chunk->count() != 1) return false;
+  const int only = chunk->begin;
+  const Micros expiry = chunk->expires_at(only);
+  Micros ttl = 0;
+  Micros entry_ttl = 0;
+  if (entry.expires_at == expiry) {
+    chunk->same_expiry = 1;
+    chunk->shared = expiry;
+    return true;
+  }
+  if (!__builtin_sub_overflow(expiry, chunk->ts()[only], &ttl) &&
+      TtlOf(entry, &entry_ttl) && ttl == entry_ttl) {
+    chunk->same_expiry = 0;
+    chunk->shared = ttl;
+    return true;
+  }
+  return false;
 }
 
 void Timeline::WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry) {
@@ -158,8 +181,8 @@ Timeline::Chunk* Timeline::FindChunk(TimelineKey key, Links* prev) const {
 
 Timeline::Chunk* Timeline::Reshape(Chunk* chunk, const Links& prev,
                                    int capacity, bool expiry_column) {
-  Chunk* reshaped =
-      NewChunk(chunk->height, capacity, expiry_column, chunk->ttl);
+  Chunk* reshaped = NewChunk(chunk->height, capacity, expiry_column,
+                             chunk->shared, chunk->same_expiry != 0);
   for (int i = 0; i < chunk->height; ++i) {
     reshaped->next[i] = chunk->next[i];
     SetNextAt(prev[i], i, reshaped);
@@ -263,7 +286,8 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
 void Timeline::AppendNewest(const StoredEntry& entry) {
   Chunk* head = head_[0];
   const Micros older = size_ == 0 ? kNoOlder : newest_expiry_;
-  const bool fits = head != nullptr && Fits(head, entry);
+  const bool fits =
+      head != nullptr && (Fits(head, entry) || Readopt(head, entry));
   if (head == nullptr ||
       (head->end == head->capacity && head->capacity == kMaxChunkEntries &&
        head->begin == 0)) {
@@ -303,9 +327,9 @@ void Timeline::AppendNewest(const StoredEntry& entry) {
 Timeline::Chunk* Timeline::Split(Chunk* chunk, Links& prev) {
   assert(chunk->full());
   const int half = chunk->capacity / 2;
-  Chunk* newer =
-      NewChunk(HeightFor(chunk->key(half), height_seed_), chunk->capacity,
-               chunk->has_expiry_column != 0, chunk->ttl);
+  Chunk* newer = NewChunk(HeightFor(chunk->key(half), height_seed_),
+                          chunk->capacity, chunk->has_expiry_column != 0,
+                          chunk->shared, chunk->same_expiry != 0);
   CopySlots(chunk, half, newer, 0, chunk->capacity - half);
   newer->end = static_cast<uint8_t>(chunk->capacity - half);
   chunk->end = static_cast<uint8_t>(half);
@@ -529,12 +553,14 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
     const EntityId* const actors = chunk->actor();
     const Micros* const expiries =
         chunk->has_expiry_column ? chunk->column(3) : nullptr;
-    const Micros ttl = chunk->ttl;
+    // expires_at = ts x 1 + shared, or ts x 0 + shared: no branch.
+    const Micros ts_weight = chunk->same_expiry ? 0 : 1;
+    const Micros shared = chunk->shared;
     const GroupKey* const groups = grouped_ ? chunk->group() : nullptr;
     for (; slot >= chunk->begin; --slot) {
       if (TimelineKey{ts[slot], ids[slot]} < lo) return;
       const Micros expires_at =
-          expiries != nullptr ? expiries[slot] : ts[slot] + ttl;
+          expiries != nullptr ? expiries[slot] : ts[slot] * ts_weight + shared;
       if (expires_at > now) {
         StoredEntry& entry = out->emplace_back();
         entry.ts = ts[slot];

@@ -5,11 +5,11 @@
 // column (timeline_chunk.h): a page reads a few contiguous runs of memory
 // instead of one node per entry. Chunks are linked newest-first on
 // 1..kMaxHeight levels (p = 1/4); a chunk is routed by its oldest key. An
-// entry takes 24 bytes (ts, activity id, actor) while its chunk shares one
-// TTL, 32 with an expiry column, 8 more in a grouped timeline, plus its
-// share of the chunk's header and links (about 27 bytes per chunk). A
-// growing timeline's newest chunk grows by half its capacity until it holds
-// kMaxChunkEntries, so short timelines stay small; chunks come from the
+// entry takes 24 bytes (ts, activity id, actor) while its chunk's entries
+// share one TTL or one expiry, 32 with an expiry column, 8 more in a grouped
+// timeline, plus its share of the chunk's header and links (about 27 bytes per
+// chunk). A growing timeline's newest chunk grows by half its capacity until it
+// holds kMaxChunkEntries, so short timelines stay small; chunks come from the
 // shard's NodeArena.
 //
 // Costs. An entry newer than everything is appended to the newest chunk
@@ -160,7 +160,8 @@ class Timeline {
   void SetNextAt(Chunk* prev, int level, Chunk* next);
 
   // A chunk with no entries and unset links.
-  Chunk* NewChunk(int height, int capacity, bool expiry_column, Micros ttl);
+  Chunk* NewChunk(int height, int capacity, bool expiry_column, Micros shared,
+                  bool same_expiry);
   // A chunk sized for `entry`, with the expiry column only if it needs one.
   Chunk* NewChunkFor(const StoredEntry& entry, int height, int capacity);
   // Moves `chunk`'s entries into a new chunk of `capacity` (from slot 0),
@@ -169,6 +170,9 @@ class Timeline {
                  bool expiry_column);
   // Whether `chunk` can hold `entry` without an expiry column it lacks.
   static bool Fits(const Chunk* chunk, const StoredEntry& entry);
+  // Re-decides the shared expiry of a chunk of one entry so that `entry`
+  // fits too, if either form allows; returns whether it now fits.
+  static bool Readopt(Chunk* chunk, const StoredEntry& entry);
   void WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry);
   static void CopySlots(const Chunk* from, int from_slot, Chunk* to,
                         int to_slot, int n);

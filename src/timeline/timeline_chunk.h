@@ -2,7 +2,8 @@
 // to kMaxChunkEntries entries stored by column.
 //
 // Layout (all 8-byte aligned, one allocation):
-//   header      16 bytes: height, capacity, begin, end, expiry layout, ttl
+//   header      16 bytes: height, capacity, begin, end, expiry layout,
+//               shared expiry
 //   links       height x 8 bytes, newest-first order, one per level
 //   ts          capacity x i64
 //   activity    capacity x u64
@@ -15,9 +16,11 @@
 // moving `begin`: the two ends a capped, time-ordered feed touches.
 //
 // Expiry. Nearly every entry of a feed expires a fixed TTL after its
-// timestamp, so a chunk first stores one `ttl` for all its entries
-// (expires_at = ts + ttl) and no expiry column; the first entry with
-// another TTL makes the timeline reallocate the chunk with the column.
+// timestamp (expires_at = ts + shared), or entries written together share
+// one expiry (expires_at = shared): a chunk stores that one value for all
+// its entries and no expiry column. The second entry decides which of the
+// two the chunk keeps; the first entry that fits neither makes the timeline
+// reallocate the chunk with the column.
 //
 // Thread safety: none; the owning Timeline's rules apply.
 #ifndef FEEDCORE_SRC_TIMELINE_TIMELINE_CHUNK_H_
@@ -41,9 +44,12 @@ struct TimelineChunk {
   uint8_t begin;     // slot of the oldest entry
   uint8_t end;       // one past the slot of the newest entry
   uint8_t has_expiry_column;
-  uint8_t grouped;  // has a group column
-  uint8_t unused[2];
-  Micros ttl;  // without an expiry column: expires_at - ts of every entry
+  uint8_t grouped;      // has a group column
+  uint8_t same_expiry;  // without an expiry column: see `shared`
+  uint8_t unused;
+  // Without an expiry column: every entry's expires_at - ts, or with
+  // `same_expiry` every entry's expires_at.
+  Micros shared;
   TimelineChunk* next[1];  // `height` of them
 
   static size_t Bytes(int height, int capacity, bool expiry_column,
@@ -91,7 +97,8 @@ struct TimelineChunk {
 
   TimelineKey key(int slot) const { return {ts()[slot], activity()[slot]}; }
   Micros expires_at(int slot) const {
-    return has_expiry_column ? column(3)[slot] : ts()[slot] + ttl;
+    if (has_expiry_column) return column(3)[slot];
+    return same_expiry ? shared : ts()[slot] + shared;
   }
   TimelineKey oldest() const { return key(begin); }
   TimelineKey newest() const { return key(end - 1); }

@@ -543,6 +543,9 @@ struct RandomRun {
   // (chunks without an expiry column); the rest expire at random.
   int shared_ttl_percent;
   Micros shared_ttl;
+  // Percent of puts whose entry expires at one time shared by every put of
+  // the same 200 time units (a batch written at one clock reading).
+  int same_expiry_percent = 0;
 };
 
 void RunRandomOperations(const RandomRun& run, uint64_t seed) {
@@ -643,7 +646,14 @@ TEST_CASE("random operations keep the invariants and match a reference") {
                        .drift = 1,
                        .shared_ttl_percent = 90,
                        .shared_ttl = 3000};
-  for (const RandomRun& run : {crowded, feed}) {
+  // The same feed written in batches that share one expiry.
+  const RandomRun batches{.cap = 700,
+                          .ts_range = 400,
+                          .drift = 1,
+                          .shared_ttl_percent = 0,
+                          .shared_ttl = 0,
+                          .same_expiry_percent = 90};
+  for (const RandomRun& run : {crowded, feed, batches}) {
     for (const uint64_t seed : {1u, 2u, 3u}) {
       CAPTURE(run.cap);
       CAPTURE(seed);
