@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace feedcore::internal {
@@ -17,18 +16,78 @@ namespace {
 constexpr size_t kHeaderBytes = 2;  // version, kind
 constexpr size_t kChecksumBytes = 8;
 
-void PutU64(uint64_t value, std::string* out) {
-  for (int i = 0; i < 8; ++i)
-    out->push_back(static_cast<char>(value >> (8 * i)));
+constexpr size_t kMaxRawBytes = kHeaderBytes + 8 * kMaxCursorFields + 8;
+
+void PutU64(uint64_t value, uint8_t* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
 }
 
-uint64_t GetU64(const char* in) {
+uint64_t GetU64(const uint8_t* in) {
   uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) {
-    value |= static_cast<uint64_t>(static_cast<unsigned char>(in[i]))
-             << (8 * i);
-  }
+  for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(in[i]) << (8 * i);
   return value;
+}
+
+// Unpadded web-safe base64 (RFC 4648 section 5), written here rather than
+// through absl so that a cursor needs no buffer but its result: pages are
+// read far more often than anything else, and each carries a cursor.
+constexpr char kBase64Alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string Base64Encode(const uint8_t* in, size_t n) {
+  std::string out((n * 4 + 2) / 3, '\0');
+  char* o = out.data();
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    const uint32_t v = (uint32_t{in[i]} << 16) | (uint32_t{in[i + 1]} << 8) |
+                       uint32_t{in[i + 2]};
+    *o++ = kBase64Alphabet[v >> 18];
+    *o++ = kBase64Alphabet[(v >> 12) & 63];
+    *o++ = kBase64Alphabet[(v >> 6) & 63];
+    *o++ = kBase64Alphabet[v & 63];
+  }
+  if (n - i == 1) {
+    const uint32_t v = uint32_t{in[i]} << 16;
+    *o++ = kBase64Alphabet[v >> 18];
+    *o++ = kBase64Alphabet[(v >> 12) & 63];
+  } else if (n - i == 2) {
+    const uint32_t v = (uint32_t{in[i]} << 16) | (uint32_t{in[i + 1]} << 8);
+    *o++ = kBase64Alphabet[v >> 18];
+    *o++ = kBase64Alphabet[(v >> 12) & 63];
+    *o++ = kBase64Alphabet[(v >> 6) & 63];
+  }
+  return out;
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-') return 62;
+  if (c == '_') return 63;
+  return -1;
+}
+
+// Decodes `text` (whose length encodes exactly `n` bytes) into `out`; false
+// on a character outside the alphabet or set bits past the last byte (so
+// that one cursor has one spelling).
+bool Base64Decode(absl::string_view text, uint8_t* out, size_t n) {
+  uint32_t bits = 0;
+  int pending = 0;
+  size_t written = 0;
+  for (const char c : text) {
+    const int v = Base64Value(c);
+    if (v < 0) return false;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    pending += 6;
+    if (pending >= 8) {
+      pending -= 8;
+      if (written == n) return false;
+      out[written++] = static_cast<uint8_t>(bits >> pending);
+      bits &= (1u << pending) - 1;
+    }
+  }
+  return written == n && bits == 0;
 }
 
 absl::Status Invalid(absl::string_view what, absl::string_view why) {
@@ -51,14 +110,16 @@ size_t EncodedLength(size_t raw_bytes) {
 
 std::string EncodeCursor(CursorKind kind, absl::Span<const uint64_t> fields) {
   assert(fields.size() <= kMaxCursorFields);
-  std::string raw;
-  raw.reserve(RawBytes(fields.size()));
-  raw.push_back(static_cast<char>(kCursorVersion));
-  raw.push_back(static_cast<char>(kind));
-  for (const uint64_t field : fields) PutU64(field, &raw);
-  PutU64(XXH3_64bits_withSeed(raw.data(), raw.size(), kCursorChecksumSeed),
-         &raw);
-  return absl::WebSafeBase64Escape(raw);
+  std::array<uint8_t, kMaxRawBytes> raw;
+  raw[0] = kCursorVersion;
+  raw[1] = static_cast<uint8_t>(kind);
+  size_t at = kHeaderBytes;
+  for (const uint64_t field : fields) {
+    PutU64(field, &raw[at]);
+    at += 8;
+  }
+  PutU64(XXH3_64bits_withSeed(raw.data(), at, kCursorChecksumSeed), &raw[at]);
+  return Base64Encode(raw.data(), at + kChecksumBytes);
 }
 
 absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
@@ -71,23 +132,21 @@ absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
     return Invalid(what, absl::StrCat("length ", text.size(), ", expected ",
                                       expected_length));
   }
-  std::string raw;
-  if (!absl::WebSafeBase64Unescape(text, &raw)) {
+  std::array<uint8_t, kMaxRawBytes> raw;
+  if (!Base64Decode(text, raw.data(), raw_bytes)) {
     return Invalid(what, "not web-safe base64");
   }
-  if (raw.size() != raw_bytes) return Invalid(what, "wrong decoded length");
   const size_t body = raw_bytes - kChecksumBytes;
   if (GetU64(&raw[body]) !=
       XXH3_64bits_withSeed(raw.data(), body, kCursorChecksumSeed)) {
     return Invalid(what, "checksum mismatch (damaged or edited)");
   }
-  if (static_cast<uint8_t>(raw[0]) != kCursorVersion) {
-    return Invalid(what, absl::StrCat("unsupported version ",
-                                      static_cast<uint8_t>(raw[0])));
+  if (raw[0] != kCursorVersion) {
+    return Invalid(what, absl::StrCat("unsupported version ", raw[0]));
   }
-  if (static_cast<uint8_t>(raw[1]) != static_cast<uint8_t>(kind)) {
-    return Invalid(what, absl::StrCat("it is a cursor of another kind (",
-                                      static_cast<uint8_t>(raw[1]), ")"));
+  if (raw[1] != static_cast<uint8_t>(kind)) {
+    return Invalid(
+        what, absl::StrCat("it is a cursor of another kind (", raw[1], ")"));
   }
   std::array<uint64_t, kMaxCursorFields> fields{};
   for (size_t i = 0; i < field_count; ++i) {

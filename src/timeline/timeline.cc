@@ -547,7 +547,9 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
       const char* bytes = reinterpret_cast<const char*>(next);
       for (size_t at = 0; at < span; at += 64) __builtin_prefetch(bytes + at);
     }
-    // The columns once per chunk, not per entry.
+    // The columns once per chunk, not per entry, and the page grown once
+    // per chunk: entries are written through a pointer, which keeps the
+    // loop's state in registers.
     const Micros* const ts = chunk->ts();
     const ActivityId* const ids = chunk->activity();
     const EntityId* const actors = chunk->actor();
@@ -557,20 +559,32 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
     const Micros ts_weight = chunk->same_expiry ? 0 : 1;
     const Micros shared = chunk->shared;
     const GroupKey* const groups = grouped_ ? chunk->group() : nullptr;
-    for (; slot >= chunk->begin; --slot) {
-      if (TimelineKey{ts[slot], ids[slot]} < lo) return;
+    const size_t room =
+        std::min(want - taken, static_cast<size_t>(slot - chunk->begin + 1));
+    const size_t base = out->size();
+    out->resize(base + room);
+    StoredEntry* const page = out->data() + base;
+    size_t filled = 0;
+    bool below_lo = false;
+    for (; slot >= chunk->begin && filled < room; --slot) {
+      if (TimelineKey{ts[slot], ids[slot]} < lo) {
+        below_lo = true;
+        break;
+      }
       const Micros expires_at =
           expiries != nullptr ? expiries[slot] : ts[slot] * ts_weight + shared;
       if (expires_at > now) {
-        StoredEntry& entry = out->emplace_back();
+        StoredEntry& entry = page[filled++];
         entry.ts = ts[slot];
         entry.activity_id = ids[slot];
         entry.actor = actors[slot];
         entry.expires_at = expires_at;
         if (groups != nullptr) entry.group = groups[slot];
-        if (++taken == want) return;
       }
     }
+    out->resize(base + filled);
+    taken += filled;
+    if (below_lo || taken == want) return;
     chunk = chunk->next[0];
     if (chunk == nullptr) return;
     slot = chunk->end - 1;
