@@ -59,35 +59,50 @@ std::string Base64Encode(const uint8_t* in, size_t n) {
   return out;
 }
 
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
-}
+// Character -> 6-bit value, 64 for a character outside the alphabet.
+constexpr std::array<uint8_t, 256> kBase64Values = [] {
+  std::array<uint8_t, 256> values{};
+  values.fill(64);
+  for (uint8_t i = 0; i < 64; ++i) {
+    values[static_cast<unsigned char>(kBase64Alphabet[i])] = i;
+  }
+  return values;
+}();
 
 // Decodes `text` (whose length encodes exactly `n` bytes) into `out`; false
 // on a character outside the alphabet or set bits past the last byte (so
 // that one cursor has one spelling).
 bool Base64Decode(absl::string_view text, uint8_t* out, size_t n) {
-  uint32_t bits = 0;
-  int pending = 0;
-  size_t written = 0;
-  for (const char c : text) {
-    const int v = Base64Value(c);
-    if (v < 0) return false;
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    pending += 6;
-    if (pending >= 8) {
-      pending -= 8;
-      if (written == n) return false;
-      out[written++] = static_cast<uint8_t>(bits >> pending);
-      bits &= (1u << pending) - 1;
-    }
+  const auto value = [&text](size_t i) {
+    return kBase64Values[static_cast<unsigned char>(text[i])];
+  };
+  uint8_t invalid = 0;  // bit 6 of any value: outside the alphabet
+  size_t i = 0;
+  size_t o = 0;
+  for (; o + 3 <= n; i += 4, o += 3) {
+    const uint8_t a = value(i), b = value(i + 1), c = value(i + 2),
+                  d = value(i + 3);
+    invalid |= a | b | c | d;
+    const uint32_t v = (uint32_t{a} << 18) | (uint32_t{b} << 12) |
+                       (uint32_t{c} << 6) | uint32_t{d};
+    out[o] = static_cast<uint8_t>(v >> 16);
+    out[o + 1] = static_cast<uint8_t>(v >> 8);
+    out[o + 2] = static_cast<uint8_t>(v);
   }
-  return written == n && bits == 0;
+  uint32_t leftover = 0;  // bits past the last byte
+  if (n - o == 1) {
+    const uint8_t a = value(i), b = value(i + 1);
+    invalid |= a | b;
+    out[o] = static_cast<uint8_t>((a << 2) | (b >> 4));
+    leftover = b & 15;
+  } else if (n - o == 2) {
+    const uint8_t a = value(i), b = value(i + 1), c = value(i + 2);
+    invalid |= a | b | c;
+    out[o] = static_cast<uint8_t>((a << 2) | (b >> 4));
+    out[o + 1] = static_cast<uint8_t>(((b & 15) << 4) | (c >> 2));
+    leftover = c & 3;
+  }
+  return (invalid & 64) == 0 && leftover == 0;
 }
 
 absl::Status Invalid(absl::string_view what, absl::string_view why) {
