@@ -96,7 +96,7 @@ bool Timeline::Readopt(Chunk* chunk, const StoredEntry& entry) {
     chunk->shared = expiry;
     return true;
   }
-  if (!__builtin_sub_overflow(expiry, chunk->ts()[only], &ttl) &&
+  if (!__builtin_sub_overflow(expiry, chunk->rows()[only].ts, &ttl) &&
       TtlOf(entry, &entry_ttl) && ttl == entry_ttl) {
     chunk->same_expiry = 0;
     chunk->shared = ttl;
@@ -106,9 +106,7 @@ bool Timeline::Readopt(Chunk* chunk, const StoredEntry& entry) {
 }
 
 void Timeline::WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry) {
-  chunk->ts()[slot] = entry.ts;
-  chunk->activity()[slot] = entry.activity_id;
-  chunk->actor()[slot] = entry.actor;
+  chunk->rows()[slot] = {entry.ts, entry.activity_id, entry.actor};
   if (chunk->has_expiry_column) chunk->expiry_column()[slot] = entry.expires_at;
   if (grouped_) chunk->group()[slot] = entry.group;
 }
@@ -117,11 +115,11 @@ void Timeline::CopySlots(const Chunk* from, int from_slot, Chunk* to,
                          int to_slot, int n) {
   if (n <= 0) return;
   const size_t bytes = sizeof(int64_t) * static_cast<size_t>(n);
-  for (int c = 0; c < 3; ++c) {
-    std::memmove(to->column(c) + to_slot, from->column(c) + from_slot, bytes);
-  }
+  std::memmove(to->rows() + to_slot, from->rows() + from_slot,
+               sizeof(TimelineRow) * static_cast<size_t>(n));
   if (to->has_expiry_column && from->has_expiry_column) {
-    std::memmove(to->column(3) + to_slot, from->column(3) + from_slot, bytes);
+    std::memmove(to->expiry_column() + to_slot,
+                 from->expiry_column() + from_slot, bytes);
   } else if (to->has_expiry_column) {
     // Two chunks: the source's TTL becomes explicit.
     for (int i = 0; i < n; ++i) {
@@ -138,9 +136,10 @@ void Timeline::AppendEntry(const Chunk* chunk, int slot,
   // Filled in place: building a StoredEntry and moving it in costs a
   // string's construction, move and destruction per entry.
   StoredEntry& entry = out->emplace_back();
-  entry.ts = chunk->ts()[slot];
-  entry.activity_id = chunk->activity()[slot];
-  entry.actor = chunk->actor()[slot];
+  const TimelineRow& row = chunk->rows()[slot];
+  entry.ts = row.ts;
+  entry.activity_id = row.activity_id;
+  entry.actor = row.actor;
   entry.expires_at = chunk->expires_at(slot);
   if (grouped_) entry.group = chunk->group()[slot];
 }
@@ -379,7 +378,7 @@ void Timeline::InsertAt(Chunk* chunk, int slot, Links& prev,
 void Timeline::ReplaceAt(Chunk* chunk, int slot, const Links& prev,
                          const StoredEntry& entry) {
   const TimelineKey key = chunk->key(slot);
-  chunk->actor()[slot] = entry.actor;
+  chunk->rows()[slot].actor = entry.actor;
   if (grouped_) {
     const GroupKey old_group = chunk->group()[slot];
     chunk->group()[slot] = entry.group;
@@ -486,7 +485,7 @@ size_t Timeline::RemoveActor(EntityId actor, TimelineKey from) {
     Chunk* next = chunk->next[0];
     int kept = chunk->end;
     for (int s = chunk->end - 1; s >= chunk->begin; --s) {
-      if (chunk->actor()[s] != actor || chunk->key(s) < from) {
+      if (chunk->rows()[s].actor != actor || chunk->key(s) < from) {
         --kept;
         if (kept != s) CopySlots(chunk, s, chunk, kept, 1);
         continue;
@@ -547,14 +546,12 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
       const char* bytes = reinterpret_cast<const char*>(next);
       for (size_t at = 0; at < span; at += 64) __builtin_prefetch(bytes + at);
     }
-    // The columns once per chunk, not per entry, and the page grown once
+    // The layout once per chunk, not per entry, and the page grown once
     // per chunk: entries are written through a pointer, which keeps the
     // loop's state in registers.
-    const Micros* const ts = chunk->ts();
-    const ActivityId* const ids = chunk->activity();
-    const EntityId* const actors = chunk->actor();
+    const TimelineRow* const rows = chunk->rows();
     const Micros* const expiries =
-        chunk->has_expiry_column ? chunk->column(3) : nullptr;
+        chunk->has_expiry_column ? chunk->expiry_column() : nullptr;
     // expires_at = ts x 1 + shared, or ts x 0 + shared: no branch.
     const Micros ts_weight = chunk->same_expiry ? 0 : 1;
     const Micros shared = chunk->shared;
@@ -567,17 +564,18 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
     size_t filled = 0;
     bool below_lo = false;
     for (; slot >= chunk->begin && filled < room; --slot) {
-      if (TimelineKey{ts[slot], ids[slot]} < lo) {
+      const TimelineRow& row = rows[slot];
+      if (TimelineKey{row.ts, row.activity_id} < lo) {
         below_lo = true;
         break;
       }
       const Micros expires_at =
-          expiries != nullptr ? expiries[slot] : ts[slot] * ts_weight + shared;
+          expiries != nullptr ? expiries[slot] : row.ts * ts_weight + shared;
       if (expires_at > now) {
         StoredEntry& entry = page[filled++];
-        entry.ts = ts[slot];
-        entry.activity_id = ids[slot];
-        entry.actor = actors[slot];
+        entry.ts = row.ts;
+        entry.activity_id = row.activity_id;
+        entry.actor = row.actor;
         entry.expires_at = expires_at;
         if (groups != nullptr) entry.group = groups[slot];
       }

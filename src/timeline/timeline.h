@@ -1,9 +1,9 @@
 // Timeline: one owner's entries in an unrolled skiplist ordered
 // newest-first by (ts, activity_id).
 //
-// Layout. The entries live in chunks of up to kMaxChunkEntries, stored by
-// column (timeline_chunk.h): a page reads a few contiguous runs of memory
-// instead of one node per entry. Chunks are linked newest-first on
+// Layout. The entries live in chunks of up to kMaxChunkEntries, one row
+// per entry (timeline_chunk.h): a page reads a few contiguous runs of
+// memory instead of one node per entry. Chunks are linked newest-first on
 // 1..kMaxHeight levels (p = 1/4); a chunk is routed by its oldest key. An
 // entry takes 24 bytes (ts, activity id, actor) while its chunk's entries
 // share one TTL or one expiry, 32 with an expiry column, 8 more in a grouped

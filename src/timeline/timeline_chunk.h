@@ -1,19 +1,20 @@
 // TimelineChunk: one node of a timeline's unrolled skiplist, a block of up
-// to kMaxChunkEntries entries stored by column.
+// to kMaxChunkEntries entries.
 //
 // Layout (all 8-byte aligned, one allocation):
 //   header      16 bytes: height, capacity, begin, end, expiry layout,
 //               shared expiry
 //   links       height x 8 bytes, newest-first order, one per level
-//   ts          capacity x i64
-//   activity    capacity x u64
-//   actor       capacity x u64
+//   rows        capacity x 24 bytes: ts, activity id, actor
 //   expires_at  capacity x i64, only in a chunk with an expiry column
 //   group       capacity x u64, only in a grouped timeline's chunks
 //
-// Slots [begin, end) hold entries in ascending key order (oldest first),
-// so that the newest entry is appended at `end` and the oldest dropped by
-// moving `begin`: the two ends a capped, time-ordered feed touches.
+// An entry's fields sit together in one row, so that a put into a cold
+// timeline (a fan-out writes to thousands) touches one line of the chunk
+// besides its header. Slots [begin, end) hold entries in ascending key
+// order (oldest first), so that the newest entry is appended at `end` and
+// the oldest dropped by moving `begin`: the two ends a capped, time-ordered
+// feed touches.
 //
 // Expiry. Nearly every entry of a feed expires a fixed TTL after its
 // timestamp (expires_at = ts + shared), or entries written together share
@@ -38,9 +39,15 @@ namespace feedcore::internal {
 // within 13 cache lines and a shift in the middle short.
 inline constexpr int kMaxChunkEntries = 32;
 
+struct TimelineRow {
+  Micros ts;
+  ActivityId activity_id;
+  EntityId actor;
+};
+
 struct TimelineChunk {
   uint8_t height;    // links
-  uint8_t capacity;  // slots per column
+  uint8_t capacity;  // slots
   uint8_t begin;     // slot of the oldest entry
   uint8_t end;       // one past the slot of the newest entry
   uint8_t has_expiry_column;
@@ -54,10 +61,11 @@ struct TimelineChunk {
 
   static size_t Bytes(int height, int capacity, bool expiry_column,
                       bool grouped) {
-    const size_t columns = 3 + (expiry_column ? 1 : 0) + (grouped ? 1 : 0);
+    const size_t columns = (expiry_column ? 1 : 0) + (grouped ? 1 : 0);
     return offsetof(TimelineChunk, next) +
            sizeof(TimelineChunk*) * static_cast<size_t>(height) +
-           sizeof(int64_t) * columns * static_cast<size_t>(capacity);
+           (sizeof(TimelineRow) + sizeof(int64_t) * columns) *
+               static_cast<size_t>(capacity);
   }
   size_t bytes() const {
     return Bytes(height, capacity, has_expiry_column != 0, grouped != 0);
@@ -65,40 +73,33 @@ struct TimelineChunk {
   int count() const { return end - begin; }
   bool full() const { return begin == 0 && end == capacity; }
 
-  // Column c (0: ts, 1: activity, 2: actor, then expiry and group as
-  // present).
-  int64_t* column(int c) {
-    return reinterpret_cast<int64_t*>(next + height) +
-           static_cast<size_t>(c) * capacity;
+  TimelineRow* rows() { return reinterpret_cast<TimelineRow*>(next + height); }
+  const TimelineRow* rows() const {
+    return reinterpret_cast<const TimelineRow*>(next + height);
   }
-  const int64_t* column(int c) const {
-    return reinterpret_cast<const int64_t*>(next + height) +
-           static_cast<size_t>(c) * capacity;
+  // Only with has_expiry_column.
+  Micros* expiry_column() {
+    return reinterpret_cast<Micros*>(rows() + capacity);
   }
-  int columns() const { return 3 + has_expiry_column + grouped; }
-
-  Micros* ts() { return column(0); }
-  const Micros* ts() const { return column(0); }
-  ActivityId* activity() { return reinterpret_cast<ActivityId*>(column(1)); }
-  const ActivityId* activity() const {
-    return reinterpret_cast<const ActivityId*>(column(1));
+  const Micros* expiry_column() const {
+    return reinterpret_cast<const Micros*>(rows() + capacity);
   }
-  EntityId* actor() { return reinterpret_cast<EntityId*>(column(2)); }
-  const EntityId* actor() const {
-    return reinterpret_cast<const EntityId*>(column(2));
-  }
-  Micros* expiry_column() { return column(3); }
+  // Only with grouped.
   GroupKey* group() {
-    return reinterpret_cast<GroupKey*>(column(3 + has_expiry_column));
+    return reinterpret_cast<GroupKey*>(rows() + capacity) +
+           (has_expiry_column ? capacity : 0);
   }
   const GroupKey* group() const {
-    return reinterpret_cast<const GroupKey*>(column(3 + has_expiry_column));
+    return reinterpret_cast<const GroupKey*>(rows() + capacity) +
+           (has_expiry_column ? capacity : 0);
   }
 
-  TimelineKey key(int slot) const { return {ts()[slot], activity()[slot]}; }
+  TimelineKey key(int slot) const {
+    return {rows()[slot].ts, rows()[slot].activity_id};
+  }
   Micros expires_at(int slot) const {
-    if (has_expiry_column) return column(3)[slot];
-    return same_expiry ? shared : ts()[slot] + shared;
+    if (has_expiry_column) return expiry_column()[slot];
+    return same_expiry ? shared : rows()[slot].ts + shared;
   }
   TimelineKey oldest() const { return key(begin); }
   TimelineKey newest() const { return key(end - 1); }
