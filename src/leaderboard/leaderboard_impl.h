@@ -125,6 +125,12 @@ class LeaderboardImpl final : public Leaderboard {
   absl::StatusOr<std::vector<LeaderboardEntry>> TopKCounted(
       size_t k, size_t* entries_read) const;
 
+  // TopK's read of its copy of the board's best entries alone: fills
+  // `*out` (empty on entry) and returns true when the copy holds the
+  // current top k (see leaderboard_top_cache.h); false, `*out` empty,
+  // otherwise. REQUIRES: 1 <= k <= max_page_size.
+  bool TopKFromCopy(size_t k, std::vector<LeaderboardEntry>* out) const;
+
   // The naive scatter-gather top-k, for comparison in tests and
   // benchmarks: under the same snapshot, copies the best k entries of every
   // partition (up to partitions x k reads, added to `*entries_read`), sorts

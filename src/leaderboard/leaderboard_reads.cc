@@ -48,10 +48,7 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopK(
     return s;
   }
   std::vector<LeaderboardEntry> out;
-  if (top_cache_.TryRead(
-          k, [this] { return TopVersionSum(); }, &out)) {
-    return out;
-  }
+  if (TopKFromCopy(k, &out)) return out;
   size_t entries_read = 0;
   uint64_t version_sum = 0;
   size_t members = 0;
@@ -64,6 +61,12 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopK(
   // After letting go of the locks; a later TopK of up to k finds it.
   top_cache_.Publish(version_sum, out, /*whole_board=*/out.size() == members);
   return out;
+}
+
+bool LeaderboardImpl::TopKFromCopy(size_t k,
+                                   std::vector<LeaderboardEntry>* out) const {
+  return top_cache_.TryRead(
+      k, [this] { return TopVersionSum(); }, out);
 }
 
 absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
