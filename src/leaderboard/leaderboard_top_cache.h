@@ -72,13 +72,14 @@ class BoardTopCache {
       return false;
     }
     const size_t n = std::min(k, held);
-    out->reserve(n);
+    // Filled in place: moving an entry in would copy its (empty) string.
+    out->resize(n);
     for (size_t i = 0; i < n; ++i) {
       const Slot& slot = slots_[i];
-      out->push_back(
-          LeaderboardEntry{slot.member.load(std::memory_order_relaxed),
-                           slot.score.load(std::memory_order_relaxed),
-                           slot.rank.load(std::memory_order_relaxed)});
+      LeaderboardEntry& entry = (*out)[i];
+      entry.member = slot.member.load(std::memory_order_relaxed);
+      entry.score = slot.score.load(std::memory_order_relaxed);
+      entry.rank = slot.rank.load(std::memory_order_relaxed);
     }
     // Orders the copies before the second look at the sequence: if any
     // copy saw a publisher's store, that look sees its odd sequence.
