@@ -21,11 +21,18 @@
 //   BM_TopKAmong/members:10000/k:10  TopKAmong of 10,000 random members of
 //       the dense board in 16 partitions (a friends' board): one score
 //       lookup per member under the snapshot, then a partial sort.
-//   BM_TopK/<merge>/k:100        top 100 of the dense board in 16
-//       partitions: `lazy_merge` (Leaderboard::TopK, reads k + N - 1
-//       entries) next to `read_k_per_partition` (copy the best k of every
-//       partition, sort N x k, keep k), in the same run on the same board.
-//       entries_read is per call.
+//   BM_TopK/<path>/k:100         top 100 of the dense board in 16
+//       partitions: `cached` (Leaderboard::TopK, which returns its copy of
+//       the board's best entries while no partition's best entries
+//       changed), `lazy_merge` (the merge under every partition's lock,
+//       reading k + N - 1 entries), `read_k_per_partition` (copy the best
+//       k of every partition, sort N x k, keep k), and `std_set_mutex`
+//       (feedcore-bench's baseline, a std::set under one mutex, with the
+//       same scores), in the same run. `cached_after_top_write` and
+//       `lazy_merge_after_top_write` precede every read with an Increment
+//       of the leader, so that the cache never holds: the write plus the
+//       merge (plus, cached, the copy it publishes). entries_read is per
+//       call.
 //   BM_Rank/partitions:<N>       Rank of a random member, N = 16, 4, 1.
 //   BM_Around/partitions:16      Around(member, 10, 10) of a random member.
 //   BM_ReadPage/partitions:16    a 50-entry best-first page from a cursor
@@ -63,6 +70,7 @@
 #include <vector>
 
 #include "bench/benchmark_main.h"
+#include "bench/driver/leaderboard_baseline.h"
 #include "feedcore/feedcore.h"
 #include "leaderboard/leaderboard_impl.h"
 
@@ -247,13 +255,33 @@ internal::LeaderboardImpl* ReadBoard(size_t partitions) {
                       TieBreak::kEarlierUpdateFirst, kDenseRange);
 }
 
-void BM_TopK(benchmark::State& state, bool lazy) {
+// How BM_TopK reads the top.
+enum class TopKPath {
+  kCached,             // Leaderboard::TopK
+  kLazyMerge,          // the merge under the snapshot (TopKCounted)
+  kReadKPerPartition,  // TopKReadingKPerPartition
+};
+
+void BM_TopK(benchmark::State& state, TopKPath path, bool write_first) {
   internal::LeaderboardImpl* const board = ReadBoard(16);
   const size_t k = static_cast<size_t>(state.range(0));
   size_t entries_read = 0;
+  // With `write_first`, every call follows an Increment of the leader by
+  // +1 then -1 in turn, which changes its partition's best entries.
+  const MemberId leader = board->TopK(1).value()[0].member;
+  int64_t delta = 1;
   for (auto _ : state) {
-    auto top = lazy ? board->TopKCounted(k, &entries_read)
-                    : board->TopKReadingKPerPartition(k, &entries_read);
+    if (write_first) {
+      if (!board->Increment(leader, delta).ok()) {
+        state.SkipWithError("Increment failed");
+        break;
+      }
+      delta = -delta;
+    }
+    auto top = path == TopKPath::kCached ? board->TopK(k)
+               : path == TopKPath::kLazyMerge
+                   ? board->TopKCounted(k, &entries_read)
+                   : board->TopKReadingKPerPartition(k, &entries_read);
     if (!top.ok() || top->size() != k) {
       state.SkipWithError("TopK failed");
       break;
@@ -261,8 +289,29 @@ void BM_TopK(benchmark::State& state, bool lazy) {
     benchmark::DoNotOptimize(top);
   }
   state.SetItemsProcessed(state.iterations());
-  state.counters["entries_read"] = static_cast<double>(entries_read) /
-                                   static_cast<double>(state.iterations());
+  if (path != TopKPath::kCached) {
+    state.counters["entries_read"] = static_cast<double>(entries_read) /
+                                     static_cast<double>(state.iterations());
+  }
+}
+
+// The same top read from feedcore-bench's baseline, a std::set under one
+// mutex, filled with the read board's scores.
+void BM_TopKStdSet(benchmark::State& state) {
+  static StdMapLeaderboard* const baseline = [] {
+    auto* b = new StdMapLeaderboard;
+    std::mt19937_64 rng(kFillSeed);
+    for (MemberId m = 0; m < kMembers; ++m) {
+      b->Increment(m, static_cast<int64_t>(rng() % kDenseRange));
+    }
+    return b;
+  }();
+  const size_t k = static_cast<size_t>(state.range(0));
+  for (auto _ : state) {
+    auto top = baseline->TopK(k);
+    benchmark::DoNotOptimize(top);
+  }
+  state.SetItemsProcessed(state.iterations());
 }
 
 // Sets of distinct random members for TopKAmong, drawn once.
@@ -484,12 +533,25 @@ void RegisterIncrement(Keys keys, int64_t range, TieBreak tie_break,
 
 void RegisterReads(size_t partitions) {
   if (partitions == 16) {
-    benchmark::RegisterBenchmark("BM_TopK/lazy_merge",
-                                 [](benchmark::State& s) { BM_TopK(s, true); })
-        ->ArgName("k")
-        ->Arg(100);
-    benchmark::RegisterBenchmark("BM_TopK/read_k_per_partition",
-                                 [](benchmark::State& s) { BM_TopK(s, false); })
+    const struct {
+      const char* name;
+      TopKPath path;
+      bool write_first;
+    } top_k_runs[] = {
+        {"BM_TopK/cached", TopKPath::kCached, false},
+        {"BM_TopK/lazy_merge", TopKPath::kLazyMerge, false},
+        {"BM_TopK/read_k_per_partition", TopKPath::kReadKPerPartition, false},
+        {"BM_TopK/cached_after_top_write", TopKPath::kCached, true},
+        {"BM_TopK/lazy_merge_after_top_write", TopKPath::kLazyMerge, true},
+    };
+    for (const auto& run : top_k_runs) {
+      benchmark::RegisterBenchmark(
+          run.name, [path = run.path, write = run.write_first](
+                        benchmark::State& s) { BM_TopK(s, path, write); })
+          ->ArgName("k")
+          ->Arg(100);
+    }
+    benchmark::RegisterBenchmark("BM_TopK/std_set_mutex", BM_TopKStdSet)
         ->ArgName("k")
         ->Arg(100);
   }

@@ -87,7 +87,10 @@
 // moment). The price is that a cross-partition read delays writers on every
 // partition for its duration, which is microseconds for a top-100 and grows
 // with the page size (bounded by `max_page_size`). `Score` and every write lock
-// one partition.
+// one partition. A `TopK` of at most 128 entries takes no lock when no write
+// has changed any partition's best entries since an earlier `TopK` merged them
+// under the locks: it returns that copy, checked without a lock, which is the
+// same answer at an instant within the call.
 //
 // Paging
 // ------
@@ -481,7 +484,9 @@ class FEEDCORE_EXPORT Leaderboard {
 
   // The best min(k, members) entries, best first, ranks 0, 1, 2...
   // `InvalidArgument` unless 1 <= k <= max_page_size. Reads at most
-  // k + partitions - 1 entries: O(partitions + k log partitions).
+  // k + partitions - 1 entries: O(partitions + k log partitions). In
+  // process, with k <= 128 and no write to the board's best entries since
+  // a TopK of at least k: a copy of that answer, O(partitions + k), no lock.
   virtual absl::StatusOr<std::vector<LeaderboardEntry>> TopK(
       size_t k) const = 0;
 

@@ -119,6 +119,12 @@ bool LeaderboardImpl::CheckInvariants() const {
     const PartitionData& data = snapshot.data(p);
     if (!data.tree.CheckInvariants()) return false;
     if (data.members.size() != data.tree.size()) return false;
+    constexpr size_t kBest = BoardTopCache::kEntries;
+    const std::optional<RankKey> edge =
+        data.tree.size() >= kBest
+            ? std::optional<RankKey>(data.tree.Select(kBest - 1).key())
+            : std::nullopt;
+    if (data.top_edge != edge) return false;
     for (Position at = data.tree.First(); at.valid(); at = at.next()) {
       const RankKey key = at.key();
       if (PartitionOf(key.member) != p) return false;

@@ -36,6 +36,13 @@
 // every write that adds, moves or removes a member reports the change of
 // its rank score to it (RankScoreMoved).
 //
+// Top. TopK(k) for k up to BoardTopCache::kEntries returns a merged copy
+// of the board's best entries while no partition's best entries changed
+// since it was merged (leaderboard_top_cache.h), without any lock; every
+// write that changes a partition's best entries increments that
+// partition's top version (NoteTopChange), which the copy is checked
+// against. Otherwise it merges under the snapshot and publishes the copy.
+//
 // Lock order. Cross-partition reads take every partition lock shared in
 // ascending index (SharedSnapshot); Clear takes them all exclusively in the
 // same order; everything else holds exactly one partition lock. Under a
@@ -62,6 +69,7 @@
 #include "base/mutex.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/leaderboard_range.h"
+#include "leaderboard/leaderboard_top_cache.h"
 #include "leaderboard/ranked_btree.h"
 #include "leaderboard/score_order.h"
 #include "memory/huge_page_allocator.h"
@@ -111,10 +119,17 @@ class LeaderboardImpl final : public Leaderboard {
       size_t after) const override;
   const LeaderboardOptions& options() const override { return options_; }
 
-  // TopK that also adds to `*entries_read` the number of entries its merge
-  // read from the partitions (at most k + partitions - 1).
+  // TopK by the merge under the snapshot, never from the cache, that also
+  // adds to `*entries_read` the number of entries its merge read from the
+  // partitions (at most k + partitions - 1).
   absl::StatusOr<std::vector<LeaderboardEntry>> TopKCounted(
       size_t k, size_t* entries_read) const;
+
+  // TopK's read of its copy of the board's best entries alone: fills
+  // `*out` (empty on entry) and returns true when the copy holds the
+  // current top k (see leaderboard_top_cache.h); false, `*out` empty,
+  // otherwise. REQUIRES: 1 <= k <= max_page_size.
+  bool TopKFromCopy(size_t k, std::vector<LeaderboardEntry>* out) const;
 
   // The naive scatter-gather top-k, for comparison in tests and
   // benchmarks: under the same snapshot, copies the best k entries of every
@@ -191,6 +206,11 @@ class LeaderboardImpl final : public Leaderboard {
     RankedBtree tree;
     MemberMap members;
     MetadataMap metadata;
+    // The key of the tree's entry at position BoardTopCache::kEntries - 1,
+    // the last of the partition's best entries; none while the tree holds
+    // fewer. A change whose old or new key ranks at or above it changes
+    // the partition's best entries (NoteTopChange).
+    std::optional<RankKey> top_edge;
   };
 
   struct alignas(64) Partition {
@@ -199,6 +219,11 @@ class LeaderboardImpl final : public Leaderboard {
     // board's leaf pool lock under this one.
     mutable SharedMutex mu ABSL_ACQUIRED_BEFORE(HugePagePool::mu_);
     std::unique_ptr<PartitionData> data ABSL_GUARDED_BY(mu);
+    // Incremented, with `mu` held exclusively, by every write that changes
+    // the partition's best BoardTopCache::kEntries entries; read without
+    // the lock by TopK (leaderboard_top_cache.h). On a line of its own, so
+    // that writers taking `mu` do not take the line from those readers.
+    alignas(64) std::atomic<uint64_t> top_version{0};
   };
 
   class SharedSnapshot;
@@ -268,8 +293,29 @@ class LeaderboardImpl final : public Leaderboard {
   void Record(ChangeKind kind, size_t partition, MemberId member, int64_t score,
               uint64_t update_sequence,
               const std::string* metadata = nullptr) const;
-  // Puts `member` at `key` in `data` (inserting or moving it).
-  void PlaceLocked(PartitionData& data, MemberId member, const RankKey& key);
+  // Puts `member` at `key` in `data`, partition p's (inserting or moving
+  // it).
+  void PlaceLocked(size_t p, PartitionData& data, MemberId member,
+                   const RankKey& key);
+  // A write in partition `p`, whose lock is held exclusively and whose data
+  // is `data`, moved a member from key `from` to key `to` (null: absent),
+  // the tree already changed: when either key is among the partition's
+  // best entries (at or above data.top_edge, which is from before the
+  // change), increments the partition's top version and finds the new
+  // edge. Every change of the partition's best entries passes here: an
+  // entry leaving them had its old key at or above the edge, one entering
+  // them has its new key above the old edge.
+  void NoteTopChange(size_t p, PartitionData& data, const RankKey* from,
+                     const RankKey* to);
+  // Increments partition p's top version; its lock is held exclusively.
+  void BumpTopVersion(size_t p);
+  // The sum of every partition's top version, each loaded with acquire.
+  uint64_t TopVersionSum() const;
+  // The best min(k, members) entries under `snapshot`, in the board's rank
+  // style, merged lazily; adds the entries read to `*entries_read`.
+  std::vector<LeaderboardEntry> MergeTop(const SharedSnapshot& snapshot,
+                                         size_t k, size_t* entries_read) const;
+
   // A member's rank score went from `from` to `to` (none: absent); keeps
   // the DistinctScoreIndex of a kDense board. Called by every write that
   // changes a member's key, after the tree and map took the change, with
@@ -368,6 +414,8 @@ class LeaderboardImpl final : public Leaderboard {
   // from the read-only fields above: every writer of every partition
   // increments it.
   alignas(64) std::atomic<uint64_t> next_seq_{0};
+  // The board's best entries as of the partitions' top versions.
+  mutable BoardTopCache top_cache_;
   // The distinct scores of a kDense board; null on other boards.
   const std::unique_ptr<DistinctScoreIndex> distinct_scores_;
   // Set before the board is shared; null when nothing is recorded.

@@ -43,8 +43,30 @@ absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {
 
 absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopK(
     size_t k) const {
+  if (absl::Status s = ValidateReadSize("TopK k", k, 1, options_.max_page_size);
+      !s.ok()) {
+    return s;
+  }
+  std::vector<LeaderboardEntry> out;
+  if (TopKFromCopy(k, &out)) return out;
   size_t entries_read = 0;
-  return TopKCounted(k, &entries_read);
+  uint64_t version_sum = 0;
+  size_t members = 0;
+  {
+    SharedSnapshot snapshot(*this);
+    version_sum = TopVersionSum();
+    members = snapshot.members();
+    out = MergeTop(snapshot, k, &entries_read);
+  }
+  // After letting go of the locks; a later TopK of up to k finds it.
+  top_cache_.Publish(version_sum, out, /*whole_board=*/out.size() == members);
+  return out;
+}
+
+bool LeaderboardImpl::TopKFromCopy(size_t k,
+                                   std::vector<LeaderboardEntry>* out) const {
+  return top_cache_.TryRead(
+      k, [this] { return TopVersionSum(); }, out);
 }
 
 absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
@@ -53,9 +75,14 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
       !s.ok()) {
     return s;
   }
-  std::vector<LeaderboardEntry> out;
-  PerPartition<Position> runs(options_.partitions);
   SharedSnapshot snapshot(*this);
+  return MergeTop(snapshot, k, entries_read);
+}
+
+std::vector<LeaderboardEntry> LeaderboardImpl::MergeTop(
+    const SharedSnapshot& snapshot, size_t k, size_t* entries_read) const {
+  std::vector<LeaderboardEntry> out;
+  PerPartition<Position> runs(snapshot.partitions());
   size_t size = 0;
   for (size_t p = 0; p < snapshot.partitions(); ++p) {
     runs[p] = snapshot.data(p).tree.First();
@@ -68,6 +95,14 @@ absl::StatusOr<std::vector<LeaderboardEntry>> LeaderboardImpl::TopKCounted(
         });
   StyleRanks(snapshot, absl::MakeSpan(out), /*best_first=*/true);
   return out;
+}
+
+uint64_t LeaderboardImpl::TopVersionSum() const {
+  uint64_t sum = 0;
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    sum += partitions_[p].top_version.load(std::memory_order_acquire);
+  }
+  return sum;
 }
 
 absl::StatusOr<std::vector<LeaderboardEntry>>

@@ -50,8 +50,8 @@ void LeaderboardImpl::Record(ChangeKind kind, size_t partition, MemberId member,
   recording_->log->Append(std::move(record));
 }
 
-void LeaderboardImpl::PlaceLocked(PartitionData& data, MemberId member,
-                                  const RankKey& key) {
+void LeaderboardImpl::PlaceLocked(size_t p, PartitionData& data,
+                                  MemberId member, const RankKey& key) {
   auto [it, inserted] = data.members.try_emplace(member, Placed{});
   if (inserted) {
     try {
@@ -61,11 +61,14 @@ void LeaderboardImpl::PlaceLocked(PartitionData& data, MemberId member,
       throw;
     }
     it->second = Placed{key.score, key.seq};
+    NoteTopChange(p, data, nullptr, &key);
     RankScoreMoved(std::nullopt, key.score);
   } else if (it->second.score != key.score || it->second.seq != key.seq) {
     const Placed old = it->second;
-    data.tree.Update(RankKey{old.score, old.seq, member}, key);
+    const RankKey old_key{old.score, old.seq, member};
+    data.tree.Update(old_key, key);
     it->second = Placed{key.score, key.seq};
+    NoteTopChange(p, data, &old_key, &key);
     RankScoreMoved(old.score, key.score);
   }
 }
@@ -77,7 +80,7 @@ void LeaderboardImpl::ApplyScore(MemberId member, int64_t score,
   Partition& partition = partitions_[p];
   WriterLock lock(&partition.mu);
   PartitionData& data = *partition.data;
-  PlaceLocked(data, member,
+  PlaceLocked(p, data, member,
               RankKey{ToRankScore(score), update_sequence, member});
   if (metadata != nullptr) {
     if (metadata->empty()) {
@@ -105,9 +108,11 @@ void LeaderboardImpl::ApplyRemove(MemberId member) {
   auto it = data.members.find(member);
   if (it != data.members.end()) {
     const int64_t old_score = it->second.score;
-    data.tree.Erase(RankKey{old_score, it->second.seq, member});
+    const RankKey old_key{old_score, it->second.seq, member};
+    data.tree.Erase(old_key);
     data.members.erase(it);
     data.metadata.erase(member);
+    NoteTopChange(p, data, &old_key, nullptr);
     RankScoreMoved(old_score, std::nullopt);
   }
   if (recording_ != nullptr) Record(ChangeKind::kScoreRemove, p, member, 0, 0);
@@ -125,6 +130,7 @@ void LeaderboardImpl::ApplyClear(size_t p) {
       }
     }
     partitions_[p].data.swap(empty);
+    BumpTopVersion(p);
     if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
   // The old data is freed here, after the lock.
@@ -183,7 +189,7 @@ absl::Status LeaderboardImpl::LoadPartition(size_t p, std::string_view bytes) {
     if (data.members.contains(key.member)) {
       return Corrupt(p, absl::StrCat("member ", key.member, " appears twice"));
     }
-    PlaceLocked(data, key.member, key);
+    PlaceLocked(p, data, key.member, key);
     max_seq = std::max(max_seq, key.seq);
   }
   const uint64_t with_metadata = r.Count(kMinMetadataBytes);

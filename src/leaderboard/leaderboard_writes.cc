@@ -214,12 +214,16 @@ WriteOutcome LeaderboardImpl::StoreLocked(
     if (added) data.members.erase(it);  // keep map and tree in step
     throw;
   }
-  const int64_t old_rank_score = it->second.score;
+  const Placed old = it->second;
   it->second = Placed{rank_score, seq};
+  const RankKey new_key{rank_score, seq, member};
   if (outcome == WriteOutcome::kAdded) {
+    NoteTopChange(p, data, nullptr, &new_key);
     RankScoreMoved(std::nullopt, rank_score);
   } else if (outcome == WriteOutcome::kChanged) {
-    RankScoreMoved(old_rank_score, rank_score);
+    const RankKey old_key{old.score, old.seq, member};
+    NoteTopChange(p, data, &old_key, &new_key);
+    RankScoreMoved(old.score, rank_score);
   }
   bool metadata_changed = false;
   if (metadata != nullptr) {
@@ -521,14 +525,39 @@ absl::Status LeaderboardImpl::RemoveInMemory(MemberId member) {
   auto it = data.members.find(member);
   if (it == data.members.end()) return MemberNotFound(member);
   const int64_t old_score = it->second.score;
-  data.tree.Erase(RankKey{old_score, it->second.seq, member});
+  const RankKey old_key{old_score, it->second.seq, member};
+  data.tree.Erase(old_key);
   data.members.erase(it);
   if (!data.metadata.empty()) data.metadata.erase(member);
+  NoteTopChange(p, data, &old_key, nullptr);
   RankScoreMoved(old_score, std::nullopt);
   if (recording_ != nullptr) {
     Record(ChangeKind::kScoreRemove, p, member, 0, 0);
   }
   return absl::OkStatus();
+}
+
+void LeaderboardImpl::NoteTopChange(size_t p, PartitionData& data,
+                                    const RankKey* from, const RankKey* to) {
+  const std::optional<RankKey>& edge = data.top_edge;
+  const auto among_best = [&edge](const RankKey* key) {
+    return key != nullptr && (!edge.has_value() || !RanksAbove(*edge, *key));
+  };
+  if (!among_best(from) && !among_best(to)) return;
+  BumpTopVersion(p);
+  constexpr size_t kBest = BoardTopCache::kEntries;
+  data.top_edge =
+      data.tree.size() >= kBest
+          ? std::optional<RankKey>(data.tree.Select(kBest - 1).key())
+          : std::nullopt;
+}
+
+void LeaderboardImpl::BumpTopVersion(size_t p) {
+  std::atomic<uint64_t>& version = partitions_[p].top_version;
+  // Release: a TopK that loads the new version sees the change (only
+  // writers holding the partition's lock exclusively store it).
+  version.store(version.load(std::memory_order_relaxed) + 1,
+                std::memory_order_release);
 }
 
 absl::Status LeaderboardImpl::ClearInMemory() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -546,6 +575,7 @@ absl::Status LeaderboardImpl::ClearInMemory() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
   for (size_t p = 0; p < options_.partitions; ++p) {
     partitions_[p].data.swap(swapped[p]);
+    BumpTopVersion(p);
     if (recording_ != nullptr) Record(ChangeKind::kBoardClear, p, 0, 0, 0);
   }
   if (scores_swapped.has_value()) distinct_scores_->Swap(*scores_swapped);
