@@ -1,11 +1,12 @@
 // NodeArena: a size-class slab allocator for small fixed-size nodes.
 //
-// A short timeline's chunks are 72-128 bytes. The system allocator rounds
-// each of them up to a 16-byte multiple plus an 8-byte header, which would
-// cost several bytes per entry. The arena carves nodes of exactly the
-// requested size (rounded to 8 bytes) out of 64 KiB blocks mapped straight
-// from the OS, and gives a block back to the OS when its last node is freed
-// (keeping at most one empty block per size class until
+// Timeline chunks are 72 bytes to 1.4 KiB. The system allocator rounds
+// each up and adds a header, and a timeline that grows its newest chunk
+// frees one size and asks for a larger one, which glibc's bins serve
+// poorly (a fan-out grows thousands of chunks at once). The arena carves
+// nodes of exactly the requested size (rounded to 8 bytes) out of 64 KiB blocks
+// mapped straight from the OS, and gives a block back to the OS when its last
+// node is freed (keeping at most one empty block per size class until
 // ReleaseSpareBlocks), so memory freed by eviction really leaves the
 // process.
 //
@@ -29,7 +30,7 @@ namespace feedcore::internal {
 class NodeArena {
  public:
   static constexpr size_t kBlockBytes = 64 * 1024;
-  static constexpr size_t kMaxSlabBytes = 128;
+  static constexpr size_t kMaxSlabBytes = 2048;
 
   NodeArena() = default;
   // Returns every block to the OS; slab nodes still allocated become

@@ -56,7 +56,13 @@ void Timeline::EnableGroups(bool index) {
 Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
                                     bool expiry_column, Micros shared,
                                     bool same_expiry) {
-  const size_t bytes = Chunk::Bytes(height, capacity, expiry_column, grouped_);
+  // The slots that fit in the allocation's rounding come free.
+  const size_t bytes = Chunk::AllocationBytes(
+      Chunk::Bytes(height, capacity, expiry_column, grouped_));
+  while (capacity < kMaxChunkEntries &&
+         Chunk::Bytes(height, capacity + 1, expiry_column, grouped_) <= bytes) {
+    ++capacity;
+  }
   Chunk* chunk = static_cast<Chunk*>(arena_->Allocate(bytes));
   chunk->height = static_cast<uint8_t>(height);
   chunk->capacity = static_cast<uint8_t>(capacity);

@@ -67,8 +67,15 @@ struct TimelineChunk {
            (sizeof(TimelineRow) + sizeof(int64_t) * columns) *
                static_cast<size_t>(capacity);
   }
+  // What a chunk takes from the arena: past 128 bytes its size is rounded
+  // up to 64 bytes (NewChunk fills the rounding with slots), so that
+  // chunks fall into few of the arena's size classes.
+  static size_t AllocationBytes(size_t bytes) {
+    return bytes <= 128 ? bytes : (bytes + 63) & ~size_t{63};
+  }
   size_t bytes() const {
-    return Bytes(height, capacity, has_expiry_column != 0, grouped != 0);
+    return AllocationBytes(
+        Bytes(height, capacity, has_expiry_column != 0, grouped != 0));
   }
   int count() const { return end - begin; }
   bool full() const { return begin == 0 && end == capacity; }

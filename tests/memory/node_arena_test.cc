@@ -245,7 +245,7 @@ TEST_CASE("requests above kMaxSlabBytes bypass the slabs") {
   uint32_t tag = 1;
   for (const size_t bytes :
        {NodeArena::kMaxSlabBytes + 1, NodeArena::kMaxSlabBytes + 8,
-        size_t{1000}, size_t{4096}, NodeArena::kBlockBytes,
+        NodeArena::kMaxSlabBytes + 1000, size_t{4096}, NodeArena::kBlockBytes,
         NodeArena::kBlockBytes + 1, size_t{1} << 20}) {
     Chunk c{static_cast<unsigned char*>(arena.Allocate(bytes)), bytes, tag++};
     CHECK(reinterpret_cast<uintptr_t>(c.p) % 8 == 0);
