@@ -32,6 +32,11 @@ struct NodeArena::Block {
 };
 
 NodeArena::~NodeArena() {
+  while (pool_ != nullptr) {
+    void* block = pool_;
+    pool_ = *static_cast<void**>(block);
+    Unmap(block, kBlockBytes);
+  }
   for (size_t c = 0; c < kClasses; ++c) {
     for (Block** list : {&available_[c], &full_[c]}) {
       while (*list != nullptr) {
@@ -61,14 +66,20 @@ void NodeArena::PushFront(Block** list, Block* block) {
 }
 
 NodeArena::Block* NodeArena::NewBlock(size_t class_index) {
-  void* memory = MapAlignedBlock();
+  void* memory = pool_;
+  if (memory != nullptr) {
+    pool_ = *static_cast<void**>(memory);
+    --pooled_;
+  } else {
+    memory = MapAlignedBlock();
+    bytes_reserved_ += kBlockBytes;
+    ++blocks_;
+  }
   Block* block = new (memory) Block;
   block->class_index = static_cast<uint32_t>(class_index);
   block->bump = static_cast<char*>(memory) + RoundUp8(sizeof(Block));
   block->end = static_cast<char*>(memory) + kBlockBytes;
   PushFront(&available_[class_index], block);
-  bytes_reserved_ += kBlockBytes;
-  ++blocks_;
   return block;
 }
 
@@ -77,6 +88,12 @@ void NodeArena::ReleaseBlock(Block* block) {
   Unlink(block->full ? &full_[c] : &available_[c], block);
   if (spare_[c] == block) spare_[c] = nullptr;
   block->~Block();
+  if (pooled_ < kPooledBlocks) {
+    *reinterpret_cast<void**>(block) = pool_;
+    pool_ = block;
+    ++pooled_;
+    return;
+  }
   Unmap(block, kBlockBytes);
   bytes_reserved_ -= kBlockBytes;
   --blocks_;
@@ -148,6 +165,14 @@ void NodeArena::ReleaseSpareBlocks() {
   for (size_t c = 0; c < kClasses; ++c) {
     if (spare_[c] != nullptr && spare_[c]->live == 0) ReleaseBlock(spare_[c]);
   }
+  while (pool_ != nullptr) {
+    void* block = pool_;
+    pool_ = *static_cast<void**>(block);
+    Unmap(block, kBlockBytes);
+    bytes_reserved_ -= kBlockBytes;
+    --blocks_;
+  }
+  pooled_ = 0;
 }
 
 }  // namespace feedcore::internal

@@ -4,11 +4,12 @@
 // each up and adds a header, and a timeline that grows its newest chunk
 // frees one size and asks for a larger one, which glibc's bins serve
 // poorly (a fan-out grows thousands of chunks at once). The arena carves
-// nodes of exactly the requested size (rounded to 8 bytes) out of 64 KiB blocks
-// mapped straight from the OS, and gives a block back to the OS when its last
-// node is freed (keeping at most one empty block per size class until
-// ReleaseSpareBlocks), so memory freed by eviction really leaves the
-// process.
+// nodes of exactly the requested size (rounded to 8 bytes) out of 64 KiB
+// blocks mapped straight from the OS. A block whose last node is freed is
+// kept as its class's one spare, or in a pool of up to kPooledBlocks that
+// any class reuses before mapping, or else given back to the OS;
+// ReleaseSpareBlocks gives back the spares and the pool, so memory freed
+// by eviction really leaves the process.
 //
 // Requests larger than kMaxSlabBytes go to operator new. Under
 // AddressSanitizer every request does, so that ASan sees each node as its
@@ -31,6 +32,8 @@ class NodeArena {
  public:
   static constexpr size_t kBlockBytes = 64 * 1024;
   static constexpr size_t kMaxSlabBytes = 2048;
+  // Emptied blocks kept mapped for any size class (see ReleaseBlock).
+  static constexpr size_t kPooledBlocks = 64;
 
   NodeArena() = default;
   // Returns every block to the OS; slab nodes still allocated become
@@ -55,7 +58,7 @@ class NodeArena {
   size_t blocks() const { return blocks_; }
 
   // Gives back to the OS the empty blocks kept to absorb alloc/free churn
-  // at a block boundary. Called after eviction passes.
+  // (the spares and the pool). Called after eviction passes.
   void ReleaseSpareBlocks();
 
  private:
@@ -66,6 +69,10 @@ class NodeArena {
   static constexpr size_t kClasses = kMaxSlabBytes / 8 + 1;
 
   Block* NewBlock(size_t class_index);
+  // Takes an emptied block out of its class and keeps it in the pool, or
+  // unmaps it when the pool is full. A timeline that grows its chunks
+  // frees blocks of one size class while it fills another; the pool hands
+  // the freed memory, already faulted in, to the other class.
   void ReleaseBlock(Block* block);
   static void Unlink(Block** list, Block* block);
   static void PushFront(Block** list, Block* block);
@@ -77,6 +84,10 @@ class NodeArena {
   std::array<Block*, kClasses> full_{};
   // Per size class, at most one block that became empty and was kept.
   std::array<Block*, kClasses> spare_{};
+  // Emptied blocks of no class, linked through their first word; at most
+  // kPooledBlocks. Counted in blocks_ and bytes_reserved_.
+  void* pool_ = nullptr;
+  size_t pooled_ = 0;
   size_t bytes_used_ = 0;
   size_t bytes_reserved_ = 0;
   size_t blocks_ = 0;

@@ -1,7 +1,8 @@
 // Tests of the slab allocator (src/memory/node_arena.h): size rounding and
-// accounting, alignment, isolation of neighbouring nodes, release of
-// emptied blocks (one spare per size class is kept until
-// ReleaseSpareBlocks) and requests above the slab limit.
+// accounting, alignment, isolation of neighbouring nodes, reuse and
+// release of emptied blocks (a spare per size class and a bounded pool for
+// any class, kept until ReleaseSpareBlocks) and requests above the slab
+// limit.
 #include "memory/node_arena.h"
 
 #include <doctest/doctest.h>
@@ -77,8 +78,9 @@ TEST_CASE("each size is rounded up to 8 bytes, aligned and accounted") {
     CHECK(arena.bytes_used() == used);
   }
   CHECK(arena.bytes_used() == 0);
-  // At most one empty block per size class is kept as a spare.
-  CHECK(arena.blocks() <= NodeArena::kMaxSlabBytes / 8);
+  // At most one empty block per size class and the pool are kept.
+  CHECK(arena.blocks() <=
+        NodeArena::kMaxSlabBytes / 8 + NodeArena::kPooledBlocks);
   CHECK(arena.bytes_reserved() == arena.blocks() * NodeArena::kBlockBytes);
   arena.ReleaseSpareBlocks();
   CHECK(arena.bytes_reserved() == 0);
@@ -138,7 +140,7 @@ TEST_CASE("full-size writes never reach a neighbouring node") {
   CHECK(arena.blocks() == 0);
 }
 
-TEST_CASE("emptied blocks go back, but for one spare per size class") {
+TEST_CASE("emptied blocks stay for reuse until released, then go back") {
   NodeArena arena;
   constexpr size_t kNode = 40;
   const size_t n = 3 * NodeArena::kBlockBytes / kNode;
@@ -155,14 +157,13 @@ TEST_CASE("emptied blocks go back, but for one spare per size class") {
     CHECK(full_reserved < n * kNode + 5 * NodeArena::kBlockBytes);
   }
 
-  // Free everything but the first node: its block and at most one spare
-  // stay.
+  // Free everything but the first node: the emptied blocks stay mapped (a
+  // spare and the pool) and are counted as reserved.
   for (size_t i = 1; i < n; ++i) arena.Free(nodes[i], kNode);
   CHECK(arena.bytes_used() == kNode);
-  CHECK(arena.bytes_reserved() < full_reserved);
+  CHECK(arena.bytes_reserved() <= full_reserved);
   if (kSlabsInUse) {
-    CHECK(arena.blocks() >= 1);
-    CHECK(arena.blocks() <= 2);
+    CHECK(arena.blocks() == full_blocks);
     CHECK(arena.bytes_reserved() == arena.blocks() * NodeArena::kBlockBytes);
   }
   arena.ReleaseSpareBlocks();
@@ -186,28 +187,44 @@ TEST_CASE("emptied blocks go back, but for one spare per size class") {
   CHECK(arena.blocks() == 0);
 }
 
-TEST_CASE("freeing every node of several blocks keeps exactly one spare") {
+TEST_CASE("a block emptied in one size class serves another unmapped") {
   NodeArena arena;
-  std::vector<void*> nodes;
+  std::vector<void*> small;
   for (size_t i = 0; i < 4 * NodeArena::kBlockBytes / 48; ++i) {
-    nodes.push_back(arena.Allocate(48));
+    small.push_back(arena.Allocate(48));
   }
-  // Free in an order that empties blocks one after another.
-  for (void* p : nodes) arena.Free(p, 48);
+  const size_t blocks = arena.blocks();
+  for (void* p : small) arena.Free(p, 48);
   CHECK(arena.bytes_used() == 0);
-  if (kSlabsInUse) {
-    CHECK(arena.blocks() == 1);
-    CHECK(arena.bytes_reserved() == NodeArena::kBlockBytes);
+  if (kSlabsInUse) CHECK(arena.blocks() == blocks);
+  // A larger class fills the pooled blocks (one stays the 48-byte spare)
+  // before mapping any.
+  std::vector<void*> large;
+  for (size_t i = 0; i < 2 * NodeArena::kBlockBytes / 512; ++i) {
+    void* p = arena.Allocate(512);
+    std::memset(p, 0x5a, 512);
+    large.push_back(p);
   }
-  // The spare serves the next allocation of its class without a new block.
-  void* p = arena.Allocate(48);
-  if (kSlabsInUse) CHECK(arena.blocks() == 1);
-  // Releasing spares leaves blocks with live nodes alone.
-  std::memset(p, 0x5a, 48);
+  if (kSlabsInUse) CHECK(arena.blocks() == blocks);
+  for (void* p : large) arena.Free(p, 512);
   arena.ReleaseSpareBlocks();
-  CHECK(static_cast<unsigned char*>(p)[47] == 0x5a);
-  if (kSlabsInUse) CHECK(arena.blocks() == 1);
-  arena.Free(p, 48);
+  CHECK(arena.blocks() == 0);
+  CHECK(arena.bytes_reserved() == 0);
+}
+
+TEST_CASE("the pool of emptied blocks is bounded") {
+  NodeArena arena;
+  const size_t per_block = NodeArena::kBlockBytes / 1024;
+  std::vector<void*> nodes;
+  for (size_t i = 0; i < (NodeArena::kPooledBlocks + 10) * per_block; ++i) {
+    nodes.push_back(arena.Allocate(1024));
+  }
+  for (void* p : nodes) arena.Free(p, 1024);
+  if (kSlabsInUse) {
+    // The class's spare and a full pool; the rest went back to the OS.
+    CHECK(arena.blocks() == NodeArena::kPooledBlocks + 1);
+    CHECK(arena.bytes_reserved() == arena.blocks() * NodeArena::kBlockBytes);
+  }
   arena.ReleaseSpareBlocks();
   CHECK(arena.blocks() == 0);
   CHECK(arena.bytes_reserved() == 0);
