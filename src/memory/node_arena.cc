@@ -32,11 +32,7 @@ struct NodeArena::Block {
 };
 
 NodeArena::~NodeArena() {
-  while (pool_ != nullptr) {
-    void* block = pool_;
-    pool_ = *static_cast<void**>(block);
-    Unmap(block, kBlockBytes);
-  }
+  while (void* block = PopPooled()) Unmap(block, kBlockBytes);
   for (size_t c = 0; c < kClasses; ++c) {
     for (Block** list : {&available_[c], &full_[c]}) {
       while (*list != nullptr) {
@@ -66,11 +62,8 @@ void NodeArena::PushFront(Block** list, Block* block) {
 }
 
 NodeArena::Block* NodeArena::NewBlock(size_t class_index) {
-  void* memory = pool_;
-  if (memory != nullptr) {
-    pool_ = *static_cast<void**>(memory);
-    --pooled_;
-  } else {
+  void* memory = PopPooled();
+  if (memory == nullptr) {
     memory = MapAlignedBlock();
     bytes_reserved_ += kBlockBytes;
     ++blocks_;
@@ -80,6 +73,14 @@ NodeArena::Block* NodeArena::NewBlock(size_t class_index) {
   block->bump = static_cast<char*>(memory) + RoundUp8(sizeof(Block));
   block->end = static_cast<char*>(memory) + kBlockBytes;
   PushFront(&available_[class_index], block);
+  return block;
+}
+
+void* NodeArena::PopPooled() {
+  void* block = pool_;
+  if (block == nullptr) return nullptr;
+  pool_ = *static_cast<void**>(block);
+  --pooled_;
   return block;
 }
 
@@ -165,14 +166,11 @@ void NodeArena::ReleaseSpareBlocks() {
   for (size_t c = 0; c < kClasses; ++c) {
     if (spare_[c] != nullptr && spare_[c]->live == 0) ReleaseBlock(spare_[c]);
   }
-  while (pool_ != nullptr) {
-    void* block = pool_;
-    pool_ = *static_cast<void**>(block);
+  while (void* block = PopPooled()) {
     Unmap(block, kBlockBytes);
     bytes_reserved_ -= kBlockBytes;
     --blocks_;
   }
-  pooled_ = 0;
 }
 
 }  // namespace feedcore::internal

@@ -74,6 +74,8 @@ class NodeArena {
   // frees blocks of one size class while it fills another; the pool hands
   // the freed memory, already faulted in, to the other class.
   void ReleaseBlock(Block* block);
+  // An emptied block from the pool, or nullptr when the pool is empty.
+  void* PopPooled();
   static void Unlink(Block** list, Block* block);
   static void PushFront(Block** list, Block* block);
 

@@ -22,8 +22,8 @@ constexpr Micros kNoNewer = std::numeric_limits<Micros>::max();
 constexpr Micros kNoOlder = std::numeric_limits<Micros>::min();
 
 // expires_at - ts when it does not overflow.
-bool TtlOf(const StoredEntry& entry, Micros* ttl) {
-  return !__builtin_sub_overflow(entry.expires_at, entry.ts, ttl);
+bool TtlOf(Micros expires_at, Micros ts, Micros* ttl) {
+  return !__builtin_sub_overflow(expires_at, ts, ttl);
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
 Timeline::Chunk* Timeline::NewChunkFor(const StoredEntry& entry, int height,
                                        int capacity) {
   Micros ttl = 0;
-  const bool uniform = TtlOf(entry, &ttl);
+  const bool uniform = TtlOf(entry.expires_at, entry.ts, &ttl);
   return NewChunk(height, capacity, !uniform, uniform ? ttl : 0, false);
 }
 
@@ -88,7 +88,7 @@ bool Timeline::Fits(const Chunk* chunk, const StoredEntry& entry) {
   if (chunk->has_expiry_column) return true;
   if (chunk->same_expiry) return entry.expires_at == chunk->shared;
   Micros ttl = 0;
-  return TtlOf(entry, &ttl) && ttl == chunk->shared;
+  return TtlOf(entry.expires_at, entry.ts, &ttl) && ttl == chunk->shared;
 }
 
 bool Timeline::Readopt(Chunk* chunk, const StoredEntry& entry) {
@@ -102,8 +102,8 @@ bool Timeline::Readopt(Chunk* chunk, const StoredEntry& entry) {
     chunk->shared = expiry;
     return true;
   }
-  if (!__builtin_sub_overflow(expiry, chunk->rows()[only].ts, &ttl) &&
-      TtlOf(entry, &entry_ttl) && ttl == entry_ttl) {
+  if (TtlOf(expiry, chunk->rows()[only].ts, &ttl) &&
+      TtlOf(entry.expires_at, entry.ts, &entry_ttl) && ttl == entry_ttl) {
     chunk->same_expiry = 0;
     chunk->shared = ttl;
     return true;
