@@ -93,16 +93,30 @@ TimelineKey GraphNode::MergeBoundaryNow() const {
 Shard::Shard(const ShardConfig& config, uint32_t domain)
     : config_(config), domain_(domain) {}
 
+void Shard::PrefetchRecord(const RecordSlot& slot) {
+  const char* record = reinterpret_cast<const char*>(slot.record.get());
+  for (size_t line = 0; line < sizeof(TimelineRecord); line += 64) {
+    __builtin_prefetch(record + line, /*rw=*/1);
+  }
+  __builtin_prefetch(slot.newest_chunk, /*rw=*/1);
+}
+
 void Shard::Put(TimelineId id, const StoredEntry& entry, InsertResult* result) {
+  // The lookup reads a control group and then a slot; fetching the slot at
+  // the start of the probe now overlaps the two misses.
+  timelines_.prefetch(id);
   auto [it, created] = timelines_.try_emplace(id);
   if (created) {
-    it->second = std::make_unique<TimelineRecord>(&arena_, config_.height_seed);
+    it->second.record =
+        std::make_unique<TimelineRecord>(&arena_, config_.height_seed);
     if (KeepsGroups(id.kind)) {
       // Own and world feeds only hand their group keys on (back-fill,
       // merged reads); home and notification feeds are read as groups.
       it->second->timeline.EnableGroups(id.kind == FeedType::kHome ||
                                         id.kind == FeedType::kNotification);
     }
+  } else {
+    PrefetchRecord(it->second);
   }
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
@@ -134,12 +148,7 @@ void Shard::PutMany(absl::Span<const EntityId> owners, FeedType kind,
     }
     if (i + kRecordsAhead < n) {
       auto ahead = timelines_.find(TimelineId{owners[i + kRecordsAhead], kind});
-      if (ahead != timelines_.end()) {
-        const char* record = reinterpret_cast<const char*>(ahead->second.get());
-        for (size_t line = 0; line < sizeof(TimelineRecord); line += 64) {
-          __builtin_prefetch(record + line, /*rw=*/1);
-        }
-      }
+      if (ahead != timelines_.end()) PrefetchRecord(ahead->second);
     }
     Put({owners[i], kind}, entry, result);
   }
@@ -185,6 +194,7 @@ void Shard::AfterChange(TimelineMap::iterator it, size_t index_bytes_before,
     }
     record.indexed_expiry = min_expiry;
   }
+  it->second.newest_chunk = record.timeline.newest_chunk();
   if (record.timeline.empty()) {
     // An empty group index may keep its table's capacity.
     index_bytes_ -= record.timeline.index_bytes();

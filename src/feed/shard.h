@@ -470,9 +470,24 @@ class alignas(64) Shard {
   };
   // Records are boxed so that a Timeline never moves, and the key sits in
   // the slot so a lookup touches the record only when it is needed (the
-  // fan-out loop prefetches slots and records ahead).
-  using TimelineMap =
-      absl::flat_hash_map<TimelineId, std::unique_ptr<TimelineRecord>>;
+  // fan-out loop prefetches slots and records ahead). The slot also keeps
+  // where the timeline's newest chunk was after its last change, so that a
+  // put fetches the record and that chunk together once it has read the
+  // slot: in a large engine each is a cache miss, and the chunk's address
+  // would otherwise be known only after the record arrived. The address is
+  // only ever prefetched, never dereferenced, so a stale one costs nothing
+  // but the prefetch.
+  struct RecordSlot {
+    std::unique_ptr<TimelineRecord> record;
+    const void* newest_chunk = nullptr;
+
+    TimelineRecord* operator->() const { return record.get(); }
+    TimelineRecord& operator*() const { return *record; }
+  };
+  using TimelineMap = absl::flat_hash_map<TimelineId, RecordSlot>;
+
+  // Prefetches the record of `slot` and its newest chunk for writing.
+  static void PrefetchRecord(const RecordSlot& slot);
 
   // Call after any change to a timeline: re-keys it in the expiry index
   // and drops it when empty. `it` is invalid afterwards.

@@ -116,6 +116,10 @@ void* NodeArena::Allocate(size_t bytes) {
   if (block->free_list != nullptr) {
     slot = block->free_list;
     block->free_list = block->free_list->next;
+    // Popping a free slot reads its link, which was written when the slot
+    // was freed, long ago and far away: fetch the next one now so that the
+    // next allocation of this size does not wait for it.
+    __builtin_prefetch(block->free_list);
   } else {
     slot = block->bump;
     block->bump += rounded;

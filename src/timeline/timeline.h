@@ -108,6 +108,8 @@ class Timeline {
   Micros MinExpiry() const { return min_expiry_; }
 
   size_t size() const { return size_; }
+  // The chunk that takes an entry newer than all (nullptr when empty).
+  const void* newest_chunk() const { return head_[0]; }
   bool empty() const { return size_ == 0; }
   // Bytes of the secondary expiry index and of the group index, if any
   // (nodes are counted by the arena).
