@@ -178,14 +178,17 @@ size_t Shard::RemoveActor(EntityId owner, EntityId actor, FeedType kind,
 }
 
 void Shard::AfterChange(TimelineMap::iterator it, size_t index_bytes_before,
-                        size_t size_before) {
+                        size_t size_before, bool exact_key) {
   TimelineRecord& record = *it->second;
   entries_ += record.timeline.size();
   entries_ -= size_before;
   index_bytes_ += record.timeline.index_bytes();
   index_bytes_ -= index_bytes_before;
-  const Micros min_expiry = record.timeline.MinExpiry();
-  if (min_expiry != record.indexed_expiry) {
+  const Micros min_expiry = record.timeline.MinExpiry();  // max when empty
+  const bool rekey = exact_key || record.timeline.empty()
+                         ? min_expiry != record.indexed_expiry
+                         : min_expiry < record.indexed_expiry;
+  if (rekey) {
     if (record.indexed_expiry != std::numeric_limits<Micros>::max()) {
       expiry_.erase({record.indexed_expiry, it->first});
     }
@@ -307,19 +310,20 @@ size_t Shard::Evict(Micros now, size_t budget) {
 
 bool Shard::EvictChunk(Micros now, size_t chunk_end, size_t* evicted_so_far) {
   size_t evicted = *evicted_so_far;
+  size_t stale_visits = 0;
   bool more = true;
   while (evicted < chunk_end) {
     if (expiry_.empty() || expiry_.begin()->first > now) {
       more = false;
       break;
     }
+    // A timeline whose key was below its earliest expiry may have nothing
+    // expired: the visit makes its key exact, so it is not met again, and
+    // counts towards the chunk so that the lock is held for a bounded time.
     const size_t n = EvictTimeline(timelines_.find(expiry_.begin()->second),
                                    now, chunk_end - evicted);
     evicted += n;
-    if (n == 0) {  // cannot happen while MinExpiry is exact
-      more = false;
-      break;
-    }
+    if (n == 0 && ++stale_visits >= kEvictionChunk) break;
   }
   *evicted_so_far = evicted;
   return more;
@@ -334,7 +338,7 @@ size_t Shard::EvictTimeline(TimelineMap::iterator it, Micros now,
   std::vector<TimelineKey> keys;
   const bool logged = config_.log != nullptr;
   const size_t n = timeline.EvictExpired(now, budget, logged ? &keys : nullptr);
-  AfterChange(it, index_bytes_before, size_before);
+  AfterChange(it, index_bytes_before, size_before, /*exact_key=*/true);
   evicted_ += n;
   if (logged && !keys.empty()) {
     ChangeRecord record;

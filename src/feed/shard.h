@@ -9,8 +9,12 @@
 //   * `mu()`, a reader/writer lock guarding everything below;
 //   * a node arena, from which its timelines allocate;
 //   * the map of its timelines, each boxed so that it never moves;
-//   * the expiry index: (earliest expiry, timeline) of every non-empty
-//     timeline, which eviction walks in order;
+//   * the expiry index: (expiry key, timeline) of every non-empty
+//     timeline, which eviction walks in order. A timeline's key is at most
+//     its earliest expiry: a change that makes the earliest expiry earlier
+//     re-keys it, one that only makes it later (a trim at the cap, a
+//     removal) leaves the key, so a put into a full timeline does not touch
+//     the index. Eviction makes the key exact again when it visits;
 //   * the graph nodes of its entities;
 //   * counters for Stats (entries, index bytes, follow edges, evicted and
 //     trimmed entries).
@@ -465,7 +469,8 @@ class alignas(64) Shard {
   struct TimelineRecord {
     TimelineRecord(NodeArena* arena, uint64_t seed) : timeline(arena, seed) {}
     Timeline timeline;
-    // The key this timeline has in `expiry_`, or Micros max if none.
+    // The key this timeline has in `expiry_` (at most its MinExpiry), or
+    // Micros max if none.
     Micros indexed_expiry = std::numeric_limits<Micros>::max();
   };
   // Records are boxed so that a Timeline never moves, and the key sits in
@@ -489,10 +494,13 @@ class alignas(64) Shard {
   // Prefetches the record of `slot` and its newest chunk for writing.
   static void PrefetchRecord(const RecordSlot& slot);
 
-  // Call after any change to a timeline: re-keys it in the expiry index
-  // and drops it when empty. `it` is invalid afterwards.
+  // Call after any change to a timeline: lowers its expiry key when its
+  // earliest expiry went below it (or sets it to exactly its earliest
+  // expiry with `exact_key`, as eviction does) and drops the timeline when
+  // empty. `it` is invalid afterwards.
   void AfterChange(TimelineMap::iterator it, size_t index_bytes_before,
-                   size_t size_before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                   size_t size_before, bool exact_key = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Evicts expired entries until `*evicted_so_far` reaches `chunk_end`,
   // adding to it; false once the shard holds nothing expired.
   bool EvictChunk(Micros now, size_t chunk_end, size_t* evicted_so_far)

@@ -224,6 +224,37 @@ TEST_CASE("the cap trims the oldest and rejects older-than-all") {
   CheckShardSums(stats);
 }
 
+TEST_CASE("eviction goes past a timeline whose earliest expiry a trim moved") {
+  // One shard, so both timelines share one expiry index. A trim at the cap
+  // only makes a timeline's earliest expiry later and leaves its key in the
+  // index where it was; eviction must visit it, find nothing expired, and
+  // still reach the other timeline's expired entry.
+  EngineOptions options = Fixture::DefaultOptions();
+  options.shards = 1;
+  options.max_timeline_length = 1;
+  Fixture f(options);
+  InsertOptions soon, later, middle;
+  soon.expires_at = kStart + 100;
+  later.expires_at = kStart + 1000;
+  middle.expires_at = kStart + 200;
+  CHECK_RESULT(f.engine->Insert(1, T(10, 0), soon), 1, 0, 0, 0);
+  CHECK_RESULT(f.engine->Insert(1, T(20, 0), later), 1, 0, 0, 1);
+  CHECK_RESULT(f.engine->Insert(2, T(10, 0), middle), 1, 0, 0, 0);
+  f.clock->Set(kStart + 300);
+  absl::StatusOr<size_t> evicted = f.engine->EvictExpired(100);
+  REQUIRE(evicted.ok());
+  CHECK(*evicted == 1);
+  CHECK(ReadAll(*f.engine, 2).empty());
+  CHECK(ReadAll(*f.engine, 1) ==
+        std::vector<StoredEntry>{S(20, 0, 9, kStart + 1000)});
+  CHECK(f.engine->Stats().value().entries == 1);
+  // Nothing else is expired until the kept entry's own expiry.
+  CHECK(f.engine->EvictExpired(100).value() == 0);
+  f.clock->Set(kStart + 1000);
+  CHECK(f.engine->EvictExpired(100).value() == 1);
+  CHECK(f.engine->Stats().value().entries == 0);
+}
+
 TEST_CASE("remove") {
   Fixture f;
   f.engine->Insert(1, T(10, 1)).IgnoreError();
