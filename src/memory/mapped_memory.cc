@@ -41,6 +41,10 @@ void* MapAligned(size_t bytes, size_t alignment) {
 
 void Unmap(void* p, size_t bytes) { munmap(p, RoundUpToPages(bytes)); }
 
+void Decommit(void* p, size_t bytes) {
+  madvise(p, RoundUpToPages(bytes), MADV_DONTNEED);
+}
+
 void AdviseHugePages(void* p, size_t bytes) {
 #ifdef MADV_HUGEPAGE
   madvise(p, RoundUpToPages(bytes), MADV_HUGEPAGE);

@@ -39,6 +39,11 @@ void* MapAligned(size_t bytes, size_t alignment);
 // Unmaps what MapAligned(bytes, ...) returned.
 void Unmap(void* p, size_t bytes);
 
+// Gives the memory of the whole pages [p, p + bytes) back to the OS while
+// the range stays mapped: it reads as zeros and is faulted in again when
+// touched (madvise MADV_DONTNEED). `p` is page aligned.
+void Decommit(void* p, size_t bytes);
+
 // Asks the kernel to back the mapped range [p, p + bytes) with transparent
 // huge pages (madvise MADV_HUGEPAGE), which it does for the 2 MiB-aligned
 // parts of the range. A hint: where huge pages are off ("never") or not

@@ -1,5 +1,6 @@
 #include "memory/node_arena.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <new>
@@ -12,11 +13,6 @@ namespace {
 constexpr bool kUseSlabs = !kAddressSanitizer;
 
 constexpr size_t RoundUp8(size_t bytes) { return (bytes + 7) & ~size_t{7}; }
-
-// Aligned to its size, so a slot finds its block by masking its address.
-void* MapAlignedBlock() {
-  return MapAligned(NodeArena::kBlockBytes, NodeArena::kBlockBytes);
-}
 
 }  // namespace
 
@@ -32,16 +28,7 @@ struct NodeArena::Block {
 };
 
 NodeArena::~NodeArena() {
-  while (void* block = PopPooled()) Unmap(block, kBlockBytes);
-  for (size_t c = 0; c < kClasses; ++c) {
-    for (Block** list : {&available_[c], &full_[c]}) {
-      while (*list != nullptr) {
-        Block* block = *list;
-        *list = block->next;
-        Unmap(block, kBlockBytes);
-      }
-    }
-  }
+  for (const auto& [region, bytes] : regions_) Unmap(region, bytes);
 }
 
 void NodeArena::Unlink(Block** list, Block* block) {
@@ -64,7 +51,7 @@ void NodeArena::PushFront(Block** list, Block* block) {
 NodeArena::Block* NodeArena::NewBlock(size_t class_index) {
   void* memory = PopPooled();
   if (memory == nullptr) {
-    memory = MapAlignedBlock();
+    memory = TakeBlockMemory();
     bytes_reserved_ += kBlockBytes;
     ++blocks_;
   }
@@ -74,6 +61,41 @@ NodeArena::Block* NodeArena::NewBlock(size_t class_index) {
   block->end = static_cast<char*>(memory) + kBlockBytes;
   PushFront(&available_[class_index], block);
   return block;
+}
+
+void* NodeArena::TakeBlockMemory() {
+  if (given_back_ != nullptr) {
+    void* block = given_back_;
+    given_back_ = *static_cast<void**>(block);
+    return block;
+  }
+  if (region_next_ == region_end_) {
+    // Blocks are aligned to their size, so that a slot finds its block by
+    // masking its address; a 2 MiB region is aligned to 2 MiB so that the
+    // kernel can back it with one huge page.
+    const size_t bytes =
+        std::clamp(mapped_bytes_ / 2 / kBlockBytes * kBlockBytes, kBlockBytes,
+                   kHugePageBytes);
+    regions_.reserve(regions_.size() + 1);
+    void* region = MapAligned(
+        bytes, bytes == kHugePageBytes ? kHugePageBytes : kBlockBytes);
+    if (bytes == kHugePageBytes) AdviseHugePages(region, bytes);
+    regions_.emplace_back(region, bytes);
+    mapped_bytes_ += bytes;
+    region_next_ = static_cast<char*>(region);
+    region_end_ = region_next_ + bytes;
+  }
+  void* block = region_next_;
+  region_next_ += kBlockBytes;
+  return block;
+}
+
+void NodeArena::GiveBack(void* block) {
+  *static_cast<void**>(block) = given_back_;
+  given_back_ = block;
+  Decommit(static_cast<char*>(block) + kPageBytes, kBlockBytes - kPageBytes);
+  bytes_reserved_ -= kBlockBytes;
+  --blocks_;
 }
 
 void* NodeArena::PopPooled() {
@@ -95,9 +117,7 @@ void NodeArena::ReleaseBlock(Block* block) {
     ++pooled_;
     return;
   }
-  Unmap(block, kBlockBytes);
-  bytes_reserved_ -= kBlockBytes;
-  --blocks_;
+  GiveBack(block);
 }
 
 void* NodeArena::Allocate(size_t bytes) {
@@ -170,11 +190,7 @@ void NodeArena::ReleaseSpareBlocks() {
   for (size_t c = 0; c < kClasses; ++c) {
     if (spare_[c] != nullptr && spare_[c]->live == 0) ReleaseBlock(spare_[c]);
   }
-  while (void* block = PopPooled()) {
-    Unmap(block, kBlockBytes);
-    bytes_reserved_ -= kBlockBytes;
-    --blocks_;
-  }
+  while (void* block = PopPooled()) GiveBack(block);
 }
 
 }  // namespace feedcore::internal

@@ -5,11 +5,22 @@
 // frees one size and asks for a larger one, which glibc's bins serve
 // poorly (a fan-out grows thousands of chunks at once). The arena carves
 // nodes of exactly the requested size (rounded to 8 bytes) out of 64 KiB
-// blocks mapped straight from the OS. A block whose last node is freed is
-// kept as its class's one spare, or in a pool of up to kPooledBlocks that
-// any class reuses before mapping, or else given back to the OS;
-// ReleaseSpareBlocks gives back the spares and the pool, so memory freed
-// by eviction really leaves the process.
+// blocks. A block whose last node is freed is kept as its class's one
+// spare, or in a pool of up to kPooledBlocks that any class reuses, or
+// else its memory is given back to the OS; ReleaseSpareBlocks gives back
+// the spares and the pool, so memory freed by eviction really leaves the
+// process.
+//
+// Blocks come from regions mapped straight from the OS, each half as large
+// as what the arena has mapped so far, from one block up to 2 MiB: a small
+// arena maps little, and a large one maps a region per 32 blocks, aligned
+// and marked for transparent huge pages (mapped_memory.h), instead of three
+// system calls and sixteen page faults per block. A large engine's puts
+// land on random timelines, and with huge pages their chunks' addresses
+// mostly hit the TLB. A block given back keeps its first page (its link in
+// the list of given-back blocks) and its address range, which the next
+// block taken reuses before a region is carved further; regions are
+// unmapped only with the arena.
 //
 // Requests larger than kMaxSlabBytes go to operator new. Under
 // AddressSanitizer every request does, so that ASan sees each node as its
@@ -25,6 +36,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace feedcore::internal {
 
@@ -56,6 +69,10 @@ class NodeArena {
   // Bytes held from the OS or operator new on behalf of the callers.
   size_t bytes_reserved() const { return bytes_reserved_; }
   size_t blocks() const { return blocks_; }
+  // Address space mapped from the OS for blocks, in use or not: at least
+  // bytes_reserved() of slab blocks; only what blocks in use touched (and
+  // the first page of each given-back block) is backed by memory.
+  size_t bytes_mapped() const { return mapped_bytes_; }
 
   // Gives back to the OS the empty blocks kept to absorb alloc/free churn
   // (the spares and the pool). Called after eviction passes.
@@ -69,6 +86,12 @@ class NodeArena {
   static constexpr size_t kClasses = kMaxSlabBytes / 8 + 1;
 
   Block* NewBlock(size_t class_index);
+  // The memory of a new block: a given-back block, or the next one of the
+  // current region (mapping a new region when it is used up).
+  void* TakeBlockMemory();
+  // Gives the memory of an emptied block back to the OS, keeping its
+  // address range for TakeBlockMemory.
+  void GiveBack(void* block);
   // Takes an emptied block out of its class and keeps it in the pool, or
   // unmaps it when the pool is full. A timeline that grows its chunks
   // frees blocks of one size class while it fills another; the pool hands
@@ -90,6 +113,15 @@ class NodeArena {
   // kPooledBlocks. Counted in blocks_ and bytes_reserved_.
   void* pool_ = nullptr;
   size_t pooled_ = 0;
+  // Given-back blocks: only their first page is backed, which holds the
+  // link to the next one.
+  void* given_back_ = nullptr;
+  // The part of the newest region not carved into blocks yet.
+  char* region_next_ = nullptr;
+  char* region_end_ = nullptr;
+  // Every region, to unmap with the arena.
+  std::vector<std::pair<void*, size_t>> regions_;
+  size_t mapped_bytes_ = 0;
   size_t bytes_used_ = 0;
   size_t bytes_reserved_ = 0;
   size_t blocks_ = 0;

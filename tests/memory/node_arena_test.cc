@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+#include "memory/mapped_memory.h"
+
 namespace feedcore::internal {
 namespace {
 
@@ -280,6 +282,54 @@ TEST_CASE("requests above kMaxSlabBytes bypass the slabs") {
   CHECK(arena.bytes_used() == 0);
   arena.ReleaseSpareBlocks();
   CHECK(arena.bytes_reserved() == 0);
+}
+
+TEST_CASE("regions grow with the arena and given-back blocks are reused") {
+  if (kAddressSanitizer) return;  // every node comes from operator new
+  NodeArena arena;
+  // One node per block: the largest slab size leaves no room for a second.
+  constexpr size_t kNode = NodeArena::kMaxSlabBytes;
+  const size_t per_block = (NodeArena::kBlockBytes - 64) / kNode;
+  std::vector<void*> nodes;
+  size_t largest_step = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const size_t mapped_before = arena.bytes_mapped();
+    nodes.push_back(arena.Allocate(kNode));
+    largest_step = std::max(largest_step, arena.bytes_mapped() - mapped_before);
+    // Mapped at most twice what is in use, plus one region of 2 MiB.
+    CHECK(arena.bytes_mapped() <= 2 * arena.bytes_reserved() + kHugePageBytes);
+  }
+  CHECK(largest_step == kHugePageBytes);
+  const size_t blocks = arena.blocks();
+  CHECK(blocks == (nodes.size() + per_block - 1) / per_block);
+  const size_t mapped = arena.bytes_mapped();
+  std::vector<uintptr_t> block_addresses;
+  for (void* p : nodes) {
+    block_addresses.push_back(reinterpret_cast<uintptr_t>(p) &
+                              ~(NodeArena::kBlockBytes - 1));
+  }
+  for (void* p : nodes) arena.Free(p, kNode);
+  arena.ReleaseSpareBlocks();
+  CHECK(arena.blocks() == 0);
+  CHECK(arena.bytes_reserved() == 0);
+  // Taking the same number of blocks again maps nothing new and reuses the
+  // given-back address ranges, which read and write as fresh memory.
+  std::vector<void*> again;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    again.push_back(arena.Allocate(kNode));
+    std::memset(again.back(), 0x5a, kNode);
+  }
+  CHECK(arena.bytes_mapped() == mapped);
+  CHECK(arena.blocks() == blocks);
+  std::sort(block_addresses.begin(), block_addresses.end());
+  size_t reused = 0;
+  for (void* p : again) {
+    reused += std::binary_search(
+        block_addresses.begin(), block_addresses.end(),
+        reinterpret_cast<uintptr_t>(p) & ~(NodeArena::kBlockBytes - 1));
+  }
+  CHECK(reused == again.size());
+  for (void* p : again) arena.Free(p, kNode);
 }
 
 }  // namespace
