@@ -102,7 +102,6 @@ void* NodeArena::PopPooled() {
   void* block = pool_;
   if (block == nullptr) return nullptr;
   pool_ = *static_cast<void**>(block);
-  --pooled_;
   return block;
 }
 
@@ -111,13 +110,13 @@ void NodeArena::ReleaseBlock(Block* block) {
   Unlink(block->full ? &full_[c] : &available_[c], block);
   if (spare_[c] == block) spare_[c] = nullptr;
   block->~Block();
-  if (pooled_ < kPooledBlocks) {
-    *reinterpret_cast<void**>(block) = pool_;
-    pool_ = block;
-    ++pooled_;
-    return;
-  }
-  GiveBack(block);
+  // Pooled until the next ReleaseSpareBlocks (the shard's eviction pass),
+  // however many: the followers of a large post grow their newest chunks
+  // in step, emptying a whole class's blocks while the next class fills,
+  // and blocks given back at once would be faulted in and zeroed by the
+  // kernel again a moment later, each give-back also flushing the TLBs.
+  *reinterpret_cast<void**>(block) = pool_;
+  pool_ = block;
 }
 
 void* NodeArena::Allocate(size_t bytes) {

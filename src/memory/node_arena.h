@@ -6,10 +6,10 @@
 // poorly (a fan-out grows thousands of chunks at once). The arena carves
 // nodes of exactly the requested size (rounded to 8 bytes) out of 64 KiB
 // blocks. A block whose last node is freed is kept as its class's one
-// spare, or in a pool of up to kPooledBlocks that any class reuses, or
-// else its memory is given back to the OS; ReleaseSpareBlocks gives back
-// the spares and the pool, so memory freed by eviction really leaves the
-// process.
+// spare, or else in a pool that any class reuses; ReleaseSpareBlocks, which
+// every eviction pass calls, gives the memory of the spares and the pool
+// back to the OS, so memory freed by eviction really leaves the process
+// and what a burst freed is held until the next pass at most.
 //
 // Blocks come from regions mapped straight from the OS, each half as large
 // as what the arena has mapped so far, from one block up to 2 MiB: a small
@@ -45,8 +45,6 @@ class NodeArena {
  public:
   static constexpr size_t kBlockBytes = 64 * 1024;
   static constexpr size_t kMaxSlabBytes = 2048;
-  // Emptied blocks kept mapped for any size class (see ReleaseBlock).
-  static constexpr size_t kPooledBlocks = 64;
 
   NodeArena() = default;
   // Returns every block to the OS; slab nodes still allocated become
@@ -92,10 +90,10 @@ class NodeArena {
   // Gives the memory of an emptied block back to the OS, keeping its
   // address range for TakeBlockMemory.
   void GiveBack(void* block);
-  // Takes an emptied block out of its class and keeps it in the pool, or
-  // unmaps it when the pool is full. A timeline that grows its chunks
-  // frees blocks of one size class while it fills another; the pool hands
-  // the freed memory, already faulted in, to the other class.
+  // Takes an emptied block out of its class and keeps it in the pool. A
+  // timeline that grows its chunks frees blocks of one size class while it
+  // fills another; the pool hands the freed memory, already faulted in, to
+  // the other class.
   void ReleaseBlock(Block* block);
   // An emptied block from the pool, or nullptr when the pool is empty.
   void* PopPooled();
@@ -109,10 +107,9 @@ class NodeArena {
   std::array<Block*, kClasses> full_{};
   // Per size class, at most one block that became empty and was kept.
   std::array<Block*, kClasses> spare_{};
-  // Emptied blocks of no class, linked through their first word; at most
-  // kPooledBlocks. Counted in blocks_ and bytes_reserved_.
+  // Emptied blocks of no class, linked through their first word. Counted
+  // in blocks_ and bytes_reserved_.
   void* pool_ = nullptr;
-  size_t pooled_ = 0;
   // Given-back blocks: only their first page is backed, which holds the
   // link to the next one.
   void* given_back_ = nullptr;

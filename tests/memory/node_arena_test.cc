@@ -80,9 +80,6 @@ TEST_CASE("each size is rounded up to 8 bytes, aligned and accounted") {
     CHECK(arena.bytes_used() == used);
   }
   CHECK(arena.bytes_used() == 0);
-  // At most one empty block per size class and the pool are kept.
-  CHECK(arena.blocks() <=
-        NodeArena::kMaxSlabBytes / 8 + NodeArena::kPooledBlocks);
   CHECK(arena.bytes_reserved() == arena.blocks() * NodeArena::kBlockBytes);
   arena.ReleaseSpareBlocks();
   CHECK(arena.bytes_reserved() == 0);
@@ -214,18 +211,30 @@ TEST_CASE("a block emptied in one size class serves another unmapped") {
   CHECK(arena.bytes_reserved() == 0);
 }
 
-TEST_CASE("the pool of emptied blocks is bounded") {
+TEST_CASE("emptied blocks are kept until ReleaseSpareBlocks") {
   NodeArena arena;
   const size_t per_block = NodeArena::kBlockBytes / 1024;
+  constexpr size_t kBlocks = 100;
   std::vector<void*> nodes;
-  for (size_t i = 0; i < (NodeArena::kPooledBlocks + 10) * per_block; ++i) {
+  for (size_t i = 0; i < kBlocks * per_block; ++i) {
     nodes.push_back(arena.Allocate(1024));
   }
+  const size_t blocks = arena.blocks();
+  const size_t mapped = arena.bytes_mapped();
   for (void* p : nodes) arena.Free(p, 1024);
+  CHECK(arena.bytes_used() == 0);
   if (kSlabsInUse) {
-    // The class's spare and a full pool; the rest went back to the OS.
-    CHECK(arena.blocks() == NodeArena::kPooledBlocks + 1);
-    CHECK(arena.bytes_reserved() == arena.blocks() * NodeArena::kBlockBytes);
+    // Every emptied block is kept (one as the class's spare, the rest in
+    // the pool), and another class takes the pooled ones before any other.
+    CHECK(arena.blocks() == blocks);
+    std::vector<void*> other;
+    const size_t per_large_block = NodeArena::kBlockBytes / 2048 - 1;
+    for (size_t i = 0; i < (blocks - 1) * per_large_block; ++i) {
+      other.push_back(arena.Allocate(2048));
+    }
+    CHECK(arena.blocks() == blocks);
+    CHECK(arena.bytes_mapped() == mapped);
+    for (void* p : other) arena.Free(p, 2048);
   }
   arena.ReleaseSpareBlocks();
   CHECK(arena.blocks() == 0);
