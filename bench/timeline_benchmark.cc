@@ -8,6 +8,8 @@
 //   BM_ReadFirstPage/<system>         a 50-entry page from the newest entry
 //   BM_ReadPageAtCursor/<system>      a 50-entry page after a cursor in a
 //                                     1,000-entry timeline
+//   BM_DependentLoad/1GiB             dependent cache misses: the floor
+//                                     under a random insert
 //
 // <system> is `feedcore`, `std_map_mutex` or `btree_per_user`. Every
 // benchmark reports items_per_second (inserts or pages per second) and, by
@@ -27,6 +29,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -429,6 +432,35 @@ void RegisterRandom() {
       ->UseRealTime();
 }
 
+// ---------------------------------------------------------------------------
+// The floor under an insert into a random timeline: each step of it (hash
+// control bytes, hash slot, record, chunk) is a load whose address comes
+// from the load before, in memory far larger than the caches. This chases
+// pointers through one shuffled cycle over kChaseBytes, about what the
+// random-insert benchmark's engine holds, so items_per_second is dependent
+// cache misses per second on this machine.
+
+constexpr size_t kChaseBytes = size_t{1} << 30;
+
+void BM_DependentLoad(benchmark::State& state) {
+  using Line = std::array<uint64_t, 8>;  // one 64-byte cache line
+  static const std::vector<Line>* const lines = [] {
+    const size_t count = kChaseBytes / sizeof(Line);
+    std::vector<uint32_t> order(count);
+    for (size_t i = 0; i < count; ++i) order[i] = static_cast<uint32_t>(i);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(kOwnerSeed));
+    auto* cycle = new std::vector<Line>(count);
+    for (size_t i = 0; i < count; ++i) {
+      (*cycle)[order[i]][0] = order[(i + 1) % count];
+    }
+    return cycle;
+  }();
+  uint64_t at = 0;
+  for (auto _ : state) at = (*lines)[at][0];
+  benchmark::DoNotOptimize(at);
+  state.SetItemsProcessed(state.iterations());
+}
+
 template <typename System>
 void RegisterReads() {
   benchmark::RegisterBenchmark(
@@ -455,6 +487,9 @@ void RegisterAll() {
   RegisterReads<FeedcoreSystem>();
   RegisterReads<StdMapSystem>();
   RegisterReads<BtreeSystem>();
+
+  benchmark::RegisterBenchmark("BM_DependentLoad/1GiB", BM_DependentLoad)
+      ->Iterations(4'000'000);
 }
 
 }  // namespace
