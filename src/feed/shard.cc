@@ -45,7 +45,9 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
                                   bool with_dormant) const {
   uint32_t current = std::numeric_limits<uint32_t>::max();
   auto add = [&](const FollowerEdge& follower) {
-    if (follower.first != current) {
+    if (follower.first != current ||
+        snapshot->ids.size() - snapshot->starts.back() ==
+            kMaxFollowersPerGroup) {
       current = follower.first;
       snapshot->starts.push_back(snapshot->ids.size());
       snapshot->shard_of_group.push_back(follower.first);
