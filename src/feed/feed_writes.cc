@@ -30,7 +30,6 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   InsertResult result;
   if (owners.size() == 1) {
     Shard& shard = ShardOf(owners[0]);
-    shard.WarmForPut({owners[0], FeedType::kHome});
     WriterLock lock(&shard.mu());
     shard.Put({owners[0], FeedType::kHome}, stored, &result);
     if (log_ != nullptr) {

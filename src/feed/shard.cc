@@ -103,12 +103,6 @@ void Shard::PrefetchRecord(const RecordSlot& slot) {
   __builtin_prefetch(slot.newest_chunk, /*rw=*/1);
 }
 
-void Shard::WarmForPut(TimelineId id) const {
-  ReaderLock lock(&mu_);
-  auto it = timelines_.find(id);
-  if (it != timelines_.end()) PrefetchRecord(it->second);
-}
-
 void Shard::Put(TimelineId id, const StoredEntry& entry, InsertResult* result) {
   // The lookup reads a control group and then a slot; fetching the slot at
   // the start of the probe now overlaps the two misses.

@@ -340,12 +340,6 @@ class alignas(64) Shard {
   // outcome to `result`. O(log n).
   void Put(TimelineId id, const StoredEntry& entry, InsertResult* result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Brings the hash slot, record and newest chunk of a timeline into the
-  // cache under the lock held shared, so that a Put that follows holds the
-  // lock exclusively for cache hits rather than for a chain of misses
-  // (in a large engine each is a miss to memory, together a microsecond
-  // or more, during which other writers of the shard would wait).
-  void WarmForPut(TimelineId id) const ABSL_LOCKS_EXCLUDED(mu_);
   // Puts `entry` into the `kind` timeline of every owner (all of this
   // shard), prefetching hash slots and records a few owners ahead so that
   // the cache misses of consecutive owners overlap.
