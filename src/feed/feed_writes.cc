@@ -1,6 +1,5 @@
 // FeedEngineImpl's low-level writes: entries put into (or removed from)
 // home timelines directly, with no activity and no follow graph.
-#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -57,19 +56,13 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   for (size_t s = 0; s < shard_count; ++s) {
     if (start[s] == start[s + 1]) continue;
     Shard& shard = shards_[s];
-    // The lock is taken per kMaxFollowersPerGroup owners, as deliveries
-    // do, so that readers of the shard are not held up by a large call.
-    for (size_t from = start[s]; from < start[s + 1];
-         from += kMaxFollowersPerGroup) {
-      const absl::Span<const EntityId> group = absl::MakeConstSpan(
-          grouped.data() + from,
-          std::min(kMaxFollowersPerGroup, start[s + 1] - from));
-      WriterLock lock(&shard.mu());
-      shard.PutMany(group, FeedType::kHome, stored, &result);
-      if (log_ != nullptr) {
-        shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome, group,
-                         stored);
-      }
+    const absl::Span<const EntityId> group =
+        absl::MakeConstSpan(grouped.data() + start[s], start[s + 1] - start[s]);
+    WriterLock lock(&shard.mu());
+    shard.PutMany(group, FeedType::kHome, stored, &result);
+    if (log_ != nullptr) {
+      shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome, group,
+                       stored);
     }
   }
   return result;

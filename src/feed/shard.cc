@@ -45,9 +45,7 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
                                   bool with_dormant) const {
   uint32_t current = std::numeric_limits<uint32_t>::max();
   auto add = [&](const FollowerEdge& follower) {
-    if (follower.first != current ||
-        snapshot->ids.size() - snapshot->starts.back() ==
-            kMaxFollowersPerGroup) {
+    if (follower.first != current) {
       current = follower.first;
       snapshot->starts.push_back(snapshot->ids.size());
       snapshot->shard_of_group.push_back(follower.first);

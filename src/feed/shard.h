@@ -98,16 +98,8 @@ inline GroupKey KeptGroup(GroupKey group, FeedType kind, bool aggregation) {
 // yield followers already grouped by the shard their timeline lives in.
 using FollowerEdge = std::pair<uint32_t, EntityId>;
 
-// A delivery holds its shard's lock for one group of puts: bounded, so a
-// read of that shard waits for at most this many puts (tens of
-// microseconds) however large the fan-out, and the groups of a large
-// fan-out spread evenly over the workers.
-inline constexpr size_t kMaxFollowersPerGroup = 1024;
-
 // Followers of an actor, grouped by shard: ids[starts[g]..starts[g+1])
-// all live in shard shard_of_group[g]. A group holds at most
-// kMaxFollowersPerGroup, so one shard's followers may span several
-// consecutive groups.
+// all live in shard shard_of_group[g].
 struct FollowerSnapshot {
   std::vector<EntityId> ids;
   std::vector<size_t> starts;

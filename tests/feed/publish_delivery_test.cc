@@ -111,62 +111,6 @@ TEST_CASE("on_delivery reports each follower exactly once per publish") {
   }
 }
 
-TEST_CASE("a shard's followers beyond one delivery group get every change") {
-  // One shard: every follower is in it, so the fan-out spans several
-  // groups of one shard, each delivered under its own hold of the lock.
-  auto log = std::make_shared<DeliveryLog>();
-  EngineOptions o = Fixture::Defaults();
-  o.shards = 1;
-  o.on_delivery = log->Callback();
-  SUBCASE("inline fan-out") { o.fanout_threads = 0; }
-  SUBCASE("fan-out shared with workers") {
-    o.fanout_threads = 2;
-    o.parallel_fanout_min_followers = 1;
-  }
-  Fixture f(o);
-  constexpr EntityId kActor = 100'000;
-  constexpr size_t kGroup = 1024;  // kMaxFollowersPerGroup, feed/shard.h
-  constexpr EntityId kFollowers = 2 * kGroup + 500;
-  for (EntityId id = 1; id <= kFollowers; ++id) f.Fol(id, kActor);
-  const PublishResult r = f.Pub(1, kActor, 1);
-  CHECK(r.fanned_out == kFollowers);
-  f.engine->WaitForFanout();
-  CHECK(log->CallsFor(1) == 3);
-  const auto counts = log->Counts();
-  CHECK(counts.size() == kFollowers);
-  for (EntityId t = 1; t <= kFollowers; ++t) {
-    const auto it = counts.find({1, t});
-    REQUIRE(it != counts.end());
-    CHECK(it->second == 1);
-  }
-  {
-    std::lock_guard<std::mutex> lock(log->mu);
-    for (const auto& [timelines, entry] : log->calls) {
-      CHECK(timelines.size() <= kGroup);
-    }
-  }
-  // A retraction reaches the followers of every group.
-  REQUIRE(f.engine->Retract(1).ok());
-  f.engine->WaitForFanout();
-  for (EntityId t = 1; t <= kFollowers; ++t) {
-    REQUIRE(f.engine->ReadTimeline(t, {}).value().entries.empty());
-  }
-  // InsertFanout takes the shard's lock per group as well, and misses no
-  // owner.
-  std::vector<EntityId> owners;
-  for (EntityId t = 1; t <= kFollowers; ++t) owners.push_back(t);
-  const absl::StatusOr<InsertResult> inserted =
-      f.engine->InsertFanout(owners, TimelineEntry{5, 9, kActor});
-  REQUIRE(inserted.ok());
-  CHECK(inserted->inserted == kFollowers);
-  for (EntityId t = 1; t <= kFollowers; ++t) {
-    const std::vector<StoredEntry> entries =
-        f.engine->ReadTimeline(t, {}).value().entries;
-    REQUIRE(entries.size() == 1);
-    CHECK(entries[0].activity_id == 9);
-  }
-}
-
 TEST_CASE("on_delivery runs after the entry is readable in its timelines") {
   struct Shared {
     std::mutex mu;
