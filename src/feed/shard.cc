@@ -105,6 +105,11 @@ void Shard::Put(TimelineId id, const StoredEntry& entry, InsertResult* result) {
   // The lookup reads a control group and then a slot; fetching the slot at
   // the start of the probe now overlaps the two misses.
   timelines_.prefetch(id);
+  PutFetched(id, entry, result, /*record_fetched=*/false);
+}
+
+void Shard::PutFetched(TimelineId id, const StoredEntry& entry,
+                       InsertResult* result, bool record_fetched) {
   auto [it, created] = timelines_.try_emplace(id);
   if (created) {
     it->second.record =
@@ -115,7 +120,7 @@ void Shard::Put(TimelineId id, const StoredEntry& entry, InsertResult* result) {
       it->second->timeline.EnableGroups(id.kind == FeedType::kHome ||
                                         id.kind == FeedType::kNotification);
     }
-  } else {
+  } else if (!record_fetched) {
     PrefetchRecord(it->second);
   }
   Timeline& timeline = it->second->timeline;
@@ -150,7 +155,9 @@ void Shard::PutMany(absl::Span<const EntityId> owners, FeedType kind,
       auto ahead = timelines_.find(TimelineId{owners[i + kRecordsAhead], kind});
       if (ahead != timelines_.end()) PrefetchRecord(ahead->second);
     }
-    Put({owners[i], kind}, entry, result);
+    // Slot and record were fetched ahead above; a put that did not find
+    // its timeline then creates it.
+    PutFetched({owners[i], kind}, entry, result, /*record_fetched=*/true);
   }
 }
 

@@ -493,6 +493,11 @@ class alignas(64) Shard {
 
   // Prefetches the record of `slot` and its newest chunk for writing.
   static void PrefetchRecord(const RecordSlot& slot);
+  // Put without fetching the hash slot first (the caller did, or PutMany
+  // fetched it ahead), and without fetching the record when
+  // `record_fetched`.
+  void PutFetched(TimelineId id, const StoredEntry& entry, InsertResult* result,
+                  bool record_fetched) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Call after any change to a timeline: lowers its expiry key when its
   // earliest expiry went below it (or sets it to exactly its earliest

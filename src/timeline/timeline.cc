@@ -412,10 +412,9 @@ void Timeline::ReplaceAt(Chunk* chunk, int slot, const Links& prev,
   RefreshCaches();
 }
 
-void Timeline::RemoveAt(Chunk* chunk, int slot, const Links& prev) {
+void Timeline::ForgetEntry(const Chunk* chunk, int slot, Micros newer,
+                           Micros older) {
   const Micros expiry = chunk->expires_at(slot);
-  const Micros newer = NewerExpiry(chunk, slot + 1, prev[0]);
-  const Micros older = OlderExpiry(chunk, slot);
   CountPair(newer, expiry, -1);
   CountPair(expiry, older, -1);
   CountPair(newer, older, +1);
@@ -426,6 +425,11 @@ void Timeline::RemoveAt(Chunk* chunk, int slot, const Links& prev) {
     groups_->Remove(chunk->key(slot), chunk->group()[slot]);
   }
   --size_;
+}
+
+void Timeline::RemoveAt(Chunk* chunk, int slot, const Links& prev) {
+  ForgetEntry(chunk, slot, NewerExpiry(chunk, slot + 1, prev[0]),
+              OlderExpiry(chunk, slot));
   if (chunk->count() == 1) {
     for (int i = 0; i < chunk->height; ++i) {
       assert(NextAt(prev[i], i) == chunk);
@@ -452,19 +456,10 @@ void Timeline::RemoveOldest() {
     // no link, no neighbour and no newest entry changes, and of the pairs
     // only the one with the next slot goes.
     Chunk* chunk = tail_;
-    const int slot = chunk->begin;
-    const Micros expiry = chunk->expires_at(slot);
-    CountPair(chunk->expires_at(slot + 1), expiry, -1);
-    if (expiry_index_ != nullptr) {
-      expiry_index_->erase({expiry, chunk->key(slot)});
-    }
-    if (groups_ != nullptr) {
-      groups_->Remove(chunk->key(slot), chunk->group()[slot]);
-    }
-    --size_;
+    ForgetEntry(chunk, chunk->begin, chunk->expires_at(chunk->begin + 1),
+                kNoOlder);
     ++chunk->begin;
-    min_expiry_ = inversions_ == 0 ? chunk->expires_at(chunk->begin)
-                                   : expiry_index_->begin()->first;
+    RefreshMinExpiry();
     return;
   }
   Links prev;
@@ -718,6 +713,10 @@ void Timeline::RefreshCaches() {
   const Chunk* head = head_[0];
   newest_key_ = head->newest();
   newest_expiry_ = head->expires_at(head->end - 1);
+  RefreshMinExpiry();
+}
+
+void Timeline::RefreshMinExpiry() {
   min_expiry_ = inversions_ == 0 ? tail_->expires_at(tail_->begin)
                                  : expiry_index_->begin()->first;
 }

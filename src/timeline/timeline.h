@@ -201,6 +201,10 @@ class Timeline {
   Chunk* Split(Chunk* chunk, Links& prev);
   void ReplaceAt(Chunk* chunk, int slot, const Links& prev,
                  const StoredEntry& entry);
+  // Takes the entry at `slot`, whose neighbours expire at `newer` and
+  // `older`, out of the size, the inversion count and the indexes; the
+  // caller then takes it out of its chunk.
+  void ForgetEntry(const Chunk* chunk, int slot, Micros newer, Micros older);
   void RemoveAt(Chunk* chunk, int slot, const Links& prev);
   void RemoveOldest();
   size_t EvictSortedSuffix(Micros now, size_t budget,
@@ -212,6 +216,9 @@ class Timeline {
   // Recompute the cached newest key/expiry and earliest expiry after a
   // change that may have moved them.
   void RefreshCaches();
+  // Only the earliest expiry, after a change that left the newest entry.
+  // REQUIRES: not empty.
+  void RefreshMinExpiry();
   void ShrinkHeight();
 
   // Fields the common insert touches come first, so that a record spans as
