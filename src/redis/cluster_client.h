@@ -107,6 +107,16 @@ class ClusterClient {
                                std::vector<std::string> args,
                                bool idempotent = true);
 
+  // EVALSHA calls of `script` over many keys, one call per slot: `keys`
+  // holds groups of `keys_per_group` keys that share a slot (the first
+  // decides it), and each call gets the groups of one slot, up to
+  // `max_groups_per_call`, as its KEYS, with `args` as ARGV. A fan-out
+  // thus pays the cost of a call once per slot instead of once per key.
+  static std::vector<Command> ScriptCommandsBySlot(
+      const Script& script, std::vector<std::string> keys,
+      size_t keys_per_group, size_t max_groups_per_call,
+      const std::vector<std::string>& args);
+
   // The node that serves `slot` now ("host:port"), or empty if none.
   std::string NodeOf(uint16_t slot) const;
 

@@ -11,47 +11,70 @@
 
 namespace feedcore::redis {
 
-// Puts one entry into a timeline, replacing an entry with the same key,
-// dropping the oldest beyond the cap, and extending the key's own expiry.
-// KEYS: timeline, the owner's following set. ARGV: score, member, cap, key
-// ttl in ms, and an actor (8 bytes) or "": when given, the entry goes in
-// only if the owner follows that actor (so a fan-out that raced an
-// Unfollow leaves nothing behind). Returns {inserted, replaced,
-// rejected_by_cap, trimmed, skipped_not_following}.
-inline constexpr char kInsertScript[] = FEEDCORE_LUA_LESS R"lua(
-if ARGV[5] ~= '' and not redis.call('ZSCORE', KEYS[2], ARGV[5]) then
-  return {0, 0, 0, 0, 1}
-end
-local key = string.sub(ARGV[2], 1, 16)
-local replaced = 0
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[1], 'BYSCORE')) do
-  if string.sub(m, 1, 16) == key then
-    redis.call('ZREM', KEYS[1], m)
-    replaced = 1
+// Puts one entry into timelines of one slot, in each replacing an entry
+// with the same key, dropping the oldest beyond the cap, and extending the
+// key's own expiry. KEYS: pairs of a timeline and its owner's following
+// set, every key in one slot: a fan-out sends the timelines of a slot in
+// one call, so the cost of a call is shared by all of them. ARGV: score,
+// member, cap, key ttl in ms, and an actor (8 bytes) or "": when given, the
+// entry goes into a timeline only if its owner follows that actor (so a
+// fan-out that raced an Unfollow leaves nothing behind). Returns the sums
+// over the timelines of {inserted, replaced, rejected_by_cap, trimmed,
+// skipped_not_following}.
+inline constexpr char kInsertScript[] = R"lua(
+-- A delivery costs Redis about a microsecond per call, so the common one
+-- (a new key into a timeline below its cap) makes only O(1) calls:
+-- ZSCORE, ZADD, ZCOUNT, ZCARD, PEXPIRE. Scans and trims run when needed.
+local call = redis.call
+local score, member, ttl, actor = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
+local key = string.sub(member, 1, 16)
+local cap = tonumber(ARGV[3])
+local inserted, replaced, rejected, trimmed, skipped = 0, 0, 0, 0, 0
+for i = 1, #KEYS, 2 do
+  local tl = KEYS[i]
+  if actor ~= '' and not call('ZSCORE', KEYS[i + 1], actor) then
+    skipped = skipped + 1
+  elseif call('ZADD', tl, score, member) == 0 then
+    -- The same member was there: the entry replaces itself.
+    replaced = replaced + 1
+  else
+    -- Another member with this key (other actor or expiry) is the entry
+    -- being replaced; only members of the same score can have the key.
+    local swapped = false
+    if call('ZCOUNT', tl, score, score) > 1 then
+      for _, m in ipairs(call('ZRANGE', tl, score, score, 'BYSCORE')) do
+        if m ~= member and string.sub(m, 1, 16) == key then
+          call('ZREM', tl, m)
+          swapped = true
+        end
+      end
+    end
+    local n = call('ZCARD', tl)
+    if swapped then
+      replaced = replaced + 1
+      call('PEXPIRE', tl, ttl, 'GT')
+    elseif n > cap and call('ZRANK', tl, member) == 0 then
+      -- Older than every entry of a full timeline: as if never put.
+      call('ZREM', tl, member)
+      rejected = rejected + 1
+    else
+      inserted = inserted + 1
+      if n > cap then
+        trimmed = trimmed + n - cap
+        call('ZREMRANGEBYRANK', tl, 0, n - cap - 1)
+      end
+      -- A key this script created has no expiry yet; every other one got
+      -- it here, so GT (only ever extend) is all the rest need: one call,
+      -- not a PTTL and a PEXPIRE.
+      if n == 1 then
+        call('PEXPIRE', tl, ttl)
+      else
+        call('PEXPIRE', tl, ttl, 'GT')
+      end
+    end
   end
 end
-local cap = tonumber(ARGV[3])
-local n = redis.call('ZCARD', KEYS[1])
-if replaced == 0 and n >= cap then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-  if less(key, string.sub(oldest, 1, 16)) then return {0, 0, 1, 0, 0} end
-end
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-n = n + 1 - replaced
-local trimmed = 0
-if n > cap then
-  trimmed = n - cap
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, trimmed - 1)
-end
--- A key this script created has no expiry yet; every other one got it
--- here, so GT (only ever extend) is all the rest need: one call, not a
--- PTTL and a PEXPIRE.
-if n == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-else
-  redis.call('PEXPIRE', KEYS[1], ARGV[4], 'GT')
-end
-return {1 - replaced, replaced, 0, trimmed, 0}
+return {inserted, replaced, rejected, trimmed, skipped}
 )lua";
 
 // Up to ARGV[6] visible members of a feed with keys in [ARGV[4], ARGV[5]]
@@ -92,16 +115,20 @@ for _, m in ipairs(expired) do redis.call('ZREM', KEYS[1], m) end
 return out
 )lua";
 
-// Removes the entry with key ARGV[2] (16 bytes) and score ARGV[1].
-// Returns 1 if there was one.
+// Removes the entry with key ARGV[2] (16 bytes) and score ARGV[1] from
+// each feed of KEYS (one slot). Returns how many feeds had one.
 inline constexpr char kRemoveScript[] = R"lua(
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[1], 'BYSCORE')) do
-  if string.sub(m, 1, 16) == ARGV[2] then
-    redis.call('ZREM', KEYS[1], m)
-    return 1
+local removed = 0
+for _, feed in ipairs(KEYS) do
+  for _, m in ipairs(redis.call('ZRANGE', feed, ARGV[1], ARGV[1], 'BYSCORE')) do
+    if string.sub(m, 1, 16) == ARGV[2] then
+      redis.call('ZREM', feed, m)
+      removed = removed + 1
+      break
+    end
   end
 end
-return 0
+return removed
 )lua";
 
 // Stops following ARGV[1] (8 bytes) and removes its entries from the

@@ -43,4 +43,18 @@ uint16_t KeySlot(std::string_view key) {
   return Crc16(key) % kSlotCount;
 }
 
+std::vector<uint32_t> OrderBySlot(std::span<const uint16_t> slots) {
+  // A counting sort: where each slot's positions start, then place them.
+  std::vector<uint32_t> start(kSlotCount + 1, 0);
+  for (uint16_t slot : slots) ++start[slot + 1];
+  for (size_t slot = 1; slot <= kSlotCount; ++slot) {
+    start[slot] += start[slot - 1];
+  }
+  std::vector<uint32_t> order(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    order[start[slots[i]]++] = static_cast<uint32_t>(i);
+  }
+  return order;
+}
+
 }  // namespace feedcore::redis

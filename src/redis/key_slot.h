@@ -3,7 +3,9 @@
 #define FEEDCORE_REDIS_KEY_SLOT_H_
 
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <vector>
 
 namespace feedcore::redis {
 
@@ -22,6 +24,11 @@ uint16_t Crc16Continue(uint16_t crc, std::string_view bytes);
 // it, when there is at least one byte between them), so that keys sharing
 // a tag share a slot.
 uint16_t KeySlot(std::string_view key);
+
+// The positions 0..slots.size()-1 ordered by their slot, keeping the given
+// order within a slot: the positions of one slot come out adjacent, so a
+// caller can send the keys of each slot in one command. O(n + kSlotCount).
+std::vector<uint32_t> OrderBySlot(std::span<const uint16_t> slots);
 
 }  // namespace feedcore::redis
 

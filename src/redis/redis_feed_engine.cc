@@ -51,7 +51,14 @@ namespace {
 constexpr Micros kKeyExpiryMargin = 10 * kMicrosPerMinute;
 
 // Followers read per round trip when a publish or retract walks them.
-constexpr size_t kFollowerChunk = 8192;
+// Their timelines go out one script call per slot, so a chunk must be
+// several times the 16,384 slots for the calls to serve several timelines
+// each (eight on average here); it costs a few tens of MiB while it lasts.
+constexpr size_t kFollowerChunk = 131072;
+
+// Timelines one script call serves at most: bounds how long the call
+// holds its node, which runs nothing else meanwhile.
+constexpr size_t kTimelinesPerCall = 64;
 
 absl::StatusOr<int64_t> IntegerAt(const Reply& reply, size_t index,
                                   absl::string_view what) {
@@ -117,10 +124,19 @@ absl::StatusOr<InsertResult> RedisFeedEngine::Insert(
 absl::StatusOr<InsertResult> RedisFeedEngine::InsertFanout(
     absl::Span<const EntityId> owners, const TimelineEntry& entry,
     const InsertOptions& options) {
-  std::vector<OwnedEntry> pairs;
-  pairs.reserve(owners.size());
-  for (EntityId owner : owners) pairs.push_back({owner, entry});
-  return InsertBatch(pairs, options);
+  const Micros now = Now();
+  absl::StatusOr<Micros> expires_at =
+      internal::ResolveExpiry(options, options_.default_ttl, now);
+  if (!expires_at.ok()) return expires_at.status();
+  if (absl::Status status = internal::ValidateEntry(entry); !status.ok()) {
+    return status;
+  }
+  // Grouping is off in this backend, so group keys read back as 0.
+  const StoredEntry stored{
+      entry.ts, entry.activity_id, entry.actor, *expires_at, 0, {}};
+  return RunInserts(InsertCommands(HomeTimelineKeys(owners), stored,
+                                   options_.max_timeline_length, now,
+                                   /*only_if_following=*/std::nullopt));
 }
 
 absl::StatusOr<InsertResult> RedisFeedEngine::InsertBatch(
@@ -138,17 +154,16 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertBatch(
   std::vector<Command> commands;
   commands.reserve(entries.size());
   for (const OwnedEntry& owned : entries) {
-    // Grouping is off in this backend, so group keys read back as 0.
     const StoredEntry stored{owned.entry.ts,
                              owned.entry.activity_id,
                              owned.entry.actor,
                              *expires_at,
                              0,
                              {}};
-    commands.push_back(InsertCommand(Key(owned.owner, "tl"),
-                                     Key(owned.owner, "fg"), stored,
-                                     options_.max_timeline_length, now,
-                                     /*only_if_following=*/std::nullopt));
+    std::vector<Command> insert = InsertCommands(
+        HomeTimelineKeys(absl::MakeConstSpan(&owned.owner, 1)), stored,
+        options_.max_timeline_length, now, /*only_if_following=*/std::nullopt);
+    commands.push_back(std::move(insert.front()));
   }
   return RunInserts(std::move(commands));
 }
@@ -240,9 +255,10 @@ absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
   std::vector<Command> commands;
   commands.reserve(recent->size());
   for (const StoredEntry& entry : *recent) {
-    commands.push_back(InsertCommand(Key(follower, "tl"), Key(follower, "fg"),
-                                     entry, options_.max_timeline_length, now,
-                                     followee));
+    std::vector<Command> insert =
+        InsertCommands(HomeTimelineKeys(absl::MakeConstSpan(&follower, 1)),
+                       entry, options_.max_timeline_length, now, followee);
+    commands.push_back(std::move(insert.front()));
   }
   absl::StatusOr<InsertResult> copied = RunInserts(std::move(commands));
   if (!copied.ok()) return copied.status();
@@ -326,26 +342,21 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
   PublishResult result;
   result.created = true;
   {
-    std::vector<Command> commands;
-    commands.push_back(
-        InsertCommand(Key(activity.actor, "own"), Key(activity.actor, "fg"),
-                      entry, options_.max_timeline_length, now, std::nullopt));
-    commands.push_back(InsertCommand(WorldKey(), WorldKey(), entry,
-                                     options_.world_timeline_length, now,
-                                     std::nullopt));
+    std::vector<Command> commands =
+        InsertCommands({Key(activity.actor, "own"), Key(activity.actor, "fg")},
+                       entry, options_.max_timeline_length, now, std::nullopt);
+    std::vector<Command> world =
+        InsertCommands({WorldKey(), WorldKey()}, entry,
+                       options_.world_timeline_length, now, std::nullopt);
+    commands.push_back(std::move(world.front()));
     absl::StatusOr<InsertResult> own = RunInserts(std::move(commands));
     if (!own.ok()) return own.status();
   }
   absl::Status walked = ForEachFollowerChunk(
       activity.actor, [&](const std::vector<EntityId>& followers) {
-        std::vector<Command> commands;
-        commands.reserve(followers.size());
-        for (EntityId follower : followers) {
-          commands.push_back(
-              InsertCommand(Key(follower, "tl"), Key(follower, "fg"), entry,
-                            options_.max_timeline_length, now, activity.actor));
-        }
-        absl::StatusOr<InsertResult> copied = RunInserts(std::move(commands));
+        absl::StatusOr<InsertResult> copied = RunInserts(
+            InsertCommands(HomeTimelineKeys(followers), entry,
+                           options_.max_timeline_length, now, activity.actor));
         if (!copied.ok()) return copied.status();
         result.fanned_out += followers.size();
         return absl::OkStatus();
@@ -427,16 +438,26 @@ int64_t RedisFeedEngine::KeyTtlMillis(Micros expires_at, Micros now) {
   return (left + kKeyExpiryMargin) / kMicrosPerMillisecond + 1;
 }
 
-Command RedisFeedEngine::InsertCommand(
-    std::string timeline_key, std::string following_key,
-    const StoredEntry& entry, size_t cap, Micros now,
-    std::optional<EntityId> only_if_following) const {
-  return ClusterClient::ScriptCommand(
-      insert_, {std::move(timeline_key), std::move(following_key)},
+std::vector<Command> RedisFeedEngine::InsertCommands(
+    std::vector<std::string> keys, const StoredEntry& entry, size_t cap,
+    Micros now, std::optional<EntityId> only_if_following) const {
+  return ClusterClient::ScriptCommandsBySlot(
+      insert_, std::move(keys), /*keys_per_group=*/2, kTimelinesPerCall,
       {redis::EntryScore(entry.ts), redis::EncodeEntryMember(entry),
        absl::StrCat(cap), absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
        only_if_following.has_value() ? BigEndian(*only_if_following)
                                      : std::string()});
+}
+
+std::vector<std::string> RedisFeedEngine::HomeTimelineKeys(
+    absl::Span<const EntityId> owners) const {
+  std::vector<std::string> keys;
+  keys.reserve(2 * owners.size());
+  for (EntityId owner : owners) {
+    keys.push_back(Key(owner, "tl"));
+    keys.push_back(Key(owner, "fg"));
+  }
+  return keys;
 }
 
 absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
@@ -475,25 +496,27 @@ absl::Status RedisFeedEngine::ForEachFollowerChunk(EntityId actor,
 }
 
 absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
-  auto remove = [&](std::string key) {
-    return ClusterClient::ScriptCommand(
-        remove_, std::move(key),
-        {redis::EntryScore(entry.ts),
-         redis::EntryKeyBytes(entry.ts, entry.activity_id)});
-  };
+  const std::vector<std::string> args = {
+      redis::EntryScore(entry.ts),
+      redis::EntryKeyBytes(entry.ts, entry.activity_id)};
   std::vector<Command> commands;
-  commands.push_back(remove(Key(entry.actor, "own")));
-  commands.push_back(remove(WorldKey()));
+  commands.push_back(
+      ClusterClient::ScriptCommand(remove_, Key(entry.actor, "own"), args));
+  commands.push_back(ClusterClient::ScriptCommand(remove_, WorldKey(), args));
   absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(commands));
   if (!done.ok()) return done.status();
   return ForEachFollowerChunk(
       entry.actor, [&](const std::vector<EntityId>& followers) {
-        std::vector<Command> removals;
-        removals.reserve(followers.size());
+        std::vector<std::string> timelines;
+        timelines.reserve(followers.size());
         for (EntityId follower : followers) {
-          removals.push_back(remove(Key(follower, "tl")));
+          timelines.push_back(Key(follower, "tl"));
         }
-        return client_->Run(std::move(removals)).status();
+        return client_
+            ->Run(ClusterClient::ScriptCommandsBySlot(
+                remove_, std::move(timelines), /*keys_per_group=*/1,
+                kTimelinesPerCall, args))
+            .status();
       });
 }
 

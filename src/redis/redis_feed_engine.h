@@ -160,11 +160,18 @@ class RedisFeedEngine final : public FeedEngine {
   // The key expiry that keeps a feed until its entry expiring at
   // `expires_at` has, plus a margin for the clocks (kKeyExpiryMargin).
   static int64_t KeyTtlMillis(Micros expires_at, Micros now);
-  // The insert script for one entry; with `only_if_following`, the entry
-  // goes in only while the owner follows that actor.
-  Command InsertCommand(std::string timeline_key, std::string following_key,
-                        const StoredEntry& entry, size_t cap, Micros now,
-                        std::optional<EntityId> only_if_following) const;
+  // Insert script calls putting `entry` into timelines, one call per slot
+  // (ClusterClient::ScriptCommandsBySlot): `keys` holds, for each
+  // timeline, its key and the key of its owner's following set. With
+  // `only_if_following`, the entry goes into a timeline only while its
+  // owner follows that actor.
+  std::vector<Command> InsertCommands(
+      std::vector<std::string> keys, const StoredEntry& entry, size_t cap,
+      Micros now, std::optional<EntityId> only_if_following) const;
+  // The keys of the home timelines of `owners`, as InsertCommands takes
+  // them.
+  std::vector<std::string> HomeTimelineKeys(
+      absl::Span<const EntityId> owners) const;
   // Runs insert commands (pipelined per node) and sums what they did.
   absl::StatusOr<InsertResult> RunInserts(std::vector<Command> commands);
 

@@ -37,6 +37,13 @@ TEST_CASE("key slots follow the Redis Cluster specification") {
   CHECK(KeySlot("") == 0);
 }
 
+TEST_CASE("positions ordered by slot: adjacent per slot, stable within one") {
+  const std::vector<uint16_t> slots = {9, 0, 16383, 9, 0, 9, 7};
+  const std::vector<uint32_t> order = OrderBySlot(slots);
+  CHECK(order == std::vector<uint32_t>{1, 4, 6, 0, 3, 5, 2});
+  CHECK(OrderBySlot({}).empty());
+}
+
 RedisClusterOptions Valid() {
   RedisClusterOptions options;
   options.seed_nodes = {"127.0.0.1:1"};
