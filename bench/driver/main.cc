@@ -101,6 +101,7 @@ ABSL_FLAG(size_t, baseline_rank_calls, 50,
 ABSL_FLAG(size_t, memory_entries, 1'000'000, "memory: timeline entries");
 ABSL_FLAG(size_t, memory_per_timeline, 1'000, "memory: entries per timeline");
 ABSL_FLAG(size_t, memory_members, 1'000'000, "memory: leaderboard members");
+ABSL_FLAG(size_t, memory_edges, 1'000'000, "memory: follow edges");
 ABSL_FLAG(size_t, durability_threads, 4,
           "durability: writer threads (concurrent calls share fsyncs)");
 ABSL_FLAG(size_t, durability_followers, 10,
@@ -172,6 +173,7 @@ DriverOptions SmallOptions() {
   o.memory_entries = 20'000;
   o.memory_per_timeline = 100;
   o.memory_members = 10'000;
+  o.memory_edges = 20'000;
   o.timeline_cap = 1'000;
   o.durability_threads = 2;
   o.durability_followers = 5;
@@ -220,6 +222,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.memory_entries = absl::GetFlag(FLAGS_memory_entries);
   o.memory_per_timeline = absl::GetFlag(FLAGS_memory_per_timeline);
   o.memory_members = absl::GetFlag(FLAGS_memory_members);
+  o.memory_edges = absl::GetFlag(FLAGS_memory_edges);
   o.durability_threads = absl::GetFlag(FLAGS_durability_threads);
   o.durability_followers = absl::GetFlag(FLAGS_durability_followers);
   o.durability_rounds = absl::GetFlag(FLAGS_durability_rounds);
@@ -239,7 +242,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   if (o.followers == 0 || o.followees == 0 || o.posts_per_followee == 0 ||
       o.page_size == 0 || o.page_size > 1000 || o.users < 2 || o.members == 0 ||
       o.score_range <= 0 || o.timeline_cap == 0 || o.redis_pipeline == 0 ||
-      o.memory_entries == 0 || o.memory_members == 0 ||
+      o.memory_entries == 0 || o.memory_members == 0 || o.memory_edges == 0 ||
       o.mixed_threads.empty() || o.durability_threads == 0 ||
       o.durability_threads > 64 || o.durability_rounds == 0 ||
       o.durability_ops == 0 || o.durability_redis_ops == 0 ||

@@ -1,4 +1,5 @@
-// memory: bytes per timeline entry and per leaderboard member.
+// memory: bytes per timeline entry, per follow edge and per leaderboard
+// member.
 //   * feedcore: resident memory growth of a fresh process of this program
 //     that builds only that structure (--memory_child), read from
 //     /proc/self/statm after malloc_trim. feedcore's node blocks come from
@@ -6,7 +7,15 @@
 //   * Redis: growth of INFO memory `used_memory` (what Redis's allocator
 //     holds for data) over an empty database.
 // Timelines are filled round-robin in time order, `memory_per_timeline`
-// entries each; Redis stores them with plain ZADD (no capping needed).
+// entries each; Redis stores them with plain ZADD (no capping needed), once
+// with short members as a plain application would and once in the Redis
+// Cluster backend's layout (40-byte members, entry_codec.h), which is what
+// sizing the cluster needs. Follow edges: every user follows the next
+// kEdgeDegree users (mod the user count), so every set of followers and
+// followees holds kEdgeDegree ids, above Redis's listpack limit (128), as
+// the sets of the accounts that hold most edges are; Redis keeps them in
+// the cluster backend's layout, one 8-byte member in the followee's `fr`
+// and one in the follower's `fg` per edge.
 #include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,12 +34,14 @@
 #include "bench/driver/scenario.h"
 #include "bench/driver/scenario_redis.h"
 #include "bench/driver/timeline_systems.h"
+#include "src/redis/entry_codec.h"
 
 namespace feedcore::bench {
 namespace {
 
 constexpr char kScenario[] = "memory";
 constexpr size_t kInsertBatch = 4096;
+constexpr size_t kEdgeDegree = 200;
 
 // Scores of the members: spread over a million values, as in the
 // leaderboard scenario.
@@ -66,6 +77,7 @@ absl::StatusOr<ChildResult> MeasureInChild(const std::string& kind,
       absl::StrCat("--memory_entries=", options.memory_entries),
       absl::StrCat("--memory_per_timeline=", options.memory_per_timeline),
       absl::StrCat("--memory_members=", options.memory_members),
+      absl::StrCat("--memory_edges=", options.memory_edges),
       absl::StrCat("--timeline_cap=", options.timeline_cap)};
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError(std::strerror(errno));
@@ -150,6 +162,43 @@ absl::StatusOr<int64_t> BuildTimelines(const DriverOptions& options,
   return static_cast<int64_t>(stats.bytes_used);
 }
 
+// The users of the follow graph and edge `i`: (follower, followee).
+size_t GraphUsers(const DriverOptions& options) {
+  return std::max(kEdgeDegree + 1, options.memory_edges / kEdgeDegree);
+}
+FollowPair EdgeAt(size_t i, size_t users) {
+  const size_t follower = i / kEdgeDegree;
+  return FollowPair{follower, (follower + 1 + i % kEdgeDegree) % users};
+}
+size_t EdgeCount(const DriverOptions& options) {
+  return GraphUsers(options) * kEdgeDegree;
+}
+
+absl::Status BuildGraph(const DriverOptions& options,
+                        std::unique_ptr<FeedEngine>& keep) {
+  absl::StatusOr<std::unique_ptr<FeedEngine>> created =
+      FeedEngine::Create(EngineOptions{});
+  if (!created.ok()) return created.status();
+  const size_t users = GraphUsers(options);
+  FollowOptions no_backfill;
+  no_backfill.backfill = 0;
+  std::vector<FollowPair> batch;
+  for (size_t i = 0; i < EdgeCount(options); ++i) {
+    batch.push_back(EdgeAt(i, users));
+    if (batch.size() == kInsertBatch || i + 1 == EdgeCount(options)) {
+      absl::StatusOr<std::vector<FollowResult>> done =
+          (*created)->FollowMany(batch, no_backfill);
+      if (!done.ok()) return done.status();
+      batch.clear();
+    }
+  }
+  if ((*created)->FollowerCount(0).value() != kEdgeDegree) {
+    return absl::InternalError("wrong follower count");
+  }
+  keep = *std::move(created);
+  return absl::OkStatus();
+}
+
 absl::Status BuildLeaderboard(const DriverOptions& options,
                               std::unique_ptr<Leaderboard>& keep) {
   absl::StatusOr<std::unique_ptr<Leaderboard>> created = Leaderboard::Create();
@@ -183,6 +232,7 @@ int RunMemoryChild(const std::string& kind, const DriverOptions& options) {
   malloc_trim(0);
   const int64_t before = ResidentBytes();
   FeedSetup timelines;
+  std::unique_ptr<FeedEngine> graph;
   std::unique_ptr<Leaderboard> board;
   int64_t stats_bytes = 0;
   if (kind == "timelines") {
@@ -192,6 +242,11 @@ int RunMemoryChild(const std::string& kind, const DriverOptions& options) {
       return 1;
     }
     stats_bytes = *bytes;
+  } else if (kind == "graph") {
+    if (absl::Status s = BuildGraph(options, graph); !s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
   } else if (kind == "leaderboard") {
     if (absl::Status s = BuildLeaderboard(options, board); !s.ok()) {
       std::fprintf(stderr, "%s\n", s.ToString().c_str());
@@ -216,6 +271,11 @@ void RunMemory(RunContext& context) {
                    shape.timelines, " x ", shape.per_timeline, ")");
   const std::string member_metric =
       absl::StrCat("bytes per leaderboard member (", members, ")");
+  const size_t edges = EdgeCount(options);
+  const std::string edge_metric = absl::StrCat("bytes per follow edge (", edges,
+                                               ", ", kEdgeDegree, " per user)");
+  const std::string cluster_entry_metric = absl::StrCat(
+      "bytes per timeline entry, cluster layout (", shape.entries, ")");
 
   context.progress.Update(kScenario, "feedcore timelines", 0, 1);
   absl::StatusOr<ChildResult> feed = MeasureInChild("timelines", options);
@@ -230,6 +290,15 @@ void RunMemory(RunContext& context) {
             static_cast<double>(shape.entries)));
   } else {
     context.answers.Fail(kScenario, kFeedcore, feed.status());
+  }
+  context.progress.Update(kScenario, "feedcore follow graph", 0, 1);
+  absl::StatusOr<ChildResult> graph = MeasureInChild("graph", options);
+  if (graph.ok()) {
+    AddMemoryFigure(
+        context, edge_metric, kFeedcore,
+        static_cast<double>(graph->rss_growth) / static_cast<double>(edges));
+  } else {
+    context.answers.Fail(kScenario, kFeedcore, graph.status());
   }
   context.progress.Update(kScenario, "feedcore leaderboard", 0, 1);
   absl::StatusOr<ChildResult> board = MeasureInChild("leaderboard", options);
@@ -279,6 +348,43 @@ void RunMemory(RunContext& context) {
   } else {
     context.answers.Fail(kScenario, kRedis, redis_entries.status());
     return;
+  }
+  absl::StatusOr<int64_t> cluster_entries = measure_redis(
+      "redis timelines, cluster layout", shape.entries, [&](size_t i) {
+        const OwnedEntry e =
+            EntryAt(i / shape.timelines, i % shape.timelines, shape.timelines);
+        const StoredEntry stored{e.entry.ts,
+                                 e.entry.activity_id,
+                                 e.entry.actor,
+                                 e.entry.ts + kMaxTtl,
+                                 0,
+                                 {}};
+        redis->Append({"ZADD", absl::StrCat("fc:{", e.owner, "}:tl"),
+                       absl::StrCat(e.entry.ts),
+                       redis::EncodeEntryMember(stored)});
+      });
+  if (cluster_entries.ok()) {
+    AddMemoryFigure(context, cluster_entry_metric, kRedis,
+                    static_cast<double>(*cluster_entries) /
+                        static_cast<double>(shape.entries));
+  } else {
+    context.answers.Fail(kScenario, kRedis, cluster_entries.status());
+  }
+  const size_t users = GraphUsers(options);
+  absl::StatusOr<int64_t> redis_edges =
+      measure_redis("redis follow graph", edges, [&](size_t i) {
+        const FollowPair edge = EdgeAt(i, users);
+        redis->Append({"ZADD", absl::StrCat("fc:{", edge.followee, "}:fr"), "0",
+                       redis::BigEndian(edge.follower)});
+        redis->Append({"ZADD", absl::StrCat("fc:{", edge.follower, "}:fg"), "0",
+                       redis::BigEndian(edge.followee)});
+      });
+  if (redis_edges.ok()) {
+    AddMemoryFigure(
+        context, edge_metric, kRedis,
+        static_cast<double>(*redis_edges) / static_cast<double>(edges));
+  } else {
+    context.answers.Fail(kScenario, kRedis, redis_edges.status());
   }
   // Same member names as the leaderboard scenario.
   const RedisMemberNames names(members);

@@ -47,6 +47,7 @@ struct DriverOptions {
   size_t memory_entries = 1'000'000;
   size_t memory_per_timeline = 1'000;
   size_t memory_members = 1'000'000;
+  size_t memory_edges = 1'000'000;
   // durability
   size_t durability_threads = 4;
   size_t durability_followers = 10;
@@ -109,7 +110,7 @@ void RunContactImport(RunContext& context);
 void RunInactiveReaders(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
-// (--memory_child=timelines|leaderboard): builds one structure and prints
+// (--memory_child=timelines|graph|leaderboard): builds one structure and prints
 // its resident memory growth and feedcore's own byte count. Returns the
 // exit status.
 int RunMemoryChild(const std::string& kind, const DriverOptions& options);
