@@ -38,6 +38,14 @@
 //   could only be sent again after a later element of its member had run
 //   fails with `Unavailable` instead (rare: the node's state changed
 //   between the two).
+// * When a master fails and the cluster promotes its replica, the same
+//   object follows: calls meanwhile are retried (the dead node, then
+//   CLUSTERDOWN while the cluster decides) and succeed once the replica
+//   has taken over, if `max_attempts` with its backoff outlasts the
+//   failover (the node timeout plus about two seconds); otherwise they
+//   fail with `Unavailable` and succeed when called again. Writes the dead
+//   master acknowledged but had not yet replicated are lost, unless
+//   `wait_replicas` is set (see RedisClusterOptions).
 // * A call that spans several entities (a fan-out, a follow with its
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard
