@@ -9,8 +9,8 @@
 //
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
-// inactive-readers, replica-wait. Exit status: 0 when every answer matched, 1 on a
-// mismatch or a failed call, 2 on a bad command line.
+// inactive-readers, replica-wait. Exit status: 0 when every answer matched, 1
+// on a mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>

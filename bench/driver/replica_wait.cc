@@ -105,16 +105,16 @@ void RunReplicaWait(RunContext& context) {
   std::vector<SystemUnderTest> inserts;
   for (Variant& variant : variants) {
     FeedEngine& engine = variant.feed->engine();
-    publishes.push_back(
-        {variant.system,
-         [&engine](size_t round, std::vector<double>& samples) {
-           const auto start = Stopwatch::now();
-           absl::Status status = engine.Publish(Post(round + 1)).status();
-           samples.push_back(MicrosSince(start) / 1000.0);
-           return status;
-         },
-         {},
-         false});
+    publishes.push_back({variant.system,
+                         [&engine](size_t round, std::vector<double>& samples) {
+                           const auto start = Stopwatch::now();
+                           absl::Status status =
+                               engine.Publish(Post(round + 1)).status();
+                           samples.push_back(MicrosSince(start) / 1000.0);
+                           return status;
+                         },
+                         {},
+                         false});
     const size_t per_round = options.replica_wait_inserts;
     inserts.push_back(
         {variant.system,
@@ -127,8 +127,7 @@ void RunReplicaWait(RunContext& context) {
              entry.actor = kActor;
              const auto start = Stopwatch::now();
              absl::Status status =
-                 engine
-                     .Insert(kFirstInsertOwner + n % kInsertOwners, entry, {})
+                 engine.Insert(kFirstInsertOwner + n % kInsertOwners, entry, {})
                      .status();
              samples.push_back(MicrosSince(start));
              if (!status.ok()) return status;
@@ -148,8 +147,8 @@ void RunReplicaWait(RunContext& context) {
   const std::string insert_metric = "single insert";
   AddFigures(context, kScenario, publish_metric, "ms", publishes);
   AddFigures(context, kScenario, insert_metric, "us", inserts);
-  context.report.Compare(kScenario, publish_metric, kFeedcoreCluster,
-                         kWithWait, std::nullopt);
+  context.report.Compare(kScenario, publish_metric, kFeedcoreCluster, kWithWait,
+                         std::nullopt);
   context.report.Compare(kScenario, insert_metric, kFeedcoreCluster, kWithWait,
                          std::nullopt);
 

@@ -107,10 +107,9 @@ absl::Status ValidateOptions(const RedisClusterOptions& options) {
                      options.pipeline_depth, "; it must be 1..100000"));
   }
   if (options.wait_replicas > kMaxWaitReplicas) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("RedisClusterOptions::wait_replicas is ",
-                     options.wait_replicas, "; it must be 0..",
-                     kMaxWaitReplicas));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RedisClusterOptions::wait_replicas is ", options.wait_replicas,
+        "; it must be 0..", kMaxWaitReplicas));
   }
   if (options.wait_replicas > 0 &&
       (options.wait_timeout < kMicrosPerMillisecond ||
@@ -124,18 +123,14 @@ absl::Status ValidateOptions(const RedisClusterOptions& options) {
   return absl::OkStatus();
 }
 
-// Redis commands that only read, by name: never followed by WAIT.
+// Redis reads, by name (space-separated): never followed by WAIT.
 bool IsReadCommand(absl::string_view name) {
-  static constexpr absl::string_view kReads[] = {
-      "EXISTS",     "GET",         "HEXISTS",          "HGET",
-      "HGETALL",    "HLEN",        "HMGET",            "MGET",
-      "PTTL",       "SCARD",       "SISMEMBER",        "SMEMBERS",
-      "TTL",        "TYPE",        "ZCARD",            "ZCOUNT",
-      "ZLEXCOUNT",  "ZMSCORE",     "ZRANGE",           "ZRANGEBYLEX",
-      "ZRANGEBYSCORE", "ZRANK",    "ZREVRANGE",        "ZREVRANGEBYLEX",
-      "ZREVRANGEBYSCORE", "ZREVRANK", "ZSCORE",        "EVALSHA_RO",
-  };
-  for (absl::string_view read : kReads) {
+  static constexpr absl::string_view kReads =
+      "EVALSHA_RO EXISTS GET HEXISTS HGET HGETALL HLEN HMGET MGET PTTL SCARD "
+      "SISMEMBER SMEMBERS TTL TYPE ZCARD ZCOUNT ZLEXCOUNT ZMSCORE ZRANGE "
+      "ZRANGEBYLEX ZRANGEBYSCORE ZRANK ZREVRANGE ZREVRANGEBYLEX "
+      "ZREVRANGEBYSCORE ZREVRANK ZSCORE";
+  for (absl::string_view read : absl::StrSplit(kReads, ' ')) {
     if (absl::EqualsIgnoreCase(name, read)) return true;
   }
   return false;
@@ -233,10 +228,9 @@ absl::Status ClusterClient::RefreshSlots(
   // before its replica takes over): ask the others first, so a refresh
   // neither waits on it nor reads its stale map when another answers.
   std::vector<std::string> candidates = KnownNodes();
-  std::stable_partition(candidates.begin(), candidates.end(),
-                        [&](const std::string& node) {
-                          return !unreachable.contains(node);
-                        });
+  std::stable_partition(
+      candidates.begin(), candidates.end(),
+      [&](const std::string& node) { return !unreachable.contains(node); });
   for (const std::string& candidate : candidates) {
     absl::StatusOr<std::unique_ptr<NodeConnection>> connection =
         Acquire(candidate);
@@ -400,10 +394,11 @@ void ClusterClient::RunRound(std::vector<Pending*>& round,
     // The writes of the batch, when WAIT follows its last chunk.
     std::vector<Pending*> writes;
     bool wait_sent = false;
+    bool wait_read = false;
   };
   std::vector<NodeBatch> batches;
   for (auto& [node, commands] : by_node) {
-    batches.push_back(NodeBatch{node, &commands, 0, nullptr, {}, false});
+    batches.push_back(NodeBatch{node, &commands, 0, nullptr, {}, false, false});
     if (options_.wait_replicas == 0) continue;
     for (Pending* pending : commands) {
       if (IsWrite(*pending->command)) batches.back().writes.push_back(pending);
@@ -536,27 +531,36 @@ void ClusterClient::RunRound(std::vector<Pending*>& round,
         }
       }
       if (end == batch.commands->size() && batch.wait_sent) {
-        CheckReplicas(*batch.connection, batch.node, batch.writes);
+        CheckReplicas(batch.connection.get(), batch.node, batch.writes);
+        batch.wait_read = true;
       }
     }
   }
   for (NodeBatch& batch : batches) {
+    // The connection broke before WAIT went out: the writes of earlier
+    // chunks that ran are unconfirmed.
+    if (!batch.writes.empty() && !batch.wait_read) {
+      CheckReplicas(nullptr, batch.node, batch.writes);
+    }
     if (batch.connection == nullptr) continue;
     if (!batch.connection->healthy()) DropIdle(batch.node);
     Release(std::move(batch.connection));
   }
 }
 
-void ClusterClient::CheckReplicas(NodeConnection& connection,
+void ClusterClient::CheckReplicas(NodeConnection* connection,
                                   const std::string& node,
                                   const std::vector<Pending*>& writes) {
-  absl::StatusOr<Reply> reply = connection.Read();
+  absl::StatusOr<Reply> reply =
+      connection != nullptr
+          ? connection->Read()
+          : absl::UnavailableError("the connection broke before it was sent");
   std::string shortfall;
   if (!reply.ok()) {
-    shortfall = absl::StrCat("it is unknown how many of the ",
-                             options_.wait_replicas,
-                             " replicas asked for acknowledged it (WAIT: ",
-                             reply.status().message(), ")");
+    shortfall = absl::StrCat(
+        "it is unknown how many of the ", options_.wait_replicas,
+        " replicas asked for acknowledged it (WAIT: ", reply.status().message(),
+        ")");
   } else if (reply->type != Reply::Type::kInteger) {
     shortfall = absl::StrCat("WAIT failed: ", reply->str);
   } else if (reply->integer < 0 ||
@@ -575,11 +579,10 @@ void ClusterClient::CheckReplicas(NodeConnection& connection,
     pending->done = false;
     pending->gave_up = true;
     pending->error = absl::UnavailableError(absl::StrCat(
-        "redis node ", node,
-        ": the write was applied on the master, but ", shortfall,
-        pending->command->idempotent
-            ? "; it is safe to retry"
-            : "; retrying it would apply it again"));
+        "redis node ", node, ": the write was applied on the master, but ",
+        shortfall,
+        pending->command->idempotent ? "; it is safe to retry"
+                                     : "; retrying it would apply it again"));
   }
 }
 

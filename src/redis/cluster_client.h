@@ -162,9 +162,10 @@ class ClusterClient {
   // Adds the nodes that could not be reached to `unreachable`.
   void RunRound(std::vector<Pending*>& round,
                 std::set<std::string>& unreachable);
-  // Reads the reply to the WAIT sent behind `writes` on `connection` and
-  // fails those of them that ran when too few replicas acknowledged.
-  void CheckReplicas(NodeConnection& connection, const std::string& node,
+  // Reads the reply to the WAIT sent behind `writes` on `connection` (null:
+  // it could not be sent) and fails those of them that ran when too few
+  // replicas acknowledged, or when it is unknown how many did.
+  void CheckReplicas(NodeConnection* connection, const std::string& node,
                      const std::vector<Pending*>& writes);
   std::vector<std::string> KnownNodes() const;
   std::string ScriptBody(const std::string& sha) const;

@@ -29,10 +29,9 @@ class PrivateRedisCluster {
                                size_t replicas_per_master = 0)
       : dir_(absl::StrCat(std::filesystem::temp_directory_path().string(),
                           "/feedcore-", name, "-", getpid())) {
-    REQUIRE_MESSAGE(
-        Run(absl::StrCat("start ", dir_, " 3 --replicas ",
-                         replicas_per_master)) == 0,
-        "scripts/redis-cluster could not start a cluster");
+    REQUIRE_MESSAGE(Run(absl::StrCat("start ", dir_, " 3 --replicas ",
+                                     replicas_per_master)) == 0,
+                    "scripts/redis-cluster could not start a cluster");
     std::ifstream in(dir_ + "/seeds");
     for (std::string line; std::getline(in, line);) {
       if (!line.empty()) seeds_.push_back(line);

@@ -432,9 +432,9 @@ TEST_CASE("wait_replicas: WAIT behind writes only, Unavailable when short") {
   const std::string message(written.status().message());
   CHECK_MESSAGE(message.find(client.NodeOf(KeySlot("k"))) != std::string::npos,
                 message);
-  CHECK_MESSAGE(message.find("reached only 0 of the 1 replicas") !=
-                    std::string::npos,
-                message);
+  CHECK_MESSAGE(
+      message.find("reached only 0 of the 1 replicas") != std::string::npos,
+      message);
   CHECK_MESSAGE(message.find("safe to retry") != std::string::npos, message);
   CHECK(WaitCallsOnAll(cluster.seeds()) == 1);
   CHECK(Admin(client.NodeOf(KeySlot("k")), {"GET", "k"}).str == "v");

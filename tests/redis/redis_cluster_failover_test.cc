@@ -73,7 +73,8 @@ std::set<ActivityId> IdsIn(FeedEngine& engine, EntityId reader) {
   do {
     absl::StatusOr<Page> page = engine.ReadTimeline(reader, read);
     REQUIRE_MESSAGE(page.ok(), page.status().ToString());
-    for (const StoredEntry& entry : page->entries) ids.insert(entry.activity_id);
+    for (const StoredEntry& entry : page->entries)
+      ids.insert(entry.activity_id);
     read.cursor = page->next_cursor;
   } while (!read.cursor.empty());
   return ids;
@@ -82,9 +83,9 @@ std::set<ActivityId> IdsIn(FeedEngine& engine, EntityId reader) {
 // What the workload thread saw; read once it has stopped.
 struct Workload {
   std::mutex mu;
-  std::vector<ActivityId> acked;          // publishes that succeeded
-  std::vector<absl::Status> failures;     // calls that failed
-  size_t longest_failure_run = 0;         // consecutive failed calls
+  std::vector<ActivityId> acked;       // publishes that succeeded
+  std::vector<absl::Status> failures;  // calls that failed
+  size_t longest_failure_run = 0;      // consecutive failed calls
   std::atomic<size_t> acked_count{0};
   std::atomic<bool> stop{false};
 };
@@ -96,8 +97,8 @@ struct Outcome {
 };
 
 Outcome KillAMasterMidWorkload(size_t wait_replicas) {
-  testing::PrivateRedisCluster cluster(
-      absl::StrCat("failover", wait_replicas), /*replicas_per_master=*/1);
+  testing::PrivateRedisCluster cluster(absl::StrCat("failover", wait_replicas),
+                                       /*replicas_per_master=*/1);
   RedisClusterOptions options;
   options.seed_nodes = cluster.seeds();
   options.key_prefix = kPrefix;
@@ -185,9 +186,9 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
       }
       ReadOptions read;
       read.limit = 10;
-      record(
-          (*engine)->ReadTimeline(followers[id % followers.size()], read)
-              .status());
+      record((*engine)
+                 ->ReadTimeline(followers[id % followers.size()], read)
+                 .status());
       // Paced, so the timelines stay short enough to read back whole.
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -232,8 +233,9 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
   const size_t acked_at_promotion = work.acked_count.load();
   if (wait_replicas == 0) {
     // Without WAIT the promoted master takes writes on its own.
-    wait_until([&] { return work.acked_count.load() >= acked_at_promotion + 20; },
-               60, "20 publishes after the promotion");
+    wait_until(
+        [&] { return work.acked_count.load() >= acked_at_promotion + 20; }, 60,
+        "20 publishes after the promotion");
   }
   // The killed master comes back as a replica of the promoted one; with
   // WAIT, writes to its slots succeed again only now.
@@ -256,9 +258,9 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
           absl::string_view::npos);
   }
   if (!work.failures.empty()) {
-    MESSAGE("wait_replicas=", wait_replicas, ": ", work.failures.size(),
-            " calls failed, the first with: ",
-            work.failures.front().ToString());
+    MESSAGE(
+        "wait_replicas=", wait_replicas, ": ", work.failures.size(),
+        " calls failed, the first with: ", work.failures.front().ToString());
   }
   if (wait_replicas == 0) {
     // The retry budget covers the failover: a failed call, if any, is
@@ -297,8 +299,7 @@ TEST_CASE(
   CHECK(outcome.acked > 0);
 }
 
-TEST_CASE(
-    "with wait_replicas, no acknowledged publish is lost to a failover") {
+TEST_CASE("with wait_replicas, no acknowledged publish is lost to a failover") {
   const Outcome outcome = KillAMasterMidWorkload(/*wait_replicas=*/1);
   CHECK(outcome.acked > 0);
   CHECK(outcome.lost == 0);
