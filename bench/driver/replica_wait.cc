@@ -25,7 +25,8 @@ namespace feedcore::bench {
 namespace {
 
 constexpr char kScenario[] = "replica-wait";
-// feedcore_redis_cluster with wait_replicas = 1.
+// feedcore on the replicated cluster, with wait_replicas = 0 and 1.
+constexpr char kNoWait[] = "feedcore_redis_cluster_wait0";
 constexpr char kWithWait[] = "feedcore_redis_cluster_wait1";
 constexpr EntityId kActor = 1;
 constexpr EntityId kFirstFollower = 1'000'000;
@@ -54,13 +55,14 @@ void RunReplicaWait(RunContext& context) {
       LocalRedisCluster::Start(options.redis_cluster_script,
                                /*replicas_per_master=*/1);
   if (!cluster.ok()) {
-    context.answers.Fail(kScenario, kFeedcoreCluster, cluster.status());
+    context.answers.Fail(kScenario, kNoWait, cluster.status());
     return;
   }
   context.report.Note(absl::StrCat(
-      kScenario, ": a private cluster of 3 masters with a replica each; ",
-      kWithWait, " is ", kFeedcoreCluster,
-      " with RedisClusterOptions::wait_replicas = 1"));
+      kScenario,
+      ": feedcore on a private cluster of 3 masters with a replica each; ",
+      kNoWait, " and ", kWithWait,
+      " with RedisClusterOptions::wait_replicas = 0 and 1"));
 
   auto clock = std::make_shared<ManualClock>(kBenchStartTime);
   struct Variant {
@@ -71,7 +73,7 @@ void RunReplicaWait(RunContext& context) {
   for (size_t wait : {size_t{0}, size_t{1}}) {
     RedisClusterEndpoint endpoint{(*cluster)->seeds(),
                                   context.redis_cluster->key_prefix, wait};
-    const char* system = wait == 0 ? kFeedcoreCluster : kWithWait;
+    const char* system = wait == 0 ? kNoWait : kWithWait;
     absl::StatusOr<std::unique_ptr<ClusterFeed>> feed = ClusterFeed::Open(
         endpoint, absl::StrCat(kScenario, "-", wait),
         ClusterEngineOptions(NewEngineOptions(clock, options.timeline_cap)));
@@ -147,9 +149,9 @@ void RunReplicaWait(RunContext& context) {
   const std::string insert_metric = "single insert";
   AddFigures(context, kScenario, publish_metric, "ms", publishes);
   AddFigures(context, kScenario, insert_metric, "us", inserts);
-  context.report.Compare(kScenario, publish_metric, kFeedcoreCluster, kWithWait,
+  context.report.Compare(kScenario, publish_metric, kNoWait, kWithWait,
                          std::nullopt);
-  context.report.Compare(kScenario, insert_metric, kFeedcoreCluster, kWithWait,
+  context.report.Compare(kScenario, insert_metric, kNoWait, kWithWait,
                          std::nullopt);
 
   // Both engines must show the same timeline to the same follower.
