@@ -6,6 +6,7 @@
 #ifndef FEEDCORE_TESTS_PRIVATE_REDIS_CLUSTER_H_
 #define FEEDCORE_TESTS_PRIVATE_REDIS_CLUSTER_H_
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +77,12 @@ class PrivateRedisCluster {
     REQUIRE(Run(absl::StrCat("restart ", dir_, " ", Port(node))) == 0);
   }
 
+  // Stops the node's process (SIGSTOP) without closing its connections,
+  // and lets it go on (SIGCONT). What is sent to a paused node waits in
+  // the socket buffers, then in the sender's output buffer.
+  void Pause(const std::string& node) { Signal(node, SIGSTOP); }
+  void Resume(const std::string& node) { Signal(node, SIGCONT); }
+
   static std::string Port(const std::string& node) {
     return node.substr(node.rfind(':') + 1);
   }
@@ -88,6 +95,14 @@ class PrivateRedisCluster {
                     "to scripts/redis-cluster)");
     const int status = std::system(absl::StrCat(script, " ", args).c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  void Signal(const std::string& node, int signal) {
+    std::ifstream in(absl::StrCat(dir_, "/", Port(node), "/redis.pid"));
+    pid_t pid = 0;
+    REQUIRE_MESSAGE(static_cast<bool>(in >> pid), "no pid file for ", node);
+    REQUIRE(pid > 0);
+    REQUIRE(kill(pid, signal) == 0);
   }
 
   const std::string dir_;

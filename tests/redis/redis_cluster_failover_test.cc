@@ -10,9 +10,14 @@
 //
 // Then what happened to acknowledged publishes: replication is
 // asynchronous, so a publish acknowledged just before the kill may be
-// missing from the promoted replica. The test counts the acknowledged
+// missing from the promoted replica. On one machine the replica is so close
+// behind that the window is rarely hit, so the test forces it: just before
+// the kill it pauses the replica and stalls its replication link behind a
+// value larger than the socket buffers, so the writes after it stay in the
+// master's output buffer and die with it. The test counts the acknowledged
 // publishes missing from followers on the failed-over slots and prints the
-// count; with RedisClusterOptions::wait_replicas = 1 it must be zero.
+// count: above zero without WAIT, zero with
+// RedisClusterOptions::wait_replicas = 1.
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -80,6 +85,12 @@ std::set<ActivityId> IdsIn(FeedEngine& engine, EntityId reader) {
   return ids;
 }
 
+// Larger than the socket buffers between a master and its replica (up to
+// 32 MiB to receive and 4 MiB to send by Linux's defaults), so that part of
+// it, and every write after it, stays in the master's output buffer while
+// the replica is paused.
+constexpr size_t kStallBytes = 48 << 20;
+
 // What the workload thread saw; read once it has stopped.
 struct Workload {
   std::mutex mu;
@@ -87,8 +98,24 @@ struct Workload {
   std::vector<absl::Status> failures;  // calls that failed
   size_t longest_failure_run = 0;      // consecutive failed calls
   std::atomic<size_t> acked_count{0};
+  std::atomic<size_t> failed_count{0};
   std::atomic<bool> stop{false};
 };
+
+// SETs `key` to kStallBytes bytes on `node`, outside the client.
+void SetHugeValue(const std::string& node, const std::string& key) {
+  const size_t colon = node.rfind(':');
+  absl::StatusOr<std::unique_ptr<redis::NodeConnection>> connection =
+      redis::NodeConnection::Open(node.substr(0, colon),
+                                  std::stoi(node.substr(colon + 1)),
+                                  kMicrosPerSecond, 10 * kMicrosPerSecond);
+  REQUIRE(connection.ok());
+  const std::string set[] = {"SET", key, std::string(kStallBytes, 'x')};
+  (*connection)->Append(absl::MakeConstSpan(set));
+  absl::StatusOr<redis::Reply> reply = (*connection)->Read();
+  REQUIRE_MESSAGE(reply.ok(), reply.status().ToString());
+  REQUIRE(reply->str == "OK");
+}
 
 struct Outcome {
   size_t acked = 0;
@@ -137,6 +164,9 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
   // and a missing copy can only be a lost publish.
   RedisClusterOptions setup_options = options;
   setup_options.wait_replicas = 1;
+  // Generous: a slow replica must not fail the set-up.
+  setup_options.command_timeout = 5 * kMicrosPerSecond;
+  setup_options.wait_timeout = 2 * kMicrosPerSecond;
   absl::StatusOr<std::unique_ptr<FeedEngine>> setup =
       CreateRedisClusterFeedEngine(setup_options, engine_options);
   REQUIRE(setup.ok());
@@ -170,6 +200,7 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
         return;
       }
       work.failures.push_back(status);
+      work.failed_count.fetch_add(1);
       work.longest_failure_run = std::max(work.longest_failure_run, ++run);
     };
     for (ActivityId id = 1; !work.stop.load(); ++id) {
@@ -215,7 +246,33 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
   };
   wait_until([&] { return work.acked_count.load() >= 30; }, 60,
              "30 publishes before the kill");
-  cluster.Kill(victim);
+  // Opens the window: the replica paused, its link stalled behind a huge
+  // value, then a few more publishes (acknowledged without WAIT, failing
+  // with it), then the kill. The replica is paused for well under the
+  // node timeout, so the cluster never takes it for failed.
+  {
+    cluster.Pause(replica);
+    struct Resumer {
+      testing::PrivateRedisCluster& cluster;
+      const std::string& replica;
+      ~Resumer() { cluster.Resume(replica); }
+    } resumer{cluster, replica};
+    std::string stall_key;
+    for (int i = 0; stall_key.empty(); ++i) {
+      const std::string key = absl::StrCat(kPrefix, ":{stall", i, "}");
+      if ((*client)->NodeOf(redis::KeySlot(key)) == victim) stall_key = key;
+    }
+    SetHugeValue(victim, stall_key);
+    const size_t acked = work.acked_count.load();
+    const size_t failed = work.failed_count.load();
+    wait_until(
+        [&] {
+          return work.acked_count.load() >= acked + 5 ||
+                 work.failed_count.load() >= failed + 2;
+        },
+        60, "publishes behind the stalled replication link");
+    cluster.Kill(victim);
+  }
   wait_until([&] { return RoleOf(replica) == "master"; }, 60,
              absl::StrCat("replica ", replica, " to be promoted"));
   // The same client, holding the slot map from before the kill, reaches
@@ -285,6 +342,13 @@ Outcome KillAMasterMidWorkload(size_t wait_replicas) {
     }
   }
   outcome.lost = lost.size();
+  if (wait_replicas == 0) {
+    // The forced window did lose acknowledged writes: the count with WAIT
+    // below proves something.
+    CHECK_MESSAGE(outcome.lost > 0,
+                  "no acknowledged publish was lost although the replica's "
+                  "link was stalled before the kill");
+  }
   MESSAGE("wait_replicas=", wait_replicas, ": ", outcome.acked,
           " publishes acknowledged, ", outcome.lost,
           " of them missing from followers on the failed-over slots, ",
