@@ -123,6 +123,12 @@ absl::Status ValidateOptions(const RedisClusterOptions& options) {
   return absl::OkStatus();
 }
 
+// WAIT's timeout in milliseconds: rounded up, never 0 (forever).
+int64_t WaitMillis(const RedisClusterOptions& options) {
+  return (options.wait_timeout + kMicrosPerMillisecond - 1) /
+         kMicrosPerMillisecond;
+}
+
 // Redis reads, by name (space-separated): never followed by WAIT.
 bool IsReadCommand(absl::string_view name) {
   static constexpr absl::string_view kReads =
@@ -331,12 +337,10 @@ void ClusterClient::DropIdle(const std::string& address) {
     if (it == pools_.end()) return;
     pool = it->second.get();  // pools are never removed
   }
+  // Before the lock: the connections close once it is released.
   std::vector<std::unique_ptr<NodeConnection>> dropped;
-  {
-    internal::WriterLock lock(&pool->mu);
-    dropped.swap(pool->idle);
-  }
-  // Closed here, outside the lock.
+  internal::WriterLock lock(&pool->mu);
+  dropped.swap(pool->idle);
 }
 
 void ClusterClient::Release(std::unique_ptr<NodeConnection> connection) {
@@ -404,11 +408,8 @@ void ClusterClient::RunRound(std::vector<Pending*>& round,
       if (IsWrite(*pending->command)) batches.back().writes.push_back(pending);
     }
   }
-  // WAIT's timeout is in milliseconds; rounded up, never 0 (forever).
-  const std::string wait[] = {
-      "WAIT", absl::StrCat(options_.wait_replicas),
-      absl::StrCat((options_.wait_timeout + kMicrosPerMillisecond - 1) /
-                   kMicrosPerMillisecond)};
+  const std::string wait[] = {"WAIT", absl::StrCat(options_.wait_replicas),
+                              absl::StrCat(WaitMillis(options_))};
 
   const std::string asking[] = {"ASKING"};
   bool more = true;
@@ -568,8 +569,7 @@ void ClusterClient::CheckReplicas(NodeConnection* connection,
     shortfall = absl::StrCat(
         "it reached only ", reply->integer, " of the ", options_.wait_replicas,
         " replicas asked for (RedisClusterOptions::wait_replicas) within ",
-        options_.wait_timeout / kMicrosPerMillisecond,
-        " ms, so a failover of the node may lose it");
+        WaitMillis(options_), " ms, so a failover of the node may lose it");
   }
   if (shortfall.empty()) return;
   for (Pending* pending : writes) {

@@ -114,8 +114,9 @@ class ClusterClient {
   // As Run, but a command that fails does not end the call: each command
   // gets its reply or its own error (the one Run would have returned for
   // it), and the others still run. For a command that is not idempotent,
-  // every error other than "may or may not have been applied" means it
-  // did not run.
+  // every error other than "may or may not have been applied" and "was
+  // applied on the master" (too few replicas acknowledged) means it did
+  // not run.
   std::vector<absl::StatusOr<Reply>> RunEach(std::vector<Command> commands);
 
   // Loads `body` on every node (and again on any node that later answers
