@@ -118,6 +118,7 @@ absl::StatusOr<std::unique_ptr<ClusterFeed>> ClusterFeed::Open(
   connection.seed_nodes = cluster.seeds;
   connection.key_prefix =
       absl::StrCat(cluster.key_prefix, "-", std::string(scenario));
+  connection.wait_replicas = cluster.wait_replicas;
   absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
       CreateRedisClusterFeedEngine(connection, std::move(options));
   if (!engine.ok()) return engine.status();

@@ -40,12 +40,14 @@ std::string ReadLog(int fd) {
   return text;
 }
 
-// Runs `script verb dir` and returns its exit status (127: it could not be
-// run, 128 + N: killed by signal N). Its standard output goes to `out`
-// and its standard error to `err` (-1: the driver's own stderr).
+// Runs `script verb dir extra...` and returns its exit status (127: it
+// could not be run, 128 + N: killed by signal N). Its standard output goes
+// to `out` and its standard error to `err` (-1: the driver's own stderr).
 int RunScript(const std::string& script, const char* verb,
-              const std::string& dir, int out, int err) {
+              const std::string& dir, int out, int err,
+              std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {script, verb, dir};
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -109,7 +111,7 @@ std::string LastScriptLines(const std::string& log, size_t count) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LocalRedisCluster>> LocalRedisCluster::Start(
-    const std::string& script) {
+    const std::string& script, size_t replicas_per_master) {
   if (access(script.c_str(), X_OK) != 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot run '", script, "': ", std::strerror(errno),
@@ -152,7 +154,9 @@ absl::StatusOr<std::unique_ptr<LocalRedisCluster>> LocalRedisCluster::Start(
       new LocalRedisCluster(script, dir, guardian, fds[1]));
 
   const int log = OpenLog();
-  const int status = RunScript(script, "start", dir, log, log);
+  const int status =
+      RunScript(script, "start", dir, log, log,
+                {"--replicas", absl::StrCat(replicas_per_master)});
   const std::string output = ReadLog(log);
   if (log >= 0) close(log);
   if (status != 0) {

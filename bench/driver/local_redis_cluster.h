@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,19 +26,20 @@ namespace feedcore::bench {
 
 class LocalRedisCluster {
  public:
-  // Runs `script start DIR` (the script's default of 3 masters on free
-  // loopback ports) and returns once the script says every node serves
-  // every slot. Unavailable, with the end of the script's own messages,
-  // when the script cannot be run or fails; what it started is stopped
-  // by then.
+  // Runs `script start DIR --replicas N` (the script's default of 3
+  // masters on free loopback ports, each with `replicas_per_master`
+  // replicas) and returns once the script says every node serves every
+  // slot and every replica is in sync. Unavailable, with the end of the
+  // script's own messages, when the script cannot be run or fails; what it
+  // started is stopped by then.
   static absl::StatusOr<std::unique_ptr<LocalRedisCluster>> Start(
-      const std::string& script);
+      const std::string& script, size_t replicas_per_master = 0);
 
   ~LocalRedisCluster();
   LocalRedisCluster(const LocalRedisCluster&) = delete;
   LocalRedisCluster& operator=(const LocalRedisCluster&) = delete;
 
-  // "127.0.0.1:PORT" of every node, from DIR/seeds.
+  // "127.0.0.1:PORT" of every master, from DIR/seeds.
   const std::vector<std::string>& seeds() const { return seeds_; }
   const std::string& dir() const { return dir_; }
 

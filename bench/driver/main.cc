@@ -9,8 +9,8 @@
 //
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
-// inactive-readers. Exit status: 0 when every answer matched, 1 on a
-// mismatch or a failed call, 2 on a bad command line.
+// inactive-readers, replica-wait. Exit status: 0 when every answer matched, 1
+// on a mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -37,7 +37,7 @@
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
-          "contact-import, inactive-readers");
+          "contact-import, inactive-readers, replica-wait");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -132,6 +132,13 @@ ABSL_FLAG(size_t, returning_users, 101,
 ABSL_FLAG(size_t, returning_posts, 20,
           "inactive-readers: posts of each of the --followees actors a "
           "returning user follows");
+ABSL_FLAG(size_t, replica_wait_followers, 1'000,
+          "replica-wait: followers of the timed publishes");
+ABSL_FLAG(size_t, replica_wait_rounds, 15,
+          "replica-wait: timed rounds per system (a publish and "
+          "--replica_wait_inserts inserts each)");
+ABSL_FLAG(size_t, replica_wait_inserts, 200,
+          "replica-wait: timed single inserts per round");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -154,6 +161,7 @@ constexpr NamedScenario kScenarios[] = {
     {"durability", RunDurability, false},
     {"contact-import", RunContactImport, false},
     {"inactive-readers", RunInactiveReaders, false},
+    {"replica-wait", RunReplicaWait, true},
 };
 
 DriverOptions SmallOptions() {
@@ -187,6 +195,9 @@ DriverOptions SmallOptions() {
   o.returning_users = 5;
   o.returning_posts = 5;
   o.redis_server = absl::GetFlag(FLAGS_redis_server);
+  o.redis_cluster_script = absl::GetFlag(FLAGS_redis_cluster_script);
+  o.replica_wait_rounds = 3;
+  o.replica_wait_inserts = 20;
   return o;
 }
 
@@ -236,6 +247,10 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.durability_sync_ops = absl::GetFlag(FLAGS_durability_sync_ops);
   o.durability_dir = absl::GetFlag(FLAGS_durability_dir);
   o.redis_server = absl::GetFlag(FLAGS_redis_server);
+  o.redis_cluster_script = absl::GetFlag(FLAGS_redis_cluster_script);
+  o.replica_wait_followers = absl::GetFlag(FLAGS_replica_wait_followers);
+  o.replica_wait_rounds = absl::GetFlag(FLAGS_replica_wait_rounds);
+  o.replica_wait_inserts = absl::GetFlag(FLAGS_replica_wait_inserts);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -249,7 +264,8 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.durability_sync_ops == 0 || o.contacts == 0 ||
       o.contacts > kMaxFollowBatch || o.import_rounds == 0 ||
       o.inactive_rounds == 0 || o.returning_users == 0 ||
-      o.returning_posts == 0) {
+      o.returning_posts == 0 || o.replica_wait_followers == 0 ||
+      o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

@@ -57,6 +57,12 @@ struct DriverOptions {
   size_t durability_sync_ops = 500;     // feedcore and Redis always
   std::string durability_dir;           // empty: the temporary directory
   std::string redis_server = "redis-server";
+  // replica-wait: its own cluster, started with this script (3 masters
+  // with a replica each); rounds of each measurement per system.
+  std::string redis_cluster_script = "scripts/redis-cluster";
+  size_t replica_wait_followers = 1'000;
+  size_t replica_wait_rounds = 15;
+  size_t replica_wait_inserts = 200;  // per round
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
@@ -86,6 +92,8 @@ struct RedisClusterEndpoint {
   // Unique to this driver run, so that runs sharing a cluster never meet;
   // each scenario's engine appends its own name.
   std::string key_prefix;
+  // RedisClusterOptions::wait_replicas of the engines opened on it.
+  size_t wait_replicas = 0;
 };
 
 struct RunContext {
@@ -108,6 +116,7 @@ void RunMemory(RunContext& context);
 void RunDurability(RunContext& context);
 void RunContactImport(RunContext& context);
 void RunInactiveReaders(RunContext& context);
+void RunReplicaWait(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

@@ -38,6 +38,14 @@
 //   could only be sent again after a later element of its member had run
 //   fails with `Unavailable` instead (rare: the node's state changed
 //   between the two).
+// * When a master fails and the cluster promotes its replica, the same
+//   object follows: calls meanwhile are retried (the dead node, then
+//   CLUSTERDOWN while the cluster decides) and succeed once the replica
+//   has taken over, if `max_attempts` with its backoff outlasts the
+//   failover (the node timeout plus about two seconds); otherwise they
+//   fail with `Unavailable` and succeed when called again. Writes the dead
+//   master acknowledged but had not yet replicated are lost, unless
+//   `wait_replicas` is set (see RedisClusterOptions).
 // * A call that spans several entities (a fan-out, a follow with its
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard
@@ -128,6 +136,30 @@ struct RedisClusterOptions {
   // Commands sent to one node before reading their replies. Bounds the
   // memory of a large fan-out; 1..100,000.
   size_t pipeline_depth = 1024;
+  // Replica acknowledgement of writes, 0..64 replicas. Redis replicates
+  // asynchronously: a master acknowledges a write before its replicas have
+  // it, and when the master dies and a replica takes over (see "Replicas
+  // and failover" in docs/scale-out.md) the writes the replica had not yet
+  // received are lost, acknowledged or not. With `wait_replicas` above 0,
+  // a call that writes sends `WAIT wait_replicas wait_timeout` on each node
+  // it wrote to, pipelined behind its writes on the same connection, and
+  // succeeds only when that many replicas of each such node acknowledged
+  // every write of the call. Guarantee: a write whose call succeeded
+  // survives the failover of its master to any of the replicas that
+  // acknowledged it (with one replica per master, to that replica). When
+  // fewer acknowledge within `wait_timeout`, the call fails with
+  // `Unavailable` naming the node and how many replicas acknowledged: the
+  // write was applied on the master and may or may not survive a failover;
+  // retrying it is safe wherever retrying an Unavailable is (see above).
+  // Reads never wait. Cost: each call that writes waits, per node, for
+  // the replication round trip to the slowest replica counted (on one
+  // machine about the cost of one more round trip; see docs/scale-out.md).
+  // A master without enough replicas makes every write fail.
+  size_t wait_replicas = 0;
+  // How long WAIT waits for the replicas, 1 ms .. below `command_timeout`
+  // (the reply must come before the connection gives up on it). Checked
+  // only when `wait_replicas` is above 0. Rounded up to milliseconds.
+  Micros wait_timeout = 500 * kMicrosPerMillisecond;
 };
 
 // A FeedEngine whose feeds and social graph live in the cluster. `engine`

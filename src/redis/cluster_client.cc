@@ -21,6 +21,8 @@ constexpr size_t kMaxRedirects = 16;
 
 constexpr Micros kMaxTimeout = 10 * kMicrosPerMinute;
 
+constexpr size_t kMaxWaitReplicas = 64;
+
 struct HostPort {
   std::string host;
   int port = 0;
@@ -104,7 +106,45 @@ absl::Status ValidateOptions(const RedisClusterOptions& options) {
         absl::StrCat("RedisClusterOptions::pipeline_depth is ",
                      options.pipeline_depth, "; it must be 1..100000"));
   }
+  if (options.wait_replicas > kMaxWaitReplicas) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RedisClusterOptions::wait_replicas is ", options.wait_replicas,
+        "; it must be 0..", kMaxWaitReplicas));
+  }
+  if (options.wait_replicas > 0 &&
+      (options.wait_timeout < kMicrosPerMillisecond ||
+       options.wait_timeout >= options.command_timeout)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RedisClusterOptions::wait_timeout is ", options.wait_timeout,
+        " us; with wait_replicas above 0 it must be at least ",
+        kMicrosPerMillisecond, " us and below command_timeout (",
+        options.command_timeout, " us), which bounds the wait for its reply"));
+  }
   return absl::OkStatus();
+}
+
+// WAIT's timeout in milliseconds: rounded up, never 0 (forever).
+int64_t WaitMillis(const RedisClusterOptions& options) {
+  return (options.wait_timeout + kMicrosPerMillisecond - 1) /
+         kMicrosPerMillisecond;
+}
+
+// Redis reads, by name (space-separated): never followed by WAIT.
+bool IsReadCommand(absl::string_view name) {
+  static constexpr absl::string_view kReads =
+      "EVALSHA_RO EXISTS GET HEXISTS HGET HGETALL HLEN HMGET MGET PTTL SCARD "
+      "SISMEMBER SMEMBERS TTL TYPE ZCARD ZCOUNT ZLEXCOUNT ZMSCORE ZRANGE "
+      "ZRANGEBYLEX ZRANGEBYSCORE ZRANK ZREVRANGE ZREVRANGEBYLEX "
+      "ZREVRANGEBYSCORE ZREVRANK ZSCORE";
+  for (absl::string_view read : absl::StrSplit(kReads, ' ')) {
+    if (absl::EqualsIgnoreCase(name, read)) return true;
+  }
+  return false;
+}
+
+bool IsWrite(const Command& command) {
+  return command.write && !command.args.empty() &&
+         !IsReadCommand(command.args.front());
 }
 
 // The first word of an error reply, which Redis uses as its code.
@@ -185,11 +225,19 @@ std::vector<std::string> ClusterClient::KnownNodes() const {
   return nodes;
 }
 
-absl::Status ClusterClient::RefreshSlots() {
+absl::Status ClusterClient::RefreshSlots(
+    const std::set<std::string>& unreachable) {
   std::lock_guard refresh_lock(refresh_mu_);
   absl::Status last_error =
       absl::UnavailableError("no redis cluster node is known");
-  for (const std::string& candidate : KnownNodes()) {
+  // A node that just failed is most likely still down (a crashed master
+  // before its replica takes over): ask the others first, so a refresh
+  // neither waits on it nor reads its stale map when another answers.
+  std::vector<std::string> candidates = KnownNodes();
+  std::stable_partition(
+      candidates.begin(), candidates.end(),
+      [&](const std::string& node) { return !unreachable.contains(node); });
+  for (const std::string& candidate : candidates) {
     absl::StatusOr<std::unique_ptr<NodeConnection>> connection =
         Acquire(candidate);
     if (!connection.ok()) {
@@ -201,6 +249,7 @@ absl::Status ClusterClient::RefreshSlots() {
     absl::StatusOr<Reply> reply = (*connection)->Read();
     Release(std::move(*connection));
     if (!reply.ok()) {
+      DropIdle(candidate);
       last_error = reply.status();
       continue;
     }
@@ -280,6 +329,20 @@ absl::StatusOr<std::unique_ptr<NodeConnection>> ClusterClient::Acquire(
                               options_.command_timeout);
 }
 
+void ClusterClient::DropIdle(const std::string& address) {
+  NodePool* pool = nullptr;
+  {
+    internal::ReaderLock lock(&pools_mu_);
+    auto it = pools_.find(address);
+    if (it == pools_.end()) return;
+    pool = it->second.get();  // pools are never removed
+  }
+  // Before the lock: the connections close once it is released.
+  std::vector<std::unique_ptr<NodeConnection>> dropped;
+  internal::WriterLock lock(&pool->mu);
+  dropped.swap(pool->idle);
+}
+
 void ClusterClient::Release(std::unique_ptr<NodeConnection> connection) {
   if (!connection->healthy()) return;
   NodePool& pool = PoolFor(connection->address());
@@ -295,7 +358,8 @@ std::string ClusterClient::ScriptBody(const std::string& sha) const {
   return it == scripts_.end() ? std::string() : it->second;
 }
 
-void ClusterClient::RunRound(std::vector<Pending*>& round) {
+void ClusterClient::RunRound(std::vector<Pending*>& round,
+                             std::set<std::string>& unreachable) {
   // Group by node, keeping the order of the call within each node. A
   // command of an order goes out only right behind the earlier ones of its
   // order, on their connection: after an ASK they may be bound for
@@ -331,11 +395,21 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
     std::vector<Pending*>* commands;
     size_t next = 0;  // first command not yet sent
     std::unique_ptr<NodeConnection> connection;
+    // The writes of the batch, when WAIT follows its last chunk.
+    std::vector<Pending*> writes;
+    bool wait_sent = false;
+    bool wait_read = false;
   };
   std::vector<NodeBatch> batches;
   for (auto& [node, commands] : by_node) {
-    batches.push_back(NodeBatch{node, &commands, 0, nullptr});
+    batches.push_back(NodeBatch{node, &commands, 0, nullptr, {}, false, false});
+    if (options_.wait_replicas == 0) continue;
+    for (Pending* pending : commands) {
+      if (IsWrite(*pending->command)) batches.back().writes.push_back(pending);
+    }
   }
+  const std::string wait[] = {"WAIT", absl::StrCat(options_.wait_replicas),
+                              absl::StrCat(WaitMillis(options_))};
 
   const std::string asking[] = {"ASKING"};
   bool more = true;
@@ -356,6 +430,8 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
         absl::StatusOr<std::unique_ptr<NodeConnection>> connection =
             Acquire(batch.node);
         if (!connection.ok()) {
+          unreachable.insert(batch.node);
+          DropIdle(batch.node);
           // Nothing was sent: every command may be tried again.
           for (size_t i = begin; i < batch.commands->size(); ++i) {
             (*batch.commands)[i]->failed_this_round = true;
@@ -383,6 +459,12 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
           batch.connection->Append(absl::MakeConstSpan(asking));
         batch.connection->Append(absl::MakeConstSpan(pending->command->args));
       }
+      if (end == batch.commands->size() && !batch.writes.empty()) {
+        // Behind every write of the batch on this connection: WAIT covers
+        // all the writes the connection made so far.
+        batch.connection->Append(absl::MakeConstSpan(wait));
+        batch.wait_sent = true;
+      }
       // A failed send breaks the connection; the read loop then reports it
       // for each command of the chunk.
       (void)batch.connection->Send();
@@ -399,6 +481,7 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
         absl::StatusOr<Reply> reply = batch.connection->Read();
         if (was_asking && reply.ok()) reply = batch.connection->Read();
         if (!reply.ok()) {
+          unreachable.insert(batch.node);
           // It is unknown whether the command ran.
           pending->failed_this_round = true;
           pending->error = reply.status();
@@ -448,10 +531,58 @@ void ClusterClient::RunRound(std::vector<Pending*>& round) {
           pending->done = true;
         }
       }
+      if (end == batch.commands->size() && batch.wait_sent) {
+        CheckReplicas(batch.connection.get(), batch.node, batch.writes);
+        batch.wait_read = true;
+      }
     }
   }
   for (NodeBatch& batch : batches) {
-    if (batch.connection != nullptr) Release(std::move(batch.connection));
+    // The connection broke before WAIT went out: the writes of earlier
+    // chunks that ran are unconfirmed.
+    if (!batch.writes.empty() && !batch.wait_read) {
+      CheckReplicas(nullptr, batch.node, batch.writes);
+    }
+    if (batch.connection == nullptr) continue;
+    if (!batch.connection->healthy()) DropIdle(batch.node);
+    Release(std::move(batch.connection));
+  }
+}
+
+void ClusterClient::CheckReplicas(NodeConnection* connection,
+                                  const std::string& node,
+                                  const std::vector<Pending*>& writes) {
+  absl::StatusOr<Reply> reply =
+      connection != nullptr
+          ? connection->Read()
+          : absl::UnavailableError("the connection broke before it was sent");
+  std::string shortfall;
+  if (!reply.ok()) {
+    shortfall = absl::StrCat(
+        "it is unknown how many of the ", options_.wait_replicas,
+        " replicas asked for acknowledged it (WAIT: ", reply.status().message(),
+        ")");
+  } else if (reply->type != Reply::Type::kInteger) {
+    shortfall = absl::StrCat("WAIT failed: ", reply->str);
+  } else if (reply->integer < 0 ||
+             static_cast<size_t>(reply->integer) < options_.wait_replicas) {
+    shortfall = absl::StrCat(
+        "it reached only ", reply->integer, " of the ", options_.wait_replicas,
+        " replicas asked for (RedisClusterOptions::wait_replicas) within ",
+        WaitMillis(options_), " ms, so a failover of the node may lose it");
+  }
+  if (shortfall.empty()) return;
+  for (Pending* pending : writes) {
+    // Only the writes that ran: a refused one (redirected, CLUSTERDOWN)
+    // is sent again as usual.
+    if (!pending->done) continue;
+    pending->done = false;
+    pending->gave_up = true;
+    pending->error = absl::UnavailableError(absl::StrCat(
+        "redis node ", node, ": the write was applied on the master, but ",
+        shortfall,
+        pending->command->idempotent ? "; it is safe to retry"
+                                     : "; retrying it would apply it again"));
   }
 }
 
@@ -462,7 +593,8 @@ absl::Status ClusterClient::RunRounds(std::vector<Pending>& pendings,
   for (Pending& pending : pendings) outstanding.push_back(&pending);
   Micros backoff = options_.retry_backoff;
   while (!outstanding.empty()) {
-    RunRound(outstanding);
+    std::set<std::string> unreachable;
+    RunRound(outstanding, unreachable);
     // The order rule (see Run): walking back from the end, a command that
     // did not run while a later one of its order ran, or may have, fails.
     std::set<uint64_t> ran_later;
@@ -536,7 +668,7 @@ absl::Status ClusterClient::RunRounds(std::vector<Pending>& pendings,
       // A failed node or a redirection means the map may be stale. A
       // refresh that fails leaves the old map: the next round fails again
       // and counts an attempt.
-      (void)RefreshSlots();
+      (void)RefreshSlots(unreachable);
     }
     if (failures && backoff > 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(backoff));

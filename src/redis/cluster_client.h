@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,14 @@ struct Command {
   // run in the order given, even when some are redirected or retried; see
   // Run. Unset: no order beyond Run's.
   std::optional<uint64_t> order = std::nullopt;
+  // False for a command that changes nothing a caller relies on: a read,
+  // or a read script that also drops expired entries (a later read drops
+  // them again). Only writes are followed by WAIT
+  // (RedisClusterOptions::wait_replicas). A command named like a Redis
+  // read (GET, HGET, HMGET, ZRANGE, ZCARD, ZSCORE, ZCOUNT, ...) counts as
+  // a read whatever this says, so plain reads need not set it; a script
+  // that only reads must.
+  bool write = true;
 };
 
 // A loaded Lua script: run it with ClusterClient::ScriptCommand.
@@ -75,6 +84,23 @@ class ClusterClient {
   // naming the node and the reason, when a command could not be run within
   // `max_attempts`; the other commands of the call may have run.
   //
+  // Failover: a node that cannot be reached (refused, timed out, the
+  // connection lost) costs an attempt, drops the idle connections kept to
+  // it, and makes the client reread the slot map from the other known
+  // nodes first (the unreachable ones last), so once the cluster has
+  // promoted a replica the next attempt goes to it. While the cluster
+  // decides (the node timeout, then the replica's election) the nodes
+  // answer CLUSTERDOWN or stay unreachable, and each attempt waits the
+  // backoff first: a call survives a failover when `max_attempts` with
+  // its backoff (plus the timeouts of attempts at an unresponsive node)
+  // outlasts it.
+  //
+  // With `wait_replicas` above 0, each round that sent writes to a node
+  // sends WAIT behind them on the same connection (one per node and
+  // round, whatever the number of writes); when fewer replicas acknowledge
+  // than asked, the writes of that round on that node fail with
+  // Unavailable (they were applied on the master) and are not sent again.
+  //
   // Commands with the same `order` go out on one connection, each behind
   // the ones before it, so Redis runs them in the order given. A node that
   // refuses one of them (a redirection, NOSCRIPT, a cluster that is
@@ -88,8 +114,9 @@ class ClusterClient {
   // As Run, but a command that fails does not end the call: each command
   // gets its reply or its own error (the one Run would have returned for
   // it), and the others still run. For a command that is not idempotent,
-  // every error other than "may or may not have been applied" means it
-  // did not run.
+  // every error other than "may or may not have been applied" and "was
+  // applied on the master" (too few replicas acknowledged) means it did
+  // not run.
   std::vector<absl::StatusOr<Reply>> RunEach(std::vector<Command> commands);
 
   // Loads `body` on every node (and again on any node that later answers
@@ -129,8 +156,11 @@ class ClusterClient {
   explicit ClusterClient(RedisClusterOptions options);
 
   // Reads CLUSTER SLOTS from the first known node that answers and
-  // replaces the slot map.
-  absl::Status RefreshSlots();
+  // replaces the slot map. Nodes in `unreachable` are asked last.
+  absl::Status RefreshSlots(const std::set<std::string>& unreachable = {});
+  // Closes the idle connections kept to `address` (after one of them, or a
+  // new one, failed: the others are likely broken too).
+  void DropIdle(const std::string& address);
   NodePool& PoolFor(const std::string& address);
   absl::StatusOr<std::unique_ptr<NodeConnection>> Acquire(
       const std::string& address);
@@ -139,8 +169,15 @@ class ClusterClient {
   // for good (its Pending's `gave_up` and `error`); with `stop_at_failure`,
   // returns the first such failure at once instead.
   absl::Status RunRounds(std::vector<Pending>& pendings, bool stop_at_failure);
-  // Runs one round: at most pipeline_depth commands per node.
-  void RunRound(std::vector<Pending*>& round);
+  // Runs one round: at most pipeline_depth commands per node at a time.
+  // Adds the nodes that could not be reached to `unreachable`.
+  void RunRound(std::vector<Pending*>& round,
+                std::set<std::string>& unreachable);
+  // Reads the reply to the WAIT sent behind `writes` on `connection` (null:
+  // it could not be sent) and fails those of them that ran when too few
+  // replicas acknowledged, or when it is unknown how many did.
+  void CheckReplicas(NodeConnection* connection, const std::string& node,
+                     const std::vector<Pending*>& writes);
   std::vector<std::string> KnownNodes() const;
   std::string ScriptBody(const std::string& sha) const;
 

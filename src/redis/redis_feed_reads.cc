@@ -119,12 +119,16 @@ absl::StatusOr<std::vector<StoredEntry>> RedisFeedEngine::Collect(
   if (*complete) return entries;
   // Expired or out-of-range members in the way: the script skips them
   // (removing the expired ones) in one atomic pass.
-  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
+  Command read = ClusterClient::ScriptCommand(
       read_, std::move(key),
       {order == ReadOrder::kNewestFirst ? "rev" : "fwd",
        redis::EntryScore(lo_ts), redis::EntryScore(hi_ts),
        redis::EntryKeyBytes(lo_ts, lo_id), redis::EntryKeyBytes(hi_ts, hi_id),
-       absl::StrCat(want), BigEndian(static_cast<uint64_t>(now))}));
+       absl::StrCat(want), BigEndian(static_cast<uint64_t>(now))});
+  // A read: the expired entries it drops, a later read drops again, so it
+  // never waits for replicas.
+  read.write = false;
+  absl::StatusOr<Reply> reply = client_->RunOne(std::move(read));
   if (!reply.ok()) return reply.status();
   if (reply->type != Reply::Type::kArray) {
     return UnexpectedReply("a feed read", *reply);

@@ -308,8 +308,10 @@ Command RedisLeaderboard::ReadCommand(size_t partition, Mode mode,
   }
   args.push_back(absl::StrCat(above));
   args.push_back(absl::StrCat(below));
-  return ClusterClient::ScriptCommand(
+  Command command = ClusterClient::ScriptCommand(
       scripts_.read, keys_.partitions[partition], std::move(args));
+  command.write = false;  // it only reads: never waits for replicas
+  return command;
 }
 
 absl::StatusOr<std::vector<Located>> RedisLeaderboard::ReadAll(

@@ -1,13 +1,15 @@
 // The Redis Cluster client under the cluster backend: slot hashing,
 // option checks, routing and pipelining across nodes, scripts that a node
-// lost, commands that must run in order, and the redirections of a slot
+// lost, commands that must run in order, the redirections of a slot
 // that migrates while the client holds the old slot map (ASK during the
-// migration, MOVED after it), also under a leaderboard's IncrementMany.
+// migration, MOVED after it), also under a leaderboard's IncrementMany, and
+// WAIT behind writes (RedisClusterOptions::wait_replicas).
 // Runs on a private cluster, because migrating a slot or dropping the
 // scripts would disturb other tests.
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,14 @@ TEST_CASE("bad options are refused before connecting, naming the option") {
   cases.back().options.max_retry_backoff = 0;
   cases.push_back({"pipeline_depth", Valid()});
   cases.back().options.pipeline_depth = 0;
+  cases.push_back({"wait_replicas", Valid()});
+  cases.back().options.wait_replicas = 65;
+  cases.push_back({"wait_timeout", Valid()});
+  cases.back().options.wait_replicas = 1;
+  cases.back().options.wait_timeout = 0;
+  cases.push_back({"wait_timeout", Valid()});
+  cases.back().options.wait_replicas = 1;
+  cases.back().options.wait_timeout = cases.back().options.command_timeout;
   for (const Case& c : cases) {
     absl::StatusOr<std::unique_ptr<ClusterClient>> client =
         ClusterClient::Connect(c.options);
@@ -377,6 +387,88 @@ TEST_CASE("routing, pipelining, scripts and redirections on a live cluster") {
     CHECK(after->str == "new");
     CHECK(client.NodeOf(slot) == migration.target());
   }
+}
+
+// How many times `node` ran WAIT since its statistics were last reset.
+int64_t WaitCalls(const std::string& node) {
+  const std::string stats = Admin(node, {"INFO", "commandstats"}).str;
+  const std::string field = "cmdstat_wait:calls=";
+  const size_t at = stats.find(field);
+  if (at == std::string::npos) return 0;
+  return std::stoll(stats.substr(at + field.size()));
+}
+
+int64_t WaitCallsOnAll(const std::vector<std::string>& nodes) {
+  int64_t calls = 0;
+  for (const std::string& node : nodes) calls += WaitCalls(node);
+  return calls;
+}
+
+TEST_CASE("wait_replicas: WAIT behind writes only, Unavailable when short") {
+  // No replicas: every WAIT for one times out with 0 acknowledgements.
+  testing::PrivateRedisCluster cluster("wait");
+  RedisClusterOptions options;
+  options.seed_nodes = cluster.seeds();
+  options.wait_replicas = 1;
+  options.wait_timeout = 20 * kMicrosPerMillisecond;
+  absl::StatusOr<std::unique_ptr<ClusterClient>> connected =
+      ClusterClient::Connect(options);
+  REQUIRE(connected.ok());
+  ClusterClient& client = **connected;
+  for (const std::string& node : cluster.seeds()) {
+    Admin(node, {"CONFIG", "RESETSTAT"});
+  }
+
+  // Reads, plain or scripted, never wait.
+  absl::StatusOr<Script> read_script =
+      client.LoadScript("return redis.call('GET', KEYS[1])");
+  REQUIRE(read_script.ok());
+  Command scripted_read = ClusterClient::ScriptCommand(*read_script, "k", {});
+  scripted_read.write = false;
+  std::vector<Command> reads;
+  reads.push_back(On({"GET", "k"}));
+  reads.push_back(On({"ZRANGE", "z", "0", "-1"}));
+  reads.push_back(std::move(scripted_read));
+  REQUIRE(client.Run(std::move(reads)).ok());
+  CHECK(WaitCallsOnAll(cluster.seeds()) == 0);
+
+  // A write: applied on the master, then Unavailable naming the node.
+  absl::StatusOr<Reply> written = client.RunOne(On({"SET", "k", "v"}));
+  REQUIRE_FALSE(written.ok());
+  CHECK(written.status().code() == absl::StatusCode::kUnavailable);
+  const std::string message(written.status().message());
+  CHECK_MESSAGE(message.find(client.NodeOf(KeySlot("k"))) != std::string::npos,
+                message);
+  CHECK_MESSAGE(
+      message.find("reached only 0 of the 1 replicas") != std::string::npos,
+      message);
+  CHECK_MESSAGE(message.find("safe to retry") != std::string::npos, message);
+  CHECK(WaitCallsOnAll(cluster.seeds()) == 1);
+  CHECK(Admin(client.NodeOf(KeySlot("k")), {"GET", "k"}).str == "v");
+
+  // Writes to every node in one call: one WAIT per node, not per write;
+  // each write fails on its own under RunEach.
+  std::vector<Command> writes;
+  std::set<std::string> nodes;
+  for (int i = 0; i < 60; ++i) {
+    writes.push_back(On({"SET", absl::StrCat("w", i), "x"}));
+    nodes.insert(client.NodeOf(writes.back().slot));
+  }
+  REQUIRE(nodes.size() == 3);
+  const std::vector<absl::StatusOr<Reply>> each =
+      client.RunEach(std::move(writes));
+  for (const absl::StatusOr<Reply>& reply : each) {
+    CHECK(reply.status().code() == absl::StatusCode::kUnavailable);
+  }
+  CHECK(WaitCallsOnAll(cluster.seeds()) == 1 + 3);
+
+  // Without wait_replicas the same write succeeds and sends no WAIT.
+  options.wait_replicas = 0;
+  absl::StatusOr<std::unique_ptr<ClusterClient>> plain =
+      ClusterClient::Connect(options);
+  REQUIRE(plain.ok());
+  REQUIRE((*plain)->RunOne(On({"SET", "k", "v2"})).ok());
+  CHECK(WaitCallsOnAll(cluster.seeds()) == 1 + 3);
 }
 
 }  // namespace
