@@ -6,10 +6,13 @@
 // The follower list of the celebrity is held by the Redis client and the
 // baselines, not fetched: their best case. feedcore on Redis Cluster reads
 // it from the cluster, as the in-process engine reads its own.
+#include <optional>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "bench/driver/interleave.h"
 #include "bench/driver/merge_on_read_baseline.h"
 #include "bench/driver/scenario.h"
@@ -168,8 +171,39 @@ void RunCelebrityPost(RunContext& context) {
                      }),
                      {},
                      false});
+  // The servers' CPU time over the timed publishes: what one delivery
+  // costs Redis, apart from how the machine's cores were shared.
+  std::optional<double> cluster_cpu;
+  std::optional<double> redis_cpu;
+  if (cluster != nullptr) {
+    if (absl::StatusOr<double> s = cluster->MastersCpuSeconds(); s.ok()) {
+      cluster_cpu = *s;
+    }
+  }
+  if (redis.has_value()) {
+    if (absl::StatusOr<double> s = RedisCpuSeconds(*redis_client); s.ok()) {
+      redis_cpu = *s;
+    }
+  }
   RunInterleaved(context, kScenario, "publishing", options.celebrity_rounds,
                  systems);
+  const double deliveries =
+      static_cast<double>(options.celebrity_rounds * followers.size());
+  auto note_cpu = [&](std::optional<double> before,
+                      absl::StatusOr<double> after, std::string_view system) {
+    if (!before.has_value() || !after.ok()) return;
+    context.report.Note(absl::StrFormat(
+        "celebrity-post: %s used %.2f us of server CPU per delivery over the "
+        "timed publishes",
+        system, (*after - *before) * 1e6 / deliveries));
+  };
+  if (cluster != nullptr) {
+    note_cpu(cluster_cpu, cluster->MastersCpuSeconds(),
+             "feedcore_redis_cluster (its masters together)");
+  }
+  if (redis.has_value()) {
+    note_cpu(redis_cpu, RedisCpuSeconds(*redis_client), kRedis);
+  }
   for (const SystemUnderTest& system : systems) {
     // Failed already, and reported: its timelines are not compared.
     if (system.name == kFeedcoreCluster && system.failed) cluster.reset();

@@ -41,6 +41,10 @@ class ClusterFeed {
   FeedEngine& engine() { return *engine_; }
   const std::string& key_prefix() const { return key_prefix_; }
 
+  // The CPU time the cluster's masters have used so far, together, in
+  // seconds (RedisCpuSeconds of each).
+  absl::StatusOr<double> MastersCpuSeconds() const;
+
   // "3 masters, redis-server 7.0.15": what the seeds lead to, for the
   // report.
   static absl::StatusOr<std::string> Describe(

@@ -14,6 +14,11 @@ absl::StatusOr<std::unique_ptr<ClusterFeed>> ClusterFeed::Open(
 
 ClusterFeed::~ClusterFeed() = default;
 
+absl::StatusOr<double> ClusterFeed::MastersCpuSeconds() const {
+  return absl::UnavailableError(
+      "feedcore-bench was built without feedcore::redis_cluster");
+}
+
 absl::StatusOr<std::string> ClusterFeed::Describe(
     const std::vector<std::string>&) {
   return absl::UnavailableError(

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/driver/cluster_feed.h"
 #include "bench/driver/redis_client.h"
+#include "bench/driver/scenario_redis.h"
 #include "feedcore/redis_cluster.h"
 
 namespace feedcore::bench {
@@ -145,6 +146,21 @@ ClusterFeed::~ClusterFeed() {
                  "Redis Cluster: %s\n",
                  key_prefix_.c_str(), std::string(status.message()).c_str());
   }
+}
+
+absl::StatusOr<double> ClusterFeed::MastersCpuSeconds() const {
+  absl::StatusOr<std::vector<Node>> masters = Masters(seeds_);
+  if (!masters.ok()) return masters.status();
+  double total = 0;
+  for (const Node& node : *masters) {
+    absl::StatusOr<std::unique_ptr<RedisClient>> client =
+        RedisClient::Connect(node.host, node.port);
+    if (!client.ok()) return client.status();
+    absl::StatusOr<double> seconds = RedisCpuSeconds(**client);
+    if (!seconds.ok()) return seconds.status();
+    total += *seconds;
+  }
+  return total;
 }
 
 absl::StatusOr<std::string> ClusterFeed::Describe(

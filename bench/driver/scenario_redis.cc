@@ -72,21 +72,49 @@ absl::Status RunConcurrently(RunContext& context, std::string_view scenario,
   return first_error;
 }
 
-absl::StatusOr<int64_t> RedisUsedMemory(RedisClient& client) {
-  absl::StatusOr<RedisReply> info = client.Command({"INFO", "memory"});
+namespace {
+
+// The text of `field` in the INFO `section` of the server.
+absl::StatusOr<std::string> InfoField(RedisClient& client,
+                                      const std::string& section,
+                                      const std::string& field) {
+  absl::StatusOr<RedisReply> info = client.Command({"INFO", section});
   if (!info.ok()) return info.status();
-  constexpr std::string_view kField = "used_memory:";
-  const size_t at = info->text.find(kField);
+  const std::string key = absl::StrCat("\n", field, ":");
+  const size_t at = info->text.find(key);
   if (at == std::string::npos) {
-    return absl::InternalError("INFO memory has no used_memory");
+    return absl::InternalError(
+        absl::StrCat("INFO ", section, " has no ", field));
   }
-  const size_t begin = at + kField.size();
-  const size_t end = info->text.find_first_of("\r\n", begin);
+  const size_t begin = at + key.size();
+  return info->text.substr(begin,
+                           info->text.find_first_of("\r\n", begin) - begin);
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> RedisUsedMemory(RedisClient& client) {
+  absl::StatusOr<std::string> text = InfoField(client, "memory", "used_memory");
+  if (!text.ok()) return text.status();
   int64_t bytes = 0;
-  if (!absl::SimpleAtoi(info->text.substr(begin, end - begin), &bytes)) {
+  if (!absl::SimpleAtoi(*text, &bytes)) {
     return absl::InternalError("INFO memory: unreadable used_memory");
   }
   return bytes;
+}
+
+absl::StatusOr<double> RedisCpuSeconds(RedisClient& client) {
+  double total = 0;
+  for (const char* field : {"used_cpu_user", "used_cpu_sys"}) {
+    absl::StatusOr<std::string> text = InfoField(client, "cpu", field);
+    if (!text.ok()) return text.status();
+    double seconds = 0;
+    if (!absl::SimpleAtod(*text, &seconds)) {
+      return absl::InternalError(absl::StrCat("INFO cpu: unreadable ", field));
+    }
+    total += seconds;
+  }
+  return total;
 }
 
 }  // namespace feedcore::bench

@@ -37,6 +37,11 @@ absl::Status RunConcurrently(RunContext& context, std::string_view scenario,
 // Redis's INFO memory `used_memory`, in bytes.
 absl::StatusOr<int64_t> RedisUsedMemory(RedisClient& client);
 
+// The CPU time the server has used so far (INFO cpu: `used_cpu_user` plus
+// `used_cpu_sys`), in seconds: the difference over a step is the server's
+// work for it, whatever else shares the machine's cores.
+absl::StatusOr<double> RedisCpuSeconds(RedisClient& client);
+
 }  // namespace feedcore::bench
 
 #endif  // FEEDCORE_BENCH_DRIVER_SCENARIO_REDIS_H_
