@@ -184,6 +184,23 @@ absl::Status ValidateBackfill(size_t backfill) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateFollowPairs(absl::Span<const FollowPair> pairs,
+                                 absl::string_view verb) {
+  if (pairs.size() > kMaxFollowBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(pairs.size(), " pairs; at most kMaxFollowBatch (",
+                     kMaxFollowBatch, ") per call"));
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].follower == pairs[i].followee) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pairs[", i, "]: entity ", pairs[i].follower, " cannot ",
+                       verb, " itself (follower == followee)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateList(const ListOptions& options, size_t max_page_size) {
   if (options.limit == 0 || options.limit > max_page_size) {
     return OutOfRange(

@@ -5,6 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 
@@ -27,6 +29,11 @@ absl::Status ValidateActivity(const Activity& activity,
 
 // Checks a back-fill count.
 absl::Status ValidateBackfill(size_t backfill);
+
+// Checks the pairs of FollowMany or UnfollowMany (`verb`: "follow" or
+// "unfollow"): at most kMaxFollowBatch, none with follower == followee.
+absl::Status ValidateFollowPairs(absl::Span<const FollowPair> pairs,
+                                 absl::string_view verb);
 
 // Checks the limit of a follower/followee page.
 absl::Status ValidateList(const ListOptions& options, size_t max_page_size);

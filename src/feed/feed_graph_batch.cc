@@ -34,23 +34,6 @@
 namespace feedcore::internal {
 namespace {
 
-absl::Status ValidatePairs(absl::Span<const FollowPair> pairs,
-                           const char* verb) {
-  if (pairs.size() > kMaxFollowBatch) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(pairs.size(), " pairs; at most kMaxFollowBatch (",
-                     kMaxFollowBatch, ") per call"));
-  }
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (pairs[i].follower == pairs[i].followee) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pairs[", i, "]: entity ", pairs[i].follower, " cannot ",
-                       verb, " itself (follower == followee)"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 ChangeRecord EdgeRecord(ChangeKind kind, EntityId entity, EntityId other,
                         bool flag) {
   ChangeRecord record;
@@ -448,7 +431,8 @@ void FeedEngineImpl::KeepMergedHistory(
 
 absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowMany(
     absl::Span<const FollowPair> pairs, const FollowOptions& options) {
-  if (absl::Status status = ValidatePairs(pairs, "follow"); !status.ok()) {
+  if (absl::Status status = ValidateFollowPairs(pairs, "follow");
+      !status.ok()) {
     return status;
   }
   absl::StatusOr<size_t> backfill = BackfillCount(options);
@@ -458,7 +442,8 @@ absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowMany(
 
 absl::StatusOr<std::vector<UnfollowResult>> FeedEngineImpl::UnfollowMany(
     absl::Span<const FollowPair> pairs, const UnfollowOptions& options) {
-  if (absl::Status status = ValidatePairs(pairs, "unfollow"); !status.ok()) {
+  if (absl::Status status = ValidateFollowPairs(pairs, "unfollow");
+      !status.ok()) {
     return status;
   }
   return UnfollowPairs(pairs, options.keep_history);

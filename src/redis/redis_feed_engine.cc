@@ -60,15 +60,6 @@ constexpr size_t kFollowerChunk = 131072;
 // holds its node, which runs nothing else meanwhile.
 constexpr size_t kTimelinesPerCall = 64;
 
-absl::StatusOr<int64_t> IntegerAt(const Reply& reply, size_t index,
-                                  absl::string_view what) {
-  if (reply.type != Reply::Type::kArray || reply.elements.size() <= index ||
-      reply.elements[index].type != Reply::Type::kInteger) {
-    return UnexpectedReply(what, reply);
-  }
-  return reply.elements[index].integer;
-}
-
 absl::StatusOr<int64_t> ParseDecimal(const Reply& reply, size_t index,
                                      absl::string_view what) {
   int64_t value = 0;
@@ -79,16 +70,15 @@ absl::StatusOr<int64_t> ParseDecimal(const Reply& reply, size_t index,
   return value;
 }
 
-// What a call that needs a capability this backend lacks returns.
-absl::Status Lacks(absl::string_view call, absl::string_view feature) {
-  return absl::UnimplementedError(
-      absl::StrCat(call, ": the Redis Cluster backend has no ", feature));
-}
-
 constexpr absl::string_view kNotificationFeeds =
     "notification feeds (FeedCapability::kNotifications)";
 
 }  // namespace
+
+absl::Status Lacks(absl::string_view call, absl::string_view feature) {
+  return absl::UnimplementedError(
+      absl::StrCat(call, ": the Redis Cluster backend has no ", feature));
+}
 
 absl::Status UnexpectedReply(absl::string_view what, const Reply& reply) {
   return absl::InternalError(
@@ -215,80 +205,6 @@ absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(EntityId, Micros,
 
 absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkAllRead(EntityId) {
   return Lacks("MarkAllRead", kNotificationFeeds);
-}
-
-absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
-    EntityId follower, EntityId followee, const FollowOptions& options) {
-  if (follower == followee) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "entity ", follower, " cannot follow itself (follower == followee)"));
-  }
-  if (options.backfill.has_value()) {
-    if (absl::Status status = internal::ValidateBackfill(*options.backfill);
-        !status.ok()) {
-      return status;
-    }
-  }
-  const size_t backfill =
-      std::min(options.backfill.value_or(options_.default_backfill),
-               options_.max_timeline_length);
-  // Order matters; see the file comment.
-  absl::StatusOr<Reply> added = client_->RunOne(
-      PlainCommand({"ZADD", Key(followee, "fr"), "0", BigEndian(follower)}));
-  if (!added.ok()) return added.status();
-  absl::StatusOr<Reply> following = client_->RunOne(
-      PlainCommand({"ZADD", Key(follower, "fg"), "0", BigEndian(followee)}));
-  if (!following.ok()) return following.status();
-  if (following->type != Reply::Type::kInteger) {
-    return UnexpectedReply("a follow", *following);
-  }
-  FollowResult result;
-  if (following->integer == 0) return result;  // already following
-  result.created = true;
-  if (backfill == 0) return result;
-  absl::StatusOr<std::vector<StoredEntry>> recent =
-      Collect(Key(followee, "own"), ReadOrder::kNewestFirst, 0, 0,
-              std::numeric_limits<Micros>::max(),
-              std::numeric_limits<ActivityId>::max(), backfill);
-  if (!recent.ok()) return recent.status();
-  const Micros now = Now();
-  std::vector<Command> commands;
-  commands.reserve(recent->size());
-  for (const StoredEntry& entry : *recent) {
-    std::vector<Command> insert =
-        InsertCommands(HomeTimelineKeys(absl::MakeConstSpan(&follower, 1)),
-                       entry, options_.max_timeline_length, now, followee);
-    commands.push_back(std::move(insert.front()));
-  }
-  absl::StatusOr<InsertResult> copied = RunInserts(std::move(commands));
-  if (!copied.ok()) return copied.status();
-  result.backfilled = copied->inserted + copied->replaced;
-  return result;
-}
-
-absl::StatusOr<UnfollowResult> RedisFeedEngine::Unfollow(
-    EntityId follower, EntityId followee, const UnfollowOptions& options) {
-  if (follower == followee) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "entity ", follower, " cannot unfollow itself (follower == followee)"));
-  }
-  if (options.keep_history) {
-    return Lacks("Unfollow", "unfollow that keeps history (keep_history)");
-  }
-  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
-      unfollow_, {Key(follower, "tl"), Key(follower, "fg")},
-      {BigEndian(followee)}));
-  if (!reply.ok()) return reply.status();
-  absl::StatusOr<int64_t> was = IntegerAt(*reply, 0, "an unfollow");
-  absl::StatusOr<int64_t> removed = IntegerAt(*reply, 1, "an unfollow");
-  if (!was.ok()) return was.status();
-  if (!removed.ok()) return removed.status();
-  // Also after a follow that was already undone here, so a retry of an
-  // Unfollow that failed half-way converges.
-  absl::StatusOr<Reply> dropped = client_->RunOne(
-      PlainCommand({"ZREM", Key(followee, "fr"), BigEndian(follower)}));
-  if (!dropped.ok()) return dropped.status();
-  return UnfollowResult{*was != 0, static_cast<size_t>(*removed)};
 }
 
 absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
@@ -460,23 +376,40 @@ std::vector<std::string> RedisFeedEngine::HomeTimelineKeys(
   return keys;
 }
 
-absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
+absl::StatusOr<std::vector<InsertResult>> RedisFeedEngine::RunInsertsEach(
     std::vector<Command> commands) {
-  InsertResult result;
-  if (commands.empty()) return result;
+  std::vector<InsertResult> results;
+  if (commands.empty()) return results;
   absl::StatusOr<std::vector<Reply>> replies =
       client_->Run(std::move(commands));
   if (!replies.ok()) return replies.status();
+  results.reserve(replies->size());
   for (const Reply& reply : *replies) {
     if (reply.type != Reply::Type::kArray || reply.elements.size() != 5) {
       return UnexpectedReply("a timeline insert", reply);
     }
-    result.inserted += reply.elements[0].integer;
-    result.replaced += reply.elements[1].integer;
-    result.rejected_by_cap += reply.elements[2].integer;
-    result.trimmed += reply.elements[3].integer;
+    InsertResult& result = results.emplace_back();
+    result.inserted = reply.elements[0].integer;
+    result.replaced = reply.elements[1].integer;
+    result.rejected_by_cap = reply.elements[2].integer;
+    result.trimmed = reply.elements[3].integer;
   }
-  return result;
+  return results;
+}
+
+absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
+    std::vector<Command> commands) {
+  absl::StatusOr<std::vector<InsertResult>> each =
+      RunInsertsEach(std::move(commands));
+  if (!each.ok()) return each.status();
+  InsertResult sum;
+  for (const InsertResult& result : *each) {
+    sum.inserted += result.inserted;
+    sum.replaced += result.replaced;
+    sum.rejected_by_cap += result.rejected_by_cap;
+    sum.trimmed += result.trimmed;
+  }
+  return sum;
 }
 
 template <typename Visit>

@@ -34,6 +34,10 @@ namespace feedcore::redis {
 // it expects.
 absl::Status UnexpectedReply(absl::string_view what, const Reply& reply);
 
+// What a call that needs a feature this backend lacks returns:
+// Unimplemented, naming the call and the feature.
+absl::Status Lacks(absl::string_view call, absl::string_view feature);
+
 class RedisFeedEngine final : public FeedEngine {
  public:
   RedisFeedEngine(std::unique_ptr<ClusterClient> client, EngineOptions options)
@@ -174,6 +178,21 @@ class RedisFeedEngine final : public FeedEngine {
       absl::Span<const EntityId> owners) const;
   // Runs insert commands (pipelined per node) and sums what they did.
   absl::StatusOr<InsertResult> RunInserts(std::vector<Command> commands);
+  // As RunInserts, with what each command did.
+  absl::StatusOr<std::vector<InsertResult>> RunInsertsEach(
+      std::vector<Command> commands);
+
+  // The back-fill a Follow asks for, capped at the timeline's length;
+  // InvalidArgument when out of range.
+  absl::StatusOr<size_t> BackfillCount(const FollowOptions& options) const;
+  // Follow and FollowMany once their arguments are checked: each step of
+  // Follow (redis_feed_engine.cc says why in that order) is one pipelined
+  // call for all the pairs.
+  absl::StatusOr<std::vector<FollowResult>> FollowPairs(
+      absl::Span<const FollowPair> pairs, size_t backfill);
+  // Unfollow and UnfollowMany once their arguments are checked.
+  absl::StatusOr<std::vector<UnfollowResult>> UnfollowPairs(
+      absl::Span<const FollowPair> pairs);
 
   // Up to `want` visible entries of the feed at `key` whose keys lie in
   // [(lo_ts, lo_id), (hi_ts, hi_id)], in `order`.

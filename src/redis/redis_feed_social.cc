@@ -12,10 +12,6 @@
 namespace feedcore::redis {
 namespace {
 
-absl::Status Lacks(absl::string_view call, absl::string_view feature) {
-  return absl::UnimplementedError(
-      absl::StrCat(call, ": the Redis Cluster backend has no ", feature));
-}
 constexpr absl::string_view kMuteBlock =
     "mute and block (FeedCapability::kMuteBlock)";
 // The field of a user's marker hash that holds its marker in `feed`.
@@ -27,14 +23,6 @@ constexpr absl::string_view kRankedReads =
 
 }  // namespace
 
-absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowMany(
-    absl::Span<const FollowPair>, const FollowOptions&) {
-  return Lacks("FollowMany", "batch follows");
-}
-absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowMany(
-    absl::Span<const FollowPair>, const UnfollowOptions&) {
-  return Lacks("UnfollowMany", "batch follows");
-}
 absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId, EntityId) {
   return Lacks("Block", kMuteBlock);
 }

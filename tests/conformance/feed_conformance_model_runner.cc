@@ -176,18 +176,48 @@ void Runner::DoFollow() {
       o.backfill = rng_() % 3;
       break;
   }
-  what_ = "Follow " + std::to_string(follower) + " -> " +
-          std::to_string(followee) + " backfill " +
+  // A third of the time a batch: this pair and up to three more, which may
+  // repeat it or share its follower; the model follows them in order.
+  std::vector<FollowPair> pairs = {{follower, followee}};
+  if (OneIn(3)) {
+    for (size_t more = rng_() % 4; more > 0; --more) {
+      FollowPair pair = OneIn(3) ? pairs.front() : FollowPair{Entity(), 0};
+      if (pair.followee == 0) {
+        pair.followee = Entity();
+        if (pair.followee == pair.follower) {
+          pair.followee = pair.follower % config_.entities + 1;
+        }
+      }
+      pairs.push_back(pair);
+    }
+  }
+  what_ = (pairs.size() > 1 ? "FollowMany, first " : "Follow ") +
+          std::to_string(follower) + " -> " + std::to_string(followee) +
+          " of " + std::to_string(pairs.size()) + ", backfill " +
           (o.backfill ? std::to_string(*o.backfill) : "default");
-  Touch(follower);
-  Touch(followee);
-  const absl::StatusOr<FollowResult> r = engine_->Follow(follower, followee, o);
-  REQUIRE_MESSAGE(r.ok(), r.status());
-  const FollowResult want = model_.Follow(
-      follower, followee, o.backfill.value_or(config_.default_backfill), Now());
-  CHECK(r->created == want.created);
-  CHECK(r->backfilled == want.backfilled);
-  coverage_.backfilled += want.backfilled;
+  std::vector<FollowResult> got;
+  if (pairs.size() == 1) {
+    const absl::StatusOr<FollowResult> r =
+        engine_->Follow(follower, followee, o);
+    REQUIRE_MESSAGE(r.ok(), r.status());
+    got.push_back(*r);
+  } else {
+    absl::StatusOr<std::vector<FollowResult>> r = engine_->FollowMany(pairs, o);
+    REQUIRE_MESSAGE(r.ok(), r.status());
+    REQUIRE(r->size() == pairs.size());
+    got = *std::move(r);
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    Touch(pairs[i].follower);
+    Touch(pairs[i].followee);
+    const FollowResult want =
+        model_.Follow(pairs[i].follower, pairs[i].followee,
+                      o.backfill.value_or(config_.default_backfill), Now());
+    INFO("pair " << i);
+    CHECK(got[i].created == want.created);
+    CHECK(got[i].backfilled == want.backfilled);
+    coverage_.backfilled += want.backfilled;
+  }
 }
 
 void Runner::DoUnfollow() {
@@ -203,17 +233,41 @@ void Runner::DoUnfollow() {
       followee = *it;
     }
   }
-  what_ = "Unfollow " + std::to_string(follower) + " -> " +
-          std::to_string(followee);
-  Touch(follower);
-  Touch(followee);
-  const absl::StatusOr<UnfollowResult> r =
-      engine_->Unfollow(follower, followee);
-  REQUIRE_MESSAGE(r.ok(), r.status());
-  const UnfollowResult want = model_.Unfollow(follower, followee);
-  CHECK(r->was_following == want.was_following);
-  CHECK(r->removed == want.removed);
-  coverage_.unfollow_removed += want.removed;
+  // A third of the time a batch: this pair, maybe twice, and the
+  // follower's other followees.
+  std::vector<FollowPair> pairs = {{follower, followee}};
+  if (OneIn(3)) {
+    if (OneIn(2)) pairs.push_back(pairs.front());
+    for (const EntityId other : model_.Following(follower)) {
+      if (other != followee && OneIn(2)) pairs.push_back({follower, other});
+    }
+  }
+  what_ = (pairs.size() > 1 ? "UnfollowMany, first " : "Unfollow ") +
+          std::to_string(follower) + " -> " + std::to_string(followee) +
+          " of " + std::to_string(pairs.size());
+  std::vector<UnfollowResult> got;
+  if (pairs.size() == 1) {
+    const absl::StatusOr<UnfollowResult> r =
+        engine_->Unfollow(follower, followee);
+    REQUIRE_MESSAGE(r.ok(), r.status());
+    got.push_back(*r);
+  } else {
+    absl::StatusOr<std::vector<UnfollowResult>> r =
+        engine_->UnfollowMany(pairs);
+    REQUIRE_MESSAGE(r.ok(), r.status());
+    REQUIRE(r->size() == pairs.size());
+    got = *std::move(r);
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    Touch(pairs[i].follower);
+    Touch(pairs[i].followee);
+    const UnfollowResult want =
+        model_.Unfollow(pairs[i].follower, pairs[i].followee);
+    INFO("pair " << i);
+    CHECK(got[i].was_following == want.was_following);
+    CHECK(got[i].removed == want.removed);
+    coverage_.unfollow_removed += want.removed;
+  }
 }
 
 std::pair<TimelineEntry, InsertOptions> Runner::LowLevel() {

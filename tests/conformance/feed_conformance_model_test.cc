@@ -1,16 +1,16 @@
 // Model-based conformance test of FeedEngine, run against the backend that
 // FEEDCORE_TEST_BACKEND selects (conformance/backend.h): long random
-// sequences of Follow, Unfollow, Publish (new, repeated, conflicting),
-// Retract, Insert, InsertFanout, InsertBatch, Remove, refused calls and
-// clock advances, on a small graph with short TTLs and a small
-// max_timeline_length so that caps, back-fill limits and expiry happen all
-// the time. Every result is compared exactly with the reference model
-// (model/feed_model.h), and so is everything a reader can see: each
-// timeline, own feed and the world feed paged to the end in both orders
-// (random page sizes, hydrated or not), the follower and followee lists
-// and counts, and CountNewer; after every step for the entities the step
-// touched (and the world feed), for all of them every fourth step and after
-// every clock advance and every refused call. Paging walks are also left
+// sequences of Follow, FollowMany, Unfollow, UnfollowMany, Publish (new,
+// repeated, conflicting), Retract, Insert, InsertFanout, InsertBatch,
+// Remove, refused calls and clock advances, on a small graph with short
+// TTLs and a small max_timeline_length so that caps, back-fill limits and
+// expiry happen all the time. Every result is compared exactly with the
+// reference model (model/feed_model.h), and so is everything a reader can
+// see: each timeline, own feed and the world feed paged to the end in both
+// orders (random page sizes, hydrated or not), the follower and followee
+// lists and counts, and CountNewer; after every step for the entities the
+// step touched (and the world feed), for all of them every fourth step and
+// after every clock advance and every refused call. Paging walks are also left
 // open across other steps, with random windows, and continued later.
 //
 // The reference, from the contract in feed_engine.h:

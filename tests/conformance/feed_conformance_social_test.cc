@@ -169,39 +169,54 @@ TEST_CASE("Unfollow removes every entry of the followee") {
   CHECK(IdsOf(Timeline(*env.engine, 1)) == I{20, 901, 12, 11, 10});
 }
 
-TEST_CASE("FollowMany, UnfollowMany and kept history, or Unimplemented") {
+TEST_CASE("FollowMany and UnfollowMany; kept history, or Unimplemented") {
   Env env(Options(100));
   env.Pub(10, 5, 10);
   env.Pub(11, 6, 11);
   const std::vector<FollowPair> pairs = {{1, 5}, {1, 6}, {1, 5}};
   absl::StatusOr<std::vector<FollowResult>> followed =
       env.engine->FollowMany(pairs);
+  REQUIRE(followed.ok());
+  CHECK(followed->at(0).created);
+  CHECK(followed->at(0).backfilled == 1);
+  CHECK(followed->at(1).created);
+  CHECK_FALSE(followed->at(2).created);
+  CHECK(followed->at(2).backfilled == 0);
+  using I = std::vector<ActivityId>;
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11, 10});
+  // Both check every pair before changing anything.
+  const std::vector<FollowPair> with_self = {{2, 5}, {3, 3}};
+  const absl::Status refused = env.engine->FollowMany(with_self).status();
+  CHECK(absl::IsInvalidArgument(refused));
+  CHECK(refused.message().find("pairs[1]") != std::string::npos);
+  CHECK(env.engine->FollowingCount(2).value() == 0);
+  CHECK(absl::IsInvalidArgument(env.engine->UnfollowMany(with_self).status()));
+  CHECK(env.engine->FollowingCount(1).value() == 2);
+
   UnfollowOptions keep;
   keep.keep_history = true;
   if (OnCluster()) {
     // Listed in docs/scale-out.md: refused by name, changing nothing.
-    CHECK(absl::IsUnimplemented(followed.status()));
-    CHECK(followed.status().message().find("FollowMany") != std::string::npos);
-    CHECK(absl::IsUnimplemented(env.engine->UnfollowMany(pairs).status()));
-    env.Fol(1, 5);
-    CHECK(absl::IsUnimplemented(env.engine->Unfollow(1, 5, keep).status()));
-    CHECK(env.engine->FollowingCount(1).value() == 1);
-    return;
+    const absl::Status kept = env.engine->Unfollow(1, 6, keep).status();
+    CHECK(absl::IsUnimplemented(kept));
+    CHECK(kept.message().find("keep_history") != std::string::npos);
+    CHECK(
+        absl::IsUnimplemented(env.engine->UnfollowMany(pairs, keep).status()));
+    CHECK(env.engine->FollowingCount(1).value() == 2);
+    CHECK(env.engine->Unfollow(1, 6).value().was_following);
+  } else {
+    CHECK(env.engine->Unfollow(1, 6, keep).value().was_following);
   }
-  REQUIRE(followed.ok());
-  CHECK(followed->at(0).created);
-  CHECK(followed->at(1).created);
-  CHECK_FALSE(followed->at(2).created);
-  using I = std::vector<ActivityId>;
-  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11, 10});
-  CHECK(env.engine->Unfollow(1, 6, keep).value().was_following);
-  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11, 10});
+  const I kept_or_not = OnCluster() ? I{10} : I{11, 10};
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == kept_or_not);
   const std::vector<UnfollowResult> gone =
       env.engine->UnfollowMany(pairs).value();
   CHECK(gone[0].was_following);
   CHECK(gone[0].removed == 1);
   CHECK_FALSE(gone[1].was_following);
-  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11});
+  CHECK_FALSE(gone[2].was_following);
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == (OnCluster() ? I{} : I{11}));
+  CHECK(env.engine->FollowerCount(5).value() == 0);
 }
 
 TEST_CASE("Followers and Following page with cursors; counts") {

@@ -1,0 +1,194 @@
+// RedisFeedEngine's follows: Follow, Unfollow and their batches. The order
+// of their steps, and why it keeps copies right against a concurrent
+// publish, is in redis_feed_engine.cc.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "feed/engine_options.h"
+#include "redis/entry_codec.h"
+#include "redis/redis_feed_engine.h"
+
+namespace feedcore::redis {
+namespace {
+
+absl::StatusOr<int64_t> IntegerAt(const Reply& reply, size_t index,
+                                  absl::string_view what) {
+  if (reply.type != Reply::Type::kArray || reply.elements.size() <= index ||
+      reply.elements[index].type != Reply::Type::kInteger) {
+    return UnexpectedReply(what, reply);
+  }
+  return reply.elements[index].integer;
+}
+
+}  // namespace
+
+absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
+    EntityId follower, EntityId followee, const FollowOptions& options) {
+  if (follower == followee) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "entity ", follower, " cannot follow itself (follower == followee)"));
+  }
+  absl::StatusOr<size_t> backfill = BackfillCount(options);
+  if (!backfill.ok()) return backfill.status();
+  const FollowPair pair{follower, followee};
+  absl::StatusOr<std::vector<FollowResult>> results =
+      FollowPairs(absl::MakeConstSpan(&pair, 1), *backfill);
+  if (!results.ok()) return results.status();
+  return results->front();
+}
+
+absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowMany(
+    absl::Span<const FollowPair> pairs, const FollowOptions& options) {
+  if (absl::Status status = internal::ValidateFollowPairs(pairs, "follow");
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<size_t> backfill = BackfillCount(options);
+  if (!backfill.ok()) return backfill.status();
+  return FollowPairs(pairs, *backfill);
+}
+
+absl::StatusOr<UnfollowResult> RedisFeedEngine::Unfollow(
+    EntityId follower, EntityId followee, const UnfollowOptions& options) {
+  if (follower == followee) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "entity ", follower, " cannot unfollow itself (follower == followee)"));
+  }
+  if (options.keep_history) {
+    return Lacks("Unfollow", "unfollow that keeps history (keep_history)");
+  }
+  const FollowPair pair{follower, followee};
+  absl::StatusOr<std::vector<UnfollowResult>> results =
+      UnfollowPairs(absl::MakeConstSpan(&pair, 1));
+  if (!results.ok()) return results.status();
+  return results->front();
+}
+
+absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowMany(
+    absl::Span<const FollowPair> pairs, const UnfollowOptions& options) {
+  if (absl::Status status = internal::ValidateFollowPairs(pairs, "unfollow");
+      !status.ok()) {
+    return status;
+  }
+  if (options.keep_history) {
+    return Lacks("UnfollowMany", "unfollow that keeps history (keep_history)");
+  }
+  return UnfollowPairs(pairs);
+}
+
+absl::StatusOr<size_t> RedisFeedEngine::BackfillCount(
+    const FollowOptions& options) const {
+  if (options.backfill.has_value()) {
+    if (absl::Status status = internal::ValidateBackfill(*options.backfill);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return std::min(options.backfill.value_or(options_.default_backfill),
+                  options_.max_timeline_length);
+}
+
+absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
+    absl::Span<const FollowPair> pairs, size_t backfill) {
+  std::vector<FollowResult> results(pairs.size());
+  if (pairs.empty()) return results;
+  std::vector<Command> followers;
+  std::vector<Command> followees;
+  followers.reserve(pairs.size());
+  followees.reserve(pairs.size());
+  for (const FollowPair& pair : pairs) {
+    followers.push_back(PlainCommand(
+        {"ZADD", Key(pair.followee, "fr"), "0", BigEndian(pair.follower)}));
+    followees.push_back(PlainCommand(
+        {"ZADD", Key(pair.follower, "fg"), "0", BigEndian(pair.followee)}));
+  }
+  if (absl::Status added = client_->Run(std::move(followers)).status();
+      !added.ok()) {
+    return added;
+  }
+  absl::StatusOr<std::vector<Reply>> following =
+      client_->Run(std::move(followees));
+  if (!following.ok()) return following.status();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Reply& reply = (*following)[i];
+    if (reply.type != Reply::Type::kInteger) {
+      return UnexpectedReply("a follow", reply);
+    }
+    // 0: already following (also a pair repeated in the batch).
+    results[i].created = reply.integer == 1;
+  }
+  if (backfill == 0) return results;
+  // Each followee's newest entries, read once however many pairs follow it.
+  absl::flat_hash_map<EntityId, std::vector<StoredEntry>> recent;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (!results[i].created || recent.contains(pairs[i].followee)) continue;
+    absl::StatusOr<std::vector<StoredEntry>> entries =
+        Collect(Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst, 0, 0,
+                std::numeric_limits<Micros>::max(),
+                std::numeric_limits<ActivityId>::max(), backfill);
+    if (!entries.ok()) return entries.status();
+    recent.emplace(pairs[i].followee, *std::move(entries));
+  }
+  const Micros now = Now();
+  std::vector<Command> commands;
+  std::vector<size_t> pair_of;  // the pair each command copies for
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (!results[i].created) continue;
+    for (const StoredEntry& entry : recent[pairs[i].followee]) {
+      std::vector<Command> insert = InsertCommands(
+          HomeTimelineKeys(absl::MakeConstSpan(&pairs[i].follower, 1)), entry,
+          options_.max_timeline_length, now, pairs[i].followee);
+      commands.push_back(std::move(insert.front()));
+      pair_of.push_back(i);
+    }
+  }
+  absl::StatusOr<std::vector<InsertResult>> copied =
+      RunInsertsEach(std::move(commands));
+  if (!copied.ok()) return copied.status();
+  for (size_t c = 0; c < copied->size(); ++c) {
+    results[pair_of[c]].backfilled +=
+        (*copied)[c].inserted + (*copied)[c].replaced;
+  }
+  return results;
+}
+
+absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
+    absl::Span<const FollowPair> pairs) {
+  std::vector<Command> scripts;
+  std::vector<Command> drops;
+  scripts.reserve(pairs.size());
+  drops.reserve(pairs.size());
+  for (const FollowPair& pair : pairs) {
+    scripts.push_back(ClusterClient::ScriptCommand(
+        unfollow_, {Key(pair.follower, "tl"), Key(pair.follower, "fg")},
+        {BigEndian(pair.followee)}));
+    drops.push_back(PlainCommand(
+        {"ZREM", Key(pair.followee, "fr"), BigEndian(pair.follower)}));
+  }
+  std::vector<UnfollowResult> results(pairs.size());
+  if (pairs.empty()) return results;
+  absl::StatusOr<std::vector<Reply>> replies = client_->Run(std::move(scripts));
+  if (!replies.ok()) return replies.status();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    absl::StatusOr<int64_t> was = IntegerAt((*replies)[i], 0, "an unfollow");
+    absl::StatusOr<int64_t> removed =
+        IntegerAt((*replies)[i], 1, "an unfollow");
+    if (!was.ok()) return was.status();
+    if (!removed.ok()) return removed.status();
+    results[i] = UnfollowResult{*was != 0, static_cast<size_t>(*removed)};
+  }
+  // Also for pairs whose follow was already undone here, so a retry of an
+  // Unfollow that failed half-way converges.
+  if (absl::Status dropped = client_->Run(std::move(drops)).status();
+      !dropped.ok()) {
+    return dropped;
+  }
+  return results;
+}
+
+}  // namespace feedcore::redis
