@@ -63,10 +63,9 @@ class ClusterFeed {
 };
 
 // The in-process system's options less what the cluster backend refuses
-// (hybrid fan-out, grouped feeds, a change stream): the closest
-// configuration the backend runs.
+// (grouped feeds, a change stream): the closest configuration the backend
+// runs.
 inline EngineOptions ClusterEngineOptions(EngineOptions options) {
-  options.hybrid_fanout_threshold = 0;
   options.aggregation.enabled = false;
   options.change_stream = nullptr;
   return options;

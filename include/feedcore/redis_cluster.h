@@ -76,11 +76,23 @@
 //   did not reach Redis; `WriteMany` follows IncrementMany's rules.
 // * A board's score order is recorded with its partition count: opening
 //   it with the other `score_order` is `FailedPrecondition`.
+// * Hybrid fan-out (`hybrid_fanout_threshold`) shows the same pages as in
+//   process, with the same exception (feed_engine.h), at a cost of its
+//   own. A read of a home timeline first reads the reader's merged
+//   followees (one round trip more, merged or not); a reader that merges
+//   some then reads the sizes of its timeline and their own feeds (one
+//   pipelined round trip; one more when together they hold more than
+//   max_timeline_length, to find the oldest entry the cap keeps) and each
+//   merged own feed (one round trip each). A publish notes its key in the
+//   actor's state (one round trip). The Follow that takes an actor past
+//   the threshold tells every follower before it returns (O(followers));
+//   if it fails half-way, publishes keep copying until a retry of that
+//   Follow finishes the switch.
 // * Not mapped yet, refused at creation with `InvalidArgument` naming the
-//   option: hybrid fan-out (`hybrid_fanout_threshold`), grouped feeds
-//   (`aggregation.enabled`) and a change stream. `fanout_threads` and
-//   `FanoutCompletion::kAsynchronous` are accepted, but the fan-out
-//   always completes inside Publish, so WaitForFanout returns at once.
+//   option: grouped feeds (`aggregation.enabled`) and a change stream.
+//   `fanout_threads` and `FanoutCompletion::kAsynchronous` are accepted,
+//   but the fan-out always completes inside Publish, so WaitForFanout
+//   returns at once.
 // * Counts and sizes (`FollowerCount`, `FollowingCount`,
 //   `Leaderboard::Size`) are read from the cluster and fail with its
 //   errors; `Leaderboard::Clear` clears each partition atomically, and when

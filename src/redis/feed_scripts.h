@@ -131,11 +131,13 @@ end
 return removed
 )lua";
 
-// Stops following ARGV[1] (8 bytes) and removes its entries from the
-// timeline, in one step, so no fan-out can slip in between. KEYS:
-// timeline, following set. Returns {was_following, removed}.
+// Stops following ARGV[1] (8 bytes), stops merging it (hybrid_scripts.h)
+// and removes its entries from the timeline, in one step, so no fan-out
+// can slip in between. KEYS: timeline, following set, merged-followee
+// hash. Returns {was_following, removed}.
 inline constexpr char kUnfollowScript[] = R"lua(
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return {0, 0} end
+redis.call('HDEL', KEYS[3], ARGV[1])
 local removed = 0
 for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if string.sub(m, 17, 24) == ARGV[1] then

@@ -39,6 +39,7 @@
 #include "redis/cluster_client.h"
 #include "redis/entry_codec.h"
 #include "redis/feed_scripts.h"
+#include "redis/hybrid_scripts.h"
 #include "redis/marker_scripts.h"
 
 namespace feedcore::redis {
@@ -55,10 +56,6 @@ constexpr Micros kKeyExpiryMargin = 10 * kMicrosPerMinute;
 // several times the 16,384 slots for the calls to serve several timelines
 // each (eight on average here); it costs a few tens of MiB while it lasts.
 constexpr size_t kFollowerChunk = 131072;
-
-// Timelines one script call serves at most: bounds how long the call
-// holds its node, which runs nothing else meanwhile.
-constexpr size_t kTimelinesPerCall = 64;
 
 absl::StatusOr<int64_t> ParseDecimal(const Reply& reply, size_t index,
                                      absl::string_view what) {
@@ -97,6 +94,9 @@ absl::Status RedisFeedEngine::LoadScripts() {
       {&retract_, redis::kRetractScript},
       {&finish_retract_, redis::kFinishRetractScript},
       {&set_marker_, redis::kSetMarkerScript},
+      {&note_publish_, redis::kNotePublishScript},
+      {&add_follower_, redis::kAddFollowerScript},
+      {&merge_followee_, redis::kMergeFolloweeScript},
   };
   for (const auto& [script, body] : scripts) {
     absl::StatusOr<redis::Script> loaded = client_->LoadScript(body);
@@ -268,18 +268,44 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
     absl::StatusOr<InsertResult> own = RunInserts(std::move(commands));
     if (!own.ok()) return own.status();
   }
+  if (hybrid()) {
+    absl::StatusOr<Reply> noted = client_->RunOne(ClusterClient::ScriptCommand(
+        note_publish_, Key(activity.actor, "fo"),
+        {redis::EntryKeyBytes(entry.ts, entry.activity_id)}));
+    if (!noted.ok()) return noted.status();
+    if (noted->type != Reply::Type::kArray || noted->elements.size() != 2) {
+      return UnexpectedReply("noting a publish", *noted);
+    }
+    if (noted->elements[0].str == "merged") {
+      result.merged_at_read = true;
+      // Followers merge from a boundary at or below the newest key noted
+      // before this one: a newer key shows through every merge. An older
+      // one (an out-of-order timestamp) is copied to every follower, and
+      // the reads of those that merge it too drop the duplicate.
+      const std::string& newest = noted->elements[1].str;
+      if (newest.empty() ||
+          !(redis::EntryKeyBytes(entry.ts, entry.activity_id) < newest)) {
+        return FinishPublish(entry, result);
+      }
+    }
+  }
   absl::Status walked = ForEachFollowerChunk(
       activity.actor, [&](const std::vector<EntityId>& followers) {
         absl::StatusOr<InsertResult> copied = RunInserts(
             InsertCommands(HomeTimelineKeys(followers), entry,
                            options_.max_timeline_length, now, activity.actor));
         if (!copied.ok()) return copied.status();
-        result.fanned_out += followers.size();
+        if (!result.merged_at_read) result.fanned_out += followers.size();
         return absl::OkStatus();
       });
   if (!walked.ok()) return walked;
+  return FinishPublish(entry, result);
+}
+
+absl::StatusOr<PublishResult> RedisFeedEngine::FinishPublish(
+    const StoredEntry& entry, const PublishResult& result) {
   absl::StatusOr<Reply> finished = client_->RunOne(ClusterClient::ScriptCommand(
-      finish_publish_, ActivityKey(activity.id), {}));
+      finish_publish_, ActivityKey(entry.activity_id), {}));
   if (!finished.ok()) return finished.status();
   if (finished->str == "retracting" || finished->str == "retracted") {
     // A Retract ran during the fan-out and may have missed copies made
@@ -412,9 +438,9 @@ absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
   return sum;
 }
 
-template <typename Visit>
-absl::Status RedisFeedEngine::ForEachFollowerChunk(EntityId actor,
-                                                   Visit visit) const {
+absl::Status RedisFeedEngine::ForEachFollowerChunk(
+    EntityId actor,
+    absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit) const {
   const std::string key = Key(actor, "fr");
   std::string start = "-";
   while (true) {
@@ -462,11 +488,6 @@ absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
   absl::StatusOr<EngineOptions> resolved =
       internal::ResolveEngineOptions(std::move(engine));
   if (!resolved.ok()) return resolved.status();
-  if (resolved->hybrid_fanout_threshold != 0) {
-    return absl::InvalidArgumentError(
-        "EngineOptions.hybrid_fanout_threshold must be 0 for the Redis "
-        "Cluster backend: merging at read time is not mapped to Redis");
-  }
   if (resolved->inactive_after != 0) {
     return absl::UnimplementedError(
         "EngineOptions.inactive_after must be 0 for the Redis Cluster "

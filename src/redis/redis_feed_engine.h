@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,7 @@
 #include "redis/cluster_client.h"
 #include "redis/key_slot.h"
 #include "redis/reply.h"
+#include "timeline/timeline_key.h"
 
 namespace feedcore::redis {
 
@@ -182,6 +184,44 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<std::vector<InsertResult>> RunInsertsEach(
       std::vector<Command> commands);
 
+  // Timelines (or readers) one script call serves at most: bounds how
+  // long the call holds its node, which runs nothing else meanwhile.
+  static constexpr size_t kTimelinesPerCall = 64;
+
+  // --- Hybrid fan-out (redis_feed_hybrid.cc) ---
+  bool hybrid() const { return options_.hybrid_fanout_threshold > 0; }
+  // The 16-byte key just above `newest` (a key's bytes, or "" for none:
+  // then the least key), from which a reader merges what is published
+  // after it.
+  static std::string JustAbove(absl::string_view newest);
+  // Where a new follower of merged `actor` merges it from: the oldest of
+  // the newest `backfill` entries of its own feed, as back-fill would have
+  // copied, or just above `newest` when that is none.
+  absl::StatusOr<std::string> FollowBoundary(EntityId actor, size_t backfill,
+                                             absl::string_view newest) const;
+  // Makes each of `readers` that follows `actor` merge it from `boundary`;
+  // with `keep_set`, a boundary already set stays.
+  absl::Status MergeFor(absl::Span<const EntityId> readers, EntityId actor,
+                        const std::string& boundary, bool keep_set);
+  // Ends an actor's switch to merged: every follower merges it from just
+  // above `newest` (unless it already does), then its publishes stop
+  // copying.
+  absl::Status MergeAllFollowers(EntityId actor, absl::string_view newest);
+  // Up to `want` visible entries of `owner`'s home timeline in the key
+  // range, merged with the own feeds of the actors it merges (each from
+  // its boundary), without duplicate keys, within the newest
+  // max_timeline_length of them all, as in process.
+  absl::StatusOr<std::vector<StoredEntry>> CollectHome(
+      EntityId owner, ReadOrder order, Micros lo_ts, ActivityId lo_id,
+      Micros hi_ts, ActivityId hi_id, size_t want) const;
+  // The oldest key a merged view keeps under the cap, when the timeline
+  // and the merged own feeds together hold more than max_timeline_length
+  // entries.
+  absl::StatusOr<std::optional<internal::TimelineKey>> MergedCapFloor(
+      const std::string& timeline,
+      absl::Span<const std::pair<EntityId, internal::TimelineKey>> merged)
+      const;
+
   // The back-fill a Follow asks for, capped at the timeline's length;
   // InvalidArgument when out of range.
   absl::StatusOr<size_t> BackfillCount(const FollowOptions& options) const;
@@ -190,6 +230,15 @@ class RedisFeedEngine final : public FeedEngine {
   // call for all the pairs.
   absl::StatusOr<std::vector<FollowResult>> FollowPairs(
       absl::Span<const FollowPair> pairs, size_t backfill);
+  // FollowPairs' part for hybrid fan-out, after the edges are in: pairs
+  // whose followee is merged (`modes` not empty) merge it instead of
+  // copying; switches to merged that these pairs started (or must finish)
+  // tell every follower; copied pairs whose followee began switching
+  // meanwhile merge what comes next.
+  absl::Status FollowMerged(absl::Span<const FollowPair> pairs, size_t backfill,
+                            absl::Span<const std::string> modes,
+                            absl::Span<const std::string> newest,
+                            absl::Span<const FollowResult> results);
   // Unfollow and UnfollowMany once their arguments are checked.
   absl::StatusOr<std::vector<UnfollowResult>> UnfollowPairs(
       absl::Span<const FollowPair> pairs);
@@ -215,6 +264,10 @@ class RedisFeedEngine final : public FeedEngine {
   // One page of a feed, as ReadTimeline describes.
   absl::StatusOr<Page> ReadFeed(FeedType feed, EntityId owner,
                                 const ReadOptions& options) const;
+  // Marks a publish delivered, and removes its copies again when a
+  // Retract ran meanwhile; returns `result`.
+  absl::StatusOr<PublishResult> FinishPublish(const StoredEntry& entry,
+                                              const PublishResult& result);
   // Fills in each entry's payload from its activity.
   absl::Status Hydrate(std::vector<StoredEntry>* entries) const;
 
@@ -230,8 +283,10 @@ class RedisFeedEngine final : public FeedEngine {
 
   // Calls `visit` with `actor`'s followers, up to kFollowerChunk at a time
   // in id order, until it fails or they run out.
-  template <typename Visit>
-  absl::Status ForEachFollowerChunk(EntityId actor, Visit visit) const;
+  absl::Status ForEachFollowerChunk(
+      EntityId actor,
+      absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit)
+      const;
   // Removes the entry with `entry`'s key from its actor's own feed, the
   // world feed and the timelines of the actor's followers. By key, not by
   // member: a follower's copy may since have been overwritten by an Insert
@@ -252,6 +307,9 @@ class RedisFeedEngine final : public FeedEngine {
   redis::Script retract_;
   redis::Script finish_retract_;
   redis::Script set_marker_;
+  redis::Script note_publish_;
+  redis::Script add_follower_;
+  redis::Script merge_followee_;
 };
 
 }  // namespace feedcore::redis

@@ -102,18 +102,29 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   followers.reserve(pairs.size());
   followees.reserve(pairs.size());
   for (const FollowPair& pair : pairs) {
-    followers.push_back(PlainCommand(
-        {"ZADD", Key(pair.followee, "fr"), "0", BigEndian(pair.follower)}));
+    if (hybrid()) {
+      // Adds the follower and says whether the followee's publishes are
+      // copied (hybrid_scripts.h).
+      followers.push_back(ClusterClient::ScriptCommand(
+          add_follower_, {Key(pair.followee, "fr"), Key(pair.followee, "fo")},
+          {BigEndian(pair.follower),
+           absl::StrCat(options_.hybrid_fanout_threshold)}));
+    } else {
+      followers.push_back(PlainCommand(
+          {"ZADD", Key(pair.followee, "fr"), "0", BigEndian(pair.follower)}));
+    }
     followees.push_back(PlainCommand(
         {"ZADD", Key(pair.follower, "fg"), "0", BigEndian(pair.followee)}));
   }
-  if (absl::Status added = client_->Run(std::move(followers)).status();
-      !added.ok()) {
-    return added;
-  }
+  absl::StatusOr<std::vector<Reply>> added = client_->Run(std::move(followers));
+  if (!added.ok()) return added.status();
   absl::StatusOr<std::vector<Reply>> following =
       client_->Run(std::move(followees));
   if (!following.ok()) return following.status();
+  // Per pair, with hybrid fan-out: the followee's mode ("" while copied)
+  // and its newest key when the follower was added.
+  std::vector<std::string> modes(pairs.size());
+  std::vector<std::string> newest(pairs.size());
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Reply& reply = (*following)[i];
     if (reply.type != Reply::Type::kInteger) {
@@ -121,12 +132,30 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
     }
     // 0: already following (also a pair repeated in the batch).
     results[i].created = reply.integer == 1;
+    if (hybrid()) {
+      const Reply& state = (*added)[i];
+      if (state.type != Reply::Type::kArray || state.elements.size() != 3) {
+        return UnexpectedReply("adding a follower", state);
+      }
+      modes[i] = state.elements[1].str;
+      newest[i] = state.elements[2].str;
+    }
+  }
+  if (hybrid()) {
+    if (absl::Status merged =
+            FollowMerged(pairs, backfill, modes, newest, results);
+        !merged.ok()) {
+      return merged;
+    }
   }
   if (backfill == 0) return results;
   // Each followee's newest entries, read once however many pairs follow it.
   absl::flat_hash_map<EntityId, std::vector<StoredEntry>> recent;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (!results[i].created || recent.contains(pairs[i].followee)) continue;
+    if (!results[i].created || !modes[i].empty() ||
+        recent.contains(pairs[i].followee)) {
+      continue;
+    }
     absl::StatusOr<std::vector<StoredEntry>> entries =
         Collect(Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst, 0, 0,
                 std::numeric_limits<Micros>::max(),
@@ -138,7 +167,7 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   std::vector<Command> commands;
   std::vector<size_t> pair_of;  // the pair each command copies for
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (!results[i].created) continue;
+    if (!results[i].created || !modes[i].empty()) continue;
     for (const StoredEntry& entry : recent[pairs[i].followee]) {
       std::vector<Command> insert = InsertCommands(
           HomeTimelineKeys(absl::MakeConstSpan(&pairs[i].follower, 1)), entry,
@@ -157,6 +186,72 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   return results;
 }
 
+absl::Status RedisFeedEngine::FollowMerged(
+    absl::Span<const FollowPair> pairs, size_t backfill,
+    absl::Span<const std::string> modes, absl::Span<const std::string> newest,
+    absl::Span<const FollowResult> results) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (!results[i].created || modes[i].empty()) continue;
+    // Nothing is copied: the follower merges from where back-fill would
+    // have begun copying.
+    absl::StatusOr<std::string> boundary =
+        FollowBoundary(pairs[i].followee, backfill, newest[i]);
+    if (!boundary.ok()) return boundary.status();
+    if (absl::Status status =
+            MergeFor(absl::MakeConstSpan(&pairs[i].follower, 1),
+                     pairs[i].followee, *boundary, /*keep_set=*/false);
+        !status.ok()) {
+      return status;
+    }
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    // "start": this pair took the followee past the threshold. "becoming"
+    // on an edge that was there: a retry of the Follow whose switch
+    // failed half-way, which finishes it. Until the switch ends, every
+    // publish is still copied, so merging from just above the newest key
+    // now loses nothing.
+    if (modes[i] == "start" ||
+        (modes[i] == "becoming" && !results[i].created)) {
+      if (absl::Status status = MergeAllFollowers(pairs[i].followee, newest[i]);
+          !status.ok()) {
+        return status;
+      }
+    }
+  }
+  // Another Follow may have started a switch after this one's first step,
+  // and told the followers before this one was among them: look again. A
+  // follower found so still gets its back-fill, and merges what is
+  // published from now on.
+  std::vector<size_t> copied;
+  std::vector<Command> looks;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (!results[i].created || !modes[i].empty()) continue;
+    Command look =
+        PlainCommand({"HMGET", Key(pairs[i].followee, "fo"), "mode", "np"});
+    look.write = false;
+    looks.push_back(std::move(look));
+    copied.push_back(i);
+  }
+  if (looks.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<Reply>> states = client_->Run(std::move(looks));
+  if (!states.ok()) return states.status();
+  for (size_t c = 0; c < copied.size(); ++c) {
+    const Reply& state = (*states)[c];
+    if (state.type != Reply::Type::kArray || state.elements.size() != 2) {
+      return UnexpectedReply("a fan-out state", state);
+    }
+    if (state.elements[0].type == Reply::Type::kNil) continue;
+    const FollowPair& pair = pairs[copied[c]];
+    if (absl::Status status =
+            MergeFor(absl::MakeConstSpan(&pair.follower, 1), pair.followee,
+                     JustAbove(state.elements[1].str), /*keep_set=*/true);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
     absl::Span<const FollowPair> pairs) {
   std::vector<Command> scripts;
@@ -165,7 +260,9 @@ absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
   drops.reserve(pairs.size());
   for (const FollowPair& pair : pairs) {
     scripts.push_back(ClusterClient::ScriptCommand(
-        unfollow_, {Key(pair.follower, "tl"), Key(pair.follower, "fg")},
+        unfollow_,
+        {Key(pair.follower, "tl"), Key(pair.follower, "fg"),
+         Key(pair.follower, "hf")},
         {BigEndian(pair.followee)}));
     drops.push_back(PlainCommand(
         {"ZREM", Key(pair.followee, "fr"), BigEndian(pair.follower)}));

@@ -78,9 +78,9 @@ absl::StatusOr<size_t> RedisFeedEngine::CountNewer(EntityId reader, Micros ts,
                                ? 0
                                : activity_id + 1;
   absl::StatusOr<std::vector<StoredEntry>> newer =
-      Collect(Key(reader, "tl"), ReadOrder::kOldestFirst, lo_ts, lo_id,
-              std::numeric_limits<Micros>::max(),
-              std::numeric_limits<ActivityId>::max(), max_count);
+      CollectHome(reader, ReadOrder::kOldestFirst, lo_ts, lo_id,
+                  std::numeric_limits<Micros>::max(),
+                  std::numeric_limits<ActivityId>::max(), max_count);
   if (!newer.ok()) return newer.status();
   return newer->size();
 }
@@ -266,8 +266,11 @@ absl::StatusOr<Page> RedisFeedEngine::ReadFeed(
   if (window_below_zero || below(hi_ts, hi_id, lo_ts, lo_id)) return page;
   // One more than asked tells whether another page follows.
   absl::StatusOr<std::vector<StoredEntry>> entries =
-      Collect(FeedKey(feed, owner), options.order, lo_ts, lo_id, hi_ts, hi_id,
-              options.limit + 1);
+      feed == FeedType::kHome
+          ? CollectHome(owner, options.order, lo_ts, lo_id, hi_ts, hi_id,
+                        options.limit + 1)
+          : Collect(FeedKey(feed, owner), options.order, lo_ts, lo_id, hi_ts,
+                    hi_id, options.limit + 1);
   if (!entries.ok()) return entries.status();
   page.entries = *std::move(entries);
   if (page.entries.size() > options.limit) {

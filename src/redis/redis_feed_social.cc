@@ -102,12 +102,16 @@ absl::StatusOr<ReadMarker> RedisFeedEngine::GetReadMarker(
       return marker;
     }
   }
-  // One more than asked tells whether more are unread. A home feed here
-  // is its timeline alone: this backend merges nothing at read.
+  // One more than asked tells whether more are unread. A home feed counts
+  // as ReadTimeline shows it, merged.
+  constexpr Micros kNewest = std::numeric_limits<Micros>::max();
+  constexpr ActivityId kLast = std::numeric_limits<ActivityId>::max();
   absl::StatusOr<std::vector<StoredEntry>> unread =
-      Collect(FeedKey(feed.type, feed.owner), ReadOrder::kOldestFirst, lo_ts,
-              lo_id, std::numeric_limits<Micros>::max(),
-              std::numeric_limits<ActivityId>::max(), max_unread + 1);
+      feed.type == FeedType::kHome
+          ? CollectHome(feed.owner, ReadOrder::kOldestFirst, lo_ts, lo_id,
+                        kNewest, kLast, max_unread + 1)
+          : Collect(FeedKey(feed.type, feed.owner), ReadOrder::kOldestFirst,
+                    lo_ts, lo_id, kNewest, kLast, max_unread + 1);
   if (!unread.ok()) return unread.status();
   marker.unread = std::min(unread->size(), max_unread);
   marker.more_unread = unread->size() > max_unread;

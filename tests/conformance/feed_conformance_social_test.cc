@@ -511,8 +511,6 @@ TEST_CASE("options the cluster does not map are refused at creation") {
     o.sweep_interval = 0;
     return testing::MakeEngine(std::move(o), "feedconf").status();
   };
-  EngineOptions hybrid;
-  hybrid.hybrid_fanout_threshold = 5;
   EngineOptions grouped;
   grouped.aggregation.enabled = true;
   EngineOptions streamed;
@@ -520,7 +518,7 @@ TEST_CASE("options the cluster does not map are refused at creation") {
       ChangeStream::Create({});
   REQUIRE_MESSAGE(stream.ok(), stream.status());
   streamed.change_stream = *stream;
-  for (const EngineOptions& o : {hybrid, grouped, streamed}) {
+  for (const EngineOptions& o : {grouped, streamed}) {
     const absl::Status s = create(o);
     INFO(s);
     if (OnCluster()) {
