@@ -184,6 +184,16 @@ absl::Status ValidateBackfill(size_t backfill) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateFollowPair(EntityId follower, EntityId followee,
+                                absl::string_view verb) {
+  if (follower == followee) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("entity ", follower, " cannot ", verb,
+                     " itself (follower == followee)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateFollowPairs(absl::Span<const FollowPair> pairs,
                                  absl::string_view verb) {
   if (pairs.size() > kMaxFollowBatch) {
@@ -192,10 +202,11 @@ absl::Status ValidateFollowPairs(absl::Span<const FollowPair> pairs,
                      kMaxFollowBatch, ") per call"));
   }
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (pairs[i].follower == pairs[i].followee) {
+    if (absl::Status status =
+            ValidateFollowPair(pairs[i].follower, pairs[i].followee, verb);
+        !status.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("pairs[", i, "]: entity ", pairs[i].follower, " cannot ",
-                       verb, " itself (follower == followee)"));
+          absl::StrCat("pairs[", i, "]: ", status.message()));
     }
   }
   return absl::OkStatus();

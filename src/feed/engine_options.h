@@ -30,6 +30,11 @@ absl::Status ValidateActivity(const Activity& activity,
 // Checks a back-fill count.
 absl::Status ValidateBackfill(size_t backfill);
 
+// Checks that `follower` and `followee` of a Follow or Unfollow (`verb`)
+// differ.
+absl::Status ValidateFollowPair(EntityId follower, EntityId followee,
+                                absl::string_view verb);
+
 // Checks the pairs of FollowMany or UnfollowMany (`verb`: "follow" or
 // "unfollow"): at most kMaxFollowBatch, none with follower == followee.
 absl::Status ValidateFollowPairs(absl::Span<const FollowPair> pairs,

@@ -27,9 +27,9 @@ std::mutex& FeedEngineImpl::FollowStripe(EntityId follower) {
 
 absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
     EntityId follower, EntityId followee, const FollowOptions& options) {
-  if (follower == followee) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "entity ", follower, " cannot follow itself (follower == followee)"));
+  if (absl::Status status = ValidateFollowPair(follower, followee, "follow");
+      !status.ok()) {
+    return status;
   }
   absl::StatusOr<size_t> backfill = BackfillCount(options);
   if (!backfill.ok()) return backfill.status();
@@ -90,9 +90,9 @@ void FeedEngineImpl::BecomeHybrid(EntityId actor) {
 
 absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(
     EntityId follower, EntityId followee, const UnfollowOptions& options) {
-  if (follower == followee) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "entity ", follower, " cannot unfollow itself (follower == followee)"));
+  if (absl::Status status = ValidateFollowPair(follower, followee, "unfollow");
+      !status.ok()) {
+    return status;
   }
   const FollowPair pair{follower, followee};
   return UnfollowPairs(absl::MakeConstSpan(&pair, 1), options.keep_history)[0];

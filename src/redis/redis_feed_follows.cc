@@ -29,9 +29,10 @@ absl::StatusOr<int64_t> IntegerAt(const Reply& reply, size_t index,
 
 absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
     EntityId follower, EntityId followee, const FollowOptions& options) {
-  if (follower == followee) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "entity ", follower, " cannot follow itself (follower == followee)"));
+  if (absl::Status status =
+          internal::ValidateFollowPair(follower, followee, "follow");
+      !status.ok()) {
+    return status;
   }
   absl::StatusOr<size_t> backfill = BackfillCount(options);
   if (!backfill.ok()) return backfill.status();
@@ -55,9 +56,10 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowMany(
 
 absl::StatusOr<UnfollowResult> RedisFeedEngine::Unfollow(
     EntityId follower, EntityId followee, const UnfollowOptions& options) {
-  if (follower == followee) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "entity ", follower, " cannot unfollow itself (follower == followee)"));
+  if (absl::Status status =
+          internal::ValidateFollowPair(follower, followee, "unfollow");
+      !status.ok()) {
+    return status;
   }
   if (options.keep_history) {
     return Lacks("Unfollow", "unfollow that keeps history (keep_history)");
