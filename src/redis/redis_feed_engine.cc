@@ -150,10 +150,9 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertBatch(
                              *expires_at,
                              0,
                              {}};
-    std::vector<Command> insert = InsertCommands(
-        HomeTimelineKeys(absl::MakeConstSpan(&owned.owner, 1)), stored,
-        options_.max_timeline_length, now, /*only_if_following=*/std::nullopt);
-    commands.push_back(std::move(insert.front()));
+    commands.push_back(InsertCommand(
+        Key(owned.owner, "tl"), Key(owned.owner, "fg"), stored,
+        options_.max_timeline_length, now, /*only_if_following=*/std::nullopt));
   }
   return RunInserts(std::move(commands));
 }
@@ -258,13 +257,13 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
   PublishResult result;
   result.created = true;
   {
-    std::vector<Command> commands =
-        InsertCommands({Key(activity.actor, "own"), Key(activity.actor, "fg")},
-                       entry, options_.max_timeline_length, now, std::nullopt);
-    std::vector<Command> world =
-        InsertCommands({WorldKey(), WorldKey()}, entry,
-                       options_.world_timeline_length, now, std::nullopt);
-    commands.push_back(std::move(world.front()));
+    std::vector<Command> commands;
+    commands.push_back(
+        InsertCommand(Key(activity.actor, "own"), Key(activity.actor, "fg"),
+                      entry, options_.max_timeline_length, now, std::nullopt));
+    commands.push_back(InsertCommand(WorldKey(), WorldKey(), entry,
+                                     options_.world_timeline_length, now,
+                                     std::nullopt));
     absl::StatusOr<InsertResult> own = RunInserts(std::move(commands));
     if (!own.ok()) return own.status();
   }
@@ -385,10 +384,24 @@ std::vector<Command> RedisFeedEngine::InsertCommands(
     Micros now, std::optional<EntityId> only_if_following) const {
   return ClusterClient::ScriptCommandsBySlot(
       insert_, std::move(keys), /*keys_per_group=*/2, kTimelinesPerCall,
-      {redis::EntryScore(entry.ts), redis::EncodeEntryMember(entry),
-       absl::StrCat(cap), absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
-       only_if_following.has_value() ? BigEndian(*only_if_following)
-                                     : std::string()});
+      InsertArgs(entry, cap, now, only_if_following));
+}
+
+Command RedisFeedEngine::InsertCommand(
+    std::string timeline, std::string following, const StoredEntry& entry,
+    size_t cap, Micros now, std::optional<EntityId> only_if_following) const {
+  return ClusterClient::ScriptCommand(
+      insert_, {std::move(timeline), std::move(following)},
+      InsertArgs(entry, cap, now, only_if_following));
+}
+
+std::vector<std::string> RedisFeedEngine::InsertArgs(
+    const StoredEntry& entry, size_t cap, Micros now,
+    std::optional<EntityId> only_if_following) {
+  return {redis::EntryScore(entry.ts), redis::EncodeEntryMember(entry),
+          absl::StrCat(cap), absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
+          only_if_following.has_value() ? BigEndian(*only_if_following)
+                                        : std::string()};
 }
 
 std::vector<std::string> RedisFeedEngine::HomeTimelineKeys(

@@ -174,6 +174,16 @@ class RedisFeedEngine final : public FeedEngine {
   std::vector<Command> InsertCommands(
       std::vector<std::string> keys, const StoredEntry& entry, size_t cap,
       Micros now, std::optional<EntityId> only_if_following) const;
+  // The insert script's ARGV for `entry`.
+  static std::vector<std::string> InsertArgs(
+      const StoredEntry& entry, size_t cap, Micros now,
+      std::optional<EntityId> only_if_following);
+  // The insert script call putting `entry` into the one timeline at
+  // `timeline` (its owner's following set at `following`), as
+  // InsertCommands.
+  Command InsertCommand(std::string timeline, std::string following,
+                        const StoredEntry& entry, size_t cap, Micros now,
+                        std::optional<EntityId> only_if_following) const;
   // The keys of the home timelines of `owners`, as InsertCommands takes
   // them.
   std::vector<std::string> HomeTimelineKeys(

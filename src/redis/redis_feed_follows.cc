@@ -171,10 +171,9 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (!results[i].created || !modes[i].empty()) continue;
     for (const StoredEntry& entry : recent[pairs[i].followee]) {
-      std::vector<Command> insert = InsertCommands(
-          HomeTimelineKeys(absl::MakeConstSpan(&pairs[i].follower, 1)), entry,
-          options_.max_timeline_length, now, pairs[i].followee);
-      commands.push_back(std::move(insert.front()));
+      commands.push_back(InsertCommand(
+          Key(pairs[i].follower, "tl"), Key(pairs[i].follower, "fg"), entry,
+          options_.max_timeline_length, now, pairs[i].followee));
       pair_of.push_back(i);
     }
   }
