@@ -26,6 +26,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -277,6 +278,24 @@ void RunMemory(RunContext& context) {
   const std::string cluster_entry_metric = absl::StrCat(
       "bytes per timeline entry, cluster layout (", shape.entries, ")");
 
+  // Adds `bytes` / `count` as `system`'s figure, or reports its failure;
+  // true when added.
+  auto add = [&](const std::string& metric, std::string_view system,
+                 const absl::StatusOr<int64_t>& bytes, size_t count) {
+    if (!bytes.ok()) {
+      context.answers.Fail(kScenario, system, bytes.status());
+      return false;
+    }
+    AddMemoryFigure(context, metric, std::string(system),
+                    static_cast<double>(*bytes) / static_cast<double>(count));
+    return true;
+  };
+  auto rss_growth =
+      [](const absl::StatusOr<ChildResult>& child) -> absl::StatusOr<int64_t> {
+    if (!child.ok()) return child.status();
+    return child->rss_growth;
+  };
+
   context.progress.Update(kScenario, "feedcore timelines", 0, 1);
   absl::StatusOr<ChildResult> feed = MeasureInChild("timelines", options);
   if (feed.ok()) {
@@ -292,23 +311,11 @@ void RunMemory(RunContext& context) {
     context.answers.Fail(kScenario, kFeedcore, feed.status());
   }
   context.progress.Update(kScenario, "feedcore follow graph", 0, 1);
-  absl::StatusOr<ChildResult> graph = MeasureInChild("graph", options);
-  if (graph.ok()) {
-    AddMemoryFigure(
-        context, edge_metric, kFeedcore,
-        static_cast<double>(graph->rss_growth) / static_cast<double>(edges));
-  } else {
-    context.answers.Fail(kScenario, kFeedcore, graph.status());
-  }
+  add(edge_metric, kFeedcore, rss_growth(MeasureInChild("graph", options)),
+      edges);
   context.progress.Update(kScenario, "feedcore leaderboard", 0, 1);
-  absl::StatusOr<ChildResult> board = MeasureInChild("leaderboard", options);
-  if (board.ok()) {
-    AddMemoryFigure(
-        context, member_metric, kFeedcore,
-        static_cast<double>(board->rss_growth) / static_cast<double>(members));
-  } else {
-    context.answers.Fail(kScenario, kFeedcore, board.status());
-  }
+  add(member_metric, kFeedcore,
+      rss_growth(MeasureInChild("leaderboard", options)), members);
   context.progress.Clear();
 
   std::unique_ptr<RedisClient> redis = ConnectRedis(context, kScenario);
@@ -341,14 +348,7 @@ void RunMemory(RunContext& context) {
                        absl::StrCat(e.entry.ts),
                        absl::StrCat(e.entry.activity_id)});
       });
-  if (redis_entries.ok()) {
-    AddMemoryFigure(context, entry_metric, kRedis,
-                    static_cast<double>(*redis_entries) /
-                        static_cast<double>(shape.entries));
-  } else {
-    context.answers.Fail(kScenario, kRedis, redis_entries.status());
-    return;
-  }
+  if (!add(entry_metric, kRedis, redis_entries, shape.entries)) return;
   absl::StatusOr<int64_t> cluster_entries = measure_redis(
       "redis timelines, cluster layout", shape.entries, [&](size_t i) {
         const OwnedEntry e =
@@ -363,13 +363,7 @@ void RunMemory(RunContext& context) {
                        absl::StrCat(e.entry.ts),
                        redis::EncodeEntryMember(stored)});
       });
-  if (cluster_entries.ok()) {
-    AddMemoryFigure(context, cluster_entry_metric, kRedis,
-                    static_cast<double>(*cluster_entries) /
-                        static_cast<double>(shape.entries));
-  } else {
-    context.answers.Fail(kScenario, kRedis, cluster_entries.status());
-  }
+  add(cluster_entry_metric, kRedis, cluster_entries, shape.entries);
   const size_t users = GraphUsers(options);
   absl::StatusOr<int64_t> redis_edges =
       measure_redis("redis follow graph", edges, [&](size_t i) {
@@ -379,13 +373,7 @@ void RunMemory(RunContext& context) {
         redis->Append({"ZADD", absl::StrCat("fc:{", edge.follower, "}:fg"), "0",
                        redis::BigEndian(edge.followee)});
       });
-  if (redis_edges.ok()) {
-    AddMemoryFigure(
-        context, edge_metric, kRedis,
-        static_cast<double>(*redis_edges) / static_cast<double>(edges));
-  } else {
-    context.answers.Fail(kScenario, kRedis, redis_edges.status());
-  }
+  add(edge_metric, kRedis, redis_edges, edges);
   // Same member names as the leaderboard scenario.
   const RedisMemberNames names(members);
   absl::StatusOr<int64_t> redis_members =
@@ -393,13 +381,7 @@ void RunMemory(RunContext& context) {
         redis->Append(
             {"ZADD", "lb", absl::StrCat(InitialScore(m)), names.Name(m)});
       });
-  if (redis_members.ok()) {
-    AddMemoryFigure(
-        context, member_metric, kRedis,
-        static_cast<double>(*redis_members) / static_cast<double>(members));
-  } else {
-    context.answers.Fail(kScenario, kRedis, redis_members.status());
-  }
+  add(member_metric, kRedis, redis_members, members);
   // Leave the server's memory to the scenarios that may follow.
   if (auto s = redis->Command({"FLUSHALL"}); !s.ok()) {
     context.answers.Fail(kScenario, kRedis, s.status());

@@ -256,34 +256,42 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
                           *kept_expiry, 0,           {}};
   PublishResult result;
   result.created = true;
-  {
-    std::vector<Command> commands;
-    commands.push_back(
-        InsertCommand(Key(activity.actor, "own"), Key(activity.actor, "fg"),
-                      entry, options_.max_timeline_length, now, std::nullopt));
-    commands.push_back(InsertCommand(WorldKey(), WorldKey(), entry,
-                                     options_.world_timeline_length, now,
-                                     std::nullopt));
-    absl::StatusOr<InsertResult> own = RunInserts(std::move(commands));
-    if (!own.ok()) return own.status();
+  const std::string key_bytes =
+      redis::EntryKeyBytes(entry.ts, entry.activity_id);
+  std::vector<Command> commands;
+  commands.push_back(
+      InsertCommand(Key(activity.actor, "own"), Key(activity.actor, "fg"),
+                    entry, options_.max_timeline_length, now, std::nullopt));
+  commands.push_back(InsertCommand(WorldKey(), WorldKey(), entry,
+                                   options_.world_timeline_length, now,
+                                   std::nullopt));
+  // With hybrid fan-out the key is noted in the same round trip, behind the
+  // own feed's insert on the actor's node.
+  if (hybrid()) {
+    commands.push_back(ClusterClient::ScriptCommand(
+        note_publish_, Key(activity.actor, "fo"), {key_bytes}));
+  }
+  absl::StatusOr<std::vector<Reply>> own = client_->Run(std::move(commands));
+  if (!own.ok()) return own.status();
+  for (size_t i = 0; i < 2; ++i) {
+    if ((*own)[i].type != Reply::Type::kArray ||
+        (*own)[i].elements.size() != 5) {
+      return UnexpectedReply("a timeline insert", (*own)[i]);
+    }
   }
   if (hybrid()) {
-    absl::StatusOr<Reply> noted = client_->RunOne(ClusterClient::ScriptCommand(
-        note_publish_, Key(activity.actor, "fo"),
-        {redis::EntryKeyBytes(entry.ts, entry.activity_id)}));
-    if (!noted.ok()) return noted.status();
-    if (noted->type != Reply::Type::kArray || noted->elements.size() != 2) {
-      return UnexpectedReply("noting a publish", *noted);
+    const Reply& noted = (*own)[2];
+    if (noted.type != Reply::Type::kArray || noted.elements.size() != 2) {
+      return UnexpectedReply("noting a publish", noted);
     }
-    if (noted->elements[0].str == "merged") {
+    if (noted.elements[0].str == "merged") {
       result.merged_at_read = true;
       // Followers merge from a boundary at or below the newest key noted
       // before this one: a newer key shows through every merge. An older
       // one (an out-of-order timestamp) is copied to every follower, and
       // the reads of those that merge it too drop the duplicate.
-      const std::string& newest = noted->elements[1].str;
-      if (newest.empty() ||
-          !(redis::EntryKeyBytes(entry.ts, entry.activity_id) < newest)) {
+      const std::string& newest = noted.elements[1].str;
+      if (newest.empty() || !(key_bytes < newest)) {
         return FinishPublish(entry, result);
       }
     }
