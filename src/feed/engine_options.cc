@@ -175,6 +175,15 @@ absl::Status ValidateActivity(const Activity& activity,
   return absl::OkStatus();
 }
 
+absl::Status ValidateNotify(const PublishOptions& options) {
+  if (options.notify.size() > kMaxNotifyRecipients) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PublishOptions.notify lists ", options.notify.size(),
+        " recipients; at most ", kMaxNotifyRecipients, " are accepted"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateBackfill(size_t backfill) {
   if (backfill > kMaxTimelineLengthLimit) {
     return OutOfRange("FollowOptions.backfill",

@@ -27,6 +27,9 @@ absl::Status ValidateEntry(const TimelineEntry& entry);
 absl::Status ValidateActivity(const Activity& activity,
                               size_t max_payload_bytes);
 
+// Checks PublishOptions::notify: at most kMaxNotifyRecipients.
+absl::Status ValidateNotify(const PublishOptions& options);
+
 // Checks a back-fill count.
 absl::Status ValidateBackfill(size_t backfill);
 

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "feed/engine_options.h"
-#include "timeline/group_index.h"
 
 namespace feedcore {
 
@@ -80,20 +79,6 @@ size_t FeedEngineImpl::ShardIndex(EntityId entity) const {
   const uint64_t hash = XXH3_64bits(&entity, sizeof(entity));
   const size_t shards = options_.shards;
   return (shards & (shards - 1)) == 0 ? hash & (shards - 1) : hash % shards;
-}
-
-GroupKey FeedEngineImpl::GroupKeyOf(const Activity& activity) const {
-  const AggregationOptions& aggregation = options_.aggregation;
-  if (!aggregation.enabled) return 0;
-  if (aggregation.group_key) return aggregation.group_key(activity);
-  return DefaultGroupKey(activity, aggregation.time_bucket);
-}
-
-GroupKey FeedEngineImpl::NotificationGroupOf(const Activity& activity) const {
-  if (!options_.notifications.aggregated) return 0;
-  const AggregationOptions& aggregation = options_.aggregation;
-  if (aggregation.group_key) return aggregation.group_key(activity);
-  return DefaultGroupKey(activity, aggregation.time_bucket);
 }
 
 }  // namespace internal

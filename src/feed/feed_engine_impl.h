@@ -204,11 +204,6 @@ class FeedEngineImpl final : public FeedEngine {
   GroupKey KeptGroup(GroupKey group, FeedType kind) const {
     return internal::KeptGroup(group, kind, options_.aggregation.enabled);
   }
-  // The group key Publish gives `activity`'s entries (0 when the engine
-  // does not aggregate).
-  GroupKey GroupKeyOf(const Activity& activity) const;
-  // The group key of `activity`'s notifications (0 in flat feeds).
-  GroupKey NotificationGroupOf(const Activity& activity) const;
 
   // --- Reads (feed_reads.cc) ---
 
@@ -355,15 +350,9 @@ class FeedEngineImpl final : public FeedEngine {
 
   // --- Notifications (feed_notifications.cc) ---
 
-  // Trims `page` (collected with one group more than asked) to
-  // `options.limit`, sets its cursor, and hydrates it if asked.
+  // CutGroupPage (group_pages.h), then hydrates the page if asked.
   void FinishGroupPage(EntityId owner, const GroupReadOptions& options,
                        bool notifications, GroupPage* page) const;
-  // The position a group cursor of `owner`'s grouped feed names (unset
-  // for the first page). InvalidArgument for a bad limit or cursor.
-  absl::StatusOr<std::optional<TimelineKey>> GroupReadStart(
-      EntityId owner, const GroupReadOptions& options,
-      bool notifications) const;
   // The counts of a notification feed (nullptr: an empty one).
   static NotificationCounts CountsOf(const Timeline* feed);
   // Calls `fn` with `user`'s notification feed (nullptr if it holds

@@ -11,40 +11,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "feed/feed_engine_impl.h"
-#include "timeline/cursor.h"
+#include "feed/group_pages.h"
 
 namespace feedcore::internal {
-
-absl::StatusOr<std::optional<TimelineKey>> FeedEngineImpl::GroupReadStart(
-    EntityId owner, const GroupReadOptions& options, bool notifications) const {
-  if (options.limit == 0 || options.limit > options_.max_page_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("limit is ", options.limit, "; it must be 1..",
-                     options_.max_page_size, " (EngineOptions.max_page_size)"));
-  }
-  if (options.cursor.empty()) return std::nullopt;
-  absl::StatusOr<GroupCursor> cursor =
-      DecodeGroupCursor(options.cursor, notifications);
-  if (!cursor.ok()) return cursor.status();
-  if (cursor->owner != owner) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cursor belongs to the ",
-                     notifications ? "notification feed" : "grouped feed",
-                     " of ", cursor->owner, ", not of ", owner));
-  }
-  return TimelineKey{cursor->ts, cursor->activity_id};
-}
 
 void FeedEngineImpl::FinishGroupPage(EntityId owner,
                                      const GroupReadOptions& options,
                                      bool notifications,
                                      GroupPage* page) const {
-  if (page->groups.size() > options.limit) {
-    page->groups.pop_back();
-    const StoredEntry& place = page->groups.back().recent.front();
-    page->next_cursor =
-        EncodeGroupCursor({owner, place.ts, place.activity_id, notifications});
-  }
+  CutGroupPage(owner, options, notifications, page);
   if (options.hydrate) {
     for (FeedGroup& group : page->groups) store_.Hydrate(&group.recent);
   }
@@ -76,7 +51,8 @@ auto FeedEngineImpl::WithNotifications(EntityId user, Fn&& fn) {
 absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
     EntityId user, const GroupReadOptions& options) {
   absl::StatusOr<std::optional<TimelineKey>> after =
-      GroupReadStart(user, options, /*notifications=*/true);
+      GroupPageStart(user, options, options_.max_page_size,
+                     /*notifications=*/true);
   if (!after.ok()) return after.status();
   const GroupListLimits limits{options_.aggregation.max_group_actors,
                                options_.aggregation.max_group_entries};

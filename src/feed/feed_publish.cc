@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "feed/engine_options.h"
 #include "feed/feed_engine_impl.h"
+#include "feed/group_pages.h"
 #include "feed/page_merger.h"
-#include "timeline/group_index.h"
 
 namespace feedcore::internal {
 
@@ -95,15 +95,19 @@ absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     return PublishResult{};  // the same activity again: nothing to do
   }
 
-  job->entry = StoredEntry{activity.ts, activity.id,          activity.actor,
-                           *expires_at, GroupKeyOf(activity), {}};
+  job->entry = StoredEntry{activity.ts,
+                           activity.id,
+                           activity.actor,
+                           *expires_at,
+                           TimelineGroupKey(options_, activity),
+                           {}};
   PublishResult result;
   result.created = true;
   WriteOwnAndWorld(activity, *job, &result);
   if (recipients.groups() > 0) {
     // Under the ticket, like the followers' copies: a Retract waits for it.
     StoredEntry notification = job->entry;
-    notification.group = NotificationGroupOf(activity);
+    notification.group = NotificationGroupKey(options_, activity);
     result.notified = DeliverNotifications(recipients, notification);
   }
   job->FinishIfEmpty();
@@ -118,10 +122,8 @@ absl::StatusOr<Micros> FeedEngineImpl::ValidatePublish(
       !status.ok()) {
     return status;
   }
-  if (options.notify.size() > kMaxNotifyRecipients) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PublishOptions.notify lists ", options.notify.size(),
-        " recipients; at most ", kMaxNotifyRecipients, " are accepted"));
+  if (absl::Status status = ValidateNotify(options); !status.ok()) {
+    return status;
   }
   InsertOptions expiry_options;
   expiry_options.ttl = activity.ttl;

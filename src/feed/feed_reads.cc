@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "feed/engine_options.h"
 #include "feed/feed_engine_impl.h"
+#include "feed/group_pages.h"
 #include "feed/page_merger.h"
 #include "timeline/cursor.h"
 #include "timeline/group_index.h"
@@ -247,7 +248,8 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
         "grouped reads need EngineOptions.aggregation.enabled");
   }
   absl::StatusOr<std::optional<TimelineKey>> start =
-      GroupReadStart(owner, options, /*notifications=*/false);
+      GroupPageStart(owner, options, options_.max_page_size,
+                     /*notifications=*/false);
   if (!start.ok()) return start.status();
   const std::optional<TimelineKey> after = *start;
   NoteTimelineRead(owner);

@@ -35,12 +35,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "feed/engine_options.h"
+#include "feed/group_pages.h"
 #include "feedcore/redis_cluster.h"
 #include "redis/cluster_client.h"
 #include "redis/entry_codec.h"
 #include "redis/feed_scripts.h"
 #include "redis/hybrid_scripts.h"
 #include "redis/marker_scripts.h"
+#include "redis/notification_scripts.h"
 
 namespace feedcore::redis {
 namespace {
@@ -67,9 +69,6 @@ absl::StatusOr<int64_t> ParseDecimal(const Reply& reply, size_t index,
   return value;
 }
 
-constexpr absl::string_view kNotificationFeeds =
-    "notification feeds (FeedCapability::kNotifications)";
-
 }  // namespace
 
 absl::Status Lacks(absl::string_view call, absl::string_view feature) {
@@ -95,6 +94,10 @@ absl::Status RedisFeedEngine::LoadScripts() {
       {&finish_retract_, redis::kFinishRetractScript},
       {&set_marker_, redis::kSetMarkerScript},
       {&note_publish_, redis::kNotePublishScript},
+      {&notify_, redis::kNotifyScript},
+      {&unnotify_, redis::kUnnotifyScript},
+      {&read_notifications_, redis::kReadNotificationsScript},
+      {&mark_notifications_, redis::kMarkNotificationsScript},
       {&add_follower_, redis::kAddFollowerScript},
       {&merge_followee_, redis::kMergeFolloweeScript},
   };
@@ -121,9 +124,8 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertFanout(
   if (absl::Status status = internal::ValidateEntry(entry); !status.ok()) {
     return status;
   }
-  // Grouping is off in this backend, so group keys read back as 0.
-  const StoredEntry stored{
-      entry.ts, entry.activity_id, entry.actor, *expires_at, 0, {}};
+  const StoredEntry stored{entry.ts,    entry.activity_id,      entry.actor,
+                           *expires_at, KeptGroup(entry.group), {}};
   return RunInserts(InsertCommands(HomeTimelineKeys(owners), stored,
                                    options_.max_timeline_length, now,
                                    /*only_if_following=*/std::nullopt));
@@ -144,12 +146,9 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertBatch(
   std::vector<Command> commands;
   commands.reserve(entries.size());
   for (const OwnedEntry& owned : entries) {
-    const StoredEntry stored{owned.entry.ts,
-                             owned.entry.activity_id,
-                             owned.entry.actor,
-                             *expires_at,
-                             0,
-                             {}};
+    const StoredEntry stored{
+        owned.entry.ts, owned.entry.activity_id,      owned.entry.actor,
+        *expires_at,    KeptGroup(owned.entry.group), {}};
     commands.push_back(InsertCommand(
         Key(owned.owner, "tl"), Key(owned.owner, "fg"), stored,
         options_.max_timeline_length, now, /*only_if_following=*/std::nullopt));
@@ -178,34 +177,6 @@ absl::Status RedisFeedEngine::Remove(EntityId owner, Micros ts,
   return absl::OkStatus();
 }
 
-absl::StatusOr<GroupPage> RedisFeedEngine::ReadGroups(
-    EntityId, const GroupReadOptions&) const {
-  return Lacks("ReadGroups", "grouped feeds (FeedCapability::kGroupedReads)");
-}
-
-absl::StatusOr<GroupPage> RedisFeedEngine::ReadNotifications(
-    EntityId, const GroupReadOptions&) {
-  return Lacks("ReadNotifications", kNotificationFeeds);
-}
-
-absl::StatusOr<NotificationCounts> RedisFeedEngine::GetNotificationCounts(
-    EntityId) {
-  return Lacks("GetNotificationCounts", kNotificationFeeds);
-}
-
-absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkSeen(EntityId) {
-  return Lacks("MarkSeen", kNotificationFeeds);
-}
-
-absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(EntityId, Micros,
-                                                             ActivityId) {
-  return Lacks("MarkRead", kNotificationFeeds);
-}
-
-absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkAllRead(EntityId) {
-  return Lacks("MarkAllRead", kNotificationFeeds);
-}
-
 absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
     const Activity& activity, const PublishOptions& options) {
   if (absl::Status status =
@@ -213,9 +184,8 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
       !status.ok()) {
     return status;
   }
-  if (!options.notify.empty()) {
-    return Lacks("Publish with PublishOptions.notify",
-                 absl::StrCat(kNotificationFeeds, "; nothing was published"));
+  if (absl::Status status = internal::ValidateNotify(options); !status.ok()) {
+    return status;
   }
   const Micros now = Now();
   InsertOptions expiry_options;
@@ -252,10 +222,21 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
 
   // "new", or "delivering": a publish that did not finish (a failure, or
   // one running now); completing its fan-out again duplicates nothing.
-  const StoredEntry entry{activity.ts,  activity.id, activity.actor,
-                          *kept_expiry, 0,           {}};
+  const StoredEntry entry{activity.ts,
+                          activity.id,
+                          activity.actor,
+                          *kept_expiry,
+                          internal::TimelineGroupKey(options_, activity),
+                          {}};
   PublishResult result;
   result.created = true;
+  if (!options.notify.empty()) {
+    StoredEntry note = entry;
+    note.group = internal::NotificationGroupKey(options_, activity);
+    absl::StatusOr<size_t> notified = Notify(options.notify, note, now);
+    if (!notified.ok()) return notified.status();
+    result.notified = *notified;
+  }
   const std::string key_bytes =
       redis::EntryKeyBytes(entry.ts, entry.activity_id);
   std::vector<Command> commands;
@@ -485,6 +466,9 @@ absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
   commands.push_back(ClusterClient::ScriptCommand(remove_, WorldKey(), args));
   absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(commands));
   if (!done.ok()) return done.status();
+  if (absl::Status status = RemoveNotifications(entry); !status.ok()) {
+    return status;
+  }
   return ForEachFollowerChunk(
       entry.actor, [&](const std::vector<EntityId>& followers) {
         std::vector<std::string> timelines;
@@ -514,11 +498,6 @@ absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
         "EngineOptions.inactive_after must be 0 for the Redis Cluster "
         "backend: inactive readers (FeedCapability::kInactiveReaders) are "
         "not mapped to Redis");
-  }
-  if (resolved->aggregation.enabled) {
-    return absl::InvalidArgumentError(
-        "EngineOptions.aggregation.enabled must be false for the Redis "
-        "Cluster backend: grouped feeds are not mapped to Redis");
   }
   if (resolved->change_stream != nullptr) {
     return absl::InvalidArgumentError(

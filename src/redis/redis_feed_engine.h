@@ -48,10 +48,12 @@ class RedisFeedEngine final : public FeedEngine {
   // Loads the scripts of feed_scripts.h into every node (once per engine).
   absl::Status LoadScripts();
 
-  // Whatever the capability: none of them is mapped to Redis yet.
-  // Read markers only (redis_feed_social.cc).
+  // Read markers (redis_feed_social.cc), grouped reads and notification
+  // feeds (redis_feed_groups.cc).
   bool Supports(FeedCapability capability) const override {
-    return capability == FeedCapability::kReadMarkers;
+    return capability == FeedCapability::kReadMarkers ||
+           capability == FeedCapability::kGroupedReads ||
+           capability == FeedCapability::kNotifications;
   }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
@@ -73,16 +75,16 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
                                     ActivityId activity_id,
                                     size_t max_count) const override;
-  absl::StatusOr<GroupPage> ReadGroups(EntityId,
-                                       const GroupReadOptions&) const override;
-  // Without grouped or notification feeds, these answer Unimplemented.
+  absl::StatusOr<GroupPage> ReadGroups(
+      EntityId owner, const GroupReadOptions& options) const override;
   absl::StatusOr<GroupPage> ReadNotifications(
-      EntityId, const GroupReadOptions& options) override;
-  absl::StatusOr<NotificationCounts> GetNotificationCounts(EntityId) override;
-  absl::StatusOr<NotificationCounts> MarkSeen(EntityId) override;
+      EntityId user, const GroupReadOptions& options) override;
+  absl::StatusOr<NotificationCounts> GetNotificationCounts(
+      EntityId user) override;
+  absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) override;
   absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
                                               ActivityId activity_id) override;
-  absl::StatusOr<NotificationCounts> MarkAllRead(EntityId) override;
+  absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
   absl::StatusOr<UnfollowResult> Unfollow(
@@ -141,6 +143,10 @@ class RedisFeedEngine final : public FeedEngine {
 
  private:
   Micros Now() const { return options_.clock->Now(); }
+  // An inserted entry's group key, kept only when the engine aggregates.
+  GroupKey KeptGroup(GroupKey group) const {
+    return options_.aggregation.enabled ? group : 0;
+  }
 
   std::string Key(EntityId entity, absl::string_view kind) const {
     return absl::StrCat(client_->options().key_prefix, ":{", entity,
@@ -151,6 +157,10 @@ class RedisFeedEngine final : public FeedEngine {
   }
   std::string ActivityKey(ActivityId id) const {
     return absl::StrCat(client_->options().key_prefix, ":{a", id, "}:act");
+  }
+  // The set of the users an activity notified, beside its activity key.
+  std::string RecipientsKey(ActivityId id) const {
+    return absl::StrCat(client_->options().key_prefix, ":{a", id, "}:nr");
   }
   // The key of `owner`'s feed of type `feed`: kHome, kOwn or kWorld (the
   // only ones this backend keeps).
@@ -303,6 +313,25 @@ class RedisFeedEngine final : public FeedEngine {
   // with the same key (another actor or expiry), and it is still the
   // activity's entry, as the in-process engine sees it.
   absl::Status RemoveCopies(const StoredEntry& entry);
+  // --- Grouped reads and notification feeds (redis_feed_groups.cc) ---
+
+  // Fills in the payloads of every group's entries, in one pipeline.
+  absl::Status HydrateGroups(GroupPage* page) const;
+  // Runs the mark script (notification_scripts.h) on `user`'s feed with
+  // `what` as its arguments after now; nullopt when "one" finds no
+  // visible entry with the key.
+  absl::StatusOr<std::optional<NotificationCounts>> MarkNotifications(
+      EntityId user, std::vector<std::string> what);
+  // Delivers `entry` to the notification feeds of `recipients` (each
+  // once, whatever the duplicates), one script call per slot, after
+  // recording them in the activity's recipient set for Retract; calls
+  // NotificationOptions::on_notify. Returns the recipients served.
+  absl::StatusOr<size_t> Notify(absl::Span<const EntityId> recipients,
+                                const StoredEntry& entry, Micros now);
+  // Removes `entry`'s key from the notification feed of every recipient
+  // of its activity.
+  absl::Status RemoveNotifications(const StoredEntry& entry);
+
   // The size of the sorted set at `key`.
   absl::StatusOr<size_t> Count(const std::string& key) const;
 
@@ -320,6 +349,10 @@ class RedisFeedEngine final : public FeedEngine {
   redis::Script note_publish_;
   redis::Script add_follower_;
   redis::Script merge_followee_;
+  redis::Script notify_;
+  redis::Script unnotify_;
+  redis::Script read_notifications_;
+  redis::Script mark_notifications_;
 };
 
 }  // namespace feedcore::redis

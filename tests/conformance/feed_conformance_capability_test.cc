@@ -202,9 +202,8 @@ void CheckCapability(Env& env, FeedCapability capability) {
 TEST_CASE("each capability works where reported, is Unimplemented elsewhere") {
   for (FeedCapability capability : kAllFeedCapabilities) {
     EngineOptions options = Options(100);
-    // The cluster refuses aggregation at creation; in memory it is what
-    // ReadGroups needs besides the capability.
-    options.aggregation.enabled = !OnCluster();
+    // What ReadGroups needs besides the capability.
+    options.aggregation.enabled = true;
     Env env(options);
     CheckCapability(env, capability);
   }
@@ -214,7 +213,9 @@ TEST_CASE("which capabilities each backend has") {
   Env env(Options(100));
   for (FeedCapability capability : kAllFeedCapabilities) {
     INFO(FeedCapabilityName(capability));
-    const bool on_cluster = capability == FeedCapability::kReadMarkers;
+    const bool on_cluster = capability == FeedCapability::kReadMarkers ||
+                            capability == FeedCapability::kGroupedReads ||
+                            capability == FeedCapability::kNotifications;
     // In process: every capability.
     CHECK(env.engine->Supports(capability) == (!OnCluster() || on_cluster));
   }

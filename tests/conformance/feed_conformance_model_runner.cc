@@ -75,6 +75,9 @@ void Runner::DoPublish() {
   a.payload = OneIn(8) ? std::string()
                        : std::string(rng_() % (kMaxPayload + 1),
                                      static_cast<char>('a' + a.id % 26));
+  // Verb 0 and object 0: ungrouped.
+  a.verb = rng_() % 3 == 0 ? 0 : 1;
+  a.object = rng_() % 3;
   what_ = "Publish " + std::to_string(a.id) + " by " + std::to_string(a.actor) +
           " ts " + std::to_string(a.ts);
   TouchActor(a.actor);
@@ -286,6 +289,7 @@ std::pair<TimelineEntry, InsertOptions> Runner::LowLevel() {
   e.activity_id = kLowLevelIds + rng_() % 6;
   e.ts = Now() - static_cast<Micros>(rng_() % (OneIn(4) ? 400 : 12));
   e.actor = Entity();
+  e.group = OneIn(2) ? 0 : 1000 + rng_() % 3;
   switch (rng_() % 3) {
     case 0:
       o.ttl = 1 + static_cast<Micros>(rng_() % 400);
@@ -629,8 +633,41 @@ std::vector<EntityId> Runner::WholeList(bool followers, EntityId entity) {
   }
 }
 
+void Runner::WholeGroups(EntityId owner) {
+  const std::vector<FeedGroup> want = model_.Groups(owner, Now());
+  GroupReadOptions r;
+  r.limit = 1 + rng_() % config_.max_page_size;
+  r.hydrate = OneIn(4);
+  size_t at = 0;
+  for (int pages = 0;; ++pages) {
+    INFO("ReadGroups of " << owner << " limit " << r.limit << " page "
+                          << pages);
+    REQUIRE(pages < 10'000);
+    absl::StatusOr<GroupPage> page = engine_->ReadGroups(owner, r);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    const size_t expected = std::min(r.limit, want.size() - at);
+    REQUIRE(page->groups.size() == expected);
+    for (size_t i = 0; i < expected; ++i) {
+      FeedGroup& got = page->groups[i];
+      for (StoredEntry& entry : got.recent) {
+        if (r.hydrate)
+          CHECK(entry.payload == model_.Payload(entry.activity_id));
+        entry.payload.clear();
+      }
+      REQUIRE(got == want[at + i]);
+      coverage_.shared_groups += got.activity_count > 1;
+    }
+    at += expected;
+    REQUIRE(page->next_cursor.empty() == (at == want.size()));
+    if (page->next_cursor.empty()) break;
+    r.cursor = page->next_cursor;
+  }
+  ++coverage_.group_walks;
+}
+
 void Runner::CheckEntity(EntityId e) {
   INFO("entity " << e);
+  WholeGroups(e);
   for (const ReadOrder order :
        {ReadOrder::kNewestFirst, ReadOrder::kOldestFirst}) {
     WholeFeed(Feed::kTimeline, e, order);

@@ -52,6 +52,15 @@ inline constexpr size_t kMaxPayload = 24;
 // Low-level inserts use ids from here on (a small pool, so keys collide);
 // published activities count up from 1 and never reach it.
 inline constexpr ActivityId kLowLevelIds = 1'000'000;
+// Small group lists, so that groups outgrow them.
+inline constexpr size_t kMaxGroupActors = 2;
+inline constexpr size_t kMaxGroupEntries = 3;
+
+// The group key of a published activity; low-level entries draw theirs
+// from the same few keys, so both kinds share groups.
+inline GroupKey GroupKeyOf(const Activity& a) {
+  return a.verb * 1000 + a.object;
+}
 
 inline const char* Name(Feed kind) {
   switch (kind) {
@@ -108,6 +117,10 @@ class Runner {
     o.default_backfill = config.default_backfill;
     o.default_ttl = kDefaultTtl;
     o.max_payload_bytes = kMaxPayload;
+    o.aggregation.enabled = true;
+    o.aggregation.group_key = GroupKeyOf;
+    o.aggregation.max_group_actors = kMaxGroupActors;
+    o.aggregation.max_group_entries = kMaxGroupEntries;
     return o;
   }
 
@@ -116,7 +129,8 @@ class Runner {
   struct Coverage {
     uint64_t replaced = 0, rejected = 0, trimmed = 0, expired = 0,
              backfilled = 0, unfollow_removed = 0, retracted = 0,
-             republished = 0, conflicts = 0, refused = 0, walks_finished = 0;
+             republished = 0, conflicts = 0, refused = 0, walks_finished = 0,
+             shared_groups = 0, group_walks = 0;
     void Add(const Coverage& o) {
       replaced += o.replaced;
       rejected += o.rejected;
@@ -129,6 +143,8 @@ class Runner {
       conflicts += o.conflicts;
       refused += o.refused;
       walks_finished += o.walks_finished;
+      shared_groups += o.shared_groups;
+      group_walks += o.group_walks;
     }
   };
   const Coverage& coverage() const { return coverage_; }
@@ -228,6 +244,9 @@ class Runner {
   void DoContinue();
 
   std::vector<EntityId> WholeList(bool followers, EntityId entity);
+  // Every page of `owner`'s grouped timeline (ReadGroups, a random
+  // limit), compared page by page.
+  void WholeGroups(EntityId owner);
 
   // Everything a reader can see of `e`, compared with the model.
   void CheckEntity(EntityId e);

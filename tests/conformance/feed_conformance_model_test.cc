@@ -99,7 +99,8 @@ TEST_CASE("random social and low-level operations match the reference") {
   std::printf(
       "replaced %llu, rejected by cap %llu, trimmed %llu, expired %llu, "
       "back-filled %llu, removed by unfollow %llu, retracted %llu, "
-      "republished %llu, conflicts %llu, refused %llu, walks finished %llu\n",
+      "republished %llu, conflicts %llu, refused %llu, walks finished %llu, "
+      "grouped walks %llu, shared groups %llu\n",
       static_cast<unsigned long long>(total.replaced),
       static_cast<unsigned long long>(total.rejected),
       static_cast<unsigned long long>(total.trimmed),
@@ -110,7 +111,9 @@ TEST_CASE("random social and low-level operations match the reference") {
       static_cast<unsigned long long>(total.republished),
       static_cast<unsigned long long>(total.conflicts),
       static_cast<unsigned long long>(total.refused),
-      static_cast<unsigned long long>(total.walks_finished));
+      static_cast<unsigned long long>(total.walks_finished),
+      static_cast<unsigned long long>(total.group_walks),
+      static_cast<unsigned long long>(total.shared_groups));
   // The runs reached every kind of event they exist to test.
   if (steps >= 1000) {
     CHECK(total.replaced > 0);
@@ -124,6 +127,8 @@ TEST_CASE("random social and low-level operations match the reference") {
     CHECK(total.conflicts > 0);
     CHECK(total.refused > 0);
     CHECK(total.walks_finished > 0);
+    CHECK(total.group_walks > 0);
+    CHECK(total.shared_groups > 0);
   }
 }
 

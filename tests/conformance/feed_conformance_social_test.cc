@@ -511,21 +511,17 @@ TEST_CASE("options the cluster does not map are refused at creation") {
     o.sweep_interval = 0;
     return testing::MakeEngine(std::move(o), "feedconf").status();
   };
-  EngineOptions grouped;
-  grouped.aggregation.enabled = true;
   EngineOptions streamed;
   absl::StatusOr<std::shared_ptr<ChangeStream>> stream =
       ChangeStream::Create({});
   REQUIRE_MESSAGE(stream.ok(), stream.status());
   streamed.change_stream = *stream;
-  for (const EngineOptions& o : {grouped, streamed}) {
-    const absl::Status s = create(o);
-    INFO(s);
-    if (OnCluster()) {
-      CHECK(absl::IsInvalidArgument(s));
-    } else {
-      CHECK(s.ok());
-    }
+  const absl::Status s = create(streamed);
+  INFO(s);
+  if (OnCluster()) {
+    CHECK(absl::IsInvalidArgument(s));
+  } else {
+    CHECK(s.ok());
   }
   // Out-of-range options are refused by both.
   EngineOptions no_cap;
@@ -556,40 +552,54 @@ TEST_CASE("options the cluster does not map are refused at creation") {
   CHECK(got.clock == env.clock);
 }
 
-TEST_CASE("notifications: refused by the cluster, empty feeds in memory") {
+TEST_CASE(
+    "notifications: delivered beside the fan-out, empty feeds read empty") {
   Env env(Options(100));
   env.Fol(1, 5);
   PublishOptions notify;
-  notify.notify = {7, 8};
+  notify.notify = {7, 8, 7};
   const absl::StatusOr<PublishResult> r =
       env.engine->Publish(MakeActivity(10, 5, 10), notify);
-  if (OnCluster()) {
-    // Notification feeds are not mapped to Redis: nothing is published.
-    CHECK(absl::IsUnimplemented(r.status()));
-    CHECK(Own(*env.engine, 5).empty());
-    CHECK(Timeline(*env.engine, 1).empty());
-    CHECK(World(*env.engine).empty());
-    CHECK(absl::IsNotFound(env.engine->Retract(10)));
-    CHECK(env.Pub(MakeActivity(10, 5, 10)).created);
-  } else {
-    REQUIRE_MESSAGE(r.ok(), r.status());
-    CHECK(r->created);
-    CHECK(r->notified == 2);
-    const absl::StatusOr<GroupPage> bell = env.engine->ReadNotifications(7, {});
-    REQUIRE(bell.ok());
-    CHECK(bell->groups.size() == 1);
-  }
+  REQUIRE_MESSAGE(r.ok(), r.status());
+  CHECK(r->created);
+  // Duplicates are served once.
+  CHECK(r->notified == 2);
+  const absl::StatusOr<GroupPage> bell = env.engine->ReadNotifications(7, {});
+  REQUIRE_MESSAGE(bell.ok(), bell.status());
+  REQUIRE(bell->groups.size() == 1);
+  CHECK(bell->groups[0].recent[0].activity_id == 10);
+  CHECK(bell->groups[0].recent[0].payload.empty());
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{10});
+  GroupReadOptions hydrated;
+  hydrated.hydrate = true;
+  const absl::StatusOr<GroupPage> full =
+      env.engine->ReadNotifications(8, hydrated);
+  REQUIRE_MESSAGE(full.ok(), full.status());
+  REQUIRE(full->groups.size() == 1);
+  CHECK(full->groups[0].recent[0].payload == MakeActivity(10, 5, 10).payload);
 
-  if (OnCluster()) {
-    // Every notification call says the feature is missing.
-    CHECK(absl::IsUnimplemented(env.engine->ReadNotifications(9, {}).status()));
-    CHECK(absl::IsUnimplemented(env.engine->GetNotificationCounts(9).status()));
-    CHECK(absl::IsUnimplemented(env.engine->MarkSeen(9).status()));
-    CHECK(absl::IsUnimplemented(env.engine->MarkAllRead(9).status()));
-    CHECK(absl::IsUnimplemented(env.engine->MarkRead(9, 10, 10).status()));
-    CHECK(absl::IsUnimplemented(env.engine->ReadGroups(1, {}).status()));
-  } else {
+  // Publishing again notifies nobody twice.
+  const absl::StatusOr<PublishResult> again =
+      env.engine->Publish(MakeActivity(10, 5, 10), notify);
+  REQUIRE_MESSAGE(again.ok(), again.status());
+  CHECK_FALSE(again->created);
+  CHECK(again->notified == 0);
+  CHECK(env.engine->GetNotificationCounts(7).value() ==
+        NotificationCounts{.unseen = 1, .unread = 1, .groups = 1});
+
+  // Retract takes it out of every bell.
+  REQUIRE(env.engine->Retract(10).ok());
+  CHECK(env.engine->ReadNotifications(7, {}).value().groups.empty());
+  CHECK(env.engine->GetNotificationCounts(8).value() == NotificationCounts{});
+
+  // Too many recipients: refused before anything is stored.
+  PublishOptions crowd;
+  crowd.notify.assign(kMaxNotifyRecipients + 1, 7);
+  CHECK(absl::IsInvalidArgument(
+      env.engine->Publish(MakeActivity(11, 5, 11), crowd).status()));
+  CHECK(absl::IsNotFound(env.engine->Retract(11)));
+
+  {
     // A feed nobody notified reads as empty.
     const absl::StatusOr<GroupPage> empty =
         env.engine->ReadNotifications(9, {});
@@ -612,9 +622,7 @@ TEST_CASE("notifications: refused by the cluster, empty feeds in memory") {
     // Grouped reads need aggregation, which this engine does not have.
     CHECK(absl::IsFailedPrecondition(env.engine->ReadGroups(1, {}).status()));
   }
-  // Fan-out always completes inside Publish for these sizes.
-  env.engine->WaitForFanout();
-  CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{10});
+  CHECK(Timeline(*env.engine, 1).empty());
 }
 
 }  // namespace

@@ -1,0 +1,180 @@
+// The Lua scripts of the Redis Cluster backend's notification feeds.
+//
+// A user's notification feed is two keys in the user's slot: a sorted set
+// of entry members ({user}:nt, laid out as entry_codec.h says, score ts)
+// and a hash of its groups ({user}:ng). A group's field is its group key
+// (the member's last 8 bytes), or for group key 0, "k" and the member's
+// 16-byte key (a group of its own); its value is 3 x (entries in the
+// group) + flag, flag 0 unseen, 1 seen, 2 read. So the hash holds exactly
+// the groups the set holds, with their flags, and a group whose last entry
+// leaves takes its flags with it, as in process. Both keys get the same
+// expiry, extended by every notification.
+//
+// Every call but a notify first reclaims the feed's expired members (a
+// scan of the set: O(max_length), as reading an expired Redis key deletes
+// it), so the counts answered are the visible ones.
+#ifndef FEEDCORE_REDIS_NOTIFICATION_SCRIPTS_H_
+#define FEEDCORE_REDIS_NOTIFICATION_SCRIPTS_H_
+
+#include "redis/lua_ordering.h"
+
+namespace feedcore::redis {
+
+// Functions every notification script starts with.
+#define FEEDCORE_LUA_NOTIFICATION_GROUPS                              \
+  FEEDCORE_LUA_LESS                                                   \
+  "local UNGROUPED = string.rep('\\0', 8)\n"                          \
+  "local function group_of(m)\n"                                      \
+  "  local g = string.sub(m, 33, 40)\n"                               \
+  "  if g == UNGROUPED then return 'k' .. string.sub(m, 1, 16) end\n" \
+  "  return g\n"                                                      \
+  "end\n"                                                             \
+  "local function leave(groups, m)\n"                                 \
+  "  local g = group_of(m)\n"                                         \
+  "  local v = tonumber(redis.call('HGET', groups, g) or '0')\n"      \
+  "  if v < 6 then redis.call('HDEL', groups, g)\n"                   \
+  "  else redis.call('HSET', groups, g, v - 3) end\n"                 \
+  "end\n"                                                             \
+  "local function reclaim(feed, groups, now)\n"                       \
+  "  local expired = {}\n"                                            \
+  "  for _, m in ipairs(redis.call('ZRANGE', feed, 0, -1)) do\n"      \
+  "    if not less(now, string.sub(m, 25, 32)) then\n"                \
+  "      expired[#expired + 1] = m\n"                                 \
+  "    end\n"                                                         \
+  "  end\n"                                                           \
+  "  for _, m in ipairs(expired) do\n"                                \
+  "    redis.call('ZREM', feed, m)\n"                                 \
+  "    leave(groups, m)\n"                                            \
+  "  end\n"                                                           \
+  "end\n"                                                             \
+  "local function counts(groups)\n"                                   \
+  "  local unseen, unread, n = 0, 0, 0\n"                             \
+  "  for _, v in ipairs(redis.call('HVALS', groups)) do\n"            \
+  "    local flag = tonumber(v) % 3\n"                                \
+  "    n = n + 1\n"                                                   \
+  "    if flag == 0 then unseen = unseen + 1 end\n"                   \
+  "    if flag < 2 then unread = unread + 1 end\n"                    \
+  "  end\n"                                                           \
+  "  return {unseen, unread, n}\n"                                    \
+  "end\n"
+
+// Delivers one notification to the feeds of one slot. KEYS: pairs of a
+// feed and its groups hash. ARGV: score, member, cap, key ttl in ms, and
+// now (8 bytes) or "": with now, each feed's counts are answered after
+// reclaiming what expired. A feed that already holds the member's key (a
+// publish that is retried) is left as it is; a full feed whose members
+// are all newer rejects it, changing nothing, as in process. Returns, per
+// feed, {unseen, unread, groups} with now, else nothing.
+inline constexpr char kNotifyScript[] = FEEDCORE_LUA_NOTIFICATION_GROUPS R"lua(
+local score, member, ttl, now = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
+local key = string.sub(member, 1, 16)
+local cap = tonumber(ARGV[3])
+local out = {}
+for i = 1, #KEYS, 2 do
+  local feed, groups = KEYS[i], KEYS[i + 1]
+  local held = false
+  for _, m in ipairs(redis.call('ZRANGE', feed, score, score, 'BYSCORE')) do
+    if string.sub(m, 1, 16) == key then held = true end
+  end
+  local n = redis.call('ZCARD', feed)
+  local rejected = false
+  if not held and n >= cap then
+    local oldest = redis.call('ZRANGE', feed, 0, 0)[1]
+    rejected = less(key, string.sub(oldest, 1, 16))
+  end
+  if not held and not rejected then
+    redis.call('ZADD', feed, score, member)
+    local g = group_of(member)
+    local v = tonumber(redis.call('HGET', groups, g) or '0')
+    -- One more entry, and the group is unseen and unread again.
+    redis.call('HSET', groups, g, (math.floor(v / 3) + 1) * 3)
+    n = n + 1
+    while n > cap do
+      leave(groups, redis.call('ZPOPMIN', feed)[1])
+      n = n - 1
+    end
+    if n == 1 then
+      redis.call('PEXPIRE', feed, ttl)
+      redis.call('PEXPIRE', groups, ttl)
+    else
+      redis.call('PEXPIRE', feed, ttl, 'GT')
+      redis.call('PEXPIRE', groups, ttl, 'GT')
+    end
+  end
+  if now ~= '' then
+    reclaim(feed, groups, now)
+    for _, c in ipairs(counts(groups)) do out[#out + 1] = c end
+  end
+end
+return out
+)lua";
+
+// Removes the entry with key ARGV[2] (16 bytes) and score ARGV[1] from the
+// feeds of one slot (KEYS: pairs of a feed and its groups hash), each
+// taking its group's share with it. Returns how many feeds had one.
+inline constexpr char kUnnotifyScript[] =
+    FEEDCORE_LUA_NOTIFICATION_GROUPS R"lua(
+local removed = 0
+for i = 1, #KEYS, 2 do
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[i], ARGV[1], ARGV[1],
+                                'BYSCORE')) do
+    if string.sub(m, 1, 16) == ARGV[2] then
+      redis.call('ZREM', KEYS[i], m)
+      leave(KEYS[i + 1], m)
+      removed = removed + 1
+      break
+    end
+  end
+end
+return removed
+)lua";
+
+// Reads a notification feed after reclaiming what expired. KEYS: feed,
+// groups hash. ARGV: now (8 bytes). Returns {members newest first, the
+// groups hash as field, value, field, value...}.
+inline constexpr char kReadNotificationsScript[] =
+    FEEDCORE_LUA_NOTIFICATION_GROUPS R"lua(
+reclaim(KEYS[1], KEYS[2], ARGV[1])
+return {redis.call('ZRANGE', KEYS[1], 0, -1, 'REV'),
+        redis.call('HGETALL', KEYS[2])}
+)lua";
+
+// Marks a notification feed after reclaiming what expired. KEYS: feed,
+// groups hash. ARGV: now (8 bytes), what: "counts" (nothing, for the
+// counts), "seen" (every group), "read" (every group), or "one" with the
+// score and 16-byte key of an entry whose group is marked read. Returns
+// {unseen, unread, groups}, or {} for "one" when no visible entry has
+// that key.
+inline constexpr char kMarkNotificationsScript[] =
+    FEEDCORE_LUA_NOTIFICATION_GROUPS R"lua(
+local feed, groups, what = KEYS[1], KEYS[2], ARGV[2]
+reclaim(feed, groups, ARGV[1])
+if what == 'one' then
+  local found = nil
+  for _, m in ipairs(redis.call('ZRANGE', feed, ARGV[3], ARGV[3], 'BYSCORE')) do
+    if string.sub(m, 1, 16) == ARGV[4] then found = m end
+  end
+  if not found then return {} end
+  local g = group_of(found)
+  local v = tonumber(redis.call('HGET', groups, g))
+  redis.call('HSET', groups, g, v - v % 3 + 2)
+elseif what ~= 'counts' then
+  local all = redis.call('HGETALL', groups)
+  for i = 1, #all, 2 do
+    local v = tonumber(all[i + 1])
+    local flag = v % 3
+    if what == 'read' and flag < 2 then
+      redis.call('HSET', groups, all[i], v - flag + 2)
+    elseif what == 'seen' and flag == 0 then
+      redis.call('HSET', groups, all[i], v + 1)
+    end
+  end
+end
+return counts(groups)
+)lua";
+
+#undef FEEDCORE_LUA_NOTIFICATION_GROUPS
+
+}  // namespace feedcore::redis
+
+#endif  // FEEDCORE_REDIS_NOTIFICATION_SCRIPTS_H_

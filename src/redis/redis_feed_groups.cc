@@ -1,0 +1,326 @@
+// RedisFeedEngine's grouped reads and notification feeds
+// (notification_scripts.h has the keys and the scripts).
+//
+// Both group on the client with the in-process GroupEntries, so groups,
+// their lists and cursors are the in-process ones: a grouped page reads
+// the whole visible home feed (merged as ReadTimeline), a notification
+// page the whole notification feed with its groups' flags. That is
+// O(max_timeline_length) or O(NotificationOptions::max_length) per page
+// instead of the in-process group index's O(log n + page); a bell is a
+// few dozen entries, and docs/scale-out.md has the measured cost.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "feed/group_pages.h"
+#include "redis/entry_codec.h"
+#include "redis/redis_feed_engine.h"
+#include "timeline/group_index.h"
+
+namespace feedcore::redis {
+namespace {
+
+// Recipients' feeds one notify call serves at most, as kTimelinesPerCall
+// for timelines.
+constexpr size_t kFeedsPerCall = 64;
+
+// Recipients added to an activity's recipient set per command.
+constexpr size_t kRecipientsPerCommand = 4096;
+
+// The groups hash's field of the group holding `entry`
+// (notification_scripts.h).
+std::string GroupField(const StoredEntry& entry) {
+  if (entry.group != 0) return BigEndian(entry.group);
+  return absl::StrCat("k", EntryKeyBytes(entry.ts, entry.activity_id));
+}
+
+absl::StatusOr<NotificationCounts> ParseCounts(const Reply& reply,
+                                               size_t first) {
+  if (reply.type != Reply::Type::kArray || reply.elements.size() < first + 3) {
+    return UnexpectedReply("a notification feed's counts", reply);
+  }
+  for (size_t i = first; i < first + 3; ++i) {
+    if (reply.elements[i].type != Reply::Type::kInteger ||
+        reply.elements[i].integer < 0) {
+      return UnexpectedReply("a notification feed's counts", reply);
+    }
+  }
+  return NotificationCounts{
+      static_cast<size_t>(reply.elements[first].integer),
+      static_cast<size_t>(reply.elements[first + 1].integer),
+      static_cast<size_t>(reply.elements[first + 2].integer)};
+}
+
+// The entity whose feed a key of Key() is: the hash tag, which the key
+// ends with, as "{id}:kind".
+EntityId EntityOfKey(absl::string_view key) {
+  const size_t open = key.rfind('{');
+  const size_t close = key.rfind('}');
+  EntityId entity = 0;
+  if (open == absl::string_view::npos || close == absl::string_view::npos ||
+      !absl::SimpleAtoi(key.substr(open + 1, close - open - 1), &entity)) {
+    return 0;
+  }
+  return entity;
+}
+
+// Every entry of `groups`, to hydrate in one pipeline.
+std::vector<StoredEntry> Flatten(const std::vector<FeedGroup>& groups) {
+  std::vector<StoredEntry> all;
+  for (const FeedGroup& group : groups) {
+    all.insert(all.end(), group.recent.begin(), group.recent.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+absl::Status RedisFeedEngine::HydrateGroups(GroupPage* page) const {
+  std::vector<StoredEntry> all = Flatten(page->groups);
+  if (absl::Status status = Hydrate(&all); !status.ok()) return status;
+  size_t next = 0;
+  for (FeedGroup& group : page->groups) {
+    for (StoredEntry& entry : group.recent) {
+      entry.payload = std::move(all[next++].payload);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GroupPage> RedisFeedEngine::ReadGroups(
+    EntityId owner, const GroupReadOptions& options) const {
+  if (!options_.aggregation.enabled) {
+    return absl::FailedPreconditionError(
+        "grouped reads need EngineOptions.aggregation.enabled");
+  }
+  absl::StatusOr<std::optional<internal::TimelineKey>> after =
+      internal::GroupPageStart(owner, options, options_.max_page_size,
+                               /*notifications=*/false);
+  if (!after.ok()) return after.status();
+  constexpr Micros kNewest = std::numeric_limits<Micros>::max();
+  constexpr ActivityId kLast = std::numeric_limits<ActivityId>::max();
+  absl::StatusOr<std::vector<StoredEntry>> entries =
+      CollectHome(owner, ReadOrder::kNewestFirst, 0, 0, kNewest, kLast,
+                  options_.max_timeline_length);
+  if (!entries.ok()) return entries.status();
+  GroupPage page;
+  // One more than asked tells whether another page follows.
+  page.groups =
+      internal::GroupEntries(*entries, *after, options.limit + 1,
+                             {options_.aggregation.max_group_actors,
+                              options_.aggregation.max_group_entries});
+  internal::CutGroupPage(owner, options, /*notifications=*/false, &page);
+  if (options.hydrate) {
+    if (absl::Status status = HydrateGroups(&page); !status.ok()) {
+      return status;
+    }
+  }
+  return page;
+}
+
+absl::StatusOr<GroupPage> RedisFeedEngine::ReadNotifications(
+    EntityId user, const GroupReadOptions& options) {
+  absl::StatusOr<std::optional<internal::TimelineKey>> after =
+      internal::GroupPageStart(user, options, options_.max_page_size,
+                               /*notifications=*/true);
+  if (!after.ok()) return after.status();
+  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
+      read_notifications_, {Key(user, "nt"), Key(user, "ng")},
+      {BigEndian(static_cast<uint64_t>(Now()))}));
+  if (!reply.ok()) return reply.status();
+  constexpr absl::string_view kWhat = "a notification feed read";
+  if (reply->type != Reply::Type::kArray || reply->elements.size() != 2 ||
+      reply->elements[1].elements.size() % 2 != 0) {
+    return UnexpectedReply(kWhat, *reply);
+  }
+  std::vector<StoredEntry> entries;
+  entries.reserve(reply->elements[0].elements.size());
+  for (const Reply& member : reply->elements[0].elements) {
+    std::optional<StoredEntry> entry = DecodeEntryMember(member.str);
+    if (!entry.has_value()) return UnexpectedReply(kWhat, *reply);
+    entries.push_back(*std::move(entry));
+  }
+  absl::flat_hash_map<std::string, int64_t> flags;
+  const std::vector<Reply>& fields = reply->elements[1].elements;
+  for (size_t i = 0; i < fields.size(); i += 2) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(fields[i + 1].str, &value)) {
+      return UnexpectedReply(kWhat, *reply);
+    }
+    flags[fields[i].str] = value % 3;
+  }
+  GroupPage page;
+  page.groups =
+      internal::GroupEntries(entries, *after, options.limit + 1,
+                             {options_.aggregation.max_group_actors,
+                              options_.aggregation.max_group_entries});
+  for (FeedGroup& group : page.groups) {
+    auto flag = flags.find(GroupField(group.recent.front()));
+    if (flag == flags.end()) return UnexpectedReply(kWhat, *reply);
+    group.seen = flag->second >= 1;
+    group.read = flag->second == 2;
+  }
+  internal::CutGroupPage(user, options, /*notifications=*/true, &page);
+  if (options.hydrate) {
+    if (absl::Status status = HydrateGroups(&page); !status.ok()) {
+      return status;
+    }
+  }
+  return page;
+}
+
+absl::StatusOr<std::optional<NotificationCounts>>
+RedisFeedEngine::MarkNotifications(EntityId user,
+                                   std::vector<std::string> what) {
+  std::vector<std::string> args = {BigEndian(static_cast<uint64_t>(Now()))};
+  for (std::string& arg : what) args.push_back(std::move(arg));
+  absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
+      mark_notifications_, {Key(user, "nt"), Key(user, "ng")},
+      std::move(args)));
+  if (!reply.ok()) return reply.status();
+  if (reply->type == Reply::Type::kArray && reply->elements.empty()) {
+    return std::nullopt;
+  }
+  return ParseCounts(*reply, 0);
+}
+
+absl::StatusOr<NotificationCounts> RedisFeedEngine::GetNotificationCounts(
+    EntityId user) {
+  absl::StatusOr<std::optional<NotificationCounts>> counts =
+      MarkNotifications(user, {"counts"});
+  if (!counts.ok()) return counts.status();
+  return counts->value_or(NotificationCounts{});
+}
+
+absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkSeen(EntityId user) {
+  absl::StatusOr<std::optional<NotificationCounts>> counts =
+      MarkNotifications(user, {"seen"});
+  if (!counts.ok()) return counts.status();
+  return counts->value_or(NotificationCounts{});
+}
+
+absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkAllRead(EntityId user) {
+  absl::StatusOr<std::optional<NotificationCounts>> counts =
+      MarkNotifications(user, {"read"});
+  if (!counts.ok()) return counts.status();
+  return counts->value_or(NotificationCounts{});
+}
+
+absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(
+    EntityId user, Micros ts, ActivityId activity_id) {
+  if (ts < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ts is ", ts, "; it must be >= 0"));
+  }
+  absl::StatusOr<std::optional<NotificationCounts>> counts = MarkNotifications(
+      user, {"one", EntryScore(ts), EntryKeyBytes(ts, activity_id)});
+  if (!counts.ok()) return counts.status();
+  if (!counts->has_value()) {
+    return absl::NotFoundError(absl::StrCat(
+        "the notification feed of ", user, " holds no notification (ts ", ts,
+        ", activity ", activity_id, ") that has not expired"));
+  }
+  return **counts;
+}
+
+absl::StatusOr<size_t> RedisFeedEngine::Notify(
+    absl::Span<const EntityId> listed, const StoredEntry& entry, Micros now) {
+  std::vector<EntityId> recipients(listed.begin(), listed.end());
+  std::sort(recipients.begin(), recipients.end());
+  recipients.erase(std::unique(recipients.begin(), recipients.end()),
+                   recipients.end());
+  // Recorded first, so that a Retract running from now on finds every
+  // feed the notification may reach.
+  const std::string key = RecipientsKey(entry.activity_id);
+  const std::string ttl = absl::StrCat(KeyTtlMillis(entry.expires_at, now));
+  std::vector<Command> record;
+  for (size_t start = 0; start < recipients.size();
+       start += kRecipientsPerCommand) {
+    std::vector<std::string> args = {"SADD", key};
+    const size_t end =
+        std::min(recipients.size(), start + kRecipientsPerCommand);
+    for (size_t i = start; i < end; ++i) {
+      args.push_back(absl::StrCat(recipients[i]));
+    }
+    record.push_back(PlainCommand(std::move(args)));
+  }
+  record.push_back(PlainCommand({"PEXPIRE", key, ttl}));
+  if (absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(record));
+      !done.ok()) {
+    return done.status();
+  }
+
+  const auto& on_notify = options_.notifications.on_notify;
+  std::vector<std::string> keys;
+  keys.reserve(2 * recipients.size());
+  for (EntityId recipient : recipients) {
+    keys.push_back(Key(recipient, "nt"));
+    keys.push_back(Key(recipient, "ng"));
+  }
+  std::vector<Command> commands = ClusterClient::ScriptCommandsBySlot(
+      notify_, std::move(keys), /*keys_per_group=*/2, kFeedsPerCall,
+      {EntryScore(entry.ts), EncodeEntryMember(entry),
+       absl::StrCat(options_.notifications.max_length), ttl,
+       on_notify ? BigEndian(static_cast<uint64_t>(now)) : std::string()});
+  // Each call answers its feeds' counts, three integers each, in the
+  // order of its keys: (feed, groups) pairs after EVALSHA, sha, numkeys.
+  std::vector<std::vector<EntityId>> served;
+  if (on_notify) {
+    for (const Command& command : commands) {
+      std::vector<EntityId>& feeds = served.emplace_back();
+      size_t key_count = 0;
+      if (!absl::SimpleAtoi(command.args[2], &key_count)) key_count = 0;
+      for (size_t k = 0; k < key_count; k += 2) {
+        feeds.push_back(EntityOfKey(command.args[3 + k]));
+      }
+    }
+  }
+  absl::StatusOr<std::vector<Reply>> replies =
+      client_->Run(std::move(commands));
+  if (!replies.ok()) return replies.status();
+  for (size_t c = 0; c < served.size(); ++c) {
+    for (size_t f = 0; f < served[c].size(); ++f) {
+      absl::StatusOr<NotificationCounts> counts =
+          ParseCounts((*replies)[c], 3 * f);
+      if (!counts.ok()) return counts.status();
+      on_notify(served[c][f], *counts);
+    }
+  }
+  return recipients.size();
+}
+
+absl::Status RedisFeedEngine::RemoveNotifications(const StoredEntry& entry) {
+  Command listed = PlainCommand({"SMEMBERS", RecipientsKey(entry.activity_id)});
+  listed.write = false;
+  absl::StatusOr<Reply> members = client_->RunOne(std::move(listed));
+  if (!members.ok()) return members.status();
+  if (members->type != Reply::Type::kArray) {
+    return UnexpectedReply("listing an activity's notified users", *members);
+  }
+  std::vector<std::string> keys;
+  keys.reserve(2 * members->elements.size());
+  for (const Reply& member : members->elements) {
+    EntityId recipient = 0;
+    if (!absl::SimpleAtoi(member.str, &recipient)) {
+      return UnexpectedReply("listing an activity's notified users", *members);
+    }
+    keys.push_back(Key(recipient, "nt"));
+    keys.push_back(Key(recipient, "ng"));
+  }
+  if (keys.empty()) return absl::OkStatus();
+  return client_
+      ->Run(ClusterClient::ScriptCommandsBySlot(
+          unnotify_, std::move(keys), /*keys_per_group=*/2, kFeedsPerCall,
+          {EntryScore(entry.ts), EntryKeyBytes(entry.ts, entry.activity_id)}))
+      .status();
+}
+
+}  // namespace feedcore::redis
