@@ -147,12 +147,10 @@ class LeaderboardRegistry;
 // with an empty result or a zero. Ask `Supports` before relying on one.
 enum class FeedCapability : uint8_t {
   // Notification feeds: `PublishOptions::notify`, ReadNotifications,
-  // GetNotificationCounts, MarkSeen, MarkRead, MarkAllRead. The Redis
-  // Cluster backend lacks it.
+  // GetNotificationCounts, MarkSeen, MarkRead, MarkAllRead.
   kNotifications = 0,
   // ReadGroups. The engine must also be created with
   // `EngineOptions::aggregation.enabled` (FailedPrecondition otherwise).
-  // The Redis Cluster backend lacks it.
   kGroupedReads = 1,
   // EvictExpired: reclaiming expired entries on demand. The Redis Cluster
   // backend lacks it: its keys expire on their own and every read skips

@@ -50,12 +50,11 @@
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard
 //   read takes a snapshot per partition, not one of the whole board.
-// * Capabilities (FeedCapability, LeaderboardCapability): this backend
-//   has only kReadMarkers (a hash per user, keyed by feed), and `Supports`
-//   says so. Each call that needs another fails with `Unimplemented`
-//   naming it and changes nothing: Publish
-//   with `PublishOptions::notify` and every notification call
-//   (kNotifications), ReadGroups (kGroupedReads), EvictExpired
+// * Capabilities (FeedCapability, LeaderboardCapability): of the feed's,
+//   this backend has kReadMarkers (a hash per user, keyed by feed),
+//   kGroupedReads and kNotifications, and `Supports` says so. Each call
+//   that needs another fails with `Unimplemented` naming it and changes
+//   nothing: EvictExpired
 //   (kEviction: expired entries are skipped by every read, dropped by the
 //   writes that meet them and by the key's own expiry), Stats (kStats: the
 //   memory is the cluster's), SaveSnapshot (kSnapshots: use Redis
@@ -88,8 +87,17 @@
 //   the threshold tells every follower before it returns (O(followers));
 //   if it fails half-way, publishes keep copying until a retry of that
 //   Follow finishes the switch.
-// * Not mapped yet, refused at creation with `InvalidArgument` naming the
-//   option: grouped feeds (`aggregation.enabled`) and a change stream.
+// * Grouped reads and notification feeds give the in-process answers
+//   (the same grouping code runs on the client), at a cost of their own: a
+//   ReadGroups page reads the whole visible home timeline (up to
+//   max_timeline_length entries, merged as ReadTimeline), and every
+//   notification call runs one script that scans the user's notification
+//   feed (up to NotificationOptions::max_length) for expired entries:
+//   O(feed) per call instead of O(log n + page) and O(1). A Publish with
+//   `notify` also records its recipients beside the activity, for
+//   Retract.
+// * Refused at creation with `InvalidArgument` naming the option: a
+//   change stream (docs/scale-out.md says why).
 //   `fanout_threads` and `FanoutCompletion::kAsynchronous` are accepted,
 //   but the fan-out always completes inside Publish, so WaitForFanout
 //   returns at once.
