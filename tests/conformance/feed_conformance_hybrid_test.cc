@@ -3,7 +3,8 @@
 // with a threshold of 2 followers, get the same random Follow, FollowMany,
 // Unfollow, Publish (in and out of timestamp order) and Retract calls, and
 // must show every reader the same timeline (every third step), paged to
-// the end in both orders with cursors, and the same CountNewer. The cap is out
+// the end in both orders with cursors, the same CountNewer and the same
+// grouped timeline (ReadGroups, paged to the end). The cap is out
 // of reach, so the one sequence where merged pages may differ (feed_engine.h,
 // "Hybrid fan-out") never happens. Results that count copies differ by design
 // and are checked against what merging means: a publish of an actor past the
@@ -33,6 +34,12 @@ std::unique_ptr<FeedEngine> MakeOn(std::shared_ptr<ManualClock> clock,
   o.sweep_interval = 0;
   o.clock = std::move(clock);
   o.hybrid_fanout_threshold = threshold;
+  o.aggregation.enabled = true;
+  o.aggregation.group_key = [](const Activity& a) -> GroupKey {
+    return a.verb * 1000 + a.object;
+  };
+  o.aggregation.max_group_actors = 2;
+  o.aggregation.max_group_entries = 3;
   absl::StatusOr<std::unique_ptr<FeedEngine>> made =
       testing::MakeEngine(std::move(o), "hybrid");
   REQUIRE_MESSAGE(made.ok(), made.status());
@@ -55,6 +62,21 @@ std::vector<ActivityId> Walk(FeedEngine& engine, EntityId reader,
   return ids;
 }
 
+// Every group of `reader`'s grouped timeline, with pages of `limit`.
+std::vector<FeedGroup> WalkGroups(FeedEngine& engine, EntityId reader,
+                                  size_t limit) {
+  std::vector<FeedGroup> groups;
+  GroupReadOptions read;
+  read.limit = limit;
+  do {
+    absl::StatusOr<GroupPage> page = engine.ReadGroups(reader, read);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    groups.insert(groups.end(), page->groups.begin(), page->groups.end());
+    read.cursor = page->next_cursor;
+  } while (!read.cursor.empty());
+  return groups;
+}
+
 TEST_CASE("hybrid fan-out shows every reader what copying shows") {
   const uint64_t seed = testing::EnvU64("FEEDCORE_MODEL_SEED", 20261126);
   std::mt19937_64 rng(seed);
@@ -71,6 +93,7 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
   std::vector<ActivityId> published;
   size_t merged_publishes = 0;
   size_t out_of_order = 0;
+  size_t shared_groups = 0;
   for (int step = 0; step < 400; ++step) {
     const int op = static_cast<int>(rng() % 100);
     std::string what;
@@ -108,8 +131,11 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
         ts -= 1 + static_cast<Micros>(rng() % 1000);
         ++out_of_order;
       }
-      const Activity activity =
+      Activity activity =
           testing::MakeActivity(next_id++, actor, ts, /*ttl=*/0);
+      // Verb 0 and object 0: ungrouped.
+      activity.verb = rng() % 2;
+      activity.object = rng() % 3;
       what = "publish " + std::to_string(activity.id);
       absl::StatusOr<PublishResult> a = copying->Publish(activity);
       absl::StatusOr<PublishResult> b = merging->Publish(activity);
@@ -145,12 +171,16 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
       }
       REQUIRE(copying->CountNewer(reader, kStart, 0, 100).value() ==
               merging->CountNewer(reader, kStart, 0, 100).value());
+      const std::vector<FeedGroup> groups = WalkGroups(*copying, reader, limit);
+      REQUIRE(groups == WalkGroups(*merging, reader, limit));
+      for (const FeedGroup& g : groups) shared_groups += g.activity_count > 1;
     }
   }
   MESSAGE("publishes merged at read: " << merged_publishes
                                        << ", out of order: " << out_of_order);
   CHECK(merged_publishes > 0);
   CHECK(out_of_order > 0);
+  CHECK(shared_groups > 0);
 }
 
 TEST_CASE("a merged timeline keeps the newest max_timeline_length entries") {
@@ -176,6 +206,11 @@ TEST_CASE("a merged timeline keeps the newest max_timeline_length entries") {
     CHECK(Walk(*engine, 1, ReadOrder::kOldestFirst, 2) == I{6, 4, 5});
     CHECK(Walk(*engine, 2, ReadOrder::kNewestFirst, 10) == I{5, 4, 3});
     CHECK(engine->CountNewer(1, 0, 0, 10).value() == 3);
+    // Grouped reads keep the same entries.
+    const std::vector<FeedGroup> groups = WalkGroups(*engine, 1, 2);
+    REQUIRE(groups.size() == 3);
+    CHECK(groups[0].recent[0].activity_id == 5);
+    CHECK(groups[2].recent[0].activity_id == 6);
   }
 }
 
