@@ -10,9 +10,14 @@
 // leaves takes its flags with it, as in process. Both keys get the same
 // expiry, extended by every notification.
 //
-// Every call but a notify first reclaims the feed's expired members (a
-// scan of the set: O(max_length), as reading an expired Redis key deletes
-// it), so the counts answered are the visible ones.
+// Every call but a notify first reclaims the feed's expired members, as
+// reading an expired Redis key deletes it, so the counts answered are the
+// visible ones. The hash's field "x" (no group's field has its length)
+// holds an expiry at or before the soonest of the feed's members, so a
+// call where nothing has expired skips the scan of the set
+// (O(max_length)): a notify lowers it, a scan sets it exactly, and the
+// removals in between only leave it early, which costs a scan, never a
+// missed expiry.
 #ifndef FEEDCORE_REDIS_NOTIFICATION_SCRIPTS_H_
 #define FEEDCORE_REDIS_NOTIFICATION_SCRIPTS_H_
 
@@ -36,24 +41,34 @@ namespace feedcore::redis {
   "  else redis.call('HSET', groups, g, v - 3) end\n"                 \
   "end\n"                                                             \
   "local function reclaim(feed, groups, now)\n"                       \
-  "  local expired = {}\n"                                            \
+  "  local soonest = redis.call('HGET', groups, 'x')\n"               \
+  "  if not soonest or less(now, soonest) then return end\n"          \
+  "  local expired, kept = {}, nil\n"                                 \
   "  for _, m in ipairs(redis.call('ZRANGE', feed, 0, -1)) do\n"      \
-  "    if not less(now, string.sub(m, 25, 32)) then\n"                \
+  "    local e = string.sub(m, 25, 32)\n"                             \
+  "    if not less(now, e) then\n"                                    \
   "      expired[#expired + 1] = m\n"                                 \
+  "    elseif not kept or less(e, kept) then\n"                       \
+  "      kept = e\n"                                                  \
   "    end\n"                                                         \
   "  end\n"                                                           \
   "  for _, m in ipairs(expired) do\n"                                \
   "    redis.call('ZREM', feed, m)\n"                                 \
   "    leave(groups, m)\n"                                            \
   "  end\n"                                                           \
+  "  if kept then redis.call('HSET', groups, 'x', kept)\n"            \
+  "  else redis.call('DEL', groups) end\n"                            \
   "end\n"                                                             \
   "local function counts(groups)\n"                                   \
   "  local unseen, unread, n = 0, 0, 0\n"                             \
-  "  for _, v in ipairs(redis.call('HVALS', groups)) do\n"            \
-  "    local flag = tonumber(v) % 3\n"                                \
-  "    n = n + 1\n"                                                   \
-  "    if flag == 0 then unseen = unseen + 1 end\n"                   \
-  "    if flag < 2 then unread = unread + 1 end\n"                    \
+  "  local all = redis.call('HGETALL', groups)\n"                     \
+  "  for i = 1, #all, 2 do\n"                                         \
+  "    if all[i] ~= 'x' then\n"                                       \
+  "      local flag = tonumber(all[i + 1]) % 3\n"                     \
+  "      n = n + 1\n"                                                 \
+  "      if flag == 0 then unseen = unseen + 1 end\n"                 \
+  "      if flag < 2 then unread = unread + 1 end\n"                  \
+  "    end\n"                                                         \
   "  end\n"                                                           \
   "  return {unseen, unread, n}\n"                                    \
   "end\n"
@@ -84,6 +99,11 @@ for i = 1, #KEYS, 2 do
   end
   if not held and not rejected then
     redis.call('ZADD', feed, score, member)
+    local expiry = string.sub(member, 25, 32)
+    local soonest = redis.call('HGET', groups, 'x')
+    if not soonest or less(expiry, soonest) then
+      redis.call('HSET', groups, 'x', expiry)
+    end
     local g = group_of(member)
     local v = tonumber(redis.call('HGET', groups, g) or '0')
     -- One more entry, and the group is unseen and unread again.
@@ -121,6 +141,7 @@ for i = 1, #KEYS, 2 do
     if string.sub(m, 1, 16) == ARGV[2] then
       redis.call('ZREM', KEYS[i], m)
       leave(KEYS[i + 1], m)
+      if redis.call('EXISTS', KEYS[i]) == 0 then redis.call('DEL', KEYS[i + 1]) end
       removed = removed + 1
       break
     end
@@ -162,8 +183,8 @@ elseif what ~= 'counts' then
   local all = redis.call('HGETALL', groups)
   for i = 1, #all, 2 do
     local v = tonumber(all[i + 1])
-    local flag = v % 3
-    if what == 'read' and flag < 2 then
+    local flag = all[i] ~= 'x' and v % 3
+    if what == 'read' and flag and flag < 2 then
       redis.call('HSET', groups, all[i], v - flag + 2)
     elseif what == 'seen' and flag == 0 then
       redis.call('HSET', groups, all[i], v + 1)

@@ -32,6 +32,9 @@ namespace {
 // for timelines.
 constexpr size_t kFeedsPerCall = 64;
 
+// The groups hash's field that is no group (notification_scripts.h).
+constexpr absl::string_view kSoonestExpiryField = "x";
+
 // Recipients added to an activity's recipient set per command.
 constexpr size_t kRecipientsPerCommand = 4096;
 
@@ -151,6 +154,7 @@ absl::StatusOr<GroupPage> RedisFeedEngine::ReadNotifications(
   absl::flat_hash_map<std::string, int64_t> flags;
   const std::vector<Reply>& fields = reply->elements[1].elements;
   for (size_t i = 0; i < fields.size(); i += 2) {
+    if (fields[i].str == kSoonestExpiryField) continue;
     int64_t value = 0;
     if (!absl::SimpleAtoi(fields[i + 1].str, &value)) {
       return UnexpectedReply(kWhat, *reply);
