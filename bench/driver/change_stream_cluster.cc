@@ -3,8 +3,12 @@
 // The backend refuses EngineOptions::change_stream; this scenario measures
 // the costs that decide it (docs/scale-out.md, "The change stream").
 //
-// Publish: feedcore on the driver's cluster publishes to
-// --stream_followers followers, four ways, interleaved round by round:
+// Publish: feedcore on the driver's cluster publishes, four ways,
+// interleaved round by round, for an ordinary account
+// (--stream_small_followers, --stream_small_rounds: its followers fall in
+// slots of their own, so a fan-out call is one delivery) and for a
+// celebrity (--stream_followers, --stream_rounds: about 13 followers a
+// slot):
 //   * the publish alone;
 //   * the publish and its records as the in-process engine makes them, one
 //     per state change (the activity, the own feed, the world feed, and
@@ -54,8 +58,11 @@ constexpr char kOneStream[] = "cluster+records_in_one_stream";
 constexpr char kCallRecord[] = "cluster+one_record_per_call";
 constexpr char kXaddOne[] = "xadd_one_stream";
 constexpr char kXaddSlots[] = "xadd_slot_streams";
-constexpr EntityId kActor = 1;
+// The celebrity and its followers; an ordinary account and its followers.
+constexpr EntityId kCelebrity = 1;
 constexpr EntityId kFirstFollower = 1'000'000;
+constexpr EntityId kOrdinary = 2;
+constexpr EntityId kFirstOrdinaryFollower = 500'000;
 constexpr size_t kSlots = 16384;
 // The backend's fan-out puts at most this many timelines in a script call
 // (docs/scale-out.md, "Fan-out on write").
@@ -63,10 +70,10 @@ constexpr size_t kTimelinesPerCall = 64;
 constexpr size_t kSetupThreads = 8;
 constexpr size_t kWarmupPosts = 2;
 
-Activity Post(size_t number) {
+Activity Post(size_t number, EntityId actor) {
   Activity post;
   post.id = 100 + number;
-  post.actor = kActor;
+  post.actor = actor;
   post.ts = kBenchStartTime + static_cast<Micros>(number) * kMicrosPerSecond;
   post.payload = "live now";
   return post;
@@ -211,6 +218,21 @@ class Masters {
   std::unique_ptr<RedisClient> seed_;
 };
 
+// The per-slot streams: one key in each slot that has records.
+struct SlotStreams {
+  std::vector<std::string> by_slot = std::vector<std::string>(kSlots);
+  std::vector<std::string> keys;
+  std::vector<uint16_t> slots;
+
+  // `tag` is a hash tag ("{...}") of `slot`.
+  void Add(const std::string& prefix, uint16_t slot, const std::string& tag) {
+    if (!by_slot[slot].empty()) return;
+    by_slot[slot] = absl::StrCat(prefix, ":", tag, ":cs");
+    keys.push_back(by_slot[slot]);
+    slots.push_back(slot);
+  }
+};
+
 // A record on its way to a stream: the stream's slot and key, and fields.
 struct Record {
   uint16_t slot = 0;
@@ -226,18 +248,18 @@ struct PublishLayout {
   // The followers' positions grouped into calls, and each call's slot.
   std::vector<std::vector<size_t>> calls;
   std::vector<uint16_t> call_slots;
-  std::vector<std::string> slot_stream;  // per slot: its stream key, or ""
   uint16_t actor_slot = 0;
   uint16_t world_slot = 0;
 };
 
 std::vector<Record> PublishRecords(const PublishLayout& layout,
+                                   const SlotStreams& streams,
                                    const std::vector<EntityId>& followers,
                                    const Activity& post,
                                    const std::string* one_stream) {
   const std::string entry = EntryBytes(post);
   auto key_of = [&](uint16_t slot) {
-    return one_stream != nullptr ? one_stream : &layout.slot_stream[slot];
+    return one_stream != nullptr ? one_stream : &streams.by_slot[slot];
   };
   std::vector<Record> records;
   records.reserve(layout.calls.size() + 3);
@@ -288,35 +310,45 @@ absl::StatusOr<double> BytesPerRecord(Masters& masters,
 
 }  // namespace
 
-void RunChangeStreamCluster(RunContext& context) {
-  // Without the cluster comparison in this run (main noted why), nothing
-  // to measure.
-  if (!context.redis_cluster.has_value()) return;
-  const DriverOptions& options = context.options;
-  auto clock = std::make_shared<ManualClock>(kBenchStartTime);
-  std::unique_ptr<ClusterFeed> cluster = OpenClusterFeed(
-      context, kScenario, NewEngineOptions(clock, options.timeline_cap));
-  if (cluster == nullptr) return;
-  absl::StatusOr<Masters> connected =
-      Masters::Connect(context.redis_cluster->seeds);
-  if (!connected.ok()) {
-    context.answers.Fail(kScenario, kFeedcoreCluster, connected.status());
+namespace {
+
+// What the measurements of one run share.
+struct Bench {
+  RunContext& context;
+  Masters& masters;
+  FeedEngine& engine;
+  const std::string& prefix;
+  uint16_t one_slot;  // the slot of the single streams' tag
+  SlotStreams streams;
+  size_t published = 0;  // posts so far: the next one's number
+};
+
+void NoteBytes(Bench& bench, const std::string& what,
+               absl::StatusOr<double> bytes) {
+  if (!bytes.ok()) {
+    bench.context.answers.Fail(kScenario, kOneStream, bytes.status());
     return;
   }
-  Masters& masters = *connected;
-  FeedEngine& engine = cluster->engine();
-  const std::string& prefix = cluster->key_prefix();
+  bench.context.report.Note(absl::StrFormat(
+      "%s: %.0f bytes of Redis memory per record %s", kScenario, *bytes, what));
+}
 
-  std::vector<EntityId> followers(options.stream_followers);
-  for (size_t i = 0; i < followers.size(); ++i)
-    followers[i] = kFirstFollower + i;
+// `count` followers (from `first_follower` on) follow `actor`, which then
+// publishes `rounds` times in each of the four ways, interleaved.
+void MeasurePublishes(Bench& bench, EntityId actor, EntityId first_follower,
+                      size_t count, size_t rounds) {
+  RunContext& context = bench.context;
+  Masters& masters = bench.masters;
+  std::vector<EntityId> followers(count);
+  for (size_t i = 0; i < count; ++i) followers[i] = first_follower + i;
   FollowOptions no_backfill;
   no_backfill.backfill = 0;
   if (absl::Status s = RunConcurrently(
-          context, kScenario, "following on Redis Cluster", followers.size(),
+          context, kScenario, "following on Redis Cluster", count,
           kSetupThreads,
           [&](size_t i) {
-            return engine.Follow(followers[i], kActor, no_backfill).status();
+            return bench.engine.Follow(followers[i], actor, no_backfill)
+                .status();
           });
       !s.ok()) {
     context.answers.Fail(kScenario, kFeedcoreCluster, s);
@@ -326,9 +358,9 @@ void RunChangeStreamCluster(RunContext& context) {
   // The fan-out's calls: followers by slot, at most kTimelinesPerCall a
   // call, as the backend groups them.
   std::vector<std::string> tags;
-  tags.reserve(followers.size() + 2);
+  tags.reserve(count + 2);
   for (EntityId f : followers) tags.push_back(absl::StrCat("{", f, "}"));
-  tags.push_back(absl::StrCat("{", kActor, "}"));
+  tags.push_back(absl::StrCat("{", actor, "}"));
   tags.push_back("{world}");
   absl::StatusOr<std::vector<uint16_t>> slots = masters.Slots(tags);
   if (!slots.ok()) {
@@ -336,88 +368,75 @@ void RunChangeStreamCluster(RunContext& context) {
     return;
   }
   PublishLayout layout;
-  layout.actor_slot = (*slots)[followers.size()];
-  layout.world_slot = (*slots)[followers.size() + 1];
-  layout.slot_stream.assign(kSlots, "");
+  layout.actor_slot = (*slots)[count];
+  layout.world_slot = (*slots)[count + 1];
+  bench.streams.Add(bench.prefix, layout.actor_slot, tags[count]);
+  bench.streams.Add(bench.prefix, layout.world_slot, tags[count + 1]);
   std::vector<std::vector<size_t>> by_slot(kSlots);
-  for (size_t i = 0; i < followers.size(); ++i)
-    by_slot[(*slots)[i]].push_back(i);
-  std::vector<std::string> stream_keys;
-  std::vector<uint16_t> stream_slots;
-  auto add_stream = [&](uint16_t slot, const std::string& tag) {
-    if (!layout.slot_stream[slot].empty()) return;
-    layout.slot_stream[slot] = absl::StrCat(prefix, ":", tag, ":cs");
-    stream_keys.push_back(layout.slot_stream[slot]);
-    stream_slots.push_back(slot);
-  };
-  add_stream(layout.actor_slot, tags[followers.size()]);
-  add_stream(layout.world_slot, tags[followers.size() + 1]);
+  for (size_t i = 0; i < count; ++i) by_slot[(*slots)[i]].push_back(i);
   for (size_t s = 0; s < kSlots; ++s) {
     const std::vector<size_t>& members = by_slot[s];
     if (members.empty()) continue;
-    add_stream(static_cast<uint16_t>(s), tags[members[0]]);
+    bench.streams.Add(bench.prefix, static_cast<uint16_t>(s), tags[members[0]]);
     for (size_t at = 0; at < members.size(); at += kTimelinesPerCall) {
-      layout.calls.emplace_back(
-          members.begin() + static_cast<ptrdiff_t>(at),
-          members.begin() + static_cast<ptrdiff_t>(std::min(
-                                members.size(), at + kTimelinesPerCall)));
+      const size_t end = std::min(members.size(), at + kTimelinesPerCall);
+      layout.calls.emplace_back(members.begin() + static_cast<ptrdiff_t>(at),
+                                members.begin() + static_cast<ptrdiff_t>(end));
       layout.call_slots.push_back(static_cast<uint16_t>(s));
     }
   }
-  // One stream for everything: a key of its own, in the slot of its tag.
-  const std::string one_stream = absl::StrCat(prefix, ":{cs}:stream");
-  const std::string call_stream = absl::StrCat(prefix, ":{cs}:calls");
-  absl::StatusOr<std::vector<uint16_t>> cs_slot = masters.Slots({"{cs}"});
-  if (!cs_slot.ok()) {
-    context.answers.Fail(kScenario, kFeedcoreCluster, cs_slot.status());
-    return;
-  }
-  const uint16_t one_slot = (*cs_slot)[0];
+  const size_t records_per_publish = layout.calls.size() + 3;
+  // One stream for all the records, and one for a record per call: keys
+  // of their own (per fan-out, so that each can be counted), one slot.
+  const std::string one_stream =
+      absl::StrCat(bench.prefix, ":{cs}:changes-", actor);
+  const std::string call_stream =
+      absl::StrCat(bench.prefix, ":{cs}:calls-", actor);
 
   for (size_t n = 0; n < kWarmupPosts; ++n) {
-    if (absl::Status s = engine.Publish(Post(n)).status(); !s.ok()) {
+    if (absl::Status s =
+            bench.engine.Publish(Post(bench.published++, actor)).status();
+        !s.ok()) {
       context.answers.Fail(kScenario, kFeedcoreCluster, s);
       return;
     }
   }
 
-  // Each variant publishes its own posts (numbered per round and variant)
-  // and adds its records; the CPU time of the masters is summed per
-  // variant around the round, outside the timing.
+  // Each variant publishes posts of its own and adds its records; the
+  // masters' CPU time is summed per variant around each round, outside
+  // the timing.
   enum class Records { kNone, kSlotStreams, kOneStream, kPerCall };
   std::map<std::string, double> cpu;
-  size_t published = kWarmupPosts;
   auto publish = [&](std::string name, Records records) {
     return SystemUnderTest{
         name,
         [&, name, records](size_t,
                            std::vector<double>& samples) -> absl::Status {
-          const Activity post = Post(published++);
+          const Activity post = Post(bench.published++, actor);
           absl::StatusOr<double> before = masters.CpuSeconds();
           if (!before.ok()) return before.status();
           const auto start = Stopwatch::now();
-          absl::StatusOr<PublishResult> result = engine.Publish(post);
+          absl::StatusOr<PublishResult> result = bench.engine.Publish(post);
           if (!result.ok()) return result.status();
           absl::Status added = absl::OkStatus();
           if (records == Records::kSlotStreams ||
               records == Records::kOneStream) {
-            added = AddRecords(
-                masters,
-                PublishRecords(
-                    layout, followers, post,
-                    records == Records::kOneStream ? &one_stream : nullptr),
-                one_slot, records == Records::kOneStream);
+            const bool one = records == Records::kOneStream;
+            added =
+                AddRecords(masters,
+                           PublishRecords(layout, bench.streams, followers,
+                                          post, one ? &one_stream : nullptr),
+                           bench.one_slot, one);
           } else if (records == Records::kPerCall) {
-            masters.Append(one_slot, {"XADD", call_stream, "*", "k", "publish",
-                                      "r", EntryBytes(post)});
+            masters.Append(bench.one_slot, {"XADD", call_stream, "*", "k",
+                                            "publish", "r", EntryBytes(post)});
             added = masters.FlushAll();
           }
           samples.push_back(MicrosSince(start) / 1000.0);
           if (!added.ok()) return added;
-          if (result->fanned_out != followers.size()) {
-            return absl::InternalError(absl::StrCat("fanned out to ",
-                                                    result->fanned_out, " of ",
-                                                    followers.size()));
+          if (result->fanned_out != count) {
+            return absl::InternalError(absl::StrCat(
+                "fanned out to ", result->fanned_out, " of ", count));
           }
           absl::StatusOr<double> after = masters.CpuSeconds();
           if (!after.ok()) return after.status();
@@ -432,58 +451,55 @@ void RunChangeStreamCluster(RunContext& context) {
   publishes.push_back(publish(kSlotStreams, Records::kSlotStreams));
   publishes.push_back(publish(kOneStream, Records::kOneStream));
   publishes.push_back(publish(kCallRecord, Records::kPerCall));
-  RunInterleaved(context, kScenario, "publishing", options.stream_rounds,
-                 publishes);
-  const std::string publish_metric =
-      absl::StrCat("publish to ", followers.size(), " followers");
-  AddFigures(context, kScenario, publish_metric, "ms", publishes);
+  RunInterleaved(context, kScenario, "publishing", rounds, publishes);
+  const std::string metric = absl::StrCat("publish to ", count, " followers");
+  AddFigures(context, kScenario, metric, "ms", publishes);
   for (const SystemUnderTest& system : publishes) {
     if (system.failed) continue;
     if (system.name != kFeedcoreCluster) {
-      context.report.Compare(kScenario, publish_metric, kFeedcoreCluster,
-                             system.name, std::nullopt);
+      context.report.Compare(kScenario, metric, kFeedcoreCluster, system.name,
+                             std::nullopt);
     }
     context.report.Note(absl::StrFormat(
-        "%s: %s used %.1f ms of the masters' CPU per publish (%zu records "
-        "a publish with a record per state change)",
-        kScenario, system.name,
-        cpu[system.name] * 1e3 / static_cast<double>(options.stream_rounds),
-        layout.calls.size() + 3));
+        "%s: %s: %s used %.2f ms of the masters' CPU per publish", kScenario,
+        metric, system.name,
+        cpu[system.name] * 1e3 / static_cast<double>(rounds)));
   }
+  context.report.Note(absl::StrFormat(
+      "%s: %s: %zu records a publish with a record per state change (%zu "
+      "fan-out calls)",
+      kScenario, metric, records_per_publish, layout.calls.size()));
   // Every record of the timed rounds is in the one stream: nothing lost.
   if (absl::StatusOr<RedisReply> length =
-          masters.Command(one_slot, {"XLEN", one_stream});
+          masters.Command(bench.one_slot, {"XLEN", one_stream});
       length.ok()) {
     context.answers.Check(
-        kScenario, "records in the one stream", kOneStream,
-        std::vector<int64_t>{static_cast<int64_t>(options.stream_rounds *
-                                                  (layout.calls.size() + 3))},
+        kScenario, absl::StrCat("records in the one stream, ", metric),
+        kOneStream,
+        std::vector<int64_t>{
+            static_cast<int64_t>(rounds * records_per_publish)},
         std::vector<int64_t>{length->integer});
   } else {
     context.answers.Fail(kScenario, kOneStream, length.status());
   }
-  auto note_bytes = [&](const char* what, absl::StatusOr<double> bytes) {
-    if (!bytes.ok()) {
-      context.answers.Fail(kScenario, kOneStream, bytes.status());
-      return;
-    }
-    context.report.Note(
-        absl::StrFormat("%s: %.0f bytes of Redis memory per record %s",
-                        kScenario, *bytes, what));
-  };
-  note_bytes("in the one stream (the records of the timed publishes)",
-             BytesPerRecord(masters, {one_slot}, {one_stream}));
-  note_bytes(absl::StrFormat("in the %zu per-slot streams, their keys included",
-                             stream_keys.size())
-                 .c_str(),
-             BytesPerRecord(masters, stream_slots, stream_keys));
+  NoteBytes(bench, absl::StrCat("in the one stream, ", metric),
+            BytesPerRecord(masters, {bench.one_slot}, {one_stream}));
+}
 
-  // Throughput of XADD: one stream key (one slot, one master) against the
-  // per-slot streams of every master, a timeline put of one owner each.
-  const std::string xadd_one = absl::StrCat(prefix, ":{cs}:xadd");
-  const Activity sample = Post(0);
-  const size_t xadds = options.stream_xadds;
-  std::map<std::string, double> xadd_cpu;
+// --stream_xadds records of one timeline put each, per round, into one
+// stream key, against the same spread over the per-slot streams.
+void MeasureAppends(Bench& bench, size_t xadds, size_t rounds) {
+  RunContext& context = bench.context;
+  Masters& masters = bench.masters;
+  const SlotStreams& streams = bench.streams;
+  if (streams.keys.empty()) return;  // the publishes failed
+  const std::string xadd_one = absl::StrCat(bench.prefix, ":{cs}:xadd");
+  const std::string entry = EntryBytes(Post(0, kCelebrity));
+  std::vector<std::string> bodies(xadds);
+  for (size_t k = 0; k < xadds; ++k) {
+    bodies[k] = absl::StrCat(entry, BigEndian(kFirstFollower + k));
+  }
+  std::map<std::string, double> cpu;
   auto xadd = [&](std::string name, bool one) {
     return SystemUnderTest{
         name,
@@ -491,20 +507,14 @@ void RunChangeStreamCluster(RunContext& context) {
                        std::vector<double>& samples) -> absl::Status {
           absl::StatusOr<double> before = masters.CpuSeconds();
           if (!before.ok()) return before.status();
-          const std::string entry = EntryBytes(sample);
-          std::vector<std::string> bodies(xadds);
-          for (size_t k = 0; k < xadds; ++k) {
-            bodies[k] =
-                absl::StrCat(entry, BigEndian(followers[k % followers.size()]));
-          }
+          const size_t pipeline = context.options.redis_pipeline;
           const auto start = Stopwatch::now();
           for (size_t k = 0; k < xadds; ++k) {
-            const size_t call = (round * xadds + k) % layout.calls.size();
-            const uint16_t slot = one ? one_slot : layout.call_slots[call];
-            masters.Append(
-                slot, {"XADD", one ? xadd_one : layout.slot_stream[slot], "*",
-                       "k", "put-home", "r", bodies[k]});
-            if ((k + 1) % options.redis_pipeline == 0 || k + 1 == xadds) {
+            const size_t at = (round * xadds + k) % streams.keys.size();
+            masters.Append(one ? bench.one_slot : streams.slots[at],
+                           {"XADD", one ? xadd_one : streams.keys[at], "*", "k",
+                            "put-home", "r", bodies[k]});
+            if ((k + 1) % pipeline == 0 || k + 1 == xadds) {
               if (absl::Status s = masters.FlushAll(); !s.ok()) return s;
             }
           }
@@ -512,7 +522,7 @@ void RunChangeStreamCluster(RunContext& context) {
                             (MicrosSince(start) / 1e6));
           absl::StatusOr<double> after = masters.CpuSeconds();
           if (!after.ok()) return after.status();
-          xadd_cpu[name] += *after - *before;
+          cpu[name] += *after - *before;
           return absl::OkStatus();
         },
         {},
@@ -521,28 +531,63 @@ void RunChangeStreamCluster(RunContext& context) {
   std::vector<SystemUnderTest> appends;
   appends.push_back(xadd(kXaddOne, true));
   appends.push_back(xadd(kXaddSlots, false));
-  RunInterleaved(context, kScenario, "appending", options.stream_rounds,
-                 appends);
-  const std::string xadd_metric = "XADD of a one-owner put";
+  RunInterleaved(context, kScenario, "appending", rounds, appends);
+  const std::string metric = "XADD of a one-owner put";
   for (const SystemUnderTest& system : appends) {
     if (system.failed) continue;
-    Figure figure{kScenario,   xadd_metric, system.name,
-                  "records/s", true,        Summarize(system.samples),
-                  std::nullopt};
-    context.report.Add(std::move(figure));
+    context.report.Add(Figure{kScenario, metric, system.name, "records/s", true,
+                              Summarize(system.samples), std::nullopt});
     context.report.Note(absl::StrFormat(
         "%s: %s used %.2f us of the masters' CPU per record", kScenario,
         system.name,
-        xadd_cpu[system.name] * 1e6 /
-            static_cast<double>(options.stream_rounds * xadds)));
+        cpu[system.name] * 1e6 / static_cast<double>(rounds * xadds)));
   }
-  context.report.Compare(kScenario, xadd_metric, kXaddSlots, kXaddOne,
-                         std::nullopt);
-  note_bytes("of a one-owner put in one long stream",
-             BytesPerRecord(masters, {one_slot}, {xadd_one}));
-  context.report.Note(
-      absl::StrFormat("%s: %zu masters; pipelines of %zu commands per master",
-                      kScenario, masters.size(), options.redis_pipeline));
+  context.report.Compare(kScenario, metric, kXaddSlots, kXaddOne, std::nullopt);
+  NoteBytes(bench, "of a one-owner put in one long stream",
+            BytesPerRecord(masters, {bench.one_slot}, {xadd_one}));
+  NoteBytes(bench,
+            absl::StrFormat("in the %zu per-slot streams, their keys included",
+                            streams.keys.size()),
+            BytesPerRecord(masters, streams.slots, streams.keys));
+}
+
+}  // namespace
+
+void RunChangeStreamCluster(RunContext& context) {
+  // Without the cluster comparison in this run (main noted why), nothing
+  // to measure.
+  if (!context.redis_cluster.has_value()) return;
+  const DriverOptions& options = context.options;
+  auto clock = std::make_shared<ManualClock>(kBenchStartTime);
+  std::unique_ptr<ClusterFeed> cluster = OpenClusterFeed(
+      context, kScenario, NewEngineOptions(clock, options.timeline_cap));
+  if (cluster == nullptr) return;
+  absl::StatusOr<Masters> masters =
+      Masters::Connect(context.redis_cluster->seeds);
+  if (!masters.ok()) {
+    context.answers.Fail(kScenario, kFeedcoreCluster, masters.status());
+    return;
+  }
+  absl::StatusOr<std::vector<uint16_t>> one_slot = masters->Slots({"{cs}"});
+  if (!one_slot.ok()) {
+    context.answers.Fail(kScenario, kFeedcoreCluster, one_slot.status());
+    return;
+  }
+  Bench bench{context,
+              *masters,
+              cluster->engine(),
+              cluster->key_prefix(),
+              (*one_slot)[0],
+              {},
+              0};
+  MeasurePublishes(bench, kOrdinary, kFirstOrdinaryFollower,
+                   options.stream_small_followers, options.stream_small_rounds);
+  MeasurePublishes(bench, kCelebrity, kFirstFollower, options.stream_followers,
+                   options.stream_rounds);
+  MeasureAppends(bench, options.stream_xadds, options.stream_rounds);
+  context.report.Note(absl::StrFormat(
+      "%s: %zu masters; records pipelined %zu commands per master", kScenario,
+      masters->size(), options.redis_pipeline));
 }
 
 }  // namespace feedcore::bench

@@ -146,6 +146,11 @@ ABSL_FLAG(size_t, stream_followers, 210'000,
 ABSL_FLAG(size_t, stream_rounds, 7,
           "change-stream-cluster: timed rounds per variant (a publish, or "
           "--stream_xadds XADDs)");
+ABSL_FLAG(size_t, stream_small_followers, 300,
+          "change-stream-cluster: followers of the ordinary account");
+ABSL_FLAG(size_t, stream_small_rounds, 41,
+          "change-stream-cluster: timed rounds per variant of the ordinary "
+          "account's publish");
 ABSL_FLAG(size_t, stream_xadds, 100'000,
           "change-stream-cluster: XADDs per round of the throughput "
           "measurement");
@@ -211,6 +216,8 @@ DriverOptions SmallOptions() {
   o.replica_wait_inserts = 20;
   o.stream_followers = 2'000;
   o.stream_rounds = 3;
+  o.stream_small_followers = 50;
+  o.stream_small_rounds = 3;
   o.stream_xadds = 2'000;
   return o;
 }
@@ -267,6 +274,8 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.replica_wait_inserts = absl::GetFlag(FLAGS_replica_wait_inserts);
   o.stream_followers = absl::GetFlag(FLAGS_stream_followers);
   o.stream_rounds = absl::GetFlag(FLAGS_stream_rounds);
+  o.stream_small_followers = absl::GetFlag(FLAGS_stream_small_followers);
+  o.stream_small_rounds = absl::GetFlag(FLAGS_stream_small_rounds);
   o.stream_xadds = absl::GetFlag(FLAGS_stream_xadds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
@@ -283,7 +292,9 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.inactive_rounds == 0 || o.returning_users == 0 ||
       o.returning_posts == 0 || o.replica_wait_followers == 0 ||
       o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0 ||
-      o.stream_followers == 0 || o.stream_rounds == 0 || o.stream_xadds == 0) {
+      o.stream_followers == 0 || o.stream_rounds == 0 ||
+      o.stream_small_followers == 0 || o.stream_small_rounds == 0 ||
+      o.stream_xadds == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

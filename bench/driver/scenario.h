@@ -63,10 +63,13 @@ struct DriverOptions {
   size_t replica_wait_followers = 1'000;
   size_t replica_wait_rounds = 15;
   size_t replica_wait_inserts = 200;  // per round
-  // change-stream-cluster: followers of the timed publishes, rounds of
-  // each measurement, XADDs per round of the throughput measurement.
+  // change-stream-cluster: followers of the celebrity's and of the
+  // ordinary account's timed publishes, rounds of each, XADDs per round of
+  // the throughput measurement (`stream_rounds` rounds).
   size_t stream_followers = 210'000;
   size_t stream_rounds = 7;
+  size_t stream_small_followers = 300;
+  size_t stream_small_rounds = 41;
   size_t stream_xadds = 100'000;
   // contact-import
   size_t contacts = 2'000;
