@@ -122,7 +122,10 @@ class Masters {
       }
       const RedisReply& node = range.elements[2];
       const std::string address = absl::StrCat(
-          node.elements[0].text.empty() ? "127.0.0.1" : node.elements[0].text,
+          // An empty host means "the node you asked".
+          node.elements[0].text.empty()
+              ? seeds[0].substr(0, seeds[0].rfind(':'))
+              : node.elements[0].text,
           ":", node.elements[1].integer);
       auto [it, added] =
           index.emplace(address, static_cast<int>(masters.masters_.size()));

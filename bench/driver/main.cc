@@ -148,7 +148,7 @@ ABSL_FLAG(size_t, stream_rounds, 7,
           "--stream_xadds XADDs)");
 ABSL_FLAG(size_t, stream_small_followers, 300,
           "change-stream-cluster: followers of the ordinary account");
-ABSL_FLAG(size_t, stream_small_rounds, 41,
+ABSL_FLAG(size_t, stream_small_rounds, 201,
           "change-stream-cluster: timed rounds per variant of the ordinary "
           "account's publish");
 ABSL_FLAG(size_t, stream_xadds, 100'000,

@@ -69,7 +69,7 @@ struct DriverOptions {
   size_t stream_followers = 210'000;
   size_t stream_rounds = 7;
   size_t stream_small_followers = 300;
-  size_t stream_small_rounds = 41;
+  size_t stream_small_rounds = 201;
   size_t stream_xadds = 100'000;
   // contact-import
   size_t contacts = 2'000;
