@@ -9,8 +9,9 @@
 //
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
-// inactive-readers, replica-wait. Exit status: 0 when every answer matched, 1
-// on a mismatch or a failed call, 2 on a bad command line.
+// inactive-readers, replica-wait, change-stream-cluster. Exit status: 0 when
+// every answer matched, 1 on a mismatch or a failed call, 2 on a bad command
+// line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -37,7 +38,8 @@
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
-          "contact-import, inactive-readers, replica-wait");
+          "contact-import, inactive-readers, replica-wait, "
+          "change-stream-cluster");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -139,6 +141,19 @@ ABSL_FLAG(size_t, replica_wait_rounds, 15,
           "--replica_wait_inserts inserts each)");
 ABSL_FLAG(size_t, replica_wait_inserts, 200,
           "replica-wait: timed single inserts per round");
+ABSL_FLAG(size_t, stream_followers, 210'000,
+          "change-stream-cluster: followers of the timed publishes");
+ABSL_FLAG(size_t, stream_rounds, 7,
+          "change-stream-cluster: timed rounds per variant (a publish, or "
+          "--stream_xadds XADDs)");
+ABSL_FLAG(size_t, stream_small_followers, 300,
+          "change-stream-cluster: followers of the ordinary account");
+ABSL_FLAG(size_t, stream_small_rounds, 201,
+          "change-stream-cluster: timed rounds per variant of the ordinary "
+          "account's publish");
+ABSL_FLAG(size_t, stream_xadds, 100'000,
+          "change-stream-cluster: XADDs per round of the throughput "
+          "measurement");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -162,6 +177,7 @@ constexpr NamedScenario kScenarios[] = {
     {"contact-import", RunContactImport, false},
     {"inactive-readers", RunInactiveReaders, false},
     {"replica-wait", RunReplicaWait, true},
+    {"change-stream-cluster", RunChangeStreamCluster, true},
 };
 
 DriverOptions SmallOptions() {
@@ -198,6 +214,11 @@ DriverOptions SmallOptions() {
   o.redis_cluster_script = absl::GetFlag(FLAGS_redis_cluster_script);
   o.replica_wait_rounds = 3;
   o.replica_wait_inserts = 20;
+  o.stream_followers = 2'000;
+  o.stream_rounds = 3;
+  o.stream_small_followers = 50;
+  o.stream_small_rounds = 3;
+  o.stream_xadds = 2'000;
   return o;
 }
 
@@ -251,6 +272,11 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.replica_wait_followers = absl::GetFlag(FLAGS_replica_wait_followers);
   o.replica_wait_rounds = absl::GetFlag(FLAGS_replica_wait_rounds);
   o.replica_wait_inserts = absl::GetFlag(FLAGS_replica_wait_inserts);
+  o.stream_followers = absl::GetFlag(FLAGS_stream_followers);
+  o.stream_rounds = absl::GetFlag(FLAGS_stream_rounds);
+  o.stream_small_followers = absl::GetFlag(FLAGS_stream_small_followers);
+  o.stream_small_rounds = absl::GetFlag(FLAGS_stream_small_rounds);
+  o.stream_xadds = absl::GetFlag(FLAGS_stream_xadds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -265,7 +291,10 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.contacts > kMaxFollowBatch || o.import_rounds == 0 ||
       o.inactive_rounds == 0 || o.returning_users == 0 ||
       o.returning_posts == 0 || o.replica_wait_followers == 0 ||
-      o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0) {
+      o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0 ||
+      o.stream_followers == 0 || o.stream_rounds == 0 ||
+      o.stream_small_followers == 0 || o.stream_small_rounds == 0 ||
+      o.stream_xadds == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

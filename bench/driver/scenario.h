@@ -63,6 +63,14 @@ struct DriverOptions {
   size_t replica_wait_followers = 1'000;
   size_t replica_wait_rounds = 15;
   size_t replica_wait_inserts = 200;  // per round
+  // change-stream-cluster: followers of the celebrity's and of the
+  // ordinary account's timed publishes, rounds of each, XADDs per round of
+  // the throughput measurement (`stream_rounds` rounds).
+  size_t stream_followers = 210'000;
+  size_t stream_rounds = 7;
+  size_t stream_small_followers = 300;
+  size_t stream_small_rounds = 201;
+  size_t stream_xadds = 100'000;
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
@@ -117,6 +125,7 @@ void RunDurability(RunContext& context);
 void RunContactImport(RunContext& context);
 void RunInactiveReaders(RunContext& context);
 void RunReplicaWait(RunContext& context);
+void RunChangeStreamCluster(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

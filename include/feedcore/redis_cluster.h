@@ -97,7 +97,9 @@
 //   `notify` also records its recipients beside the activity, for
 //   Retract.
 // * Refused at creation with `InvalidArgument` naming the option: a
-//   change stream (docs/scale-out.md says why).
+//   change stream (one ordered record per change, atomic with it, would
+//   put every write through one slot; docs/scale-out.md, "The change
+//   stream").
 //   `fanout_threads` and `FanoutCompletion::kAsynchronous` are accepted,
 //   but the fan-out always completes inside Publish, so WaitForFanout
 //   returns at once.
