@@ -9,8 +9,8 @@
 //
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
-// inactive-readers, replica-wait. Exit status: 0 when every answer matched, 1
-// on a mismatch or a failed call, 2 on a bad command line.
+// inactive-readers, replica-wait, grouped-read. Exit status: 0 when every
+// answer matched, 1 on a mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -37,7 +37,7 @@
 ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
-          "contact-import, inactive-readers, replica-wait");
+          "contact-import, inactive-readers, replica-wait, grouped-read");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -56,7 +56,8 @@ ABSL_FLAG(std::string, redis_server, "redis-server",
 #endif
 ABSL_FLAG(bool, redis_cluster, true,
           "compare with feedcore on a Redis Cluster (celebrity-post, "
-          "timeline-read): a private cluster started with "
+          "timeline-read, replica-wait, grouped-read): a private cluster "
+          "started with "
           "--redis_cluster_script, or the one at --redis_cluster_seeds");
 ABSL_FLAG(std::string, redis_cluster_script, FEEDCORE_REDIS_CLUSTER_SCRIPT,
           "script that starts (`start DIR`) and stops (`stop DIR`) the "
@@ -139,6 +140,9 @@ ABSL_FLAG(size_t, replica_wait_rounds, 15,
           "--replica_wait_inserts inserts each)");
 ABSL_FLAG(size_t, replica_wait_inserts, 200,
           "replica-wait: timed single inserts per round");
+ABSL_FLAG(size_t, grouped_rounds, 300,
+          "grouped-read: rounds of grouped, timeline and notification reads "
+          "(then as many of publishes with and without a notification)");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -162,6 +166,7 @@ constexpr NamedScenario kScenarios[] = {
     {"contact-import", RunContactImport, false},
     {"inactive-readers", RunInactiveReaders, false},
     {"replica-wait", RunReplicaWait, true},
+    {"grouped-read", RunGroupedRead, true},
 };
 
 DriverOptions SmallOptions() {
@@ -198,6 +203,7 @@ DriverOptions SmallOptions() {
   o.redis_cluster_script = absl::GetFlag(FLAGS_redis_cluster_script);
   o.replica_wait_rounds = 3;
   o.replica_wait_inserts = 20;
+  o.grouped_rounds = 5;
   return o;
 }
 
@@ -251,6 +257,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.replica_wait_followers = absl::GetFlag(FLAGS_replica_wait_followers);
   o.replica_wait_rounds = absl::GetFlag(FLAGS_replica_wait_rounds);
   o.replica_wait_inserts = absl::GetFlag(FLAGS_replica_wait_inserts);
+  o.grouped_rounds = absl::GetFlag(FLAGS_grouped_rounds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -265,7 +272,8 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.contacts > kMaxFollowBatch || o.import_rounds == 0 ||
       o.inactive_rounds == 0 || o.returning_users == 0 ||
       o.returning_posts == 0 || o.replica_wait_followers == 0 ||
-      o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0) {
+      o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0 ||
+      o.grouped_rounds == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

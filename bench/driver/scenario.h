@@ -63,6 +63,8 @@ struct DriverOptions {
   size_t replica_wait_followers = 1'000;
   size_t replica_wait_rounds = 15;
   size_t replica_wait_inserts = 200;  // per round
+  // grouped-read (also `followees` and `timeline_cap`)
+  size_t grouped_rounds = 300;
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
@@ -117,6 +119,7 @@ void RunDurability(RunContext& context);
 void RunContactImport(RunContext& context);
 void RunInactiveReaders(RunContext& context);
 void RunReplicaWait(RunContext& context);
+void RunGroupedRead(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints
