@@ -41,7 +41,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/types/span.h"
 #include "bench/driver/cluster_feed.h"
 #include "bench/driver/interleave.h"
 #include "bench/driver/scenario.h"
@@ -89,10 +88,18 @@ constexpr const char* kMetricNames[kMetrics] = {
     "MarkRead of one",          "Publish, notify 1 user",
     "Publish, no notify",
 };
-constexpr Metric kReadMetrics[] = {
-    kGroupsFirst, kGroupsNext,       kTimelineFirst, kTimelineNext,
-    kCounts,      kNotificationPage, kMarkRead};
-constexpr Metric kPublishMetrics[] = {kPublishNotify, kPublishPlain};
+// The calls of a round, in units whose order turns by one unit each
+// round, so that no call always follows the same one (a call after a
+// large reply, or after the machine idled, is slower); a next page stays
+// right after its first page, whose cursor it takes.
+const std::vector<std::vector<Metric>> kReadUnits = {
+    {kGroupsFirst, kGroupsNext},
+    {kTimelineFirst, kTimelineNext},
+    {kCounts},
+    {kNotificationPage},
+    {kMarkRead}};
+const std::vector<std::vector<Metric>> kPublishUnits = {{kPublishNotify},
+                                                        {kPublishPlain}};
 
 // What the driver knows of an activity: what its group is made of. The
 // Redis baseline groups with it; the engines only see verb and object.
@@ -337,31 +344,30 @@ std::function<absl::Status(Metric, size_t, std::vector<double>&)> EngineCalls(
   };
 }
 
-// Runs `rounds` rounds of `metrics`: in each, every system in turn (a
-// different one first each round) runs each metric once; the publishes'
-// two metrics swap places every other round.
+// Runs `rounds` rounds of `units`: in each, every system in turn (a
+// different one first each round) runs each metric once.
 void RunRounds(RunContext& context, std::string_view step, size_t rounds,
-               absl::Span<const Metric> metrics, bool alternate,
+               const std::vector<std::vector<Metric>>& units,
                std::vector<System>& systems,
                const std::function<void(size_t round)>& after_round) {
   for (size_t round = 0; round < rounds; ++round) {
     context.progress.Update(kScenario, step, round, rounds);
     for (size_t k = 0; k < systems.size(); ++k) {
       System& system = systems[(round + k) % systems.size()];
-      if (system.failed) continue;
-      std::vector<Metric> order(metrics.begin(), metrics.end());
-      if (alternate && round % 2 == 1) std::reverse(order.begin(), order.end());
-      for (const Metric metric : order) {
-        if (!system.has[metric]) continue;
-        if (absl::Status s = system.run(metric, round, system.samples[metric]);
-            !s.ok()) {
-          context.progress.Clear();
-          context.answers.Fail(
-              kScenario, system.name,
-              absl::Status(s.code(), absl::StrCat(kMetricNames[metric], ": ",
-                                                  s.message())));
-          system.failed = true;
-          break;
+      for (size_t u = 0; u < units.size() && !system.failed; ++u) {
+        for (const Metric metric : units[(round + u) % units.size()]) {
+          if (!system.has[metric]) continue;
+          if (absl::Status s =
+                  system.run(metric, round, system.samples[metric]);
+              !s.ok()) {
+            context.progress.Clear();
+            context.answers.Fail(
+                kScenario, system.name,
+                absl::Status(s.code(), absl::StrCat(kMetricNames[metric], ": ",
+                                                    s.message())));
+            system.failed = true;
+            break;
+          }
         }
       }
     }
@@ -655,12 +661,11 @@ void RunGroupedRead(RunContext& context) {
       }
     }
   };
-  RunRounds(context, "reading", rounds, kReadMetrics, /*alternate=*/false,
-            systems, [&](size_t round) {
-              if (round == 0 || round + 1 == rounds) {
-                compare(round == 0 ? "first round" : "last round");
-              }
-            });
+  RunRounds(context, "reading", rounds, kReadUnits, systems, [&](size_t round) {
+    if (round == 0 || round + 1 == rounds) {
+      compare(round == 0 ? "first round" : "last round");
+    }
+  });
   const System& in_process = systems.front();
   if (!in_process.failed) {
     const std::vector<int64_t>& first = in_process.answers.answer[kGroupsFirst];
@@ -671,8 +676,8 @@ void RunGroupedRead(RunContext& context) {
                                            first.size() / 3, " groups")));
     }
   }
-  RunRounds(context, "publishing", rounds, kPublishMetrics,
-            /*alternate=*/true, systems, [](size_t) {});
+  RunRounds(context, "publishing", rounds, kPublishUnits, systems,
+            [](size_t) {});
   // After the publishes: the same counts and first page on both engines.
   if (cluster != nullptr && !systems[1].failed && !in_process.failed) {
     std::vector<int64_t> answers[2][2];

@@ -140,7 +140,7 @@ ABSL_FLAG(size_t, replica_wait_rounds, 15,
           "--replica_wait_inserts inserts each)");
 ABSL_FLAG(size_t, replica_wait_inserts, 200,
           "replica-wait: timed single inserts per round");
-ABSL_FLAG(size_t, grouped_rounds, 300,
+ABSL_FLAG(size_t, grouped_rounds, 1000,
           "grouped-read: rounds of grouped, timeline and notification reads "
           "(then as many of publishes with and without a notification)");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");

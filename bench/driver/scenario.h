@@ -64,7 +64,7 @@ struct DriverOptions {
   size_t replica_wait_rounds = 15;
   size_t replica_wait_inserts = 200;  // per round
   // grouped-read (also `followees` and `timeline_cap`)
-  size_t grouped_rounds = 300;
+  size_t grouped_rounds = 1000;
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
