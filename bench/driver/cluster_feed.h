@@ -63,10 +63,8 @@ class ClusterFeed {
 };
 
 // The in-process system's options less what the cluster backend refuses
-// (grouped feeds, a change stream): the closest configuration the backend
-// runs.
+// (a change stream): the closest configuration the backend runs.
 inline EngineOptions ClusterEngineOptions(EngineOptions options) {
-  options.aggregation.enabled = false;
   options.change_stream = nullptr;
   return options;
 }

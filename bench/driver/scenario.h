@@ -71,6 +71,8 @@ struct DriverOptions {
   size_t stream_small_followers = 300;
   size_t stream_small_rounds = 201;
   size_t stream_xadds = 100'000;
+  // grouped-read (also `followees` and `timeline_cap`)
+  size_t grouped_rounds = 1000;
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
@@ -126,6 +128,7 @@ void RunContactImport(RunContext& context);
 void RunInactiveReaders(RunContext& context);
 void RunReplicaWait(RunContext& context);
 void RunChangeStreamCluster(RunContext& context);
+void RunGroupedRead(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

@@ -502,7 +502,11 @@ absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
   if (resolved->change_stream != nullptr) {
     return absl::InvalidArgumentError(
         "EngineOptions.change_stream must be null for the Redis Cluster "
-        "backend: the cluster keeps the data (use Redis replication)");
+        "backend: one ordered record per change, written atomically with "
+        "it, would send every write through one stream key on one node "
+        "(docs/scale-out.md, \"The change stream\": use Redis persistence "
+        "and replicas for the data, and write your own events after each "
+        "call)");
   }
   absl::StatusOr<std::unique_ptr<redis::ClusterClient>> client =
       redis::ClusterClient::Connect(cluster);

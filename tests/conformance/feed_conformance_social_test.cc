@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "conformance/backend.h"
 #include "conformance/feed_conformance_util.h"
 #include "feedcore/change_stream.h"
@@ -520,6 +521,7 @@ TEST_CASE("options the cluster does not map are refused at creation") {
   INFO(s);
   if (OnCluster()) {
     CHECK(absl::IsInvalidArgument(s));
+    CHECK(absl::StrContains(s.message(), "scale-out.md"));
   } else {
     CHECK(s.ok());
   }
