@@ -7,7 +7,8 @@
 // page the whole notification feed with its groups' flags. That is
 // O(max_timeline_length) or O(NotificationOptions::max_length) per page
 // instead of the in-process group index's O(log n + page); a bell is a
-// few dozen entries, and docs/scale-out.md has the measured cost.
+// few dozen entries, and docs/benchmark-scenarios.md has the measured
+// cost.
 #include <algorithm>
 #include <limits>
 #include <optional>
