@@ -22,8 +22,18 @@
 // ascending order (score, then member bytes; big-endian ids compare as
 // bytes as they do as numbers) is the board's best-first order under
 // TieBreak::kLowerMemberFirst, and set positions are partition-local ranks.
-// The meta key records the order with the partition count, so a process
-// opening the board in the other order is refused. A member's partition is
+// The meta key records the order and the tie-break with the partition
+// count, so a process opening the board otherwise is refused.
+//
+// Ties by update (TieBreak::kEarlierUpdateFirst). A set member is then the
+// member's update sequence (8 big-endian bytes) followed by its id, so the
+// set orders equal scores by sequence, then id: internal::RanksAbove's
+// order, and the reads below work on it unchanged, their keys carrying the
+// sequence. The sequences come from one counter per board (INCRBY before
+// each write call, one range per batch), the only order that partitions on
+// different nodes can share: the nodes' clocks disagree. A hash per
+// partition maps each member to its sequence, so a member is found by id
+// (leaderboard_scripts.h). A member's partition is
 // XXH3_64bits of its 8 bytes modulo N, the same on every host.
 //
 // Scores are doubles in Redis, so the board keeps them within +-2^53, where
