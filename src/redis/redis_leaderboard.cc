@@ -151,6 +151,10 @@ absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
     absl::StatusOr<ScriptWrite> parsed =
         ParseWriteReply(*reply, member, NodeOf(key));
     if (!parsed.ok()) return parsed.status();
+    if (parsed->status != ScriptWrite::Status::kApplied) {
+      return Unexpected("the leaderboard write script",
+                        "a Set within range was not applied");
+    }
     return absl::OkStatus();
   }
   absl::StatusOr<Reply> reply = client_->RunOne(
