@@ -106,16 +106,6 @@ absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
   return -stored;
 }
 
-absl::StatusOr<MemberId> ParseMember(const Reply& reply,
-                                     absl::string_view what) {
-  if (reply.type != Reply::Type::kString || reply.str.size() != 8) {
-    return Unexpected(what, "a member that is not 8 bytes");
-  }
-  MemberId member = 0;
-  for (unsigned char c : reply.str) member = (member << 8) | c;
-  return member;
-}
-
 absl::StatusOr<uint64_t> ParseSequence(const Reply& reply,
                                        absl::string_view what) {
   if (reply.type != Reply::Type::kString || reply.str.size() != 8) {

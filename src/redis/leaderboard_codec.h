@@ -83,9 +83,6 @@ absl::Status ErrorReply(absl::string_view what, const Reply& reply,
 absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
                                          absl::string_view what);
 
-absl::StatusOr<MemberId> ParseMember(const Reply& reply,
-                                     absl::string_view what);
-
 // An update sequence of 8 big-endian bytes, as SequenceBytes writes it.
 absl::StatusOr<uint64_t> ParseSequence(const Reply& reply,
                                        absl::string_view what);

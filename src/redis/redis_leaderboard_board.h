@@ -1,6 +1,6 @@
 // The Leaderboard of the Redis Cluster backend (redis_cluster.h), shared by
 // the files that implement it: redis_leaderboard.cc (layout, Set,
-// Increment, Remove, Clear, ranks, top-k, neighbours, pages, creation),
+// Increment, Remove, Clear, ranks, top-k, neighbours, pages),
 // redis_leaderboard_writes.cc (conditional writes, metadata, update
 // sequences), redis_leaderboard_queries.cc (score ranges, percentiles,
 // reads among given members, competition ranks) and

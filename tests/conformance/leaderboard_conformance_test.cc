@@ -140,6 +140,38 @@ TEST_CASE("earlier-update-first ties: the member who got there first leads") {
           {20, 1, 5}, {30, 1, 4}, {10, 1, 3}, {6, 4, 2}, {5, 4, 1}, {7, 4, 0}});
 }
 
+TEST_CASE("earlier-update-first ties on a lower-first board") {
+  absl::StatusOr<std::unique_ptr<Leaderboard>> created =
+      MakeBoard({.partitions = 3,
+                 .tie_break = TieBreak::kEarlierUpdateFirst,
+                 .score_order = ScoreOrder::kLowerFirst},
+                "lb-unit");
+  REQUIRE_MESSAGE(created.ok(), created.status());
+  Leaderboard& board = **created;
+  REQUIRE(board.Set(30, 5).ok());
+  REQUIRE(board.Set(20, 5).ok());
+  REQUIRE(board.Set(10, 3).ok());
+  CHECK(All(board) == Entries{{10, 3, 0}, {30, 5, 1}, {20, 5, 2}});
+  // Keep-best (lower) writes: 20 gets to 4 first, then 30.
+  REQUIRE(board
+              .Write({.member = 20,
+                      .value = 4,
+                      .condition = WriteCondition::kIfBetter})
+              .value()
+              .outcome == WriteOutcome::kChanged);
+  REQUIRE(board
+              .Write({.member = 30,
+                      .value = 6,
+                      .condition = WriteCondition::kIfBetter})
+              .value()
+              .outcome == WriteOutcome::kNotApplied);
+  REQUIRE(board.Increment(30, -1).value() == 4);
+  CHECK(All(board) == Entries{{10, 3, 0}, {20, 4, 1}, {30, 4, 2}});
+  CHECK(board.Rank(30).value() == 2);
+  CHECK(ReadAllPages(board, LeaderboardOrder::kWorstFirst, 1) ==
+        Entries{{30, 4, 2}, {20, 4, 1}, {10, 3, 0}});
+}
+
 TEST_CASE("an empty board") {
   for (size_t partitions : {1, 3, 16}) {
     CAPTURE(partitions);
