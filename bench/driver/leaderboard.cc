@@ -12,7 +12,9 @@
 //   * TopK(100) (Redis: ZRANGE lb 0 99 REV WITHSCORES), one sample a call;
 //   * Rank of a random member (Redis: ZREVRANK), one sample a call.
 // Answers compared: the top 100 (members and scores) after each phase and
-// every rank. Ties: feedcore orders equal scores by lower member id
+// every rank. On Redis Cluster, what ordering ties by update costs there
+// (cluster_leaderboard.h): Increment, IncrementMany and Rank on a board of
+// each tie-break. Ties: feedcore orders equal scores by lower member id
 // (TieBreak::kLowerMemberFirst); Redis orders them by member string, so
 // its member names are fixed-width decimal strings of (10^w - 1 - member)
 // and REV order puts the lower member first too.
@@ -30,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
+#include "bench/driver/cluster_leaderboard.h"
 #include "bench/driver/interleave.h"
 #include "bench/driver/leaderboard_baseline.h"
 #include "bench/driver/leaderboard_fill.h"
@@ -510,6 +513,8 @@ void RunLeaderboard(RunContext& context) {
     }
     AddFigures(context, kScenario, "rank", "us", systems);
   }
+
+  RunClusterTieBreaks(context, rng);
 }
 
 }  // namespace feedcore::bench

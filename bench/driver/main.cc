@@ -1,7 +1,8 @@
 // feedcore-bench: runs named scenarios against feedcore, Redis and the
 // in-process baselines in one process run, checks that every system gave
 // the same answers, and prints and writes the figures. The feed scenarios
-// also run feedcore's Redis Cluster backend, on a private cluster.
+// and the leaderboard also run feedcore's Redis Cluster backend, on a
+// private cluster.
 //
 //   feedcore-bench [--scenario=all|NAME[,NAME...]] [--small] [--json=FILE]
 //                  [--markdown=FILE] [--chart_data=FILE] [--redis=false]
@@ -174,7 +175,7 @@ constexpr NamedScenario kScenarios[] = {
     {"timeline-read", RunTimelineRead, true},
     {"muted-read", RunMutedRead, false},
     {"mixed-feed", RunMixedFeed, false},
-    {"leaderboard", RunLeaderboard, false},
+    {"leaderboard", RunLeaderboard, true},
     {"game-leaderboard", RunGameLeaderboard, false},
     {"memory", RunMemory, false},
     {"durability", RunDurability, false},

@@ -342,7 +342,8 @@ struct LeaderboardReadOptions {
 enum class LeaderboardCapability : uint8_t {
   // TieBreak::kEarlierUpdateFirst: one update order across the whole
   // board. A backend without it refuses to create a board with that
-  // tie-break (`Unimplemented`). The Redis Cluster backend lacks it.
+  // tie-break (`Unimplemented`). The Redis Cluster backend has it, at the
+  // cost of one more round trip per write call (redis_cluster.h).
   kEarlierUpdateFirst = 0,
   // A guarantee rather than a call: every read across partitions (Rank,
   // TopK, Around, ReadPage, Size) sees one snapshot of the whole board, and

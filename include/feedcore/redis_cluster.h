@@ -50,20 +50,33 @@
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard
 //   read takes a snapshot per partition, not one of the whole board.
-// * Capabilities (FeedCapability, LeaderboardCapability): of the feed's,
-//   this backend has kReadMarkers (a hash per user, keyed by feed),
-//   kGroupedReads and kNotifications, and `Supports` says so. Each call
-//   that needs another fails with `Unimplemented` naming it and changes
-//   nothing: EvictExpired
+// * Capabilities (FeedCapability, LeaderboardCapability): this backend
+//   has, of the feed's, kReadMarkers (a hash per user, keyed by feed),
+//   kGroupedReads and kNotifications, and of the leaderboard's,
+//   kEarlierUpdateFirst (below); `Supports` says so. Each call that needs
+//   another fails with `Unimplemented` naming it and changes nothing:
+//   EvictExpired
 //   (kEviction: expired entries are skipped by every read, dropped by the
 //   writes that meet them and by the key's own expiry), Stats (kStats: the
 //   memory is the cluster's), SaveSnapshot (kSnapshots: use Redis
-//   persistence). A board with `TieBreak::kEarlierUpdateFirst`
-//   (kEarlierUpdateFirst: it needs one update order across the whole
-//   board) is refused at creation with `Unimplemented`, and so is
-//   `RankStyle::kDense` (kDenseRanks: the distinct better scores are
-//   spread over every partition); reads across partitions and Clear are
+//   persistence). A board with `RankStyle::kDense` (kDenseRanks: the
+//   distinct better scores are spread over every partition) is refused at
+//   creation with `Unimplemented`; reads across partitions and Clear are
 //   atomic per partition only (no kBoardSnapshotReads).
+// * `TieBreak::kEarlierUpdateFirst` (the default) ranks ties as in process,
+//   by an update sequence that one counter key per board hands out: every
+//   write call (Set, Increment, Write; a batch once for all its elements,
+//   numbered in the order given) first takes its numbers there, one more
+//   round trip, to a key that every write of the board goes through. A
+//   call that returns before another begins has the lower number, from
+//   any client; calls that overlap rank by the numbers they took, which
+//   may differ from the order their writes reached the nodes. Only a
+//   change of score (or an addition) gives a member a new number, and
+//   never one below its own. A Set retried after an unclear failure
+//   reuses its number, so a retry of one that was applied changes
+//   nothing, its place included. A failover that loses the counter's
+//   latest increments (see `wait_replicas`) reuses those numbers.
+//   kLowerMemberFirst costs nothing extra: it is Redis's own order.
 // * Leaderboard features mapped with a cost of their own: a ReadPage
 //   `with_metadata` reads the metadata in one more round trip, after the
 //   scores; kCompetition ranks cost one count of the better scores for the
@@ -73,8 +86,9 @@
 //   trips; page with cursors, or by score with `range`).
 // * `Write`, like `Increment`, is retried only when the command certainly
 //   did not reach Redis; `WriteMany` follows IncrementMany's rules.
-// * A board's score order is recorded with its partition count: opening
-//   it with the other `score_order` is `FailedPrecondition`.
+// * A board's score order and tie-break are recorded with its partition
+//   count: opening it with the other `score_order` or `tie_break` is
+//   `FailedPrecondition`.
 // * Hybrid fan-out (`hybrid_fanout_threshold`) shows the same pages as in
 //   process, with the same exception (feed_engine.h), at a cost of its
 //   own. A read of a home timeline first reads the reader's merged
@@ -195,10 +209,11 @@ CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
 
 // The leaderboard called `name` (1..kMaxLeaderboardNameLength bytes) in the
 // cluster: every process that opens the same name with the same key prefix
-// shares the board. Its partition count and score order are recorded in
-// the cluster on first use; opening it with a different one is
-// `FailedPrecondition`. `InvalidArgument` for bad options; `Unimplemented`
-// for `TieBreak::kEarlierUpdateFirst` and `RankStyle::kDense`.
+// shares the board. Its partition count, score order and tie-break are
+// recorded in the cluster on first use; opening it with a different one is
+// `FailedPrecondition`.
+// `InvalidArgument` for bad options; `Unimplemented` for
+// `RankStyle::kDense`.
 FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<Leaderboard>>
 CreateRedisClusterLeaderboard(const RedisClusterOptions& cluster,
                               absl::string_view name,

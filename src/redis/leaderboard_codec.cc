@@ -18,15 +18,19 @@ absl::Status ParseEntries(const Reply& reply, absl::string_view what,
   }
   out->reserve(reply.elements.size() / 2);
   for (size_t i = 0; i < reply.elements.size(); i += 2) {
-    absl::StatusOr<MemberId> member = ParseMember(reply.elements[i], what);
-    if (!member.ok()) return member.status();
+    RankKey key;
+    if (absl::Status s = ParseSetMember(reply.elements[i], what, &key);
+        !s.ok()) {
+      return s;
+    }
     const Reply& score = reply.elements[i + 1];
     if (score.type != Reply::Type::kString) {
       return Unexpected(what, "a score that is not a string");
     }
     absl::StatusOr<int64_t> parsed = ParseStoredScore(score.str, what);
     if (!parsed.ok()) return parsed.status();
-    out->push_back(RankKey{*parsed, 0, *member});
+    key.score = *parsed;
+    out->push_back(key);
   }
   return absl::OkStatus();
 }
@@ -40,6 +44,13 @@ std::string MemberBytes(MemberId member) {
     member >>= 8;
   }
   return bytes;
+}
+
+std::string SequenceBytes(uint64_t seq) { return MemberBytes(seq); }
+
+std::string SetMemberBytes(const RankKey& key, TieBreak tie_break) {
+  if (tie_break == TieBreak::kLowerMemberFirst) return MemberBytes(key.member);
+  return absl::StrCat(SequenceBytes(key.seq), MemberBytes(key.member));
 }
 
 bool ScoreInRange(int64_t score) {
@@ -95,14 +106,30 @@ absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
   return -stored;
 }
 
-absl::StatusOr<MemberId> ParseMember(const Reply& reply,
-                                     absl::string_view what) {
+absl::StatusOr<uint64_t> ParseSequence(const Reply& reply,
+                                       absl::string_view what) {
   if (reply.type != Reply::Type::kString || reply.str.size() != 8) {
-    return Unexpected(what, "a member that is not 8 bytes");
+    return Unexpected(what, "an update sequence that is not 8 bytes");
   }
-  MemberId member = 0;
-  for (unsigned char c : reply.str) member = (member << 8) | c;
-  return member;
+  uint64_t seq = 0;
+  for (unsigned char c : reply.str) seq = (seq << 8) | c;
+  return seq;
+}
+
+absl::Status ParseSetMember(const Reply& reply, absl::string_view what,
+                            RankKey* key) {
+  if (reply.type != Reply::Type::kString ||
+      (reply.str.size() != 8 && reply.str.size() != 16)) {
+    return Unexpected(what, "a member that is neither 8 nor 16 bytes");
+  }
+  uint64_t words[2] = {0, 0};
+  for (size_t i = 0; i < reply.str.size(); ++i) {
+    words[i / 8] =
+        (words[i / 8] << 8) | static_cast<unsigned char>(reply.str[i]);
+  }
+  key->seq = reply.str.size() == 16 ? words[0] : 0;
+  key->member = reply.str.size() == 16 ? words[1] : words[0];
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Located> ParseLocated(const Reply& reply,

@@ -36,6 +36,17 @@ inline constexpr int64_t kMaxExactScore = int64_t{1} << 53;
 // bytes as the ids do as numbers.
 std::string MemberBytes(MemberId member);
 
+// An update sequence as 8 big-endian bytes (the value a partition's
+// sequence hash keeps per member), likewise in numeric order as bytes.
+std::string SequenceBytes(uint64_t seq);
+
+// The sorted-set member of `key`. Under TieBreak::kLowerMemberFirst it is
+// the member's 8 bytes (key.seq is 0). Under kEarlierUpdateFirst it is the
+// update sequence's 8 bytes followed by the member's: Redis orders equal
+// scores by member bytes, so equal scores then rank by sequence, then by
+// id, exactly as internal::RanksAbove orders keys.
+std::string SetMemberBytes(const internal::RankKey& key, TieBreak tie_break);
+
 // Whether `score` is one this backend can keep exactly (+-2^53).
 bool ScoreInRange(int64_t score);
 
@@ -72,8 +83,14 @@ absl::Status ErrorReply(absl::string_view what, const Reply& reply,
 absl::StatusOr<int64_t> ParseStoredScore(absl::string_view text,
                                          absl::string_view what);
 
-absl::StatusOr<MemberId> ParseMember(const Reply& reply,
-                                     absl::string_view what);
+// An update sequence of 8 big-endian bytes, as SequenceBytes writes it.
+absl::StatusOr<uint64_t> ParseSequence(const Reply& reply,
+                                       absl::string_view what);
+
+// A sorted-set member back to the key's sequence and member: 8 bytes (the
+// member, sequence 0) or 16 (sequence, then member); see SetMemberBytes.
+absl::Status ParseSetMember(const Reply& reply, absl::string_view what,
+                            internal::RankKey* key);
 
 // One partition's answer to kLeaderboardReadScript.
 struct Located {

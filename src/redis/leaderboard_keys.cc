@@ -30,6 +30,7 @@ LeaderboardKeys MakeLeaderboardKeys(absl::string_view key_prefix,
   LeaderboardKeys keys;
   keys.partitions.reserve(partitions);
   keys.metadata.reserve(partitions);
+  keys.sequences.reserve(partitions);
   for (size_t p = 0; p < partitions; ++p) {
     const size_t low = p * kSlotCount / partitions;
     const size_t high = (p + 1) * kSlotCount / partitions;
@@ -44,9 +45,11 @@ LeaderboardKeys MakeLeaderboardKeys(absl::string_view key_prefix,
     const std::string tag = absl::StrCat("{", hex_name, "#", p, "#", j, "}");
     keys.partitions.push_back(absl::StrCat(key_prefix, ":lb:", tag));
     keys.metadata.push_back(absl::StrCat(key_prefix, ":lbmd:", tag));
+    keys.sequences.push_back(absl::StrCat(key_prefix, ":lbseq:", tag));
     assert(KeySlot(keys.partitions.back()) == slot);
   }
   keys.meta = absl::StrCat(key_prefix, ":lbmeta:{", hex_name, "#meta}");
+  keys.counter = absl::StrCat(key_prefix, ":lbseqn:{", hex_name, "#meta}");
   return keys;
 }
 

@@ -22,8 +22,18 @@
 // ascending order (score, then member bytes; big-endian ids compare as
 // bytes as they do as numbers) is the board's best-first order under
 // TieBreak::kLowerMemberFirst, and set positions are partition-local ranks.
-// The meta key records the order with the partition count, so a process
-// opening the board in the other order is refused. A member's partition is
+// The meta key records the order and the tie-break with the partition
+// count, so a process opening the board otherwise is refused.
+//
+// Ties by update (TieBreak::kEarlierUpdateFirst). A set member is then the
+// member's update sequence (8 big-endian bytes) followed by its id, so the
+// set orders equal scores by sequence, then id: internal::RanksAbove's
+// order, and the reads below work on it unchanged, their keys carrying the
+// sequence. The sequences come from one counter per board (INCRBY before
+// each write call, one range per batch), the only order that partitions on
+// different nodes can share: the nodes' clocks disagree. A hash per
+// partition maps each member to its sequence, so a member is found by id
+// (leaderboard_scripts.h). A member's partition is
 // XXH3_64bits of its 8 bytes modulo N, the same on every host.
 //
 // Scores are doubles in Redis, so the board keeps them within +-2^53, where
@@ -75,9 +85,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/types/span.h"
-#include "feedcore/redis_cluster.h"
 #include "leaderboard/leaderboard_cursor.h"
 #include "leaderboard/leaderboard_options.h"
 #include "leaderboard/ranked_btree.h"
@@ -129,6 +137,24 @@ absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
         "unchanged"));
   }
   const std::string& key = KeyOf(member);
+  if (sequenced()) {
+    // The write script, which keeps the member's sequence when the score
+    // stays: a retry of a Set that was applied changes nothing.
+    absl::StatusOr<uint64_t> seq = TakeSequences(1);
+    if (!seq.ok()) return seq.status();
+    absl::StatusOr<Reply> reply = client_->RunOne(
+        WriteCommand(ScoreWrite{.member = member, .value = score}, *seq,
+                     /*idempotent=*/true));
+    if (!reply.ok()) return reply.status();
+    absl::StatusOr<ScriptWrite> parsed =
+        ParseWriteReply(*reply, member, NodeOf(key));
+    if (!parsed.ok()) return parsed.status();
+    if (parsed->status != ScriptWrite::Status::kApplied) {
+      return Unexpected("the leaderboard write script",
+                        "a Set within range was not applied");
+    }
+    return absl::OkStatus();
+  }
   absl::StatusOr<Reply> reply = client_->RunOne(
       Command{{"ZADD", key, absl::StrCat(-RankScoreOf(score, order())),
                MemberBytes(member)},
@@ -141,16 +167,18 @@ absl::Status RedisLeaderboard::Set(MemberId member, int64_t score) {
   return absl::OkStatus();
 }
 
-Command RedisLeaderboard::IncrementCommand(MemberId member,
-                                           int64_t delta) const {
+Command RedisLeaderboard::IncrementCommand(MemberId member, int64_t delta,
+                                           uint64_t seq) const {
   // Arithmetic shift: hi is the floor of delta / 2^32, whatever the sign.
   const int64_t hi = delta >> 32;
   const uint64_t lo = static_cast<uint64_t>(delta) & 0xffffffffu;
+  std::vector<std::string> args = {MemberBytes(member), absl::StrCat(hi),
+                                   absl::StrCat(lo),
+                                   StoredScoreFactor(order())};
+  if (sequenced()) args.push_back(SequenceBytes(seq));
   return ClusterClient::ScriptCommand(
-      scripts_.increment, KeyOf(member),
-      {MemberBytes(member), absl::StrCat(hi), absl::StrCat(lo),
-       StoredScoreFactor(order())},
-      /*idempotent=*/false);
+      scripts_.increment, ScriptKeys(PartitionOf(member), /*metadata=*/false),
+      std::move(args), /*idempotent=*/false);
 }
 
 absl::StatusOr<int64_t> RedisLeaderboard::IncrementResult(
@@ -191,18 +219,37 @@ absl::StatusOr<int64_t> RedisLeaderboard::IncrementResult(
 
 absl::StatusOr<int64_t> RedisLeaderboard::Increment(MemberId member,
                                                     int64_t delta) {
+  uint64_t seq = 0;
+  if (sequenced()) {
+    absl::StatusOr<uint64_t> taken = TakeSequences(1);
+    if (!taken.ok()) return taken.status();
+    seq = *taken;
+  }
   absl::StatusOr<Reply> reply =
-      client_->RunOne(IncrementCommand(member, delta));
+      client_->RunOne(IncrementCommand(member, delta, seq));
   if (!reply.ok()) return reply.status();
   return IncrementResult(member, delta, *reply);
 }
 
 std::vector<absl::StatusOr<int64_t>> RedisLeaderboard::IncrementMany(
     absl::Span<const ScoreIncrement> increments) {
+  // Numbered in the order given, in one round trip: elements that reach
+  // equal scores rank in the order of their elements.
+  uint64_t first_seq = 0;
+  if (sequenced() && !increments.empty()) {
+    absl::StatusOr<uint64_t> taken = TakeSequences(increments.size());
+    if (!taken.ok()) {
+      return std::vector<absl::StatusOr<int64_t>>(increments.size(),
+                                                  taken.status());
+    }
+    first_seq = *taken;
+  }
   std::vector<Command> commands;
   commands.reserve(increments.size());
-  for (const ScoreIncrement& increment : increments) {
-    commands.push_back(IncrementCommand(increment.member, increment.delta));
+  for (size_t i = 0; i < increments.size(); ++i) {
+    const ScoreIncrement& increment = increments[i];
+    commands.push_back(
+        IncrementCommand(increment.member, increment.delta, first_seq + i));
     // A member's elements must apply in the order given (its results are
     // running sums, and whether one overflows depends on those before it).
     commands.back().order = increment.member;
@@ -226,7 +273,7 @@ absl::Status RedisLeaderboard::Remove(MemberId member) {
   const size_t p = PartitionOf(member);
   constexpr absl::string_view kWhat = "the leaderboard remove script";
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
-      scripts_.remove, {keys_.partitions[p], keys_.metadata[p]},
+      scripts_.remove, ScriptKeys(p, /*metadata=*/true),
       {MemberBytes(member)}));
   if (!reply.ok()) return reply.status();
   if (reply->is_error()) {
@@ -245,6 +292,7 @@ absl::Status RedisLeaderboard::Clear() {
   for (size_t p = 0; p < keys_.partitions.size(); ++p) {
     const std::string& key = keys_.partitions[p];
     commands.push_back(Command{{"DEL", key, keys_.metadata[p]}, KeySlot(key)});
+    if (sequenced()) commands.back().args.push_back(keys_.sequences[p]);
   }
   // DEL converges, so the client has already retried it; what fails still
   // may have cleared other partitions, and a second Clear finishes it.
@@ -261,12 +309,38 @@ absl::Status RedisLeaderboard::Clear() {
 }
 
 absl::StatusOr<int64_t> RedisLeaderboard::Score(MemberId member) const {
-  absl::StatusOr<int64_t> rank_score = RankScore(member);
-  if (!rank_score.ok()) return rank_score.status();
-  return ScoreOfRankScore(*rank_score, order());
+  absl::StatusOr<RankKey> key = KeyOfMember(member);
+  if (!key.ok()) return key.status();
+  return ScoreOfRankScore(key->score, order());
 }
 
-absl::StatusOr<int64_t> RedisLeaderboard::RankScore(MemberId member) const {
+absl::StatusOr<RankKey> RedisLeaderboard::KeyOfMember(MemberId member) const {
+  if (sequenced()) {
+    const size_t p = PartitionOf(member);
+    constexpr absl::string_view kWhat = "the leaderboard lookup script";
+    Command command = ClusterClient::ScriptCommand(
+        scripts_.lookup, ScriptKeys(p, /*metadata=*/false),
+        {MemberBytes(member)});
+    command.write = false;
+    absl::StatusOr<Reply> reply = client_->RunOne(std::move(command));
+    if (!reply.ok()) return reply.status();
+    if (reply->is_error()) {
+      return ErrorReply(kWhat, *reply, NodeOf(keys_.partitions[p]));
+    }
+    if (reply->type != Reply::Type::kArray || reply->elements.size() != 2) {
+      return Unexpected(kWhat, "not {sequence, score}");
+    }
+    if (reply->elements[1].is_nil()) return MemberNotFound(member);
+    absl::StatusOr<uint64_t> seq = ParseSequence(reply->elements[0], kWhat);
+    if (!seq.ok()) return seq.status();
+    if (reply->elements[1].type != Reply::Type::kString) {
+      return Unexpected(kWhat, "a score that is not a string");
+    }
+    absl::StatusOr<int64_t> score =
+        ParseStoredScore(reply->elements[1].str, kWhat);
+    if (!score.ok()) return score.status();
+    return RankKey{*score, *seq, member};
+  }
   const std::string& key = KeyOf(member);
   absl::StatusOr<Reply> reply = client_->RunOne(
       Command{{"ZSCORE", key, MemberBytes(member)}, KeySlot(key)});
@@ -276,7 +350,9 @@ absl::StatusOr<int64_t> RedisLeaderboard::RankScore(MemberId member) const {
   if (reply->type != Reply::Type::kString) {
     return Unexpected("ZSCORE", "not a string");
   }
-  return ParseStoredScore(reply->str, "ZSCORE");
+  absl::StatusOr<int64_t> score = ParseStoredScore(reply->str, "ZSCORE");
+  if (!score.ok()) return score.status();
+  return RankKey{*score, 0, member};
 }
 
 Command RedisLeaderboard::ReadCommand(size_t partition, Mode mode,
@@ -288,7 +364,7 @@ Command RedisLeaderboard::ReadCommand(size_t partition, Mode mode,
     case Mode::kKey:
       args.push_back("key");
       args.push_back(absl::StrCat(-key.score));
-      args.push_back(MemberBytes(key.member));
+      args.push_back(SetMemberBytes(key, tie_break()));
       break;
     case Mode::kFirst:
       args.insert(args.end(), {"first", "", ""});
@@ -296,20 +372,21 @@ Command RedisLeaderboard::ReadCommand(size_t partition, Mode mode,
     case Mode::kLast:
       args.insert(args.end(), {"last", "", ""});
       break;
-    // No member is empty or 9 bytes long: these compare below and above
-    // every member of the score.
+    // No set member is empty or 17 bytes long: these compare below and
+    // above every member of the score, of either tie-break.
     case Mode::kBeforeScore:
       args.insert(args.end(), {"key", absl::StrCat(-key.score), ""});
       break;
     case Mode::kAfterScore:
       args.insert(args.end(),
-                  {"key", absl::StrCat(-key.score), std::string(9, '\xff')});
+                  {"key", absl::StrCat(-key.score), std::string(17, '\xff')});
       break;
   }
   args.push_back(absl::StrCat(above));
   args.push_back(absl::StrCat(below));
   Command command = ClusterClient::ScriptCommand(
-      scripts_.read, keys_.partitions[partition], std::move(args));
+      scripts_.read, ScriptKeys(partition, /*metadata=*/false),
+      std::move(args));
   command.write = false;  // it only reads: never waits for replicas
   return command;
 }
@@ -416,9 +493,9 @@ absl::StatusOr<std::vector<Located>> RedisLeaderboard::LocateMember(
     uint64_t* rank) const {
   const size_t home = LeaderboardPartitionOf(member, options_.partitions);
   for (int attempt = 1;; ++attempt) {
-    absl::StatusOr<int64_t> score = RankScore(member);
-    if (!score.ok()) return score.status();
-    *key = RankKey{*score, 0, member};
+    absl::StatusOr<RankKey> found = KeyOfMember(member);
+    if (!found.ok()) return found.status();
+    *key = *found;
     absl::StatusOr<std::vector<Located>> located =
         ReadAll(Mode::kKey, *key, above, below);
     if (!located.ok()) return located;
@@ -430,16 +507,16 @@ absl::StatusOr<std::vector<Located>> RedisLeaderboard::LocateMember(
     for (const Located& one : *located) *rank += one.pos;
     // Still moving: answer for the score read, as if the member were there.
     // The home count then includes the member itself if it moved above.
-    if (!at_home.present && *at_home.current > *score) --*rank;
+    if (!at_home.present && *at_home.current > key->score) --*rank;
     return located;
   }
 }
 
 absl::StatusOr<uint64_t> RedisLeaderboard::Rank(MemberId member) const {
   if (options_.rank_style == RankStyle::kCompetition) {
-    absl::StatusOr<int64_t> score = RankScore(member);
-    if (!score.ok()) return score.status();
-    return CountBetter(*score);
+    absl::StatusOr<RankKey> key = KeyOfMember(member);
+    if (!key.ok()) return key.status();
+    return CountBetter(key->score);
   }
   RankKey key;
   uint64_t rank = 0;
@@ -537,8 +614,9 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
       internal::ValidateReadPage(options, board_id_, options_.max_page_size);
   if (!start.ok()) return start.status();
   const std::optional<RankKey> cursor_key = *start;
-  if (cursor_key.has_value() &&
-      (!ScoreInRange(cursor_key->score) || cursor_key->seq != 0)) {
+  // Sequences start at 1 on a board ordered by update, and are 0 otherwise.
+  if (cursor_key.has_value() && (!ScoreInRange(cursor_key->score) ||
+                                 (cursor_key->seq != 0) != sequenced())) {
     return internal::ForeignLeaderboardCursor(
         "it names a position this board never returns");
   }
@@ -602,8 +680,11 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
   }
   LeaderboardPage page;
   page.entries.reserve(want);
+  std::vector<RankKey> keys;  // of the entries, for the cursor
+  keys.reserve(want);
   if (absl::Status s = Merge(walks, best_first, want, std::nullopt,
                              [&](const RankKey& key) {
+                               keys.push_back(key);
                                page.entries.push_back(
                                    Entry(key, best_first ? rank++ : --rank));
                              });
@@ -612,11 +693,8 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
   }
   if (page.entries.size() == want) {
     page.entries.pop_back();
-    const LeaderboardEntry& end = page.entries.back();
-    page.next_cursor =
-        internal::EncodeLeaderboardCursor(internal::LeaderboardCursor{
-            board_id_, options.order,
-            RankKey{RankScoreOf(end.score, order()), 0, end.member}});
+    page.next_cursor = internal::EncodeLeaderboardCursor(
+        internal::LeaderboardCursor{board_id_, options.order, keys[want - 2]});
   }
   if (!best_first) std::reverse(page.entries.begin(), page.entries.end());
   absl::Status styled = ApplyRankStyle(page.entries);
@@ -652,110 +730,3 @@ absl::StatusOr<size_t> RedisLeaderboard::Size() const {
 }
 
 }  // namespace feedcore::redis
-
-namespace feedcore {
-
-absl::StatusOr<std::unique_ptr<Leaderboard>> CreateRedisClusterLeaderboard(
-    const RedisClusterOptions& cluster, absl::string_view name,
-    const LeaderboardOptions& options) {
-  using redis::ClusterClient;
-  using redis::Command;
-  using redis::Reply;
-  if (absl::Status s = internal::ValidateLeaderboardName(name); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = internal::ValidateLeaderboardOptions(options); !s.ok()) {
-    return s;
-  }
-  if (options.tie_break == TieBreak::kEarlierUpdateFirst) {
-    return absl::UnimplementedError(
-        "LeaderboardOptions.tie_break is TieBreak::kEarlierUpdateFirst: the "
-        "Redis Cluster backend has no LeaderboardCapability::"
-        "kEarlierUpdateFirst: its partitions live on "
-        "different nodes, with no single order of updates across them; use "
-        "TieBreak::kLowerMemberFirst");
-  }
-  if (options.rank_style == RankStyle::kDense) {
-    return absl::UnimplementedError(
-        "LeaderboardOptions.rank_style is RankStyle::kDense: the Redis "
-        "Cluster backend has no LeaderboardCapability::kDenseRanks: a dense "
-        "rank counts the distinct scores above a member over every "
-        "partition, which no partition's sorted set can count without "
-        "reading them all; use RankStyle::kCompetition or kUnique");
-  }
-  absl::StatusOr<std::unique_ptr<ClusterClient>> client =
-      ClusterClient::Connect(cluster);
-  if (!client.ok()) return client.status();
-  redis::LeaderboardKeys keys =
-      redis::MakeLeaderboardKeys(cluster.key_prefix, name, options.partitions);
-
-  // Record the partition count and score order unless another process did
-  // first, and read back what is recorded; both go to the same node, in
-  // this order. A higher-first board records the count alone.
-  const uint16_t meta_slot = redis::KeySlot(keys.meta);
-  constexpr absl::string_view kLowerFirstTag = " lower-first";
-  const std::string record = absl::StrCat(
-      options.partitions,
-      options.score_order == ScoreOrder::kLowerFirst ? kLowerFirstTag : "");
-  std::vector<Command> meta;
-  meta.push_back(Command{{"SET", keys.meta, record, "NX"}, meta_slot});
-  meta.push_back(Command{{"GET", keys.meta}, meta_slot});
-  absl::StatusOr<std::vector<Reply>> replies = (*client)->Run(std::move(meta));
-  if (!replies.ok()) return replies.status();
-  const Reply& recorded = (*replies)[1];
-  for (const Reply& reply : *replies) {
-    if (reply.is_error()) {
-      return absl::InternalError(absl::StrCat(
-          "redis node ", (*client)->NodeOf(meta_slot),
-          " refused to record the leaderboard's partition count: ", reply.str));
-    }
-  }
-  size_t stored = 0;
-  absl::string_view recorded_count = recorded.str;
-  const bool recorded_lower_first =
-      absl::ConsumeSuffix(&recorded_count, kLowerFirstTag);
-  if (recorded.type != Reply::Type::kString ||
-      !absl::SimpleAtoi(recorded_count, &stored)) {
-    return absl::InternalError(
-        absl::StrCat("redis leaderboard: the partition count recorded under ",
-                     keys.meta, " is not a number"));
-  }
-  if (stored != options.partitions) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("leaderboard '", absl::CHexEscape(name),
-                     "' was created in the redis "
-                     "cluster with ",
-                     stored,
-                     " partitions (LeaderboardOptions.partitions); "
-                     "it cannot be opened with ",
-                     options.partitions,
-                     ": members would be looked for in the wrong partitions"));
-  }
-  if (recorded_lower_first !=
-      (options.score_order == ScoreOrder::kLowerFirst)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "leaderboard '", absl::CHexEscape(name),
-        "' was created in the redis cluster with "
-        "LeaderboardOptions.score_order ",
-        recorded_lower_first ? "ScoreOrder::kLowerFirst" : "kHigherFirst",
-        "; it cannot be opened with the other order: its stored scores "
-        "would be read with the wrong sign"));
-  }
-
-  redis::LeaderboardScripts scripts;
-  const std::pair<const char*, redis::Script*> bodies[] = {
-      {redis::kLeaderboardReadScript, &scripts.read},
-      {redis::kLeaderboardIncrementScript, &scripts.increment},
-      {redis::kLeaderboardWriteScript, &scripts.write},
-      {redis::kLeaderboardRemoveScript, &scripts.remove},
-      {redis::kLeaderboardMetadataScript, &scripts.metadata}};
-  for (const auto& [body, script] : bodies) {
-    absl::StatusOr<redis::Script> loaded = (*client)->LoadScript(body);
-    if (!loaded.ok()) return loaded.status();
-    *script = std::move(*loaded);
-  }
-  return std::make_unique<redis::RedisLeaderboard>(
-      std::move(*client), options, std::move(keys), std::move(scripts));
-}
-
-}  // namespace feedcore

@@ -21,8 +21,15 @@ struct LeaderboardKeys {
   // Partition p's metadata hash (member bytes -> metadata), with the same
   // hash tag as partitions[p], so one script writes both atomically.
   std::vector<std::string> metadata;
+  // Partition p's sequence hash (member bytes -> 8-byte update sequence),
+  // with the same hash tag as partitions[p]; used only by a board ordered
+  // TieBreak::kEarlierUpdateFirst.
+  std::vector<std::string> sequences;
   // Holds the partition count the board was created with.
   std::string meta;
+  // The board's update counter (INCRBY hands out update sequences), in the
+  // slot of `meta`; used only under TieBreak::kEarlierUpdateFirst.
+  std::string counter;
 };
 
 // The keys of board `name` (any bytes) under `key_prefix`, for

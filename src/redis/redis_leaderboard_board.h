@@ -1,9 +1,10 @@
 // The Leaderboard of the Redis Cluster backend (redis_cluster.h), shared by
 // the files that implement it: redis_leaderboard.cc (layout, Set,
-// Increment, Remove, Clear, ranks, top-k, neighbours, pages, creation),
-// redis_leaderboard_writes.cc (conditional writes and metadata) and
-// redis_leaderboard_queries.cc (score ranges, percentiles, reads among
-// given members, competition ranks).
+// Increment, Remove, Clear, ranks, top-k, neighbours, pages),
+// redis_leaderboard_writes.cc (conditional writes, metadata, update
+// sequences), redis_leaderboard_queries.cc (score ranges, percentiles,
+// reads among given members, competition ranks) and
+// redis_leaderboard_create.cc (opening a board).
 //
 // Thread safety: every method may be called from any number of threads at
 // once; the object holds only constants and its ClusterClient, which is
@@ -39,6 +40,7 @@ struct LeaderboardScripts {
   Script write;
   Script remove;
   Script metadata;
+  Script lookup;
 };
 
 // Rank scores between two bounds, inclusive (see leaderboard_codec.h).
@@ -63,10 +65,12 @@ class RedisLeaderboard final : public Leaderboard {
                    const LeaderboardOptions& options, LeaderboardKeys keys,
                    LeaderboardScripts scripts);
 
-  // No capability is mapped: no update order across nodes, reads and
-  // Clear are atomic per partition, and dense ranks would need the
-  // distinct scores of every partition (see redis_cluster.h).
-  bool Supports(LeaderboardCapability) const override { return false; }
+  // kEarlierUpdateFirst only: reads and Clear are atomic per partition,
+  // and dense ranks would need the distinct scores of every partition (see
+  // redis_cluster.h).
+  bool Supports(LeaderboardCapability capability) const override {
+    return capability == LeaderboardCapability::kEarlierUpdateFirst;
+  }
 
   absl::Status Set(MemberId member, int64_t score) override;
   absl::StatusOr<int64_t> Increment(MemberId member, int64_t delta) override;
@@ -125,22 +129,42 @@ class RedisLeaderboard final : public Leaderboard {
     return client_->NodeOf(KeySlot(key));
   }
   ScoreOrder order() const { return options_.score_order; }
+  TieBreak tie_break() const { return options_.tie_break; }
+  // Whether the board orders ties by update (TieBreak::kEarlierUpdateFirst):
+  // its set members carry update sequences, looked up in sequence hashes.
+  bool sequenced() const {
+    return options_.tie_break == TieBreak::kEarlierUpdateFirst;
+  }
+  // The keys a script of partition `p` takes: its sorted set, its metadata
+  // hash if `metadata`, and its sequence hash on a sequenced board (last,
+  // as leaderboard_scripts.h expects).
+  std::vector<std::string> ScriptKeys(size_t p, bool metadata) const;
+  // The first of `count` (> 0) consecutive update sequences, taken from the
+  // board's counter in one round trip. A sequence is never handed out
+  // twice (barring a failover that loses the counter's latest increments),
+  // so a lost reply only leaves a gap.
+  absl::StatusOr<uint64_t> TakeSequences(size_t count) const;
   LeaderboardEntry Entry(const internal::RankKey& key, uint64_t rank) const {
     return EntryOf(key, rank, order());
   }
 
-  // `member`'s rank score; NotFound if absent.
-  absl::StatusOr<int64_t> RankScore(MemberId member) const;
+  // `member`'s key (rank score, update sequence, member); NotFound if
+  // absent. One round trip.
+  absl::StatusOr<internal::RankKey> KeyOfMember(MemberId member) const;
 
   Command ReadCommand(size_t partition, Mode mode, const internal::RankKey& key,
                       size_t above, size_t below) const;
-  Command IncrementCommand(MemberId member, int64_t delta) const;
+  // `seq` is the write's update sequence on a sequenced board (else unused).
+  Command IncrementCommand(MemberId member, int64_t delta, uint64_t seq) const;
   // What Increment returns for kLeaderboardIncrementScript's `reply`.
   absl::StatusOr<int64_t> IncrementResult(MemberId member, int64_t delta,
                                           const Reply& reply) const;
   // InvalidArgument or OutOfRange when `write` cannot be sent.
   absl::Status ValidateWrite(const ScoreWrite& write) const;
-  Command WriteCommand(const ScoreWrite& write) const;
+  // `idempotent`: the client may send it again after an unclear failure
+  // (a Set, which converges; see TakeSequences for its sequence).
+  Command WriteCommand(const ScoreWrite& write, uint64_t seq,
+                       bool idempotent = false) const;
   absl::StatusOr<WriteResult> WriteResultOf(const ScoreWrite& write,
                                             const Reply& reply) const;
   // InvalidArgument unless the board keeps metadata of `size` bytes;

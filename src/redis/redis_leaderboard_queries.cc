@@ -11,6 +11,7 @@
 // exclusive bounds or infinities are sent.
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -170,8 +171,9 @@ absl::StatusOr<uint64_t> RedisLeaderboard::CountInRange(
 }
 
 absl::StatusOr<double> RedisLeaderboard::Percentile(MemberId member) const {
-  absl::StatusOr<int64_t> rank_score = RankScore(member);
-  if (!rank_score.ok()) return rank_score.status();
+  absl::StatusOr<RankKey> key_of = KeyOfMember(member);
+  if (!key_of.ok()) return key_of.status();
+  const int64_t rank_score = key_of->score;
   // Per partition, in one round: the members at or above the member
   // (kCompetition: every member of its score; kUnique: those ranked above
   // it, and itself) and the partition's size.
@@ -183,10 +185,9 @@ absl::StatusOr<double> RedisLeaderboard::Percentile(MemberId member) const {
     const std::string& key = keys_.partitions[p];
     if (competition) {
       commands.push_back(Command{
-          {"ZCOUNT", key, "-inf", absl::StrCat(-*rank_score)}, KeySlot(key)});
+          {"ZCOUNT", key, "-inf", absl::StrCat(-rank_score)}, KeySlot(key)});
     } else {
-      commands.push_back(
-          ReadCommand(p, Mode::kKey, RankKey{*rank_score, 0, member}, 0, 0));
+      commands.push_back(ReadCommand(p, Mode::kKey, *key_of, 0, 0));
     }
     commands.push_back(Command{{"ZCARD", key}, KeySlot(key)});
   }
@@ -243,17 +244,33 @@ absl::StatusOr<std::vector<RankKey>> RedisLeaderboard::KeysAmong(
   for (MemberId member : distinct) {
     of_partition[PartitionOf(member)].push_back(member);
   }
+  // A board ordered by update looks its members' keys up with a script
+  // (sequence hash, then score), answering {sequence, score} per member.
+  const absl::string_view what =
+      sequenced() ? "the leaderboard lookup script" : "ZMSCORE";
+  const size_t per_member = sequenced() ? 2 : 1;
   std::vector<Command> commands;
   std::vector<size_t> partitions;
   for (size_t p = 0; p < of_partition.size(); ++p) {
     if (of_partition[p].empty()) continue;
     const std::string& key = keys_.partitions[p];
-    Command command{{"ZMSCORE", key}, KeySlot(key)};
-    command.args.reserve(2 + of_partition[p].size());
+    std::vector<std::string> members;
+    members.reserve(of_partition[p].size());
     for (MemberId member : of_partition[p]) {
-      command.args.push_back(MemberBytes(member));
+      members.push_back(MemberBytes(member));
     }
-    commands.push_back(std::move(command));
+    if (sequenced()) {
+      commands.push_back(ClusterClient::ScriptCommand(
+          scripts_.lookup, ScriptKeys(p, /*metadata=*/false),
+          std::move(members)));
+      commands.back().write = false;
+    } else {
+      Command command{{"ZMSCORE", key}, KeySlot(key)};
+      command.args.insert(command.args.end(),
+                          std::make_move_iterator(members.begin()),
+                          std::make_move_iterator(members.end()));
+      commands.push_back(std::move(command));
+    }
     partitions.push_back(p);
   }
   std::vector<RankKey> keys;
@@ -265,23 +282,28 @@ absl::StatusOr<std::vector<RankKey>> RedisLeaderboard::KeysAmong(
     const Reply& reply = (*replies)[j];
     const std::vector<MemberId>& asked = of_partition[partitions[j]];
     if (reply.is_error()) {
-      return ErrorReply("ZMSCORE", reply,
-                        NodeOf(keys_.partitions[partitions[j]]));
+      return ErrorReply(what, reply, NodeOf(keys_.partitions[partitions[j]]));
     }
     if (reply.type != Reply::Type::kArray ||
-        reply.elements.size() != asked.size()) {
-      return Unexpected("ZMSCORE", "not one score per member");
+        reply.elements.size() != per_member * asked.size()) {
+      return Unexpected(what, "not one score per member");
     }
     for (size_t k = 0; k < asked.size(); ++k) {
-      const Reply& score = reply.elements[k];
+      const Reply& score = reply.elements[per_member * k + per_member - 1];
       if (score.is_nil()) continue;  // not on the board: skipped
       if (score.type != Reply::Type::kString) {
-        return Unexpected("ZMSCORE", "a score that is not a string");
+        return Unexpected(what, "a score that is not a string");
       }
-      absl::StatusOr<int64_t> rank_score =
-          ParseStoredScore(score.str, "ZMSCORE");
+      absl::StatusOr<int64_t> rank_score = ParseStoredScore(score.str, what);
       if (!rank_score.ok()) return rank_score.status();
-      keys.push_back(RankKey{*rank_score, 0, asked[k]});
+      uint64_t seq = 0;
+      if (sequenced()) {
+        absl::StatusOr<uint64_t> parsed =
+            ParseSequence(reply.elements[per_member * k], what);
+        if (!parsed.ok()) return parsed.status();
+        seq = *parsed;
+      }
+      keys.push_back(RankKey{*rank_score, seq, asked[k]});
     }
   }
   std::sort(keys.begin(), keys.end(), RanksAbove);

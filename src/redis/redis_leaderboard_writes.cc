@@ -7,6 +7,14 @@
 // writes both keys of one slot. WriteMany sends one script per element in
 // one RunEach, as IncrementMany does: pipelined per node, a member's
 // elements in the order given.
+//
+// Update sequences (TieBreak::kEarlierUpdateFirst). Every write call first
+// takes its numbers from the board's counter: one INCRBY for the call, a
+// number per element, in the order given. The script gives the number to
+// the member only when the write changes its score (or adds it), and never
+// a number below the member's own. A Set is sent again after an unclear
+// failure with the same number: if it was applied, the member already has
+// its score and the second run changes nothing, its place included.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -88,7 +96,32 @@ absl::Status RedisLeaderboard::ValidateWrite(const ScoreWrite& write) const {
   return absl::OkStatus();
 }
 
-Command RedisLeaderboard::WriteCommand(const ScoreWrite& write) const {
+std::vector<std::string> RedisLeaderboard::ScriptKeys(size_t p,
+                                                      bool metadata) const {
+  std::vector<std::string> keys = {keys_.partitions[p]};
+  if (metadata) keys.push_back(keys_.metadata[p]);
+  if (sequenced()) keys.push_back(keys_.sequences[p]);
+  return keys;
+}
+
+absl::StatusOr<uint64_t> RedisLeaderboard::TakeSequences(size_t count) const {
+  const uint16_t slot = KeySlot(keys_.counter);
+  // Idempotent for the client's retries: a number taken twice is a gap.
+  absl::StatusOr<Reply> reply = client_->RunOne(
+      Command{{"INCRBY", keys_.counter, absl::StrCat(count)}, slot});
+  if (!reply.ok()) return reply.status();
+  if (reply->is_error()) {
+    return ErrorReply("INCRBY", *reply, client_->NodeOf(slot));
+  }
+  if (reply->type != Reply::Type::kInteger ||
+      reply->integer < static_cast<int64_t>(count)) {
+    return Unexpected("INCRBY", "not the board's update counter");
+  }
+  return static_cast<uint64_t>(reply->integer) - count + 1;
+}
+
+Command RedisLeaderboard::WriteCommand(const ScoreWrite& write, uint64_t seq,
+                                       bool idempotent) const {
   const size_t p = PartitionOf(write.member);
   // Arithmetic shift: hi is the floor of value / 2^32, whatever the sign.
   const int64_t hi = write.value >> 32;
@@ -96,15 +129,20 @@ Command RedisLeaderboard::WriteCommand(const ScoreWrite& write) const {
   const char* metadata_action = !write.metadata.has_value() ? "keep"
                                 : write.metadata->empty()   ? "del"
                                                             : "set";
-  // Not idempotent: a second run would report a different outcome, and an
-  // increment would apply twice.
-  return ClusterClient::ScriptCommand(
-      scripts_.write, {keys_.partitions[p], keys_.metadata[p]},
-      {MemberBytes(write.member), StoredScoreFactor(order()),
-       write.op == WriteOp::kSet ? "set" : "incr", absl::StrCat(hi),
-       absl::StrCat(lo), ConditionName(write.condition), metadata_action,
-       write.metadata.value_or("")},
-      /*idempotent=*/false);
+  std::vector<std::string> args = {MemberBytes(write.member),
+                                   StoredScoreFactor(order()),
+                                   write.op == WriteOp::kSet ? "set" : "incr",
+                                   absl::StrCat(hi),
+                                   absl::StrCat(lo),
+                                   ConditionName(write.condition),
+                                   metadata_action,
+                                   write.metadata.value_or("")};
+  if (sequenced()) args.push_back(SequenceBytes(seq));
+  // Not idempotent in general: a second run would report a different
+  // outcome, and an increment would apply twice.
+  return ClusterClient::ScriptCommand(scripts_.write,
+                                      ScriptKeys(p, /*metadata=*/true),
+                                      std::move(args), idempotent);
 }
 
 absl::StatusOr<WriteResult> RedisLeaderboard::WriteResultOf(
@@ -125,7 +163,13 @@ absl::StatusOr<WriteResult> RedisLeaderboard::WriteResultOf(
 
 absl::StatusOr<WriteResult> RedisLeaderboard::Write(const ScoreWrite& write) {
   if (absl::Status s = ValidateWrite(write); !s.ok()) return s;
-  absl::StatusOr<Reply> reply = client_->RunOne(WriteCommand(write));
+  uint64_t seq = 0;
+  if (sequenced()) {
+    absl::StatusOr<uint64_t> taken = TakeSequences(1);
+    if (!taken.ok()) return taken.status();
+    seq = *taken;
+  }
+  absl::StatusOr<Reply> reply = client_->RunOne(WriteCommand(write, seq));
   if (!reply.ok()) return reply.status();
   return WriteResultOf(write, *reply);
 }
@@ -134,20 +178,33 @@ std::vector<absl::StatusOr<WriteResult>> RedisLeaderboard::WriteMany(
     absl::Span<const ScoreWrite> writes) {
   std::vector<absl::StatusOr<WriteResult>> results(
       writes.size(), absl::StatusOr<WriteResult>(WriteResult{}));
-  std::vector<Command> commands;
+  // Bad elements fail before any number is taken or anything sent.
   std::vector<size_t> sent;  // the element of each command
-  commands.reserve(writes.size());
   sent.reserve(writes.size());
   for (size_t i = 0; i < writes.size(); ++i) {
     if (absl::Status s = ValidateWrite(writes[i]); !s.ok()) {
       results[i] = s;
-      continue;
+    } else {
+      sent.push_back(i);
     }
-    commands.push_back(WriteCommand(writes[i]));
+  }
+  // Element i's number is first_seq + i: the order given.
+  uint64_t first_seq = 0;
+  if (sequenced() && !sent.empty()) {
+    absl::StatusOr<uint64_t> taken = TakeSequences(writes.size());
+    if (!taken.ok()) {
+      for (size_t i : sent) results[i] = taken.status();
+      return results;
+    }
+    first_seq = *taken;
+  }
+  std::vector<Command> commands;
+  commands.reserve(sent.size());
+  for (size_t i : sent) {
+    commands.push_back(WriteCommand(writes[i], first_seq + i));
     // A member's elements apply in the order given: each one's condition
     // and result depend on those before it.
     commands.back().order = writes[i].member;
-    sent.push_back(i);
   }
   std::vector<absl::StatusOr<Reply>> replies =
       client_->RunEach(std::move(commands));
@@ -172,7 +229,7 @@ absl::Status RedisLeaderboard::SetMetadata(MemberId member,
   const size_t p = PartitionOf(member);
   constexpr absl::string_view kWhat = "the leaderboard metadata script";
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
-      scripts_.metadata, {keys_.partitions[p], keys_.metadata[p]},
+      scripts_.metadata, ScriptKeys(p, /*metadata=*/true),
       {MemberBytes(member), metadata.empty() ? "del" : "set",
        std::string(metadata)}));
   if (!reply.ok()) return reply.status();
@@ -197,7 +254,7 @@ absl::StatusOr<std::string> RedisLeaderboard::Metadata(MemberId member) const {
   const size_t p = PartitionOf(member);
   constexpr absl::string_view kWhat = "the leaderboard metadata script";
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
-      scripts_.metadata, {keys_.partitions[p], keys_.metadata[p]},
+      scripts_.metadata, ScriptKeys(p, /*metadata=*/true),
       {MemberBytes(member), "get", ""}));
   if (!reply.ok()) return reply.status();
   if (reply->is_error()) {

@@ -14,7 +14,9 @@
 // a narrow range and members from a small set; ids spread over the whole
 // 64-bit range and scores at the ends of the backend's range come up too.
 // Half the members crowd one partition (see MemberIds).
-// The tie rule is TieBreak::kLowerMemberFirst, the one both backends keep.
+// Each board runs under both tie rules: TieBreak::kLowerMemberFirst, and
+// kEarlierUpdateFirst, where the model numbers every score change in the
+// order the calls make them (a batch's elements in the order given).
 //
 // The seed is fixed and printed on failure; FEEDCORE_MODEL_SEED overrides
 // it, and FEEDCORE_MODEL_OPS the number of steps per board.
@@ -90,18 +92,22 @@ struct Pager {
   std::optional<RankKey> after;  // the model's view of the cursor
 };
 
-void RunModel(size_t partitions, uint64_t seed, uint64_t steps) {
-  INFO("seed = " << seed << " partitions = " << partitions
+void RunModel(size_t partitions, uint64_t seed, uint64_t steps,
+              TieBreak tie_break = TieBreak::kLowerMemberFirst) {
+  INFO("seed = " << seed << " partitions = " << partitions << " tie_break = "
+                 << (tie_break == TieBreak::kLowerMemberFirst
+                         ? "kLowerMemberFirst"
+                         : "kEarlierUpdateFirst")
                  << " (set FEEDCORE_MODEL_SEED to reproduce)");
   std::mt19937_64 rng(seed);
   absl::StatusOr<std::unique_ptr<Leaderboard>> created =
       testing::MakeBoard({.partitions = partitions,
-                          .tie_break = TieBreak::kLowerMemberFirst,
+                          .tie_break = tie_break,
                           .max_page_size = kMaxPage},
                          "lb-model");
   REQUIRE_MESSAGE(created.ok(), created.status());
   Leaderboard& board = **created;
-  LeaderboardModel model(TieBreak::kLowerMemberFirst);
+  LeaderboardModel model(tie_break);
   const int64_t high = HighestScore();
   const int64_t low = LowestScore();
 
@@ -346,6 +352,15 @@ uint64_t Steps() {
 TEST_CASE("model: 1 partition") { RunModel(1, Seed(), Steps()); }
 TEST_CASE("model: 3 partitions") { RunModel(3, Seed() + 1, Steps()); }
 TEST_CASE("model: 16 partitions") { RunModel(16, Seed() + 2, Steps()); }
+TEST_CASE("model, earlier update first: 1 partition") {
+  RunModel(1, Seed() + 3, Steps(), TieBreak::kEarlierUpdateFirst);
+}
+TEST_CASE("model, earlier update first: 3 partitions") {
+  RunModel(3, Seed() + 4, Steps(), TieBreak::kEarlierUpdateFirst);
+}
+TEST_CASE("model, earlier update first: 16 partitions") {
+  RunModel(16, Seed() + 5, Steps(), TieBreak::kEarlierUpdateFirst);
+}
 
 }  // namespace
 }  // namespace feedcore

@@ -5,8 +5,9 @@
 // boards are computed here with the reference model from plain
 // member -> score maps, never read back from the board under test.
 //
-// Every shared case uses TieBreak::kLowerMemberFirst, the only rule the
-// cluster keeps.
+// Every case here uses TieBreak::kLowerMemberFirst; kEarlierUpdateFirst is
+// checked by leaderboard_conformance_test.cc and, at length, by the model
+// test.
 #include <doctest/doctest.h>
 
 #include <algorithm>

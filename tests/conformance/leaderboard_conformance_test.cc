@@ -5,10 +5,11 @@
 // read back from the board under test, so a backend that is consistently
 // wrong still fails.
 //
-// Every shared case uses TieBreak::kLowerMemberFirst, the only rule the
-// cluster keeps. Where the backends differ by design (the score range, the
-// tie rules accepted, boards shared by name) each side's documented behaviour
-// is checked behind OnCluster().
+// The shared cases use TieBreak::kLowerMemberFirst, except the one of
+// kEarlierUpdateFirst, which both backends keep (the model test runs both
+// rules at length). Where the backends differ by design (the score range,
+// boards shared by name) each side's documented behaviour is checked behind
+// OnCluster().
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -93,22 +94,82 @@ TEST_CASE("options are validated and each bad one is named") {
   }
 }
 
-TEST_CASE("earlier-update-first ties: memory keeps them, the cluster refuses") {
-  absl::StatusOr<std::unique_ptr<Leaderboard>> board = MakeBoard(
+TEST_CASE("earlier-update-first ties: the member who got there first leads") {
+  absl::StatusOr<std::unique_ptr<Leaderboard>> created = MakeBoard(
       {.partitions = 3, .tie_break = TieBreak::kEarlierUpdateFirst}, "lb-unit");
-  if (OnCluster()) {
-    REQUIRE_FALSE(board.ok());
-    CHECK_MESSAGE(absl::IsUnimplemented(board.status()), board.status());
-    CHECK_MESSAGE(Contains(board.status(), "LeaderboardOptions.tie_break"),
-                  board.status());
-    CHECK_MESSAGE(Contains(board.status(), "kEarlierUpdateFirst"),
-                  board.status());
-  } else {
-    REQUIRE(board.ok());
-    REQUIRE((*board)->Set(30, 1).ok());
-    REQUIRE((*board)->Set(20, 1).ok());
-    CHECK(All(**board) == Entries{{30, 1, 0}, {20, 1, 1}});
-  }
+  REQUIRE_MESSAGE(created.ok(), created.status());
+  Leaderboard& board = **created;
+  CHECK(board.Supports(LeaderboardCapability::kEarlierUpdateFirst));
+  REQUIRE(board.Set(30, 1).ok());
+  REQUIRE(board.Set(20, 1).ok());
+  REQUIRE(board.Set(10, 1).ok());
+  CHECK(All(board) == Entries{{30, 1, 0}, {20, 1, 1}, {10, 1, 2}});
+  // The same score, an increment by 0, a metadata-free conditional write
+  // that keeps the score: no change, no move.
+  REQUIRE(board.Set(30, 1).ok());
+  REQUIRE(board.Increment(30, 0).value() == 1);
+  REQUIRE(board.Write({.member = 30, .value = 1}).value().outcome ==
+          WriteOutcome::kUnchanged);
+  CHECK(board.Rank(30).value() == 0);
+  // Away and back: behind those who stayed.
+  REQUIRE(board.Increment(30, 5).value() == 6);
+  REQUIRE(board.Increment(30, -5).value() == 1);
+  CHECK(All(board) == Entries{{20, 1, 0}, {10, 1, 1}, {30, 1, 2}});
+  // Removed and added again: last.
+  REQUIRE(board.Remove(20).ok());
+  REQUIRE(board.Set(20, 1).ok());
+  CHECK(All(board) == Entries{{10, 1, 0}, {30, 1, 1}, {20, 1, 2}});
+  // A batch numbers its elements in the order given.
+  const std::vector<absl::StatusOr<int64_t>> results =
+      board.IncrementMany({{7, 4}, {5, 4}, {6, 4}, {5, 0}});
+  for (const auto& result : results) REQUIRE(result.ok());
+  CHECK(board.TopK(3).value() == Entries{{7, 4, 0}, {5, 4, 1}, {6, 4, 2}});
+  CHECK(board.Around(5, 1, 1).value() ==
+        Entries{{7, 4, 0}, {5, 4, 1}, {6, 4, 2}});
+  const std::vector<MemberId> among = {6, 20, 5};
+  CHECK(board.TopKAmong(among, 3).value() ==
+        Entries{{5, 4, 0}, {6, 4, 1}, {20, 1, 2}});
+  // Pages of one entry step through the ties by their cursors.
+  CHECK(
+      ReadAllPages(board, LeaderboardOrder::kBestFirst, 1) ==
+      Entries{
+          {7, 4, 0}, {5, 4, 1}, {6, 4, 2}, {10, 1, 3}, {30, 1, 4}, {20, 1, 5}});
+  CHECK(
+      ReadAllPages(board, LeaderboardOrder::kWorstFirst, 2) ==
+      Entries{
+          {20, 1, 5}, {30, 1, 4}, {10, 1, 3}, {6, 4, 2}, {5, 4, 1}, {7, 4, 0}});
+}
+
+TEST_CASE("earlier-update-first ties on a lower-first board") {
+  absl::StatusOr<std::unique_ptr<Leaderboard>> created =
+      MakeBoard({.partitions = 3,
+                 .tie_break = TieBreak::kEarlierUpdateFirst,
+                 .score_order = ScoreOrder::kLowerFirst},
+                "lb-unit");
+  REQUIRE_MESSAGE(created.ok(), created.status());
+  Leaderboard& board = **created;
+  REQUIRE(board.Set(30, 5).ok());
+  REQUIRE(board.Set(20, 5).ok());
+  REQUIRE(board.Set(10, 3).ok());
+  CHECK(All(board) == Entries{{10, 3, 0}, {30, 5, 1}, {20, 5, 2}});
+  // Keep-best (lower) writes: 20 gets to 4 first, then 30.
+  REQUIRE(board
+              .Write({.member = 20,
+                      .value = 4,
+                      .condition = WriteCondition::kIfBetter})
+              .value()
+              .outcome == WriteOutcome::kChanged);
+  REQUIRE(board
+              .Write({.member = 30,
+                      .value = 6,
+                      .condition = WriteCondition::kIfBetter})
+              .value()
+              .outcome == WriteOutcome::kNotApplied);
+  REQUIRE(board.Increment(30, -1).value() == 4);
+  CHECK(All(board) == Entries{{10, 3, 0}, {20, 4, 1}, {30, 4, 2}});
+  CHECK(board.Rank(30).value() == 2);
+  CHECK(ReadAllPages(board, LeaderboardOrder::kWorstFirst, 1) ==
+        Entries{{30, 4, 2}, {20, 4, 1}, {10, 3, 0}});
 }
 
 TEST_CASE("an empty board") {
@@ -499,7 +560,9 @@ TEST_CASE("each board capability works where reported") {
     const bool present = board->Supports(capability);
     const std::string name = LeaderboardCapabilityName(capability);
     INFO(name << (present ? " (reported present)" : " (reported missing)"));
-    CHECK(present == !OnCluster());
+    CHECK(present ==
+          (!OnCluster() ||
+           capability == LeaderboardCapability::kEarlierUpdateFirst));
     switch (capability) {
       case LeaderboardCapability::kEarlierUpdateFirst: {
         absl::StatusOr<std::unique_ptr<Leaderboard>> ordered = MakeBoard(
