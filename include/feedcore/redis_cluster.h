@@ -52,7 +52,11 @@
 //   read takes a snapshot per partition, not one of the whole board.
 // * Capabilities (FeedCapability, LeaderboardCapability): this backend
 //   has, of the feed's, kReadMarkers (a hash per user, keyed by feed),
-//   kGroupedReads and kNotifications, and of the leaderboard's,
+//   kGroupedReads, kNotifications and kRankedReads (counters in the
+//   activity's hash; IncrementCounter costs two round trips, the second
+//   dating the change with the engine clock once it is applied; a ranked
+//   page reads its window's counters in one pipeline and ranks them here,
+//   as in process), and of the leaderboard's,
 //   kEarlierUpdateFirst (below); `Supports` says so. Each call that needs
 //   another fails with `Unimplemented` naming it and changes nothing:
 //   EvictExpired

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
+#include "feed/rank_formula.h"
 #include "feed/shard.h"
 #include "feedcore/clock.h"
 #include "feedcore/social.h"
@@ -32,9 +33,6 @@
 #include "stream/change_log.h"
 
 namespace feedcore::internal {
-
-// The change time of counters never changed: before any walk's start.
-inline constexpr Micros kNeverCounted = std::numeric_limits<Micros>::min();
 
 struct StoredActivity {
   EntityId actor = 0;
@@ -54,12 +52,6 @@ struct StoredActivity {
   // compare with a walk's start.
   ActivityCounters counters = {};
   Micros counters_changed_at = kNeverCounted;
-};
-
-// What a ranked read needs of an entry's activity.
-struct CounterState {
-  ActivityCounters counters = {};
-  Micros changed_at = kNeverCounted;
 };
 
 struct ActivityStoreStats {

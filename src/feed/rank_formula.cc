@@ -2,9 +2,12 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -23,6 +26,11 @@ void PutDouble(double value, std::string* out) {
   for (int i = 0; i < 8; ++i)
     out->push_back(static_cast<char>(bits >> (8 * i)));
 }
+
+struct Scored {
+  double score;
+  uint32_t index;  // into the window
+};
 
 }  // namespace
 
@@ -84,6 +92,90 @@ uint64_t RankFingerprint(const RankFormula& formula, size_t window) {
   PutDouble(formula.age_offset_hours, &bytes);
   PutDouble(static_cast<double>(window), &bytes);
   return XXH3_64bits(bytes.data(), bytes.size());
+}
+
+absl::Status ValidateCounterChange(size_t counter, int64_t delta) {
+  if (counter >= kActivityCounterCount) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("counter ", counter, " is out of range; it must be 0..",
+                     kActivityCounterCount - 1, " (kActivityCounterCount)"));
+  }
+  if (delta == 0) {
+    return absl::InvalidArgumentError(
+        "delta is 0: an increment must change the counter (GetCounters "
+        "reads them)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RankedWalk> BeginRankedWalk(EntityId owner,
+                                           const RankedReadOptions& options,
+                                           size_t max_page_size,
+                                           size_t max_timeline_length,
+                                           Micros now) {
+  if (absl::Status bad =
+          ValidateRankedRead(options, max_page_size, max_timeline_length);
+      !bad.ok()) {
+    return bad;
+  }
+  RankedWalk walk;
+  walk.fingerprint = RankFingerprint(options.formula, options.window);
+  walk.start = now;
+  if (!options.cursor.empty()) {
+    absl::StatusOr<RankedCursor> cursor =
+        DecodeRankedCursorOf(options.cursor, owner, walk.fingerprint);
+    if (!cursor.ok()) return cursor.status();
+    walk.after = *cursor;
+    walk.start = cursor->start;
+    walk.done = walk.start < 0;  // nothing is dated before it
+    walk.newest_ts = walk.start;
+  }
+  return walk;
+}
+
+RankedPage RankWindow(EntityId owner, const RankedReadOptions& options,
+                      const RankedWalk& walk, std::vector<StoredEntry> window,
+                      absl::Span<const CounterState> counters) {
+  const std::optional<RankedCursor>& after = walk.after;
+  std::vector<Scored> ranked;
+  ranked.reserve(window.size());
+  for (size_t i = 0; i < window.size(); ++i) {
+    const StoredEntry& e = window[i];
+    if (after.has_value() && counters[i].changed_at >= walk.start) continue;
+    const double score =
+        RankScore(options.formula, counters[i].counters, walk.start, e.ts);
+    if (after.has_value() &&
+        std::tuple(score, e.ts, e.activity_id) >=
+            std::tuple(after->score, after->ts, after->activity_id)) {
+      continue;
+    }
+    ranked.push_back({score, static_cast<uint32_t>(i)});
+  }
+  auto higher = [&window](const Scored& a, const Scored& b) {
+    const StoredEntry& x = window[a.index];
+    const StoredEntry& y = window[b.index];
+    return std::tuple(a.score, x.ts, x.activity_id) >
+           std::tuple(b.score, y.ts, y.activity_id);
+  };
+  // One more than asked tells whether another page follows.
+  const size_t keep = std::min(ranked.size(), options.limit + 1);
+  std::partial_sort(ranked.begin(), ranked.begin() + keep, ranked.end(),
+                    higher);
+  RankedPage page;
+  const size_t shown = std::min(ranked.size(), options.limit);
+  page.entries.reserve(shown);
+  for (size_t k = 0; k < shown; ++k) {
+    const Scored& s = ranked[k];
+    page.entries.push_back(RankedEntry{std::move(window[s.index]),
+                                       counters[s.index].counters, s.score});
+  }
+  if (ranked.size() > options.limit) {
+    const RankedEntry& last = page.entries.back();
+    page.next_cursor =
+        EncodeRankedCursor({owner, walk.start, walk.fingerprint, last.score,
+                            last.entry.ts, last.entry.activity_id});
+  }
+  return page;
 }
 
 }  // namespace feedcore::internal

@@ -38,6 +38,7 @@
 #include "feed/group_pages.h"
 #include "feedcore/redis_cluster.h"
 #include "redis/cluster_client.h"
+#include "redis/counter_scripts.h"
 #include "redis/entry_codec.h"
 #include "redis/feed_scripts.h"
 #include "redis/hybrid_scripts.h"
@@ -100,6 +101,8 @@ absl::Status RedisFeedEngine::LoadScripts() {
       {&mark_notifications_, redis::kMarkNotificationsScript},
       {&add_follower_, redis::kAddFollowerScript},
       {&merge_followee_, redis::kMergeFolloweeScript},
+      {&increment_counter_, redis::kIncrementCounterScript},
+      {&date_counters_, redis::kDateCountersScript},
   };
   for (const auto& [script, body] : scripts) {
     absl::StatusOr<redis::Script> loaded = client_->LoadScript(body);

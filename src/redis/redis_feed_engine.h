@@ -49,11 +49,13 @@ class RedisFeedEngine final : public FeedEngine {
   absl::Status LoadScripts();
 
   // Read markers (redis_feed_social.cc), grouped reads and notification
-  // feeds (redis_feed_groups.cc).
+  // feeds (redis_feed_groups.cc), counters and ranked reads
+  // (redis_feed_ranked.cc).
   bool Supports(FeedCapability capability) const override {
     return capability == FeedCapability::kReadMarkers ||
            capability == FeedCapability::kGroupedReads ||
-           capability == FeedCapability::kNotifications;
+           capability == FeedCapability::kNotifications ||
+           capability == FeedCapability::kRankedReads;
   }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
@@ -353,6 +355,8 @@ class RedisFeedEngine final : public FeedEngine {
   redis::Script unnotify_;
   redis::Script read_notifications_;
   redis::Script mark_notifications_;
+  redis::Script increment_counter_;
+  redis::Script date_counters_;
 };
 
 }  // namespace feedcore::redis

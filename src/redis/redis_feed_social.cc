@@ -18,8 +18,6 @@ constexpr absl::string_view kMuteBlock =
 std::string MarkerField(const MarkedFeed& feed) {
   return absl::StrCat(static_cast<int>(feed.type), ":", feed.owner);
 }
-constexpr absl::string_view kRankedReads =
-    "counters and ranked reads (FeedCapability::kRankedReads)";
 
 }  // namespace
 
@@ -116,20 +114,6 @@ absl::StatusOr<ReadMarker> RedisFeedEngine::GetReadMarker(
   marker.unread = std::min(unread->size(), max_unread);
   marker.more_unread = unread->size() > max_unread;
   return marker;
-}
-
-absl::StatusOr<ActivityCounters> RedisFeedEngine::IncrementCounter(ActivityId,
-                                                                   size_t,
-                                                                   int64_t) {
-  return Lacks("IncrementCounter", kRankedReads);
-}
-absl::StatusOr<ActivityCounters> RedisFeedEngine::GetCounters(
-    ActivityId) const {
-  return Lacks("GetCounters", kRankedReads);
-}
-absl::StatusOr<RankedPage> RedisFeedEngine::ReadRanked(
-    EntityId, const RankedReadOptions&) const {
-  return Lacks("ReadRanked", kRankedReads);
 }
 
 }  // namespace feedcore::redis

@@ -215,7 +215,8 @@ TEST_CASE("which capabilities each backend has") {
     INFO(FeedCapabilityName(capability));
     const bool on_cluster = capability == FeedCapability::kReadMarkers ||
                             capability == FeedCapability::kGroupedReads ||
-                            capability == FeedCapability::kNotifications;
+                            capability == FeedCapability::kNotifications ||
+                            capability == FeedCapability::kRankedReads;
     // In process: every capability.
     CHECK(env.engine->Supports(capability) == (!OnCluster() || on_cluster));
   }
