@@ -19,8 +19,9 @@
 // any walk whose first page missed it (with one clock that does not go
 // backwards, as in process). A later change replaces the mark, so only
 // the latest change is dated, by its own caller. A client that fails
-// between the two leaves the mark: the entry then stays out of the later
-// pages of walks (which the contract allows) until its next change.
+// between the two, or whose second script fails, leaves the mark: the
+// entry then stays out of the later pages of walks (which the contract
+// allows) until its next change.
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,11 +92,13 @@ absl::StatusOr<ActivityCounters> RedisFeedEngine::IncrementCounter(
     }
   }
   // The clock is read only now, after the change was applied (see the top
-  // of this file).
-  absl::StatusOr<Reply> dated = client_->RunOne(ClusterClient::ScriptCommand(
-      date_counters_, key, {r[1].str, absl::StrCat(Now())}));
-  if (!dated.ok()) return dated.status();
-  if (dated->is_error()) return UnexpectedReply("the date script", *dated);
+  // of this file). The change stands whatever this call does: when it
+  // fails, the mark stays, which only leaves the entry out of later pages
+  // of walks until its next change, so the caller is not told to retry.
+  client_
+      ->RunOne(ClusterClient::ScriptCommand(date_counters_, key,
+                                            {r[1].str, absl::StrCat(Now())}))
+      .IgnoreError();
   return counters;
 }
 
