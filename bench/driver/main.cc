@@ -10,9 +10,9 @@
 //
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
-// inactive-readers, replica-wait, change-stream-cluster, grouped-read. Exit
-// status: 0 when every answer matched, 1 on a mismatch or a failed call, 2 on
-// a bad command line.
+// inactive-readers, replica-wait, change-stream-cluster, grouped-read,
+// ranked-read. Exit status: 0 when every answer matched, 1 on a mismatch or a
+// failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,7 +40,7 @@ ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
           "contact-import, inactive-readers, replica-wait, "
-          "change-stream-cluster, grouped-read");
+          "change-stream-cluster, grouped-read, ranked-read");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -59,9 +59,9 @@ ABSL_FLAG(std::string, redis_server, "redis-server",
 #endif
 ABSL_FLAG(bool, redis_cluster, true,
           "compare with feedcore on a Redis Cluster (celebrity-post, "
-          "timeline-read, replica-wait, grouped-read): a private cluster "
-          "started with "
-          "--redis_cluster_script, or the one at --redis_cluster_seeds");
+          "timeline-read, replica-wait, grouped-read, ranked-read): a private "
+          "cluster started with --redis_cluster_script, or the one at "
+          "--redis_cluster_seeds");
 ABSL_FLAG(std::string, redis_cluster_script, FEEDCORE_REDIS_CLUSTER_SCRIPT,
           "script that starts (`start DIR`) and stops (`stop DIR`) the "
           "private cluster");
@@ -159,6 +159,9 @@ ABSL_FLAG(size_t, stream_xadds, 100'000,
 ABSL_FLAG(size_t, grouped_rounds, 1000,
           "grouped-read: rounds of grouped, timeline and notification reads "
           "(then as many of publishes with and without a notification)");
+ABSL_FLAG(size_t, ranked_rounds, 500,
+          "ranked-read: rounds of counter calls, ranked pages and timeline "
+          "pages");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -184,6 +187,7 @@ constexpr NamedScenario kScenarios[] = {
     {"replica-wait", RunReplicaWait, true},
     {"change-stream-cluster", RunChangeStreamCluster, true},
     {"grouped-read", RunGroupedRead, true},
+    {"ranked-read", RunRankedRead, true},
 };
 
 DriverOptions SmallOptions() {
@@ -226,6 +230,7 @@ DriverOptions SmallOptions() {
   o.stream_small_rounds = 3;
   o.stream_xadds = 2'000;
   o.grouped_rounds = 5;
+  o.ranked_rounds = 5;
   return o;
 }
 
@@ -285,6 +290,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.stream_small_rounds = absl::GetFlag(FLAGS_stream_small_rounds);
   o.stream_xadds = absl::GetFlag(FLAGS_stream_xadds);
   o.grouped_rounds = absl::GetFlag(FLAGS_grouped_rounds);
+  o.ranked_rounds = absl::GetFlag(FLAGS_ranked_rounds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -302,7 +308,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0 ||
       o.stream_followers == 0 || o.stream_rounds == 0 ||
       o.stream_small_followers == 0 || o.stream_small_rounds == 0 ||
-      o.stream_xadds == 0 || o.grouped_rounds == 0) {
+      o.stream_xadds == 0 || o.grouped_rounds == 0 || o.ranked_rounds == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
   }

@@ -73,6 +73,8 @@ struct DriverOptions {
   size_t stream_xadds = 100'000;
   // grouped-read (also `followees` and `timeline_cap`)
   size_t grouped_rounds = 1000;
+  // ranked-read (also `followees` and `timeline_cap`)
+  size_t ranked_rounds = 500;
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
@@ -129,6 +131,7 @@ void RunInactiveReaders(RunContext& context);
 void RunReplicaWait(RunContext& context);
 void RunChangeStreamCluster(RunContext& context);
 void RunGroupedRead(RunContext& context);
+void RunRankedRead(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints
