@@ -159,7 +159,7 @@ ABSL_FLAG(size_t, stream_xadds, 100'000,
 ABSL_FLAG(size_t, grouped_rounds, 1000,
           "grouped-read: rounds of grouped, timeline and notification reads "
           "(then as many of publishes with and without a notification)");
-ABSL_FLAG(size_t, ranked_rounds, 500,
+ABSL_FLAG(size_t, ranked_rounds, 1000,
           "ranked-read: rounds of counter calls, ranked pages and timeline "
           "pages");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");

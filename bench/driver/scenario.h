@@ -74,7 +74,7 @@ struct DriverOptions {
   // grouped-read (also `followees` and `timeline_cap`)
   size_t grouped_rounds = 1000;
   // ranked-read (also `followees` and `timeline_cap`)
-  size_t ranked_rounds = 500;
+  size_t ranked_rounds = 1000;
   // contact-import
   size_t contacts = 2'000;
   size_t contact_posts = 3;
