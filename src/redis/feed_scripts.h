@@ -148,18 +148,31 @@ end
 return {1, removed}
 )lua";
 
-// Stores an activity once. ARGV: actor, ts, payload, expires_at (decimal),
-// key ttl in ms. Returns {state, expires_at}: state "new" (stored now),
-// "delivering" (stored by a publish that has not finished its fan-out),
-// "delivered", "retracted" (also while its retract is still removing
-// copies) or "conflict" (the id holds another activity); expires_at is the
-// stored one, which every copy must carry.
+// Stores an activity once. KEYS: the activity's hash and its recipient
+// set (notification_scripts.h), one slot. ARGV: actor, ts, payload,
+// expires_at (decimal), key ttl in ms, then the users the publish notifies
+// (decimal, distinct), recorded for Retract while the publish is "new" or
+// "delivering" and kept as long as the activity. Returns {state,
+// expires_at}: state "new" (stored now), "delivering" (stored by a publish
+// that has not finished its fan-out), "delivered", "retracted" (also
+// while its retract is still removing copies) or "conflict" (the id holds
+// another activity); expires_at is the stored one, which every copy must
+// carry. Only "new" and "delivering" change anything.
 inline constexpr char kStoreActivityScript[] = R"lua(
+local function record_recipients()
+  if #ARGV < 6 then return end
+  -- In slices: Lua unpacks at most a few thousand values at once.
+  for i = 6, #ARGV, 1000 do
+    redis.call('SADD', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+  redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
+end
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
   redis.call('HSET', KEYS[1], 'actor', ARGV[1], 'ts', ARGV[2],
              'payload', ARGV[3], 'expires', ARGV[4], 'state', 'delivering')
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  record_recipients()
   return {'new', ARGV[4]}
 end
 local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'payload', 'expires')
@@ -169,6 +182,7 @@ end
 if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] or f[3] ~= ARGV[3] then
   return {'conflict', f[4]}
 end
+if state == 'delivering' then record_recipients() end
 return {state, f[4]}
 )lua";
 

@@ -197,11 +197,24 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
       internal::ResolveExpiry(expiry_options, options_.default_ttl, now);
   if (!expires_at.ok()) return expires_at.status();
 
+  std::vector<EntityId> recipients(options.notify.begin(),
+                                   options.notify.end());
+  std::sort(recipients.begin(), recipients.end());
+  recipients.erase(std::unique(recipients.begin(), recipients.end()),
+                   recipients.end());
+  // The recipients are recorded with the activity, before any is notified,
+  // so that a Retract running from then on finds every feed the
+  // notification may reach.
+  std::vector<std::string> store_args = {
+      absl::StrCat(activity.actor), absl::StrCat(activity.ts), activity.payload,
+      absl::StrCat(*expires_at), absl::StrCat(KeyTtlMillis(*expires_at, now))};
+  store_args.reserve(store_args.size() + recipients.size());
+  for (EntityId recipient : recipients) {
+    store_args.push_back(absl::StrCat(recipient));
+  }
   absl::StatusOr<Reply> stored = client_->RunOne(ClusterClient::ScriptCommand(
-      store_activity_, ActivityKey(activity.id),
-      {absl::StrCat(activity.actor), absl::StrCat(activity.ts),
-       activity.payload, absl::StrCat(*expires_at),
-       absl::StrCat(KeyTtlMillis(*expires_at, now))}));
+      store_activity_, {ActivityKey(activity.id), RecipientsKey(activity.id)},
+      std::move(store_args)));
   if (!stored.ok()) return stored.status();
   if (stored->type != Reply::Type::kArray || stored->elements.size() != 2) {
     return UnexpectedReply("storing an activity", *stored);
@@ -233,12 +246,13 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
                           {}};
   PublishResult result;
   result.created = true;
-  if (!options.notify.empty()) {
+  if (!recipients.empty()) {
     StoredEntry note = entry;
     note.group = internal::NotificationGroupKey(options_, activity);
-    absl::StatusOr<size_t> notified = Notify(options.notify, note, now);
-    if (!notified.ok()) return notified.status();
-    result.notified = *notified;
+    if (absl::Status status = Notify(recipients, note, now); !status.ok()) {
+      return status;
+    }
+    result.notified = recipients.size();
   }
   const std::string key_bytes =
       redis::EntryKeyBytes(entry.ts, entry.activity_id);

@@ -324,12 +324,11 @@ class RedisFeedEngine final : public FeedEngine {
   // visible entry with the key.
   absl::StatusOr<std::optional<NotificationCounts>> MarkNotifications(
       EntityId user, std::vector<std::string> what);
-  // Delivers `entry` to the notification feeds of `recipients` (each
-  // once, whatever the duplicates), one script call per slot, after
-  // recording them in the activity's recipient set for Retract; calls
-  // NotificationOptions::on_notify. Returns the recipients served.
-  absl::StatusOr<size_t> Notify(absl::Span<const EntityId> recipients,
-                                const StoredEntry& entry, Micros now);
+  // Delivers `entry` to the notification feeds of `recipients` (distinct,
+  // already recorded with the activity for Retract), one script call per
+  // slot, and calls NotificationOptions::on_notify.
+  absl::Status Notify(absl::Span<const EntityId> recipients,
+                      const StoredEntry& entry, Micros now);
   // Removes `entry`'s key from the notification feed of every recipient
   // of its activity.
   absl::Status RemoveNotifications(const StoredEntry& entry);

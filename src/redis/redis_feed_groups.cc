@@ -36,9 +36,6 @@ constexpr size_t kFeedsPerCall = 64;
 // The groups hash's field that is no group (notification_scripts.h).
 constexpr absl::string_view kSoonestExpiryField = "x";
 
-// Recipients added to an activity's recipient set per command.
-constexpr size_t kRecipientsPerCommand = 4096;
-
 // The groups hash's field of the group holding `entry`
 // (notification_scripts.h).
 std::string GroupField(const StoredEntry& entry) {
@@ -236,33 +233,9 @@ absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(
   return **counts;
 }
 
-absl::StatusOr<size_t> RedisFeedEngine::Notify(
-    absl::Span<const EntityId> listed, const StoredEntry& entry, Micros now) {
-  std::vector<EntityId> recipients(listed.begin(), listed.end());
-  std::sort(recipients.begin(), recipients.end());
-  recipients.erase(std::unique(recipients.begin(), recipients.end()),
-                   recipients.end());
-  // Recorded first, so that a Retract running from now on finds every
-  // feed the notification may reach.
-  const std::string key = RecipientsKey(entry.activity_id);
+absl::Status RedisFeedEngine::Notify(absl::Span<const EntityId> recipients,
+                                     const StoredEntry& entry, Micros now) {
   const std::string ttl = absl::StrCat(KeyTtlMillis(entry.expires_at, now));
-  std::vector<Command> record;
-  for (size_t start = 0; start < recipients.size();
-       start += kRecipientsPerCommand) {
-    std::vector<std::string> args = {"SADD", key};
-    const size_t end =
-        std::min(recipients.size(), start + kRecipientsPerCommand);
-    for (size_t i = start; i < end; ++i) {
-      args.push_back(absl::StrCat(recipients[i]));
-    }
-    record.push_back(PlainCommand(std::move(args)));
-  }
-  record.push_back(PlainCommand({"PEXPIRE", key, ttl}));
-  if (absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(record));
-      !done.ok()) {
-    return done.status();
-  }
-
   const auto& on_notify = options_.notifications.on_notify;
   std::vector<std::string> keys;
   keys.reserve(2 * recipients.size());
@@ -299,7 +272,7 @@ absl::StatusOr<size_t> RedisFeedEngine::Notify(
       on_notify(served[c][f], *counts);
     }
   }
-  return recipients.size();
+  return absl::OkStatus();
 }
 
 absl::Status RedisFeedEngine::RemoveNotifications(const StoredEntry& entry) {

@@ -594,6 +594,21 @@ TEST_CASE(
   CHECK(env.engine->ReadNotifications(7, {}).value().groups.empty());
   CHECK(env.engine->GetNotificationCounts(8).value() == NotificationCounts{});
 
+  // A crowd beyond what one script call's Lua can unpack at once, and
+  // Retract still finds every feed.
+  PublishOptions many;
+  for (EntityId user = 1000; user < 11'000; ++user) many.notify.push_back(user);
+  const absl::StatusOr<PublishResult> crowded =
+      env.engine->Publish(MakeActivity(12, 5, 12), many);
+  REQUIRE_MESSAGE(crowded.ok(), crowded.status());
+  CHECK(crowded->notified == 10'000);
+  CHECK(env.engine->GetNotificationCounts(10'999).value().groups == 1);
+  REQUIRE(env.engine->Retract(12).ok());
+  CHECK(env.engine->GetNotificationCounts(1000).value() ==
+        NotificationCounts{});
+  CHECK(env.engine->GetNotificationCounts(10'999).value() ==
+        NotificationCounts{});
+
   // Too many recipients: refused before anything is stored.
   PublishOptions crowd;
   crowd.notify.assign(kMaxNotifyRecipients + 1, 7);
