@@ -179,20 +179,14 @@ void RunRankedRead(RunContext& context) {
   };
 
   // --- The reader's timeline: just over timeline_cap posts ---
-  for (size_t a = 0; a < options.followees; ++a) {
-    if (absl::Status s = engine.Follow(kReader, kFirstActor + a).status();
-        !s.ok()) {
-      context.answers.Fail(kScenario, kFeedcore, s);
-      return;
-    }
-    if (cluster != nullptr) {
-      if (absl::Status s =
-              cluster->engine().Follow(kReader, kFirstActor + a).status();
-          !s.ok()) {
-        fail_cluster(s);
-      }
-    }
+  const FollowOutcome followed =
+      FollowActors(engine, cluster != nullptr ? &cluster->engine() : nullptr,
+                   kReader, kFirstActor, options.followees);
+  if (!followed.in_process.ok()) {
+    context.answers.Fail(kScenario, kFeedcore, followed.in_process);
+    return;
   }
+  if (!followed.cluster.ok()) fail_cluster(followed.cluster);
   const size_t rounds_of_posts = options.timeline_cap / options.followees + 1;
   const size_t total = rounds_of_posts * options.followees;
   std::vector<Activity> posts;

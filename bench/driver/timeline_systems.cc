@@ -142,4 +142,19 @@ absl::StatusOr<std::vector<int64_t>> RedisTimelines::ReadPage(
   return ids;
 }
 
+FollowOutcome FollowActors(FeedEngine& engine, FeedEngine* cluster,
+                           EntityId reader, EntityId first_actor,
+                           size_t count) {
+  FollowOutcome outcome;
+  for (size_t a = 0; a < count; ++a) {
+    const EntityId actor = first_actor + static_cast<EntityId>(a);
+    outcome.in_process = engine.Follow(reader, actor).status();
+    if (!outcome.in_process.ok()) return outcome;
+    if (cluster != nullptr && outcome.cluster.ok()) {
+      outcome.cluster = cluster->Follow(reader, actor).status();
+    }
+  }
+  return outcome;
+}
+
 }  // namespace feedcore::bench

@@ -41,6 +41,17 @@ absl::Status PostRoundRobin(
     EntityId first_actor, size_t actors, size_t rounds, uint64_t seed,
     const std::function<absl::Status(const Activity&)>& post);
 
+// What FollowActors did on each engine: the first failure, or OK.
+struct FollowOutcome {
+  absl::Status in_process;
+  absl::Status cluster;
+};
+
+// Makes `reader` follow the `count` actors from `first_actor` on, on
+// `engine` and, unless null, on `cluster` too (no longer once it fails).
+FollowOutcome FollowActors(FeedEngine& engine, FeedEngine* cluster,
+                           EntityId reader, EntityId first_actor, size_t count);
+
 struct FeedSetup {
   std::shared_ptr<ManualClock> clock;
   std::unique_ptr<FeedEngine> engine;
