@@ -193,6 +193,32 @@ absl::Status ValidateBackfill(size_t backfill) {
   return absl::OkStatus();
 }
 
+absl::Status BlockedFollow(EntityId follower, EntityId followee) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("entity ", follower, " cannot follow ", followee,
+                   ": one of them blocks the other"));
+}
+
+absl::Status ValidateRelation(EntityId user, EntityId actor,
+                              absl::string_view call) {
+  if (user == actor) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        call, ": entity ", user, " cannot hide itself (user == actor)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Micros> ResolveMuteExpiry(const MuteOptions& options,
+                                         Micros now) {
+  if (!options.expires_at.has_value()) return 0;
+  if (*options.expires_at <= now || *options.expires_at - now > kMaxTtl) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MuteOptions.expires_at = ", *options.expires_at,
+        " must be later than now (", now, ") and at most now + kMaxTtl"));
+  }
+  return *options.expires_at;
+}
+
 absl::Status ValidateFollowPair(EntityId follower, EntityId followee,
                                 absl::string_view verb) {
   if (follower == followee) {

@@ -43,6 +43,18 @@ absl::Status ValidateFollowPair(EntityId follower, EntityId followee,
 absl::Status ValidateFollowPairs(absl::Span<const FollowPair> pairs,
                                  absl::string_view verb);
 
+// What Follow answers when one of the two blocks the other.
+absl::Status BlockedFollow(EntityId follower, EntityId followee);
+
+// Checks that the user and actor of Block, Unblock, Mute or Unmute (`call`)
+// differ.
+absl::Status ValidateRelation(EntityId user, EntityId actor,
+                              absl::string_view call);
+// The expiry of a mute asked at `now`: 0 for none; InvalidArgument for
+// one not in (now, now + kMaxTtl].
+absl::StatusOr<Micros> ResolveMuteExpiry(const MuteOptions& options,
+                                         Micros now);
+
 // Checks the limit of a follower/followee page.
 absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
 

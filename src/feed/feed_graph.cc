@@ -36,11 +36,7 @@ absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
   const FollowPair pair{follower, followee};
   const FollowResult result =
       FollowPairs(absl::MakeConstSpan(&pair, 1), *backfill)[0];
-  if (result.blocked) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("entity ", follower, " cannot follow ", followee,
-                     ": one of them blocks the other"));
-  }
+  if (result.blocked) return BlockedFollow(follower, followee);
   return result;
 }
 

@@ -23,19 +23,6 @@
 namespace feedcore::internal {
 namespace {
 
-// Relation lists page with follow-list cursors whose list field names the
-// list: 0 and 1 are the follower and followee lists (cursor.h).
-constexpr uint64_t kBlockedList = 2;
-constexpr uint64_t kMutedList = 3;
-
-absl::Status Validate(EntityId user, EntityId actor, const char* call) {
-  if (user == actor) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        call, ": entity ", user, " cannot hide itself (user == actor)"));
-  }
-  return absl::OkStatus();
-}
-
 void LogRelation(const Shard& shard, ChangeKind kind, EntityId user,
                  EntityId actor, const MuteState& mute)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu()) {
@@ -236,7 +223,7 @@ size_t FeedEngineImpl::RestoreBackfill(EntityId user, EntityId actor,
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
                                                      EntityId blocked) {
-  if (absl::Status status = Validate(blocker, blocked, "Block"); !status.ok()) {
+  if (absl::Status status = ValidateRelation(blocker, blocked, "Block"); !status.ok()) {
     return status;
   }
   RelationResult result;
@@ -265,7 +252,7 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Unblock(
     EntityId blocker, EntityId blocked, const RestoreOptions& options) {
-  if (absl::Status status = Validate(blocker, blocked, "Unblock");
+  if (absl::Status status = ValidateRelation(blocker, blocked, "Unblock");
       !status.ok()) {
     return status;
   }
@@ -285,19 +272,13 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Unblock(
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
     EntityId muter, EntityId muted, const MuteOptions& options) {
-  if (absl::Status status = Validate(muter, muted, "Mute"); !status.ok()) {
+  if (absl::Status status = ValidateRelation(muter, muted, "Mute"); !status.ok()) {
     return status;
   }
   const Micros now = options_.clock->Now();
-  MuteState mute{options.notifications, 0};
-  if (options.expires_at.has_value()) {
-    if (*options.expires_at <= now || *options.expires_at - now > kMaxTtl) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MuteOptions.expires_at = ", *options.expires_at,
-          " must be later than now (", now, ") and at most now + kMaxTtl"));
-    }
-    mute.expires_at = *options.expires_at;
-  }
+  absl::StatusOr<Micros> expires_at = ResolveMuteExpiry(options, now);
+  if (!expires_at.ok()) return expires_at.status();
+  const MuteState mute{options.notifications, *expires_at};
   std::lock_guard<std::mutex> serial(FollowStripe(muter));
   const std::optional<MuteState> before = MuteOf(muter, muted);
   if (before.has_value() && before->ActiveAt(now) && *before == mute) {
@@ -312,7 +293,7 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Unmute(
     EntityId muter, EntityId muted, const RestoreOptions& options) {
-  if (absl::Status status = Validate(muter, muted, "Unmute"); !status.ok()) {
+  if (absl::Status status = ValidateRelation(muter, muted, "Unmute"); !status.ok()) {
     return status;
   }
   if (absl::Status status = ValidateBackfill(options.backfill); !status.ok()) {
@@ -338,19 +319,12 @@ absl::StatusOr<MutedPage> FeedEngineImpl::ReadRelationList(
       !status.ok()) {
     return status;
   }
-  const uint64_t list = muted ? kMutedList : kBlockedList;
-  const char* const name = muted ? "muted" : "blocked";
   std::optional<EntityId> after;
   if (!options.cursor.empty()) {
-    absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
-        DecodeCursor(options.cursor, CursorKind::kFollowList, 4,
-                     "relation list cursor");
-    if (!fields.ok()) return fields.status();
-    if ((*fields)[0] != list || (*fields)[1] != entity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cursor does not belong to the ", name, " list of ", entity));
-    }
-    after = (*fields)[3];
+    absl::StatusOr<EntityId> last =
+        DecodeRelationListCursorOf(options.cursor, muted, entity);
+    if (!last.ok()) return last.status();
+    after = *last;
   }
   const Micros now = options_.clock->Now();
   MutedPage page;
@@ -384,8 +358,8 @@ absl::StatusOr<MutedPage> FeedEngineImpl::ReadRelationList(
     }
   }
   if (more) {
-    const uint64_t fields[] = {list, entity, 0, page.actors.back().actor};
-    page.next_cursor = EncodeCursor(CursorKind::kFollowList, fields);
+    page.next_cursor =
+        EncodeRelationListCursor(muted, entity, page.actors.back().actor);
   }
   return page;
 }

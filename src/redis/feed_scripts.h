@@ -8,6 +8,7 @@
 #define FEEDCORE_REDIS_FEED_SCRIPTS_H_
 
 #include "redis/lua_ordering.h"
+#include "redis/lua_relations.h"
 
 namespace feedcore::redis {
 
@@ -16,12 +17,14 @@ namespace feedcore::redis {
 // key's own expiry. KEYS: pairs of a timeline and its owner's following
 // set, every key in one slot: a fan-out sends the timelines of a slot in
 // one call, so the cost of a call is shared by all of them. ARGV: score,
-// member, cap, key ttl in ms, and an actor (8 bytes) or "": when given, the
-// entry goes into a timeline only if its owner follows that actor (so a
-// fan-out that raced an Unfollow leaves nothing behind). Returns the sums
+// member, cap, key ttl in ms, an actor (8 bytes) or "", and now (8
+// bytes). With an actor, the entry goes into a timeline only if its owner
+// follows that actor and does not mute it (lua_relations.h), so a fan-out
+// that raced an Unfollow or a Mute leaves nothing behind. Returns the sums
 // over the timelines of {inserted, replaced, rejected_by_cap, trimmed,
-// skipped_not_following}.
-inline constexpr char kInsertScript[] = R"lua(
+// skipped}.
+inline constexpr char kInsertScript[] =
+    FEEDCORE_LUA_LESS FEEDCORE_LUA_RELATIONS R"lua(
 -- A delivery costs Redis about a microsecond per call, so the common one
 -- (a new key into a timeline below its cap) makes only O(1) calls:
 -- ZSCORE, ZADD, ZCOUNT, ZCARD, PEXPIRE. Scans and trims run when needed.
@@ -30,9 +33,16 @@ local score, member, ttl, actor = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
 local key = string.sub(member, 1, 16)
 local cap = tonumber(ARGV[3])
 local inserted, replaced, rejected, trimmed, skipped = 0, 0, 0, 0, 0
+-- Whether the owner of following set fg takes the actor's entries now: a
+-- bare edge, or a parked one whose mute has expired.
+local function takes(fg)
+  if call('ZSCORE', fg, actor) then return true end
+  local parked = parked_of(fg, actor)
+  return parked ~= nil and not in_force(string.sub(parked, 10, 17), ARGV[6])
+end
 for i = 1, #KEYS, 2 do
   local tl = KEYS[i]
-  if actor ~= '' and not call('ZSCORE', KEYS[i + 1], actor) then
+  if actor ~= '' and not takes(KEYS[i + 1]) then
     skipped = skipped + 1
   elseif call('ZADD', tl, score, member) == 0 then
     -- The same member was there: the entry replaces itself.
@@ -131,21 +141,15 @@ end
 return removed
 )lua";
 
-// Stops following ARGV[1] (8 bytes), stops merging it (hybrid_scripts.h)
-// and removes its entries from the timeline, in one step, so no fan-out
-// can slip in between. KEYS: timeline, following set, merged-followee
-// hash. Returns {was_following, removed}.
-inline constexpr char kUnfollowScript[] = R"lua(
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return {0, 0} end
+// Stops following ARGV[1] (8 bytes; a bare or a parked edge), stops
+// merging it (hybrid_scripts.h) and removes its entries from the timeline,
+// in one step, so no fan-out can slip in between. KEYS: timeline,
+// following set, merged-followee hash. Returns {was_following, removed}.
+inline constexpr char kUnfollowScript[] =
+    FEEDCORE_LUA_LESS FEEDCORE_LUA_RELATIONS R"lua(
+if not drop_edge(KEYS[2], ARGV[1]) then return {0, 0} end
 redis.call('HDEL', KEYS[3], ARGV[1])
-local removed = 0
-for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if string.sub(m, 17, 24) == ARGV[1] then
-    redis.call('ZREM', KEYS[1], m)
-    removed = removed + 1
-  end
-end
-return {1, removed}
+return {1, purge_timeline(KEYS[1], ARGV[1])}
 )lua";
 
 // Stores an activity once. KEYS: the activity's hash and its recipient

@@ -10,6 +10,7 @@
 #define FEEDCORE_REDIS_HYBRID_SCRIPTS_H_
 
 #include "redis/lua_ordering.h"
+#include "redis/lua_relations.h"
 
 namespace feedcore::redis {
 
@@ -45,13 +46,15 @@ return {added, mode or '', newest}
 
 // Makes readers merge actor ARGV[1] from key ARGV[2]. KEYS: pairs of a
 // reader's following set and its merged-followee hash, one slot; a reader
-// that does not follow the actor (any more) is skipped. ARGV[3] "keep"
-// leaves a boundary already set alone. Returns how many readers merge it
-// now.
-inline constexpr char kMergeFolloweeScript[] = R"lua(
+// that does not follow the actor (any more) is skipped, one that mutes it
+// is not (its reads skip the actor while the mute is in force). ARGV[3]
+// "keep" leaves a boundary already set alone. Returns how many readers
+// merge it now.
+inline constexpr char kMergeFolloweeScript[] =
+    FEEDCORE_LUA_LESS FEEDCORE_LUA_RELATIONS R"lua(
 local merging = 0
 for i = 1, #KEYS, 2 do
-  if redis.call('ZSCORE', KEYS[i], ARGV[1]) then
+  if redis.call('ZSCORE', KEYS[i], ARGV[1]) or parked_of(KEYS[i], ARGV[1]) then
     if ARGV[3] == 'keep' then
       redis.call('HSETNX', KEYS[i + 1], ARGV[1], ARGV[2])
     else

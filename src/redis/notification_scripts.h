@@ -22,6 +22,7 @@
 #define FEEDCORE_REDIS_NOTIFICATION_SCRIPTS_H_
 
 #include "redis/lua_ordering.h"
+#include "redis/lua_relations.h"
 
 namespace feedcore::redis {
 
@@ -59,6 +60,20 @@ namespace feedcore::redis {
   "  if kept then redis.call('HSET', groups, 'x', kept)\n"            \
   "  else redis.call('DEL', groups) end\n"                            \
   "end\n"                                                             \
+  "local function drop_actor(feed, groups, actor)\n"                  \
+  "  local removed = 0\n"                                             \
+  "  for _, m in ipairs(redis.call('ZRANGE', feed, 0, -1)) do\n"      \
+  "    if string.sub(m, 17, 24) == actor then\n"                      \
+  "      redis.call('ZREM', feed, m)\n"                               \
+  "      leave(groups, m)\n"                                          \
+  "      removed = removed + 1\n"                                     \
+  "    end\n"                                                         \
+  "  end\n"                                                           \
+  "  if removed > 0 and redis.call('EXISTS', feed) == 0 then\n"       \
+  "    redis.call('DEL', groups)\n"                                   \
+  "  end\n"                                                           \
+  "  return removed\n"                                                \
+  "end\n"                                                             \
   "local function counts(groups)\n"                                   \
   "  local unseen, unread, n = 0, 0, 0\n"                             \
   "  local all = redis.call('HGETALL', groups)\n"                     \
@@ -73,54 +88,67 @@ namespace feedcore::redis {
   "  return {unseen, unread, n}\n"                                    \
   "end\n"
 
-// Delivers one notification to the feeds of one slot. KEYS: pairs of a
-// feed and its groups hash. ARGV: score, member, cap, key ttl in ms, and
-// now (8 bytes) or "": with now, each feed's counts are answered after
-// reclaiming what expired. A feed that already holds the member's key (a
-// publish that is retried) is left as it is; a full feed whose members
+// Delivers one notification to the feeds of one slot. KEYS: triples of a
+// feed, its groups hash and its owner's relations (lua_relations.h). ARGV:
+// score, member, cap, key ttl in ms, now (8 bytes) or "", and now (8
+// bytes). An owner who blocks the member's actor, or mutes it with
+// notifications, gets nothing. A feed that already holds the member's key
+// (a publish that is retried) is left as it is; a full feed whose members
 // are all newer rejects it, changing nothing, as in process. Returns, per
-// feed, {unseen, unread, groups} with now, else nothing.
-inline constexpr char kNotifyScript[] = FEEDCORE_LUA_NOTIFICATION_GROUPS R"lua(
+// feed, 1 if its owner takes the actor's notifications (0 if hidden),
+// followed by {unseen, unread, groups} when ARGV[5] is now: each feed's
+// counts after reclaiming what expired.
+inline constexpr char kNotifyScript[] =
+    FEEDCORE_LUA_NOTIFICATION_GROUPS FEEDCORE_LUA_RELATIONS R"lua(
 local score, member, ttl, now = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
 local key = string.sub(member, 1, 16)
+local actor = string.sub(member, 17, 24)
 local cap = tonumber(ARGV[3])
-local out = {}
-for i = 1, #KEYS, 2 do
-  local feed, groups = KEYS[i], KEYS[i + 1]
-  local held = false
+local function hides(rl)
+  if redis.call('EXISTS', rl) == 0 then return false end
+  if redis.call('ZSCORE', rl, 'b' .. actor) then return true end
+  local mute = mute_of(rl, actor)
+  return mute ~= nil and string.sub(mute, 10, 10) == '1' and
+         in_force(string.sub(mute, 11, 18), ARGV[6])
+end
+local function deliver(feed, groups)
   for _, m in ipairs(redis.call('ZRANGE', feed, score, score, 'BYSCORE')) do
-    if string.sub(m, 1, 16) == key then held = true end
+    if string.sub(m, 1, 16) == key then return end
   end
   local n = redis.call('ZCARD', feed)
-  local rejected = false
-  if not held and n >= cap then
-    local oldest = redis.call('ZRANGE', feed, 0, 0)[1]
-    rejected = less(key, string.sub(oldest, 1, 16))
+  if n >= cap and
+     less(key, string.sub(redis.call('ZRANGE', feed, 0, 0)[1], 1, 16)) then
+    return
   end
-  if not held and not rejected then
-    redis.call('ZADD', feed, score, member)
-    local expiry = string.sub(member, 25, 32)
-    local soonest = redis.call('HGET', groups, 'x')
-    if not soonest or less(expiry, soonest) then
-      redis.call('HSET', groups, 'x', expiry)
-    end
-    local g = group_of(member)
-    local v = tonumber(redis.call('HGET', groups, g) or '0')
-    -- One more entry, and the group is unseen and unread again.
-    redis.call('HSET', groups, g, (math.floor(v / 3) + 1) * 3)
-    n = n + 1
-    while n > cap do
-      leave(groups, redis.call('ZPOPMIN', feed)[1])
-      n = n - 1
-    end
-    if n == 1 then
-      redis.call('PEXPIRE', feed, ttl)
-      redis.call('PEXPIRE', groups, ttl)
-    else
-      redis.call('PEXPIRE', feed, ttl, 'GT')
-      redis.call('PEXPIRE', groups, ttl, 'GT')
-    end
+  redis.call('ZADD', feed, score, member)
+  local expiry = string.sub(member, 25, 32)
+  local soonest = redis.call('HGET', groups, 'x')
+  if not soonest or less(expiry, soonest) then
+    redis.call('HSET', groups, 'x', expiry)
   end
+  local g = group_of(member)
+  local v = tonumber(redis.call('HGET', groups, g) or '0')
+  -- One more entry, and the group is unseen and unread again.
+  redis.call('HSET', groups, g, (math.floor(v / 3) + 1) * 3)
+  n = n + 1
+  while n > cap do
+    leave(groups, redis.call('ZPOPMIN', feed)[1])
+    n = n - 1
+  end
+  if n == 1 then
+    redis.call('PEXPIRE', feed, ttl)
+    redis.call('PEXPIRE', groups, ttl)
+  else
+    redis.call('PEXPIRE', feed, ttl, 'GT')
+    redis.call('PEXPIRE', groups, ttl, 'GT')
+  end
+end
+local out = {}
+for i = 1, #KEYS, 3 do
+  local feed, groups = KEYS[i], KEYS[i + 1]
+  local takes = not hides(KEYS[i + 2])
+  if takes then deliver(feed, groups) end
+  out[#out + 1] = takes and 1 or 0
   if now ~= '' then
     reclaim(feed, groups, now)
     for _, c in ipairs(counts(groups)) do out[#out + 1] = c end
@@ -193,8 +221,6 @@ elseif what ~= 'counts' then
 end
 return counts(groups)
 )lua";
-
-#undef FEEDCORE_LUA_NOTIFICATION_GROUPS
 
 }  // namespace feedcore::redis
 

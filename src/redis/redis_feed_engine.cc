@@ -44,6 +44,7 @@
 #include "redis/hybrid_scripts.h"
 #include "redis/marker_scripts.h"
 #include "redis/notification_scripts.h"
+#include "redis/relation_scripts.h"
 
 namespace feedcore::redis {
 namespace {
@@ -103,6 +104,11 @@ absl::Status RedisFeedEngine::LoadScripts() {
       {&merge_followee_, redis::kMergeFolloweeScript},
       {&increment_counter_, redis::kIncrementCounterScript},
       {&date_counters_, redis::kDateCountersScript},
+      {&follow_edge_, redis::kFollowEdgeScript},
+      {&block_, redis::kBlockScript},
+      {&mute_, redis::kMuteScript},
+      {&unmute_, redis::kUnmuteScript},
+      {&merged_followees_, redis::kMergedFolloweesScript},
   };
   for (const auto& [script, body] : scripts) {
     absl::StatusOr<redis::Script> loaded = client_->LoadScript(body);
@@ -249,10 +255,9 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
   if (!recipients.empty()) {
     StoredEntry note = entry;
     note.group = internal::NotificationGroupKey(options_, activity);
-    if (absl::Status status = Notify(recipients, note, now); !status.ok()) {
-      return status;
-    }
-    result.notified = recipients.size();
+    absl::StatusOr<size_t> notified = Notify(recipients, note, now);
+    if (!notified.ok()) return notified.status();
+    result.notified = *notified;
   }
   const std::string key_bytes =
       redis::EntryKeyBytes(entry.ts, entry.activity_id);
@@ -407,7 +412,8 @@ std::vector<std::string> RedisFeedEngine::InsertArgs(
   return {redis::EntryScore(entry.ts), redis::EncodeEntryMember(entry),
           absl::StrCat(cap), absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
           only_if_following.has_value() ? BigEndian(*only_if_following)
-                                        : std::string()};
+                                        : std::string(),
+          BigEndian(static_cast<uint64_t>(now))};
 }
 
 std::vector<std::string> RedisFeedEngine::HomeTimelineKeys(
@@ -469,7 +475,7 @@ absl::Status RedisFeedEngine::ForEachFollowerChunk(
     if (chunk->empty()) return absl::OkStatus();
     if (absl::Status status = visit(*chunk); !status.ok()) return status;
     if (chunk->size() < kFollowerChunk) return absl::OkStatus();
-    start = absl::StrCat("(", BigEndian(chunk->back()));
+    start = ListStartAfter(chunk->back());
   }
 }
 

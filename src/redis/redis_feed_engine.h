@@ -26,6 +26,7 @@
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 #include "redis/cluster_client.h"
+#include "redis/entry_codec.h"
 #include "redis/key_slot.h"
 #include "redis/reply.h"
 #include "timeline/timeline_key.h"
@@ -50,12 +51,13 @@ class RedisFeedEngine final : public FeedEngine {
 
   // Read markers (redis_feed_social.cc), grouped reads and notification
   // feeds (redis_feed_groups.cc), counters and ranked reads
-  // (redis_feed_ranked.cc).
+  // (redis_feed_ranked.cc), mute and block (redis_feed_relations.cc).
   bool Supports(FeedCapability capability) const override {
     return capability == FeedCapability::kReadMarkers ||
            capability == FeedCapability::kGroupedReads ||
            capability == FeedCapability::kNotifications ||
-           capability == FeedCapability::kRankedReads;
+           capability == FeedCapability::kRankedReads ||
+           capability == FeedCapability::kMuteBlock;
   }
 
   absl::StatusOr<InsertResult> Insert(EntityId owner,
@@ -261,6 +263,23 @@ class RedisFeedEngine final : public FeedEngine {
                             absl::Span<const std::string> modes,
                             absl::Span<const std::string> newest,
                             absl::Span<const FollowResult> results);
+  // Copies the newest `backfill` entries of each followee into its
+  // follower's timeline, for the pairs `copy` marks (while the follower
+  // follows it and does not mute it: the insert script checks); returns
+  // how many each pair got (inserted + replaced).
+  absl::StatusOr<std::vector<size_t>> CopyRecent(
+      absl::Span<const FollowPair> pairs, const std::vector<bool>& copy,
+      size_t backfill);
+  // What Unmute and Unblock restore once `user` shows `actor` again:
+  // nothing unless it follows the actor; a merged actor's merge moves to
+  // where a back-fill of `backfill` would begin (0 is returned, as
+  // Follow reports a merged followee); a copied one gets its back-fill.
+  absl::StatusOr<size_t> Restore(EntityId user, EntityId actor, bool follows,
+                                 bool merged, size_t backfill);
+  // Blocked and Muted: one page of `entity`'s blocked (`muted` false) or
+  // muted actors, expired mutes left out.
+  absl::StatusOr<MutedPage> ReadRelationList(bool muted, EntityId entity,
+                                             const ListOptions& options) const;
   // Unfollow and UnfollowMany once their arguments are checked.
   absl::StatusOr<std::vector<UnfollowResult>> UnfollowPairs(
       absl::Span<const FollowPair> pairs);
@@ -298,10 +317,15 @@ class RedisFeedEngine final : public FeedEngine {
                                       const ListOptions& options) const;
   // Up to `count` ids of the set at `key` from the lexical bound `start`
   // on; ids are 8-byte big-endian members of score 0, so lexical order is
-  // id order.
+  // id order. A following set's parked edges (lua_relations.h) are the id
+  // and 9 more bytes, and list as the id.
   absl::StatusOr<std::vector<EntityId>> ListIds(const std::string& key,
                                                 const std::string& start,
                                                 size_t count) const;
+  // The lexical bound just above every member that starts with `id`.
+  static std::string ListStartAfter(EntityId id) {
+    return absl::StrCat("(", BigEndian(id), "\xff");
+  }
 
   // Calls `visit` with `actor`'s followers, up to kFollowerChunk at a time
   // in id order, until it fails or they run out.
@@ -325,10 +349,12 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<std::optional<NotificationCounts>> MarkNotifications(
       EntityId user, std::vector<std::string> what);
   // Delivers `entry` to the notification feeds of `recipients` (distinct,
-  // already recorded with the activity for Retract), one script call per
-  // slot, and calls NotificationOptions::on_notify.
-  absl::Status Notify(absl::Span<const EntityId> recipients,
-                      const StoredEntry& entry, Micros now);
+  // already recorded with the activity for Retract) but those who block
+  // or mute its actor, one script call per slot, and calls
+  // NotificationOptions::on_notify for each feed that took it. Returns
+  // how many did.
+  absl::StatusOr<size_t> Notify(absl::Span<const EntityId> recipients,
+                                const StoredEntry& entry, Micros now);
   // Removes `entry`'s key from the notification feed of every recipient
   // of its activity.
   absl::Status RemoveNotifications(const StoredEntry& entry);
@@ -356,6 +382,11 @@ class RedisFeedEngine final : public FeedEngine {
   redis::Script mark_notifications_;
   redis::Script increment_counter_;
   redis::Script date_counters_;
+  redis::Script follow_edge_;
+  redis::Script block_;
+  redis::Script mute_;
+  redis::Script unmute_;
+  redis::Script merged_followees_;
 };
 
 }  // namespace feedcore::redis

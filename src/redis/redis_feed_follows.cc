@@ -40,6 +40,9 @@ absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
   absl::StatusOr<std::vector<FollowResult>> results =
       FollowPairs(absl::MakeConstSpan(&pair, 1), *backfill);
   if (!results.ok()) return results.status();
+  if (results->front().blocked) {
+    return internal::BlockedFollow(follower, followee);
+  }
   return results->front();
 }
 
@@ -115,8 +118,9 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
       followers.push_back(PlainCommand(
           {"ZADD", Key(pair.followee, "fr"), "0", BigEndian(pair.follower)}));
     }
-    followees.push_back(PlainCommand(
-        {"ZADD", Key(pair.follower, "fg"), "0", BigEndian(pair.followee)}));
+    followees.push_back(ClusterClient::ScriptCommand(
+        follow_edge_, {Key(pair.follower, "fg"), Key(pair.follower, "rl")},
+        {BigEndian(pair.followee)}));
   }
   absl::StatusOr<std::vector<Reply>> added = client_->Run(std::move(followers));
   if (!added.ok()) return added.status();
@@ -127,6 +131,8 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   // and its newest key when the follower was added.
   std::vector<std::string> modes(pairs.size());
   std::vector<std::string> newest(pairs.size());
+  // Follower-set entries that refused pairs added, taken back.
+  std::vector<Command> undo;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Reply& reply = (*following)[i];
     if (reply.type != Reply::Type::kInteger) {
@@ -134,13 +140,26 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
     }
     // 0: already following (also a pair repeated in the batch).
     results[i].created = reply.integer == 1;
+    results[i].blocked = reply.integer == -1;
+    const Reply& state = (*added)[i];
     if (hybrid()) {
-      const Reply& state = (*added)[i];
       if (state.type != Reply::Type::kArray || state.elements.size() != 3) {
         return UnexpectedReply("adding a follower", state);
       }
       modes[i] = state.elements[1].str;
       newest[i] = state.elements[2].str;
+    }
+    const bool step_one_added =
+        hybrid() ? state.elements[0].integer == 1 : state.integer == 1;
+    if (results[i].blocked && step_one_added) {
+      undo.push_back(PlainCommand({"ZREM", Key(pairs[i].followee, "fr"),
+                                   BigEndian(pairs[i].follower)}));
+    }
+  }
+  if (!undo.empty()) {
+    if (absl::Status status = client_->Run(std::move(undo)).status();
+        !status.ok()) {
+      return status;
     }
   }
   if (hybrid()) {
@@ -150,14 +169,28 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
       return merged;
     }
   }
-  if (backfill == 0) return results;
+  std::vector<bool> copy(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    copy[i] = results[i].created && modes[i].empty();
+  }
+  absl::StatusOr<std::vector<size_t>> copied =
+      CopyRecent(pairs, copy, backfill);
+  if (!copied.ok()) return copied.status();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    results[i].backfilled = (*copied)[i];
+  }
+  return results;
+}
+
+absl::StatusOr<std::vector<size_t>> RedisFeedEngine::CopyRecent(
+    absl::Span<const FollowPair> pairs, const std::vector<bool>& copy,
+    size_t backfill) {
+  std::vector<size_t> counts(pairs.size());
+  if (backfill == 0) return counts;
   // Each followee's newest entries, read once however many pairs follow it.
   absl::flat_hash_map<EntityId, std::vector<StoredEntry>> recent;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (!results[i].created || !modes[i].empty() ||
-        recent.contains(pairs[i].followee)) {
-      continue;
-    }
+    if (!copy[i] || recent.contains(pairs[i].followee)) continue;
     absl::StatusOr<std::vector<StoredEntry>> entries =
         Collect(Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst, 0, 0,
                 std::numeric_limits<Micros>::max(),
@@ -169,7 +202,7 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   std::vector<Command> commands;
   std::vector<size_t> pair_of;  // the pair each command copies for
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (!results[i].created || !modes[i].empty()) continue;
+    if (!copy[i]) continue;
     for (const StoredEntry& entry : recent[pairs[i].followee]) {
       commands.push_back(InsertCommand(
           Key(pairs[i].follower, "tl"), Key(pairs[i].follower, "fg"), entry,
@@ -181,10 +214,9 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
       RunInsertsEach(std::move(commands));
   if (!copied.ok()) return copied.status();
   for (size_t c = 0; c < copied->size(); ++c) {
-    results[pair_of[c]].backfilled +=
-        (*copied)[c].inserted + (*copied)[c].replaced;
+    counts[pair_of[c]] += (*copied)[c].inserted + (*copied)[c].replaced;
   }
-  return results;
+  return counts;
 }
 
 absl::Status RedisFeedEngine::FollowMerged(

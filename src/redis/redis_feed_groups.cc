@@ -233,46 +233,58 @@ absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(
   return **counts;
 }
 
-absl::Status RedisFeedEngine::Notify(absl::Span<const EntityId> recipients,
-                                     const StoredEntry& entry, Micros now) {
+absl::StatusOr<size_t> RedisFeedEngine::Notify(
+    absl::Span<const EntityId> recipients, const StoredEntry& entry,
+    Micros now) {
   const std::string ttl = absl::StrCat(KeyTtlMillis(entry.expires_at, now));
   const auto& on_notify = options_.notifications.on_notify;
   std::vector<std::string> keys;
-  keys.reserve(2 * recipients.size());
+  keys.reserve(3 * recipients.size());
   for (EntityId recipient : recipients) {
     keys.push_back(Key(recipient, "nt"));
     keys.push_back(Key(recipient, "ng"));
+    keys.push_back(Key(recipient, "rl"));
   }
+  const std::string now_bytes = BigEndian(static_cast<uint64_t>(now));
   std::vector<Command> commands = ClusterClient::ScriptCommandsBySlot(
-      notify_, std::move(keys), /*keys_per_group=*/2, kFeedsPerCall,
+      notify_, std::move(keys), /*keys_per_group=*/3, kFeedsPerCall,
       {EntryScore(entry.ts), EncodeEntryMember(entry),
        absl::StrCat(options_.notifications.max_length), ttl,
-       on_notify ? BigEndian(static_cast<uint64_t>(now)) : std::string()});
-  // Each call answers its feeds' counts, three integers each, in the
-  // order of its keys: (feed, groups) pairs after EVALSHA, sha, numkeys.
+       on_notify ? now_bytes : std::string(), now_bytes});
+  // Each call answers, per feed in the order of its keys (triples after
+  // EVALSHA, sha, numkeys), whether it took the notification, and with
+  // on_notify the feed's counts.
   std::vector<std::vector<EntityId>> served;
-  if (on_notify) {
-    for (const Command& command : commands) {
-      std::vector<EntityId>& feeds = served.emplace_back();
-      size_t key_count = 0;
-      if (!absl::SimpleAtoi(command.args[2], &key_count)) key_count = 0;
-      for (size_t k = 0; k < key_count; k += 2) {
-        feeds.push_back(EntityOfKey(command.args[3 + k]));
-      }
+  for (const Command& command : commands) {
+    std::vector<EntityId>& feeds = served.emplace_back();
+    size_t key_count = 0;
+    if (!absl::SimpleAtoi(command.args[2], &key_count)) key_count = 0;
+    for (size_t k = 0; k < key_count; k += 3) {
+      feeds.push_back(EntityOfKey(command.args[3 + k]));
     }
   }
   absl::StatusOr<std::vector<Reply>> replies =
       client_->Run(std::move(commands));
   if (!replies.ok()) return replies.status();
+  const size_t stride = on_notify ? 4 : 1;
+  size_t delivered = 0;
   for (size_t c = 0; c < served.size(); ++c) {
+    const Reply& reply = (*replies)[c];
+    if (reply.type != Reply::Type::kArray ||
+        reply.elements.size() != stride * served[c].size()) {
+      return UnexpectedReply("a notify", reply);
+    }
     for (size_t f = 0; f < served[c].size(); ++f) {
+      if (reply.elements[stride * f].integer == 0) continue;  // hidden
+      ++delivered;
+      if (!on_notify) continue;
       absl::StatusOr<NotificationCounts> counts =
-          ParseCounts((*replies)[c], 3 * f);
+          ParseCounts(reply, stride * f + 1);
       if (!counts.ok()) return counts.status();
       on_notify(served[c][f], *counts);
     }
   }
-  return absl::OkStatus();
+  return delivered;
 }
 
 absl::Status RedisFeedEngine::RemoveNotifications(const StoredEntry& entry) {

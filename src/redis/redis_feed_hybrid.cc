@@ -96,7 +96,10 @@ absl::StatusOr<std::vector<StoredEntry>> RedisFeedEngine::CollectHome(
     return Collect(std::move(timeline), order, lo_ts, lo_id, hi_ts, hi_id,
                    want);
   }
-  Command merged_list = PlainCommand({"HGETALL", Key(owner, "hf")});
+  // The merged actors but those the owner mutes now (relation_scripts.h).
+  Command merged_list = ClusterClient::ScriptCommand(
+      merged_followees_, {Key(owner, "hf"), Key(owner, "rl")},
+      {BigEndian(static_cast<uint64_t>(Now()))});
   merged_list.write = false;
   absl::StatusOr<Reply> listed = client_->RunOne(std::move(merged_list));
   if (!listed.ok()) return listed.status();

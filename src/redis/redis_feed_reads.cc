@@ -317,7 +317,7 @@ absl::StatusOr<EntityPage> RedisFeedEngine::ReadList(
     absl::StatusOr<FollowListCursor> cursor =
         DecodeFollowListCursorOf(options.cursor, followers, entity);
     if (!cursor.ok()) return cursor.status();
-    start = absl::StrCat("(", BigEndian(cursor->last));
+    start = ListStartAfter(cursor->last);
   }
   absl::StatusOr<std::vector<EntityId>> ids =
       ListIds(Key(entity, followers ? "fr" : "fg"), start, options.limit + 1);
@@ -343,7 +343,8 @@ absl::StatusOr<std::vector<EntityId>> RedisFeedEngine::ListIds(
   std::vector<EntityId> ids;
   ids.reserve(reply->elements.size());
   for (const Reply& member : reply->elements) {
-    if (member.str.size() != 8) {
+    // An id, or a following set's parked edge: the id, 'm', an expiry.
+    if (member.str.size() != 8 && member.str.size() != 17) {
       return absl::InternalError(
           "a follow list in redis holds a member this backend did not "
           "write");

@@ -1,4 +1,4 @@
-// RedisFeedEngine's calls for chat and social servers.
+// RedisFeedEngine's read markers.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -12,8 +12,6 @@
 namespace feedcore::redis {
 namespace {
 
-constexpr absl::string_view kMuteBlock =
-    "mute and block (FeedCapability::kMuteBlock)";
 // The field of a user's marker hash that holds its marker in `feed`.
 std::string MarkerField(const MarkedFeed& feed) {
   return absl::StrCat(static_cast<int>(feed.type), ":", feed.owner);
@@ -21,29 +19,6 @@ std::string MarkerField(const MarkedFeed& feed) {
 
 }  // namespace
 
-absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId, EntityId) {
-  return Lacks("Block", kMuteBlock);
-}
-absl::StatusOr<RelationResult> RedisFeedEngine::Unblock(EntityId, EntityId,
-                                                        const RestoreOptions&) {
-  return Lacks("Unblock", kMuteBlock);
-}
-absl::StatusOr<RelationResult> RedisFeedEngine::Mute(EntityId, EntityId,
-                                                     const MuteOptions&) {
-  return Lacks("Mute", kMuteBlock);
-}
-absl::StatusOr<RelationResult> RedisFeedEngine::Unmute(EntityId, EntityId,
-                                                       const RestoreOptions&) {
-  return Lacks("Unmute", kMuteBlock);
-}
-absl::StatusOr<EntityPage> RedisFeedEngine::Blocked(EntityId,
-                                                    const ListOptions&) const {
-  return Lacks("Blocked", kMuteBlock);
-}
-absl::StatusOr<MutedPage> RedisFeedEngine::Muted(EntityId,
-                                                 const ListOptions&) const {
-  return Lacks("Muted", kMuteBlock);
-}
 absl::StatusOr<bool> RedisFeedEngine::SetReadMarker(
     EntityId user, const MarkedFeed& feed, const EntryKey& key,
     const SetMarkerOptions& options) {

@@ -259,6 +259,35 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
   return cursor;
 }
 
+namespace {
+
+constexpr uint64_t kBlockedList = 2;
+constexpr uint64_t kMutedList = 3;
+
+}  // namespace
+
+std::string EncodeRelationListCursor(bool muted, EntityId entity,
+                                     EntityId last) {
+  const uint64_t fields[] = {muted ? kMutedList : kBlockedList, entity, 0,
+                             last};
+  return EncodeCursor(CursorKind::kFollowList, fields);
+}
+
+absl::StatusOr<EntityId> DecodeRelationListCursorOf(absl::string_view text,
+                                                    bool muted,
+                                                    EntityId entity) {
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kFollowList, 4, "relation list cursor");
+  if (!fields.ok()) return fields.status();
+  if ((*fields)[0] != (muted ? kMutedList : kBlockedList) ||
+      (*fields)[1] != entity) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cursor does not belong to the ",
+                     muted ? "muted" : "blocked", " list of ", entity));
+  }
+  return (*fields)[3];
+}
+
 std::string EncodeRankedCursor(const RankedCursor& cursor) {
   uint64_t score_bits = 0;
   std::memcpy(&score_bits, &cursor.score, sizeof(score_bits));

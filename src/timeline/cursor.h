@@ -113,6 +113,17 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursor(absl::string_view text);
 absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
     absl::string_view text, bool followers, EntityId entity);
 
+// Position after `last` in `entity`'s list of the actors it blocks
+// (`muted` false) or mutes, by id: a follow-list cursor whose list field
+// is 2 (blocked) or 3 (muted), shard 0. Decoding checks that it belongs
+// to that list (InvalidArgument otherwise) and returns `last`. Both
+// backends page these lists with it.
+std::string EncodeRelationListCursor(bool muted, EntityId entity,
+                                     EntityId last);
+absl::StatusOr<EntityId> DecodeRelationListCursorOf(absl::string_view text,
+                                                    bool muted,
+                                                    EntityId entity);
+
 // Position after the entry `(score, ts, activity_id)` in a walk of
 // `owner`'s ranked timeline (FeedEngine::ReadRanked) that started at
 // `start` under the formula and window whose RankFingerprint is

@@ -216,7 +216,8 @@ TEST_CASE("which capabilities each backend has") {
     const bool on_cluster = capability == FeedCapability::kReadMarkers ||
                             capability == FeedCapability::kGroupedReads ||
                             capability == FeedCapability::kNotifications ||
-                            capability == FeedCapability::kRankedReads;
+                            capability == FeedCapability::kRankedReads ||
+                            capability == FeedCapability::kMuteBlock;
     // In process: every capability.
     CHECK(env.engine->Supports(capability) == (!OnCluster() || on_cluster));
   }
