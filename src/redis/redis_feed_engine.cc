@@ -301,11 +301,16 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
   }
   absl::Status walked = ForEachFollowerChunk(
       activity.actor, [&](const std::vector<EntityId>& followers) {
+        size_t skipped = 0;
         absl::StatusOr<InsertResult> copied = RunInserts(
             InsertCommands(HomeTimelineKeys(followers), entry,
-                           options_.max_timeline_length, now, activity.actor));
+                           options_.max_timeline_length, now, activity.actor),
+            &skipped);
         if (!copied.ok()) return copied.status();
-        if (!result.merged_at_read) result.fanned_out += followers.size();
+        // Followers who mute the actor (or just unfollowed) got nothing.
+        if (!result.merged_at_read) {
+          result.fanned_out += followers.size() - skipped;
+        }
         return absl::OkStatus();
       });
   if (!walked.ok()) return walked;
@@ -428,7 +433,7 @@ std::vector<std::string> RedisFeedEngine::HomeTimelineKeys(
 }
 
 absl::StatusOr<std::vector<InsertResult>> RedisFeedEngine::RunInsertsEach(
-    std::vector<Command> commands) {
+    std::vector<Command> commands, size_t* skipped) {
   std::vector<InsertResult> results;
   if (commands.empty()) return results;
   absl::StatusOr<std::vector<Reply>> replies =
@@ -444,14 +449,15 @@ absl::StatusOr<std::vector<InsertResult>> RedisFeedEngine::RunInsertsEach(
     result.replaced = reply.elements[1].integer;
     result.rejected_by_cap = reply.elements[2].integer;
     result.trimmed = reply.elements[3].integer;
+    if (skipped != nullptr) *skipped += reply.elements[4].integer;
   }
   return results;
 }
 
 absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
-    std::vector<Command> commands) {
+    std::vector<Command> commands, size_t* skipped) {
   absl::StatusOr<std::vector<InsertResult>> each =
-      RunInsertsEach(std::move(commands));
+      RunInsertsEach(std::move(commands), skipped);
   if (!each.ok()) return each.status();
   InsertResult sum;
   for (const InsertResult& result : *each) {

@@ -202,11 +202,14 @@ class RedisFeedEngine final : public FeedEngine {
   // them.
   std::vector<std::string> HomeTimelineKeys(
       absl::Span<const EntityId> owners) const;
-  // Runs insert commands (pipelined per node) and sums what they did.
-  absl::StatusOr<InsertResult> RunInserts(std::vector<Command> commands);
+  // Runs insert commands (pipelined per node) and sums what they did;
+  // adds to `skipped` the timelines whose owner did not take the actor's
+  // entry (not following it, or muting it).
+  absl::StatusOr<InsertResult> RunInserts(std::vector<Command> commands,
+                                          size_t* skipped = nullptr);
   // As RunInserts, with what each command did.
   absl::StatusOr<std::vector<InsertResult>> RunInsertsEach(
-      std::vector<Command> commands);
+      std::vector<Command> commands, size_t* skipped = nullptr);
 
   // Timelines (or readers) one script call serves at most: bounds how
   // long the call holds its node, which runs nothing else meanwhile.

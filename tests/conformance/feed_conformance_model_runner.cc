@@ -5,6 +5,10 @@ namespace feedcore::conformance_model {
 void Runner::Run(int steps) {
   for (step_ = 0; step_ < steps; ++step_) {
     INFO("step " << step_ << ": " << what_);
+    if (engine_->Supports(FeedCapability::kMuteBlock) && OneIn(16)) {
+      DoRelation();
+      CheckStep();
+    }
     const int op = static_cast<int>(rng_() % 100);
     if (op < 18) {
       DoPublish();
@@ -34,16 +38,21 @@ void Runner::Run(int steps) {
       DoContinue();
     }
     INFO("after step " << step_ << ": " << what_);
-    if (check_all_ || step_ % 4 == 3) {
-      CheckAll();
-    } else {
-      for (const EntityId e : touched_) CheckEntity(e);
-      if (touched_world_) CheckWorld();
-    }
-    touched_.clear();
-    touched_world_ = false;
-    check_all_ = false;
+    if (step_ % 4 == 3) check_all_ = true;
+    CheckStep();
   }
+}
+
+void Runner::CheckStep() {
+  if (check_all_) {
+    CheckAll();
+  } else {
+    for (const EntityId e : touched_) CheckEntity(e);
+    if (touched_world_) CheckWorld();
+  }
+  touched_.clear();
+  touched_world_ = false;
+  check_all_ = false;
 }
 
 Micros Runner::Ttl() {
@@ -81,10 +90,12 @@ void Runner::DoPublish() {
   what_ = "Publish " + std::to_string(a.id) + " by " + std::to_string(a.actor) +
           " ts " + std::to_string(a.ts);
   TouchActor(a.actor);
+  const size_t followers = model_.Followers(a.actor).size();
   const absl::StatusOr<PublishResult> r = engine_->Publish(a);
   REQUIRE_MESSAGE(r.ok(), r.status());
   const absl::StatusOr<PublishResult> want = model_.Publish(a, Now());
   REQUIRE_MESSAGE(want.ok(), want.status());
+  coverage_.muted_deliveries += followers - want->fanned_out;
   CHECK(r->created);
   CHECK(r->fanned_out == want->fanned_out);
   CHECK_FALSE(r->merged_at_read);
@@ -202,8 +213,14 @@ void Runner::DoFollow() {
   if (pairs.size() == 1) {
     const absl::StatusOr<FollowResult> r =
         engine_->Follow(follower, followee, o);
-    REQUIRE_MESSAGE(r.ok(), r.status());
-    got.push_back(*r);
+    if (model_.EitherBlocks(follower, followee)) {
+      CHECK(absl::IsFailedPrecondition(r.status()));
+      ++coverage_.follows_refused;
+      got.push_back(FollowResult{.blocked = true});
+    } else {
+      REQUIRE_MESSAGE(r.ok(), r.status());
+      got.push_back(*r);
+    }
   } else {
     absl::StatusOr<std::vector<FollowResult>> r = engine_->FollowMany(pairs, o);
     REQUIRE_MESSAGE(r.ok(), r.status());
@@ -217,6 +234,8 @@ void Runner::DoFollow() {
         model_.Follow(pairs[i].follower, pairs[i].followee,
                       o.backfill.value_or(config_.default_backfill), Now());
     INFO("pair " << i);
+    CHECK(got[i].blocked ==
+          model_.EitherBlocks(pairs[i].follower, pairs[i].followee));
     CHECK(got[i].created == want.created);
     CHECK(got[i].backfilled == want.backfilled);
     coverage_.backfilled += want.backfilled;
@@ -684,6 +703,7 @@ void Runner::CheckEntity(EntityId e) {
         std::vector<EntityId>(following.begin(), following.end()));
   CHECK(engine_->FollowerCount(e).value() == want.size());
   CHECK(engine_->FollowingCount(e).value() == following.size());
+  if (engine_->Supports(FeedCapability::kMuteBlock)) CheckRelationLists(e);
 
   // CountNewer from an entry of the timeline, or from anywhere.
   Key from{Now() - static_cast<Micros>(rng_() % 100), rng_() % 8};

@@ -130,7 +130,8 @@ class Runner {
     uint64_t replaced = 0, rejected = 0, trimmed = 0, expired = 0,
              backfilled = 0, unfollow_removed = 0, retracted = 0,
              republished = 0, conflicts = 0, refused = 0, walks_finished = 0,
-             shared_groups = 0, group_walks = 0;
+             shared_groups = 0, group_walks = 0, hidden_removed = 0,
+             follows_refused = 0, restored = 0, muted_deliveries = 0;
     void Add(const Coverage& o) {
       replaced += o.replaced;
       rejected += o.rejected;
@@ -145,6 +146,10 @@ class Runner {
       walks_finished += o.walks_finished;
       shared_groups += o.shared_groups;
       group_walks += o.group_walks;
+      hidden_removed += o.hidden_removed;
+      follows_refused += o.follows_refused;
+      restored += o.restored;
+      muted_deliveries += o.muted_deliveries;
     }
   };
   const Coverage& coverage() const { return coverage_; }
@@ -198,6 +203,10 @@ class Runner {
 
   void DoUnfollow();
 
+  // Block, Unblock, Mute (sometimes expiring) or Unmute
+  // (feed_conformance_model_relations.cc).
+  void DoRelation();
+
   // --- Low-level steps ---
 
   // An entry and its insert options: a fresh low-level key, or the key
@@ -248,8 +257,13 @@ class Runner {
   // limit), compared page by page.
   void WholeGroups(EntityId owner);
 
+  // Every page of `user`'s blocked and muted lists, compared.
+  void CheckRelationLists(EntityId user);
+
   // Everything a reader can see of `e`, compared with the model.
   void CheckEntity(EntityId e);
+  // The comparison after a step: what it touched, or everything.
+  void CheckStep();
 
   void CheckWorld() {
     for (const ReadOrder order :

@@ -100,7 +100,8 @@ TEST_CASE("random social and low-level operations match the reference") {
       "replaced %llu, rejected by cap %llu, trimmed %llu, expired %llu, "
       "back-filled %llu, removed by unfollow %llu, retracted %llu, "
       "republished %llu, conflicts %llu, refused %llu, walks finished %llu, "
-      "grouped walks %llu, shared groups %llu\n",
+      "grouped walks %llu, shared groups %llu, removed by mute or block "
+      "%llu, follows refused %llu, restored %llu, muted deliveries %llu\n",
       static_cast<unsigned long long>(total.replaced),
       static_cast<unsigned long long>(total.rejected),
       static_cast<unsigned long long>(total.trimmed),
@@ -113,7 +114,11 @@ TEST_CASE("random social and low-level operations match the reference") {
       static_cast<unsigned long long>(total.refused),
       static_cast<unsigned long long>(total.walks_finished),
       static_cast<unsigned long long>(total.group_walks),
-      static_cast<unsigned long long>(total.shared_groups));
+      static_cast<unsigned long long>(total.shared_groups),
+      static_cast<unsigned long long>(total.hidden_removed),
+      static_cast<unsigned long long>(total.follows_refused),
+      static_cast<unsigned long long>(total.restored),
+      static_cast<unsigned long long>(total.muted_deliveries));
   // The runs reached every kind of event they exist to test.
   if (steps >= 1000) {
     CHECK(total.replaced > 0);
@@ -129,6 +134,10 @@ TEST_CASE("random social and low-level operations match the reference") {
     CHECK(total.walks_finished > 0);
     CHECK(total.group_walks > 0);
     CHECK(total.shared_groups > 0);
+    CHECK(total.hidden_removed > 0);
+    CHECK(total.follows_refused > 0);
+    CHECK(total.restored > 0);
+    CHECK(total.muted_deliveries > 0);
   }
 }
 
