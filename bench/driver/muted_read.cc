@@ -7,6 +7,9 @@
 // Run twice: with the actors copied into timelines (mutes then cost
 // nothing at read: the fan-out skipped the muter) and with every actor
 // merged at read (the read leaves the muted actors out of the merge).
+// Both in process and, when the run has one, on the Redis Cluster backend,
+// whose merged pages read every merged actor's own feed and so take fewer
+// passes (kClusterPasses).
 // The target: a page of the muting reader within 1.2x of the other.
 #include <algorithm>
 #include <memory>
@@ -15,8 +18,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/driver/cluster_feed.h"
 #include "bench/driver/interleave.h"
 #include "bench/driver/scenario.h"
+#include "bench/driver/scenario_redis.h"
 #include "bench/driver/stats.h"
 #include "bench/driver/timeline_systems.h"
 
@@ -24,8 +29,11 @@ namespace feedcore::bench {
 namespace {
 
 constexpr char kScenario[] = "muted-read";
-constexpr char kPlainReader[] = "feedcore, no mutes";
-constexpr char kMutingReader[] = "feedcore, 100 actors muted";
+constexpr char kPlainReader[] = "no mutes";
+constexpr char kMutingReader[] = "100 actors muted";
+// Passes on the cluster at most; its set-up publishes on this many threads.
+constexpr size_t kClusterPasses = 5;
+constexpr size_t kClusterSetupThreads = 8;
 constexpr EntityId kPlain = 7;
 constexpr EntityId kMuting = 8;
 constexpr EntityId kFirstActor = 10'000;
@@ -34,42 +42,55 @@ constexpr size_t kMuted = 100;
 // target), as Report::Compare takes it: plain / muting >= 1 / 1.2.
 constexpr double kTarget = 1.0 / 1.2;
 
-void RunVariant(RunContext& context, bool merged) {
+// Sets up `engine` (followed, muted, posted) and times the two readers'
+// pages; `system` names the engine in the report.
+void RunVariant(RunContext& context, FeedEngine& engine,
+                const std::string& system, bool merged, size_t passes) {
   const DriverOptions& options = context.options;
   const std::string variant = merged ? "merged at read" : "copied";
+  const std::string plain_reader = absl::StrCat(system, ", ", kPlainReader);
+  const std::string muting_reader = absl::StrCat(system, ", ", kMutingReader);
+  const bool on_cluster = system != kFeedcore;
   const size_t muted = std::min(kMuted, options.followees);
   const size_t pages_per_pass =
       (options.timeline_cap + options.page_size - 1) / options.page_size;
-  auto clock = std::make_shared<ManualClock>(kBenchStartTime);
-  EngineOptions engine_options = NewEngineOptions(clock, options.timeline_cap);
-  // Two followers each: a threshold of 1 merges every actor.
-  engine_options.hybrid_fanout_threshold = merged ? 1 : 0;
-  absl::StatusOr<std::unique_ptr<FeedEngine>> created =
-      FeedEngine::Create(engine_options);
-  if (!created.ok())
-    return context.answers.Fail(kScenario, kFeedcore, created.status());
-  FeedEngine& engine = **created;
   for (size_t a = 0; a < options.followees; ++a) {
     for (const EntityId reader : {kPlain, kMuting}) {
       if (absl::Status s = engine.Follow(reader, kFirstActor + a).status();
           !s.ok()) {
-        return context.answers.Fail(kScenario, kFeedcore, s);
+        return context.answers.Fail(kScenario, system, s);
       }
     }
   }
   for (size_t a = 0; a < muted; ++a) {
     if (absl::Status s = engine.Mute(kMuting, kFirstActor + a).status();
         !s.ok()) {
-      return context.answers.Fail(kScenario, kFeedcore, s);
+      return context.answers.Fail(kScenario, system, s);
     }
   }
-  if (absl::Status s = PostRoundRobin(
-          kFirstActor, options.followees, options.posts_per_followee,
-          options.seed,
-          [&](const Activity& post) { return engine.Publish(post).status(); });
+  std::vector<Activity> posts;
+  if (absl::Status s = PostRoundRobin(kFirstActor, options.followees,
+                                      options.posts_per_followee, options.seed,
+                                      [&](const Activity& post) {
+                                        posts.push_back(post);
+                                        return absl::OkStatus();
+                                      });
       !s.ok()) {
-    return context.answers.Fail(kScenario, kFeedcore, s);
+    return context.answers.Fail(kScenario, system, s);
   }
+  // On the cluster out of order across threads, which leaves the same
+  // timelines: a capped timeline keeps the newest entries.
+  absl::Status posted =
+      on_cluster
+          ? RunConcurrently(
+                context, kScenario, "publishing on Redis Cluster",
+                posts.size(), kClusterSetupThreads,
+                [&](size_t i) { return engine.Publish(posts[i]).status(); })
+          : absl::OkStatus();
+  for (size_t i = 0; !on_cluster && posted.ok() && i < posts.size(); ++i) {
+    posted = engine.Publish(posts[i]).status();
+  }
+  if (!posted.ok()) return context.answers.Fail(kScenario, system, posted);
 
   // Muted actors seen by the muting reader, counted outside the clock.
   size_t leaked = 0;
@@ -93,38 +114,58 @@ void RunVariant(RunContext& context, bool merged) {
     return absl::OkStatus();
   };
   std::vector<SystemUnderTest> systems;
-  systems.push_back({kPlainReader,
+  systems.push_back({plain_reader,
                      [&](size_t, std::vector<double>& samples) {
                        return pass(kPlain, samples);
                      },
                      {},
                      false});
-  systems.push_back({kMutingReader,
+  systems.push_back({muting_reader,
                      [&](size_t, std::vector<double>& samples) {
                        return pass(kMuting, samples);
                      },
                      {},
                      false});
-  RunInterleaved(context, kScenario, absl::StrCat("paging, ", variant),
-                 options.read_passes, systems);
+  RunInterleaved(context, kScenario,
+                 absl::StrCat("paging, ", variant, ", ", system), passes,
+                 systems);
   if (leaked > 0) {
     context.answers.Fail(
-        kScenario, kMutingReader,
+        kScenario, muting_reader,
         absl::InternalError(absl::StrCat(leaked, " entries of muted actors")));
   }
   const std::string metric =
       absl::StrCat(options.page_size, "-entry page, ", options.followees,
                    " followees, ", variant);
   AddFigures(context, kScenario, metric, "us", systems);
-  context.report.Compare(kScenario, metric, kMutingReader, kPlainReader,
+  context.report.Compare(kScenario, metric, muting_reader, plain_reader,
                          kTarget);
 }
 
 }  // namespace
 
 void RunMutedRead(RunContext& context) {
-  RunVariant(context, /*merged=*/false);
-  RunVariant(context, /*merged=*/true);
+  for (const bool merged : {false, true}) {
+    auto clock = std::make_shared<ManualClock>(kBenchStartTime);
+    EngineOptions engine_options =
+        NewEngineOptions(clock, context.options.timeline_cap);
+    // Two followers each: a threshold of 1 merges every actor.
+    engine_options.hybrid_fanout_threshold = merged ? 1 : 0;
+    absl::StatusOr<std::unique_ptr<FeedEngine>> created =
+        FeedEngine::Create(engine_options);
+    if (!created.ok()) {
+      context.answers.Fail(kScenario, kFeedcore, created.status());
+    } else {
+      RunVariant(context, **created, kFeedcore, merged,
+                 context.options.read_passes);
+    }
+    std::unique_ptr<ClusterFeed> cluster =
+        OpenClusterFeed(context, kScenario, engine_options);
+    if (cluster != nullptr) {
+      RunVariant(context, cluster->engine(), kFeedcoreCluster, merged,
+                 std::min(context.options.read_passes, kClusterPasses));
+    }
+  }
 }
 
 }  // namespace feedcore::bench
