@@ -59,8 +59,9 @@ ABSL_FLAG(std::string, redis_server, "redis-server",
 #endif
 ABSL_FLAG(bool, redis_cluster, true,
           "compare with feedcore on a Redis Cluster (celebrity-post, "
-          "timeline-read, replica-wait, grouped-read, ranked-read): a private "
-          "cluster started with --redis_cluster_script, or the one at "
+          "timeline-read, muted-read, replica-wait, grouped-read, "
+          "ranked-read): a private cluster started with "
+          "--redis_cluster_script, or the one at "
           "--redis_cluster_seeds");
 ABSL_FLAG(std::string, redis_cluster_script, FEEDCORE_REDIS_CLUSTER_SCRIPT,
           "script that starts (`start DIR`) and stops (`stop DIR`) the "
@@ -176,7 +177,7 @@ struct NamedScenario {
 constexpr NamedScenario kScenarios[] = {
     {"celebrity-post", RunCelebrityPost, true},
     {"timeline-read", RunTimelineRead, true},
-    {"muted-read", RunMutedRead, false},
+    {"muted-read", RunMutedRead, true},
     {"mixed-feed", RunMixedFeed, false},
     {"leaderboard", RunLeaderboard, true},
     {"game-leaderboard", RunGameLeaderboard, false},

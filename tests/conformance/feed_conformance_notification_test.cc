@@ -34,6 +34,10 @@
 //   * A group whose last entry leaves (trim, expiry, retraction) takes its
 //     flags with it; a later group with the same key starts unseen and
 //     unread.
+//   * A user who blocks an actor, or mutes it with notifications (until
+//     Unmute, or until the mute expires), gets none of its notifications;
+//     Block and such a Mute remove the actor's entries from the feed,
+//     expired or not.
 // Reads are grouped with ReferenceGroups (model/feed_model.h) and carry the
 // model's flags; counts are the model's groups not seen, not read, and all.
 //
@@ -146,7 +150,8 @@ class Runner {
              retracted = 0, retract_again = 0, retract_not_found = 0,
              mark_read_ok = 0, mark_read_not_found = 0, rejoined_seen = 0,
              multi_page_walks = 0, actors_bounded = 0, entries_bounded = 0,
-             seen_groups = 0, read_groups = 0;
+             seen_groups = 0, read_groups = 0, hidden_removed = 0,
+             hidden_notifications = 0;
   };
 
   Coverage coverage() const {
@@ -162,6 +167,7 @@ class Runner {
   void Run(int ops) {
     for (step_ = 0; step_ < ops; ++step_) {
       INFO("step " << step_ << ": " << what_);
+      if (rng_() % 100 < 4) DoRelation();
       const int op = static_cast<int>(rng_() % 100);
       if (op < 34) {
         DoPublish();
@@ -242,7 +248,51 @@ class Runner {
     CHECK(r->created == want->created);
     CHECK(r->fanned_out == want->fanned_out);
     CHECK(r->notified == want->notified);
+    coverage_.hidden_notifications +=
+        std::set<EntityId>(options.notify.begin(), options.notify.end())
+            .size() -
+        want->notified;
     published_ts_.push_back(a.ts);
+  }
+
+  // Block, Unblock, Mute (with notifications mostly, sometimes expiring)
+  // or Unmute of an actor by a user.
+  void DoRelation() {
+    const EntityId user = RandomUser();
+    EntityId actor = 1 + rng_() % kActors;
+    if (actor == user) actor = actor % kActors + 1;
+    const int kind = static_cast<int>(rng_() % 4);
+    MuteOptions mute;
+    mute.notifications = rng_() % 4 != 0;
+    if (rng_() % 3 == 0) {
+      mute.expires_at = Now() + 1 + static_cast<Micros>(rng_() % 200);
+    }
+    what_ = "relation " + std::to_string(kind) + " " + std::to_string(user) +
+            " -> " + std::to_string(actor);
+    RelationResult want;
+    absl::StatusOr<RelationResult> got;
+    switch (kind) {
+      case 0:
+        want = model_->Block(user, actor);
+        got = engine_->Block(user, actor);
+        break;
+      case 1:
+        want = model_->Unblock(user, actor, 0, Now());
+        got = engine_->Unblock(user, actor);
+        break;
+      case 2:
+        want = model_->Mute(user, actor, mute, Now());
+        got = engine_->Mute(user, actor, mute);
+        break;
+      default:
+        want = model_->Unmute(user, actor, 0, Now());
+        got = engine_->Unmute(user, actor);
+        break;
+    }
+    REQUIRE_MESSAGE(got.ok(), got.status());
+    CHECK(got->changed == want.changed);
+    CHECK(got->removed == want.removed);
+    coverage_.hidden_removed += want.removed;
   }
 
   void DoRetract() {
@@ -414,6 +464,8 @@ void RunConfig(const Config& config) {
     total.entries_bounded += c.entries_bounded;
     total.seen_groups += c.seen_groups;
     total.read_groups += c.read_groups;
+    total.hidden_removed += c.hidden_removed;
+    total.hidden_notifications += c.hidden_notifications;
   }
   // The sequences reached what they exist to test.
   INFO("config " << config.name);
@@ -431,6 +483,8 @@ void RunConfig(const Config& config) {
   CHECK(total.multi_page_walks > 0);
   CHECK(total.seen_groups > 0);
   CHECK(total.read_groups > 0);
+  CHECK(total.hidden_removed > 0);
+  CHECK(total.hidden_notifications > 0);
   if (config.aggregated) {
     CHECK(total.rejoined_seen > 0);
     CHECK(total.actors_bounded > 0);
