@@ -83,8 +83,8 @@ void RunVariant(RunContext& context, FeedEngine& engine,
   absl::Status posted =
       on_cluster
           ? RunConcurrently(
-                context, kScenario, "publishing on Redis Cluster",
-                posts.size(), kClusterSetupThreads,
+                context, kScenario, "publishing on Redis Cluster", posts.size(),
+                kClusterSetupThreads,
                 [&](size_t i) { return engine.Publish(posts[i]).status(); })
           : absl::OkStatus();
   for (size_t i = 0; !on_cluster && posted.ok() && i < posts.size(); ++i) {

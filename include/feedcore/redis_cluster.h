@@ -56,7 +56,12 @@
 //   activity's hash; IncrementCounter costs two round trips, the second
 //   dating the change with the engine clock once it is applied; a ranked
 //   page reads its window's counters in one pipeline and ranks them here,
-//   as in process), and of the leaderboard's,
+//   as in process) and kMuteBlock (a user's mutes and blocks are a sorted
+//   set in its slot, checked by the scripts that deliver to it; Mute and
+//   Unmute are one script each, Unmute's back-fill as Follow's; Block
+//   takes three round trips; Block, Mute and Unmute are not resent after
+//   an unclear failure, since a resend of one that went through answers
+//   "nothing changed"), and of the leaderboard's,
 //   kEarlierUpdateFirst (below); `Supports` says so. Each call that needs
 //   another fails with `Unimplemented` naming it and changes nothing:
 //   EvictExpired

@@ -223,7 +223,8 @@ size_t FeedEngineImpl::RestoreBackfill(EntityId user, EntityId actor,
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
                                                      EntityId blocked) {
-  if (absl::Status status = ValidateRelation(blocker, blocked, "Block"); !status.ok()) {
+  if (absl::Status status = ValidateRelation(blocker, blocked, "Block");
+      !status.ok()) {
     return status;
   }
   RelationResult result;
@@ -272,7 +273,8 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Unblock(
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
     EntityId muter, EntityId muted, const MuteOptions& options) {
-  if (absl::Status status = ValidateRelation(muter, muted, "Mute"); !status.ok()) {
+  if (absl::Status status = ValidateRelation(muter, muted, "Mute");
+      !status.ok()) {
     return status;
   }
   const Micros now = options_.clock->Now();
@@ -293,7 +295,8 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
 
 absl::StatusOr<RelationResult> FeedEngineImpl::Unmute(
     EntityId muter, EntityId muted, const RestoreOptions& options) {
-  if (absl::Status status = ValidateRelation(muter, muted, "Unmute"); !status.ok()) {
+  if (absl::Status status = ValidateRelation(muter, muted, "Unmute");
+      !status.ok()) {
     return status;
   }
   if (absl::Status status = ValidateBackfill(options.backfill); !status.ok()) {

@@ -29,35 +29,35 @@
 #ifndef FEEDCORE_REDIS_LUA_RELATIONS_H_
 #define FEEDCORE_REDIS_LUA_RELATIONS_H_
 
-#define FEEDCORE_LUA_RELATIONS                                        \
-  "local NEVER = string.rep('\\0', 8)\n"                              \
-  "local function in_force(e, now)\n"                                 \
-  "  return e == NEVER or less(now, e)\n"                             \
-  "end\n"                                                             \
-  "local function mute_of(rl, actor)\n"                               \
-  "  return redis.call('ZRANGE', rl, '[m' .. actor,\n"                \
-  "      '[m' .. actor .. '\\255', 'BYLEX', 'LIMIT', 0, 1)[1]\n"      \
-  "end\n"                                                             \
-  "local function parked_of(fg, actor)\n"                             \
-  "  return redis.call('ZRANGE', fg, '[' .. actor .. 'm',\n"          \
-  "      '[' .. actor .. 'm\\255', 'BYLEX', 'LIMIT', 0, 1)[1]\n"      \
-  "end\n"                                                             \
-  "local function drop_edge(fg, actor)\n"                             \
-  "  if redis.call('ZREM', fg, actor) == 1 then return true end\n"    \
-  "  local parked = parked_of(fg, actor)\n"                           \
-  "  if not parked then return false end\n"                           \
-  "  redis.call('ZREM', fg, parked)\n"                                \
-  "  return true\n"                                                   \
-  "end\n"                                                             \
-  "local function purge_timeline(tl, actor)\n"                        \
-  "  local removed = 0\n"                                             \
-  "  for _, m in ipairs(redis.call('ZRANGE', tl, 0, -1)) do\n"        \
-  "    if string.sub(m, 17, 24) == actor then\n"                      \
-  "      redis.call('ZREM', tl, m)\n"                                 \
-  "      removed = removed + 1\n"                                     \
-  "    end\n"                                                         \
-  "  end\n"                                                           \
-  "  return removed\n"                                                \
+#define FEEDCORE_LUA_RELATIONS                                     \
+  "local NEVER = string.rep('\\0', 8)\n"                           \
+  "local function in_force(e, now)\n"                              \
+  "  return e == NEVER or less(now, e)\n"                          \
+  "end\n"                                                          \
+  "local function mute_of(rl, actor)\n"                            \
+  "  return redis.call('ZRANGE', rl, '[m' .. actor,\n"             \
+  "      '[m' .. actor .. '\\255', 'BYLEX', 'LIMIT', 0, 1)[1]\n"   \
+  "end\n"                                                          \
+  "local function parked_of(fg, actor)\n"                          \
+  "  return redis.call('ZRANGE', fg, '[' .. actor .. 'm',\n"       \
+  "      '[' .. actor .. 'm\\255', 'BYLEX', 'LIMIT', 0, 1)[1]\n"   \
+  "end\n"                                                          \
+  "local function drop_edge(fg, actor)\n"                          \
+  "  if redis.call('ZREM', fg, actor) == 1 then return true end\n" \
+  "  local parked = parked_of(fg, actor)\n"                        \
+  "  if not parked then return false end\n"                        \
+  "  redis.call('ZREM', fg, parked)\n"                             \
+  "  return true\n"                                                \
+  "end\n"                                                          \
+  "local function purge_timeline(tl, actor)\n"                     \
+  "  local removed = 0\n"                                          \
+  "  for _, m in ipairs(redis.call('ZRANGE', tl, 0, -1)) do\n"     \
+  "    if string.sub(m, 17, 24) == actor then\n"                   \
+  "      redis.call('ZREM', tl, m)\n"                              \
+  "      removed = removed + 1\n"                                  \
+  "    end\n"                                                      \
+  "  end\n"                                                        \
+  "  return removed\n"                                             \
   "end\n"
 
 #endif  // FEEDCORE_REDIS_LUA_RELATIONS_H_

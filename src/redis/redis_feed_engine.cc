@@ -414,8 +414,10 @@ Command RedisFeedEngine::InsertCommand(
 std::vector<std::string> RedisFeedEngine::InsertArgs(
     const StoredEntry& entry, size_t cap, Micros now,
     std::optional<EntityId> only_if_following) {
-  return {redis::EntryScore(entry.ts), redis::EncodeEntryMember(entry),
-          absl::StrCat(cap), absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
+  return {redis::EntryScore(entry.ts),
+          redis::EncodeEntryMember(entry),
+          absl::StrCat(cap),
+          absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
           only_if_following.has_value() ? BigEndian(*only_if_following)
                                         : std::string(),
           BigEndian(static_cast<uint64_t>(now))};

@@ -68,11 +68,10 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId blocker,
   absl::StatusOr<std::vector<int64_t>> own = Integers(*mine, 3, "a block");
   if (!own.ok()) return own.status();
   std::vector<Command> theirs;
-  theirs.push_back(PlainCommand({"ZADD", Key(blocked, "rl"), "0",
-                                 Relation(kBlockedBy, blocker)}));
+  theirs.push_back(PlainCommand(
+      {"ZADD", Key(blocked, "rl"), "0", Relation(kBlockedBy, blocker)}));
   theirs.push_back(ClusterClient::ScriptCommand(
-      unfollow_,
-      {Key(blocked, "tl"), Key(blocked, "fg"), Key(blocked, "hf")},
+      unfollow_, {Key(blocked, "tl"), Key(blocked, "fg"), Key(blocked, "hf")},
       {BigEndian(blocker)}));
   absl::StatusOr<std::vector<Reply>> ended = client_->Run(std::move(theirs));
   if (!ended.ok()) return ended.status();
@@ -81,10 +80,10 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId blocker,
   if (!other.ok()) return other.status();
   if (absl::Status dropped =
           client_
-              ->Run({PlainCommand({"ZREM", Key(blocked, "fr"),
-                                   BigEndian(blocker)}),
-                     PlainCommand({"ZREM", Key(blocker, "fr"),
-                                   BigEndian(blocked)})})
+              ->Run({PlainCommand(
+                         {"ZREM", Key(blocked, "fr"), BigEndian(blocker)}),
+                     PlainCommand(
+                         {"ZREM", Key(blocker, "fr"), BigEndian(blocked)})})
               .status();
       !dropped.ok()) {
     return dropped;
@@ -110,8 +109,8 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Unblock(
   // The blocker's side first, then the other (also when this one was
   // already gone, so that a retry finishes); then whether the blocker
   // follows the actor again, for the back-fill.
-  Command mine = PlainCommand(
-      {"ZREM", Key(blocker, "rl"), Relation(kBlocks, blocked)});
+  Command mine =
+      PlainCommand({"ZREM", Key(blocker, "rl"), Relation(kBlocks, blocked)});
   mine.idempotent = false;
   absl::StatusOr<Reply> removed = client_->RunOne(std::move(mine));
   if (!removed.ok()) return removed.status();
@@ -121,18 +120,18 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Unblock(
   std::vector<Command> rest;
   rest.push_back(PlainCommand(
       {"ZREM", Key(blocked, "rl"), Relation(kBlockedBy, blocker)}));
-  rest.push_back(PlainCommand({"ZSCORE", Key(blocker, "fg"),
-                               BigEndian(blocked)}));
-  rest.push_back(PlainCommand({"HEXISTS", Key(blocker, "hf"),
-                               BigEndian(blocked)}));
+  rest.push_back(
+      PlainCommand({"ZSCORE", Key(blocker, "fg"), BigEndian(blocked)}));
+  rest.push_back(
+      PlainCommand({"HEXISTS", Key(blocker, "hf"), BigEndian(blocked)}));
   absl::StatusOr<std::vector<Reply>> state = client_->Run(std::move(rest));
   if (!state.ok()) return state.status();
   RelationResult result;
   if (removed->integer == 0) return result;
   result.changed = true;
   absl::StatusOr<size_t> restored =
-      Restore(blocker, blocked, !(*state)[1].is_nil(),
-              (*state)[2].integer == 1, options.backfill);
+      Restore(blocker, blocked, !(*state)[1].is_nil(), (*state)[2].integer == 1,
+              options.backfill);
   if (!restored.ok()) return restored.status();
   result.backfilled = *restored;
   return result;
@@ -166,8 +165,7 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Mute(
 
 absl::StatusOr<RelationResult> RedisFeedEngine::Unmute(
     EntityId muter, EntityId muted, const RestoreOptions& options) {
-  if (absl::Status status =
-          internal::ValidateRelation(muter, muted, "Unmute");
+  if (absl::Status status = internal::ValidateRelation(muter, muted, "Unmute");
       !status.ok()) {
     return status;
   }
@@ -186,8 +184,8 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Unmute(
   // An expired mute is dropped too, but nothing it hid changes.
   if ((*state)[0] == 0) return result;
   result.changed = true;
-  absl::StatusOr<size_t> restored = Restore(
-      muter, muted, (*state)[1] == 1, (*state)[2] == 1, options.backfill);
+  absl::StatusOr<size_t> restored = Restore(muter, muted, (*state)[1] == 1,
+                                            (*state)[2] == 1, options.backfill);
   if (!restored.ok()) return restored.status();
   result.backfilled = *restored;
   return result;
@@ -263,8 +261,8 @@ absl::StatusOr<MutedPage> RedisFeedEngine::ReadRelationList(
   // Expired mutes are skipped, so a chunk may yield fewer than it read.
   while (!more) {
     Command range =
-        PlainCommand({"ZRANGE", Key(entity, "rl"), start, end, "BYLEX",
-                      "LIMIT", "0", absl::StrCat(options.limit + 1)});
+        PlainCommand({"ZRANGE", Key(entity, "rl"), start, end, "BYLEX", "LIMIT",
+                      "0", absl::StrCat(options.limit + 1)});
     range.write = false;
     absl::StatusOr<Reply> reply = client_->RunOne(std::move(range));
     if (!reply.ok()) return reply.status();
