@@ -141,15 +141,24 @@ end
 return removed
 )lua";
 
-// Stops following ARGV[1] (8 bytes; a bare or a parked edge), stops
-// merging it (hybrid_scripts.h) and removes its entries from the timeline,
-// in one step, so no fan-out can slip in between. KEYS: timeline,
-// following set, merged-followee hash. Returns {was_following, removed}.
+// Stops following ARGV[1] (8 bytes; a bare or a parked edge) and stops
+// merging it (hybrid_scripts.h), in one step. KEYS: timeline, following
+// set, merged-followee hash, and with "keep" the relations. By default
+// the followee's entries leave the timeline in the same step, so no
+// fan-out can slip one in after. With ARGV[2] "keep" (at now ARGV[3], 8
+// bytes) they stay, and the answer carries the key from which the reader
+// merged the followee, unless it mutes it now: what the merge showed is
+// to be copied. Returns {was_following, removed, merge boundary or ""}.
 inline constexpr char kUnfollowScript[] =
     FEEDCORE_LUA_LESS FEEDCORE_LUA_RELATIONS R"lua(
-if not drop_edge(KEYS[2], ARGV[1]) then return {0, 0} end
-redis.call('HDEL', KEYS[3], ARGV[1])
-return {1, purge_timeline(KEYS[1], ARGV[1])}
+local actor = ARGV[1]
+if not drop_edge(KEYS[2], actor) then return {0, 0, ''} end
+local from = redis.call('HGET', KEYS[3], actor)
+redis.call('HDEL', KEYS[3], actor)
+if ARGV[2] ~= 'keep' then return {1, purge_timeline(KEYS[1], actor), ''} end
+local mute = from and mute_of(KEYS[4], actor)
+if mute and in_force(string.sub(mute, 11, 18), ARGV[3]) then from = nil end
+return {1, 0, from or ''}
 )lua";
 
 // Stores an activity once. KEYS: the activity's hash and its recipient

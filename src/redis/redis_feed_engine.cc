@@ -474,7 +474,12 @@ absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
 absl::Status RedisFeedEngine::ForEachFollowerChunk(
     EntityId actor,
     absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit) const {
-  const std::string key = Key(actor, "fr");
+  return ForEachIdChunk(Key(actor, "fr"), visit);
+}
+
+absl::Status RedisFeedEngine::ForEachIdChunk(
+    const std::string& key,
+    absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit) const {
   std::string start = "-";
   while (true) {
     absl::StatusOr<std::vector<EntityId>> chunk =
@@ -500,19 +505,23 @@ absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
   if (absl::Status status = RemoveNotifications(entry); !status.ok()) {
     return status;
   }
-  return ForEachFollowerChunk(
-      entry.actor, [&](const std::vector<EntityId>& followers) {
-        std::vector<std::string> timelines;
-        timelines.reserve(followers.size());
-        for (EntityId follower : followers) {
-          timelines.push_back(Key(follower, "tl"));
-        }
-        return client_
-            ->Run(ClusterClient::ScriptCommandsBySlot(
-                remove_, std::move(timelines), /*keys_per_group=*/1,
-                kTimelinesPerCall, args))
-            .status();
-      });
+  auto remove = [&](const std::vector<EntityId>& readers) {
+    std::vector<std::string> timelines;
+    timelines.reserve(readers.size());
+    for (EntityId reader : readers) timelines.push_back(Key(reader, "tl"));
+    return client_
+        ->Run(ClusterClient::ScriptCommandsBySlot(remove_, std::move(timelines),
+                                                  /*keys_per_group=*/1,
+                                                  kTimelinesPerCall, args))
+        .status();
+  };
+  // The followers, and the former ones that kept their copies
+  // (UnfollowOptions::keep_history).
+  if (absl::Status status = ForEachIdChunk(Key(entry.actor, "fr"), remove);
+      !status.ok()) {
+    return status;
+  }
+  return ForEachIdChunk(Key(entry.actor, "fk"), remove);
 }
 
 }  // namespace feedcore::redis

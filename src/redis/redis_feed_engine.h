@@ -285,7 +285,12 @@ class RedisFeedEngine final : public FeedEngine {
                                              const ListOptions& options) const;
   // Unfollow and UnfollowMany once their arguments are checked.
   absl::StatusOr<std::vector<UnfollowResult>> UnfollowPairs(
-      absl::Span<const FollowPair> pairs);
+      absl::Span<const FollowPair> pairs, bool keep_history);
+  // Unfollow with keep_history: copies into each follower's timeline what
+  // its merge of the followee showed, from `merged_from` (16-byte keys, ""
+  // for a pair that merged nothing), as copying would have left it.
+  absl::Status KeepMergedHistory(absl::Span<const FollowPair> pairs,
+                                 absl::Span<const std::string> merged_from);
 
   // Up to `want` visible entries of the feed at `key` whose keys lie in
   // [(lo_ts, lo_id), (hi_ts, hi_id)], in `order`.
@@ -336,8 +341,14 @@ class RedisFeedEngine final : public FeedEngine {
       EntityId actor,
       absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit)
       const;
+  // As ForEachFollowerChunk, over the ids of the set at `key`.
+  absl::Status ForEachIdChunk(
+      const std::string& key,
+      absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit)
+      const;
   // Removes the entry with `entry`'s key from its actor's own feed, the
-  // world feed and the timelines of the actor's followers. By key, not by
+  // world feed and the timelines of the actor's followers and of its
+  // former followers that kept their copies. By key, not by
   // member: a follower's copy may since have been overwritten by an Insert
   // with the same key (another actor or expiry), and it is still the
   // activity's entry, as the in-process engine sees it.

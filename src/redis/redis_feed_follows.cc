@@ -64,12 +64,9 @@ absl::StatusOr<UnfollowResult> RedisFeedEngine::Unfollow(
       !status.ok()) {
     return status;
   }
-  if (options.keep_history) {
-    return Lacks("Unfollow", "unfollow that keeps history (keep_history)");
-  }
   const FollowPair pair{follower, followee};
   absl::StatusOr<std::vector<UnfollowResult>> results =
-      UnfollowPairs(absl::MakeConstSpan(&pair, 1));
+      UnfollowPairs(absl::MakeConstSpan(&pair, 1), options.keep_history);
   if (!results.ok()) return results.status();
   return results->front();
 }
@@ -80,10 +77,7 @@ absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowMany(
       !status.ok()) {
     return status;
   }
-  if (options.keep_history) {
-    return Lacks("UnfollowMany", "unfollow that keeps history (keep_history)");
-  }
-  return UnfollowPairs(pairs);
+  return UnfollowPairs(pairs, options.keep_history);
 }
 
 absl::StatusOr<size_t> RedisFeedEngine::BackfillCount(
@@ -286,39 +280,98 @@ absl::Status RedisFeedEngine::FollowMerged(
 }
 
 absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
-    absl::Span<const FollowPair> pairs) {
-  std::vector<Command> scripts;
-  std::vector<Command> drops;
-  scripts.reserve(pairs.size());
-  drops.reserve(pairs.size());
-  for (const FollowPair& pair : pairs) {
-    scripts.push_back(ClusterClient::ScriptCommand(
-        unfollow_,
-        {Key(pair.follower, "tl"), Key(pair.follower, "fg"),
-         Key(pair.follower, "hf")},
-        {BigEndian(pair.followee)}));
-    drops.push_back(PlainCommand(
-        {"ZREM", Key(pair.followee, "fr"), BigEndian(pair.follower)}));
-  }
+    absl::Span<const FollowPair> pairs, bool keep_history) {
   std::vector<UnfollowResult> results(pairs.size());
   if (pairs.empty()) return results;
+  // Kept copies are found by Retract through the followee's `fk` set: the
+  // follower is recorded there before its edge goes, so a Retract always
+  // finds it in `fr` or in `fk`.
+  std::vector<Reply> recorded;
+  if (keep_history) {
+    std::vector<Command> keeps;
+    keeps.reserve(pairs.size());
+    for (const FollowPair& pair : pairs) {
+      keeps.push_back(PlainCommand(
+          {"ZADD", Key(pair.followee, "fk"), "0", BigEndian(pair.follower)}));
+    }
+    absl::StatusOr<std::vector<Reply>> added = client_->Run(std::move(keeps));
+    if (!added.ok()) return added.status();
+    recorded = *std::move(added);
+  }
+  const std::string now = BigEndian(static_cast<uint64_t>(Now()));
+  std::vector<Command> scripts;
+  scripts.reserve(pairs.size());
+  for (const FollowPair& pair : pairs) {
+    std::vector<std::string> keys = {Key(pair.follower, "tl"),
+                                     Key(pair.follower, "fg"),
+                                     Key(pair.follower, "hf")};
+    std::vector<std::string> args = {BigEndian(pair.followee)};
+    if (keep_history) {
+      keys.push_back(Key(pair.follower, "rl"));
+      args.push_back("keep");
+      args.push_back(now);
+    }
+    scripts.push_back(ClusterClient::ScriptCommand(unfollow_, std::move(keys),
+                                                   std::move(args)));
+  }
   absl::StatusOr<std::vector<Reply>> replies = client_->Run(std::move(scripts));
   if (!replies.ok()) return replies.status();
+  // Per pair, the key from which it merged the followee, when its merge
+  // is to be kept as copies.
+  std::vector<std::string> merged_from(pairs.size());
+  std::vector<Command> drops;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    absl::StatusOr<int64_t> was = IntegerAt((*replies)[i], 0, "an unfollow");
-    absl::StatusOr<int64_t> removed =
-        IntegerAt((*replies)[i], 1, "an unfollow");
+    const Reply& reply = (*replies)[i];
+    absl::StatusOr<int64_t> was = IntegerAt(reply, 0, "an unfollow");
+    absl::StatusOr<int64_t> removed = IntegerAt(reply, 1, "an unfollow");
     if (!was.ok()) return was.status();
     if (!removed.ok()) return removed.status();
+    if (reply.elements.size() != 3)
+      return UnexpectedReply("an unfollow", reply);
     results[i] = UnfollowResult{*was != 0, static_cast<size_t>(*removed)};
+    merged_from[i] = reply.elements[2].str;
+    // Also for pairs whose follow was already undone here, so a retry of
+    // an Unfollow that failed half-way converges.
+    drops.push_back(PlainCommand(
+        {"ZREM", Key(pairs[i].followee, "fr"), BigEndian(pairs[i].follower)}));
+    // A pair that followed nothing kept nothing: take back what this call
+    // recorded (never an earlier record, which still has kept copies).
+    if (keep_history && *was == 0 && recorded[i].integer == 1) {
+      drops.push_back(PlainCommand({"ZREM", Key(pairs[i].followee, "fk"),
+                                    BigEndian(pairs[i].follower)}));
+    }
   }
-  // Also for pairs whose follow was already undone here, so a retry of an
-  // Unfollow that failed half-way converges.
   if (absl::Status dropped = client_->Run(std::move(drops)).status();
       !dropped.ok()) {
     return dropped;
   }
+  if (absl::Status kept = KeepMergedHistory(pairs, merged_from); !kept.ok()) {
+    return kept;
+  }
   return results;
+}
+
+absl::Status RedisFeedEngine::KeepMergedHistory(
+    absl::Span<const FollowPair> pairs,
+    absl::Span<const std::string> merged_from) {
+  const Micros now = Now();
+  std::vector<Command> copies;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (merged_from[i].size() != 16) continue;
+    const absl::string_view from = merged_from[i];
+    absl::StatusOr<std::vector<StoredEntry>> shown = Collect(
+        Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst,
+        static_cast<Micros>(ReadBigEndian(from.substr(0, 8))),
+        ReadBigEndian(from.substr(8, 8)), std::numeric_limits<Micros>::max(),
+        std::numeric_limits<ActivityId>::max(), options_.max_timeline_length);
+    if (!shown.ok()) return shown.status();
+    for (const StoredEntry& entry : *shown) {
+      copies.push_back(InsertCommand(
+          Key(pairs[i].follower, "tl"), Key(pairs[i].follower, "fg"), entry,
+          options_.max_timeline_length, now, std::nullopt));
+    }
+  }
+  return RunInserts(std::move(copies)).status();
 }
 
 }  // namespace feedcore::redis

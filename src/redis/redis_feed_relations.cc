@@ -32,17 +32,18 @@ std::string Relation(char kind, EntityId actor) {
   return absl::StrCat(absl::string_view(&kind, 1), BigEndian(actor));
 }
 
+// The first `n` elements of an array reply, which must be integers.
 absl::StatusOr<std::vector<int64_t>> Integers(const Reply& reply, size_t n,
                                               absl::string_view what) {
-  if (reply.type != Reply::Type::kArray || reply.elements.size() != n) {
+  if (reply.type != Reply::Type::kArray || reply.elements.size() < n) {
     return UnexpectedReply(what, reply);
   }
   std::vector<int64_t> values;
-  for (const Reply& element : reply.elements) {
-    if (element.type != Reply::Type::kInteger) {
+  for (size_t i = 0; i < n; ++i) {
+    if (reply.elements[i].type != Reply::Type::kInteger) {
       return UnexpectedReply(what, reply);
     }
-    values.push_back(element.integer);
+    values.push_back(reply.elements[i].integer);
   }
   return values;
 }

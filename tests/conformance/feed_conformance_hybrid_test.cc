@@ -1,9 +1,10 @@
 // Hybrid fan-out against copying, on the backend FEEDCORE_TEST_BACKEND
 // selects: two engines on one clock, one copying every publish and one
 // with a threshold of 2 followers, get the same random Follow, FollowMany,
-// Unfollow, Publish (in and out of timestamp order), Retract, Block,
-// Unblock, Mute and Unmute (with and without back-fill) calls, and
-// must show every reader the same timeline (every third step), paged to
+// Unfollow (also keeping history), Publish (in and out of timestamp
+// order), Retract, Block, Unblock, Mute and Unmute (with and without
+// back-fill) calls, and must show every reader the same timeline (every
+// third step), paged to
 // the end in both orders with cursors, the same CountNewer and the same
 // grouped timeline (ReadGroups, paged to the end). The cap is out
 // of reach, so the one sequence where merged pages may differ (feed_engine.h,
@@ -99,6 +100,8 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
   std::set<EntityId> merged_actors;
   // Relation calls that changed how a merged actor shows.
   size_t hidden_merged = 0;
+  // Unfollows of merged actors that kept what the merge showed.
+  size_t kept_merged = 0;
   for (int step = 0; step < 400; ++step) {
     const int op = static_cast<int>(rng() % 100);
     std::string what;
@@ -123,12 +126,20 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
     } else if (op < 42) {
       const EntityId follower = entity();
       const EntityId followee = other(follower);
-      what = "unfollow";
-      absl::StatusOr<UnfollowResult> a = copying->Unfollow(follower, followee);
-      absl::StatusOr<UnfollowResult> b = merging->Unfollow(follower, followee);
+      UnfollowOptions o;
+      o.keep_history = rng() % 3 == 0;
+      what = o.keep_history ? "unfollow keeping history" : "unfollow";
+      absl::StatusOr<UnfollowResult> a =
+          copying->Unfollow(follower, followee, o);
+      absl::StatusOr<UnfollowResult> b =
+          merging->Unfollow(follower, followee, o);
       REQUIRE_MESSAGE(a.ok(), a.status());
       REQUIRE_MESSAGE(b.ok(), b.status());
       CHECK(a->was_following == b->was_following);
+      if (o.keep_history && b->was_following &&
+          merged_actors.contains(followee)) {
+        ++kept_merged;
+      }
     } else if (op < 50) {
       // No mute here expires: an expiring mute of a merged actor is not
       // exact (feed_engine.h, Mute).
@@ -215,9 +226,11 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
   }
   MESSAGE("publishes merged at read: "
           << merged_publishes << ", out of order: " << out_of_order
-          << ", relations of merged actors changed: " << hidden_merged);
+          << ", relations of merged actors changed: " << hidden_merged
+          << ", merged histories kept: " << kept_merged);
   CHECK(merged_publishes > 0);
   CHECK(hidden_merged > 0);
+  CHECK(kept_merged > 0);
   CHECK(out_of_order > 0);
   CHECK(shared_groups > 0);
 }

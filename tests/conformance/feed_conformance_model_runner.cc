@@ -264,18 +264,21 @@ void Runner::DoUnfollow() {
       if (other != followee && OneIn(2)) pairs.push_back({follower, other});
     }
   }
+  UnfollowOptions o;
+  o.keep_history = OneIn(5);
   what_ = (pairs.size() > 1 ? "UnfollowMany, first " : "Unfollow ") +
           std::to_string(follower) + " -> " + std::to_string(followee) +
-          " of " + std::to_string(pairs.size());
+          " of " + std::to_string(pairs.size()) +
+          (o.keep_history ? " keeping history" : "");
   std::vector<UnfollowResult> got;
   if (pairs.size() == 1) {
     const absl::StatusOr<UnfollowResult> r =
-        engine_->Unfollow(follower, followee);
+        engine_->Unfollow(follower, followee, o);
     REQUIRE_MESSAGE(r.ok(), r.status());
     got.push_back(*r);
   } else {
     absl::StatusOr<std::vector<UnfollowResult>> r =
-        engine_->UnfollowMany(pairs);
+        engine_->UnfollowMany(pairs, o);
     REQUIRE_MESSAGE(r.ok(), r.status());
     REQUIRE(r->size() == pairs.size());
     got = *std::move(r);
@@ -284,7 +287,8 @@ void Runner::DoUnfollow() {
     Touch(pairs[i].follower);
     Touch(pairs[i].followee);
     const UnfollowResult want =
-        model_.Unfollow(pairs[i].follower, pairs[i].followee);
+        model_.Unfollow(pairs[i].follower, pairs[i].followee, o.keep_history);
+    coverage_.kept_histories += want.was_following && o.keep_history;
     INFO("pair " << i);
     CHECK(got[i].was_following == want.was_following);
     CHECK(got[i].removed == want.removed);

@@ -131,7 +131,8 @@ class Runner {
              backfilled = 0, unfollow_removed = 0, retracted = 0,
              republished = 0, conflicts = 0, refused = 0, walks_finished = 0,
              shared_groups = 0, group_walks = 0, hidden_removed = 0,
-             follows_refused = 0, restored = 0, muted_deliveries = 0;
+             follows_refused = 0, restored = 0, muted_deliveries = 0,
+             kept_histories = 0;
     void Add(const Coverage& o) {
       replaced += o.replaced;
       rejected += o.rejected;
@@ -150,6 +151,7 @@ class Runner {
       follows_refused += o.follows_refused;
       restored += o.restored;
       muted_deliveries += o.muted_deliveries;
+      kept_histories += o.kept_histories;
     }
   };
   const Coverage& coverage() const { return coverage_; }

@@ -101,7 +101,8 @@ TEST_CASE("random social and low-level operations match the reference") {
       "back-filled %llu, removed by unfollow %llu, retracted %llu, "
       "republished %llu, conflicts %llu, refused %llu, walks finished %llu, "
       "grouped walks %llu, shared groups %llu, removed by mute or block "
-      "%llu, follows refused %llu, restored %llu, muted deliveries %llu\n",
+      "%llu, follows refused %llu, restored %llu, muted deliveries %llu, "
+      "kept histories %llu\n",
       static_cast<unsigned long long>(total.replaced),
       static_cast<unsigned long long>(total.rejected),
       static_cast<unsigned long long>(total.trimmed),
@@ -118,7 +119,8 @@ TEST_CASE("random social and low-level operations match the reference") {
       static_cast<unsigned long long>(total.hidden_removed),
       static_cast<unsigned long long>(total.follows_refused),
       static_cast<unsigned long long>(total.restored),
-      static_cast<unsigned long long>(total.muted_deliveries));
+      static_cast<unsigned long long>(total.muted_deliveries),
+      static_cast<unsigned long long>(total.kept_histories));
   // The runs reached every kind of event they exist to test.
   if (steps >= 1000) {
     CHECK(total.replaced > 0);
@@ -138,6 +140,7 @@ TEST_CASE("random social and low-level operations match the reference") {
     CHECK(total.follows_refused > 0);
     CHECK(total.restored > 0);
     CHECK(total.muted_deliveries > 0);
+    CHECK(total.kept_histories > 0);
   }
 }
 

@@ -170,7 +170,7 @@ TEST_CASE("Unfollow removes every entry of the followee") {
   CHECK(IdsOf(Timeline(*env.engine, 1)) == I{20, 901, 12, 11, 10});
 }
 
-TEST_CASE("FollowMany and UnfollowMany; kept history, or Unimplemented") {
+TEST_CASE("FollowMany and UnfollowMany; an unfollow that keeps history") {
   Env env(Options(100));
   env.Pub(10, 5, 10);
   env.Pub(11, 6, 11);
@@ -196,28 +196,21 @@ TEST_CASE("FollowMany and UnfollowMany; kept history, or Unimplemented") {
 
   UnfollowOptions keep;
   keep.keep_history = true;
-  if (OnCluster()) {
-    // Listed in docs/scale-out.md: refused by name, changing nothing.
-    const absl::Status kept = env.engine->Unfollow(1, 6, keep).status();
-    CHECK(absl::IsUnimplemented(kept));
-    CHECK(kept.message().find("keep_history") != std::string::npos);
-    CHECK(
-        absl::IsUnimplemented(env.engine->UnfollowMany(pairs, keep).status()));
-    CHECK(env.engine->FollowingCount(1).value() == 2);
-    CHECK(env.engine->Unfollow(1, 6).value().was_following);
-  } else {
-    CHECK(env.engine->Unfollow(1, 6, keep).value().was_following);
-  }
-  const I kept_or_not = OnCluster() ? I{10} : I{11, 10};
-  CHECK(IdsOf(Timeline(*env.engine, 1)) == kept_or_not);
+  CHECK(env.engine->Unfollow(1, 6, keep).value().was_following);
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11, 10});
   const std::vector<UnfollowResult> gone =
       env.engine->UnfollowMany(pairs).value();
   CHECK(gone[0].was_following);
   CHECK(gone[0].removed == 1);
   CHECK_FALSE(gone[1].was_following);
   CHECK_FALSE(gone[2].was_following);
-  CHECK(IdsOf(Timeline(*env.engine, 1)) == (OnCluster() ? I{} : I{11}));
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == I{11});
   CHECK(env.engine->FollowerCount(5).value() == 0);
+  // The kept copy is still the activity's: a Retract removes it.
+  REQUIRE(env.engine->Retract(11).ok());
+  CHECK(Timeline(*env.engine, 1).empty());
+  // Keeping the history of a follow that does not exist keeps nothing.
+  CHECK_FALSE(env.engine->Unfollow(2, 6, keep).value().was_following);
 }
 
 TEST_CASE("Followers and Following page with cursors; counts") {
