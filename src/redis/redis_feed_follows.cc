@@ -326,8 +326,9 @@ absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
     absl::StatusOr<int64_t> removed = IntegerAt(reply, 1, "an unfollow");
     if (!was.ok()) return was.status();
     if (!removed.ok()) return removed.status();
-    if (reply.elements.size() != 3)
+    if (reply.elements.size() != 3) {
       return UnexpectedReply("an unfollow", reply);
+    }
     results[i] = UnfollowResult{*was != 0, static_cast<size_t>(*removed)};
     merged_from[i] = reply.elements[2].str;
     // Also for pairs whose follow was already undone here, so a retry of
