@@ -4,6 +4,7 @@
 #include <bit>
 #include <limits>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "feedcore/feed_engine.h"
@@ -217,6 +218,14 @@ absl::StatusOr<Micros> ResolveMuteExpiry(const MuteOptions& options,
         " must be later than now (", now, ") and at most now + kMaxTtl"));
   }
   return *options.expires_at;
+}
+
+EntityPage BlockedPage(MutedPage page) {
+  EntityPage ids;
+  ids.ids.reserve(page.actors.size());
+  for (const MutedActor& actor : page.actors) ids.ids.push_back(actor.actor);
+  ids.next_cursor = std::move(page.next_cursor);
+  return ids;
 }
 
 absl::Status ValidateFollowPair(EntityId follower, EntityId followee,

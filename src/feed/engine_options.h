@@ -55,6 +55,9 @@ absl::Status ValidateRelation(EntityId user, EntityId actor,
 absl::StatusOr<Micros> ResolveMuteExpiry(const MuteOptions& options,
                                          Micros now);
 
+// The page Blocked answers from a relation-list page (its ids only).
+EntityPage BlockedPage(MutedPage page);
+
 // Checks the limit of a follower/followee page.
 absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
 

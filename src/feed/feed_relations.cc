@@ -371,11 +371,7 @@ absl::StatusOr<EntityPage> FeedEngineImpl::Blocked(
     EntityId entity, const ListOptions& options) const {
   absl::StatusOr<MutedPage> page = ReadRelationList(false, entity, options);
   if (!page.ok()) return page.status();
-  EntityPage ids;
-  ids.ids.reserve(page->actors.size());
-  for (const MutedActor& actor : page->actors) ids.ids.push_back(actor.actor);
-  ids.next_cursor = std::move(page->next_cursor);
-  return ids;
+  return BlockedPage(*std::move(page));
 }
 
 absl::StatusOr<MutedPage> FeedEngineImpl::Muted(

@@ -225,11 +225,7 @@ absl::StatusOr<EntityPage> RedisFeedEngine::Blocked(
     EntityId entity, const ListOptions& options) const {
   absl::StatusOr<MutedPage> page = ReadRelationList(false, entity, options);
   if (!page.ok()) return page.status();
-  EntityPage ids;
-  ids.ids.reserve(page->actors.size());
-  for (const MutedActor& actor : page->actors) ids.ids.push_back(actor.actor);
-  ids.next_cursor = std::move(page->next_cursor);
-  return ids;
+  return internal::BlockedPage(*std::move(page));
 }
 
 absl::StatusOr<MutedPage> RedisFeedEngine::Muted(
