@@ -3,7 +3,7 @@
 // activity's hash (feed_scripts.h): `c0`..`c3`, decimal int64s, absent
 // while 0; `cv`, the number of changes so far; `cat`, the engine clock's
 // time of the last change, or "p" and that change's number while the
-// change is not dated yet. Retract deletes them with the payload.
+// change is not dated yet. They stay after a Retract, with the record.
 #ifndef FEEDCORE_REDIS_COUNTER_SCRIPTS_H_
 #define FEEDCORE_REDIS_COUNTER_SCRIPTS_H_
 
@@ -32,9 +32,9 @@ return {'ok', tostring(v), c[1] or '0', c[2] or '0', c[3] or '0', c[4] or '0'}
 )lua";
 
 // Dates change ARGV[1] of the activity KEYS[1] with ARGV[2] (the engine
-// clock read after the change was applied), unless a later change (or a
-// retract, or the key's expiry) came first: that one is dated by its own
-// caller. Returns 1 when it dated the change.
+// clock read after the change was applied), unless a later change (or
+// the key's expiry) came first: that one is dated by its own caller.
+// Returns 1 when it dated the change.
 inline constexpr char kDateCountersScript[] = R"lua(
 if redis.call('HGET', KEYS[1], 'cat') ~= 'p' .. ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'cat', ARGV[2])

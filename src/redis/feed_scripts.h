@@ -207,9 +207,11 @@ if state == 'delivering' then redis.call('HSET', KEYS[1], 'state', 'delivered') 
 return state or 'missing'
 )lua";
 
-// Marks an activity "retracting" and drops its payload and counters
-// (counter_scripts.h); the record stays
-// (until it expires) so the id cannot be published again. Returns
+// Marks an activity "retracting" and drops its payload; the record stays
+// (until it expires) so the id cannot be published again, and with it
+// the counters (counter_scripts.h), which IncrementCounter and
+// GetCounters refuse from now on and a ranked read of an entry under the
+// id still uses, as in process. Returns
 // {state found, actor, ts, expires_at}, state "missing" when there is none.
 // Found "retracting", an earlier retract did not finish removing the
 // copies; found "retracted", one did, and retracting again is a no-op.
@@ -219,7 +221,7 @@ if not state then return {'missing', '0', '0', '0'} end
 local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'expires')
 if state ~= 'retracted' and state ~= 'retracting' then
   redis.call('HSET', KEYS[1], 'state', 'retracting')
-  redis.call('HDEL', KEYS[1], 'payload', 'c0', 'c1', 'c2', 'c3', 'cv', 'cat')
+  redis.call('HDEL', KEYS[1], 'payload')
 end
 return {state, f[1], f[2], f[3]}
 )lua";

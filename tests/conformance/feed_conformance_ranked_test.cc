@@ -424,6 +424,33 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "ranked conformance: a retracted activity keeps its counters for an "
+    "entry that reuses its id") {
+  auto clock = std::make_shared<ManualClock>(kStart);
+  EngineOptions options;
+  options.sweep_interval = 0;
+  options.clock = clock;
+  absl::StatusOr<std::unique_ptr<FeedEngine>> made =
+      testing::MakeEngine(std::move(options), "ranked_retracted");
+  REQUIRE_MESSAGE(made.ok(), made.status());
+  FeedEngine& engine = **made;
+  REQUIRE(engine.Publish(testing::MakeActivity(7, 2, kStart - 10)).ok());
+  REQUIRE(engine.IncrementCounter(7, 1, 40).ok());
+  REQUIRE(engine.Retract(7).ok());
+  CHECK(absl::IsNotFound(engine.IncrementCounter(7, 1, 1).status()));
+  CHECK(absl::IsNotFound(engine.GetCounters(7).status()));
+  // The program's own entry under the retracted id ranks with the
+  // counters the activity had, as every other entry of that id would.
+  REQUIRE(engine.Insert(1, {kStart - 10, 7, 2}).ok());
+  RankedReadOptions read;
+  read.window = 10;
+  const absl::StatusOr<RankedPage> page = engine.ReadRanked(1, read);
+  REQUIRE_MESSAGE(page.ok(), page.status());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].counters == ActivityCounters{0, 40, 0, 0});
+}
+
+TEST_CASE(
     "ranked conformance: walks never repeat an entry while counters "
     "change") {
   const ActivityId activities = testing::OnCluster() ? 60 : 300;
