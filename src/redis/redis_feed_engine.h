@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -217,6 +218,18 @@ class RedisFeedEngine final : public FeedEngine {
 
   // --- Hybrid fan-out (redis_feed_hybrid.cc) ---
   bool hybrid() const { return options_.hybrid_fanout_threshold > 0; }
+  // How long the Follow that walks an actor's followers to switch it to
+  // merged holds the walk without renewing it (after each chunk of
+  // followers) before another Follow of the actor takes it over.
+  static constexpr Micros kSwitchLease = 30 * kMicrosPerSecond;
+  // The end of a lease taken or renewed at `now`, as hybrid_scripts.h
+  // keeps it.
+  static std::string SwitchLeaseUntil(Micros now) {
+    const Micros until = now > std::numeric_limits<Micros>::max() - kSwitchLease
+                             ? std::numeric_limits<Micros>::max()
+                             : now + kSwitchLease;
+    return BigEndian(static_cast<uint64_t>(until));
+  }
   // The 16-byte key just above `newest` (a key's bytes, or "" for none:
   // then the least key), from which a reader merges what is published
   // after it.

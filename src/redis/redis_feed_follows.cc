@@ -100,6 +100,7 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
   std::vector<Command> followees;
   followers.reserve(pairs.size());
   followees.reserve(pairs.size());
+  const Micros now = Now();
   for (const FollowPair& pair : pairs) {
     if (hybrid()) {
       // Adds the follower and says whether the followee's publishes are
@@ -107,7 +108,8 @@ absl::StatusOr<std::vector<FollowResult>> RedisFeedEngine::FollowPairs(
       followers.push_back(ClusterClient::ScriptCommand(
           add_follower_, {Key(pair.followee, "fr"), Key(pair.followee, "fo")},
           {BigEndian(pair.follower),
-           absl::StrCat(options_.hybrid_fanout_threshold)}));
+           absl::StrCat(options_.hybrid_fanout_threshold),
+           BigEndian(static_cast<uint64_t>(now)), SwitchLeaseUntil(now)}));
     } else {
       followers.push_back(PlainCommand(
           {"ZADD", Key(pair.followee, "fr"), "0", BigEndian(pair.follower)}));
@@ -232,11 +234,12 @@ absl::Status RedisFeedEngine::FollowMerged(
     }
   }
   for (size_t i = 0; i < pairs.size(); ++i) {
-    // "start": this pair took the followee past the threshold. "becoming"
-    // on an edge that was there: a retry of the Follow whose switch
-    // failed half-way, which finishes it. Until the switch ends, every
-    // publish is still copied, so merging from just above the newest key
-    // now loses nothing.
+    // "start": this pair took the followee past the threshold, or took
+    // over a switch whose walker's lease ran out. "becoming" on an edge
+    // that was there: a retry of the Follow whose switch failed
+    // half-way, which finishes it. Until the switch ends, every publish
+    // is still copied, so merging from just above the newest key now
+    // loses nothing.
     if (modes[i] == "start" ||
         (modes[i] == "becoming" && !results[i].created)) {
       if (absl::Status status = MergeAllFollowers(pairs[i].followee, newest[i]);

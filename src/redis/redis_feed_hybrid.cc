@@ -80,7 +80,16 @@ absl::Status RedisFeedEngine::MergeAllFollowers(EntityId actor,
   const std::string boundary = JustAbove(newest);
   absl::Status walked =
       ForEachFollowerChunk(actor, [&](const std::vector<EntityId>& followers) {
-        return MergeFor(followers, actor, boundary, /*keep_set=*/true);
+        if (absl::Status status =
+                MergeFor(followers, actor, boundary, /*keep_set=*/true);
+            !status.ok()) {
+          return status;
+        }
+        // Still walking: the lease is renewed, so no Follow takes over.
+        return client_
+            ->RunOne(PlainCommand(
+                {"HSET", Key(actor, "fo"), "lease", SwitchLeaseUntil(Now())}))
+            .status();
       });
   if (!walked.ok()) return walked;
   return client_
