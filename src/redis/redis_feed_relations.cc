@@ -9,7 +9,6 @@
 // that actor's Follow checks it, and ends the actor's follow edge there,
 // before both follower-set entries are dropped, as Unfollow drops them.
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -121,8 +120,11 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Unblock(
   std::vector<Command> rest;
   rest.push_back(PlainCommand(
       {"ZREM", Key(blocked, "rl"), Relation(kBlockedBy, blocker)}));
-  rest.push_back(
-      PlainCommand({"ZSCORE", Key(blocker, "fg"), BigEndian(blocked)}));
+  // The edge, bare or parked (lua_relations.h).
+  rest.push_back(PlainCommand({"ZRANGE", Key(blocker, "fg"),
+                               absl::StrCat("[", BigEndian(blocked)),
+                               absl::StrCat("[", BigEndian(blocked), "\xff"),
+                               "BYLEX", "LIMIT", "0", "1"}));
   rest.push_back(
       PlainCommand({"HEXISTS", Key(blocker, "hf"), BigEndian(blocked)}));
   absl::StatusOr<std::vector<Reply>> state = client_->Run(std::move(rest));
@@ -131,8 +133,8 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Unblock(
   if (removed->integer == 0) return result;
   result.changed = true;
   absl::StatusOr<size_t> restored =
-      Restore(blocker, blocked, !(*state)[1].is_nil(), (*state)[2].integer == 1,
-              options.backfill);
+      Restore(blocker, blocked, !(*state)[1].elements.empty(),
+              (*state)[2].integer == 1, options.backfill);
   if (!restored.ok()) return restored.status();
   result.backfilled = *restored;
   return result;
