@@ -84,6 +84,23 @@ absl::Status UnexpectedReply(absl::string_view what, const Reply& reply) {
                    reply.is_error() ? ": " + reply.str : std::string()));
 }
 
+absl::StatusOr<std::vector<int64_t>> LeadingIntegers(const Reply& reply,
+                                                     size_t n,
+                                                     absl::string_view what) {
+  if (reply.type != Reply::Type::kArray || reply.elements.size() < n) {
+    return UnexpectedReply(what, reply);
+  }
+  std::vector<int64_t> values;
+  values.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (reply.elements[i].type != Reply::Type::kInteger) {
+      return UnexpectedReply(what, reply);
+    }
+    values.push_back(reply.elements[i].integer);
+  }
+  return values;
+}
+
 absl::Status RedisFeedEngine::LoadScripts() {
   const std::pair<redis::Script*, const char*> scripts[] = {
       {&insert_, redis::kInsertScript},

@@ -38,6 +38,12 @@ namespace feedcore::redis {
 // it expects.
 absl::Status UnexpectedReply(absl::string_view what, const Reply& reply);
 
+// The first `n` elements of an array reply to `what`, which must be
+// integers; UnexpectedReply otherwise.
+absl::StatusOr<std::vector<int64_t>> LeadingIntegers(const Reply& reply,
+                                                     size_t n,
+                                                     absl::string_view what);
+
 // What a call that needs a feature this backend lacks returns:
 // Unimplemented, naming the call and the feature.
 absl::Status Lacks(absl::string_view call, absl::string_view feature);

@@ -14,18 +14,6 @@
 #include "redis/redis_feed_engine.h"
 
 namespace feedcore::redis {
-namespace {
-
-absl::StatusOr<int64_t> IntegerAt(const Reply& reply, size_t index,
-                                  absl::string_view what) {
-  if (reply.type != Reply::Type::kArray || reply.elements.size() <= index ||
-      reply.elements[index].type != Reply::Type::kInteger) {
-    return UnexpectedReply(what, reply);
-  }
-  return reply.elements[index].integer;
-}
-
-}  // namespace
 
 absl::StatusOr<FollowResult> RedisFeedEngine::Follow(
     EntityId follower, EntityId followee, const FollowOptions& options) {
@@ -325,14 +313,14 @@ absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
   std::vector<Command> drops;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Reply& reply = (*replies)[i];
-    absl::StatusOr<int64_t> was = IntegerAt(reply, 0, "an unfollow");
-    absl::StatusOr<int64_t> removed = IntegerAt(reply, 1, "an unfollow");
-    if (!was.ok()) return was.status();
-    if (!removed.ok()) return removed.status();
+    absl::StatusOr<std::vector<int64_t>> done =
+        LeadingIntegers(reply, 2, "an unfollow");
+    if (!done.ok()) return done.status();
     if (reply.elements.size() != 3) {
       return UnexpectedReply("an unfollow", reply);
     }
-    results[i] = UnfollowResult{*was != 0, static_cast<size_t>(*removed)};
+    const bool was = (*done)[0] != 0;
+    results[i] = UnfollowResult{was, static_cast<size_t>((*done)[1])};
     merged_from[i] = reply.elements[2].str;
     // Also for pairs whose follow was already undone here, so a retry of
     // an Unfollow that failed half-way converges.
@@ -340,7 +328,7 @@ absl::StatusOr<std::vector<UnfollowResult>> RedisFeedEngine::UnfollowPairs(
         {"ZREM", Key(pairs[i].followee, "fr"), BigEndian(pairs[i].follower)}));
     // A pair that followed nothing kept nothing: take back what this call
     // recorded (never an earlier record, which still has kept copies).
-    if (keep_history && *was == 0 && recorded[i].integer == 1) {
+    if (keep_history && !was && recorded[i].integer == 1) {
       drops.push_back(PlainCommand({"ZREM", Key(pairs[i].followee, "fk"),
                                     BigEndian(pairs[i].follower)}));
     }

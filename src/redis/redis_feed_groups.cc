@@ -253,14 +253,17 @@ absl::StatusOr<size_t> RedisFeedEngine::Notify(
        on_notify ? now_bytes : std::string(), now_bytes});
   // Each call answers, per feed in the order of its keys (triples after
   // EVALSHA, sha, numkeys), whether it took the notification, and with
-  // on_notify the feed's counts.
-  std::vector<std::vector<EntityId>> served;
+  // on_notify the feed's counts, for the feed's owner.
+  std::vector<size_t> feeds;
+  std::vector<std::vector<EntityId>> owners;
   for (const Command& command : commands) {
-    std::vector<EntityId>& feeds = served.emplace_back();
     size_t key_count = 0;
     if (!absl::SimpleAtoi(command.args[2], &key_count)) key_count = 0;
+    feeds.push_back(key_count / 3);
+    if (!on_notify) continue;
+    std::vector<EntityId>& owned = owners.emplace_back();
     for (size_t k = 0; k < key_count; k += 3) {
-      feeds.push_back(EntityOfKey(command.args[3 + k]));
+      owned.push_back(EntityOfKey(command.args[3 + k]));
     }
   }
   absl::StatusOr<std::vector<Reply>> replies =
@@ -268,20 +271,20 @@ absl::StatusOr<size_t> RedisFeedEngine::Notify(
   if (!replies.ok()) return replies.status();
   const size_t stride = on_notify ? 4 : 1;
   size_t delivered = 0;
-  for (size_t c = 0; c < served.size(); ++c) {
+  for (size_t c = 0; c < feeds.size(); ++c) {
     const Reply& reply = (*replies)[c];
     if (reply.type != Reply::Type::kArray ||
-        reply.elements.size() != stride * served[c].size()) {
+        reply.elements.size() != stride * feeds[c]) {
       return UnexpectedReply("a notify", reply);
     }
-    for (size_t f = 0; f < served[c].size(); ++f) {
+    for (size_t f = 0; f < feeds[c]; ++f) {
       if (reply.elements[stride * f].integer == 0) continue;  // hidden
       ++delivered;
       if (!on_notify) continue;
       absl::StatusOr<NotificationCounts> counts =
           ParseCounts(reply, stride * f + 1);
       if (!counts.ok()) return counts.status();
-      on_notify(served[c][f], *counts);
+      on_notify(owners[c][f], *counts);
     }
   }
   return delivered;

@@ -31,22 +31,6 @@ std::string Relation(char kind, EntityId actor) {
   return absl::StrCat(absl::string_view(&kind, 1), BigEndian(actor));
 }
 
-// The first `n` elements of an array reply, which must be integers.
-absl::StatusOr<std::vector<int64_t>> Integers(const Reply& reply, size_t n,
-                                              absl::string_view what) {
-  if (reply.type != Reply::Type::kArray || reply.elements.size() < n) {
-    return UnexpectedReply(what, reply);
-  }
-  std::vector<int64_t> values;
-  for (size_t i = 0; i < n; ++i) {
-    if (reply.elements[i].type != Reply::Type::kInteger) {
-      return UnexpectedReply(what, reply);
-    }
-    values.push_back(reply.elements[i].integer);
-  }
-  return values;
-}
-
 }  // namespace
 
 absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId blocker,
@@ -65,7 +49,8 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId blocker,
        Key(blocker, "tl"), Key(blocker, "nt"), Key(blocker, "ng")},
       {BigEndian(blocked)}, /*idempotent=*/false));
   if (!mine.ok()) return mine.status();
-  absl::StatusOr<std::vector<int64_t>> own = Integers(*mine, 3, "a block");
+  absl::StatusOr<std::vector<int64_t>> own =
+      LeadingIntegers(*mine, 3, "a block");
   if (!own.ok()) return own.status();
   std::vector<Command> theirs;
   theirs.push_back(PlainCommand(
@@ -76,7 +61,7 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Block(EntityId blocker,
   absl::StatusOr<std::vector<Reply>> ended = client_->Run(std::move(theirs));
   if (!ended.ok()) return ended.status();
   absl::StatusOr<std::vector<int64_t>> other =
-      Integers((*ended)[1], 2, "an unfollow");
+      LeadingIntegers((*ended)[1], 2, "an unfollow");
   if (!other.ok()) return other.status();
   if (absl::Status dropped =
           client_
@@ -158,7 +143,8 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Mute(
        BigEndian(static_cast<uint64_t>(now))},
       /*idempotent=*/false));
   if (!reply.ok()) return reply.status();
-  absl::StatusOr<std::vector<int64_t>> done = Integers(*reply, 2, "a mute");
+  absl::StatusOr<std::vector<int64_t>> done =
+      LeadingIntegers(*reply, 2, "a mute");
   if (!done.ok()) return done.status();
   RelationResult result;
   result.changed = (*done)[0] == 1;
@@ -181,7 +167,8 @@ absl::StatusOr<RelationResult> RedisFeedEngine::Unmute(
       {BigEndian(muted), BigEndian(static_cast<uint64_t>(Now()))},
       /*idempotent=*/false));
   if (!reply.ok()) return reply.status();
-  absl::StatusOr<std::vector<int64_t>> state = Integers(*reply, 3, "an unmute");
+  absl::StatusOr<std::vector<int64_t>> state =
+      LeadingIntegers(*reply, 3, "an unmute");
   if (!state.ok()) return state.status();
   RelationResult result;
   // An expired mute is dropped too, but nothing it hid changes.
