@@ -68,8 +68,7 @@ using conformance_model::Runner;
 
 TEST_CASE("random social and low-level operations match the reference") {
   const uint64_t seed = testing::EnvU64("FEEDCORE_MODEL_SEED", 20261125);
-  const int steps =
-      static_cast<int>(testing::EnvU64("FEEDCORE_MODEL_OPS", 1500));
+  const int steps = static_cast<int>(testing::ModelOps(1500));
   // One shard in the first run makes the in-process world feed a single
   // capped feed, as the cluster's is, so its cap is compared too; the other
   // runs keep it out of reach (in memory it is a cap per shard).

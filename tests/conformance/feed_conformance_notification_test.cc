@@ -437,8 +437,8 @@ std::vector<uint64_t> Seeds() {
 
 // Fewer on the cluster, where every call is a round trip.
 int Ops() {
-  return static_cast<int>(testing::EnvU64("FEEDCORE_MODEL_OPS",
-                                          testing::OnCluster() ? 5000 : 20000));
+  return static_cast<int>(
+      testing::ModelOps(testing::OnCluster() ? 5000 : 20000));
 }
 
 void RunConfig(const Config& config) {

@@ -308,8 +308,8 @@ void RunConfig(size_t shards, size_t threshold) {
   const uint64_t env = testing::EnvU64("FEEDCORE_MODEL_SEED", 0);
   const std::vector<uint64_t> seeds =
       env != 0 ? std::vector<uint64_t>{env} : std::vector<uint64_t>{11, 2026};
-  const int ops = static_cast<int>(testing::EnvU64(
-      "FEEDCORE_MODEL_OPS", testing::OnCluster() ? 4000 : 15000));
+  const int ops =
+      static_cast<int>(testing::ModelOps(testing::OnCluster() ? 4000 : 15000));
   Coverage total;
   for (const uint64_t seed : seeds) {
     INFO("seed " << seed << " (FEEDCORE_MODEL_SEED=" << seed

@@ -345,9 +345,7 @@ void RunModel(size_t partitions, uint64_t seed, uint64_t steps,
 
 uint64_t Seed() { return testing::EnvU64("FEEDCORE_MODEL_SEED", 4242); }
 // A step is about fifteen round trips to the cluster, so it gets fewer.
-uint64_t Steps() {
-  return testing::EnvU64("FEEDCORE_MODEL_OPS", OnCluster() ? 2000 : 20000);
-}
+uint64_t Steps() { return testing::ModelOps(OnCluster() ? 2000 : 20000); }
 
 TEST_CASE("model: 1 partition") { RunModel(1, Seed(), Steps()); }
 TEST_CASE("model: 3 partitions") { RunModel(3, Seed() + 1, Steps()); }

@@ -1,21 +1,28 @@
 # Builds and runs tests/consumer/main.cc against feedcore in one of three
-# ways. Run with `cmake -D<var>=<value>... -P run_consumer_test.cmake`:
+# ways, or checks a shared build's exports. Run with
+# `cmake -D<var>=<value>... -P run_consumer_test.cmake`:
 #
 #   MODE                 find_package | add_subdirectory | pkg_config |
 #                        exports
 #   FEEDCORE_BINARY_DIR  feedcore's build tree (find_package, pkg_config)
 #   FEEDCORE_SOURCE_DIR  feedcore's source tree (add_subdirectory, exports)
-#   REDIS_CLUSTER        ON to build the Redis Cluster backend too (exports)
-#   WERROR               FEEDCORE_WERROR of the exports build
-#   LAUNCHER             compiler launcher (ccache), may be empty
+#   GENERATOR, BUILD_TYPE, WERROR
+#                        CMake generator, CMAKE_BUILD_TYPE and
+#                        FEEDCORE_WERROR of the add_subdirectory build
+#   LAUNCHER             compiler launcher (ccache) of the add_subdirectory
+#                        build, its elements separated by |; may be empty
+#   BUILD_DIR            build tree of the add_subdirectory build (instead
+#                        of WORK_DIR/build); emptied first
+#   LIBRARIES            the shared libraries to check (exports), separated
+#                        by |
 #   CONSUMER_DIR         this directory (tests/consumer)
 #   WORK_DIR             scratch directory; emptied first
 #   CXX                  C++ compiler to use
 #
 # find_package and pkg_config first install the already built library into
 # WORK_DIR/prefix with `cmake --install`, exactly as a packager would.
-# exports builds the shared libraries from the source tree and checks that
-# they export feedcore's public API and nothing else (check_exports.cmake).
+# exports checks that the shared libraries export feedcore's public API and
+# nothing else (check_exports.cmake).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var MODE CONSUMER_DIR WORK_DIR CXX)
@@ -51,9 +58,21 @@ if(MODE STREQUAL "find_package")
   run(${CMAKE_COMMAND} --build "${build}" -j2)
   run("${build}/consumer")
 elseif(MODE STREQUAL "add_subdirectory")
+  if(BUILD_DIR)
+    set(build "${BUILD_DIR}")
+    file(REMOVE_RECURSE "${build}")
+  endif()
+  # The launcher is a list, which run() would split: an initial cache
+  # file carries it whole.
+  string(REPLACE "|" ";" launcher "${LAUNCHER}")
+  file(WRITE "${WORK_DIR}/launcher.cmake"
+    "set(CMAKE_CXX_COMPILER_LAUNCHER \"${launcher}\" CACHE STRING \"\")\n")
   run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}/subdirectory" -B "${build}"
-      -DCMAKE_BUILD_TYPE=Release
+      -G "${GENERATOR}"
+      -C "${WORK_DIR}/launcher.cmake"
+      "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
       "-DCMAKE_CXX_COMPILER=${CXX}"
+      "-DFEEDCORE_WERROR=${WERROR}"
       "-DFEEDCORE_SOURCE_DIR=${FEEDCORE_SOURCE_DIR}")
   run(${CMAKE_COMMAND} --build "${build}" -j2)
   run("${build}/consumer")
@@ -79,26 +98,14 @@ elseif(MODE STREQUAL "pkg_config")
   run("${CXX}" "${CONSUMER_DIR}/main.cc" -o "${build}/consumer" ${flags})
   run("${build}/consumer")
 elseif(MODE STREQUAL "exports")
-  set(targets feedcore)
-  if(REDIS_CLUSTER)
-    list(APPEND targets feedcore_redis_cluster)
+  string(REPLACE "|" ";" libraries "${LIBRARIES}")
+  if(NOT libraries)
+    message(FATAL_ERROR "exports: -DLIBRARIES=... names no library to check")
   endif()
-  run(${CMAKE_COMMAND} -S "${FEEDCORE_SOURCE_DIR}" -B "${build}"
-      -DCMAKE_BUILD_TYPE=Release
-      "-DCMAKE_CXX_COMPILER=${CXX}"
-      "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}"
-      -DBUILD_SHARED_LIBS=ON
-      "-DFEEDCORE_REDIS_CLUSTER=${REDIS_CLUSTER}"
-      "-DFEEDCORE_WERROR=${WERROR}"
-      -DFEEDCORE_TEST=OFF -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
-      -DFEEDCORE_INSTALL=OFF)
-  run(${CMAKE_COMMAND} --build "${build}" -j2 --target ${targets})
   include("${CONSUMER_DIR}/check_exports.cmake")
   file(GLOB headers "${FEEDCORE_SOURCE_DIR}/include/feedcore/*.h")
-  foreach(target ${targets})
-    feedcore_check_exports(
-      LIBRARY "${build}/lib${target}.so"
-      HEADERS ${headers})
+  foreach(library ${libraries})
+    feedcore_check_exports(LIBRARY "${library}" HEADERS ${headers})
   endforeach()
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")

@@ -469,8 +469,7 @@ class Runner {
 
 TEST_CASE("random operations match the reference model") {
   const uint64_t seed = testing::EnvU64("FEEDCORE_MODEL_SEED", 20240611);
-  const int ops =
-      static_cast<int>(testing::EnvU64("FEEDCORE_MODEL_OPS", 100000));
+  const int ops = static_cast<int>(testing::ModelOps(100000));
   const Config configs[] = {
       {1, 8, 5, 4}, {2, 16, 7, 6},   {4, 50, 20, 6},
       {3, 1, 3, 5}, {8, 200, 64, 3},

@@ -100,9 +100,7 @@ std::vector<uint64_t> Seeds() {
   return {20240611, 7};
 }
 
-int Ops(int fallback) {
-  return static_cast<int>(testing::EnvU64("FEEDCORE_MODEL_OPS", fallback));
-}
+int Ops(int fallback) { return static_cast<int>(testing::ModelOps(fallback)); }
 
 void RunConfig(const Config& config, int default_ops) {
   Runner::Coverage total;

@@ -350,7 +350,7 @@ void RunModel(size_t partitions, TieBreak tie_break, ScoreOrder order,
 }
 
 uint64_t Seed() { return testing::EnvU64("FEEDCORE_MODEL_SEED", 4242); }
-uint64_t Steps() { return testing::EnvU64("FEEDCORE_MODEL_OPS", 12000); }
+uint64_t Steps() { return testing::ModelOps(12000); }
 
 constexpr ScoreOrder kHigher = ScoreOrder::kHigherFirst;
 constexpr ScoreOrder kLower = ScoreOrder::kLowerFirst;

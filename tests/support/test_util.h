@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -49,6 +50,19 @@ inline uint64_t EnvU64(const char* name, uint64_t fallback) {
   const unsigned long long value = std::strtoull(text, &end, 0);
   if (end == nullptr || *end != '\0') return fallback;
   return value;
+}
+
+// How many operations a randomized model test runs per configuration:
+// FEEDCORE_MODEL_OPS when it is set, otherwise `fallback` scaled by
+// FEEDCORE_MODEL_OPS_PERCENT (100 when unset). The sanitizer build runs
+// the model tests at a share of their length (make asan): there they look
+// for memory errors along the same paths, while the Release build compares
+// every operation of the full length with the model.
+inline uint64_t ModelOps(uint64_t fallback) {
+  const uint64_t ops = EnvU64("FEEDCORE_MODEL_OPS", 0);
+  if (ops != 0) return ops;
+  const uint64_t percent = EnvU64("FEEDCORE_MODEL_OPS_PERCENT", 100);
+  return std::max<uint64_t>(1, fallback * percent / 100);
 }
 
 // An engine driven by `clock` with no background sweeper, so that every
