@@ -2,7 +2,8 @@
 // LLVMFuzzerTestOneInput once on every file named on the command line (a
 // directory stands for every regular file in it, sorted by name). The
 // regression tests use it to replay the committed corpora with any
-// compiler, under `make test` and under the sanitizers of `make sanitize`.
+// compiler under `make test`; a build with libFuzzer (make asan) replays
+// them with the fuzz binaries themselves (fuzz/replay_tests.cmake).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -50,7 +50,9 @@
 // its key) or NotFound (evicted), and must change nothing visible.
 //
 // FEEDCORE_MODEL_SEED overrides the seed, FEEDCORE_MODEL_OPS the number of
-// steps per run.#include <doctest/doctest.h>
+// steps per run.
+
+#include <doctest/doctest.h>
 
 #include <chrono>
 #include <cstdint>
