@@ -67,11 +67,11 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # One AddressSanitizer + UBSan build serves the tests and the fuzz targets:
 # the library's objects carry libFuzzer's coverage instrumentation
-# (fuzz/CMakeLists.txt), which costs the tests little. Shared libraries, so
-# that the exported-symbol check (label exports) reads them.
-# Instrumenting optimized code is what makes a sanitizer build slow to
-# compile, so the test programs are compiled at -O0 there, but for those
-# marked COMPUTE (tests/CMakeLists.txt).
+# (fuzz/CMakeLists.txt), which slows the model tests by a tenth or so and
+# saves a whole build. Shared libraries, so that the exported-symbol check
+# (label exports) reads them. Instrumenting optimized code is what makes a
+# sanitizer build slow to compile, so the test programs are compiled at
+# -O0 there, but for those marked COMPUTE (tests/CMakeLists.txt).
 ASAN_CMAKE := $(call SAN_CMAKE,build-asan) -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" \
   -DFEEDCORE_FUZZ=ON -DBUILD_SHARED_LIBS=ON -DFEEDCORE_EXAMPLES=OFF \
   -DFEEDCORE_TEST_OPTIMIZATION=-O0 -DFEEDCORE_COMPUTE_TEST_OPTIMIZATION=-O1
