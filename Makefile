@@ -45,7 +45,7 @@ CTEST_JOBS ?= 3
 CTEST := ctest --output-on-failure -j$(CTEST_JOBS)
 SLOWEST := scripts/slowest-tests
 CLANG_FORMAT ?= clang-format
-FORMAT_DIRS := include src tests bench examples fuzz
+FORMAT_DIRS := include src tests bench examples server fuzz
 
 # Prerequisites run in the order listed (deps, then build, then the rest);
 # CMake parallelizes the compilation itself.
@@ -74,6 +74,7 @@ TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 # -O0 there, but for those marked COMPUTE (tests/CMakeLists.txt).
 ASAN_CMAKE := $(call SAN_CMAKE,build-asan) -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" \
   -DFEEDCORE_FUZZ=ON -DBUILD_SHARED_LIBS=ON -DFEEDCORE_EXAMPLES=OFF \
+  -DFEEDCORE_SERVER=OFF \
   -DFEEDCORE_TEST_OPTIMIZATION=-O0 -DFEEDCORE_COMPUTE_TEST_OPTIMIZATION=-O1
 
 all: build
@@ -100,12 +101,13 @@ test: deps build
 
 # The library, tests and benchmarks must build without hiredis's backend;
 # the in-memory unit tests are enough to show the build works (the examples
-# do not depend on the option and are left out).
+# and feedcore-server do not depend on the option and are left out).
 # With ccache, the sources it shares with build/ come from the cache.
 test-nocluster: deps
 	cmake -S . -B build-nocluster $(call generator,build-nocluster) \
 	  -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) \
-	  -DFEEDCORE_REDIS_CLUSTER=OFF -DFEEDCORE_EXAMPLES=OFF
+	  -DFEEDCORE_REDIS_CLUSTER=OFF -DFEEDCORE_EXAMPLES=OFF \
+	  -DFEEDCORE_SERVER=OFF
 	cmake --build build-nocluster -j$(JOBS)
 	$(CTEST) --test-dir build-nocluster -L unit
 
@@ -152,10 +154,11 @@ asan: asan-build
 	  || { $(SLOWEST) build-asan; exit 1; }
 	$(SLOWEST) build-asan
 
+# With feedcore-server, whose sorted_set_race_test is a stress test.
 tsan:
 	scripts/install-deps --sanitize
 	$(call SAN_CMAKE,build-tsan) -DCMAKE_CXX_FLAGS="$(TSAN_FLAGS)" \
-	  -DFEEDCORE_EXAMPLES=ON
+	  -DFEEDCORE_SERVER=ON
 	cmake --build build-tsan -j$(JOBS) --target feedcore-stress-tests
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) --test-dir build-tsan -L stress \

@@ -26,12 +26,12 @@ feedcore_fuzz_target(NAME durable_store_open_fuzzer
 feedcore_fuzz_target(NAME api_sequence_fuzzer
   SOURCES api_sequence_fuzzer.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc)
-# The RESP parser of feedcore-server (examples/feed-server), compiled into
-# the target itself so that it carries the same instrumentation.
+# The RESP parser of feedcore-server (server/), compiled into the target
+# itself so that it carries the same instrumentation.
 feedcore_fuzz_target(NAME resp_parser_fuzzer
   SOURCES resp_parser_fuzzer.cc
-          ${PROJECT_SOURCE_DIR}/examples/feed-server/resp_parser.cc
-  INCLUDES ${PROJECT_SOURCE_DIR}/examples/feed-server)
+          ${PROJECT_SOURCE_DIR}/server/resp_parser.cc
+  INCLUDES ${PROJECT_SOURCE_DIR}/server)
 # The social calls (follows, publishes, reads, markers, mute and block,
 # batch follows, counters and ranked reads) against the same reference
 # model.

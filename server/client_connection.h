@@ -1,0 +1,122 @@
+// ClientConnection: one client's TCP connection. Reads what the client
+// sends, runs every complete command through the dispatcher (pipelined
+// commands in one read are answered with one write), and writes the
+// replies back.
+//
+// All of a connection's work runs on its own strand, and it has at most one
+// read or one write in flight, so its state needs no lock even though the
+// server runs many threads. A protocol error or QUIT closes the connection
+// after its reply is written; every other error is a reply and the
+// connection goes on.
+//
+// Limits (ClientLimits), each closing the connection at once and counted
+// in ServerStats: no progress for `idle_timeout` (waiting for a command or
+// for the client to read a reply; an asio timer, re-armed by every read
+// and write); an unfinished command holding more than
+// `query_buffer_limit`; replies not yet written holding more than
+// `output_buffer_limit`; or a read that takes the unfinished commands of
+// all clients past `query_buffer_total_limit`.
+#ifndef FEEDCORE_SERVER_CLIENT_CONNECTION_H_
+#define FEEDCORE_SERVER_CLIENT_CONNECTION_H_
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "asio.hpp"
+#include "command_dispatcher.h"
+#include "resp_parser.h"
+#include "server_stats.h"
+
+namespace feedcore::server {
+
+class ClientConnection;
+
+// ServerOptions' per-connection limits (0: none); see server_options.h.
+struct ClientLimits {
+  std::chrono::seconds idle_timeout{0};
+  size_t query_buffer_limit = 0;
+  size_t output_buffer_limit = 0;
+  size_t query_buffer_total_limit = 0;
+};
+
+// The open connections, for the connection limit and for closing them all
+// at shutdown. Thread-safe.
+class ConnectionTracker {
+ public:
+  // Registers `connection` unless `limit` connections are open already.
+  bool TryAdd(const std::shared_ptr<ClientConnection>& connection,
+              size_t limit);
+  void Remove(const ClientConnection* connection);
+  // Asks every open connection to close.
+  void CloseAll();
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  absl::flat_hash_map<const ClientConnection*, std::weak_ptr<ClientConnection>>
+      open_;
+};
+
+class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
+ public:
+  ClientConnection(asio::ip::tcp::socket socket, RespParser parser,
+                   const CommandDispatcher& dispatcher, SessionState session,
+                   ConnectionTracker& tracker, const ClientLimits& limits);
+  ~ClientConnection();
+
+  // Starts reading. The connection keeps itself alive until it closes.
+  void Start();
+
+  // Closes the connection from any thread.
+  void Close();
+
+  // Instead of Start, for a connection over the limit: sends `reply` (a
+  // complete RESP message) and closes.
+  void RejectAndClose(std::string reply);
+
+ private:
+  void ReadMore();
+  // Runs buffered commands until the parser needs more bytes, then writes
+  // the replies (or reads more if there are none).
+  void ProcessAndRespond();
+  void CloseNow();
+  // Ends the connection after its last reply (QUIT, protocol error).
+  void CloseAfterDrain();
+  void DrainInput();
+  // Starts (or restarts) the idle timeout while waiting on the client.
+  void ArmIdleTimer();
+  // Checks the query limits after the parser took a read; closes the
+  // connection and returns false if one is broken.
+  bool AccountQueryBytes();
+
+  asio::ip::tcp::socket socket_;
+  RespParser parser_;
+  const CommandDispatcher& dispatcher_;
+  SessionState session_;
+  ConnectionTracker& tracker_;
+  ServerStats& stats_;
+  const ClientLimits limits_;
+  asio::steady_timer drain_timer_;
+  asio::steady_timer idle_timer_;
+  // What this connection's unfinished command counts for in
+  // stats_.query_bytes(); given back when it closes.
+  size_t charged_query_bytes_ = 0;
+  bool started_ = false;
+
+  std::array<char, 16 * 1024> read_buffer_;
+  ParsedCommand command_;
+  std::string replies_;  // being built, then being written
+  bool close_after_write_ = false;
+  // True when processing stopped early with complete commands possibly
+  // still buffered (the reply batch grew large).
+  bool more_buffered_ = false;
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_SERVER_CLIENT_CONNECTION_H_

@@ -1,0 +1,75 @@
+// CommandDispatcher: runs one parsed command against the feed engine and
+// the leaderboards and writes its RESP reply. Independent of the network:
+// the server feeds it what RespParser produced, tests and the fuzz target
+// call it directly.
+//
+// Every command checks its name and arity here, then validates all of its
+// arguments before calling the library, so a rejected command changes
+// nothing and its reply says what was wrong ("ERR ...").
+//
+// Thread-safe: connections on different threads share one dispatcher.
+#ifndef FEEDCORE_SERVER_COMMAND_DISPATCHER_H_
+#define FEEDCORE_SERVER_COMMAND_DISPATCHER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "command_table.h"
+#include "feedcore/feed_engine.h"
+#include "leaderboard_store.h"
+#include "server_stats.h"
+#include "snapshot_saver.h"
+
+namespace feedcore::server {
+
+struct DispatcherOptions {
+  // The password of AUTH and HELLO ... AUTH (Redis's requirepass). Empty:
+  // every connection is authenticated from the start.
+  std::string requirepass;
+};
+
+class CommandDispatcher {
+ public:
+  // `feeds`, `boards`, `snapshots` and `append_only` must outlive the
+  // dispatcher. InvalidArgument if `feeds` or `boards` is null. Without
+  // `snapshots` the saving commands reply that snapshots are off; without
+  // `append_only`, BGREWRITEAOF that the append-only files are off.
+  static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
+      FeedEngine* feeds, LeaderboardStore* boards,
+      SnapshotSaver* snapshots = nullptr,
+      AppendOnlyFiles* append_only = nullptr,
+      const DispatcherOptions& options = {});
+
+  // State for a new connection (RESP2, a fresh client id, authenticated
+  // only if there is no password).
+  SessionState NewSession() const;
+
+  // Runs `args` (args[0] is the command name) and appends exactly one reply
+  // to `out`, encoded in `session.protocol`. An empty `args` gets an error
+  // reply. A session not yet authenticated gets "NOAUTH Authentication
+  // required." for every command but AUTH, HELLO and QUIT.
+  void Execute(absl::Span<const std::string> args, SessionState& session,
+               std::string& out) const;
+
+  const CommandTable& commands() const { return table_; }
+
+  // What the connections count and INFO reports.
+  ServerStats& stats() const { return stats_; }
+
+ private:
+  CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards,
+                    SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
+                    const DispatcherOptions& options);
+
+  CommandTable table_;
+  mutable ServerStats stats_;
+  ServerContext context_;
+  mutable std::atomic<int64_t> next_client_id_{1};
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_SERVER_COMMAND_DISPATCHER_H_

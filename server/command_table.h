@@ -1,0 +1,96 @@
+// The commands the server knows: name, arity and key positions (what
+// COMMAND reports to clients such as redis-cli), and the function that
+// runs each one.
+#ifndef FEEDCORE_SERVER_COMMAND_TABLE_H_
+#define FEEDCORE_SERVER_COMMAND_TABLE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "feedcore/feed_engine.h"
+#include "leaderboard_store.h"
+#include "resp_writer.h"
+
+namespace feedcore::server {
+
+class AppendOnlyFiles;
+class CommandTable;
+class ServerStats;
+class SnapshotSaver;
+
+// What a connection remembers between its commands.
+struct SessionState {
+  int protocol = 2;                // 2 or 3, set by HELLO
+  bool close_after_reply = false;  // set by QUIT
+  std::string client_name;         // HELLO ... SETNAME
+  int64_t client_id = 0;
+  // False until AUTH or HELLO ... AUTH succeeds, when the server has a
+  // password; until then only commands flagged "no_auth" run.
+  bool authenticated = true;
+};
+
+// What every command may use.
+struct ServerContext {
+  FeedEngine* feeds = nullptr;
+  LeaderboardStore* boards = nullptr;
+  SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
+  AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no
+  const CommandTable* commands = nullptr;
+  ServerStats* stats = nullptr;  // never null in a dispatcher's context
+  std::string requirepass;       // empty: no authentication
+};
+
+// One command being run: its arguments (args[0] is the name as sent), the
+// connection's state and where its reply goes. A handler writes exactly
+// one reply.
+struct CommandCall {
+  absl::Span<const std::string> args;
+  SessionState* session = nullptr;
+  RespWriter* reply = nullptr;
+  const ServerContext* server = nullptr;
+};
+
+using CommandHandler = void (*)(CommandCall& call);
+
+struct CommandSpec {
+  std::string name;  // upper case, e.g. "ZADD", "FEED.READ"
+  // Redis convention: N > 0 means exactly N arguments (name included),
+  // -N means at least N.
+  int arity = 1;
+  std::vector<std::string> flags;  // "write", "readonly", "fast"...
+  int first_key = 0;               // 0: the command takes no key
+  int last_key = 0;
+  int key_step = 0;
+  CommandHandler handler = nullptr;
+};
+
+class CommandTable {
+ public:
+  // Adds a command. InvalidArgument for an empty or lower-case name, a
+  // zero arity, a missing handler or a name already taken.
+  absl::Status Add(CommandSpec spec);
+
+  // The command named `name` (any case), or null.
+  const CommandSpec* Find(absl::string_view name) const;
+
+  // Every command, in the order added.
+  const std::vector<CommandSpec>& all() const { return specs_; }
+
+ private:
+  std::vector<CommandSpec> specs_;
+  absl::flat_hash_map<std::string, size_t> index_;
+};
+
+// Replies with `status` as a RESP error: "ERR <message>".
+void ReplyError(CommandCall& call, const absl::Status& status);
+
+// Replies "ERR syntax error ..." naming the offending argument.
+void ReplySyntaxError(CommandCall& call, absl::string_view argument);
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_SERVER_COMMAND_TABLE_H_

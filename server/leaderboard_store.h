@@ -1,0 +1,152 @@
+// LeaderboardStore: the server's sorted-set keys, each a feedcore
+// Leaderboard from a LeaderboardRegistry, plus what Redis semantics need
+// on top of the library's boards.
+//
+// Member names. Redis members are byte strings ("player:alice",
+// "element:" and a number); feedcore boards rank numeric MemberIds. Each
+// key has its own dictionary that gives a name an id when it is added and
+// frees the name when ZREM removes the member, so a dictionary holds the
+// names of the members on the board and its memory follows them (see
+// MemberDictionary for the layout and how ids are reused safely). DEL
+// drops the key's board and its dictionary together.
+//
+// Snapshots. The boards live in a LeaderboardRegistry, under the keys'
+// names, which the library's SaveSnapshot saves; the dictionaries are
+// saved next to it (member_names_file.h). SaveKeys keeps the set of keys
+// fixed and holds back the freeing of names while the library saves the
+// registry and the dictionaries are copied, so every member of a saved
+// board has its name in the copy (the copy may also name members added
+// after their board was saved; loading drops those). Restore adopts a
+// loaded registry and its dictionaries, checking that they match.
+//
+// Journal. With --appendonly the dictionaries journal the names they give
+// (names_journal.h), and Delete journals the key's drop once the board's
+// drop is durable in the store.
+//
+// Writes. ZADD (every flag), ZINCRBY and ZREM are one conditional write
+// of the library each (Leaderboard::Write/WriteMany/Remove), atomic per
+// member on the board's own partition locks; the store keeps no lock per
+// member. What keeps a name and its member together is the dictionary's
+// pins (MemberDictionary, "Pins"): a command pins the names it writes,
+// writes the board, and unpins them, and a name is freed only when no pin
+// is held and its member is off the board.
+//
+// Thread-safe.
+#ifndef FEEDCORE_SERVER_LEADERBOARD_STORE_H_
+#define FEEDCORE_SERVER_LEADERBOARD_STORE_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/leaderboard.h"
+#include "member_dictionary.h"
+
+namespace feedcore::server {
+
+class NamesJournal;
+
+// Every member name of one key: names[i] has MemberId ids[i] (or i + 1
+// when `ids` is empty).
+struct KeyMemberNames {
+  std::string key;
+  std::vector<std::string> names;
+  std::vector<MemberId> ids;
+};
+
+// One sorted-set key: its board and the names of the board's members.
+struct SortedSet {
+  explicit SortedSet(std::shared_ptr<Leaderboard> board_of_key);
+
+  const std::shared_ptr<Leaderboard> board;
+  // Asks `board` whether a member is on it before freeing its name.
+  MemberDictionary members;
+};
+
+class LeaderboardStore {
+ public:
+  // An empty store with a registry of its own. `options` apply to every
+  // board the store creates. InvalidArgument if they are out of range.
+  static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Create(
+      const LeaderboardOptions& options);
+
+  // A store over `registry` (typically a loaded snapshot's), which must
+  // outlive it: every board of the registry becomes the key of its name,
+  // with the dictionary `names` gives that key; names of members not on
+  // the board are dropped (see "Snapshots"). DataLoss, naming the key, if a
+  // board has no entry in `names`, an entry has no board, a dictionary is
+  // malformed, or a board holds a member id its dictionary has no name
+  // for; InvalidArgument for bad options or a null registry.
+  static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Restore(
+      const LeaderboardOptions& options, LeaderboardRegistry* registry,
+      std::vector<KeyMemberNames> names);
+
+  // The key's sorted set, created empty if absent. InvalidArgument for a
+  // key the registry does not accept (empty, or longer than
+  // kMaxLeaderboardNameLength).
+  absl::StatusOr<std::shared_ptr<SortedSet>> GetOrCreate(absl::string_view key);
+
+  // The key's sorted set, or null if there is none (reads of a missing key
+  // behave as reads of an empty one and create nothing).
+  std::shared_ptr<SortedSet> Find(absl::string_view key) const;
+
+  // Deletes the key. Returns whether it existed. Handles already taken
+  // stay usable; the key's next write starts a new, empty set. The
+  // registry's error if it refuses the drop (the key then stays); with a
+  // journal, the store's or the journal's error (the key is gone, and the
+  // append-only files refuse writes from then on).
+  absl::StatusOr<bool> Delete(absl::string_view key);
+
+  // Journals every key's member names from now on (see "Journal").
+  // `sync_boards` makes the registry's changes so far durable
+  // (DurableStore::Sync); Delete calls it between the board's drop and
+  // the journal's drop record. Call before serving, once.
+  void AttachJournal(NamesJournal* journal,
+                     std::function<absl::Status()> sync_boards);
+
+  size_t size() const;
+
+  // The live member names of every key, and their memory.
+  MemberNameStats NameStats() const;
+
+  // Calls `save` with the registry while no key can be created or deleted
+  // (writes to existing keys go on), then returns every key's member names
+  // (see "Snapshots" above). Returns `save`'s error if it fails. A journal
+  // rewrite passes a `save` that makes the store durable: every name freed
+  // before it is then off its board for good, and every name freed after
+  // it is still in the copy.
+  absl::StatusOr<std::vector<KeyMemberNames>> SaveKeys(
+      absl::FunctionRef<absl::Status(const LeaderboardRegistry&)> save) const;
+
+  const LeaderboardOptions& options() const { return options_; }
+
+ private:
+  LeaderboardStore(const LeaderboardOptions& options,
+                   std::unique_ptr<LeaderboardRegistry> owned_registry,
+                   LeaderboardRegistry* registry)
+      : options_(options),
+        owned_registry_(std::move(owned_registry)),
+        registry_(*registry) {}
+
+  const LeaderboardOptions options_;
+  const std::unique_ptr<LeaderboardRegistry> owned_registry_;  // may be null
+  LeaderboardRegistry& registry_;
+  mutable std::shared_mutex mutex_;
+  absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+  NamesJournal* journal_ = nullptr;            // set before serving
+  std::function<absl::Status()> sync_boards_;  // set with journal_
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_SERVER_LEADERBOARD_STORE_H_

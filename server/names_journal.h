@@ -1,0 +1,200 @@
+// NamesJournal: the member names of the sorted-set keys, made durable next
+// to a DurableStore (--appendonly yes). The store's log holds the boards
+// with numeric MemberIds; which name each id stands for is server state
+// (LeaderboardStore's dictionaries), so it gets an append-only file of its
+// own, written with the store's fsync policy.
+//
+// Records
+// -------
+//   assign(key, id, name)  `name` is member `id` of `key`
+//   free(key, id)          `id` of `key` has no name any more
+//   drop(key)              `key` was deleted with its whole dictionary
+// Replay applies them in order to one map per key: assign sets id -> name
+// (replacing what the id had), free erases the id, drop empties the key.
+// Each record only sets state, so replaying records over a state that
+// already holds some of them ends in the same state: that is what lets a
+// rewrite run while names are assigned (see Rewrite). Ids need not be
+// dense (member_dictionary.h), and a replayed key may name ids no board
+// holds any more, even two ids with one name (see "Frees"): the caller
+// keeps the names of the ids on the recovered boards, and only those must
+// be distinct.
+//
+// The ordering rules that make every id on a board have its name after a
+// crash (the callers, MemberDictionary and LeaderboardStore, keep them):
+//   * assign is appended, and with kAlways synced, before the board write
+//     that first uses the id; a writer that finds the id already assigned
+//     waits for the same sync (SyncAppended).
+//   * drop is appended only once the board's drop is durable in the store
+//     (DurableStore::Sync): otherwise a crash could bring the board back
+//     without its names.
+//
+// Frees
+// -----
+// The server appends no free records: ZREM frees a name in memory only,
+// and its assign record stays until the journal is rewritten (at every
+// start and by BGREWRITEAOF), which keeps only the names live then, after
+// making the store durable. A free appended at once could reach the disk
+// before the store's removal of the member; a crash would then recover the
+// member without a name, and dropping it would apply the ZREM while
+// earlier acknowledged writes were lost. A stale assign is harmless: if
+// the crash lost the removal, it names the member that came back; if not,
+// its id is on no recovered board and recovery drops it. It can never
+// name another member, since a key's ids are never given twice between
+// two rewrites: a freed slot is reused with a new id, a key deleted and
+// created again starts after its drop record, and each start rewrites the
+// journal before any id is given. A free record would not shrink the file
+// either; only a rewrite does.
+//
+// File format
+// -----------
+// A header (magic "FCNAMJL" and a zero byte, u32 version), then one frame
+// per record: u32 body length, u64 XXH3-64 of the body, the body
+// (u8 type 1 assign, 2 free, 3 drop; u32 key length, key; u64 id; u32 name
+// length, name). A crash can cut only the last frame short: an incomplete
+// frame, or a last frame that fails its checksum, is a torn tail that Open
+// cuts off. A bad frame with more data after it is DataLoss naming its
+// offset. docs/formats.md has the layout.
+//
+// Thread safety: every method may be called from any thread.
+#ifndef FEEDCORE_SERVER_NAMES_JOURNAL_H_
+#define FEEDCORE_SERVER_NAMES_JOURNAL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "feedcore/durable_store.h"
+#include "feedcore/types.h"
+#include "leaderboard_store.h"
+
+namespace feedcore::server {
+
+enum class NamesRecordType : uint8_t { kAssign = 1, kFree = 2, kDrop = 3 };
+
+struct NamesRecord {
+  NamesRecordType type = NamesRecordType::kAssign;
+  std::string key;
+  MemberId id = 0;   // assign and free
+  std::string name;  // assign
+};
+
+// One frame, as appended.
+std::string EncodeNamesFrame(const NamesRecord& record);
+
+// What a journal file holds, replayed.
+struct NamesJournalContents {
+  // Every key's names with their ids, in id order, including names of ids
+  // no board holds any more (see "Frees").
+  std::vector<KeyMemberNames> keys;
+  uint64_t records = 0;      // whole records read
+  uint64_t valid_bytes = 0;  // up to the end of the last whole record
+  bool torn_tail = false;    // bytes after it were cut (or are to be)
+};
+
+// Reads and replays `bytes` (a whole journal file). InvalidArgument for a
+// file that is not a journal or has another version; DataLoss naming the
+// offset for damage before the last frame or a record that does not
+// decode.
+absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
+    absl::string_view bytes);
+
+struct NamesJournalStats {
+  uint64_t bytes = 0;    // the file's size
+  uint64_t records = 0;  // appended since Open or the last rewrite
+  uint64_t fsyncs = 0;
+  uint64_t rewrites = 0;
+  uint64_t unsynced_bytes = 0;
+  absl::Status write_error;  // OK, or why appends are refused
+};
+
+class NamesJournal {
+ public:
+  // Opens (creating it if missing) the journal at `path` and replays it
+  // into `*contents`, cutting a torn tail off the file. Errors name the
+  // file: DecodeNamesJournal's, and the system's I/O errors.
+  static absl::StatusOr<std::unique_ptr<NamesJournal>> Open(
+      std::string path, FsyncPolicy policy, NamesJournalContents* contents);
+
+  // Syncs what was appended (whatever the policy) and stops the syncing
+  // thread.
+  ~NamesJournal();
+  NamesJournal(const NamesJournal&) = delete;
+  NamesJournal& operator=(const NamesJournal&) = delete;
+
+  // Appends one record (write(2), so a crash of the process never loses
+  // it) and returns the journal position after it. With kAlways, pass that
+  // position to SyncTo before the write that depends on the record. After
+  // the first I/O error every append fails with that error (the file may
+  // hold part of a record, which the next Open cuts off).
+  absl::StatusOr<uint64_t> Append(const NamesRecord& record);
+
+  // With kAlways: returns once everything up to `position` is on stable
+  // storage (concurrent callers share one fdatasync). Other policies
+  // return at once (a thread syncs once a second with kEverySecond). The
+  // write error if there is one.
+  absl::Status SyncTo(uint64_t position);
+
+  // SyncTo(everything appended so far): for a writer that uses an id some
+  // other thread assigned, whose record it must not overtake.
+  absl::Status SyncAppended();
+
+  // Replaces the file with one that holds `collect()`'s names and then
+  // every record appended meanwhile (replay makes the overlap harmless,
+  // see above): written to PATH.tmp, synced, renamed over PATH, directory
+  // synced. `collect` runs without the journal's lock, so appends go on;
+  // it must return the names of every key as they are at some point after
+  // this call starts (LeaderboardStore::SaveKeys). On failure, `collect`'s
+  // included, the old file stays in use.
+  absl::Status Rewrite(
+      const std::function<absl::StatusOr<std::vector<KeyMemberNames>>()>&
+          collect);
+
+  NamesJournalStats Stats() const;
+  FsyncPolicy policy() const { return policy_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  NamesJournal(std::string path, FsyncPolicy policy, int fd, uint64_t size);
+  void SyncLoop();
+  absl::Status SyncLocked(std::unique_lock<std::mutex>& sync_lock);
+
+  const std::string path_;
+  const FsyncPolicy policy_;
+
+  // Lock order: sync_mu_, then mu_.
+  mutable std::mutex mu_;
+  int fd_;                    // guarded by mu_
+  uint64_t size_;             // bytes in the file, guarded by mu_
+  absl::Status error_;        // guarded by mu_
+  uint64_t records_ = 0;      // guarded by mu_
+  uint64_t rewrites_ = 0;     // guarded by mu_
+  bool rewriting_ = false;    // guarded by mu_
+  std::string rewrite_tail_;  // frames appended during a rewrite
+  // Position after the last append; read without mu_ by SyncAppended, so
+  // an acquire load there sees at least every append that happened before
+  // the caller learned of the id (the append stored it with release).
+  std::atomic<uint64_t> appended_{0};
+
+  mutable std::mutex sync_mu_;       // one fdatasync at a time
+  uint64_t synced_ = 0;              // guarded by sync_mu_
+  uint64_t fsyncs_ = 0;              // guarded by sync_mu_
+  std::atomic<bool> failed_{false};  // error_ is set (fast check)
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;  // guarded by stop_mu_
+  std::thread syncer_;
+};
+
+}  // namespace feedcore::server
+
+#endif  // FEEDCORE_SERVER_NAMES_JOURNAL_H_

@@ -1,0 +1,133 @@
+// Unit tests of feedcore-server's names journal (server/):
+// replay of ids with gaps and of names whose members were removed, and
+// append-only files reopened after ZREM freed names and their slots were
+// reused with new ids.
+#include "names_journal.h"
+
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "append_only.h"
+#include "command_dispatcher.h"
+#include "feedcore/feedcore.h"
+#include "support/file_test_util.h"
+
+namespace feedcore::server {
+namespace {
+
+using testing::TempDir;
+
+// A journal file's bytes: the header (magic, u32 version 1), then
+// `records`.
+std::string JournalBytes(const std::vector<NamesRecord>& records) {
+  std::string bytes("FCNAMJL\0\1\0\0\0", 12);
+  for (const NamesRecord& record : records) bytes += EncodeNamesFrame(record);
+  return bytes;
+}
+
+TEST_CASE("replay keeps ids with gaps and stale names for the caller") {
+  const MemberId reused = (MemberId{1} << 32) | 1;  // slot 0, generation 1
+  const std::string bytes = JournalBytes({
+      {NamesRecordType::kAssign, "lb", 1, "a"},
+      {NamesRecordType::kAssign, "lb", 2, "b"},
+      {NamesRecordType::kAssign, "lb", 7, "c"},
+      // "a" removed (no free record), its slot reused by "d", and "a"
+      // added again in another slot.
+      {NamesRecordType::kAssign, "lb", reused, "d"},
+      {NamesRecordType::kAssign, "lb", 9, "a"},
+      {NamesRecordType::kFree, "lb", 2, ""},
+      {NamesRecordType::kAssign, "gone", 1, "x"},
+      {NamesRecordType::kDrop, "gone", 0, ""},
+  });
+  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes);
+  REQUIRE_MESSAGE(contents.ok(), contents.status());
+  CHECK(contents->records == 8);
+  CHECK(!contents->torn_tail);
+  REQUIRE(contents->keys.size() == 1);
+  const KeyMemberNames& lb = contents->keys[0];
+  CHECK(lb.key == "lb");
+  CHECK(lb.ids == std::vector<MemberId>{1, 7, 9, reused});
+  CHECK(lb.names == std::vector<std::string>{"a", "c", "a", "d"});
+}
+
+struct Server {
+  Server(const std::string& directory, FsyncPolicy fsync) {
+    AppendOnlyOptions options;
+    options.directory = directory;
+    options.fsync = fsync;
+    EngineOptions engine;
+    engine.sweep_interval = 0;
+    absl::StatusOr<AppendOnlyFiles::Opened> opened =
+        AppendOnlyFiles::Open(options, engine, LeaderboardOptions{});
+    REQUIRE_MESSAGE(opened.ok(), opened.status());
+    files = std::move(opened->files);
+    boards = std::move(opened->boards);
+    dispatcher = CommandDispatcher::Create(&files->store().engine(),
+                                           boards.get(), nullptr, files.get())
+                     .value();
+    session = dispatcher->NewSession();
+  }
+
+  std::string Run(const std::vector<std::string>& args) {
+    std::string out;
+    dispatcher->Execute(args, session, out);
+    return out;
+  }
+
+  // Declared in this order so that the store of keys goes before the
+  // files that own its registry.
+  std::unique_ptr<AppendOnlyFiles> files;
+  std::unique_ptr<LeaderboardStore> boards;
+  std::unique_ptr<CommandDispatcher> dispatcher;
+  SessionState session;
+};
+
+const char kRange[] =
+    "*6\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"
+    "$1\r\na\r\n$1\r\n4\r\n";
+
+TEST_CASE("freed names and reused slots come back with their members") {
+  for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
+    CAPTURE(static_cast<int>(fsync));
+    TempDir dir;
+    {
+      Server server(dir.path(), fsync);
+      CHECK(server.Run({"ZADD", "lb", "1", "a", "2", "b"}) == ":2\r\n");
+      CHECK(server.Run({"ZREM", "lb", "a"}) == ":1\r\n");
+      // Slot 0 again, with a new id: "c" must not come back as "a".
+      CHECK(server.Run({"ZADD", "lb", "3", "c"}) == ":1\r\n");
+      CHECK(server.Run({"ZADD", "lb", "4", "a"}) == ":1\r\n");
+      CHECK(server.Run({"ZADD", "tmp", "1", "t"}) == ":1\r\n");
+      CHECK(server.Run({"DEL", "tmp"}) == ":1\r\n");
+      CHECK(server.Run({"ZRANGE", "lb", "0", "-1", "WITHSCORES"}) == kRange);
+    }
+    {
+      Server server(dir.path(), fsync);
+      CHECK(server.Run({"ZRANGE", "lb", "0", "-1", "WITHSCORES"}) == kRange);
+      CHECK(server.Run({"ZCARD", "tmp"}) == ":0\r\n");
+      // The start rewrote the journal to the live names only.
+      CHECK(server.files->journal().Stats().records == 3);
+      CHECK(server.files->names_recovery().unnamed_members_removed == 0);
+      // Two rewrites with nothing written in between both finish.
+      for (int i = 0; i < 2; ++i) {
+        CHECK(server.Run({"BGREWRITEAOF"}) ==
+              "+Background append only file rewriting started\r\n");
+        server.files->WaitForRewrite();
+        CHECK(server.files->rewrite_state().last_status.ok());
+      }
+      CHECK(server.Run({"ZREM", "lb", "b"}) == ":1\r\n");
+    }
+    Server server(dir.path(), fsync);
+    CHECK(server.Run({"ZRANGE", "lb", "0", "-1"}) ==
+          "*2\r\n$1\r\nc\r\n$1\r\na\r\n");
+    CHECK(server.files->journal().Stats().records == 2);
+  }
+}
+
+}  // namespace
+}  // namespace feedcore::server

@@ -1,0 +1,181 @@
+// Stress test of feedcore-server's sorted-set writes without member locks
+// (server/, MemberDictionary "Pins"): threads race ZADD NX /
+// XX / GT / LT / INCR, multi-pair ZADD, ZINCRBY and ZREM on a few names
+// through the command dispatcher, while a reader ranges over the key and
+// saves copy boards and names. Afterwards every member on the board must
+// have a name and every name a member on the board, and no increment of a
+// name that is never removed may be lost. Meant to run under
+// ThreadSanitizer too.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "command_dispatcher.h"
+#include "feedcore/feedcore.h"
+#include "leaderboard_store.h"
+
+namespace feedcore::server {
+namespace {
+
+constexpr int kWriters = 4;
+constexpr int kOpsPerWriter = 4000;
+const char* const kNames[] = {"a", "b", "c", "d", "e"};
+
+class Server {
+ public:
+  Server() {
+    EngineOptions options;
+    options.sweep_interval = 0;
+    options.fanout_threads = 0;
+    engine_ = FeedEngine::Create(options).value();
+    LeaderboardOptions board_options;
+    board_options.partitions = 4;
+    boards_ = LeaderboardStore::Create(board_options).value();
+    dispatcher_ = CommandDispatcher::Create(engine_.get(), boards_.get(),
+                                            nullptr, nullptr, {})
+                      .value();
+  }
+
+  // Each thread keeps its own session, as each connection does.
+  std::string Run(SessionState& session, const std::vector<std::string>& args) {
+    std::string out;
+    dispatcher_->Execute(args, session, out);
+    return out;
+  }
+  SessionState NewSession() { return dispatcher_->NewSession(); }
+  LeaderboardStore& boards() { return *boards_; }
+
+ private:
+  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<LeaderboardStore> boards_;
+  std::unique_ptr<CommandDispatcher> dispatcher_;
+};
+
+// Every member id on the board.
+std::vector<MemberId> BoardMembers(const Leaderboard& board) {
+  std::vector<MemberId> ids;
+  LeaderboardReadOptions read;
+  read.limit = board.options().max_page_size;
+  for (;;) {
+    LeaderboardPage page = board.ReadPage(read).value();
+    for (const LeaderboardEntry& entry : page.entries) {
+      ids.push_back(entry.member);
+    }
+    if (page.next_cursor.empty()) return ids;
+    read.cursor = std::move(page.next_cursor);
+  }
+}
+
+// One random write command on one of kNames; never touches "counter".
+std::vector<std::string> RandomWrite(std::mt19937_64& rng) {
+  auto name = [&] { return std::string(kNames[rng() % std::size(kNames)]); };
+  const std::string score = std::to_string(static_cast<int>(rng() % 21) - 10);
+  switch (rng() % 10) {
+    case 0:
+      return {"ZADD", "race", "NX", score, name()};
+    case 1:
+      return {"ZADD", "race", "XX", score, name()};
+    case 2:
+      return {"ZADD", "race", "GT", "CH", score, name()};
+    case 3:
+      return {"ZADD", "race", "XX", "LT", score, name()};
+    case 4:
+      return {"ZADD", "race", "NX", "INCR", score, name()};
+    case 5:
+      return {"ZADD", "race", score, name(), score, name()};
+    case 6:
+      return {"ZINCRBY", "race", score, name()};
+    default:
+      return {"ZREM", "race", name(), name()};
+  }
+}
+
+bool IsError(const std::string& reply) { return reply.rfind("-", 0) == 0; }
+
+TEST_CASE("racing writes of a few names keep names and members together") {
+  Server server;
+  std::atomic<bool> writers_done{false};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&server, &errors, t] {
+      SessionState session = server.NewSession();
+      std::mt19937_64 rng(1234 + t);
+      for (int i = 0; i < kOpsPerWriter; ++i) {
+        if (IsError(server.Run(session, RandomWrite(rng)))) ++errors;
+        // A name that is never removed: no increment may be lost.
+        if (IsError(server.Run(session, {"ZINCRBY", "race", "1", "counter"}))) {
+          ++errors;
+        }
+      }
+    });
+  }
+  // A reader and a saver meanwhile: a save's names cover every member of
+  // the board it saved.
+  std::atomic<int> unnamed_in_save{0};
+  threads.emplace_back([&] {
+    SessionState session = server.NewSession();
+    while (!writers_done.load()) {
+      const std::string range =
+          server.Run(session, {"ZRANGE", "race", "0", "-1"});
+      if (IsError(range)) ++errors;
+      std::vector<MemberId> saved_members;
+      absl::StatusOr<std::vector<KeyMemberNames>> names =
+          server.boards().SaveKeys([&](const LeaderboardRegistry& registry) {
+            absl::StatusOr<std::shared_ptr<Leaderboard>> board =
+                registry.Get("race");
+            if (board.ok()) saved_members = BoardMembers(**board);
+            return absl::OkStatus();
+          });
+      if (!names.ok()) {
+        ++errors;
+        continue;
+      }
+      absl::flat_hash_set<MemberId> named;
+      for (const KeyMemberNames& key : *names) {
+        if (key.key == "race") named.insert(key.ids.begin(), key.ids.end());
+      }
+      for (const MemberId id : saved_members) {
+        if (!named.contains(id)) ++unnamed_in_save;
+      }
+    }
+  });
+  for (int t = 0; t < kWriters; ++t) threads[t].join();
+  writers_done = true;
+  threads.back().join();
+
+  CHECK(errors.load() == 0);
+  CHECK(unnamed_in_save.load() == 0);
+  std::shared_ptr<SortedSet> set = server.boards().Find("race");
+  REQUIRE(set != nullptr);
+  // Every member on the board has a name...
+  const std::vector<MemberId> on_board = BoardMembers(*set->board);
+  for (const MemberId id : on_board) {
+    CAPTURE(id);
+    CHECK(set->members.Contains(id));
+  }
+  // ...and every name a member on the board.
+  std::vector<MemberId> ids;
+  std::vector<std::string> names;
+  set->members.CopyNames(ids, names);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(set->board->Score(ids[i]).ok());
+  }
+  CHECK(ids.size() == on_board.size());
+  SessionState session = server.NewSession();
+  CHECK(server.Run(session, {"ZSCORE", "race", "counter"}) ==
+        absl::StrCat("$", std::to_string(kWriters * kOpsPerWriter).size(),
+                     "\r\n", kWriters * kOpsPerWriter, "\r\n"));
+}
+
+}  // namespace
+}  // namespace feedcore::server
