@@ -226,7 +226,7 @@ absl::Status WriteMemberNamesFile(const std::string& path,
 }
 
 absl::StatusOr<MemberNamesFile> ReadMemberNamesFile(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  absl::StatusOr<std::string> bytes = internal::ReadWholeFile(path);
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<MemberNamesFile> file = DecodeMemberNamesFile(*bytes);
   if (!file.ok()) {

@@ -31,7 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "durable_file.h"
+#include "file_digest.h"
 #include "leaderboard_store.h"
 
 namespace feedcore::server {
