@@ -9,8 +9,8 @@
 #   make bench   install missing packages (and gnuplot), build
 #                feedcore-bench (Release), compare feedcore, in process and
 #                on a Redis Cluster, with Redis and the baselines; writes the
-#                figures into docs/benchmarks.md and the chart
-#                docs/benchmarks-vs-redis.png
+#                figures into docs/benchmark-results.md (generated) and
+#                the chart docs/benchmarks-vs-redis.png
 #                (the Google Benchmark programs: cmake --build build
 #                --target bench-run)
 #   make sanitize  clang builds: every test under AddressSanitizer and
@@ -128,7 +128,7 @@ bench:
 	$(BUILD_DIR)/bench/feedcore-bench \
 	  --commit=$$(git rev-parse --short HEAD 2>/dev/null || echo unknown) \
 	  --json=$(BUILD_DIR)/feedcore-bench.json \
-	  --markdown=docs/benchmarks.md --chart_data=$(BENCH_RATIOS) $(BENCH_FLAGS)
+	  --markdown=docs/benchmark-results.md --chart_data=$(BENCH_RATIOS) $(BENCH_FLAGS)
 	@if [ -s $(BENCH_RATIOS) ] && [ "$$(grep -vc '^#' $(BENCH_RATIOS))" -gt 0 ]; then \
 	  gnuplot -e "datafile='$(BENCH_RATIOS)'; outfile='docs/benchmarks-vs-redis.png'" \
 	    bench/driver/ratio_chart.gp && echo "bench: wrote docs/benchmarks-vs-redis.png"; \

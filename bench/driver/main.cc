@@ -46,8 +46,8 @@ ABSL_FLAG(bool, small, false,
           "ignored)");
 ABSL_FLAG(std::string, json, "", "write every figure as JSON to this file");
 ABSL_FLAG(std::string, markdown, "",
-          "replace the generated section of this Markdown file (between "
-          "<!-- feedcore-bench:begin/end --> markers)");
+          "write the tables of this run as a Markdown page to this file, "
+          "replacing it (make bench: docs/benchmark-results.md)");
 ABSL_FLAG(std::string, chart_data, "",
           "write the feedcore/Redis ratios for gnuplot to this file");
 ABSL_FLAG(bool, redis, true, "compare with a redis-server started here");
@@ -504,7 +504,7 @@ int Main(int argc, char** argv) {
     return exit_code;
   }
   if (const std::string path = absl::GetFlag(FLAGS_markdown); !path.empty()) {
-    write(path, report.WriteMarkdownSection(path, machine));
+    write(path, report.WriteMarkdown(path, machine));
   }
   if (const std::string path = absl::GetFlag(FLAGS_chart_data); !path.empty()) {
     write(path, report.WriteChartData(path));

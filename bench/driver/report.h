@@ -1,6 +1,6 @@
 // What a run of feedcore-bench measured, and how it is written out: a
-// table on stdout, JSON, a Markdown section for docs/benchmarks.md and a
-// data file for the chart.
+// table on stdout, JSON, the generated Markdown page
+// (docs/benchmark-results.md) and a data file for the chart.
 #ifndef FEEDCORE_BENCH_DRIVER_REPORT_H_
 #define FEEDCORE_BENCH_DRIVER_REPORT_H_
 
@@ -87,10 +87,10 @@ class Report {
   void PrintTable(std::FILE* out, const MachineInfo& machine) const;
   absl::Status WriteJson(const std::string& path, const MachineInfo& machine,
                          bool answers_ok) const;
-  // Replaces the text between the marker comments in `path` (appending the
-  // markers at the end when the file has none) with this run's tables.
-  absl::Status WriteMarkdownSection(const std::string& path,
-                                    const MachineInfo& machine) const;
+  // Writes `path` whole: a page of this run's tables only, the machine and
+  // the size flags, no date and no commit id.
+  absl::Status WriteMarkdown(const std::string& path,
+                             const MachineInfo& machine) const;
   // One line per ratio vs Redis: label, ratio, target (for gnuplot).
   absl::Status WriteChartData(const std::string& path) const;
 
