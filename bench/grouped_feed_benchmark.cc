@@ -1,6 +1,6 @@
 // Benchmarks of grouped (aggregated) feeds, each next to the same work on an
-// engine that does not aggregate, in the same process run (see
-// docs/benchmarks.md, section "Grouped feeds"):
+// engine that does not aggregate, in the same process run (results in
+// docs/benchmark-results.md):
 //
 //   BM_Publish/<mode>                 Publish with fan-out to 40 followers
 //                                     on average (2,000 readers following

@@ -1,5 +1,5 @@
-// Micro-benchmarks of feedcore's leaderboard (see docs/benchmarks.md,
-// section "Leaderboard", for results and how to read them):
+// Micro-benchmarks of feedcore's leaderboard (docs/benchmarks.md says how
+// to read them, docs/benchmark-results.md has the results):
 //
 //   BM_Increment/<keys>/<scores>/<tie>/partitions:<N>/threads:<T>
 //       Increment(member, delta) with a delta of 1..100 on a board of

@@ -1,5 +1,4 @@
-// Benchmarks of notification feeds (see docs/benchmarks.md, section
-// "Notification feeds"):
+// Benchmarks of notification feeds (results in docs/benchmark-results.md):
 //
 //   BM_Publish/notify:<n>/<mode>   Publish of an activity that notifies n
 //                                  users (0, 1 or 10) and has no followers,

@@ -1,5 +1,5 @@
-// Micro-benchmarks of SeasonalLeaderboard (see docs/benchmarks.md, section
-// "Seasons"):
+// Micro-benchmarks of SeasonalLeaderboard (results in
+// docs/benchmark-results.md):
 //
 //   BM_SeasonalCurrent/threads:<T>
 //       Current() when no rollover is due: the clock check (one atomic

@@ -19,14 +19,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "contract/cursor.h"
+#include "contract/leaderboard_cursor.h"
 #include "feedcore/leaderboard.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "leaderboard/leaderboard_cursor.h"
 #include "leaderboard/leaderboard_impl.h"
 #include "leaderboard/ranked_btree.h"
 #include "model/leaderboard_model.h"
-#include "timeline/cursor.h"
 
 namespace feedcore::fuzz {
 namespace {

@@ -3,7 +3,7 @@
 // resealing, which recomputes the header's and every section's checksum so
 // that mutated bytes reach the parsing behind the checksums.
 //
-// The layout resealing walks is the one src/stream/snapshot.cc documents:
+// The layout resealing walks is the one src/snapshot/snapshot.cc documents:
 //   header   "FEEDSNAP" | u32 version | u32 sections | u64 flags
 //            | u64 XXH3 of the 24 bytes before
 //   section  u32 type | u32 index | u64 length | u64 XXH3 of payload

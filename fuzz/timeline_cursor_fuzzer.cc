@@ -22,12 +22,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "contract/cursor.h"
 #include "feed_fixture.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
-#include "timeline/cursor.h"
 
 namespace feedcore::fuzz {
 namespace {

@@ -198,12 +198,6 @@ enum class ActorMode : uint8_t {
   kMerged = 2,          // followers merge it at read time
 };
 
-struct EntryKey {
-  Micros ts = 0;
-  ActivityId activity_id = 0;
-  friend bool operator==(const EntryKey&, const EntryKey&) = default;
-};
-
 // One change. Which fields are set depends on `kind` (see ChangeKind);
 // the others keep their defaults.
 struct ChangeRecord {

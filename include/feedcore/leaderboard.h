@@ -423,8 +423,8 @@ class FEEDCORE_EXPORT Leaderboard {
   // fetches the memory later elements need while it applies earlier ones,
   // so that their cache misses overlap: on a board larger than the CPU's
   // caches, about twice the rate of one Increment call per element
-  // (docs/benchmarks.md, "Leaderboard"). Writers of other partitions never
-  // wait for it; readers and writers of a partition wait at most one run.
+  // (docs/benchmark-results.md, "leaderboard"). Writers of other partitions
+  // never wait for it; readers and writers of a partition wait at most one run.
   virtual std::vector<absl::StatusOr<int64_t>> IncrementMany(
       absl::Span<const ScoreIncrement> increments);
 

@@ -198,7 +198,8 @@ struct RedisClusterOptions {
   // retrying it is safe wherever retrying an Unavailable is (see above).
   // Reads never wait. Cost: each call that writes waits, per node, for
   // the replication round trip to the slowest replica counted (on one
-  // machine about the cost of one more round trip; see docs/scale-out.md).
+  // machine about the cost of one more round trip; the replica-wait
+  // scenario of docs/benchmark-results.md measures it).
   // A master without enough replicas makes every write fail.
   size_t wait_replicas = 0;
   // How long WAIT waits for the replicas, 1 ms .. below `command_timeout`

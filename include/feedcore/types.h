@@ -8,9 +8,11 @@
 #ifndef FEEDCORE_TYPES_H_
 #define FEEDCORE_TYPES_H_
 
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace feedcore {
@@ -33,6 +35,27 @@ inline constexpr Micros kMicrosPerMinute = 60 * kMicrosPerSecond;
 inline constexpr Micros kMicrosPerHour = 60 * kMicrosPerMinute;
 inline constexpr Micros kMicrosPerDay = 24 * kMicrosPerHour;
 
+// The key of an entry in a feed, `(ts, activity_id)`: ordered by time, then
+// by id, so that two entries of one instant never collide; greater means
+// newer. Every call that names one entry takes its key.
+struct EntryKey {
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+
+  friend auto operator<=>(const EntryKey&, const EntryKey&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const EntryKey& key) {
+    return H::combine(std::move(h), key.ts, key.activity_id);
+  }
+
+  // The oldest key and the newest key there can be.
+  static constexpr EntryKey Min() { return {0, 0}; }
+  static constexpr EntryKey Max() {
+    return {std::numeric_limits<Micros>::max(),
+            std::numeric_limits<ActivityId>::max()};
+  }
+};
+
 // One item of a timeline. Its key is `(ts, activity_id)`: two items with the
 // same timestamp never collide, and putting the same key twice overwrites
 // instead of duplicating.
@@ -44,6 +67,7 @@ struct TimelineEntry {
   // (EngineOptions::aggregation), otherwise read back as 0.
   GroupKey group = 0;
 
+  EntryKey key() const { return {ts, activity_id}; }
   friend bool operator==(const TimelineEntry&, const TimelineEntry&) = default;
 };
 
@@ -60,6 +84,7 @@ struct StoredEntry {
   // with the low-level Insert calls have none).
   std::string payload;
 
+  EntryKey key() const { return {ts, activity_id}; }
   friend bool operator==(const StoredEntry&, const StoredEntry&) = default;
 };
 

@@ -14,7 +14,6 @@
 #define FEEDCORE_SRC_FEED_ACTIVITY_STORE_H_
 
 #include <cstddef>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
-#include "feed/rank_formula.h"
+#include "contract/rank_formula.h"
 #include "feed/shard.h"
 #include "feedcore/clock.h"
 #include "feedcore/social.h"

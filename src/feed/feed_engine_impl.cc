@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
 
 namespace feedcore {
 

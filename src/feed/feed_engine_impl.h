@@ -149,7 +149,7 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<size_t> EvictExpired(size_t budget) override;
   absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) override;
   absl::StatusOr<EngineStats> Stats() const override;
-  // Defined with the snapshot writer, in src/stream/snapshot.cc.
+  // Defined with the snapshot writer, in src/snapshot/snapshot.cc.
   absl::StatusOr<SnapshotInfo> SaveSnapshot(
       const std::string& path,
       const LeaderboardRegistry* boards) const override;
@@ -209,8 +209,8 @@ class FeedEngineImpl final : public FeedEngine {
 
   // The visible entries of `kind`/`owner` (merged with hybrid followees
   // for home feeds) within [lo, hi], at most `want`, in `order`.
-  void CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
-                   TimelineKey lo, TimelineKey hi, Micros now, size_t want,
+  void CollectFeed(FeedType kind, EntityId owner, ReadOrder order, EntryKey lo,
+                   EntryKey hi, Micros now, size_t want,
                    std::vector<StoredEntry>* out) const;
   absl::StatusOr<Page> ReadFeed(FeedType kind, EntityId owner,
                                 const ReadOptions& options) const;
@@ -218,7 +218,7 @@ class FeedEngineImpl final : public FeedEngine {
   // the own feeds of `merged` from their boundaries) shows: the newest
   // max_timeline_length of them, expired ones counted as a timeline's cap
   // counts them; nullopt when they all fit. O(cap x log(merged)).
-  std::optional<TimelineKey> MergedCapFloor(
+  std::optional<EntryKey> MergedCapFloor(
       EntityId owner, size_t home_size,
       absl::Span<const MergedFollowee> merged) const;
 
@@ -253,17 +253,16 @@ class FeedEngineImpl final : public FeedEngine {
   // Copies into each follower of `pairs` with a `merged_from` boundary the
   // entries of the followee's own feed from that boundary: Unfollow
   // keeping the history of a merged followee.
-  void KeepMergedHistory(
-      absl::Span<const FollowPair> pairs,
-      absl::Span<const std::optional<TimelineKey>> merged_from);
+  void KeepMergedHistory(absl::Span<const FollowPair> pairs,
+                         absl::Span<const std::optional<EntryKey>> merged_from);
   // The back-fill count a Follow with `options` copies. InvalidArgument
   // for one out of range.
   absl::StatusOr<size_t> BackfillCount(const FollowOptions& options) const;
   // Where a follower starting to merge `actor` now begins: the oldest of
   // the `count` newest visible entries of its own feed (what back-fill
   // would copy), or just above everything it published when that is none.
-  TimelineKey FollowBoundary(const Shard& shard, const GraphNode& actor_node,
-                             EntityId actor, size_t count, Micros now) const
+  EntryKey FollowBoundary(const Shard& shard, const GraphNode& actor_node,
+                          EntityId actor, size_t count, Micros now) const
       ABSL_SHARED_LOCKS_REQUIRED(shard.mu());
 
   // --- Publish, fan-out, retract (feed_publish.cc) ---
@@ -292,8 +291,7 @@ class FeedEngineImpl final : public FeedEngine {
   // the followers that see it through their merge of the actor.
   void DeliverGroup(const FanoutJob& job, size_t group);
   // Removes `key` from the `kind` timelines of every entity in `snapshot`.
-  void PurgeKey(const FollowerSnapshot& snapshot, FeedType kind,
-                TimelineKey key);
+  void PurgeKey(const FollowerSnapshot& snapshot, FeedType kind, EntryKey key);
   // `ids` (deduplicated) grouped by the shard they live in.
   FollowerSnapshot GroupByShard(absl::Span<const EntityId> ids) const;
   // Puts `entry` into the notification feed of every entity in
@@ -364,7 +362,7 @@ class FeedEngineImpl final : public FeedEngine {
   // Marks `user`'s notification feed seen (`read` false) or read (one
   // group if `key` is given, else all); nullopt if `key` is not in it.
   std::optional<NotificationCounts> MarkNotifications(EntityId user, bool read,
-                                                      const TimelineKey* key);
+                                                      const EntryKey* key);
 
   const EngineOptions options_;
   // Null when changes are not recorded.

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/cursor.h"
+#include "contract/feed_arguments.h"
 #include "feed/feed_engine_impl.h"
-#include "timeline/cursor.h"
 
 namespace feedcore::internal {
 
@@ -43,7 +43,7 @@ absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
 void FeedEngineImpl::BecomeHybrid(EntityId actor) {
   Shard& actor_shard = ShardOf(actor);
   FollowerSnapshot followers;
-  TimelineKey boundary;
+  EntryKey boundary;
   {
     const Shard& shard = actor_shard;
     ReaderLock lock(&shard.mu());

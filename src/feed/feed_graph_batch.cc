@@ -27,9 +27,9 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
+#include "contract/page_merger.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/page_merger.h"
 
 namespace feedcore::internal {
 namespace {
@@ -45,7 +45,7 @@ ChangeRecord EdgeRecord(ChangeKind kind, EntityId entity, EntityId other,
 }
 
 ChangeRecord MergeRecord(ChangeKind kind, EntityId follower, EntityId followee,
-                         TimelineKey boundary) {
+                         EntryKey boundary) {
   ChangeRecord record = EdgeRecord(kind, follower, followee, true);
   record.keys.push_back({boundary.ts, boundary.activity_id});
   return record;
@@ -66,16 +66,16 @@ absl::StatusOr<size_t> FeedEngineImpl::BackfillCount(
                   options_.max_timeline_length);
 }
 
-TimelineKey FeedEngineImpl::FollowBoundary(const Shard& shard,
-                                           const GraphNode& actor_node,
-                                           EntityId actor, size_t count,
-                                           Micros now) const {
+EntryKey FeedEngineImpl::FollowBoundary(const Shard& shard,
+                                        const GraphNode& actor_node,
+                                        EntityId actor, size_t count,
+                                        Micros now) const {
   if (count > 0) {
     if (const Timeline* own = shard.FindTimeline({actor, FeedType::kOwn})) {
       std::vector<StoredEntry> copied;
-      own->Collect(ReadOrder::kNewestFirst, TimelineKey::Min(),
-                   TimelineKey::Max(), now, count, &copied);
-      if (!copied.empty()) return KeyOf(copied.back());
+      own->Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(),
+                   now, count, &copied);
+      if (!copied.empty()) return copied.back().key();
     }
   }
   return actor_node.MergeBoundaryNow();
@@ -89,7 +89,7 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
     bool merged = false;            // merged at read from `boundary`
     bool start_transition = false;  // this pair makes the followee merged
     bool late_merge = false;        // found merged at the second look
-    TimelineKey boundary;
+    EntryKey boundary;
   };
   const size_t n = pairs.size();
   std::vector<FollowResult> results(n);
@@ -252,8 +252,8 @@ std::vector<size_t> FeedEngineImpl::BackfillPairs(
       const Timeline* own =
           shard.FindTimeline({pairs[i].followee, FeedType::kOwn});
       if (own != nullptr) {
-        own->Collect(ReadOrder::kNewestFirst, TimelineKey::Min(),
-                     TimelineKey::Max(), now, backfill, &recent[i]);
+        own->Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(),
+                     now, backfill, &recent[i]);
       }
     }
   }
@@ -337,7 +337,7 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
   }
   // A follower keeping the history of a merged followee keeps what the
   // merge showed it: those entries become copies.
-  std::vector<std::optional<TimelineKey>> merged_from(n);
+  std::vector<std::optional<EntryKey>> merged_from(n);
   for (const auto& [s, run] : by_follower) {
     Shard& shard = shards_[s];
     WriterLock lock(&shard.mu());
@@ -399,7 +399,7 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
 
 void FeedEngineImpl::KeepMergedHistory(
     absl::Span<const FollowPair> pairs,
-    absl::Span<const std::optional<TimelineKey>> merged_from) {
+    absl::Span<const std::optional<EntryKey>> merged_from) {
   // Every entry held counts, expired ones too, as copies would have.
   constexpr Micros kNothingExpired = std::numeric_limits<Micros>::min();
   for (size_t i = 0; i < pairs.size(); ++i) {
@@ -407,7 +407,7 @@ void FeedEngineImpl::KeepMergedHistory(
     std::vector<StoredEntry> kept;
     ShardOf(pairs[i].followee)
         .Collect({pairs[i].followee, FeedType::kOwn}, ReadOrder::kNewestFirst,
-                 *merged_from[i], TimelineKey::Max(), kNothingExpired,
+                 *merged_from[i], EntryKey::Max(), kNothingExpired,
                  options_.max_timeline_length, &kept);
     if (kept.empty()) continue;
     Shard& shard = ShardOf(pairs[i].follower);

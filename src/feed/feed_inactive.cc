@@ -21,8 +21,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "contract/page_merger.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/page_merger.h"
 
 namespace feedcore::internal {
 namespace {
@@ -32,7 +32,7 @@ constexpr Micros kNothingExpired = std::numeric_limits<Micros>::min();
 
 ChangeRecord DormantFolloweeRecord(EntityId reader, EntityId followee,
                                    bool dormant,
-                                   std::optional<TimelineKey> boundary) {
+                                   std::optional<EntryKey> boundary) {
   ChangeRecord record;
   record.kind = ChangeKind::kDormantFollowee;
   record.entity = reader;
@@ -109,7 +109,7 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
   });
   // Where each merge begins for now: just above what the followee has
   // published. Everything older the reader holds as copies.
-  std::vector<TimelineKey> top(n, TimelineKey::Min());
+  std::vector<EntryKey> top(n, EntryKey::Min());
   for (const auto& [s, run] : by_followee) {
     const Shard& shard = shards_[s];
     ReaderLock lock(&shard.mu());
@@ -124,7 +124,7 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
   // below, oldest first.
   const Micros now = options_.clock->Now();
   std::vector<bool> merged(n, false);
-  std::vector<std::vector<TimelineKey>> held(n);
+  std::vector<std::vector<EntryKey>> held(n);
   {
     WriterLock lock(&home.mu());
     GraphNode* node = home.FindNode(reader);
@@ -144,11 +144,11 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
     if (const Timeline* timeline =
             home.FindTimeline({reader, FeedType::kHome})) {
       std::vector<StoredEntry> entries;
-      timeline->Collect(ReadOrder::kOldestFirst, TimelineKey::Min(),
-                        TimelineKey::Max(), now, timeline->size(), &entries);
+      timeline->Collect(ReadOrder::kOldestFirst, EntryKey::Min(),
+                        EntryKey::Max(), now, timeline->size(), &entries);
       for (const StoredEntry& entry : entries) {
         if (auto it = position.find(entry.actor); it != position.end()) {
-          held[it->second].push_back(KeyOf(entry));
+          held[it->second].push_back(entry.key());
         }
       }
     }
@@ -169,17 +169,15 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
       if (node->SetDormantFollower(edge, true) && log_ != nullptr) {
         shard.Log(DormantFollowerRecord(followees[i], reader, true));
       }
-      const std::optional<TimelineKey> below = OlderKey(top[i]);
+      const std::optional<EntryKey> below = OlderKey(top[i]);
       const Timeline* own = shard.FindTimeline({followees[i], FeedType::kOwn});
       if (held[i].empty() || !below.has_value() || own == nullptr) continue;
       std::vector<StoredEntry> shown;
       own->Collect(ReadOrder::kOldestFirst, held[i].front(), *below, now,
                    held[i].size() + 1, &shown);
-      matches[i] =
-          std::equal(shown.begin(), shown.end(), held[i].begin(), held[i].end(),
-                     [](const StoredEntry& e, TimelineKey key) {
-                       return KeyOf(e) == key;
-                     });
+      matches[i] = std::equal(
+          shown.begin(), shown.end(), held[i].begin(), held[i].end(),
+          [](const StoredEntry& e, EntryKey key) { return e.key() == key; });
     }
   }
   // The merge of each matching followee moves down to its oldest copy,
@@ -250,14 +248,14 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
       }
       if (const Timeline* own = shard.FindTimeline({actor, FeedType::kOwn})) {
         own->Collect(ReadOrder::kNewestFirst, dormant[i].boundary,
-                     TimelineKey::Max(), kNothingExpired, cap, &copies);
+                     EntryKey::Max(), kNothingExpired, cap, &copies);
       }
     }
   }
   // Only the newest `cap` can be kept: the timeline's cap then leaves the
   // newest of these and of what it holds, which is what the merge showed.
   auto newer = [](const StoredEntry& a, const StoredEntry& b) {
-    return KeyOf(b) < KeyOf(a);
+    return b.key() < a.key();
   };
   if (copies.size() > cap) {
     std::nth_element(copies.begin(), copies.begin() + cap, copies.end(), newer);
@@ -300,7 +298,7 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
   for (size_t i = 0; i < n; ++i) {
     if (!ends[i]) continue;
     const EntityId actor = dormant[i].actor;
-    std::optional<TimelineKey> kept_merge;
+    std::optional<EntryKey> kept_merge;
     if (stays_merged[i]) {
       kept_merge = node->FindMerged(actor)->boundary;
       node->EndDormantMerge(actor);
@@ -363,9 +361,9 @@ absl::Status FeedEngineImpl::ApplyInactiveChange(const ChangeRecord& record) {
     }
     return absl::OkStatus();
   }
-  std::optional<TimelineKey> boundary;
+  std::optional<EntryKey> boundary;
   if (!record.keys.empty()) {
-    boundary = TimelineKey{record.keys[0].ts, record.keys[0].activity_id};
+    boundary = EntryKey{record.keys[0].ts, record.keys[0].activity_id};
   }
   if (node != nullptr && node->following.contains(record.other)) {
     MergedFollowee* merge = node->FindMerged(record.other);

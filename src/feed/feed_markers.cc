@@ -14,9 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
+#include "contract/page_merger.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/page_merger.h"
 
 namespace feedcore::internal {
 namespace {
@@ -40,13 +40,13 @@ absl::StatusOr<bool> FeedEngineImpl::SetReadMarker(
   if (absl::Status bad = ValidateMarkedFeed(user, feed); !bad.ok()) return bad;
   if (absl::Status bad = ValidateMarkerKey(key); !bad.ok()) return bad;
   const MarkerFeedKey which{feed.type, feed.owner};
-  const TimelineKey wanted{key.ts, key.activity_id};
+  const EntryKey wanted{key.ts, key.activity_id};
   Shard& shard = ShardOf(user);
   WriterLock lock(&shard.mu());
   if (const GraphNode* node = shard.FindNode(user); node != nullptr) {
     auto it = node->read_markers.find(which);
     if (it != node->read_markers.end()) {
-      const TimelineKey current{it->second.ts, it->second.activity_id};
+      const EntryKey current{it->second.ts, it->second.activity_id};
       if (current == wanted || (!options.force && wanted < current)) {
         return false;
       }
@@ -73,9 +73,9 @@ absl::StatusOr<ReadMarker> FeedEngineImpl::GetReadMarker(
       if (it != node->read_markers.end()) marker.key = it->second;
     }
   }
-  TimelineKey lo = TimelineKey::Min();
+  EntryKey lo = EntryKey::Min();
   if (marker.key.has_value()) {
-    const std::optional<TimelineKey> newer =
+    const std::optional<EntryKey> newer =
         NewerKey({marker.key->ts, marker.key->activity_id});
     if (!newer.has_value()) return marker;
     lo = *newer;
@@ -83,8 +83,7 @@ absl::StatusOr<ReadMarker> FeedEngineImpl::GetReadMarker(
   // One more than asked tells whether more are unread.
   std::vector<StoredEntry> unread;
   CollectFeed(feed.type, feed.owner, ReadOrder::kOldestFirst, lo,
-              TimelineKey::Max(), options_.clock->Now(), max_unread + 1,
-              &unread);
+              EntryKey::Max(), options_.clock->Now(), max_unread + 1, &unread);
   marker.unread = std::min(unread.size(), max_unread);
   marker.more_unread = unread.size() > max_unread;
   return marker;

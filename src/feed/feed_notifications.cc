@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "contract/group_pages.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/group_pages.h"
 
 namespace feedcore::internal {
 
@@ -50,7 +50,7 @@ auto FeedEngineImpl::WithNotifications(EntityId user, Fn&& fn) {
 
 absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
     EntityId user, const GroupReadOptions& options) {
-  absl::StatusOr<std::optional<TimelineKey>> after =
+  absl::StatusOr<std::optional<EntryKey>> after =
       GroupPageStart(user, options, options_.max_page_size,
                      /*notifications=*/true);
   if (!after.ok()) return after.status();
@@ -75,7 +75,7 @@ absl::StatusOr<NotificationCounts> FeedEngineImpl::GetNotificationCounts(
 }
 
 std::optional<NotificationCounts> FeedEngineImpl::MarkNotifications(
-    EntityId user, bool read, const TimelineKey* key) {
+    EntityId user, bool read, const EntryKey* key) {
   Shard& shard = ShardOf(user);
   WriterLock lock(&shard.mu());
   Timeline* feed = shard.Notifications(user, options_.clock->Now());
@@ -101,7 +101,7 @@ absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
     return absl::InvalidArgumentError(
         absl::StrCat("ts is ", ts, "; it must be >= 0"));
   }
-  const TimelineKey key{ts, activity_id};
+  const EntryKey key{ts, activity_id};
   std::optional<NotificationCounts> counts =
       MarkNotifications(user, /*read=*/true, &key);
   if (!counts.has_value()) {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
+#include "contract/group_pages.h"
+#include "contract/page_merger.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/group_pages.h"
-#include "feed/page_merger.h"
 
 namespace feedcore::internal {
 
@@ -179,7 +179,7 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
   bool out_of_order = false;
   if (const GraphNode* node = actor_shard.FindNode(activity.actor)) {
     out_of_order = node->newest_published.has_value() &&
-                   KeyOf(job.entry) < *node->newest_published;
+                   job.entry.key() < *node->newest_published;
   }
   InsertResult ignored;
   actor_shard.Put({activity.actor, FeedType::kOwn}, job.entry, &ignored);
@@ -268,7 +268,7 @@ void FeedEngineImpl::DeliverGroup(const FanoutJob& job, size_t group) {
       // halves of a Follow (it then merges from a boundary computed after
       // this entry was in the own feed: a copy is at worst a duplicate the
       // reads drop) or of an Unfollow (which purges after this delivery).
-      const TimelineKey key = KeyOf(entry);
+      const EntryKey key = entry.key();
       for (size_t i = snapshot.starts[group]; i < snapshot.starts[group + 1];
            ++i) {
         const EntityId owner = snapshot.ids[i];
@@ -298,7 +298,7 @@ void FeedEngineImpl::DeliverGroup(const FanoutJob& job, size_t group) {
 }
 
 void FeedEngineImpl::PurgeKey(const FollowerSnapshot& snapshot, FeedType kind,
-                              TimelineKey key) {
+                              EntryKey key) {
   std::vector<EntityId> removed;
   for (size_t g = 0; g < snapshot.groups(); ++g) {
     Shard& shard = shards_[snapshot.shard_of_group[g]];
@@ -391,7 +391,7 @@ absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
       store_.Retract(activity_id, &already);
   if (!activity.ok()) return activity.status();
   if (already) return absl::OkStatus();
-  const TimelineKey key{activity->ts, activity_id};
+  const EntryKey key{activity->ts, activity_id};
   const EntityId actor = activity->actor;
   // The tombstone is set. Deliveries of the actor that began earlier (the
   // publish of this very activity among them) may still be writing it;

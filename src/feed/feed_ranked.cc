@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "contract/rank_formula.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/rank_formula.h"
 
 namespace feedcore::internal {
 
@@ -56,9 +56,8 @@ absl::StatusOr<RankedPage> FeedEngineImpl::ReadRanked(
   if (walk->done) return RankedPage{};
   std::vector<StoredEntry> window;
   window.reserve(options.window);
-  CollectFeed(FeedType::kHome, owner, ReadOrder::kNewestFirst,
-              TimelineKey::Min(), {walk->newest_ts, walk->newest_id}, now,
-              options.window, &window);
+  CollectFeed(FeedType::kHome, owner, ReadOrder::kNewestFirst, EntryKey::Min(),
+              {walk->newest_ts, walk->newest_id}, now, options.window, &window);
   std::vector<CounterState> counters;
   store_.LookupCounters(window, &counters);
   RankedPage page =

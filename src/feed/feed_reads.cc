@@ -8,36 +8,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
+#include "contract/group_pages.h"
+#include "contract/page_merger.h"
+#include "contract/page_range.h"
 #include "feed/feed_engine_impl.h"
-#include "feed/group_pages.h"
-#include "feed/page_merger.h"
-#include "timeline/cursor.h"
 #include "timeline/group_index.h"
 
 namespace feedcore::internal {
-namespace {
-
-uint64_t FeedCode(FeedType kind) { return static_cast<uint64_t>(kind); }
-
-const char* FeedName(FeedType kind) {
-  switch (kind) {
-    case FeedType::kHome:
-      return "timeline";
-    case FeedType::kOwn:
-      return "own feed";
-    case FeedType::kWorld:
-      return "world feed";
-    case FeedType::kNotification:
-      return "notification feed";
-  }
-  return "feed";
-}
-
-}  // namespace
 
 void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
-                                 TimelineKey lo, TimelineKey hi, Micros now,
+                                 EntryKey lo, EntryKey hi, Micros now,
                                  size_t want,
                                  std::vector<StoredEntry>* out) const {
   if (kind == FeedType::kOwn) {
@@ -46,8 +27,8 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
   }
   PageMerger merger(order, want);
   auto add_source = [&](const Shard& shard, TimelineId id) {
-    TimelineKey source_lo = lo;
-    TimelineKey source_hi = hi;
+    EntryKey source_lo = lo;
+    EntryKey source_hi = hi;
     if (!merger.Narrow(&source_lo, &source_hi)) return;
     std::vector<StoredEntry> entries;
     shard.Collect(id, order, source_lo, source_hi, now, want, &entries);
@@ -83,15 +64,15 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       }
       home_size = home == nullptr ? 0 : home->size();
     }
-    if (std::optional<TimelineKey> floor =
+    if (std::optional<EntryKey> floor =
             MergedCapFloor(owner, home_size, hybrid)) {
       lo = std::max(lo, *floor);
       if (lo > hi) return;
     }
     add_source(ShardOf(owner), {owner, FeedType::kHome});
     for (const MergedFollowee& followee : hybrid) {
-      TimelineKey source_lo = std::max(lo, followee.boundary);
-      TimelineKey source_hi = hi;
+      EntryKey source_lo = std::max(lo, followee.boundary);
+      EntryKey source_hi = hi;
       if (source_lo > source_hi || !merger.Narrow(&source_lo, &source_hi)) {
         continue;
       }
@@ -105,7 +86,7 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
   *out = merger.Take();
 }
 
-std::optional<TimelineKey> FeedEngineImpl::MergedCapFloor(
+std::optional<EntryKey> FeedEngineImpl::MergedCapFloor(
     EntityId owner, size_t home_size,
     absl::Span<const MergedFollowee> merged) const {
   const size_t cap = options_.max_timeline_length;
@@ -122,89 +103,38 @@ std::optional<TimelineKey> FeedEngineImpl::MergedCapFloor(
   // Every entry held counts, expired ones too, as in a timeline's cap.
   constexpr Micros kNothingExpired = std::numeric_limits<Micros>::min();
   PageMerger newest(ReadOrder::kNewestFirst, cap + 1);
-  auto add = [&](const Shard& shard, TimelineId id, TimelineKey from) {
-    TimelineKey lo = from;
-    TimelineKey hi = TimelineKey::Max();
+  auto add = [&](const Shard& shard, TimelineId id, EntryKey from) {
+    EntryKey lo = from;
+    EntryKey hi = EntryKey::Max();
     if (!newest.Narrow(&lo, &hi)) return;
     std::vector<StoredEntry> entries;
     shard.Collect(id, ReadOrder::kNewestFirst, lo, hi, kNothingExpired, cap + 1,
                   &entries);
     newest.Add(std::move(entries));
   };
-  add(ShardOf(owner), {owner, FeedType::kHome}, TimelineKey::Min());
+  add(ShardOf(owner), {owner, FeedType::kHome}, EntryKey::Min());
   for (const MergedFollowee& followee : merged) {
     add(ShardOf(followee.actor), {followee.actor, FeedType::kOwn},
         followee.boundary);
   }
   std::vector<StoredEntry> kept = newest.Take();
   if (kept.size() <= cap) return std::nullopt;
-  return KeyOf(kept[cap - 1]);
+  return kept[cap - 1].key();
 }
 
 absl::StatusOr<Page> FeedEngineImpl::ReadFeed(
     FeedType kind, EntityId owner, const ReadOptions& options) const {
-  if (absl::Status status = ValidateRead(options, options_.max_page_size);
-      !status.ok()) {
-    return status;
-  }
-  TimelineKey lo = TimelineKey::Min();
-  TimelineKey hi = TimelineKey::Max();
-  if (options.min_ts.has_value() && *options.min_ts > 0) {
-    lo = {*options.min_ts, 0};
-  }
-  // A window entirely below zero holds nothing (timestamps are >= 0), but
-  // the cursor is still checked first: a bad cursor is an error whatever
-  // the window.
-  const bool window_below_zero =
-      options.max_ts.has_value() && *options.max_ts < 0;
-  if (options.max_ts.has_value() && !window_below_zero) {
-    hi = {*options.max_ts, std::numeric_limits<ActivityId>::max()};
-  }
-  if (!options.cursor.empty()) {
-    absl::StatusOr<TimelineCursor> cursor =
-        DecodeTimelineCursor(options.cursor);
-    if (!cursor.ok()) return cursor.status();
-    if (cursor->feed != FeedCode(kind)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cursor belongs to a ", FeedName(static_cast<FeedType>(cursor->feed)),
-          ", not to a ", FeedName(kind)));
-    }
-    if (cursor->owner != owner) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cursor belongs to the ", FeedName(kind), " of ",
-                       cursor->owner, ", not of ", owner));
-    }
-    if (cursor->order != options.order) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cursor was made for ",
-          cursor->order == ReadOrder::kNewestFirst ? "newest" : "oldest",
-          "-first reading; keep the order of the first page"));
-    }
-    const TimelineKey after{cursor->ts, cursor->activity_id};
-    if (options.order == ReadOrder::kNewestFirst) {
-      std::optional<TimelineKey> older = OlderKey(after);
-      if (!older.has_value()) return Page{};
-      hi = std::min(hi, *older);
-    } else {
-      std::optional<TimelineKey> newer = NewerKey(after);
-      if (!newer.has_value()) return Page{};
-      lo = std::max(lo, *newer);
-    }
-  }
+  absl::StatusOr<PageRange> range =
+      ResolvePageRange(kind, owner, options, options_.max_page_size);
+  if (!range.ok()) return range.status();
   if (kind == FeedType::kHome) NoteTimelineRead(owner);
   Page page;
-  if (window_below_zero || lo > hi) return page;
+  if (range->empty) return page;
   page.entries.reserve(options.limit + 1);
   // One more than asked tells whether another page follows.
-  CollectFeed(kind, owner, options.order, lo, hi, options_.clock->Now(),
-              options.limit + 1, &page.entries);
-  if (page.entries.size() > options.limit) {
-    page.entries.pop_back();
-    const StoredEntry& last = page.entries.back();
-    TimelineCursor next{owner, options.order, last.ts, last.activity_id,
-                        static_cast<uint8_t>(FeedCode(kind))};
-    page.next_cursor = EncodeTimelineCursor(next);
-  }
+  CollectFeed(kind, owner, options.order, range->lo, range->hi,
+              options_.clock->Now(), options.limit + 1, &page.entries);
+  FinishPage(kind, owner, options.order, options.limit, &page);
   if (options.hydrate) store_.Hydrate(&page.entries);
   return page;
 }
@@ -233,11 +163,11 @@ absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
     return bad;
   }
   NoteTimelineRead(reader);
-  std::optional<TimelineKey> lo = NewerKey({ts, activity_id});
+  std::optional<EntryKey> lo = NewerKey({ts, activity_id});
   if (!lo.has_value()) return 0;
   std::vector<StoredEntry> newer;
   CollectFeed(FeedType::kHome, reader, ReadOrder::kOldestFirst, *lo,
-              TimelineKey::Max(), options_.clock->Now(), max_count, &newer);
+              EntryKey::Max(), options_.clock->Now(), max_count, &newer);
   return newer.size();
 }
 
@@ -247,11 +177,11 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
     return absl::FailedPreconditionError(
         "grouped reads need EngineOptions.aggregation.enabled");
   }
-  absl::StatusOr<std::optional<TimelineKey>> start =
+  absl::StatusOr<std::optional<EntryKey>> start =
       GroupPageStart(owner, options, options_.max_page_size,
                      /*notifications=*/false);
   if (!start.ok()) return start.status();
-  const std::optional<TimelineKey> after = *start;
+  const std::optional<EntryKey> after = *start;
   NoteTimelineRead(owner);
   const GroupListLimits limits{options_.aggregation.max_group_actors,
                                options_.aggregation.max_group_entries};
@@ -281,7 +211,7 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
   if (!indexed) {
     std::vector<StoredEntry> entries;
     CollectFeed(FeedType::kHome, owner, ReadOrder::kNewestFirst,
-                TimelineKey::Min(), TimelineKey::Max(), now,
+                EntryKey::Min(), EntryKey::Max(), now,
                 sources * options_.max_timeline_length, &entries);
     page.groups = GroupEntries(entries, after, want, limits);
   }

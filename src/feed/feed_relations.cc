@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/cursor.h"
+#include "contract/feed_arguments.h"
 #include "feed/feed_engine_impl.h"
-#include "timeline/cursor.h"
 
 namespace feedcore::internal {
 namespace {
@@ -196,7 +196,7 @@ size_t FeedEngineImpl::RestoreBackfill(EntityId user, EntityId actor,
   // restarts where the back-fill would begin, as a copied actor's timeline
   // would: what it published while hidden, and what the hiding removed,
   // stays out.
-  TimelineKey boundary;
+  EntryKey boundary;
   {
     const Shard& shard = ShardOf(actor);
     ReaderLock lock(&shard.mu());

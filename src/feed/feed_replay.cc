@@ -57,7 +57,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         return Malformed(r, "the world feed's owner is 0");
       }
       const bool put = r.kind == ChangeKind::kTimelinePut;
-      const TimelineKey key{r.entry.ts, r.entry.activity_id};
+      const EntryKey key{r.entry.ts, r.entry.activity_id};
       for (const EntityId owner : r.owners) {
         Shard& shard = shard_of(owner);
         WriterLock lock(&shard.mu());
@@ -145,9 +145,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           shard.FindTimeline({r.entity, FeedType::kNotification});
       // The source marked a feed that existed; an exact replay has it too.
       if (notifications == nullptr) return absl::OkStatus();
-      const TimelineKey key =
-          r.keys.empty() ? TimelineKey{}
-                         : TimelineKey{r.keys[0].ts, r.keys[0].activity_id};
+      const EntryKey key = r.keys.empty()
+                               ? EntryKey{}
+                               : EntryKey{r.keys[0].ts, r.keys[0].activity_id};
       shard.Mark(*notifications, r.entity, read,
                  r.keys.empty() ? nullptr : &key);
       return absl::OkStatus();
@@ -171,9 +171,8 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       if (merges && r.keys.size() != 1) {
         return Malformed(r, "a merged followee needs its boundary in keys[0]");
       }
-      const TimelineKey boundary =
-          merges ? TimelineKey{r.keys[0].ts, r.keys[0].activity_id}
-                 : TimelineKey{};
+      const EntryKey boundary =
+          merges ? EntryKey{r.keys[0].ts, r.keys[0].activity_id} : EntryKey{};
       Shard& shard = ShardOf(r.entity);
       WriterLock lock(&shard.mu());
       const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(r.other)),

@@ -99,7 +99,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
     if (id.kind == FeedType::kNotification) {
       const GroupIndex& groups = *timeline.groups();
       w.U64(groups.group_count() - groups.unseen_count());
-      groups.ForEachSeenGroup([&](TimelineKey place, bool read) {
+      groups.ForEachSeenGroup([&](EntryKey place, bool read) {
         w.I64(place.ts);
         w.U64(place.activity_id);
         w.U8(read ? 1 : 0);
@@ -229,7 +229,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     if (shard.FindTimeline(TimelineId{id, feed}) != nullptr) {
       return Corrupt(domain, absl::StrCat("timeline ", id, " appears twice"));
     }
-    TimelineKey previous{-1, 0};
+    EntryKey previous{-1, 0};
     for (uint64_t i = 0; i < n; ++i) {
       StoredEntry e;
       e.ts = r.I64();
@@ -238,7 +238,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       e.expires_at = r.I64();
       e.group = KeptGroup(r.U64(), feed);
       if (!r.ok()) break;
-      const TimelineKey key{e.ts, e.activity_id};
+      const EntryKey key{e.ts, e.activity_id};
       if (e.ts < 0 || key <= previous) {
         return Corrupt(
             domain, absl::StrCat("timeline ", id, " has entries out of order"));
@@ -252,7 +252,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
           *shard.FindTimeline(TimelineId{id, feed})->mutable_groups();
       const uint64_t seen = r.Count(kSeenGroupBytes);
       for (uint64_t i = 0; i < seen && r.ok(); ++i) {
-        const TimelineKey place{r.I64(), r.U64()};
+        const EntryKey place{r.I64(), r.U64()};
         const uint8_t read = r.U8();
         if (!r.ok()) break;
         if (read > 1 || !groups.SetSeen(place, read == 1)) {
@@ -293,7 +293,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
     const uint64_t merged = r.Count(kMergedFolloweeBytes);
     for (uint64_t i = 0; i < merged; ++i) {
       const EntityId followee = r.U64();
-      const TimelineKey boundary{r.I64(), r.U64()};
+      const EntryKey boundary{r.I64(), r.U64()};
       const uint8_t dormant = r.U8();
       if (!r.ok()) break;
       if (!node.following.contains(followee) || boundary.ts < 0 ||
@@ -308,7 +308,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
                                             followee, " twice"));
       }
     }
-    const TimelineKey newest{r.I64(), r.U64()};
+    const EntryKey newest{r.I64(), r.U64()};
     if (newest.ts >= 0) {
       node.newest_published = newest;
     } else {

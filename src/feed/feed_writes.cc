@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
 #include "feed/feed_engine_impl.h"
 
 namespace feedcore::internal {

@@ -81,13 +81,13 @@ void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
   snapshot->starts.push_back(snapshot->ids.size());
 }
 
-TimelineKey GraphNode::MergeBoundaryNow() const {
-  if (!newest_published.has_value()) return TimelineKey::Min();
-  const TimelineKey newest = *newest_published;
-  if (newest == TimelineKey::Max()) return newest;
+EntryKey GraphNode::MergeBoundaryNow() const {
+  if (!newest_published.has_value()) return EntryKey::Min();
+  const EntryKey newest = *newest_published;
+  if (newest == EntryKey::Max()) return newest;
   return newest.activity_id == std::numeric_limits<ActivityId>::max()
-             ? TimelineKey{newest.ts + 1, 0}
-             : TimelineKey{newest.ts, newest.activity_id + 1};
+             ? EntryKey{newest.ts + 1, 0}
+             : EntryKey{newest.ts, newest.activity_id + 1};
 }
 
 Shard::Shard(const ShardConfig& config, uint32_t domain)
@@ -161,7 +161,7 @@ void Shard::PutMany(absl::Span<const EntityId> owners, FeedType kind,
   }
 }
 
-bool Shard::RemoveKey(TimelineId id, TimelineKey key) {
+bool Shard::RemoveKey(TimelineId id, EntryKey key) {
   auto it = timelines_.find(id);
   if (it == timelines_.end()) return false;
   Timeline& timeline = it->second->timeline;
@@ -173,7 +173,7 @@ bool Shard::RemoveKey(TimelineId id, TimelineKey key) {
 }
 
 size_t Shard::RemoveActor(EntityId owner, EntityId actor, FeedType kind,
-                          TimelineKey from) {
+                          EntryKey from) {
   auto it = timelines_.find({owner, kind});
   if (it == timelines_.end()) return 0;
   Timeline& timeline = it->second->timeline;
@@ -212,8 +212,8 @@ void Shard::AfterChange(TimelineMap::iterator it, size_t index_bytes_before,
   }
 }
 
-void Shard::Collect(TimelineId id, ReadOrder order, TimelineKey lo,
-                    TimelineKey hi, Micros now, size_t want,
+void Shard::Collect(TimelineId id, ReadOrder order, EntryKey lo, EntryKey hi,
+                    Micros now, size_t want,
                     std::vector<StoredEntry>* out) const {
   ReaderLock lock(&mu_);
   auto it = timelines_.find(id);
@@ -232,7 +232,7 @@ Timeline* Shard::Notifications(EntityId user, Micros now) {
 }
 
 bool Shard::Mark(Timeline& feed, EntityId user, bool read,
-                 const TimelineKey* key) {
+                 const EntryKey* key) {
   GroupIndex& groups = *feed.mutable_groups();
   if (key != nullptr) {
     // The timeline knows whether it holds `key`, and in which group.
@@ -256,14 +256,14 @@ bool Shard::Mark(Timeline& feed, EntityId user, bool read,
   return true;
 }
 
-std::optional<TimelineKey> Shard::NewestOwnKey(EntityId actor) const {
+std::optional<EntryKey> Shard::NewestOwnKey(EntityId actor) const {
   const Timeline* own = FindTimeline({actor, FeedType::kOwn});
   if (own == nullptr) return std::nullopt;
   std::vector<StoredEntry> newest;
-  own->Collect(ReadOrder::kNewestFirst, TimelineKey::Min(), TimelineKey::Max(),
+  own->Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(),
                std::numeric_limits<Micros>::min(), 1, &newest);
   if (newest.empty()) return std::nullopt;
-  return TimelineKey{newest.front().ts, newest.front().activity_id};
+  return EntryKey{newest.front().ts, newest.front().activity_id};
 }
 
 GraphNode* Shard::AddFollower(EntityId followee, FollowerEdge edge) {
@@ -273,7 +273,7 @@ GraphNode* Shard::AddFollower(EntityId followee, FollowerEdge edge) {
     return nullptr;
   }
   node.history_kept.erase(edge);
-  if (std::optional<TimelineKey> newest = NewestOwnKey(followee)) {
+  if (std::optional<EntryKey> newest = NewestOwnKey(followee)) {
     node.NotePublished(*newest);
   }
   ++follow_edges_;
@@ -342,7 +342,7 @@ size_t Shard::EvictTimeline(TimelineMap::iterator it, Micros now,
   Timeline& timeline = it->second->timeline;
   const size_t index_bytes_before = timeline.index_bytes();
   const size_t size_before = timeline.size();
-  std::vector<TimelineKey> keys;
+  std::vector<EntryKey> keys;
   const bool logged = config_.log != nullptr;
   const size_t n = timeline.EvictExpired(now, budget, logged ? &keys : nullptr);
   AfterChange(it, index_bytes_before, size_before, /*exact_key=*/true);
@@ -353,7 +353,7 @@ size_t Shard::EvictTimeline(TimelineMap::iterator it, Micros now,
     record.feed = id.kind;
     record.entity = id.id;
     record.keys.reserve(keys.size());
-    for (const TimelineKey& key : keys) {
+    for (const EntryKey& key : keys) {
       record.keys.push_back({key.ts, key.activity_id});
     }
     Log(std::move(record));

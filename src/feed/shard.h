@@ -118,7 +118,7 @@ struct FollowerSnapshot {
 // read turns it back into copies (feed_inactive.cc).
 struct MergedFollowee {
   EntityId actor = 0;
-  TimelineKey boundary;
+  EntryKey boundary;
   bool dormant = false;
 
   friend bool operator==(const MergedFollowee&,
@@ -174,7 +174,7 @@ struct GraphNode {
   // existed (and the own feed's newest when the node was made by a
   // follow). Every boundary its followers hold is at most just above it,
   // so a publish newer than it needs no copies even while merged.
-  std::optional<TimelineKey> newest_published;
+  std::optional<EntryKey> newest_published;
   // Set while this actor's followers are being told to merge it; copies
   // continue until `hybrid` is set.
   bool becoming_hybrid = false;
@@ -217,7 +217,7 @@ struct GraphNode {
   }
   // Adds `actor` merged from `boundary` (a dormant merge if `dormant`)
   // unless it is merged already; true if added.
-  bool AddMerged(EntityId actor, TimelineKey boundary, bool dormant = false) {
+  bool AddMerged(EntityId actor, EntryKey boundary, bool dormant = false) {
     if (FindMerged(actor) != nullptr) return false;
     hybrid_following.push_back({actor, boundary, dormant});
     dormant_merges += dormant ? 1 : 0;
@@ -233,7 +233,7 @@ struct GraphNode {
     return true;
   }
   // Moves the merge of `actor` to begin at `boundary`; true if merged.
-  bool SetMergedBoundary(EntityId actor, TimelineKey boundary) {
+  bool SetMergedBoundary(EntityId actor, EntryKey boundary) {
     for (MergedFollowee& m : hybrid_following) {
       if (m.actor == actor) {
         m.boundary = boundary;
@@ -251,8 +251,8 @@ struct GraphNode {
   }
   // Where followers that start merging this actor now begin: just above
   // everything it has published.
-  TimelineKey MergeBoundaryNow() const;
-  void NotePublished(TimelineKey key) {
+  EntryKey MergeBoundaryNow() const;
+  void NotePublished(EntryKey key) {
     if (!newest_published.has_value() || *newest_published < key) {
       newest_published = key;
     }
@@ -339,14 +339,14 @@ class alignas(64) Shard {
                const StoredEntry& entry, InsertResult* result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes one key from a timeline; false if absent.
-  bool RemoveKey(TimelineId id, TimelineKey key)
+  bool RemoveKey(TimelineId id, EntryKey key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes every entry of `actor` from `owner`'s `kind` timeline (home
   // by default), or those at or above `from`; returns how many.
   // O(entries of the timeline).
   size_t RemoveActor(EntityId owner, EntityId actor,
                      FeedType kind = FeedType::kHome,
-                     TimelineKey from = TimelineKey::Min())
+                     EntryKey from = EntryKey::Min())
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The timeline `id`, or nullptr if it holds nothing.
   const Timeline* FindTimeline(TimelineId id) const
@@ -361,7 +361,7 @@ class alignas(64) Shard {
   // Appends to `out` up to `want` visible entries of the timeline `id`
   // within [lo, hi], in `order` (Timeline::Collect), under the lock held
   // shared.
-  void Collect(TimelineId id, ReadOrder order, TimelineKey lo, TimelineKey hi,
+  void Collect(TimelineId id, ReadOrder order, EntryKey lo, EntryKey hi,
                Micros now, size_t want, std::vector<StoredEntry>* out) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -388,7 +388,7 @@ class alignas(64) Shard {
   // Marks `user`'s notification feed `feed` seen (`read` false) or read:
   // one group if `key` is given, else every group; records it. False if
   // `key` is not in the feed (nothing changes).
-  bool Mark(Timeline& feed, EntityId user, bool read, const TimelineKey* key)
+  bool Mark(Timeline& feed, EntityId user, bool read, const EntryKey* key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- Follow graph ---
@@ -407,7 +407,7 @@ class alignas(64) Shard {
     return graph_[entity];
   }
   // The newest key of `actor`'s own feed, expired entries included.
-  std::optional<TimelineKey> NewestOwnKey(EntityId actor) const
+  std::optional<EntryKey> NewestOwnKey(EntityId actor) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Adds `edge` to the followers of `followee` (creating its node; its
   // newest_published takes in the own feed's newest key) and counts it. Returns

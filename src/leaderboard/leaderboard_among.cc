@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "leaderboard/leaderboard_options.h"
+#include "contract/leaderboard_arguments.h"
 #include "leaderboard/leaderboard_snapshot.h"
 
 namespace feedcore::internal {

@@ -9,8 +9,8 @@
 #include <cassert>
 
 #include "absl/status/status.h"
+#include "contract/leaderboard_arguments.h"
 #include "leaderboard/distinct_score_index.h"
-#include "leaderboard/leaderboard_options.h"
 #include "leaderboard/leaderboard_snapshot.h"
 
 namespace feedcore::internal {

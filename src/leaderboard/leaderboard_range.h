@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "contract/score_order.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/ranked_btree.h"
-#include "leaderboard/score_order.h"
 
 namespace feedcore::internal {
 

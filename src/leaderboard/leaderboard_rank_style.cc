@@ -9,9 +9,9 @@
 // better score, so its competition rank is its unique rank. A dense rank is
 // the number of distinct better scores, which the DistinctScoreIndex
 // counts; going down consecutive entries it grows by one at each new score.
+#include "contract/score_order.h"
 #include "leaderboard/distinct_score_index.h"
 #include "leaderboard/leaderboard_snapshot.h"
-#include "leaderboard/score_order.h"
 
 namespace feedcore::internal {
 

@@ -2,14 +2,13 @@
 // computes unique ranks and, before it lets go of its snapshot, turns them
 // into the board's rank style (leaderboard_rank_style.cc).
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "leaderboard/leaderboard_cursor.h"
-#include "leaderboard/leaderboard_options.h"
+#include "contract/leaderboard_arguments.h"
+#include "contract/leaderboard_cursor.h"
 #include "leaderboard/leaderboard_snapshot.h"
 
 namespace feedcore::internal {

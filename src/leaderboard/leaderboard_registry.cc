@@ -21,10 +21,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/mutex.h"
+#include "contract/leaderboard_arguments.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/leaderboard_impl.h"
-#include "leaderboard/leaderboard_options.h"
 #include "leaderboard/leaderboard_registry_access.h"
 #include "stream/change_log.h"
 

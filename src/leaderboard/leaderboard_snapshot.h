@@ -14,8 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "contract/score_order.h"
 #include "leaderboard/leaderboard_impl.h"
-#include "leaderboard/score_order.h"
 
 namespace feedcore::internal {
 

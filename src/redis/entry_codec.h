@@ -43,13 +43,19 @@ inline std::string BigEndian(uint64_t value) {
   return out;
 }
 
-// The 16-byte key prefix of `(ts, activity_id)`.
-inline std::string EntryKeyBytes(Micros ts, ActivityId activity_id) {
+// The 16-byte key prefix of a member with `key`.
+inline std::string EntryKeyBytes(const EntryKey& key) {
   std::string out;
   out.reserve(16);
-  AppendBigEndian(static_cast<uint64_t>(ts), &out);
-  AppendBigEndian(activity_id, &out);
+  AppendBigEndian(static_cast<uint64_t>(key.ts), &out);
+  AppendBigEndian(key.activity_id, &out);
   return out;
+}
+
+// The key of 16 key bytes (EntryKeyBytes), or of a member's first 16.
+inline EntryKey EntryKeyOfBytes(absl::string_view bytes) {
+  return {static_cast<Micros>(ReadBigEndian(bytes.substr(0, 8))),
+          ReadBigEndian(bytes.substr(8, 8))};
 }
 
 inline std::string EncodeEntryMember(const StoredEntry& entry) {

@@ -22,8 +22,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "contract/rank_key.h"
 #include "feedcore/leaderboard.h"
-#include "leaderboard/ranked_btree.h"
 #include "redis/reply.h"
 
 namespace feedcore::redis {

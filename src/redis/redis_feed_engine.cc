@@ -34,8 +34,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
-#include "feed/group_pages.h"
+#include "contract/feed_arguments.h"
+#include "contract/group_pages.h"
 #include "feedcore/redis_cluster.h"
 #include "redis/cluster_client.h"
 #include "redis/counter_scripts.h"
@@ -190,7 +190,7 @@ absl::Status RedisFeedEngine::Remove(EntityId owner, Micros ts,
   }
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
       remove_, Key(owner, "tl"),
-      {redis::EntryScore(ts), redis::EntryKeyBytes(ts, activity_id)}));
+      {redis::EntryScore(ts), redis::EntryKeyBytes({ts, activity_id})}));
   if (!reply.ok()) return reply.status();
   if (reply->type != Reply::Type::kInteger) {
     return UnexpectedReply("a timeline remove", *reply);
@@ -276,8 +276,7 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
     if (!notified.ok()) return notified.status();
     result.notified = *notified;
   }
-  const std::string key_bytes =
-      redis::EntryKeyBytes(entry.ts, entry.activity_id);
+  const std::string key_bytes = redis::EntryKeyBytes(entry.key());
   std::vector<Command> commands;
   commands.push_back(
       InsertCommand(Key(activity.actor, "own"), Key(activity.actor, "fg"),
@@ -510,9 +509,8 @@ absl::Status RedisFeedEngine::ForEachIdChunk(
 }
 
 absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
-  const std::vector<std::string> args = {
-      redis::EntryScore(entry.ts),
-      redis::EntryKeyBytes(entry.ts, entry.activity_id)};
+  const std::vector<std::string> args = {redis::EntryScore(entry.ts),
+                                         redis::EntryKeyBytes(entry.key())};
   std::vector<Command> commands;
   commands.push_back(
       ClusterClient::ScriptCommand(remove_, Key(entry.actor, "own"), args));

@@ -30,7 +30,6 @@
 #include "redis/entry_codec.h"
 #include "redis/key_slot.h"
 #include "redis/reply.h"
-#include "timeline/timeline_key.h"
 
 namespace feedcore::redis {
 
@@ -257,16 +256,16 @@ class RedisFeedEngine final : public FeedEngine {
   // range, merged with the own feeds of the actors it merges (each from
   // its boundary), without duplicate keys, within the newest
   // max_timeline_length of them all, as in process.
-  absl::StatusOr<std::vector<StoredEntry>> CollectHome(
-      EntityId owner, ReadOrder order, Micros lo_ts, ActivityId lo_id,
-      Micros hi_ts, ActivityId hi_id, size_t want) const;
+  absl::StatusOr<std::vector<StoredEntry>> CollectHome(EntityId owner,
+                                                       ReadOrder order,
+                                                       EntryKey lo, EntryKey hi,
+                                                       size_t want) const;
   // The oldest key a merged view keeps under the cap, when the timeline
   // and the merged own feeds together hold more than max_timeline_length
   // entries.
-  absl::StatusOr<std::optional<internal::TimelineKey>> MergedCapFloor(
+  absl::StatusOr<std::optional<EntryKey>> MergedCapFloor(
       const std::string& timeline,
-      absl::Span<const std::pair<EntityId, internal::TimelineKey>> merged)
-      const;
+      absl::Span<const std::pair<EntityId, EntryKey>> merged) const;
 
   // The back-fill a Follow asks for, capped at the timeline's length;
   // InvalidArgument when out of range.
@@ -312,10 +311,11 @@ class RedisFeedEngine final : public FeedEngine {
                                  absl::Span<const std::string> merged_from);
 
   // Up to `want` visible entries of the feed at `key` whose keys lie in
-  // [(lo_ts, lo_id), (hi_ts, hi_id)], in `order`.
-  absl::StatusOr<std::vector<StoredEntry>> Collect(
-      std::string key, ReadOrder order, Micros lo_ts, ActivityId lo_id,
-      Micros hi_ts, ActivityId hi_id, size_t want) const;
+  // [lo, hi], in `order`.
+  absl::StatusOr<std::vector<StoredEntry>> Collect(std::string key,
+                                                   ReadOrder order, EntryKey lo,
+                                                   EntryKey hi,
+                                                   size_t want) const;
   // The common case without a script: one ZRANGE BYSCORE of a few more
   // members than wanted, filtered here. Returns true when that settles the
   // answer: `want` visible entries in the key range, or the score range
@@ -324,8 +324,7 @@ class RedisFeedEngine final : public FeedEngine {
   // key range (a cursor's or window's bound inside a timestamp shared by
   // several entries); `entries` is then to be discarded.
   absl::StatusOr<bool> CollectPlain(const std::string& key, ReadOrder order,
-                                    Micros lo_ts, ActivityId lo_id,
-                                    Micros hi_ts, ActivityId hi_id, size_t want,
+                                    EntryKey lo, EntryKey hi, size_t want,
                                     Micros now,
                                     std::vector<StoredEntry>* entries) const;
   static absl::Status ForeignMember();

@@ -2,14 +2,13 @@
 // of their steps, and why it keeps copies right against a concurrent
 // publish, is in redis_feed_engine.cc.
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
 #include "redis/entry_codec.h"
 #include "redis/redis_feed_engine.h"
 
@@ -176,9 +175,8 @@ absl::StatusOr<std::vector<size_t>> RedisFeedEngine::CopyRecent(
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (!copy[i] || recent.contains(pairs[i].followee)) continue;
     absl::StatusOr<std::vector<StoredEntry>> entries =
-        Collect(Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst, 0, 0,
-                std::numeric_limits<Micros>::max(),
-                std::numeric_limits<ActivityId>::max(), backfill);
+        Collect(Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst,
+                EntryKey::Min(), EntryKey::Max(), backfill);
     if (!entries.ok()) return entries.status();
     recent.emplace(pairs[i].followee, *std::move(entries));
   }
@@ -353,9 +351,7 @@ absl::Status RedisFeedEngine::KeepMergedHistory(
     const absl::string_view from = merged_from[i];
     absl::StatusOr<std::vector<StoredEntry>> shown = Collect(
         Key(pairs[i].followee, "own"), ReadOrder::kNewestFirst,
-        static_cast<Micros>(ReadBigEndian(from.substr(0, 8))),
-        ReadBigEndian(from.substr(8, 8)), std::numeric_limits<Micros>::max(),
-        std::numeric_limits<ActivityId>::max(), options_.max_timeline_length);
+        EntryKeyOfBytes(from), EntryKey::Max(), options_.max_timeline_length);
     if (!shown.ok()) return shown.status();
     for (const StoredEntry& entry : *shown) {
       copies.push_back(InsertCommand(

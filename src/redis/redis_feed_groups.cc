@@ -7,10 +7,9 @@
 // page the whole notification feed with its groups' flags. That is
 // O(max_timeline_length) or O(NotificationOptions::max_length) per page
 // instead of the in-process group index's O(log n + page); a bell is a
-// few dozen entries, and docs/benchmark-scenarios.md has the measured
-// cost.
+// few dozen entries, and docs/benchmark-results.md has the measured
+// cost (grouped-read).
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,10 +20,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "feed/group_pages.h"
+#include "contract/group_entries.h"
+#include "contract/group_pages.h"
 #include "redis/entry_codec.h"
 #include "redis/redis_feed_engine.h"
-#include "timeline/group_index.h"
 
 namespace feedcore::redis {
 namespace {
@@ -40,7 +39,7 @@ constexpr absl::string_view kSoonestExpiryField = "x";
 // (notification_scripts.h).
 std::string GroupField(const StoredEntry& entry) {
   if (entry.group != 0) return BigEndian(entry.group);
-  return absl::StrCat("k", EntryKeyBytes(entry.ts, entry.activity_id));
+  return absl::StrCat("k", EntryKeyBytes(entry.key()));
 }
 
 absl::StatusOr<NotificationCounts> ParseCounts(const Reply& reply,
@@ -102,15 +101,13 @@ absl::StatusOr<GroupPage> RedisFeedEngine::ReadGroups(
     return absl::FailedPreconditionError(
         "grouped reads need EngineOptions.aggregation.enabled");
   }
-  absl::StatusOr<std::optional<internal::TimelineKey>> after =
+  absl::StatusOr<std::optional<EntryKey>> after =
       internal::GroupPageStart(owner, options, options_.max_page_size,
                                /*notifications=*/false);
   if (!after.ok()) return after.status();
-  constexpr Micros kNewest = std::numeric_limits<Micros>::max();
-  constexpr ActivityId kLast = std::numeric_limits<ActivityId>::max();
   absl::StatusOr<std::vector<StoredEntry>> entries =
-      CollectHome(owner, ReadOrder::kNewestFirst, 0, 0, kNewest, kLast,
-                  options_.max_timeline_length);
+      CollectHome(owner, ReadOrder::kNewestFirst, EntryKey::Min(),
+                  EntryKey::Max(), options_.max_timeline_length);
   if (!entries.ok()) return entries.status();
   GroupPage page;
   // One more than asked tells whether another page follows.
@@ -129,7 +126,7 @@ absl::StatusOr<GroupPage> RedisFeedEngine::ReadGroups(
 
 absl::StatusOr<GroupPage> RedisFeedEngine::ReadNotifications(
     EntityId user, const GroupReadOptions& options) {
-  absl::StatusOr<std::optional<internal::TimelineKey>> after =
+  absl::StatusOr<std::optional<EntryKey>> after =
       internal::GroupPageStart(user, options, options_.max_page_size,
                                /*notifications=*/true);
   if (!after.ok()) return after.status();
@@ -223,7 +220,7 @@ absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(
         absl::StrCat("ts is ", ts, "; it must be >= 0"));
   }
   absl::StatusOr<std::optional<NotificationCounts>> counts = MarkNotifications(
-      user, {"one", EntryScore(ts), EntryKeyBytes(ts, activity_id)});
+      user, {"one", EntryScore(ts), EntryKeyBytes({ts, activity_id})});
   if (!counts.ok()) return counts.status();
   if (!counts->has_value()) {
     return absl::NotFoundError(absl::StrCat(
@@ -312,7 +309,7 @@ absl::Status RedisFeedEngine::RemoveNotifications(const StoredEntry& entry) {
   return client_
       ->Run(ClusterClient::ScriptCommandsBySlot(
           unnotify_, std::move(keys), /*keys_per_group=*/2, kFeedsPerCall,
-          {EntryScore(entry.ts), EntryKeyBytes(entry.ts, entry.activity_id)}))
+          {EntryScore(entry.ts), EntryKeyBytes(entry.key())}))
       .status();
 }
 

@@ -3,51 +3,35 @@
 // an actor. The keys and scripts are described in hybrid_scripts.h, the
 // design in docs/scale-out.md ("Hybrid fan-out").
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/page_merger.h"
+#include "contract/page_merger.h"
 #include "redis/entry_codec.h"
 #include "redis/redis_feed_engine.h"
 
 namespace feedcore::redis {
-namespace {
-
-using internal::TimelineKey;
-
-TimelineKey KeyFromBytes(absl::string_view bytes) {
-  return {static_cast<Micros>(ReadBigEndian(bytes.substr(0, 8))),
-          ReadBigEndian(bytes.substr(8, 8))};
-}
-
-std::string KeyBytes(TimelineKey key) {
-  return EntryKeyBytes(key.ts, key.activity_id);
-}
-
-}  // namespace
 
 std::string RedisFeedEngine::JustAbove(absl::string_view newest) {
-  if (newest.empty()) return KeyBytes(TimelineKey::Min());
-  std::optional<TimelineKey> above = internal::NewerKey(KeyFromBytes(newest));
+  if (newest.empty()) return EntryKeyBytes(EntryKey::Min());
+  std::optional<EntryKey> above = internal::NewerKey(EntryKeyOfBytes(newest));
   // Nothing is above the greatest key: merging from it shows only it,
   // which was copied, so the reader dedupes it.
-  return KeyBytes(above.value_or(TimelineKey::Max()));
+  return EntryKeyBytes(above.value_or(EntryKey::Max()));
 }
 
 absl::StatusOr<std::string> RedisFeedEngine::FollowBoundary(
     EntityId actor, size_t backfill, absl::string_view newest) const {
   if (backfill > 0) {
     absl::StatusOr<std::vector<StoredEntry>> recent =
-        Collect(Key(actor, "own"), ReadOrder::kNewestFirst, 0, 0,
-                std::numeric_limits<Micros>::max(),
-                std::numeric_limits<ActivityId>::max(), backfill);
+        Collect(Key(actor, "own"), ReadOrder::kNewestFirst, EntryKey::Min(),
+                EntryKey::Max(), backfill);
     if (!recent.ok()) return recent.status();
     if (!recent->empty()) {
-      return EntryKeyBytes(recent->back().ts, recent->back().activity_id);
+      return EntryKeyBytes(recent->back().key());
     }
   }
   return JustAbove(newest);
@@ -98,12 +82,11 @@ absl::Status RedisFeedEngine::MergeAllFollowers(EntityId actor,
 }
 
 absl::StatusOr<std::vector<StoredEntry>> RedisFeedEngine::CollectHome(
-    EntityId owner, ReadOrder order, Micros lo_ts, ActivityId lo_id,
-    Micros hi_ts, ActivityId hi_id, size_t want) const {
+    EntityId owner, ReadOrder order, EntryKey lo, EntryKey hi,
+    size_t want) const {
   std::string timeline = Key(owner, "tl");
   if (!hybrid()) {
-    return Collect(std::move(timeline), order, lo_ts, lo_id, hi_ts, hi_id,
-                   want);
+    return Collect(std::move(timeline), order, lo, hi, want);
   }
   // The merged actors but those the owner mutes now (relation_scripts.h).
   Command merged_list = ClusterClient::ScriptCommand(
@@ -116,40 +99,36 @@ absl::StatusOr<std::vector<StoredEntry>> RedisFeedEngine::CollectHome(
     return UnexpectedReply("a list of merged followees", *listed);
   }
   if (listed->elements.empty()) {
-    return Collect(std::move(timeline), order, lo_ts, lo_id, hi_ts, hi_id,
-                   want);
+    return Collect(std::move(timeline), order, lo, hi, want);
   }
-  std::vector<std::pair<EntityId, TimelineKey>> merged;
+  std::vector<std::pair<EntityId, EntryKey>> merged;
   for (size_t i = 0; i < listed->elements.size(); i += 2) {
     const std::string& actor = listed->elements[i].str;
     const std::string& from = listed->elements[i + 1].str;
     if (actor.size() != 8 || from.size() != 16) {
       return UnexpectedReply("a list of merged followees", *listed);
     }
-    merged.emplace_back(ReadBigEndian(actor), KeyFromBytes(from));
+    merged.emplace_back(ReadBigEndian(actor), EntryKeyOfBytes(from));
   }
-  TimelineKey lo{lo_ts, lo_id};
-  const TimelineKey hi{hi_ts, hi_id};
-  absl::StatusOr<std::optional<TimelineKey>> floor =
+  absl::StatusOr<std::optional<EntryKey>> floor =
       MergedCapFloor(timeline, merged);
   if (!floor.ok()) return floor.status();
   if (floor->has_value()) lo = std::max(lo, **floor);
   if (hi < lo) return std::vector<StoredEntry>{};
   internal::PageMerger merger(order, want);
-  auto add = [&](std::string key, TimelineKey from) -> absl::Status {
-    TimelineKey source_lo = std::max(lo, from);
-    TimelineKey source_hi = hi;
+  auto add = [&](std::string key, EntryKey from) -> absl::Status {
+    EntryKey source_lo = std::max(lo, from);
+    EntryKey source_hi = hi;
     if (source_hi < source_lo || !merger.Narrow(&source_lo, &source_hi)) {
       return absl::OkStatus();
     }
     absl::StatusOr<std::vector<StoredEntry>> entries =
-        Collect(std::move(key), order, source_lo.ts, source_lo.activity_id,
-                source_hi.ts, source_hi.activity_id, want);
+        Collect(std::move(key), order, source_lo, source_hi, want);
     if (!entries.ok()) return entries.status();
     merger.Add(*std::move(entries));
     return absl::OkStatus();
   };
-  if (absl::Status s = add(std::move(timeline), TimelineKey::Min()); !s.ok()) {
+  if (absl::Status s = add(std::move(timeline), EntryKey::Min()); !s.ok()) {
     return s;
   }
   for (const auto& [actor, from] : merged) {
@@ -158,9 +137,9 @@ absl::StatusOr<std::vector<StoredEntry>> RedisFeedEngine::CollectHome(
   return merger.Take();
 }
 
-absl::StatusOr<std::optional<TimelineKey>> RedisFeedEngine::MergedCapFloor(
+absl::StatusOr<std::optional<EntryKey>> RedisFeedEngine::MergedCapFloor(
     const std::string& timeline,
-    absl::Span<const std::pair<EntityId, TimelineKey>> merged) const {
+    absl::Span<const std::pair<EntityId, EntryKey>> merged) const {
   const size_t cap = options_.max_timeline_length;
   // Cheap bound first: the merged view cannot exceed the cap when the
   // timeline and the whole own feeds together fit in it.
@@ -182,29 +161,29 @@ absl::StatusOr<std::optional<TimelineKey>> RedisFeedEngine::MergedCapFloor(
   // Every entry held counts, expired ones too, as in a timeline's cap: the
   // newest cap + 1 keys of each source, merged without duplicates.
   std::vector<Command> tops;
-  auto top = [&](const std::string& key, TimelineKey from) {
+  auto top = [&](const std::string& key, EntryKey from) {
     Command command =
         PlainCommand({"ZRANGE", key, "+inf", EntryScore(from.ts), "BYSCORE",
                       "REV", "LIMIT", "0", absl::StrCat(cap + 1)});
     command.write = false;
     tops.push_back(std::move(command));
   };
-  top(timeline, TimelineKey::Min());
+  top(timeline, EntryKey::Min());
   for (const auto& [actor, from] : merged) top(Key(actor, "own"), from);
   absl::StatusOr<std::vector<Reply>> newest = client_->Run(std::move(tops));
   if (!newest.ok()) return newest.status();
-  std::vector<TimelineKey> keys;
+  std::vector<EntryKey> keys;
   for (size_t source = 0; source < newest->size(); ++source) {
-    const TimelineKey from =
-        source == 0 ? TimelineKey::Min() : merged[source - 1].second;
+    const EntryKey from =
+        source == 0 ? EntryKey::Min() : merged[source - 1].second;
     for (const Reply& member : (*newest)[source].elements) {
       if (member.str.size() < 16) return ForeignMember();
-      const TimelineKey key = KeyFromBytes(member.str);
+      const EntryKey key = EntryKeyOfBytes(member.str);
       if (!(key < from)) keys.push_back(key);
     }
   }
   std::sort(keys.begin(), keys.end(),
-            [](TimelineKey a, TimelineKey b) { return b < a; });
+            [](EntryKey a, EntryKey b) { return b < a; });
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   if (keys.size() <= cap) return std::nullopt;
   return keys[cap - 1];

@@ -28,7 +28,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "feed/rank_formula.h"
+#include "contract/rank_formula.h"
 #include "redis/redis_feed_engine.h"
 
 namespace feedcore::redis {
@@ -141,8 +141,8 @@ absl::StatusOr<RankedPage> RedisFeedEngine::ReadRanked(
   if (!walk.ok()) return walk.status();
   if (walk->done) return RankedPage{};
   absl::StatusOr<std::vector<StoredEntry>> window =
-      CollectHome(owner, ReadOrder::kNewestFirst, 0, 0, walk->newest_ts,
-                  walk->newest_id, options.window);
+      CollectHome(owner, ReadOrder::kNewestFirst, EntryKey::Min(),
+                  {walk->newest_ts, walk->newest_id}, options.window);
   if (!window.ok()) return window.status();
   std::vector<internal::CounterState> counters(window->size());
   if (!window->empty()) {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/cursor.h"
+#include "contract/feed_arguments.h"
 #include "redis/entry_codec.h"
 #include "redis/redis_feed_engine.h"
-#include "timeline/cursor.h"
 
 namespace feedcore::redis {
 namespace {

@@ -1,11 +1,11 @@
 // RedisFeedEngine's read markers.
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
+#include "contract/page_merger.h"
 #include "redis/entry_codec.h"
 #include "redis/redis_feed_engine.h"
 
@@ -31,8 +31,7 @@ absl::StatusOr<bool> RedisFeedEngine::SetReadMarker(
   // Not retried: a retry of a set that went through would answer 0.
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
       set_marker_, Key(user, "mk"),
-      {MarkerField(feed), redis::EntryKeyBytes(key.ts, key.activity_id),
-       options.force ? "1" : "0"},
+      {MarkerField(feed), redis::EntryKeyBytes(key), options.force ? "1" : "0"},
       /*idempotent=*/false));
   if (!reply.ok()) return reply.status();
   if (reply->type != Reply::Type::kInteger) {
@@ -55,36 +54,26 @@ absl::StatusOr<ReadMarker> RedisFeedEngine::GetReadMarker(
       PlainCommand({"HGET", Key(user, "mk"), MarkerField(feed)}));
   if (!reply.ok()) return reply.status();
   ReadMarker marker;
-  Micros lo_ts = 0;
-  ActivityId lo_id = 0;
+  EntryKey lo = EntryKey::Min();
   if (!reply->is_nil()) {
     if (reply->type != Reply::Type::kString || reply->str.size() != 16) {
       return UnexpectedReply("a read marker", *reply);
     }
-    const EntryKey key{
-        static_cast<Micros>(redis::ReadBigEndian(reply->str.substr(0, 8))),
-        redis::ReadBigEndian(reply->str.substr(8, 8))};
+    const EntryKey key = redis::EntryKeyOfBytes(reply->str);
     marker.key = key;
     // Keys strictly newer than the marker.
-    if (key.activity_id != std::numeric_limits<ActivityId>::max()) {
-      lo_ts = key.ts;
-      lo_id = key.activity_id + 1;
-    } else if (key.ts != std::numeric_limits<Micros>::max()) {
-      lo_ts = key.ts + 1;
-    } else {
-      return marker;
-    }
+    const std::optional<EntryKey> newer = internal::NewerKey(key);
+    if (!newer.has_value()) return marker;
+    lo = *newer;
   }
   // One more than asked tells whether more are unread. A home feed counts
   // as ReadTimeline shows it, merged.
-  constexpr Micros kNewest = std::numeric_limits<Micros>::max();
-  constexpr ActivityId kLast = std::numeric_limits<ActivityId>::max();
   absl::StatusOr<std::vector<StoredEntry>> unread =
       feed.type == FeedType::kHome
-          ? CollectHome(feed.owner, ReadOrder::kOldestFirst, lo_ts, lo_id,
-                        kNewest, kLast, max_unread + 1)
-          : Collect(FeedKey(feed.type, feed.owner), ReadOrder::kOldestFirst,
-                    lo_ts, lo_id, kNewest, kLast, max_unread + 1);
+          ? CollectHome(feed.owner, ReadOrder::kOldestFirst, lo,
+                        EntryKey::Max(), max_unread + 1)
+          : Collect(FeedKey(feed.type, feed.owner), ReadOrder::kOldestFirst, lo,
+                    EntryKey::Max(), max_unread + 1);
   if (!unread.ok()) return unread.status();
   marker.unread = std::min(unread->size(), max_unread);
   marker.more_unread = unread->size() > max_unread;

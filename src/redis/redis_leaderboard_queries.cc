@@ -22,7 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "leaderboard/leaderboard_options.h"
+#include "contract/leaderboard_arguments.h"
 #include "redis/leaderboard_codec.h"
 #include "redis/redis_leaderboard_board.h"
 

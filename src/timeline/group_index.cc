@@ -1,7 +1,5 @@
 #include "timeline/group_index.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cassert>
 
@@ -10,48 +8,13 @@
 namespace feedcore::internal {
 namespace {
 
-// Collects the distinct actors of a group, most recent first. Groups list
-// a handful of actors, so a linear scan beats hashing until the list gets
-// long.
-class RecentActors {
- public:
-  // Reserves room for `max` only when asked: the index knows its groups'
-  // sizes, a read-time grouping does not.
-  explicit RecentActors(size_t max, bool reserve = false) : max_(max) {
-    if (reserve) actors_.reserve(max);
-  }
-  bool full() const { return actors_.size() >= max_; }
-  void Offer(EntityId actor) {
-    if (full()) return;
-    if (actors_.size() < kLinearLimit) {
-      if (std::find(actors_.begin(), actors_.end(), actor) != actors_.end()) {
-        return;
-      }
-      if (actors_.size() + 1 == kLinearLimit) {
-        seen_.insert(actors_.begin(), actors_.end());
-        seen_.insert(actor);
-      }
-    } else if (!seen_.insert(actor).second) {
-      return;
-    }
-    actors_.push_back(actor);
-  }
-  std::vector<EntityId> Take() { return std::move(actors_); }
-
- private:
-  static constexpr size_t kLinearLimit = 32;
-  const size_t max_;
-  std::vector<EntityId> actors_;
-  absl::flat_hash_set<EntityId> seen_;
-};
-
 // The first of a group's members (oldest first) whose key is not older
 // than `key`.
 template <typename Members>
-auto LowerBound(Members& members, TimelineKey key) {
+auto LowerBound(Members& members, EntryKey key) {
   return std::lower_bound(
       members.begin(), members.end(), key,
-      [](const auto& member, TimelineKey k) { return member.key < k; });
+      [](const auto& member, EntryKey k) { return member.key < k; });
 }
 
 }  // namespace
@@ -63,7 +26,7 @@ void GroupIndex::SetFlags(Group* group, bool seen, bool read) {
   group->read = read;
 }
 
-GroupIndex::Group* GroupIndex::Find(TimelineKey key, GroupKey group) const {
+GroupIndex::Group* GroupIndex::Find(EntryKey key, GroupKey group) const {
   auto it = groups_.find(SlotOf(key, group));
   return it == groups_.end() ? nullptr : it->second.get();
 }
@@ -87,7 +50,7 @@ void GroupIndex::Insert(Group* group, const Member& member) {
   ++entries_;
 }
 
-void GroupIndex::Erase(Group* group, TimelineKey key) {
+void GroupIndex::Erase(Group* group, EntryKey key) {
   auto& members = group->members;
   auto pos = LowerBound(members, key);
   assert(pos != members.end() && pos->key == key);
@@ -112,7 +75,7 @@ void GroupIndex::Erase(Group* group, TimelineKey key) {
 }
 
 void GroupIndex::Add(const StoredEntry& entry) {
-  const TimelineKey key{entry.ts, entry.activity_id};
+  const EntryKey key{entry.ts, entry.activity_id};
   std::unique_ptr<Group>& group = groups_[SlotOf(key, entry.group)];
   if (group == nullptr) {
     group = std::make_unique<Group>();
@@ -125,7 +88,7 @@ void GroupIndex::Add(const StoredEntry& entry) {
 }
 
 void GroupIndex::Replace(GroupKey old_group, const StoredEntry& entry) {
-  const TimelineKey key{entry.ts, entry.activity_id};
+  const EntryKey key{entry.ts, entry.activity_id};
   Group* group = Find(key, old_group);
   assert(group != nullptr);
   if (old_group != entry.group) {
@@ -154,7 +117,7 @@ void GroupIndex::Replace(GroupKey old_group, const StoredEntry& entry) {
   member->expires_at = entry.expires_at;
 }
 
-void GroupIndex::Remove(TimelineKey key, GroupKey group) {
+void GroupIndex::Remove(EntryKey key, GroupKey group) {
   Group* g = Find(key, group);
   assert(g != nullptr);
   Erase(g, key);
@@ -184,20 +147,20 @@ void GroupIndex::MarkAllRead() {
   unread_ = 0;
 }
 
-void GroupIndex::MarkRead(TimelineKey key, GroupKey group) {
+void GroupIndex::MarkRead(EntryKey key, GroupKey group) {
   Group* g = Find(key, group);
   assert(g != nullptr);
   SetFlags(g, true, true);
 }
 
-bool GroupIndex::SetSeen(TimelineKey place, bool read) {
+bool GroupIndex::SetSeen(EntryKey place, bool read) {
   auto it = order_.find(place);
   if (it == order_.end()) return false;
   SetFlags(it->second, true, read);
   return true;
 }
 
-void GroupIndex::Collect(std::optional<TimelineKey> after, size_t want,
+void GroupIndex::Collect(std::optional<EntryKey> after, size_t want,
                          const GroupListLimits& limits,
                          std::vector<FeedGroup>* out) const {
   auto it = after.has_value() ? order_.upper_bound(*after) : order_.begin();
@@ -266,66 +229,6 @@ bool GroupIndex::CheckInvariants() const {
   return entries == entries_ && spilled == spilled_bytes_ &&
          order_.size() == groups_.size() && unseen == unseen_ &&
          unread == unread_;
-}
-
-GroupKey DefaultGroupKey(const Activity& activity, Micros time_bucket) {
-  if (activity.verb == 0 && activity.object == 0) return 0;
-  const uint64_t parts[3] = {activity.verb, activity.object,
-                             static_cast<uint64_t>(activity.ts / time_bucket)};
-  const GroupKey key = XXH3_64bits(parts, sizeof(parts));
-  return key != 0 ? key : 1;
-}
-
-std::vector<FeedGroup> GroupEntries(const std::vector<StoredEntry>& entries,
-                                    std::optional<TimelineKey> after,
-                                    size_t want,
-                                    const GroupListLimits& limits) {
-  struct Building {
-    FeedGroup group;
-    TimelineKey place;
-    absl::flat_hash_set<EntityId> actors;
-    RecentActors recent_actors;
-  };
-  std::vector<Building> groups;
-  absl::flat_hash_map<GroupKey, size_t> index_of_key;
-  for (const StoredEntry& entry : entries) {
-    size_t index;
-    if (entry.group == 0) {
-      index = groups.size();
-    } else {
-      auto [it, inserted] =
-          index_of_key.try_emplace(entry.group, groups.size());
-      index = it->second;
-    }
-    if (index == groups.size()) {
-      groups.push_back({FeedGroup{},
-                        TimelineKey{entry.ts, entry.activity_id},
-                        {},
-                        RecentActors(limits.max_actors)});
-      groups.back().group.key = entry.group;
-      groups.back().group.last_ts = entry.ts;
-    }
-    Building& building = groups[index];
-    FeedGroup& group = building.group;
-    ++group.activity_count;
-    group.first_ts = entry.ts;
-    if (group.recent.size() < limits.max_entries) {
-      group.recent.push_back(entry);
-      group.recent.back().payload.clear();
-    }
-    building.actors.insert(entry.actor);
-    building.recent_actors.Offer(entry.actor);
-  }
-  // Entries come newest first, so groups were opened in order of place.
-  std::vector<FeedGroup> out;
-  for (Building& building : groups) {
-    if (out.size() >= want) break;
-    if (after.has_value() && !(building.place < *after)) continue;
-    building.group.actor_count = building.actors.size();
-    building.group.recent_actors = building.recent_actors.Take();
-    out.push_back(std::move(building.group));
-  }
-  return out;
 }
 
 }  // namespace feedcore::internal

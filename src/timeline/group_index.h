@@ -30,7 +30,6 @@
 // Memory: per group one allocation (the group with its first entry), a
 // slot of the hash map from group key to group and an element of the
 // order btree; per further entry 32 bytes of the group's array.
-// docs/architecture.md has the measured bytes per entry.
 //
 // Thread safety
 // -------------
@@ -48,16 +47,10 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "contract/group_entries.h"
 #include "feedcore/types.h"
-#include "timeline/timeline_key.h"
 
 namespace feedcore::internal {
-
-// How much of a group a read lists (AggregationOptions).
-struct GroupListLimits {
-  size_t max_actors = 5;
-  size_t max_entries = 10;
-};
 
 class GroupIndex {
  public:
@@ -73,12 +66,12 @@ class GroupIndex {
   void Replace(GroupKey old_group, const StoredEntry& entry);
   // Forgets the entry `key` of group `group`. REQUIRES: it is indexed
   // there.
-  void Remove(TimelineKey key, GroupKey group);
+  void Remove(EntryKey key, GroupKey group);
 
   // Appends to `out`, newest first, up to `want` groups whose place is
   // older than `after` (all groups if unset), with their seen and read
   // flags.
-  void Collect(std::optional<TimelineKey> after, size_t want,
+  void Collect(std::optional<EntryKey> after, size_t want,
                const GroupListLimits& limits,
                std::vector<FeedGroup>* out) const;
 
@@ -96,7 +89,7 @@ class GroupIndex {
   void MarkAllRead();
   // Marks read and seen the group `group`, which holds the entry `key`.
   // REQUIRES: `key` is indexed there.
-  void MarkRead(TimelineKey key, GroupKey group);
+  void MarkRead(EntryKey key, GroupKey group);
 
   // Calls `fn(place, read)` for every seen group, `place` being the key of
   // its newest entry. For snapshots.
@@ -109,7 +102,7 @@ class GroupIndex {
   // Sets the group whose newest entry is `place` seen, and read if `read`
   // (loading a snapshot). False (nothing changes) if no group's newest
   // entry is `place`.
-  bool SetSeen(TimelineKey place, bool read);
+  bool SetSeen(EntryKey place, bool read);
 
   // Checks that every structure agrees with the others; false on the first
   // violation. O(n); for tests.
@@ -117,7 +110,7 @@ class GroupIndex {
 
  private:
   struct Member {
-    TimelineKey key;
+    EntryKey key;
     EntityId actor;
     Micros expires_at;
   };
@@ -133,7 +126,7 @@ class GroupIndex {
   // own key (a group of one).
   struct Slot {
     GroupKey key = 0;
-    TimelineKey solo;
+    EntryKey solo;
 
     friend bool operator==(const Slot&, const Slot&) = default;
     template <typename H>
@@ -141,13 +134,13 @@ class GroupIndex {
       return H::combine(std::move(h), s.key, s.solo);
     }
   };
-  static Slot SlotOf(TimelineKey key, GroupKey group) {
+  static Slot SlotOf(EntryKey key, GroupKey group) {
     return group != 0 ? Slot{group, {}} : Slot{0, key};
   }
 
-  Group* Find(TimelineKey key, GroupKey group) const;
+  Group* Find(EntryKey key, GroupKey group) const;
   void Insert(Group* group, const Member& member);
-  void Erase(Group* group, TimelineKey key);
+  void Erase(Group* group, EntryKey key);
   void SetFlags(Group* group, bool seen, bool read);
   // Bytes of the group's array outside the group itself.
   static size_t SpilledBytes(const Group& group) {
@@ -158,7 +151,7 @@ class GroupIndex {
 
   absl::flat_hash_map<Slot, std::unique_ptr<Group>> groups_;
   // (newest key of the group) -> group, newest first.
-  absl::btree_map<TimelineKey, Group*, std::greater<TimelineKey>> order_;
+  absl::btree_map<EntryKey, Group*, std::greater<EntryKey>> order_;
   size_t entries_ = 0;
   // The sum of SpilledBytes over the groups.
   size_t spilled_bytes_ = 0;
@@ -166,19 +159,6 @@ class GroupIndex {
   size_t unseen_ = 0;
   size_t unread_ = 0;
 };
-
-// The default group key of AggregationOptions: 0 for an activity with
-// neither verb nor object, otherwise a non-zero hash of verb, object and
-// ts / time_bucket.
-GroupKey DefaultGroupKey(const Activity& activity, Micros time_bucket);
-
-// The groups of `entries` (visible entries of one feed, newest first, each
-// key once) whose place is older than `after` (all if unset), newest first,
-// at most `want`: what GroupIndex::Collect returns for a timeline of those
-// entries. O(entries).
-std::vector<FeedGroup> GroupEntries(const std::vector<StoredEntry>& entries,
-                                    std::optional<TimelineKey> after,
-                                    size_t want, const GroupListLimits& limits);
 
 }  // namespace feedcore::internal
 

@@ -28,7 +28,7 @@ bool TtlOf(Micros expires_at, Micros ts, Micros* ttl) {
 
 }  // namespace
 
-int Timeline::HeightFor(TimelineKey key, uint64_t seed) {
+int Timeline::HeightFor(EntryKey key, uint64_t seed) {
   return HeightFromBits(
       MixBits(MixBits(static_cast<uint64_t>(key.ts) ^ seed) ^ key.activity_id),
       kMaxHeight);
@@ -177,7 +177,7 @@ Timeline::Chunk* Timeline::Descend(Chunk* const* head, int height,
   return x == nullptr ? head[0] : x->next[0];
 }
 
-Timeline::Chunk* Timeline::FindChunk(TimelineKey key, Links* prev) const {
+Timeline::Chunk* Timeline::FindChunk(EntryKey key, Links* prev) const {
   prev->fill(nullptr);
   return Descend(
       head_.data(), height_,
@@ -257,7 +257,7 @@ void Timeline::NoteInserted(const StoredEntry& entry, Micros newer,
 Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
   assert(entry.ts >= 0);
   assert(cap >= 1);
-  const TimelineKey key{entry.ts, entry.activity_id};
+  const EntryKey key{entry.ts, entry.activity_id};
   PutResult result{PutOutcome::kInserted, 0};
   if (size_ == 0 || key > newest_key_) {
     AppendNewest(entry);
@@ -383,7 +383,7 @@ void Timeline::InsertAt(Chunk* chunk, int slot, Links& prev,
 
 void Timeline::ReplaceAt(Chunk* chunk, int slot, const Links& prev,
                          const StoredEntry& entry) {
-  const TimelineKey key = chunk->key(slot);
+  const EntryKey key = chunk->key(slot);
   chunk->rows()[slot].actor = entry.actor;
   if (grouped_) {
     const GroupKey old_group = chunk->group()[slot];
@@ -468,7 +468,7 @@ void Timeline::RemoveOldest() {
   RemoveAt(chunk, chunk->begin, prev);
 }
 
-bool Timeline::Remove(TimelineKey key) {
+bool Timeline::Remove(EntryKey key) {
   Links prev;
   Chunk* chunk = FindChunk(key, &prev);
   if (chunk == nullptr) return false;
@@ -478,7 +478,7 @@ bool Timeline::Remove(TimelineKey key) {
   return true;
 }
 
-std::optional<GroupKey> Timeline::GroupOf(TimelineKey key) const {
+std::optional<GroupKey> Timeline::GroupOf(EntryKey key) const {
   if (!grouped_) return std::nullopt;
   const Chunk* chunk = Descend(
       head_.data(), height_,
@@ -489,7 +489,7 @@ std::optional<GroupKey> Timeline::GroupOf(TimelineKey key) const {
   return chunk->group()[slot];
 }
 
-size_t Timeline::RemoveActor(EntityId actor, TimelineKey from) {
+size_t Timeline::RemoveActor(EntityId actor, EntryKey from) {
   // prev[i] is the last kept chunk of height > i so far: each emptied
   // chunk's predecessor on its levels.
   Links prev;
@@ -533,9 +533,8 @@ size_t Timeline::RemoveActor(EntityId actor, TimelineKey from) {
   return removed;
 }
 
-void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
-                       Micros now, size_t want,
-                       std::vector<StoredEntry>* out) const {
+void Timeline::Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
+                       size_t want, std::vector<StoredEntry>* out) const {
   if (want == 0 || lo > hi || size_ == 0) return;
   if (order == ReadOrder::kOldestFirst) {
     CollectOldestFirst(lo, hi, now, want, out);
@@ -580,7 +579,7 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
     bool below_lo = false;
     for (; slot >= chunk->begin && filled < room; --slot) {
       const TimelineRow& row = rows[slot];
-      if (TimelineKey{row.ts, row.activity_id} < lo) {
+      if (EntryKey{row.ts, row.activity_id} < lo) {
         below_lo = true;
         break;
       }
@@ -610,7 +609,7 @@ void Timeline::Collect(ReadOrder order, TimelineKey lo, TimelineKey hi,
 // 4^level chunks before `lo`. Walking forward from the lowest anchor that
 // is far enough back and keeping the last `want` visible entries seen gives
 // the answer in O(log n + want) expected steps.
-void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
+void Timeline::CollectOldestFirst(EntryKey lo, EntryKey hi, Micros now,
                                   size_t want,
                                   std::vector<StoredEntry>* out) const {
   Links prev;
@@ -659,7 +658,7 @@ void Timeline::CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
 }
 
 size_t Timeline::EvictExpired(Micros now, size_t budget,
-                              std::vector<TimelineKey>* keys) {
+                              std::vector<EntryKey>* keys) {
   if (budget == 0 || size_ == 0) return 0;
   if (inversions_ == 0) {
     expiry_index_.reset();  // sorted again: the list order is the index
@@ -673,7 +672,7 @@ size_t Timeline::EvictExpired(Micros now, size_t budget,
 // With expiries non-increasing from newest to oldest, the expired entries
 // are the oldest ones: drop them from the oldest end.
 size_t Timeline::EvictSortedSuffix(Micros now, size_t budget,
-                                   std::vector<TimelineKey>* keys) {
+                                   std::vector<EntryKey>* keys) {
   size_t evicted = 0;
   while (evicted < budget && size_ > 0 &&
          tail_->expires_at(tail_->begin) <= now) {
@@ -685,11 +684,11 @@ size_t Timeline::EvictSortedSuffix(Micros now, size_t budget,
 }
 
 size_t Timeline::EvictByIndex(Micros now, size_t budget,
-                              std::vector<TimelineKey>* keys) {
+                              std::vector<EntryKey>* keys) {
   size_t evicted = 0;
   while (evicted < budget && !expiry_index_->empty() &&
          expiry_index_->begin()->first <= now) {
-    const TimelineKey key = expiry_index_->begin()->second;
+    const EntryKey key = expiry_index_->begin()->second;
     if (keys != nullptr) keys->push_back(key);
     const bool removed = Remove(key);
     assert(removed);

@@ -56,7 +56,6 @@
 #include "memory/node_arena.h"
 #include "timeline/group_index.h"
 #include "timeline/timeline_chunk.h"
-#include "timeline/timeline_key.h"
 
 namespace feedcore::internal {
 
@@ -86,23 +85,23 @@ class Timeline {
   PutResult Put(const StoredEntry& entry, size_t cap);
 
   // Removes the entry with `key`; false if there is none.
-  bool Remove(TimelineKey key);
+  bool Remove(EntryKey key);
 
   // Appends to `out` up to `want` entries whose key lies in [lo, hi] and
   // which have not expired at `now` (expires_at > now), in `order`,
   // starting from the end of the range nearest to the first entry of that
   // order (hi for newest-first, lo for oldest-first).
-  void Collect(ReadOrder order, TimelineKey lo, TimelineKey hi, Micros now,
+  void Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
                size_t want, std::vector<StoredEntry>* out) const;
 
   // Removes every entry whose actor is `actor` and whose key is at least
   // `from`; returns how many. One walk of the chunks, O(n), no descents.
-  size_t RemoveActor(EntityId actor, TimelineKey from = TimelineKey::Min());
+  size_t RemoveActor(EntityId actor, EntryKey from = EntryKey::Min());
 
   // Removes up to `budget` entries with expires_at <= now; returns how many.
   // With `keys`, appends the key of every entry reclaimed.
   size_t EvictExpired(Micros now, size_t budget,
-                      std::vector<TimelineKey>* keys = nullptr);
+                      std::vector<EntryKey>* keys = nullptr);
 
   // The earliest expiry of any entry, or Micros max when empty. O(1).
   Micros MinExpiry() const { return min_expiry_; }
@@ -124,7 +123,7 @@ class Timeline {
   const GroupIndex* groups() const { return groups_.get(); }
   // The group key of the entry `key`, or nullopt if there is no such entry
   // or the timeline keeps no group keys. O(log n).
-  std::optional<GroupKey> GroupOf(TimelineKey key) const;
+  std::optional<GroupKey> GroupOf(EntryKey key) const;
   // The same, for changing seen and read state (never entries: those
   // change only through the timeline).
   GroupIndex* mutable_groups() { return groups_.get(); }
@@ -139,13 +138,13 @@ class Timeline {
   // Height of the chunk first routed by `key` under `seed`: 1 + the
   // number of trailing zero pairs of bits of a hash, capped at kMaxHeight
   // (p = 1/4).
-  static int HeightFor(TimelineKey key, uint64_t seed);
+  static int HeightFor(EntryKey key, uint64_t seed);
 
  private:
   using Chunk = TimelineChunk;
   using Links = std::array<Chunk*, kMaxHeight>;
   // Expiry, then key: the order in which entries expire.
-  using ExpiryIndex = absl::btree_set<std::pair<Micros, TimelineKey>>;
+  using ExpiryIndex = absl::btree_set<std::pair<Micros, EntryKey>>;
 
   // Descends from the top level, moving right while `before(next)` holds.
   // `before` must hold for a prefix of the chunks and not after it. Fills
@@ -157,7 +156,7 @@ class Timeline {
                         Links* prev);
   // The first chunk whose oldest key is <= `key` (the one that holds `key`
   // if any does), with its predecessors in `prev`.
-  Chunk* FindChunk(TimelineKey key, Links* prev) const;
+  Chunk* FindChunk(EntryKey key, Links* prev) const;
   Chunk* NextAt(Chunk* prev, int level) const;
   void SetNextAt(Chunk* prev, int level, Chunk* next);
 
@@ -208,11 +207,10 @@ class Timeline {
   void RemoveAt(Chunk* chunk, int slot, const Links& prev);
   void RemoveOldest();
   size_t EvictSortedSuffix(Micros now, size_t budget,
-                           std::vector<TimelineKey>* keys);
-  size_t EvictByIndex(Micros now, size_t budget,
-                      std::vector<TimelineKey>* keys);
-  void CollectOldestFirst(TimelineKey lo, TimelineKey hi, Micros now,
-                          size_t want, std::vector<StoredEntry>* out) const;
+                           std::vector<EntryKey>* keys);
+  size_t EvictByIndex(Micros now, size_t budget, std::vector<EntryKey>* keys);
+  void CollectOldestFirst(EntryKey lo, EntryKey hi, Micros now, size_t want,
+                          std::vector<StoredEntry>* out) const;
   // Recompute the cached newest key/expiry and earliest expiry after a
   // change that may have moved them.
   void RefreshCaches();
@@ -228,7 +226,7 @@ class Timeline {
   // Copies of the newest entry's key and expiry, and of the earliest
   // expiry, so that the common insert and the engine's expiry bookkeeping
   // need not search.
-  TimelineKey newest_key_{};
+  EntryKey newest_key_{};
   Micros newest_expiry_ = 0;
   size_t size_ = 0;
   // Adjacent (newer, older) pairs where the newer expires first.

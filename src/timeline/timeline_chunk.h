@@ -31,7 +31,6 @@
 #include <cstdint>
 
 #include "feedcore/types.h"
-#include "timeline/timeline_key.h"
 
 namespace feedcore::internal {
 
@@ -101,18 +100,18 @@ struct TimelineChunk {
            (has_expiry_column ? capacity : 0);
   }
 
-  TimelineKey key(int slot) const {
+  EntryKey key(int slot) const {
     return {rows()[slot].ts, rows()[slot].activity_id};
   }
   Micros expires_at(int slot) const {
     if (has_expiry_column) return expiry_column()[slot];
     return same_expiry ? shared : rows()[slot].ts + shared;
   }
-  TimelineKey oldest() const { return key(begin); }
-  TimelineKey newest() const { return key(end - 1); }
+  EntryKey oldest() const { return key(begin); }
+  EntryKey newest() const { return key(end - 1); }
 
   // The first slot in [begin, end) whose key is >= `k` (end if none).
-  int LowerSlot(TimelineKey k) const {
+  int LowerSlot(EntryKey k) const {
     int lo = begin;
     int hi = end;
     while (lo < hi) {

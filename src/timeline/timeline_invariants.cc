@@ -12,7 +12,7 @@ bool Timeline::CheckInvariants() const {
   size_t count = 0;
   size_t inversions = 0;
   const Chunk* last = nullptr;
-  std::optional<TimelineKey> newer_key;
+  std::optional<EntryKey> newer_key;
   std::optional<Micros> newer_expiry;
   Micros min_expiry = std::numeric_limits<Micros>::max();
   int max_height = 0;

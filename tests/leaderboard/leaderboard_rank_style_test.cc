@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "contract/leaderboard_arguments.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/clock.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/snapshot.h"
 #include "leaderboard/leaderboard_impl.h"
-#include "leaderboard/leaderboard_options.h"
 #include "support/engine_state.h"
 #include "support/leaderboard_test_util.h"
 #include "support/test_util.h"

@@ -30,9 +30,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "contract/score_order.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard/ranked_btree.h"
-#include "leaderboard/score_order.h"
 
 namespace feedcore::testing {
 

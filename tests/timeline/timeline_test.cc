@@ -28,10 +28,8 @@ StoredEntry E(Micros ts, ActivityId id, Micros expires_at = kFar,
   return StoredEntry{ts, id, actor, expires_at, 0, {}};
 }
 
-TimelineKey KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
-
 // Reference: key -> entry, newest first.
-using Ref = std::map<TimelineKey, StoredEntry, std::greater<>>;
+using Ref = std::map<EntryKey, StoredEntry, std::greater<>>;
 
 std::vector<StoredEntry> Flatten(const Ref& ref) {
   std::vector<StoredEntry> out;
@@ -41,14 +39,14 @@ std::vector<StoredEntry> Flatten(const Ref& ref) {
 
 // What Collect must append, computed from the reference.
 std::vector<StoredEntry> ExpectedCollect(const Ref& ref, ReadOrder order,
-                                         TimelineKey lo, TimelineKey hi,
-                                         Micros now, size_t want) {
+                                         EntryKey lo, EntryKey hi, Micros now,
+                                         size_t want) {
   std::vector<StoredEntry> all = Flatten(ref);
   if (order == ReadOrder::kOldestFirst) std::reverse(all.begin(), all.end());
   std::vector<StoredEntry> out;
   for (const StoredEntry& e : all) {
     if (out.size() >= want) break;
-    const TimelineKey k = KeyOf(e);
+    const EntryKey k = e.key();
     if (k < lo || k > hi || e.expires_at <= now) continue;
     out.push_back(e);
   }
@@ -57,7 +55,7 @@ std::vector<StoredEntry> ExpectedCollect(const Ref& ref, ReadOrder order,
 
 // Applies the documented Put semantics to the reference.
 Timeline::PutResult RefPut(Ref* ref, const StoredEntry& e, size_t cap) {
-  const TimelineKey key = KeyOf(e);
+  const EntryKey key = e.key();
   auto it = ref->find(key);
   if (it != ref->end()) {
     it->second = e;
@@ -75,9 +73,9 @@ Timeline::PutResult RefPut(Ref* ref, const StoredEntry& e, size_t cap) {
   return {Timeline::PutOutcome::kInserted, trimmed};
 }
 
-std::vector<TimelineKey> Keys(const std::vector<StoredEntry>& entries) {
-  std::vector<TimelineKey> keys;
-  for (const StoredEntry& e : entries) keys.push_back(KeyOf(e));
+std::vector<EntryKey> Keys(const std::vector<StoredEntry>& entries) {
+  std::vector<EntryKey> keys;
+  for (const StoredEntry& e : entries) keys.push_back(e.key());
   return keys;
 }
 
@@ -157,7 +155,7 @@ TEST_CASE("remove present, absent, head, tail and middle entries") {
         std::vector<StoredEntry>{E(9, 1), E(4, 1), E(2, 1), E(0, 1)});
   CHECK(t.CheckInvariants());
 
-  for (const TimelineKey k : Keys(t.Entries())) CHECK(t.Remove(k));
+  for (const EntryKey k : Keys(t.Entries())) CHECK(t.Remove(k));
   CHECK(t.empty());
   CHECK(t.Entries().empty());
   CHECK(t.CheckInvariants());
@@ -168,7 +166,7 @@ TEST_CASE("remove present, absent, head, tail and middle entries") {
 // Every pair of bounds drawn from the keys, their neighbours and the
 // extremes, in both orders and with several limits.
 void CheckCollectAtAllBounds(const Timeline& t, const Ref& ref, Micros now) {
-  std::vector<TimelineKey> bounds = {TimelineKey::Min(), TimelineKey::Max()};
+  std::vector<EntryKey> bounds = {EntryKey::Min(), EntryKey::Max()};
   for (const auto& [k, e] : ref) {
     bounds.push_back(k);
     if (k.activity_id > 0) bounds.push_back({k.ts, k.activity_id - 1});
@@ -181,8 +179,8 @@ void CheckCollectAtAllBounds(const Timeline& t, const Ref& ref, Micros now) {
   const StoredEntry sentinel = E(123456, 654321, 1, 1);
   size_t compared = 0;
   size_t mismatches = 0;
-  for (const TimelineKey lo : bounds) {
-    for (const TimelineKey hi : bounds) {
+  for (const EntryKey lo : bounds) {
+    for (const EntryKey hi : bounds) {
       for (const ReadOrder order :
            {ReadOrder::kNewestFirst, ReadOrder::kOldestFirst}) {
         for (const size_t want :
@@ -221,7 +219,7 @@ TEST_CASE("collect honours [lo, hi] at every boundary in both orders") {
        {E(0, 0, 50), E(0, 3), E(5, 1), E(5, 2, 20), E(5, 3), E(9, 0, 30),
         E(12, 7), E(12, 8, 10), E(20, 1, 40)}) {
     REQUIRE(t.Put(e, 100).outcome == Timeline::PutOutcome::kInserted);
-    ref[KeyOf(e)] = e;
+    ref[e.key()] = e;
   }
   // Nothing expired, then some entries (the newest and the oldest among
   // them) hidden.
@@ -248,8 +246,8 @@ TEST_CASE("collect on a large timeline matches the reference") {
   for (int i = 0; i < 2000; ++i) {
     const Micros a = static_cast<Micros>(rng() % 2100);
     const Micros b = static_cast<Micros>(rng() % 2100);
-    const TimelineKey lo{std::min(a, b), rng() % 4};
-    const TimelineKey hi{std::max(a, b), rng() % 4};
+    const EntryKey lo{std::min(a, b), rng() % 4};
+    const EntryKey hi{std::max(a, b), rng() % 4};
     const Micros now = static_cast<Micros>(rng() % 110);
     const size_t want = 1 + rng() % 300;
     const ReadOrder order =
@@ -279,7 +277,7 @@ TEST_CASE("collect hides entries whose expiry is at or before now") {
   for (const ReadOrder order :
        {ReadOrder::kNewestFirst, ReadOrder::kOldestFirst}) {
     std::vector<StoredEntry> got;
-    t.Collect(order, TimelineKey::Min(), TimelineKey::Max(), 10, 10, &got);
+    t.Collect(order, EntryKey::Min(), EntryKey::Max(), 10, 10, &got);
     std::vector<StoredEntry> want = {E(4, 0, 11), E(1, 0, 15)};
     if (order == ReadOrder::kOldestFirst)
       std::reverse(want.begin(), want.end());
@@ -287,16 +285,16 @@ TEST_CASE("collect hides entries whose expiry is at or before now") {
 
     // `want` counts only visible entries.
     got.clear();
-    t.Collect(order, TimelineKey::Min(), TimelineKey::Max(), 10, 1, &got);
+    t.Collect(order, EntryKey::Min(), EntryKey::Max(), 10, 1, &got);
     CHECK(got == std::vector<StoredEntry>{want[0]});
   }
   std::vector<StoredEntry> got;
-  t.Collect(ReadOrder::kNewestFirst, TimelineKey::Min(), TimelineKey::Max(), 4,
-            10, &got);
+  t.Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(), 4, 10,
+            &got);
   CHECK(got.size() == 4);
   got.clear();
-  t.Collect(ReadOrder::kNewestFirst, TimelineKey::Min(), TimelineKey::Max(), 15,
-            10, &got);
+  t.Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(), 15, 10,
+            &got);
   CHECK(got.empty());
   // Hidden is not removed.
   CHECK(t.size() == 4);
@@ -316,23 +314,21 @@ TEST_CASE("the cap drops the oldest entries and rejects older-than-all") {
     const Timeline::PutResult r = t.Put(E(60, 0), 5);
     CHECK(r.outcome == Timeline::PutOutcome::kInserted);
     CHECK(r.trimmed == 1);
-    CHECK(
-        Keys(t.Entries()) ==
-        std::vector<TimelineKey>{{60, 0}, {50, 0}, {40, 0}, {30, 0}, {20, 0}});
+    CHECK(Keys(t.Entries()) ==
+          std::vector<EntryKey>{{60, 0}, {50, 0}, {40, 0}, {30, 0}, {20, 0}});
   }
   SUBCASE("in the middle drops the oldest") {
     const Timeline::PutResult r = t.Put(E(25, 0), 5);
     CHECK(r.outcome == Timeline::PutOutcome::kInserted);
     CHECK(r.trimmed == 1);
-    CHECK(
-        Keys(t.Entries()) ==
-        std::vector<TimelineKey>{{50, 0}, {40, 0}, {30, 0}, {25, 0}, {20, 0}});
+    CHECK(Keys(t.Entries()) ==
+          std::vector<EntryKey>{{50, 0}, {40, 0}, {30, 0}, {25, 0}, {20, 0}});
   }
   SUBCASE("just above the oldest drops the oldest") {
     const Timeline::PutResult r = t.Put(E(10, 1), 5);
     CHECK(r.outcome == Timeline::PutOutcome::kInserted);
     CHECK(r.trimmed == 1);
-    CHECK(Keys(t.Entries()).back() == TimelineKey{10, 1});
+    CHECK(Keys(t.Entries()).back() == EntryKey{10, 1});
   }
   SUBCASE("older than all is rejected and changes nothing") {
     const size_t used = arena.bytes_used();
@@ -343,7 +339,7 @@ TEST_CASE("the cap drops the oldest entries and rejects older-than-all") {
     CHECK(r2.outcome == Timeline::PutOutcome::kRejectedByCap);
     CHECK(t.size() == 5);
     CHECK(arena.bytes_used() == used);
-    CHECK(Keys(t.Entries()).back() == TimelineKey{10, 0});
+    CHECK(Keys(t.Entries()).back() == EntryKey{10, 0});
   }
   SUBCASE("the oldest key itself is replaced, not rejected") {
     const Timeline::PutResult r = t.Put(E(10, 0, 77, 3), 5);
@@ -366,7 +362,7 @@ TEST_CASE("the cap drops the oldest entries and rejects older-than-all") {
     const Timeline::PutResult r = one.Put(E(6, 0), 1);
     CHECK(r.outcome == Timeline::PutOutcome::kInserted);
     CHECK(r.trimmed == 1);
-    CHECK(Keys(one.Entries()) == std::vector<TimelineKey>{{6, 0}});
+    CHECK(Keys(one.Entries()) == std::vector<EntryKey>{{6, 0}});
     CHECK(one.CheckInvariants());
   }
   CHECK(t.size() == 5);
@@ -448,7 +444,7 @@ TEST_CASE("eviction with mixed TTLs and out-of-order expiries") {
     CHECK(n == std::min(budget, expired));
     // What went must have been expired; what stays is untouched.
     Ref after;
-    for (const StoredEntry& e : t.Entries()) after[KeyOf(e)] = e;
+    for (const StoredEntry& e : t.Entries()) after[e.key()] = e;
     size_t removed = 0;
     for (const auto& [k, e] : ref) {
       auto it = after.find(k);
@@ -516,7 +512,7 @@ TEST_CASE("node heights follow p = 1/4 and are capped") {
   // Deterministic per (key, seed); the seed matters.
   int differ = 0;
   for (int i = 0; i < 1000; ++i) {
-    const TimelineKey k{i, 3};
+    const EntryKey k{i, 3};
     CHECK(Timeline::HeightFor(k, kSeed) == Timeline::HeightFor(k, kSeed));
     differ += Timeline::HeightFor(k, kSeed) != Timeline::HeightFor(k, 42);
   }
@@ -570,7 +566,7 @@ void RunRandomOperations(const RandomRun& run, uint64_t seed) {
       REQUIRE(got.outcome == want.outcome);
       REQUIRE(got.trimmed == want.trimmed);
     } else if (op < 72) {
-      TimelineKey key{ts, rng() % 4};
+      EntryKey key{ts, rng() % 4};
       if (!ref.empty() && (rng() & 1)) {
         auto it = ref.begin();
         std::advance(it, static_cast<long>(rng() % ref.size()));
@@ -580,7 +576,7 @@ void RunRandomOperations(const RandomRun& run, uint64_t seed) {
       REQUIRE(t.Remove(key) == present);
     } else if (op < 75) {
       const EntityId actor = rng() % 5;
-      const TimelineKey from{ts, 0};
+      const EntryKey from{ts, 0};
       size_t removed = 0;
       for (auto it = ref.begin(); it != ref.end();) {
         if (it->second.actor == actor && it->first >= from) {
@@ -598,7 +594,7 @@ void RunRandomOperations(const RandomRun& run, uint64_t seed) {
       const size_t n = t.EvictExpired(now, budget);
       REQUIRE(n == std::min(budget, expired));
       Ref after;
-      for (const StoredEntry& e : t.Entries()) after[KeyOf(e)] = e;
+      for (const StoredEntry& e : t.Entries()) after[e.key()] = e;
       for (const auto& [k, e] : ref) {
         if (!after.contains(k)) REQUIRE(e.expires_at <= now);
       }
@@ -610,8 +606,8 @@ void RunRandomOperations(const RandomRun& run, uint64_t seed) {
       const Micros other =
           step / 2 * run.drift +
           static_cast<Micros>(rng() % static_cast<uint64_t>(run.ts_range + 10));
-      const TimelineKey lo{std::min(ts, other), rng() % 5};
-      const TimelineKey hi{std::max(ts, other), rng() % 5};
+      const EntryKey lo{std::min(ts, other), rng() % 5};
+      const EntryKey hi{std::max(ts, other), rng() % 5};
       const size_t want = 1 + rng() % 70;
       std::vector<StoredEntry> got;
       t.Collect(order, lo, hi, now, want, &got);
@@ -626,7 +622,7 @@ void RunRandomOperations(const RandomRun& run, uint64_t seed) {
     REQUIRE(t.Entries() == Flatten(ref));
   }
   // Remove everything: the arena is empty again.
-  for (const TimelineKey k : Keys(t.Entries())) REQUIRE(t.Remove(k));
+  for (const EntryKey k : Keys(t.Entries())) REQUIRE(t.Remove(k));
   CHECK(t.empty());
   CHECK(t.CheckInvariants());
   CHECK(arena.bytes_used() == 0);
@@ -706,7 +702,7 @@ TEST_CASE("grouped timelines keep group keys and an exact index") {
         REQUIRE(got.outcome == want.outcome);
         REQUIRE(got.trimmed == want.trimmed);
       } else if (op < 75) {
-        REQUIRE(t.Remove(KeyOf(e)) == (ref.erase(KeyOf(e)) == 1));
+        REQUIRE(t.Remove(e.key()) == (ref.erase(e.key()) == 1));
       } else if (op < 80) {
         size_t removed = 0;
         for (auto it = ref.begin(); it != ref.end();) {
@@ -722,10 +718,10 @@ TEST_CASE("grouped timelines keep group keys and an exact index") {
         now += static_cast<Micros>(rng() % 20);
       } else {
         const size_t budget = 1 + rng() % 10;
-        std::vector<TimelineKey> keys;
+        std::vector<EntryKey> keys;
         const size_t n = t.EvictExpired(now, budget, &keys);
         REQUIRE(n == keys.size());
-        for (const TimelineKey& k : keys) {
+        for (const EntryKey& k : keys) {
           auto it = ref.find(k);
           REQUIRE(it != ref.end());
           REQUIRE(it->second.expires_at <= now);
@@ -738,19 +734,19 @@ TEST_CASE("grouped timelines keep group keys and an exact index") {
         const StoredEntry& any =
             std::next(ref.begin(), static_cast<long>(rng() % ref.size()))
                 ->second;
-        REQUIRE(t.GroupOf(KeyOf(any)) == any.group);
+        REQUIRE(t.GroupOf(any.key()) == any.group);
       }
       REQUIRE((t.groups() != nullptr) == indexed);
       if (indexed) {
         REQUIRE(t.groups()->entry_count() == ref.size());
-        std::set<std::pair<GroupKey, TimelineKey>> slots;
+        std::set<std::pair<GroupKey, EntryKey>> slots;
         for (const auto& [key, entry] : ref) {
-          slots.insert({entry.group, entry.group == 0 ? key : TimelineKey{}});
+          slots.insert({entry.group, entry.group == 0 ? key : EntryKey{}});
         }
         REQUIRE(t.groups()->group_count() == slots.size());
       }
     }
-    for (const TimelineKey k : Keys(t.Entries())) REQUIRE(t.Remove(k));
+    for (const EntryKey k : Keys(t.Entries())) REQUIRE(t.Remove(k));
     CHECK(arena.bytes_used() == 0);
   }
 }

@@ -28,7 +28,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/mutex.h"
-#include "leaderboard/leaderboard_options.h"
+#include "contract/leaderboard_arguments.h"
 #include "leaderboard/seasons/season_schedule.h"
 
 namespace feedcore {

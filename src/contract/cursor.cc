@@ -1,4 +1,4 @@
-#include "timeline/cursor.h"
+#include "contract/cursor.h"
 
 #include <xxhash.h>
 

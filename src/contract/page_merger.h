@@ -3,24 +3,25 @@
 // feed's slices), and the key arithmetic of paging.
 //
 // Thread safety: none; a merger belongs to one read.
-#ifndef FEEDCORE_SRC_FEED_PAGE_MERGER_H_
-#define FEEDCORE_SRC_FEED_PAGE_MERGER_H_
+#ifndef FEEDCORE_SRC_CONTRACT_PAGE_MERGER_H_
+#define FEEDCORE_SRC_CONTRACT_PAGE_MERGER_H_
 
 #include <cstddef>
 #include <optional>
 #include <vector>
 
 #include "feedcore/feed_engine.h"
-#include "timeline/timeline_key.h"
+#include "feedcore/types.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 // The key just older than `key`, if any.
-std::optional<TimelineKey> OlderKey(TimelineKey key);
+std::optional<EntryKey> OlderKey(EntryKey key);
 // The key just newer than `key`, if any.
-std::optional<TimelineKey> NewerKey(TimelineKey key);
-
-inline TimelineKey KeyOf(const StoredEntry& e) { return {e.ts, e.activity_id}; }
+std::optional<EntryKey> NewerKey(EntryKey key);
 
 // The best `want` entries of several sources, kept sorted in `order`
 // without duplicate keys (an entry may be both copied and merged while an
@@ -34,7 +35,7 @@ class PageMerger {
 
   // Narrows [lo, hi] to the keys that could still enter the page; false if
   // none can.
-  bool Narrow(TimelineKey* lo, TimelineKey* hi) const;
+  bool Narrow(EntryKey* lo, EntryKey* hi) const;
 
   // Adds a source's entries, sorted in `order`. O(want + source size).
   void Add(std::vector<StoredEntry>&& source);
@@ -50,5 +51,6 @@ class PageMerger {
 };
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_FEED_PAGE_MERGER_H_
+#endif  // FEEDCORE_SRC_CONTRACT_PAGE_MERGER_H_

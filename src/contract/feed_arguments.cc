@@ -1,4 +1,4 @@
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
 
 #include <algorithm>
 #include <bit>

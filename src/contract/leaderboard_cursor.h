@@ -8,8 +8,8 @@
 // its own and for the order asked for.
 //
 // Thread safety: pure functions.
-#ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_
-#define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_
+#ifndef FEEDCORE_SRC_CONTRACT_LEADERBOARD_CURSOR_H_
+#define FEEDCORE_SRC_CONTRACT_LEADERBOARD_CURSOR_H_
 
 #include <cstdint>
 #include <optional>
@@ -17,9 +17,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "contract/rank_key.h"
 #include "feedcore/leaderboard.h"
-#include "leaderboard/ranked_btree.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 // Position after `key` on board `board_id`, read in `order`.
@@ -54,5 +57,6 @@ absl::StatusOr<std::optional<RankKey>> ValidateReadPage(
     size_t max_page_size);
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_CURSOR_H_
+#endif  // FEEDCORE_SRC_CONTRACT_LEADERBOARD_CURSOR_H_

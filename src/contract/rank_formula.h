@@ -4,8 +4,8 @@
 // counters of its entries.
 //
 // Thread safety: pure functions.
-#ifndef FEEDCORE_SRC_FEED_RANK_FORMULA_H_
-#define FEEDCORE_SRC_FEED_RANK_FORMULA_H_
+#ifndef FEEDCORE_SRC_CONTRACT_RANK_FORMULA_H_
+#define FEEDCORE_SRC_CONTRACT_RANK_FORMULA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,10 +16,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "contract/cursor.h"
 #include "feedcore/social.h"
 #include "feedcore/types.h"
-#include "timeline/cursor.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 inline constexpr double kMaxRankGravity = 10;
@@ -94,5 +97,6 @@ RankedPage RankWindow(EntityId owner, const RankedReadOptions& options,
                       absl::Span<const CounterState> counters);
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_FEED_RANK_FORMULA_H_
+#endif  // FEEDCORE_SRC_CONTRACT_RANK_FORMULA_H_

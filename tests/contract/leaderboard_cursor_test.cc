@@ -1,6 +1,6 @@
 // Tests of the leaderboard cursor codec: round trips of extreme keys, and
 // rejection of cursors of other kinds and of unknown orders.
-#include "leaderboard/leaderboard_cursor.h"
+#include "contract/leaderboard_cursor.h"
 
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "timeline/cursor.h"
+#include "contract/cursor.h"
 
 namespace feedcore::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "feed/rank_formula.h"
+#include "contract/rank_formula.h"
 
 #include <xxhash.h>
 

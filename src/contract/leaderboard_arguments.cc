@@ -1,4 +1,4 @@
-#include "leaderboard/leaderboard_options.h"
+#include "contract/leaderboard_arguments.h"
 
 #include "absl/strings/str_cat.h"
 

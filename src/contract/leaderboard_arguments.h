@@ -1,7 +1,7 @@
 // Validation of LeaderboardOptions and of the size arguments of leaderboard
 // reads. Every check names the offending field or argument in its message.
-#ifndef FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
-#define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
+#ifndef FEEDCORE_SRC_CONTRACT_LEADERBOARD_ARGUMENTS_H_
+#define FEEDCORE_SRC_CONTRACT_LEADERBOARD_ARGUMENTS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,9 @@
 #include "absl/strings/string_view.h"
 #include "feedcore/leaderboard.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 absl::Status ValidateLeaderboardOptions(const LeaderboardOptions& options);
@@ -27,5 +30,6 @@ absl::Status ValidateReadSize(absl::string_view what, size_t value, size_t min,
 absl::Status ValidateLeaderboardName(absl::string_view name);
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_OPTIONS_H_
+#endif  // FEEDCORE_SRC_CONTRACT_LEADERBOARD_ARGUMENTS_H_

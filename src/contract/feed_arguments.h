@@ -1,7 +1,7 @@
 // Validation and resolution of EngineOptions, InsertOptions and
 // ReadOptions. Every check names the offending field in its message.
-#ifndef FEEDCORE_SRC_FEED_ENGINE_OPTIONS_H_
-#define FEEDCORE_SRC_FEED_ENGINE_OPTIONS_H_
+#ifndef FEEDCORE_SRC_CONTRACT_FEED_ARGUMENTS_H_
+#define FEEDCORE_SRC_CONTRACT_FEED_ARGUMENTS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -10,6 +10,9 @@
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 // Checks every field and fills in the "pick for me" values: shards = 0
@@ -77,5 +80,6 @@ absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size);
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_FEED_ENGINE_OPTIONS_H_
+#endif  // FEEDCORE_SRC_CONTRACT_FEED_ARGUMENTS_H_

@@ -15,8 +15,8 @@
 // struct and Encode/Decode pair built on EncodeCursor/DecodeCursor.
 //
 // Thread safety: pure functions.
-#ifndef FEEDCORE_SRC_TIMELINE_CURSOR_H_
-#define FEEDCORE_SRC_TIMELINE_CURSOR_H_
+#ifndef FEEDCORE_SRC_CONTRACT_CURSOR_H_
+#define FEEDCORE_SRC_CONTRACT_CURSOR_H_
 
 #include <array>
 #include <cstdint>
@@ -28,6 +28,9 @@
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 inline constexpr uint8_t kCursorVersion = 1;
@@ -152,5 +155,6 @@ absl::StatusOr<RankedCursor> DecodeRankedCursorOf(absl::string_view text,
                                                   uint64_t fingerprint);
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_TIMELINE_CURSOR_H_
+#endif  // FEEDCORE_SRC_CONTRACT_CURSOR_H_

@@ -1,6 +1,6 @@
-// Tests of the cursor codec (src/timeline/cursor.h): round trips, and rejection
+// Tests of the cursor codec (src/contract/cursor.h): round trips, and rejection
 // of every corrupted, truncated, extended, foreign-version or garbage input.
-#include "timeline/cursor.h"
+#include "contract/cursor.h"
 
 #include <doctest/doctest.h>
 #include <xxhash.h>

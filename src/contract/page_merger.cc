@@ -1,4 +1,4 @@
-#include "feed/page_merger.h"
+#include "contract/page_merger.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,33 +6,33 @@
 
 namespace feedcore::internal {
 
-std::optional<TimelineKey> OlderKey(TimelineKey key) {
-  if (key.activity_id > 0) return TimelineKey{key.ts, key.activity_id - 1};
+std::optional<EntryKey> OlderKey(EntryKey key) {
+  if (key.activity_id > 0) return EntryKey{key.ts, key.activity_id - 1};
   if (key.ts > 0) {
-    return TimelineKey{key.ts - 1, std::numeric_limits<ActivityId>::max()};
+    return EntryKey{key.ts - 1, std::numeric_limits<ActivityId>::max()};
   }
   return std::nullopt;
 }
 
-std::optional<TimelineKey> NewerKey(TimelineKey key) {
+std::optional<EntryKey> NewerKey(EntryKey key) {
   if (key.activity_id < std::numeric_limits<ActivityId>::max()) {
-    return TimelineKey{key.ts, key.activity_id + 1};
+    return EntryKey{key.ts, key.activity_id + 1};
   }
   if (key.ts < std::numeric_limits<Micros>::max()) {
-    return TimelineKey{key.ts + 1, 0};
+    return EntryKey{key.ts + 1, 0};
   }
   return std::nullopt;
 }
 
-bool PageMerger::Narrow(TimelineKey* lo, TimelineKey* hi) const {
+bool PageMerger::Narrow(EntryKey* lo, EntryKey* hi) const {
   if (best_.size() < want_) return true;
-  const TimelineKey worst = KeyOf(best_.back());
+  const EntryKey worst = best_.back().key();
   if (order_ == ReadOrder::kNewestFirst) {
-    std::optional<TimelineKey> newer = NewerKey(worst);
+    std::optional<EntryKey> newer = NewerKey(worst);
     if (!newer.has_value()) return false;
     *lo = std::max(*lo, *newer);
   } else {
-    std::optional<TimelineKey> older = OlderKey(worst);
+    std::optional<EntryKey> older = OlderKey(worst);
     if (!older.has_value()) return false;
     *hi = std::min(*hi, *older);
   }
@@ -52,10 +52,10 @@ void PageMerger::Add(std::vector<StoredEntry>&& source) {
   while (merged_.size() < want_ && (a != best_.end() || b != source.end())) {
     const bool take_a = b == source.end() ||
                         (a != best_.end() && (order_ == ReadOrder::kNewestFirst
-                                                  ? KeyOf(*a) >= KeyOf(*b)
-                                                  : KeyOf(*a) <= KeyOf(*b)));
+                                                  ? a->key() >= b->key()
+                                                  : a->key() <= b->key()));
     StoredEntry& next = take_a ? *a++ : *b++;
-    if (!merged_.empty() && KeyOf(merged_.back()) == KeyOf(next)) continue;
+    if (!merged_.empty() && merged_.back().key() == next.key()) continue;
     merged_.push_back(std::move(next));
   }
   best_.swap(merged_);

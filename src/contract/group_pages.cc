@@ -1,9 +1,9 @@
-#include "feed/group_pages.h"
+#include "contract/group_pages.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "timeline/cursor.h"
-#include "timeline/group_index.h"
+#include "contract/cursor.h"
+#include "contract/group_entries.h"
 
 namespace feedcore::internal {
 namespace {
@@ -28,7 +28,7 @@ GroupKey NotificationGroupKey(const EngineOptions& options,
   return KeyOf(options.aggregation, activity);
 }
 
-absl::StatusOr<std::optional<TimelineKey>> GroupPageStart(
+absl::StatusOr<std::optional<EntryKey>> GroupPageStart(
     EntityId owner, const GroupReadOptions& options, size_t max_page_size,
     bool notifications) {
   if (options.limit == 0 || options.limit > max_page_size) {
@@ -46,7 +46,7 @@ absl::StatusOr<std::optional<TimelineKey>> GroupPageStart(
                      notifications ? "notification feed" : "grouped feed",
                      " of ", cursor->owner, ", not of ", owner));
   }
-  return TimelineKey{cursor->ts, cursor->activity_id};
+  return EntryKey{cursor->ts, cursor->activity_id};
 }
 
 void CutGroupPage(EntityId owner, const GroupReadOptions& options,

@@ -33,10 +33,10 @@
 #include "base/byte_codec.h"
 #include "base/durable_file.h"
 #include "base/io_error.h"
-#include "feed/engine_options.h"
+#include "contract/feed_arguments.h"
+#include "contract/leaderboard_arguments.h"
 #include "feed/feed_engine_impl.h"
 #include "leaderboard/leaderboard_impl.h"
-#include "leaderboard/leaderboard_options.h"
 #include "leaderboard/leaderboard_registry_access.h"
 
 namespace feedcore {

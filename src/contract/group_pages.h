@@ -1,8 +1,8 @@
 // What grouped reads (ReadGroups, ReadNotifications) and the group keys of
 // a publish mean, shared by the in-process engine and the Redis Cluster
 // backend so that both page, cut and group alike.
-#ifndef FEEDCORE_SRC_FEED_GROUP_PAGES_H_
-#define FEEDCORE_SRC_FEED_GROUP_PAGES_H_
+#ifndef FEEDCORE_SRC_CONTRACT_GROUP_PAGES_H_
+#define FEEDCORE_SRC_CONTRACT_GROUP_PAGES_H_
 
 #include <cstddef>
 #include <optional>
@@ -10,8 +10,10 @@
 #include "absl/status/statusor.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
-#include "timeline/timeline_key.h"
 
+// Exported from the shared libfeedcore for the Redis backend's library,
+// which calls this one copy (CMakeLists.txt, feedcore_contract).
+#pragma GCC visibility push(default)
 namespace feedcore::internal {
 
 // The group key Publish gives `activity`'s timeline entries: 0 when the
@@ -29,7 +31,7 @@ GroupKey NotificationGroupKey(const EngineOptions& options,
 // its cursor names, or unset for the first page. InvalidArgument for a
 // limit of 0 or above `max_page_size`, or a cursor that is malformed or
 // belongs to another feed.
-absl::StatusOr<std::optional<TimelineKey>> GroupPageStart(
+absl::StatusOr<std::optional<EntryKey>> GroupPageStart(
     EntityId owner, const GroupReadOptions& options, size_t max_page_size,
     bool notifications);
 
@@ -39,5 +41,6 @@ void CutGroupPage(EntityId owner, const GroupReadOptions& options,
                   bool notifications, GroupPage* page);
 
 }  // namespace feedcore::internal
+#pragma GCC visibility pop
 
-#endif  // FEEDCORE_SRC_FEED_GROUP_PAGES_H_
+#endif  // FEEDCORE_SRC_CONTRACT_GROUP_PAGES_H_

@@ -1,11 +1,11 @@
-#include "leaderboard/leaderboard_cursor.h"
+#include "contract/leaderboard_cursor.h"
 
 #include <array>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "leaderboard/leaderboard_options.h"
-#include "timeline/cursor.h"
+#include "contract/cursor.h"
+#include "contract/leaderboard_arguments.h"
 
 namespace feedcore::internal {
 namespace {

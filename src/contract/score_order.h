@@ -6,8 +6,8 @@
 // complement (~s == -s - 1) reverses the order of int64 and maps it onto
 // itself, so every score, the limits included, has a rank score, with no
 // overflow and no second tree order to maintain. It is its own inverse.
-#ifndef FEEDCORE_SRC_LEADERBOARD_SCORE_ORDER_H_
-#define FEEDCORE_SRC_LEADERBOARD_SCORE_ORDER_H_
+#ifndef FEEDCORE_SRC_CONTRACT_SCORE_ORDER_H_
+#define FEEDCORE_SRC_CONTRACT_SCORE_ORDER_H_
 
 #include <cstdint>
 
@@ -30,4 +30,4 @@ inline bool BetterScore(int64_t a, int64_t b, ScoreOrder order) {
 
 }  // namespace feedcore::internal
 
-#endif  // FEEDCORE_SRC_LEADERBOARD_SCORE_ORDER_H_
+#endif  // FEEDCORE_SRC_CONTRACT_SCORE_ORDER_H_

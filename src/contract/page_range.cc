@@ -1,0 +1,99 @@
+#include "contract/page_range.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "contract/cursor.h"
+#include "contract/feed_arguments.h"
+#include "contract/page_merger.h"
+
+namespace feedcore::internal {
+
+const char* FeedName(FeedType feed) {
+  switch (feed) {
+    case FeedType::kHome:
+      return "home timeline";
+    case FeedType::kOwn:
+      return "own feed";
+    case FeedType::kWorld:
+      return "world feed";
+    case FeedType::kNotification:
+      return "notification feed";
+  }
+  return "feed of another kind";
+}
+
+absl::StatusOr<PageRange> ResolvePageRange(FeedType feed, EntityId owner,
+                                           const ReadOptions& options,
+                                           size_t max_page_size) {
+  if (absl::Status status = ValidateRead(options, max_page_size);
+      !status.ok()) {
+    return status;
+  }
+  PageRange range;
+  if (options.min_ts.has_value() && *options.min_ts > 0) {
+    range.lo = {*options.min_ts, 0};
+  }
+  // A window entirely below zero holds nothing (timestamps are >= 0), but
+  // the cursor is still checked first.
+  if (options.max_ts.has_value()) {
+    if (*options.max_ts < 0) {
+      range.empty = true;
+    } else {
+      range.hi = {*options.max_ts, std::numeric_limits<ActivityId>::max()};
+    }
+  }
+  if (!options.cursor.empty()) {
+    absl::StatusOr<TimelineCursor> cursor =
+        DecodeTimelineCursor(options.cursor);
+    if (!cursor.ok()) return cursor.status();
+    if (cursor->feed != static_cast<uint8_t>(feed)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor belongs to a ", FeedName(static_cast<FeedType>(cursor->feed)),
+          ", not to a ", FeedName(feed)));
+    }
+    if (cursor->owner != owner) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cursor belongs to the ", FeedName(feed), " of ",
+                       cursor->owner, ", not of ", owner));
+    }
+    if (cursor->order != options.order) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cursor was made for ",
+          cursor->order == ReadOrder::kNewestFirst ? "newest" : "oldest",
+          "-first reading; keep the order of the first page"));
+    }
+    const EntryKey after{cursor->ts, cursor->activity_id};
+    if (options.order == ReadOrder::kNewestFirst) {
+      const std::optional<EntryKey> older = OlderKey(after);
+      if (older.has_value()) {
+        range.hi = std::min(range.hi, *older);
+      } else {
+        range.empty = true;
+      }
+    } else {
+      const std::optional<EntryKey> newer = NewerKey(after);
+      if (newer.has_value()) {
+        range.lo = std::max(range.lo, *newer);
+      } else {
+        range.empty = true;
+      }
+    }
+  }
+  if (range.lo > range.hi) range.empty = true;
+  return range;
+}
+
+void FinishPage(FeedType feed, EntityId owner, ReadOrder order, size_t limit,
+                Page* page) {
+  if (page->entries.size() <= limit) return;
+  page->entries.resize(limit);
+  const StoredEntry& last = page->entries.back();
+  page->next_cursor = EncodeTimelineCursor(TimelineCursor{
+      owner, order, last.ts, last.activity_id, static_cast<uint8_t>(feed)});
+}
+
+}  // namespace feedcore::internal
