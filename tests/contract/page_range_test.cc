@@ -132,7 +132,10 @@ TEST_CASE("a bad limit is refused before the cursor is read") {
 TEST_CASE("FinishPage cuts the extra entry and continues after the last") {
   Page page;
   for (ActivityId id = 5; id >= 1; --id) {
-    page.entries.push_back(StoredEntry{.ts = 100, .activity_id = id});
+    StoredEntry entry;
+    entry.ts = 100;
+    entry.activity_id = id;
+    page.entries.push_back(entry);
   }
   FinishPage(FeedType::kWorld, 0, ReadOrder::kNewestFirst, 5, &page);
   CHECK(page.entries.size() == 5);
