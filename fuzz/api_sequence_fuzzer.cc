@@ -268,7 +268,7 @@ class Driver {
       if (std::optional<Key> k = model_.KeyAt(owner, in_.U8())) key = *k;
     }
     const bool present = model_.Remove(owner, key);
-    const absl::Status s = engine_->Remove(owner, key.first, key.second);
+    const absl::Status s = engine_->Remove(owner, {key.first, key.second});
     FUZZ_CHECK(present ? s.ok() : absl::IsNotFound(s));
   }
 

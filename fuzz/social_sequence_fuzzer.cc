@@ -341,7 +341,7 @@ class Driver {
     const Key key = AnyKey(Feed::kTimeline, reader);
     const size_t max_count = 1 + c_.in.Below(c_.options.max_page_size);
     const absl::StatusOr<size_t> got =
-        c_.engine->CountNewer(reader, key.first, key.second, max_count);
+        c_.engine->CountNewer(reader, {key.first, key.second}, max_count);
     FUZZ_CHECK(got.ok());
     if (!c_.Comparable(reader)) return;
     FUZZ_CHECK(*got == c_.model.CountNewer(reader, key, max_count, c_.Now()));
@@ -478,13 +478,14 @@ class Driver {
       case 7:
         return c_.CheckRefused(
             c_.engine
-                ->CountNewer(a, -1 - static_cast<Micros>(c_.in.Below(4)), 0, 1)
+                ->CountNewer(a, {-1 - static_cast<Micros>(c_.in.Below(4)), 0},
+                             1)
                 .status(),
             records);
       case 8:
         return c_.CheckRefused(
             c_.engine
-                ->CountNewer(a, 0, 0,
+                ->CountNewer(a, {0, 0},
                              c_.in.Bool() ? 0 : c_.options.max_page_size + 1)
                 .status(),
             records);

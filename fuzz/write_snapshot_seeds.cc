@@ -58,7 +58,7 @@ void Social(FeedEngine& engine) {
     FUZZ_CHECK(engine.Publish(activity, options).ok());
     if (id == 6) engine.MarkSeen(4).value();
   }
-  FUZZ_CHECK(engine.MarkRead(5, 100, 10).ok());
+  FUZZ_CHECK(engine.MarkRead(5, {100, 10}).ok());
   engine.MarkAllRead(6).value();
   FUZZ_CHECK(engine.Retract(5).ok());
   FUZZ_CHECK(engine.Unfollow(3, 2).ok());

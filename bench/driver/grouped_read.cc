@@ -302,8 +302,9 @@ std::function<absl::Status(Metric, size_t, std::vector<double>&)> EngineCalls(
         absl::StatusOr<NotificationCounts> counts =
             metric == kCounts
                 ? engine.GetNotificationCounts(kNotified)
-                : engine.MarkRead(kNotified, marks[round % marks.size()].first,
-                                  marks[round % marks.size()].second);
+                : engine.MarkRead(kNotified,
+                                  {marks[round % marks.size()].first,
+                                   marks[round % marks.size()].second});
         samples.push_back(MicrosSince(start));
         if (!counts.ok()) return counts.status();
         answer = CountsAnswer(*counts);

@@ -184,6 +184,9 @@ enum class ChangeKind : uint8_t {
   kDormantFollower = 28,
 };
 
+// The kind's name as written in this header, e.g. "kTimelinePut".
+FEEDCORE_EXPORT const char* ChangeKindName(ChangeKind kind);
+
 // Which timeline of an entity a record is about.
 enum class FeedType : uint8_t {
   kHome = 0,          // the entity's timeline (what it follows)
@@ -192,11 +195,17 @@ enum class FeedType : uint8_t {
   kNotification = 3,  // the entity's notification feed
 };
 
+// The feed type's name as written in this header, e.g. "kHome".
+FEEDCORE_EXPORT const char* FeedTypeName(FeedType feed);
+
 enum class ActorMode : uint8_t {
   kCopied = 0,          // followers get copies (fan-out on write)
   kBecomingMerged = 1,  // passing the hybrid threshold
   kMerged = 2,          // followers merge it at read time
 };
+
+// The mode's name as written in this header, e.g. "kCopied".
+FEEDCORE_EXPORT const char* ActorModeName(ActorMode mode);
 
 // One change. Which fields are set depends on `kind` (see ChangeKind);
 // the others keep their defaults.
@@ -251,6 +260,9 @@ struct StreamPosition {
     return {Type::kAfterSequence, n};
   }
 };
+
+// The position type's name as written in this header, e.g. "kTrimHorizon".
+FEEDCORE_EXPORT const char* StreamPositionTypeName(StreamPosition::Type type);
 
 struct ChangeStreamOptions {
   // Records retained, 1..2^40.

@@ -273,11 +273,10 @@ class FEEDCORE_EXPORT FeedEngine {
       absl::Span<const OwnedEntry> entries,
       const InsertOptions& options = {}) = 0;
 
-  // Removes the entry with key `(ts, activity_id)` from `owner`'s timeline.
-  // `NotFound` if there is no such entry (expired entries that are not yet
-  // reclaimed are still found and removed); `InvalidArgument` if ts < 0.
-  virtual absl::Status Remove(EntityId owner, Micros ts,
-                              ActivityId activity_id) = 0;
+  // Removes the entry with `key` from `owner`'s timeline. `NotFound` if
+  // there is no such entry (expired entries that are not yet reclaimed are
+  // still found and removed); `InvalidArgument` if key.ts < 0.
+  virtual absl::Status Remove(EntityId owner, const EntryKey& key) = 0;
 
   // One page of `owner`'s timeline: its materialized entries merged with
   // the own feeds of the hybrid (merged-at-read) actors it follows. An
@@ -297,11 +296,11 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const = 0;
 
   // How many visible entries of `reader`'s timeline (merged as in
-  // ReadTimeline) are newer than the key `(ts, activity_id)`, counting at
-  // most `max_count` (1..max_page_size): the "new since I last looked"
-  // badge. InvalidArgument for ts < 0 or max_count out of range.
-  virtual absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
-                                            ActivityId activity_id,
+  // ReadTimeline) are newer than `after`, counting at most `max_count`
+  // (1..max_page_size): the "new since I last looked" badge.
+  // InvalidArgument for after.ts < 0 or max_count out of range.
+  virtual absl::StatusOr<size_t> CountNewer(EntityId reader,
+                                            const EntryKey& after,
                                             size_t max_count) const = 0;
 
   // --- Grouped (aggregated) reads ---
@@ -369,13 +368,13 @@ class FEEDCORE_EXPORT FeedEngine {
   // `Unimplemented`.
   virtual absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) = 0;
 
-  // Marks read (and seen) the group that holds the notification with key
-  // `(ts, activity_id)`: any entry of the group names it, as
-  // FeedGroup::recent does. Returns the counts after it. NotFound when the
-  // feed holds no visible notification with that key (nothing changes);
-  // InvalidArgument for ts < 0.
-  virtual absl::StatusOr<NotificationCounts> MarkRead(
-      EntityId user, Micros ts, ActivityId activity_id) = 0;
+  // Marks read (and seen) the group that holds the notification with
+  // `key`: any entry of the group names it, as FeedGroup::recent does.
+  // Returns the counts after it. NotFound when the feed holds no visible
+  // notification with that key (nothing changes); InvalidArgument for
+  // key.ts < 0.
+  virtual absl::StatusOr<NotificationCounts> MarkRead(EntityId user,
+                                                      const EntryKey& key) = 0;
 
   // Marks every group of `user`'s notification feed read (and seen) and
   // returns the counts after it. O(groups). Fails only with
@@ -422,9 +421,9 @@ class FEEDCORE_EXPORT FeedEngine {
       absl::Span<const FollowPair> pairs,
       const UnfollowOptions& options = {}) = 0;
 
-  // A page of `entity`'s followers, in a stable order (by shard, then id),
-  // keyset-paged like timelines. InvalidArgument for a bad limit or
-  // cursor.
+  // A page of `entity`'s followers, in a stable order, keyset-paged like
+  // timelines: by shard, then id, in process; by id on the Redis Cluster
+  // backend (redis_cluster.h). InvalidArgument for a bad limit or cursor.
   virtual absl::StatusOr<EntityPage> Followers(
       EntityId entity, const ListOptions& options) const = 0;
   // A page of what `entity` follows, by ascending id. As Followers.

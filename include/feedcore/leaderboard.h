@@ -175,6 +175,9 @@ enum class ScoreOrder : uint8_t {
   kLowerFirst,   // lap times, golf strokes, deaths
 };
 
+// The order's name as written in this header, e.g. "kHigherFirst".
+FEEDCORE_EXPORT const char* ScoreOrderName(ScoreOrder order);
+
 // How ranks treat tied scores (see "Ranks").
 enum class RankStyle : uint8_t {
   kUnique,       // every member its own rank: 0, 1, 2 (ties by tie_break)
@@ -182,11 +185,17 @@ enum class RankStyle : uint8_t {
   kDense,        // tied scores share a rank, the next follows: 0, 0, 1
 };
 
+// The style's name as written in this header, e.g. "kUnique".
+FEEDCORE_EXPORT const char* RankStyleName(RankStyle style);
+
 // How members with equal scores are ordered (see the file comment).
 enum class TieBreak {
   kEarlierUpdateFirst,  // reached the score first, then lower member id
   kLowerMemberFirst,    // lower member id
 };
+
+// The tie-break's name as written in this header, e.g. "kEarlierUpdateFirst".
+FEEDCORE_EXPORT const char* TieBreakName(TieBreak tie_break);
 
 struct LeaderboardOptions {
   // Write partitions, 1..kMaxLeaderboardPartitions. More partitions let
@@ -231,6 +240,9 @@ enum class WriteOp : uint8_t {
   kIncrement,  // the score becomes score + `value` (absent: `value`)
 };
 
+// The operation's name as written in this header, e.g. "kSet".
+FEEDCORE_EXPORT const char* WriteOpName(WriteOp op);
+
 // When a conditional write applies; the names of Redis's ZADD flags are
 // given for each. "Better" follows the board's score order: higher on a
 // kHigherFirst board, lower on a kLowerFirst one. For kIncrement the
@@ -244,6 +256,9 @@ enum class WriteCondition : uint8_t {
   kIfPresentAndBetter,  // XX GT
   kIfPresentAndWorse,   // XX LT
 };
+
+// The condition's name as written in this header, e.g. "kIfAbsent".
+FEEDCORE_EXPORT const char* WriteConditionName(WriteCondition condition);
 
 // One conditional write; see Leaderboard::Write.
 struct ScoreWrite {
@@ -267,6 +282,9 @@ enum class WriteOutcome : uint8_t {
                 // increment by 0); metadata, if given, was written
   kNotApplied,  // the condition did not hold: nothing was written
 };
+
+// The outcome's name as written in this header, e.g. "kAdded".
+FEEDCORE_EXPORT const char* WriteOutcomeName(WriteOutcome outcome);
 
 struct WriteResult {
   WriteOutcome outcome = WriteOutcome::kNotApplied;
@@ -317,6 +335,9 @@ enum class LeaderboardOrder {
   kBestFirst,   // rank 0 first
   kWorstFirst,  // last rank first
 };
+
+// The order's name as written in this header, e.g. "kBestFirst".
+FEEDCORE_EXPORT const char* LeaderboardOrderName(LeaderboardOrder order);
 
 struct LeaderboardReadOptions {
   // Entries per page, 1..LeaderboardOptions::max_page_size.

@@ -15,6 +15,7 @@
 
 #include "absl/types/span.h"
 #include "feedcore/clock.h"
+#include "feedcore/export.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
@@ -203,6 +204,9 @@ enum class FanoutCompletion {
                   // FeedEngine::WaitForFanout
 };
 
+// The completion's name as written in this header, e.g. "kSynchronous".
+FEEDCORE_EXPORT const char* FanoutCompletionName(FanoutCompletion completion);
+
 struct PublishOptions {
   FanoutCompletion completion = FanoutCompletion::kSynchronous;
   // For asynchronous fan-out when the task queue is full: true waits for
@@ -236,6 +240,9 @@ enum class ReadOrder {
   kNewestFirst,  // descending (ts, activity_id): the usual feed order
   kOldestFirst,  // ascending (ts, activity_id)
 };
+
+// The order's name as written in this header, e.g. "kNewestFirst".
+FEEDCORE_EXPORT const char* ReadOrderName(ReadOrder order);
 
 // Paging through groups (FeedEngine::ReadGroups, ReadNotifications),
 // newest group first.

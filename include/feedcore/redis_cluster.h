@@ -133,6 +133,9 @@
 //   again).
 // * Scores are exact only within +-2^53 (Redis keeps them as doubles): a
 //   Set, Increment or Write outside that range is `OutOfRange`.
+// * `Followers` pages by ascending id (one sorted set per entity), where
+//   the in-process engine pages by shard, then id; both are stable and
+//   keyset-paged, and a walk is to be paged on the backend that began it.
 //
 // Thread safety: the objects these functions return may be used from any
 // number of threads at once, as the in-process ones. Each holds its own

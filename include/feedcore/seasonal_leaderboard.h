@@ -147,6 +147,9 @@ struct SeasonSchedule {
                          const SeasonSchedule&) = default;
 };
 
+// The unit's name as written in this header, e.g. "kDaily".
+FEEDCORE_EXPORT const char* SeasonScheduleUnitName(SeasonSchedule::Unit unit);
+
 // A period of a schedule: [start, next_reset).
 struct SeasonPeriod {
   PeriodId id = 0;

@@ -115,11 +115,13 @@ class FEEDCORE_EXPORT Replica {
 };
 
 // Loads the snapshot at `path` into a new engine created with `options`.
-// `options.shards` 0 takes the snapshot's shard count; any other value, and
-// `max_timeline_length`, `world_timeline_length` and
-// `notifications.max_length`, must equal the
-// snapshot's (InvalidArgument naming the field otherwise), because they
-// decide where entries live and what was trimmed. The new engine records
+// `options.shards` 0 takes the snapshot's shard count; any other value
+// must equal the snapshot's (InvalidArgument otherwise), because it decides
+// where entries live. The caps (`max_timeline_length`,
+// `world_timeline_length`, `notifications.max_length`) and `default_ttl`
+// may differ: a timeline over a smaller cap keeps its newest entries, as
+// the cap does at insert, and the TTL applies to what is inserted from
+// then on (loaded entries keep their expiry). The new engine records
 // its own later changes in `options.change_stream`, if set; the loaded
 // state itself is not recorded there. While a replica follows its source,
 // run it without a sweeper (`sweep_interval` 0): the source's expiry

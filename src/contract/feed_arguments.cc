@@ -265,11 +265,10 @@ absl::Status ValidateList(const ListOptions& options, size_t max_page_size) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateCountNewer(Micros ts, size_t max_count,
+absl::Status ValidateCountNewer(const EntryKey& after, size_t max_count,
                                 size_t max_page_size) {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
+  if (absl::Status bad = ValidateEntryKey(after, "after"); !bad.ok()) {
+    return bad;
   }
   if (max_count == 0 || max_count > max_page_size) {
     return absl::InvalidArgumentError(
@@ -306,12 +305,24 @@ absl::Status ValidateMarkedFeed(EntityId user, const MarkedFeed& feed) {
       "feed.type is ", static_cast<int>(feed.type), "; not a FeedType"));
 }
 
-absl::Status ValidateMarkerKey(const EntryKey& key) {
+absl::Status ValidateEntryKey(const EntryKey& key, absl::string_view what) {
   if (key.ts < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("key.ts is ", key.ts, "; it must be >= 0"));
+        absl::StrCat(what, ".ts is ", key.ts, "; it must be >= 0"));
   }
   return absl::OkStatus();
+}
+
+absl::Status NoEntryWithKey(EntityId owner, const EntryKey& key) {
+  return absl::NotFoundError(absl::StrCat("timeline ", owner,
+                                          " has no entry with key (ts ", key.ts,
+                                          ", activity ", key.activity_id, ")"));
+}
+
+absl::Status NoNotificationWithKey(EntityId user, const EntryKey& key) {
+  return absl::NotFoundError(absl::StrCat(
+      "the notification feed of ", user, " holds no notification (ts ", key.ts,
+      ", activity ", key.activity_id, ") that has not expired"));
 }
 
 absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size) {

@@ -65,14 +65,18 @@ EntityPage BlockedPage(MutedPage page);
 absl::Status ValidateList(const ListOptions& options, size_t max_page_size);
 
 // Checks the arguments of CountNewer.
-absl::Status ValidateCountNewer(Micros ts, size_t max_count,
+absl::Status ValidateCountNewer(const EntryKey& after, size_t max_count,
                                 size_t max_page_size);
 
 // Checks the feed in which `user` keeps a read marker: its own home feed,
 // any own feed, the world feed (owner 0); never a notification feed.
 absl::Status ValidateMarkedFeed(EntityId user, const MarkedFeed& feed);
-// Checks a read marker's key (ts >= 0).
-absl::Status ValidateMarkerKey(const EntryKey& key);
+// Checks the key of an entry that the argument `what` names (ts >= 0).
+absl::Status ValidateEntryKey(const EntryKey& key, absl::string_view what);
+// What Remove answers for a key `owner`'s timeline does not hold.
+absl::Status NoEntryWithKey(EntityId owner, const EntryKey& key);
+// What MarkRead answers for a key no visible notification of `user` has.
+absl::Status NoNotificationWithKey(EntityId user, const EntryKey& key);
 // Checks GetReadMarker's max_unread.
 absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size);
 

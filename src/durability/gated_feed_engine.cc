@@ -25,9 +25,8 @@ absl::StatusOr<InsertResult> GatedFeedEngine::InsertBatch(
   return Gated([&] { return engine_.InsertBatch(entries, options); });
 }
 
-absl::Status GatedFeedEngine::Remove(EntityId owner, Micros ts,
-                                     ActivityId activity_id) {
-  return Gated([&] { return engine_.Remove(owner, ts, activity_id); });
+absl::Status GatedFeedEngine::Remove(EntityId owner, const EntryKey& key) {
+  return Gated([&] { return engine_.Remove(owner, key); });
 }
 
 absl::StatusOr<NotificationCounts> GatedFeedEngine::MarkSeen(EntityId user) {
@@ -35,8 +34,8 @@ absl::StatusOr<NotificationCounts> GatedFeedEngine::MarkSeen(EntityId user) {
 }
 
 absl::StatusOr<NotificationCounts> GatedFeedEngine::MarkRead(
-    EntityId user, Micros ts, ActivityId activity_id) {
-  return Gated([&] { return engine_.MarkRead(user, ts, activity_id); });
+    EntityId user, const EntryKey& key) {
+  return Gated([&] { return engine_.MarkRead(user, key); });
 }
 
 absl::StatusOr<NotificationCounts> GatedFeedEngine::MarkAllRead(EntityId user) {

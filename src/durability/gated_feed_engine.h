@@ -38,8 +38,7 @@ class GatedFeedEngine final : public FeedEngine {
   absl::StatusOr<InsertResult> InsertBatch(
       absl::Span<const OwnedEntry> entries,
       const InsertOptions& options) override;
-  absl::Status Remove(EntityId owner, Micros ts,
-                      ActivityId activity_id) override;
+  absl::Status Remove(EntityId owner, const EntryKey& key) override;
   absl::StatusOr<Page> ReadTimeline(EntityId owner,
                                     const ReadOptions& options) const override {
     return engine_.ReadTimeline(owner, options);
@@ -51,10 +50,9 @@ class GatedFeedEngine final : public FeedEngine {
   absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const override {
     return engine_.ReadWorld(options);
   }
-  absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
-                                    ActivityId activity_id,
+  absl::StatusOr<size_t> CountNewer(EntityId reader, const EntryKey& after,
                                     size_t max_count) const override {
-    return engine_.CountNewer(reader, ts, activity_id, max_count);
+    return engine_.CountNewer(reader, after, max_count);
   }
   absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const override {
@@ -69,8 +67,8 @@ class GatedFeedEngine final : public FeedEngine {
     return engine_.GetNotificationCounts(user);
   }
   absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) override;
-  absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
-                                              ActivityId activity_id) override;
+  absl::StatusOr<NotificationCounts> MarkRead(EntityId user,
+                                              const EntryKey& key) override;
   absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;

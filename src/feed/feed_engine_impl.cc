@@ -29,14 +29,9 @@ ShardConfig ShardConfigOf(const EngineOptions& options, ChangeLog* log) {
   ShardConfig config;
   config.log = log;
   config.height_seed = kHeightSeed;
-  config.caps[static_cast<size_t>(FeedType::kHome)] =
-      options.max_timeline_length;
-  config.caps[static_cast<size_t>(FeedType::kOwn)] =
-      options.max_timeline_length;
-  config.caps[static_cast<size_t>(FeedType::kWorld)] =
-      options.world_timeline_length;
-  config.caps[static_cast<size_t>(FeedType::kNotification)] =
-      options.notifications.max_length;
+  config.caps =
+      FeedCapsOf(options.max_timeline_length, options.world_timeline_length,
+                 options.notifications.max_length);
   config.aggregation = options.aggregation.enabled;
   return config;
 }

@@ -79,15 +79,13 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<InsertResult> InsertBatch(
       absl::Span<const OwnedEntry> entries,
       const InsertOptions& options) override;
-  absl::Status Remove(EntityId owner, Micros ts,
-                      ActivityId activity_id) override;
+  absl::Status Remove(EntityId owner, const EntryKey& key) override;
   absl::StatusOr<Page> ReadTimeline(EntityId owner,
                                     const ReadOptions& options) const override;
   absl::StatusOr<Page> ReadOwn(EntityId actor,
                                const ReadOptions& options) const override;
   absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const override;
-  absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
-                                    ActivityId activity_id,
+  absl::StatusOr<size_t> CountNewer(EntityId reader, const EntryKey& after,
                                     size_t max_count) const override;
   absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const override;
@@ -96,8 +94,8 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<NotificationCounts> GetNotificationCounts(
       EntityId user) override;
   absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) override;
-  absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
-                                              ActivityId activity_id) override;
+  absl::StatusOr<NotificationCounts> MarkRead(EntityId user,
+                                              const EntryKey& key) override;
   absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;
@@ -181,9 +179,12 @@ class FeedEngineImpl final : public FeedEngine {
   // holds and those it does not.
   uint64_t SerializeDomain(size_t domain, std::string* out) const;
   // Loads what SerializeDomain wrote (of any domain of a source with the
-  // same number of shards). DataLoss naming what is wrong if `bytes` is
-  // malformed; the engine may then hold part of it.
-  absl::Status LoadDomain(size_t domain, std::string_view bytes);
+  // same number of shards) in a source whose timelines of each FeedType
+  // kept at most `saved_caps` entries. A timeline over this engine's cap
+  // keeps its newest entries, as a cap does at insert. DataLoss naming what
+  // is wrong if `bytes` is malformed; the engine may then hold part of it.
+  absl::Status LoadDomain(size_t domain, std::string_view bytes,
+                          const FeedCaps& saved_caps);
 
  private:
   struct FanoutJob;

@@ -38,7 +38,7 @@ absl::StatusOr<bool> FeedEngineImpl::SetReadMarker(
     EntityId user, const MarkedFeed& feed, const EntryKey& key,
     const SetMarkerOptions& options) {
   if (absl::Status bad = ValidateMarkedFeed(user, feed); !bad.ok()) return bad;
-  if (absl::Status bad = ValidateMarkerKey(key); !bad.ok()) return bad;
+  if (absl::Status bad = ValidateEntryKey(key, "key"); !bad.ok()) return bad;
   const MarkerFeedKey which{feed.type, feed.owner};
   const EntryKey wanted{key.ts, key.activity_id};
   Shard& shard = ShardOf(user);
@@ -100,7 +100,7 @@ absl::Status FeedEngineImpl::ApplyMarkerChange(const ChangeRecord& record) {
   if (absl::Status bad = ValidateMarkedFeed(record.entity, feed); !bad.ok()) {
     return malformed(bad.message());
   }
-  if (absl::Status bad = ValidateMarkerKey(record.keys[0]); !bad.ok()) {
+  if (absl::Status bad = ValidateEntryKey(record.keys[0], "key"); !bad.ok()) {
     return malformed(bad.message());
   }
   if (record.domain != ShardIndex(record.entity)) {

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "contract/feed_arguments.h"
 #include "contract/group_pages.h"
 #include "feed/feed_engine_impl.h"
 
@@ -96,19 +97,11 @@ absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkAllRead(EntityId user) {
 }
 
 absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
-    EntityId user, Micros ts, ActivityId activity_id) {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ts is ", ts, "; it must be >= 0"));
-  }
-  const EntryKey key{ts, activity_id};
+    EntityId user, const EntryKey& key) {
+  if (absl::Status bad = ValidateEntryKey(key, "key"); !bad.ok()) return bad;
   std::optional<NotificationCounts> counts =
       MarkNotifications(user, /*read=*/true, &key);
-  if (!counts.has_value()) {
-    return absl::NotFoundError(absl::StrCat(
-        "the notification feed of ", user, " holds no notification (ts ", ts,
-        ", activity ", activity_id, ") that has not expired"));
-  }
+  if (!counts.has_value()) return NoNotificationWithKey(user, key);
   return *counts;
 }
 

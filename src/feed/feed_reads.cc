@@ -154,16 +154,16 @@ absl::StatusOr<Page> FeedEngineImpl::ReadWorld(
   return ReadFeed(FeedType::kWorld, 0, options);
 }
 
-absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader, Micros ts,
-                                                  ActivityId activity_id,
+absl::StatusOr<size_t> FeedEngineImpl::CountNewer(EntityId reader,
+                                                  const EntryKey& after,
                                                   size_t max_count) const {
   if (absl::Status bad =
-          ValidateCountNewer(ts, max_count, options_.max_page_size);
+          ValidateCountNewer(after, max_count, options_.max_page_size);
       !bad.ok()) {
     return bad;
   }
   NoteTimelineRead(reader);
-  std::optional<EntryKey> lo = NewerKey({ts, activity_id});
+  std::optional<EntryKey> lo = NewerKey(after);
   if (!lo.has_value()) return 0;
   std::vector<StoredEntry> newer;
   CollectFeed(FeedType::kHome, reader, ReadOrder::kOldestFirst, *lo,

@@ -147,7 +147,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
   return cut;
 }
 
-absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
+absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
+                                        const FeedCaps& saved_caps) {
   ByteReader r(bytes);
   if (domain >= domain_count()) {
     return Corrupt(domain, absl::StrCat("no such domain (the engine has ",
@@ -221,11 +222,15 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
       return Corrupt(domain,
                      absl::StrCat("timeline ", id, " does not belong here"));
     }
-    if (n == 0 || n > shard.Cap(feed)) {
-      return Corrupt(
-          domain, absl::StrCat("timeline ", id, " holds ", n,
-                               " entries; it must hold 1..", shard.Cap(feed)));
+    const size_t saved_cap = saved_caps[static_cast<size_t>(feed)];
+    if (n == 0 || n > saved_cap) {
+      return Corrupt(domain,
+                     absl::StrCat("timeline ", id, " holds ", n,
+                                  " entries; it must hold 1..", saved_cap));
     }
+    // Over a smaller cap than the source's, the oldest entries are trimmed
+    // as they are put, and so are their groups.
+    const bool trimmed = n > shard.Cap(feed);
     if (shard.FindTimeline(TimelineId{id, feed}) != nullptr) {
       return Corrupt(domain, absl::StrCat("timeline ", id, " appears twice"));
     }
@@ -255,7 +260,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes) {
         const EntryKey place{r.I64(), r.U64()};
         const uint8_t read = r.U8();
         if (!r.ok()) break;
-        if (read > 1 || !groups.SetSeen(place, read == 1)) {
+        if (read > 1 || (!groups.SetSeen(place, read == 1) && !trimmed)) {
           return Corrupt(domain, absl::StrCat("notification feed of ", id,
                                               " names a group it does not "
                                               "hold"));

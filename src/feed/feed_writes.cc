@@ -118,23 +118,17 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
   return result;
 }
 
-absl::Status FeedEngineImpl::Remove(EntityId owner, Micros ts,
-                                    ActivityId activity_id) {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
-  }
+absl::Status FeedEngineImpl::Remove(EntityId owner, const EntryKey& key) {
+  if (absl::Status bad = ValidateEntryKey(key, "key"); !bad.ok()) return bad;
   Shard& shard = ShardOf(owner);
   WriterLock lock(&shard.mu());
-  if (!shard.RemoveKey({owner, FeedType::kHome}, {ts, activity_id})) {
-    return absl::NotFoundError(absl::StrCat("timeline ", owner,
-                                            " has no entry with ts ", ts,
-                                            " and activity id ", activity_id));
+  if (!shard.RemoveKey({owner, FeedType::kHome}, key)) {
+    return NoEntryWithKey(owner, key);
   }
   if (log_ != nullptr) {
     shard.LogEntries(ChangeKind::kTimelineRemove, FeedType::kHome,
                      absl::MakeConstSpan(&owner, 1),
-                     StoredEntry{ts, activity_id, 0, 0, 0, {}});
+                     StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}});
   }
   return absl::OkStatus();
 }

@@ -40,6 +40,16 @@ constexpr size_t kBytesPerFollowEdge =
 
 }  // namespace
 
+FeedCaps FeedCapsOf(size_t max_timeline_length, size_t world_timeline_length,
+                    size_t notification_length) {
+  FeedCaps caps;
+  caps[static_cast<size_t>(FeedType::kHome)] = max_timeline_length;
+  caps[static_cast<size_t>(FeedType::kOwn)] = max_timeline_length;
+  caps[static_cast<size_t>(FeedType::kWorld)] = world_timeline_length;
+  caps[static_cast<size_t>(FeedType::kNotification)] = notification_length;
+  return caps;
+}
+
 void GraphNode::SnapshotFollowers(FollowerSnapshot* snapshot,
                                   bool with_unfollowing,
                                   bool with_dormant) const {

@@ -295,13 +295,21 @@ std::vector<std::pair<uint32_t, std::vector<size_t>>> RunsByShard(
 }
 
 // What every shard of an engine shares; fixed at construction.
+// Entries a timeline keeps, by FeedType (FeedCapsOf).
+using FeedCaps = std::array<size_t, 4>;
+
+// The caps of an engine with these EngineOptions: max_timeline_length for
+// home and own feeds, world_timeline_length for the world feed's slices,
+// notifications.max_length for notification feeds.
+FeedCaps FeedCapsOf(size_t max_timeline_length, size_t world_timeline_length,
+                    size_t notification_length);
+
 struct ShardConfig {
   // Null when changes are not recorded.
   ChangeLog* log = nullptr;
   // Decides skiplist node heights; fixed so that runs are reproducible.
   uint64_t height_seed = 0;
-  // Entries a timeline keeps, by FeedType.
-  std::array<size_t, 4> caps = {};
+  FeedCaps caps = {};
   // EngineOptions::aggregation.enabled: home, own and world timelines keep
   // group keys too.
   bool aggregation = false;

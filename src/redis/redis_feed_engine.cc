@@ -182,24 +182,18 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertBatch(
   return RunInserts(std::move(commands));
 }
 
-absl::Status RedisFeedEngine::Remove(EntityId owner, Micros ts,
-                                     ActivityId activity_id) {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("timestamp is ", ts, "; it must be >= 0"));
+absl::Status RedisFeedEngine::Remove(EntityId owner, const EntryKey& key) {
+  if (absl::Status bad = internal::ValidateEntryKey(key, "key"); !bad.ok()) {
+    return bad;
   }
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
       remove_, Key(owner, "tl"),
-      {redis::EntryScore(ts), redis::EntryKeyBytes({ts, activity_id})}));
+      {redis::EntryScore(key.ts), redis::EntryKeyBytes(key)}));
   if (!reply.ok()) return reply.status();
   if (reply->type != Reply::Type::kInteger) {
     return UnexpectedReply("a timeline remove", *reply);
   }
-  if (reply->integer == 0) {
-    return absl::NotFoundError(absl::StrCat("timeline of ", owner,
-                                            " holds no entry with key (", ts,
-                                            ", ", activity_id, ")"));
-  }
+  if (reply->integer == 0) return internal::NoEntryWithKey(owner, key);
   return absl::OkStatus();
 }
 

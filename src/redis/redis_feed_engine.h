@@ -75,15 +75,13 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<InsertResult> InsertBatch(
       absl::Span<const OwnedEntry> entries,
       const InsertOptions& options) override;
-  absl::Status Remove(EntityId owner, Micros ts,
-                      ActivityId activity_id) override;
+  absl::Status Remove(EntityId owner, const EntryKey& key) override;
   absl::StatusOr<Page> ReadTimeline(EntityId owner,
                                     const ReadOptions& options) const override;
   absl::StatusOr<Page> ReadOwn(EntityId actor,
                                const ReadOptions& options) const override;
   absl::StatusOr<Page> ReadWorld(const ReadOptions& options) const override;
-  absl::StatusOr<size_t> CountNewer(EntityId reader, Micros ts,
-                                    ActivityId activity_id,
+  absl::StatusOr<size_t> CountNewer(EntityId reader, const EntryKey& after,
                                     size_t max_count) const override;
   absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const override;
@@ -92,8 +90,8 @@ class RedisFeedEngine final : public FeedEngine {
   absl::StatusOr<NotificationCounts> GetNotificationCounts(
       EntityId user) override;
   absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) override;
-  absl::StatusOr<NotificationCounts> MarkRead(EntityId user, Micros ts,
-                                              ActivityId activity_id) override;
+  absl::StatusOr<NotificationCounts> MarkRead(EntityId user,
+                                              const EntryKey& key) override;
   absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) override;
   absl::StatusOr<FollowResult> Follow(EntityId follower, EntityId followee,
                                       const FollowOptions& options) override;

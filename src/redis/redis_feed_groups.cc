@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "contract/feed_arguments.h"
 #include "contract/group_entries.h"
 #include "contract/group_pages.h"
 #include "redis/entry_codec.h"
@@ -214,19 +215,14 @@ absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkAllRead(EntityId user) {
 }
 
 absl::StatusOr<NotificationCounts> RedisFeedEngine::MarkRead(
-    EntityId user, Micros ts, ActivityId activity_id) {
-  if (ts < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ts is ", ts, "; it must be >= 0"));
+    EntityId user, const EntryKey& key) {
+  if (absl::Status bad = internal::ValidateEntryKey(key, "key"); !bad.ok()) {
+    return bad;
   }
-  absl::StatusOr<std::optional<NotificationCounts>> counts = MarkNotifications(
-      user, {"one", EntryScore(ts), EntryKeyBytes({ts, activity_id})});
+  absl::StatusOr<std::optional<NotificationCounts>> counts =
+      MarkNotifications(user, {"one", EntryScore(key.ts), EntryKeyBytes(key)});
   if (!counts.ok()) return counts.status();
-  if (!counts->has_value()) {
-    return absl::NotFoundError(absl::StrCat(
-        "the notification feed of ", user, " holds no notification (ts ", ts,
-        ", activity ", activity_id, ") that has not expired"));
-  }
+  if (!counts->has_value()) return internal::NoNotificationWithKey(user, key);
   return **counts;
 }
 

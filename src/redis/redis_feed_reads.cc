@@ -41,15 +41,15 @@ absl::StatusOr<Page> RedisFeedEngine::ReadWorld(
   return ReadFeed(FeedType::kWorld, 0, options);
 }
 
-absl::StatusOr<size_t> RedisFeedEngine::CountNewer(EntityId reader, Micros ts,
-                                                   ActivityId activity_id,
+absl::StatusOr<size_t> RedisFeedEngine::CountNewer(EntityId reader,
+                                                   const EntryKey& after,
                                                    size_t max_count) const {
-  if (absl::Status bad =
-          internal::ValidateCountNewer(ts, max_count, options_.max_page_size);
+  if (absl::Status bad = internal::ValidateCountNewer(after, max_count,
+                                                      options_.max_page_size);
       !bad.ok()) {
     return bad;
   }
-  const std::optional<EntryKey> lo = internal::NewerKey({ts, activity_id});
+  const std::optional<EntryKey> lo = internal::NewerKey(after);
   if (!lo.has_value()) return 0;
   absl::StatusOr<std::vector<StoredEntry>> newer = CollectHome(
       reader, ReadOrder::kOldestFirst, *lo, EntryKey::Max(), max_count);

@@ -25,7 +25,7 @@ absl::StatusOr<bool> RedisFeedEngine::SetReadMarker(
   if (absl::Status bad = internal::ValidateMarkedFeed(user, feed); !bad.ok()) {
     return bad;
   }
-  if (absl::Status bad = internal::ValidateMarkerKey(key); !bad.ok()) {
+  if (absl::Status bad = internal::ValidateEntryKey(key, "key"); !bad.ok()) {
     return bad;
   }
   // Not retried: a retry of a set that went through would answer 0.

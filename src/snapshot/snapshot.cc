@@ -45,6 +45,8 @@ namespace {
 using internal::ByteReader;
 using internal::ByteWriter;
 using internal::DurableFileWriter;
+using internal::FeedCaps;
+using internal::FeedCapsOf;
 using internal::FeedEngineImpl;
 using internal::IoError;
 using internal::LeaderboardImpl;
@@ -496,23 +498,10 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
   if (absl::Status s = CheckOption("shards", shards, options.shards); !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckOption("max_timeline_length", max_timeline_length,
-                                   options.max_timeline_length);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          CheckOption("world_timeline_length", world_timeline_length,
-                      options.world_timeline_length);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          CheckOption("notifications.max_length", notification_length,
-                      options.notifications.max_length);
-      !s.ok()) {
-    return s;
-  }
+  // The caps may differ: a timeline over a smaller one keeps its newest
+  // entries (LoadDomain).
+  const FeedCaps saved_caps = FeedCapsOf(
+      max_timeline_length, world_timeline_length, notification_length);
   absl::StatusOr<EngineOptions> resolved =
       internal::ResolveEngineOptions(std::move(options));
   if (!resolved.ok()) return resolved.status();
@@ -534,7 +523,8 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
     if (!cut.ok()) return file.Damaged(absl::StrCat("domain ", d, " is empty"));
     min_cut = std::min(min_cut, cuts[d]);
     if (absl::Status s = impl->LoadDomain(
-            d, std::string_view(section.payload).substr(sizeof(uint64_t)));
+            d, std::string_view(section.payload).substr(sizeof(uint64_t)),
+            saved_caps);
         !s.ok()) {
       return file.Damaged(s.message());
     }

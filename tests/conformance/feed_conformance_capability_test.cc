@@ -56,7 +56,7 @@ void CheckCapability(Env& env, FeedCapability capability) {
         missing(env.engine->ReadNotifications(7, {}).status());
         missing(env.engine->GetNotificationCounts(7).status());
         missing(env.engine->MarkSeen(7).status());
-        missing(env.engine->MarkRead(7, 20, 20).status());
+        missing(env.engine->MarkRead(7, {20, 20}).status());
         missing(env.engine->MarkAllRead(7).status());
         return;
       }
@@ -70,7 +70,7 @@ void CheckCapability(Env& env, FeedCapability capability) {
             NotificationCounts{.unseen = 1, .unread = 1, .groups = 1});
       CHECK(env.engine->MarkSeen(7).value() ==
             NotificationCounts{.unseen = 0, .unread = 1, .groups = 1});
-      CHECK(env.engine->MarkRead(7, 20, 20).value() ==
+      CHECK(env.engine->MarkRead(7, {20, 20}).value() ==
             NotificationCounts{.unseen = 0, .unread = 0, .groups = 1});
       CHECK(env.engine->MarkAllRead(7).value() ==
             NotificationCounts{.unseen = 0, .unread = 0, .groups = 1});

@@ -217,8 +217,8 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
         REQUIRE(Walk(*copying, reader, order, limit) ==
                 Walk(*merging, reader, order, limit));
       }
-      REQUIRE(copying->CountNewer(reader, kStart, 0, 100).value() ==
-              merging->CountNewer(reader, kStart, 0, 100).value());
+      REQUIRE(copying->CountNewer(reader, {kStart, 0}, 100).value() ==
+              merging->CountNewer(reader, {kStart, 0}, 100).value());
       const std::vector<FeedGroup> groups = WalkGroups(*copying, reader, limit);
       REQUIRE(groups == WalkGroups(*merging, reader, limit));
       for (const FeedGroup& g : groups) shared_groups += g.activity_count > 1;
@@ -257,7 +257,7 @@ TEST_CASE("a merged timeline keeps the newest max_timeline_length entries") {
     CHECK(Walk(*engine, 1, ReadOrder::kNewestFirst, 2) == I{5, 4, 6});
     CHECK(Walk(*engine, 1, ReadOrder::kOldestFirst, 2) == I{6, 4, 5});
     CHECK(Walk(*engine, 2, ReadOrder::kNewestFirst, 10) == I{5, 4, 3});
-    CHECK(engine->CountNewer(1, 0, 0, 10).value() == 3);
+    CHECK(engine->CountNewer(1, {0, 0}, 10).value() == 3);
     // Grouped reads keep the same entries.
     const std::vector<FeedGroup> groups = WalkGroups(*engine, 1, 2);
     REQUIRE(groups.size() == 3);

@@ -394,7 +394,7 @@ void Runner::DoRemove() {
           std::to_string(key.first) + ", " + std::to_string(key.second) + ")";
   Touch(owner);
   const bool present = model_.Remove(owner, key);
-  const absl::Status s = engine_->Remove(owner, key.first, key.second);
+  const absl::Status s = engine_->Remove(owner, {key.first, key.second});
   INFO(s);
   if (present) {
     CHECK(s.ok());
@@ -431,7 +431,7 @@ void Runner::DoRefused() {
     }
     case 3:
       what_ = "Remove with ts < 0";
-      s = engine_->Remove(e, -1, 1);
+      s = engine_->Remove(e, {-1, 1});
       break;
     case 4:
       what_ = "Follow of oneself";
@@ -482,9 +482,9 @@ void Runner::DoRefused() {
     }
     case 9: {
       what_ = "CountNewer with a bad argument";
-      s = OneIn(2) ? engine_->CountNewer(e, -1, 0, 1).status()
+      s = OneIn(2) ? engine_->CountNewer(e, {-1, 0}, 1).status()
                    : engine_
-                         ->CountNewer(e, 0, 0,
+                         ->CountNewer(e, {0, 0},
                                       OneIn(2) ? 0 : config_.max_page_size + 1)
                          .status();
       break;
@@ -719,7 +719,7 @@ void Runner::CheckEntity(EntityId e) {
   }
   const size_t max_count = 1 + rng_() % config_.max_page_size;
   const absl::StatusOr<size_t> newer =
-      engine_->CountNewer(e, from.first, from.second, max_count);
+      engine_->CountNewer(e, {from.first, from.second}, max_count);
   REQUIRE_MESSAGE(newer.ok(), newer.status());
   CHECK(*newer == model_.CountNewer(e, from, max_count, Now()));
 }

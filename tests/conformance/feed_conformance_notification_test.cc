@@ -349,7 +349,7 @@ class Runner {
             std::to_string(key.first) + "/" + std::to_string(key.second);
     Reclaim(user);
     const absl::StatusOr<NotificationCounts> got =
-        engine_->MarkRead(user, key.first, key.second);
+        engine_->MarkRead(user, {key.first, key.second});
     if (!model_->MarkRead(user, key)) {
       REQUIRE_MESSAGE(got.status().code() == absl::StatusCode::kNotFound,
                       got.status());

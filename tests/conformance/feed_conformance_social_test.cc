@@ -342,7 +342,7 @@ TEST_CASE("Retract removes the activity from every feed") {
   env.Ins(1, {10, 100, 5});
   CHECK(env.engine->Retract(100).ok());
   CHECK(IdsOf(Timeline(*env.engine, 1)) == I{101, 100});
-  CHECK(env.engine->Remove(1, 10, 100).ok());
+  CHECK(env.engine->Remove(1, {10, 100}).ok());
 
   CHECK(absl::IsNotFound(env.engine->Retract(999)));
   // The id stays taken, by the same activity or any other.
@@ -416,10 +416,12 @@ TEST_CASE("a call that fails changes nothing") {
         past.expires_at = 1;
         return e.InsertBatch({{1, {50, 1, 9}}, {4, {51, 2, 9}}}, past).status();
       });
-  fails("Remove of an absent key", StatusCode::kNotFound,
-        [&] { return e.Remove(1, 10, 101); });
-  fails("Remove with ts < 0", StatusCode::kInvalidArgument,
-        [&] { return e.Remove(3, -5, 900); });
+  fails("Remove of an absent key", StatusCode::kNotFound, [&] {
+    return e.Remove(1, {10, 101});
+  });
+  fails("Remove with ts < 0", StatusCode::kInvalidArgument, [&] {
+    return e.Remove(3, {-5, 900});
+  });
   fails("Follow of oneself", StatusCode::kInvalidArgument,
         [&] { return e.Follow(4, 4).status(); });
   fails("Follow with a bad back-fill", StatusCode::kInvalidArgument, [&] {
@@ -457,8 +459,9 @@ TEST_CASE("a call that fails changes nothing") {
         [&] { return e.Retract(555); });
   fails("ReadTimeline with limit 0", StatusCode::kInvalidArgument,
         [&] { return e.ReadTimeline(1, Limit(0)).status(); });
-  fails("CountNewer with max_count 0", StatusCode::kInvalidArgument,
-        [&] { return e.CountNewer(1, 0, 0, 0).status(); });
+  fails("CountNewer with max_count 0", StatusCode::kInvalidArgument, [&] {
+    return e.CountNewer(1, {0, 0}, 0).status();
+  });
   // None of the refused publishes left its activity behind.
   for (const ActivityId id : {200, 201, 202, 203}) {
     CHECK(absl::IsNotFound(e.Retract(id)));
@@ -619,8 +622,8 @@ TEST_CASE(
     CHECK(env.engine->GetNotificationCounts(9).value() == NotificationCounts{});
     CHECK(env.engine->MarkSeen(9).value() == NotificationCounts{});
     CHECK(env.engine->MarkAllRead(9).value() == NotificationCounts{});
-    CHECK(absl::IsNotFound(env.engine->MarkRead(9, 10, 10).status()));
-    CHECK(absl::IsInvalidArgument(env.engine->MarkRead(9, -1, 10).status()));
+    CHECK(absl::IsNotFound(env.engine->MarkRead(9, {10, 10}).status()));
+    CHECK(absl::IsInvalidArgument(env.engine->MarkRead(9, {-1, 10}).status()));
     GroupReadOptions zero;
     zero.limit = 0;
     CHECK(absl::IsInvalidArgument(

@@ -174,13 +174,13 @@ TEST_CASE("Remove deletes exactly one key; NotFound otherwise") {
   env.Ins(1, {10, 1, 5});
   env.Ins(1, {10, 2, 5});
   env.Ins(1, {11, 1, 5});
-  CHECK(env.engine->Remove(1, 10, 2).ok());
+  CHECK(env.engine->Remove(1, {10, 2}).ok());
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{1, 1});
   CHECK(Timeline(*env.engine, 1)[1].ts == 10);
-  CHECK(absl::IsNotFound(env.engine->Remove(1, 10, 2)));
-  CHECK(absl::IsNotFound(env.engine->Remove(2, 10, 1)));
-  CHECK(absl::IsNotFound(env.engine->Remove(1, 12, 1)));
-  CHECK(absl::IsInvalidArgument(env.engine->Remove(1, -1, 1)));
+  CHECK(absl::IsNotFound(env.engine->Remove(1, {10, 2})));
+  CHECK(absl::IsNotFound(env.engine->Remove(2, {10, 1})));
+  CHECK(absl::IsNotFound(env.engine->Remove(1, {12, 1})));
+  CHECK(absl::IsInvalidArgument(env.engine->Remove(1, {-1, 1})));
   CHECK(Timeline(*env.engine, 1).size() == 2);
 
   // An expired entry that nothing has reclaimed yet is still found (no
@@ -189,8 +189,8 @@ TEST_CASE("Remove deletes exactly one key; NotFound otherwise") {
   ttl.ttl = 10;
   env.Ins(1, {5, 5, 5}, ttl);
   env.clock->Advance(20);
-  CHECK(env.engine->Remove(1, 5, 5).ok());
-  CHECK(absl::IsNotFound(env.engine->Remove(1, 5, 5)));
+  CHECK(env.engine->Remove(1, {5, 5}).ok());
+  CHECK(absl::IsNotFound(env.engine->Remove(1, {5, 5})));
   CHECK(Timeline(*env.engine, 1).size() == 2);
 }
 
@@ -299,8 +299,8 @@ TEST_CASE("timestamps beyond 2^53 keep exact keys and order") {
   window.max_ts = t;
   CHECK(IdsOf(Timeline(*env.engine, 1, window)) ==
         std::vector<ActivityId>{6, 5});
-  CHECK(env.engine->CountNewer(1, t, 5, 10).value_or(99) == 2);
-  CHECK(env.engine->CountNewer(1, t, 6, 10).value_or(99) == 1);
+  CHECK(env.engine->CountNewer(1, {t, 5}, 10).value_or(99) == 2);
+  CHECK(env.engine->CountNewer(1, {t, 6}, 10).value_or(99) == 1);
   // A full timeline rejects t but takes t + 1 with a smaller id.
   Env capped(Options(2));
   capped.Ins(1, {t + 1, 5, 1});
@@ -308,8 +308,8 @@ TEST_CASE("timestamps beyond 2^53 keep exact keys and order") {
   CHECK(Describe(capped.Ins(1, {t, 9, 1})) == Counts(0, 0, 1, 0));
   CHECK(Describe(capped.Ins(1, {t + 1, 6, 1})) == Counts(1, 0, 0, 1));
   CHECK(IdsOf(Timeline(*capped.engine, 1)) == std::vector<ActivityId>{7, 6});
-  CHECK(env.engine->Remove(1, t, 5).ok());
-  CHECK(absl::IsNotFound(env.engine->Remove(1, t + 1, 6)));
+  CHECK(env.engine->Remove(1, {t, 5}).ok());
+  CHECK(absl::IsNotFound(env.engine->Remove(1, {t + 1, 6})));
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{5, 6});
 }
 
@@ -331,7 +331,7 @@ TEST_CASE(
     env.Ins(1, {newest ? 25 : 5, 100, 5});
     // After the cursor: must show up, and a removed one must not.
     env.Ins(1, {15, 99, 5});
-    REQUIRE(env.engine->Remove(1, 16, 6).ok());
+    REQUIRE(env.engine->Remove(1, {16, 6}).ok());
     ReadOptions rest = Read(2, order);
     rest.cursor = first->next_cursor;
     const std::vector<StoredEntry> after =
@@ -606,7 +606,7 @@ TEST_CASE("entries disappear once the clock reaches their expiry") {
   CHECK(ids(1) == I{4, 3, 2, 1});
   env.clock->Set(kStart + 10);  // visible while now < expires_at
   CHECK(ids(1) == I{4, 3, 2});
-  CHECK(env.engine->CountNewer(1, 0, 0, 10).value_or(99) == 3);
+  CHECK(env.engine->CountNewer(1, {0, 0}, 10).value_or(99) == 3);
   CHECK(ids(2) == I{50});
   env.clock->Set(kStart + 12);
   CHECK(ids(2).empty());
@@ -621,7 +621,7 @@ TEST_CASE("entries disappear once the clock reaches their expiry") {
         I{4});
   env.clock->Set(kStart + 100);
   CHECK(ids(1).empty());
-  CHECK(env.engine->CountNewer(1, 0, 0, 10).value_or(99) == 0);
+  CHECK(env.engine->CountNewer(1, {0, 0}, 10).value_or(99) == 0);
 
   // An expiry not after now is refused: the entry would never be visible.
   for (const Micros expires_at : {env.Now(), env.Now() - 1, Micros{0}}) {
@@ -712,7 +712,7 @@ TEST_CASE("CountNewer counts visible entries newer than a key") {
   env.Ins(1, {30, 1, 5}, short_ttl);
   env.Ins(1, {40, 1, 5});
   auto count = [&](Micros ts, ActivityId id, size_t max) {
-    const absl::StatusOr<size_t> n = env.engine->CountNewer(1, ts, id, max);
+    const absl::StatusOr<size_t> n = env.engine->CountNewer(1, {ts, id}, max);
     REQUIRE_MESSAGE(n.ok(), n.status());
     return *n;
   };
@@ -725,7 +725,7 @@ TEST_CASE("CountNewer counts visible entries newer than a key") {
   CHECK(count(0, 0, 2) == 2);
   CHECK(count(std::numeric_limits<Micros>::max(),
               std::numeric_limits<ActivityId>::max(), 10) == 0);
-  CHECK(env.engine->CountNewer(99, 0, 0, 10).value_or(99) == 0);
+  CHECK(env.engine->CountNewer(99, {0, 0}, 10).value_or(99) == 0);
   env.clock->Advance(50);
   CHECK(count(0, 0, 10) == 4);
   CHECK(count(20, 2, 10) == 1);
@@ -734,9 +734,11 @@ TEST_CASE("CountNewer counts visible entries newer than a key") {
   env.Pub(500, 6, 45);
   CHECK(count(40, 1, 10) == 1);
 
-  CHECK(absl::IsInvalidArgument(env.engine->CountNewer(1, -1, 0, 5).status()));
-  CHECK(absl::IsInvalidArgument(env.engine->CountNewer(1, 0, 0, 0).status()));
-  CHECK(absl::IsInvalidArgument(env.engine->CountNewer(1, 0, 0, 11).status()));
+  CHECK(
+      absl::IsInvalidArgument(env.engine->CountNewer(1, {-1, 0}, 5).status()));
+  CHECK(absl::IsInvalidArgument(env.engine->CountNewer(1, {0, 0}, 0).status()));
+  CHECK(
+      absl::IsInvalidArgument(env.engine->CountNewer(1, {0, 0}, 11).status()));
   CHECK(count(0, 0, 10) == 5);
 }
 

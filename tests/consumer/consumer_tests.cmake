@@ -35,7 +35,8 @@ endfunction()
 
 if(FEEDCORE_INSTALL)
   _feedcore_add_consumer_test(find_package
-    ARGS -DFEEDCORE_BINARY_DIR=${feedcore_BINARY_DIR})
+    ARGS -DFEEDCORE_BINARY_DIR=${feedcore_BINARY_DIR}
+         -DREDIS_CLUSTER=${FEEDCORE_REDIS_CLUSTER})
   _feedcore_add_consumer_test(pkg_config
     ARGS -DFEEDCORE_BINARY_DIR=${feedcore_BINARY_DIR})
 endif()

@@ -15,14 +15,17 @@
 #                        of WORK_DIR/build); emptied first
 #   LIBRARIES            the shared libraries to check (exports), separated
 #                        by |
+#   REDIS_CLUSTER        whether the build has the Redis Cluster backend
+#                        (find_package also asks for its component)
 #   CONSUMER_DIR         this directory (tests/consumer)
 #   WORK_DIR             scratch directory; emptied first
 #   CXX                  C++ compiler to use
 #
 # find_package and pkg_config first install the already built library into
-# WORK_DIR/prefix with `cmake --install`, exactly as a packager would.
+# WORK_DIR/prefix with `cmake --install`, exactly as a packager would;
+# find_package configures once where pkg-config knows no hiredis.
 # exports checks that the shared libraries export feedcore's public API and
-# nothing else (check_exports.cmake).
+# shared layer and nothing else (check_exports.cmake).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var MODE CONSUMER_DIR WORK_DIR CXX)
@@ -51,10 +54,27 @@ if(MODE STREQUAL "find_package" OR MODE STREQUAL "pkg_config")
 endif()
 
 if(MODE STREQUAL "find_package")
-  run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${build}"
+  # feedcore::feedcore alone needs no hiredis: configure where pkg-config
+  # finds libxxhash.pc and nothing else.
+  find_program(PKG_CONFIG_EXECUTABLE pkg-config REQUIRED)
+  execute_process(
+    COMMAND ${PKG_CONFIG_EXECUTABLE} --variable=pcfiledir libxxhash
+    OUTPUT_VARIABLE xxhash_pc_dir OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(only_xxhash "${WORK_DIR}/pkgconfig-without-hiredis")
+  file(MAKE_DIRECTORY "${only_xxhash}")
+  file(CREATE_LINK "${xxhash_pc_dir}/libxxhash.pc"
+    "${only_xxhash}/libxxhash.pc" SYMBOLIC)
+  set(ENV{PKG_CONFIG_LIBDIR} "${only_xxhash}")
+  run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/without-hiredis"
       -DCMAKE_BUILD_TYPE=Release
       "-DCMAKE_CXX_COMPILER=${CXX}"
       "-DCMAKE_PREFIX_PATH=${prefix}")
+  unset(ENV{PKG_CONFIG_LIBDIR})
+  run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${build}"
+      -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_CXX_COMPILER=${CXX}"
+      "-DCMAKE_PREFIX_PATH=${prefix}"
+      "-DREDIS_CLUSTER=${REDIS_CLUSTER}")
   run(${CMAKE_COMMAND} --build "${build}" -j2)
   run("${build}/consumer")
 elseif(MODE STREQUAL "add_subdirectory")

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <errno.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -186,6 +187,42 @@ TEST_CASE("reopening continues the sequence and the state") {
   CHECK(stats.appended_sequence == last);
   CHECK(store->engine().Publish(MakeActivity(9999, 1, kStart + 99), {}).ok());
   CHECK(store->Stats().appended_sequence > last);
+}
+
+TEST_CASE("reopening with a smaller cap keeps each timeline's newest") {
+  TempDir dir("durable-cap");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  std::vector<StoredEntry> before;
+  {
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+    for (ActivityId id = 1; id <= 30; ++id) {
+      REQUIRE(store->engine()
+                  .Insert(1, {kStart + static_cast<Micros>(id), id, 2})
+                  .ok());
+    }
+    REQUIRE(store->Compact().ok());  // the snapshot holds 30
+    for (ActivityId id = 31; id <= 35; ++id) {
+      REQUIRE(store->engine()
+                  .Insert(1, {kStart + static_cast<Micros>(id), id, 2})
+                  .ok());
+    }
+    ReadOptions read;
+    read.limit = 100;
+    before = store->engine().ReadTimeline(1, read).value().entries;
+    REQUIRE(before.size() == 35);
+  }
+  EngineOptions smaller = Options(clock);
+  smaller.max_timeline_length = 10;
+  smaller.default_ttl = kMicrosPerHour;
+  auto store = OpenOrFail(Durability(dir.path()), smaller);
+  ReadOptions read;
+  read.limit = 100;
+  const std::vector<StoredEntry> after =
+      store->engine().ReadTimeline(1, read).value().entries;
+  REQUIRE(after.size() == 10);
+  CHECK(std::equal(after.begin(), after.end(), before.begin()));
+  REQUIRE(store->engine().Insert(1, {kStart + 36, 36, 2}).ok());
+  CHECK(store->engine().ReadTimeline(1, read).value().entries.size() == 10);
 }
 
 TEST_CASE("Sync and Compact return with nothing new to write") {

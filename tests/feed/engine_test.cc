@@ -260,16 +260,16 @@ TEST_CASE("remove") {
   f.engine->Insert(1, T(10, 1)).IgnoreError();
   f.engine->Insert(1, T(20, 2)).IgnoreError();
   f.engine->Insert(1, T(30, 3)).IgnoreError();
-  CHECK(f.engine->Remove(1, 20, 2).ok());
+  CHECK(f.engine->Remove(1, {20, 2}).ok());
   CHECK(ReadAll(*f.engine, 1).size() == 2);
-  CHECK(absl::IsNotFound(f.engine->Remove(1, 20, 2)));   // already gone
-  CHECK(absl::IsNotFound(f.engine->Remove(1, 20, 3)));   // wrong id
-  CHECK(absl::IsNotFound(f.engine->Remove(1, 31, 3)));   // wrong ts
-  CHECK(absl::IsNotFound(f.engine->Remove(2, 10, 1)));   // other owner
-  CHECK(absl::IsNotFound(f.engine->Remove(99, 10, 1)));  // unknown owner
+  CHECK(absl::IsNotFound(f.engine->Remove(1, {20, 2})));   // already gone
+  CHECK(absl::IsNotFound(f.engine->Remove(1, {20, 3})));   // wrong id
+  CHECK(absl::IsNotFound(f.engine->Remove(1, {31, 3})));   // wrong ts
+  CHECK(absl::IsNotFound(f.engine->Remove(2, {10, 1})));   // other owner
+  CHECK(absl::IsNotFound(f.engine->Remove(99, {10, 1})));  // unknown owner
   CHECK(f.engine->Stats().value().entries == 2);
-  CHECK(f.engine->Remove(1, 30, 3).ok());
-  CHECK(f.engine->Remove(1, 10, 1).ok());
+  CHECK(f.engine->Remove(1, {30, 3}).ok());
+  CHECK(f.engine->Remove(1, {10, 1}).ok());
   const EngineStats stats = f.engine->Stats().value();
   CHECK(stats.entries == 0);
   CHECK(stats.timelines == 0);
@@ -284,7 +284,7 @@ TEST_CASE("remove with a negative timestamp is an invalid argument") {
   // errors; no call accepts one.
   Fixture f;
   REQUIRE(f.engine->Insert(1, T(10, 1)).ok());
-  const absl::Status s = f.engine->Remove(1, -1, 1);
+  const absl::Status s = f.engine->Remove(1, {-1, 1});
   INFO(s);
   CHECK(absl::IsInvalidArgument(s));
   CHECK(f.engine->Stats().value().entries == 1);

@@ -214,7 +214,7 @@ TEST_CASE("Stats counts the group index, and gives it back") {
   CHECK(grouped.engine->Stats().value().bytes_used >
         flat.engine->Stats().value().bytes_used + 300 * 8 + 100 * 64);
   for (ActivityId id = 1; id <= 300; ++id) {
-    REQUIRE(grouped.engine->Remove(1, static_cast<Micros>(id), id).ok());
+    REQUIRE(grouped.engine->Remove(1, {static_cast<Micros>(id), id}).ok());
   }
   CHECK(grouped.engine->Stats().value().bytes_used == empty);
 }

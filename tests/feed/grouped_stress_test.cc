@@ -145,7 +145,7 @@ TEST_CASE("grouped and notification feeds under concurrent publishes") {
         default:
           if (!groups.empty()) {
             const StoredEntry& e = groups[rng() % groups.size()].recent[0];
-            REQUIRE(engine->MarkRead(kReader, e.ts, e.activity_id).ok());
+            REQUIRE(engine->MarkRead(kReader, {e.ts, e.activity_id}).ok());
           }
       }
     }

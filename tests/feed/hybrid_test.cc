@@ -184,9 +184,9 @@ struct Twin {
     for (const auto& [key_ts, key_id] : keys) {
       for (const size_t max_count : {size_t{1}, size_t{3}, n + 1}) {
         const absl::StatusOr<size_t> f =
-            flat->CountNewer(reader, key_ts, key_id, max_count);
+            flat->CountNewer(reader, {key_ts, key_id}, max_count);
         const absl::StatusOr<size_t> h =
-            hybrid->CountNewer(reader, key_ts, key_id, max_count);
+            hybrid->CountNewer(reader, {key_ts, key_id}, max_count);
         REQUIRE(f.ok());
         REQUIRE(h.ok());
         CHECK(*h == *f);

@@ -131,7 +131,9 @@ TEST_CASE("CountNewer, ReadGroups and ReadRanked count as reads too") {
   p.Follow(kReader, kActor);
   p.Publish(10, kActor, 10);
   const std::vector<std::function<void(FeedEngine&)>> reads = {
-      [](FeedEngine& e) { REQUIRE(e.CountNewer(kReader, 0, 0, 10).ok()); },
+      [](FeedEngine& e) {
+        REQUIRE(e.CountNewer(kReader, {0, 0}, 10).ok());
+      },
       [](FeedEngine& e) { REQUIRE(e.ReadGroups(kReader, {}).ok()); },
       [](FeedEngine& e) {
         RankedReadOptions ranked;
@@ -174,7 +176,7 @@ TEST_CASE("copies that differ from the own feed stay; reads stay exact") {
   for (ActivityId id = 1; id <= 4; ++id) p.Publish(id, kActor, id);
   for (ActivityId id = 5; id <= 6; ++id) p.Publish(id, kOther, id);
   // The reader removed one copy of kActor's: its copies no longer match.
-  p.Both([](FeedEngine& e) { REQUIRE(e.Remove(kReader, 2, 2).ok()); });
+  p.Both([](FeedEngine& e) { REQUIRE(e.Remove(kReader, {2, 2}).ok()); });
   const size_t before = p.Entries();
   p.clock->Advance(kIdle + 1);
   REQUIRE(p.Release() == 1);
@@ -264,7 +266,7 @@ TEST_CASE("replicas and snapshots hold dormant readers as the source does") {
   for (ActivityId id = 1; id <= 12; ++id) {
     REQUIRE(source->Publish(MakeActivity(id, 7 + id % 3, id)).ok());
   }
-  REQUIRE(source->Remove(2, 4, 4).ok());  // reader 2's copies of 8 differ
+  REQUIRE(source->Remove(2, {4, 4}).ok());  // reader 2's copies of 8 differ
   clock->Advance(kIdle + 1);
   REQUIRE(source->ReadTimeline(3, {}).ok());  // reader 3 stays active
   REQUIRE(source->ReleaseInactiveReaders(100).value() == 5);

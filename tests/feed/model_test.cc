@@ -232,7 +232,7 @@ class Runner {
             " id=" + std::to_string(key.second);
     const bool present = model_.Remove(owner, key);
     removed_ += present;
-    const absl::Status s = engine_->Remove(owner, key.first, key.second);
+    const absl::Status s = engine_->Remove(owner, {key.first, key.second});
     INFO(s);
     if (present) {
       REQUIRE(s.ok());

@@ -149,7 +149,7 @@ TEST_CASE("flat: every notification is a group of its own") {
     CHECK(Ids(groups[i]) == std::vector<ActivityId>{5 - i});
   }
   CHECK(f.engine->GetNotificationCounts(2).value() == Counts(5, 5, 5));
-  REQUIRE(f.engine->MarkRead(2, t + 3, 3).ok());
+  REQUIRE(f.engine->MarkRead(2, {t + 3, 3}).ok());
   CHECK(f.engine->GetNotificationCounts(2).value() == Counts(4, 4, 5));
 }
 
@@ -160,7 +160,7 @@ TEST_CASE("read implies seen; one group, or all of them") {
   f.Pub(Act(2, 12, t + 2, kLike, kPhoto), To({2}));
   f.Pub(Act(3, 13, t + 3, kLike, kOtherPhoto), To({2}));
   // Any entry of a group names it, not only the newest.
-  absl::StatusOr<NotificationCounts> counts = f.engine->MarkRead(2, t + 1, 1);
+  absl::StatusOr<NotificationCounts> counts = f.engine->MarkRead(2, {t + 1, 1});
   REQUIRE(counts.ok());
   CHECK(*counts == Counts(1, 1, 2));
   std::vector<FeedGroup> groups = AllNotifications(*f.engine, 2);
@@ -168,7 +168,7 @@ TEST_CASE("read implies seen; one group, or all of them") {
   CHECK(groups[1].seen);
   CHECK(groups[1].read);
   // Marking read again changes nothing.
-  CHECK(f.engine->MarkRead(2, t + 2, 2).value() == Counts(1, 1, 2));
+  CHECK(f.engine->MarkRead(2, {t + 2, 2}).value() == Counts(1, 1, 2));
   CHECK(f.engine->MarkAllRead(2).value() == Counts(0, 0, 2));
   for (const FeedGroup& g : AllNotifications(*f.engine, 2)) {
     CHECK(g.seen);
@@ -213,7 +213,7 @@ TEST_CASE("expired notifications leave their groups and the counts") {
   CHECK(Ids(groups[0]) == std::vector<ActivityId>{2});
   CHECK(groups[0].actor_count == 1);
   // Marking an expired one read is NotFound.
-  CHECK(f.engine->MarkRead(2, t + 1, 1).status().code() ==
+  CHECK(f.engine->MarkRead(2, {t + 1, 1}).status().code() ==
         absl::StatusCode::kNotFound);
 }
 
@@ -312,13 +312,13 @@ TEST_CASE("errors of the notification calls change nothing") {
           absl::StatusCode::kInvalidArgument);
   }
   // MarkRead: a negative timestamp; a key the feed does not hold.
-  CHECK(f.engine->MarkRead(2, -1, 1).status().code() ==
+  CHECK(f.engine->MarkRead(2, {-1, 1}).status().code() ==
         absl::StatusCode::kInvalidArgument);
-  s = f.engine->MarkRead(2, t + 1, 2).status();
+  s = f.engine->MarkRead(2, {t + 1, 2}).status();
   CHECK(s.code() == absl::StatusCode::kNotFound);
   CHECK(std::string(s.message()).find("notification feed of 2") !=
         std::string::npos);
-  CHECK(f.engine->MarkRead(77, t + 1, 1).status().code() ==
+  CHECK(f.engine->MarkRead(77, {t + 1, 1}).status().code() ==
         absl::StatusCode::kNotFound);
   // Too many recipients: nothing is published.
   PublishOptions crowd;

@@ -138,7 +138,8 @@ TEST_CASE("engine: read limits in the millions are refused") {
     list.limit = kMillions;
     CheckRefused(engine->Followers(1, list).status(), "limit");
     CheckRefused(engine->Following(1, list).status(), "limit");
-    CheckRefused(engine->CountNewer(1, 0, 0, kMillions).status(), "max_count");
+    CheckRefused(engine->CountNewer(1, {0, 0}, kMillions).status(),
+                 "max_count");
   });
   CHECK(refusal_bytes < kRefusalBytes);
 

@@ -255,7 +255,7 @@ TEST_CASE("newest-first: changes between pages cause no duplicate or skip") {
   REQUIRE(f.engine->Insert(1, {115, 7, 0}).ok());
   REQUIRE(f.engine->Insert(1, {50, 1, 0}).ok());
   // The entry the cursor names is removed: the walk still continues.
-  REQUIRE(f.engine->Remove(1, 120, 1).ok());
+  REQUIRE(f.engine->Remove(1, {120, 1}).ok());
 
   options.cursor = page->next_cursor;
   const std::vector<StoredEntry> rest = ReadAll(*f.engine, 1, options);
@@ -296,7 +296,7 @@ TEST_CASE("oldest-first: changes between pages cause no duplicate or skip") {
   REQUIRE(f.engine->Insert(1, {109, 2, 0}).ok());  // same ts, larger id
   REQUIRE(f.engine->Insert(1, {115, 7, 0}).ok());
   REQUIRE(f.engine->Insert(1, {200, 1, 0}).ok());
-  REQUIRE(f.engine->Remove(1, 109, 1).ok());
+  REQUIRE(f.engine->Remove(1, {109, 1}).ok());
 
   options.cursor = page->next_cursor;
   const std::vector<StoredEntry> rest = ReadAll(*f.engine, 1, options);
@@ -349,7 +349,7 @@ TEST_CASE("a cursor outlives the entries it was made from") {
   const std::string cursor = FirstCursor(*f.engine, 1, ReadOrder::kNewestFirst);
   for (int i = 0; i < 6; ++i) {
     const StoredEntry e = Nth(i);
-    REQUIRE(f.engine->Remove(1, e.ts, e.activity_id).ok());
+    REQUIRE(f.engine->Remove(1, {e.ts, e.activity_id}).ok());
   }
   ReadOptions options;
   options.cursor = cursor;

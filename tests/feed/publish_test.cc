@@ -475,7 +475,8 @@ TEST_CASE("CountNewer counts visible timeline entries after a key") {
   f.Pub(6, 200, 50);
   f.Pub(7, 100, 0);
   auto count = [&](Micros ts, ActivityId id, size_t max_count) {
-    const absl::StatusOr<size_t> n = f.engine->CountNewer(1, ts, id, max_count);
+    const absl::StatusOr<size_t> n =
+        f.engine->CountNewer(1, {ts, id}, max_count);
     REQUIRE_MESSAGE(n.ok(), n.status());
     return *n;
   };
@@ -508,13 +509,13 @@ TEST_CASE("CountNewer counts visible timeline entries after a key") {
   CHECK(count(30, 3, 20) == 2);
   CHECK(count(0, 0, 20) == 6);
   // An unknown reader has nothing new; a key newer than all has nothing.
-  CHECK(*f.engine->CountNewer(999, 0, 0, 5) == 0);
+  CHECK(*f.engine->CountNewer(999, {0, 0}, 5) == 0);
   CHECK(count(std::numeric_limits<Micros>::max(),
               std::numeric_limits<ActivityId>::max(), 5) == 0);
   // Errors.
-  CHECK(absl::IsInvalidArgument(f.engine->CountNewer(1, -1, 0, 5).status()));
-  CHECK(absl::IsInvalidArgument(f.engine->CountNewer(1, 0, 0, 0).status()));
-  CHECK(absl::IsInvalidArgument(f.engine->CountNewer(1, 0, 0, 21).status()));
+  CHECK(absl::IsInvalidArgument(f.engine->CountNewer(1, {-1, 0}, 5).status()));
+  CHECK(absl::IsInvalidArgument(f.engine->CountNewer(1, {0, 0}, 0).status()));
+  CHECK(absl::IsInvalidArgument(f.engine->CountNewer(1, {0, 0}, 21).status()));
 }
 
 // Records every on_delivery call.

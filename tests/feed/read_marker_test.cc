@@ -127,7 +127,7 @@ TEST_CASE("unread counts only visible entries, as CountNewer") {
   CHECK(Get(*engine, 1, MarkedFeed::Home(1)).unread == 3);
   clock->Advance(50);  // activity 1 expires
   CHECK(Get(*engine, 1, MarkedFeed::Home(1)).unread == 2);
-  CHECK(engine->CountNewer(1, 50, 0, kMaxPage).value() == 2);
+  CHECK(engine->CountNewer(1, {50, 0}, kMaxPage).value() == 2);
   REQUIRE(engine->Retract(2).ok());
   CHECK(Get(*engine, 1, MarkedFeed::Home(1)).unread == 1);
   // Unfollow takes the followee's entries, and so the unread count.
@@ -159,7 +159,7 @@ TEST_CASE("a home feed counts the merged-at-read followees as reads do") {
     const ReadMarker got = Get(*hybrid, 1, MarkedFeed::Home(1), max_unread);
     CHECK(got.unread == want.unread);
     CHECK(got.more_unread == want.more_unread);
-    CHECK(got.unread == hybrid->CountNewer(1, 25, 0, max_unread).value());
+    CHECK(got.unread == hybrid->CountNewer(1, {25, 0}, max_unread).value());
   }
   CHECK(Get(*hybrid, 1, MarkedFeed::Home(1)).unread == 5);  // 3..7
 }

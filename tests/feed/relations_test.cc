@@ -85,7 +85,7 @@ TEST_CASE("Mute: following stays, entries leave and stop arriving") {
     if (threshold == 0) CHECK(published.fanned_out == 1);  // kOther only
     CHECK(Ids(*f.engine, kUser) == std::vector<ActivityId>{11});
     CHECK(Ids(*f.engine, kOther) == std::vector<ActivityId>{12, 10});
-    CHECK(f.engine->CountNewer(kUser, 0, 0, 100).value() == 1);
+    CHECK(f.engine->CountNewer(kUser, {0, 0}, 100).value() == 1);
 
     // Muting again with the same options changes nothing.
     CHECK_FALSE(Ok(f.engine->Mute(kUser, kActor)).changed);

@@ -98,7 +98,7 @@ TEST_CASE("after Retract returns the activity is in no feed") {
   CHECK(hydrated[0].payload == testing::PayloadOf(3));
   CHECK(hydrated[1].payload == testing::PayloadOf(1));
   // Nothing newer than the oldest counts the retracted one.
-  CHECK(*f.engine->CountNewer(2, 10, 1, 100) == 1);
+  CHECK(*f.engine->CountNewer(2, {10, 1}, 100) == 1);
 
   const EngineStats after = f.engine->Stats().value();
   CHECK(after.entries == before.entries - 6 - 2);

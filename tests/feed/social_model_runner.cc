@@ -566,7 +566,7 @@ void Runner::DoCountNewer() {
         m.model.Read(Feed::kTimeline, reader, ReadOrder::kOldestFirst,
                      std::nullopt, std::nullopt, key, clock_->Now(), false);
     const absl::StatusOr<size_t> got =
-        m.engine->CountNewer(reader, key.first, key.second, max_count);
+        m.engine->CountNewer(reader, {key.first, key.second}, max_count);
     REQUIRE_MESSAGE(got.ok(), got.status());
     REQUIRE(*got == std::min(max_count, newer.size()));
     {
@@ -650,7 +650,7 @@ void Runner::DoInvalid() {
     foreign.cursor = "definitely not a cursor";
     CHECK(absl::IsInvalidArgument(m.engine->ReadTimeline(e, foreign).status()));
     CHECK(absl::IsInvalidArgument(
-        m.engine->CountNewer(e, 0, 0, kMaxPage + 1).status()));
+        m.engine->CountNewer(e, {0, 0}, kMaxPage + 1).status()));
     CHECK(absl::IsInvalidArgument(
         m.engine->SetReadMarker(e, MarkedFeed::Home(e + 1), {1, 1}).status()));
     CHECK(absl::IsInvalidArgument(

@@ -439,7 +439,7 @@ void RunMixed(size_t threshold, Micros inactive_after = 0) {
         list.cursor = page->next_cursor;
       }
       const absl::StatusOr<size_t> newer =
-          engine->CountNewer(e, static_cast<Micros>(rng() % 100'000), 0, 50);
+          engine->CountNewer(e, {static_cast<Micros>(rng() % 100'000), 0}, 50);
       if (!newer.ok() || *newer > 50) failures.Add("CountNewer failed");
       engine->EvictExpired(100).value();  // nothing expires; takes the locks
       if (inactive_after > 0) {

@@ -307,7 +307,7 @@ TEST_CASE("concurrent writes, removals, evictions and a moving clock") {
           Record& rec = mine[rng() % mine.size()];
           if (rec.removed) continue;
           const ActivityId id = rec.id;
-          const absl::Status s = engine->Remove(rec.owner, TsOf(id), id);
+          const absl::Status s = engine->Remove(rec.owner, {TsOf(id), id});
           if (s.ok()) {
             rec.removed = true;
             ++removes[w];

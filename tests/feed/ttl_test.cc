@@ -96,7 +96,7 @@ TEST_CASE("an expired entry that was not reclaimed can still be removed") {
   Fixture f;
   REQUIRE(f.engine->Insert(1, {10, 1, 2}, Ttl(5)).ok());
   f.clock->Advance(5);
-  CHECK(f.engine->Remove(1, 10, 1).ok());
+  CHECK(f.engine->Remove(1, {10, 1}).ok());
   CHECK(f.engine->Stats().value().entries == 0);
   CHECK(f.engine->EvictExpired(10).value() == 0);
 }

@@ -359,11 +359,11 @@ TEST_CASE("records of every engine call") {
     const uint64_t before_errors = f.Next();
     CHECK(e.Insert(1, {-1, 1, 1}).status().code() ==
           absl::StatusCode::kInvalidArgument);
-    CHECK(e.Remove(1, kStart, 12345).code() == absl::StatusCode::kNotFound);
+    CHECK(e.Remove(1, {kStart, 12345}).code() == absl::StatusCode::kNotFound);
     CHECK(e.Follow(3, 3).status().code() == absl::StatusCode::kInvalidArgument);
     CHECK(e.Retract(424242).code() == absl::StatusCode::kNotFound);
     CHECK(f.Next() == before_errors);
-    REQUIRE(e.Remove(7, kStart, 1).ok());
+    REQUIRE(e.Remove(7, {kStart, 1}).ok());
     const std::vector<ChangeRecordPtr> r = f.From(before_errors);
     REQUIRE(r.size() == 1);
     CHECK(r[0]->kind == ChangeKind::kTimelineRemove);
@@ -477,14 +477,16 @@ TEST_CASE("leaderboard records: conditional writes, metadata, score order") {
       registry.GetOrCreate("laps", options).value();
   REQUIRE(board->Write({.member = 1, .value = 90, .metadata = "ann"}).ok());
   // Not better on a lower-first board: not applied, no record.
-  REQUIRE(board->Write({.member = 1,
-                        .value = 95,
-                        .condition = WriteCondition::kIfBetter,
-                        .metadata = "x"})
+  REQUIRE(board
+              ->Write({.member = 1,
+                       .value = 95,
+                       .condition = WriteCondition::kIfBetter,
+                       .metadata = "x"})
               ->outcome == WriteOutcome::kNotApplied);
-  REQUIRE(board->Write({.member = 1,
-                        .value = 80,
-                        .condition = WriteCondition::kIfBetter})
+  REQUIRE(board
+              ->Write({.member = 1,
+                       .value = 80,
+                       .condition = WriteCondition::kIfBetter})
               ->outcome == WriteOutcome::kChanged);
   // The same score and the same metadata: nothing to record.
   REQUIRE(board->Write({.member = 1, .value = 80, .metadata = "ann"}).ok());

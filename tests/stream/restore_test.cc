@@ -95,7 +95,8 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
         const StoredEntry& e =
             page->groups[rng() % page->groups.size()].recent.front();
         // It may have expired or been retracted since.
-        const absl::Status s = engine.MarkRead(a, e.ts, e.activity_id).status();
+        const absl::Status s =
+            engine.MarkRead(a, {e.ts, e.activity_id}).status();
         REQUIRE((s.ok() || s.code() == absl::StatusCode::kNotFound));
       }
     } else if (op < 55) {
@@ -125,7 +126,7 @@ void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
       options.ttl = rng() % 3 == 0 ? 10 * kMicrosPerMillisecond : 0;
       REQUIRE(engine.Insert(a, {ts, ++next_id, b}, options).ok());
     } else if (op < 90) {
-      const absl::Status s = engine.Remove(a, ts, next_id);
+      const absl::Status s = engine.Remove(a, {ts, next_id});
       REQUIRE((s.ok() || s.code() == absl::StatusCode::kNotFound));
     } else if (op < 95) {
       clock.Advance(kMicrosPerMillisecond);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -87,7 +88,7 @@ void Populate(FeedEngine& e, ManualClock& clock) {
     REQUIRE(e.Publish(a, notify).ok());
     if (like == 2005) e.MarkSeen(27).value();
   }
-  REQUIRE(e.MarkRead(26, kStart + 40 + 2011 % 7, 2011).ok());
+  REQUIRE(e.MarkRead(26, {kStart + 40 + 2011 % 7, 2011}).ok());
   e.MarkAllRead(28).value();
   REQUIRE(e.Retract(2003).ok());
   REQUIRE(e.Retract(5).ok());
@@ -96,7 +97,7 @@ void Populate(FeedEngine& e, ManualClock& clock) {
   for (ActivityId low = 1000; low < 1080; ++low) {
     REQUIRE(e.Insert(25, {kStart + static_cast<Micros>(low), low, 26}).ok());
   }
-  REQUIRE(e.Remove(25, kStart + 1070, 1070).ok());
+  REQUIRE(e.Remove(25, {kStart + 1070, 1070}).ok());
   clock.Advance(2 * kMicrosPerMinute);  // some entries now expired
 }
 
@@ -251,39 +252,101 @@ TEST_CASE("saving replaces the previous snapshot atomically") {
   CHECK_FALSE(std::filesystem::exists(file.path + ".tmp"));
 }
 
-TEST_CASE("options that decide placement must match") {
+// The entries of a page that holds a whole feed of this test.
+std::vector<StoredEntry> Entries(const absl::StatusOr<Page>& page) {
+  REQUIRE(page.ok());
+  CHECK(page->next_cursor.empty());
+  return page->entries;
+}
+
+// Whether `part` is where `whole` begins.
+bool Begins(const std::vector<StoredEntry>& whole,
+            const std::vector<StoredEntry>& part) {
+  return part.size() <= whole.size() &&
+         std::equal(part.begin(), part.end(), whole.begin());
+}
+
+TEST_CASE("shards must match; caps and the TTL may change") {
   TempPath file("options");
-  SaveFresh(file.path);
   auto clock = std::make_shared<ManualClock>(kStart);
+  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(clock));
+  Populate(*source, *clock);
+  REQUIRE(SaveSnapshot(*source, file.path).ok());
+  ReadOptions whole;
+  whole.limit = 100;
+
   EngineOptions options = Options(clock);
   options.shards = 8;
   absl::StatusOr<std::unique_ptr<Replica>> r = LoadSnapshot(file.path, options);
   CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(r.status().message()).find("shards = 4") !=
         std::string::npos);
-  options = Options(clock);
-  options.max_timeline_length = 49;
-  r = LoadSnapshot(file.path, options);
-  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK(std::string(r.status().message()).find("max_timeline_length") !=
-        std::string::npos);
-  options = Options(clock);
-  options.world_timeline_length = 81;
-  r = LoadSnapshot(file.path, options);
-  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK(std::string(r.status().message()).find("world_timeline_length") !=
-        std::string::npos);
-  options = Options(clock);
-  options.notifications.max_length = 99;
-  r = LoadSnapshot(file.path, options);
-  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK(std::string(r.status().message()).find("notifications.max_length") !=
-        std::string::npos);
-  // Other options are the new engine's own; bad ones fail as in Create.
-  options = Options(clock);
-  options.max_page_size = 0;
-  r = LoadSnapshot(file.path, options);
-  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+
+  SUBCASE("smaller caps keep each timeline's newest entries") {
+    options = Options(clock);
+    options.max_timeline_length = 3;
+    options.world_timeline_length = 5;
+    options.notifications.max_length = 2;
+    options.default_ttl = kMicrosPerHour;
+    r = LoadSnapshot(file.path, options);
+    REQUIRE(r.ok());
+    const FeedEngine& loaded = (*r)->engine();
+    for (EntityId id : Universe()) {
+      // Expired entries not yet reclaimed count against a cap, so a page
+      // may show fewer than the cap; never an older entry.
+      const std::vector<StoredEntry> home =
+          Entries(loaded.ReadTimeline(id, whole));
+      CHECK(home.size() <= 3);
+      CHECK(Begins(Entries(source->ReadTimeline(id, whole)), home));
+      const std::vector<StoredEntry> own = Entries(loaded.ReadOwn(id, whole));
+      CHECK(own.size() <= 3);
+      CHECK(Begins(Entries(source->ReadOwn(id, whole)), own));
+      GroupReadOptions groups;
+      const absl::StatusOr<GroupPage> bell =
+          (*r)->engine().ReadNotifications(id, groups);
+      REQUIRE(bell.ok());
+      size_t notifications = 0;
+      for (const FeedGroup& g : bell->groups) notifications += g.activity_count;
+      CHECK(notifications <= 2);
+    }
+    // Owner 25's entries were inserted without expiry: exactly the newest.
+    const std::vector<StoredEntry> newest =
+        Entries(loaded.ReadTimeline(25, whole));
+    REQUIRE(newest.size() == 3);
+    CHECK(Begins(Entries(source->ReadTimeline(25, whole)), newest));
+    CHECK(Entries(loaded.ReadWorld(whole)).size() <= kShards * 5);
+    // The TTL applies to what is inserted from then on.
+    REQUIRE((*r)->engine().Insert(25, {kStart + 5000, 5000, 26}).ok());
+    const std::vector<StoredEntry> after =
+        Entries((*r)->engine().ReadTimeline(25, whole));
+    REQUIRE(after.size() == 3);
+    CHECK(after.front().expires_at == clock->Now() + kMicrosPerHour);
+  }
+  SUBCASE("larger caps keep every entry and merge more") {
+    options = Options(clock);
+    options.max_timeline_length = 500;
+    options.world_timeline_length = 800;
+    options.notifications.max_length = 1000;
+    r = LoadSnapshot(file.path, options);
+    REQUIRE(r.ok());
+    for (EntityId id : Universe()) {
+      // A home timeline that merges a hybrid actor shows the newest
+      // entries of the merge under the cap it is read with: more of them
+      // under a larger cap (feed_engine.h, hybrid fan-out).
+      CHECK(Begins(Entries((*r)->engine().ReadTimeline(id, whole)),
+                   Entries(source->ReadTimeline(id, whole))));
+      CHECK(Entries((*r)->engine().ReadOwn(id, whole)) ==
+            Entries(source->ReadOwn(id, whole)));
+    }
+    CHECK(Entries((*r)->engine().ReadWorld(whole)) ==
+          Entries(source->ReadWorld(whole)));
+  }
+  SUBCASE("other options are the new engine's own; bad ones fail as Create") {
+    options = Options(clock);
+    options.max_page_size = 0;
+    r = LoadSnapshot(file.path, options);
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  }
 }
 
 TEST_CASE("files that are not snapshots") {
