@@ -28,7 +28,10 @@ void CheckNames(NameOf name_of,
                 const std::vector<std::pair<Enum, std::string>>& expected,
                 Enum out_of_range, const std::string& unknown) {
   std::set<std::string> names;
-  for (const auto& [value, name] : expected) {
+  // Not a structured binding: INFO captures its arguments in a lambda.
+  for (const std::pair<Enum, std::string>& pair : expected) {
+    const Enum value = pair.first;
+    const std::string& name = pair.second;
     INFO("enumerator ", static_cast<int>(value), " (", name, ")");
     CHECK(std::string(name_of(value)) == name);
     names.insert(name_of(value));
