@@ -48,14 +48,18 @@
 // or ReleaseInactiveReaders: each followee it was copying is merged at read
 // from the oldest copy it held (as a follower of a hybrid actor merges it),
 // those copies are dropped, and publishes in timestamp order skip it, so a
-// publish costs work in proportion to the active followers. Its next read first
-// rebuilds the copies (the newest `max_timeline_length` of what the merge
-// shows, one lock per shard of its followees) and then answers, so its pages
-// are those it would have had had it stayed materialized, with the same
-// exception as hybrid fan-out (above) at a full timeline; a read that meets
-// a Follow, Unfollow or release of the same reader in progress answers
-// from the merge (the same pages) and leaves the rebuild to a later read,
-// so that a read never waits for them. A followee whose
+// publish costs work in proportion to the active followers. A followee it
+// mutes (the mute in force) stays copied: what that one publishes during
+// the mute never shows, also once the mute expires, as for a reader that
+// stayed materialized. Its next read first rebuilds the copies (the newest
+// `max_timeline_length` of what the merge shows, one lock per shard of its
+// followees) and then answers, so its pages are those it would have had
+// had it stayed materialized, with the same exception as hybrid fan-out
+// (above) at a full timeline, but for Unfollow, Mute and Block of the
+// reader: these rebuild it first, so what the cap pushed out stays out. A
+// read that meets a Follow, Unfollow or release of the same reader in
+// progress answers from the merge (the same pages) and leaves the rebuild
+// to a later read, so that a read never waits for them. A followee whose
 // copies did not match its own feed (a Remove, a mute, a delivery still in
 // flight) keeps its copies and merges only what is published after.
 //
@@ -464,9 +468,11 @@ class FEEDCORE_EXPORT FeedEngine {
   // `muter`'s timeline (and, with `options.notifications`, its
   // notification feed) and new ones do not arrive there until the mute is
   // lifted or expires. InvalidArgument for an expiry not in
-  // (now, now + kMaxTtl]. O(timeline). An expiry is read from the engine
+  // (now, now + kMaxTtl]. O(timeline; a dormant reader is rebuilt first,
+  // see "Inactive readers" above). An expiry is read from the engine
   // clock by every publish and read, nothing is swept: once it passes,
-  // what `muted` publishes arrives again; of a copied actor, what it
+  // what `muted` publishes arrives again; of a copied actor (every
+  // followee of a dormant reader but the merged-at-read ones), what it
   // published during the mute never arrives, while a merged-at-read
   // actor's own feed is read again from the follower's merge boundary, so
   // what it published during the mute, and what the mute removed, shows

@@ -337,15 +337,21 @@ class FeedEngineImpl final : public FeedEngine {
   // Const because reads are: what any reader sees does not change.
   void NoteTimelineRead(EntityId reader) const;
   // Makes `reader` dormant if it has not read since `cutoff`: each copied
-  // followee merged from the oldest copy it holds (or, where the copies
-  // do not match the followee's own feed, from just above what the
-  // followee had published), those copies dropped, and the followee's
-  // in-order publishes no longer copied to it. True if it did.
+  // followee it does not hide merged from the oldest copy it holds (or,
+  // where the copies do not match the followee's own feed, from just above
+  // what the followee had published), those copies dropped, and the
+  // followee's in-order publishes no longer copied to it. True if it did.
   bool MakeDormant(EntityId reader, Micros cutoff);
   // Turns `reader`'s dormant merges back into copies (the newest
   // max_timeline_length of what they show) and its followees' publishes
   // back into deliveries. False if its follow stripe was busy.
   bool RebuildReader(EntityId reader);
+  // RebuildReader with the stripe held by the caller; false if `reader`
+  // was not dormant. Unfollow, Mute and Block run it on the reader first:
+  // at a full timeline copies keep out for good what the cap pushed out,
+  // while a merge that loses entries shows the next older ones again.
+  // REQUIRES: FollowStripe(reader) held.
+  bool RebuildDormant(EntityId reader);
 
   // --- Notifications (feed_notifications.cc) ---
 

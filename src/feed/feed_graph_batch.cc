@@ -309,6 +309,13 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
   }
   std::vector<std::unique_lock<std::mutex>> stripes;
   for (const size_t s : stripe_ids) stripes.emplace_back(follow_stripes_[s]);
+  // What the unfollows remove leaves materialized timelines (see
+  // RebuildDormant).
+  if (options_.inactive_after > 0) {
+    absl::btree_set<EntityId> followers;
+    for (const FollowPair& pair : pairs) followers.insert(pair.follower);
+    for (const EntityId follower : followers) RebuildDormant(follower);
+  }
   const auto by_followee =
       RunsByShard(n, [&](size_t i) { return followee_shard[i]; });
   const auto by_follower =

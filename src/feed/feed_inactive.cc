@@ -5,11 +5,11 @@
 // copies.
 //
 // Both run under the reader's follow stripe, so they never interleave with
-// each other or with a Follow or Unfollow of the reader. Each visits the
-// reader's shard and its followees' shards one lock at a time, in an order
-// that keeps every read in between exact: a followee is merged before its
-// copies leave or stop arriving, and copied again before its merge ends;
-// meanwhile reads drop the duplicates.
+// each other or with a Follow, Unfollow, Mute, Unmute, Block or Unblock of
+// the reader. Each visits the reader's shard and its followees' shards one
+// lock at a time, in an order that keeps every read in between exact: a
+// followee is merged before its copies leave or stop arriving, and copied
+// again before its merge ends; meanwhile reads drop the duplicates.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -54,6 +54,29 @@ ChangeRecord DormantFollowerRecord(EntityId followee, EntityId reader,
   return record;
 }
 
+// Whether MakeDormant would merge `followee` of `node` at `now`: copied,
+// and not hidden. A followee the reader blocks or mutes stays copied, as
+// it is for a reader that stays materialized: its publishes are not
+// delivered while it is hidden, and never show after a mute ends. A merge
+// would show them once a mute expires, with nothing run at the expiry
+// that could move its boundary.
+bool MergesWhenDormant(const GraphNode& node, EntityId followee, Micros now) {
+  return node.FindMerged(followee) == nullptr &&
+         !node.relations.HidesInTimeline(followee, now);
+}
+
+// Whether `node` has a followee MakeDormant would merge at `now`.
+bool HasFolloweeToRelease(const GraphNode& node, Micros now) {
+  if (node.following.size() == node.hybrid_following.size()) return false;
+  if (node.relations.blocking.empty() && node.relations.muting.empty()) {
+    return true;
+  }
+  return std::any_of(node.following.begin(), node.following.end(),
+                     [&](EntityId followee) {
+                       return MergesWhenDormant(node, followee, now);
+                     });
+}
+
 }  // namespace
 
 absl::StatusOr<size_t> FeedEngineImpl::ReleaseInactiveReaders(size_t budget) {
@@ -62,7 +85,8 @@ absl::StatusOr<size_t> FeedEngineImpl::ReleaseInactiveReaders(size_t budget) {
         "ReleaseInactiveReaders needs EngineOptions.inactive_after (it is 0: "
         "inactive readers are off)");
   }
-  const Micros cutoff = options_.clock->Now() - options_.inactive_after;
+  const Micros now = options_.clock->Now();
+  const Micros cutoff = now - options_.inactive_after;
   const size_t shard_count = options_.shards;
   const size_t first =
       next_release_shard_.fetch_add(1, std::memory_order_relaxed) % shard_count;
@@ -74,9 +98,7 @@ absl::StatusOr<size_t> FeedEngineImpl::ReleaseInactiveReaders(size_t budget) {
     {
       ReaderLock lock(&shard.mu());
       shard.ForEachNode([&](EntityId entity, const GraphNode& node) {
-        // Some followee is still copied.
-        if (node.following.size() > node.hybrid_following.size() &&
-            node.last_read.Load() < cutoff) {
+        if (node.last_read.Load() < cutoff && HasFolloweeToRelease(node, now)) {
           candidates.push_back(entity);
         }
       });
@@ -92,6 +114,9 @@ absl::StatusOr<size_t> FeedEngineImpl::ReleaseInactiveReaders(size_t budget) {
 bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
   std::lock_guard<std::mutex> stripe(FollowStripe(reader));
   Shard& home = ShardOf(reader);
+  // One instant for what the reader hides: its relations cannot change
+  // under the stripe, but a mute can expire.
+  const Micros now = options_.clock->Now();
   std::vector<EntityId> followees;
   {
     const Shard& shard = home;
@@ -99,7 +124,9 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
     const GraphNode* node = shard.FindNode(reader);
     if (node == nullptr || node->last_read.Load() >= cutoff) return false;
     for (const EntityId followee : node->following) {
-      if (node->FindMerged(followee) == nullptr) followees.push_back(followee);
+      if (MergesWhenDormant(*node, followee, now)) {
+        followees.push_back(followee);
+      }
     }
   }
   if (followees.empty()) return false;
@@ -122,7 +149,6 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
   // The reader merges each followee from there (copies may still arrive:
   // reads drop the duplicates) and lists the visible copies it holds
   // below, oldest first.
-  const Micros now = options_.clock->Now();
   std::vector<bool> merged(n, false);
   std::vector<std::vector<EntryKey>> held(n);
   {
@@ -203,15 +229,25 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
 bool FeedEngineImpl::RebuildReader(EntityId reader) {
   std::unique_lock<std::mutex> stripe(FollowStripe(reader), std::try_to_lock);
   if (!stripe.owns_lock()) return false;
+  return RebuildDormant(reader);
+}
+
+bool FeedEngineImpl::RebuildDormant(EntityId reader) {
   Shard& home = ShardOf(reader);
+  // What the reader hides is decided once: its relations cannot change
+  // under the stripe, but a mute can expire meanwhile.
+  const Micros now = options_.clock->Now();
   std::vector<MergedFollowee> dormant;
+  std::vector<bool> hidden;
   {
     const Shard& shard = home;
     ReaderLock lock(&shard.mu());
     const GraphNode* node = shard.FindNode(reader);
     if (node == nullptr || node->dormant_merges == 0) return false;
     for (const MergedFollowee& merge : node->hybrid_following) {
-      if (merge.dormant) dormant.push_back(merge);
+      if (!merge.dormant) continue;
+      dormant.push_back(merge);
+      hidden.push_back(node->relations.HidesInTimeline(merge.actor, now));
     }
   }
   const size_t n = dormant.size();
@@ -227,7 +263,9 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
   // In each followee's shard: its publishes copy to the reader again, and
   // what the merge shows is read (every entry held, expired ones too, as
   // copies would hold them). A publish from then on is either in what is
-  // read or delivered.
+  // read or delivered. A followee the reader hides shows nothing, so none
+  // of its entries is read: counted below, they would push shown entries
+  // out of the newest `cap`.
   const size_t cap = options_.max_timeline_length;
   const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(reader)), reader};
   std::vector<StoredEntry> copies;
@@ -246,6 +284,7 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
         stays_merged[i] = true;  // merged at read for every follower now
         continue;
       }
+      if (hidden[i]) continue;
       if (const Timeline* own = shard.FindTimeline({actor, FeedType::kOwn})) {
         own->Collect(ReadOrder::kNewestFirst, dormant[i].boundary,
                      EntryKey::Max(), kNothingExpired, cap, &copies);
@@ -267,7 +306,6 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
   std::sort(copies.rbegin(), copies.rend(), newer);
   // The copies go in and the merges end under one hold of the reader's
   // lock: a read sees one or the other, never neither.
-  const Micros now = options_.clock->Now();
   WriterLock lock(&home.mu());
   GraphNode* node = home.FindNode(reader);
   if (node == nullptr) return true;
@@ -279,8 +317,7 @@ bool FeedEngineImpl::RebuildReader(EntityId reader) {
   for (size_t i = 0; i < n; ++i) {
     const MergedFollowee* merge = node->FindMerged(dormant[i].actor);
     ends[i] = merge != nullptr && merge->dormant;
-    if (ends[i] && !stays_merged[i] &&
-        !node->relations.HidesInTimeline(dormant[i].actor, now)) {
+    if (ends[i] && !stays_merged[i] && !hidden[i]) {
       copied.insert(dormant[i].actor);
     }
   }

@@ -231,6 +231,9 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
   {
     std::lock_guard<std::mutex> serial(FollowStripe(blocker));
     if (Blocks(blocker, blocked)) return result;
+    // What the block removes leaves a materialized timeline (see
+    // RebuildDormant).
+    if (options_.inactive_after > 0) RebuildDormant(blocker);
     ChangeRelation(ShardOf(blocker), log_,
                    RelationRecord(ChangeKind::kBlockAdd, blocker, blocked),
                    true, false);
@@ -286,6 +289,10 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
   if (before.has_value() && before->ActiveAt(now) && *before == mute) {
     return RelationResult{};
   }
+  // What the mute removes leaves a materialized timeline (see
+  // RebuildDormant), and no dormant merge of the muted actor is left to
+  // show, once the mute expires, what it published during the mute.
+  if (options_.inactive_after > 0) RebuildDormant(muter);
   ChangeBothSides(RelationRecord(ChangeKind::kMuteAdd, muter, muted, mute));
   RelationResult result;
   result.changed = true;

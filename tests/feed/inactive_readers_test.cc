@@ -3,8 +3,9 @@
 // copies of out-of-order publishes below its merge), that its pages are
 // those of an engine that keeps every reader materialized (before and after
 // its next read rebuilds it, at the cap too), the calls that meet a dormant
-// reader (Retract, Unfollow, Remove, Mute, a followee becoming merged at
-// read), the change stream and snapshots, and the errors.
+// reader (Retract, Unfollow, Remove, Mute and its expiry, Unmute, Block, a
+// followee becoming merged at read), the change stream and snapshots, and
+// the errors.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -304,6 +305,129 @@ TEST_CASE("replicas and snapshots hold dormant readers as the source does") {
   for (EntityId e = 1; e <= 9; ++e) universe.push_back(e);
   testing::CheckSameState(*source, replica->engine(), universe);
   testing::CheckSameState(*source, loaded->engine(), universe);
+}
+
+// Reads `reader`'s home marker on both engines: its unread count is
+// answered from the merge, without the rebuild a read does first.
+void CheckUnread(Pair& p, EntityId reader) {
+  const size_t max = p.engine->options().max_page_size;
+  const absl::StatusOr<ReadMarker> got =
+      p.engine->GetReadMarker(reader, MarkedFeed::Home(reader), max);
+  const absl::StatusOr<ReadMarker> want =
+      p.reference->GetReadMarker(reader, MarkedFeed::Home(reader), max);
+  REQUIRE(got.ok());
+  REQUIRE(want.ok());
+  CHECK(got->unread == want->unread);
+}
+
+TEST_CASE("a muted followee's publishes do not shorten a rebuilt timeline") {
+  EngineOptions options = Options();
+  options.max_timeline_length = 20;
+  options.default_backfill = 5;
+  Pair p(options);
+  p.Follow(kReader, kActor);
+  p.Follow(kReader, kOther);
+  p.Both([](FeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
+  ActivityId id = 1;
+  for (; id <= 19; ++id) p.Publish(id, kActor, static_cast<Micros>(id));
+  REQUIRE(p.Read(kReader).size() == 19);
+  p.clock->Advance(kIdle + 1);
+  REQUIRE(p.Release() == 1);
+  for (int i = 0; i < 3; ++i, ++id) {
+    p.Publish(id, kOther, static_cast<Micros>(id));
+  }
+  p.Publish(id, kActor, static_cast<Micros>(id));
+  CheckUnread(p, kReader);
+  CHECK(p.Read(kReader).size() == 20);
+  CHECK(p.Read(kReader).size() == 20);
+  ++id;
+  p.Publish(id, kActor, static_cast<Micros>(id));
+  CHECK(p.Read(kReader).size() == 20);
+}
+
+TEST_CASE("a mute that expires shows a dormant reader what it shows others") {
+  // Muted before the reader goes idle, or while it is dormant.
+  for (const bool muted_first : {true, false}) {
+    INFO("muted before the reader is dormant: " << muted_first);
+    Pair p;
+    p.Follow(kReader, kActor);
+    p.Follow(kReader, kOther);
+    p.Publish(1, kActor, 1);
+    p.Publish(2, kOther, 2);
+    MuteOptions mute;
+    mute.expires_at = p.clock->Now() + 3 * kIdle;
+    auto mute_other = [&](FeedEngine& e) {
+      REQUIRE(e.Mute(kReader, kOther, mute).ok());
+    };
+    if (muted_first) p.Both(mute_other);
+    p.clock->Advance(kIdle + 1);
+    REQUIRE(p.Release() == 1);
+    if (!muted_first) p.Both(mute_other);
+    p.Publish(3, kOther, 3);  // during the mute: never shown
+    p.clock->Advance(2 * kIdle);
+    p.Publish(4, kOther, 4);  // after it
+    CheckUnread(p, kReader);
+    CHECK(p.Read(kReader) == std::vector<ActivityId>{4, 1});
+    p.Publish(5, kOther, 5);
+    CHECK(p.Read(kReader) == std::vector<ActivityId>{5, 4, 1});
+  }
+}
+
+TEST_CASE("Unmute of a dormant reader's followee, with and without back-fill") {
+  for (const size_t backfill : {size_t{0}, size_t{1}, size_t{1000}}) {
+    INFO("backfill " << backfill);
+    Pair p;
+    p.Follow(kReader, kActor);
+    p.Follow(kReader, kOther);
+    p.Publish(1, kActor, 1);
+    p.Publish(2, kOther, 2);
+    p.Both([](FeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
+    p.clock->Advance(kIdle + 1);
+    REQUIRE(p.Release() == 1);
+    p.Publish(3, kOther, 3);
+    p.Publish(4, kOther, 4);
+    p.Both([&](FeedEngine& e) {
+      REQUIRE(e.Unmute(kReader, kOther, {.backfill = backfill}).ok());
+    });
+    p.Publish(5, kOther, 5);
+    CheckUnread(p, kReader);
+    p.Read(kReader);
+  }
+}
+
+TEST_CASE("Unfollow, Mute and Block of a dormant reader at a full timeline") {
+  // Each removes kActor's entries; what the cap pushed out stays out.
+  const std::vector<std::function<void(FeedEngine&)>> removals = {
+      [](FeedEngine& e) { REQUIRE(e.Unfollow(kReader, kActor).ok()); },
+      [](FeedEngine& e) { REQUIRE(e.Mute(kReader, kActor).ok()); },
+      [](FeedEngine& e) { REQUIRE(e.Block(kReader, kActor).ok()); },
+      [](FeedEngine& e) { REQUIRE(e.Block(kActor, kReader).ok()); },
+  };
+  for (size_t k = 0; k < removals.size(); ++k) {
+    INFO("removal " << k);
+    EngineOptions options = Options();
+    options.max_timeline_length = 5;
+    Pair p(options);
+    p.Follow(kReader, kActor);
+    p.Follow(kReader, kOther);
+    for (ActivityId id = 1; id <= 5; ++id) {
+      p.Publish(id, id % 2 == 1 ? kActor : kOther, static_cast<Micros>(id));
+    }
+    p.clock->Advance(kIdle + 1);
+    REQUIRE(p.Release() == 1);
+    p.Publish(6, kOther, 6);
+    p.Publish(7, kOther, 7);
+    p.Both(removals[k]);
+    CheckUnread(p, kReader);
+    CHECK(p.Read(kReader) == std::vector<ActivityId>{7, 6, 4});
+    // Unblocked, the follows stay ended.
+    p.Both([](FeedEngine& e) {
+      REQUIRE(e.Unblock(kReader, kActor, {.backfill = 1000}).ok());
+      REQUIRE(e.Unblock(kActor, kReader, {.backfill = 1000}).ok());
+    });
+    p.Publish(8, kActor, 8);
+    p.Read(kReader);
+  }
 }
 
 TEST_CASE("errors") {

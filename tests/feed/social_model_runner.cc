@@ -13,7 +13,8 @@ void Runner::Run(int ops) {
     }
     // Blocks and mutes remove entries: not in a run without removals. They
     // come between the other operations, which keep their own draws.
-    if (config_.removals && relation_rng_() % 100 < 2) DoRelation();
+    const uint64_t relations = config_.inactive_only ? 6 : 2;
+    if (config_.removals && relation_rng_() % 100 < relations) DoRelation();
     if (config_.removals && inactive_rng_() % 100 < 4) DoReleaseInactive();
     int op = static_cast<int>(rng_() % 100);
     // Without removals: follows instead of unfollows, publishes instead of
@@ -22,6 +23,7 @@ void Runner::Run(int ops) {
     if (!config_.removals && ((op >= 41 && op < 46) || (op >= 85 && op < 95))) {
       op = 21;
     }
+    if (config_.inactive_only && op >= 41 && op < 46) op = 21;  // no retract
     if (op < 14) {
       DoFollow();
     } else if (op < 21) {
@@ -58,6 +60,7 @@ void Runner::Run(int ops) {
 }
 
 void Runner::DoFollow() {
+  SettleAtCap();
   const EntityId follower = Entity();
   EntityId followee = Entity();
   if (followee == follower) followee = follower % config_.entities + 1;
@@ -142,10 +145,13 @@ void Runner::DoRelation() {
   const Micros now = clock_->Now();
   MuteOptions mute;
   mute.notifications = relation_rng_() % 2 == 0;
-  // No mute here expires by itself: every engine is compared with the
-  // copy-mode model, and a merged actor's mute that expires cannot match
-  // it (feed_engine.h, Mute): its entries published during the mute, never
-  // copied, show again through the merge. relations_test covers expiry.
+  // Mutes expire only where no actor is merged at read: every engine is
+  // compared with the copy-mode model, and a merged actor's mute that
+  // expires cannot match it (feed_engine.h, Mute): its entries published
+  // during the mute, never copied, show again through the merge.
+  if (config_.inactive_only && relation_rng_() % 2 == 0) {
+    mute.expires_at = now + 1 + static_cast<Micros>(relation_rng_() % 150);
+  }
   RestoreOptions restore;
   restore.backfill = config_.complete_backfill || relation_rng_() % 3 == 0
                          ? kCompleteBackfill
@@ -156,6 +162,10 @@ void Runner::DoRelation() {
                                  : "Unmute";
   what_ = std::string(name) + " " + std::to_string(user) + " -> " +
           std::to_string(actor);
+  if (kind >= 35 && kind < 75 && mute.expires_at) {
+    what_ += " until " + std::to_string(*mute.expires_at);
+    ++coverage_.expiring_mutes;
+  }
   Settle();
   for (Member& m : members_) {
     INFO("threshold " << m.threshold);
@@ -218,6 +228,7 @@ void Runner::CheckRelationLists(EntityId user) {
 }
 
 void Runner::DoUnfollow() {
+  SettleAtCap();
   const EntityId follower = Entity();
   EntityId followee = Entity();
   if (followee == follower) followee = follower % config_.entities + 1;
@@ -253,7 +264,8 @@ Activity Runner::NewActivity() {
   a.ts = std::max<Micros>(a.ts, 0);
   a.payload = Payload();
   a.ttl = rng_() % 3 == 0 ? 0 : 1 + static_cast<Micros>(rng_() % 600);
-  if (rng_() % 4 != 0) {  // otherwise neither: ungrouped
+  if (config_.inactive_only) a.ttl = 0;  // the long default
+  if (rng_() % 4 != 0) {                 // otherwise neither: ungrouped
     a.verb = rng_() % kVerbs;
     a.object = rng_() % kObjects;
   }

@@ -1,7 +1,7 @@
 // The engine group and random operations of social_model_test.cc: every
-// engine of a group differs only in hybrid_fanout_threshold and is compared
-// with its own FeedModel after every operation (see social_model_test.cc for
-// what the sequences cover and why).
+// engine of a group differs only in hybrid_fanout_threshold and
+// inactive_after, and is compared with its own FeedModel after every
+// operation (see social_model_test.cc for what the sequences cover and why).
 #ifndef FEEDCORE_TESTS_FEED_SOCIAL_MODEL_RUNNER_H_
 #define FEEDCORE_TESTS_FEED_SOCIAL_MODEL_RUNNER_H_
 
@@ -77,7 +77,16 @@ struct Config {
   size_t fanout_threads;
   size_t parallel_fanout_min_followers;
   EntityId entities;
+  // Engines that differ only in inactive_after, none merging at read, so
+  // that sequences may also expire mutes and remove entries at a reached
+  // cap. Nothing expires but mutes, and nothing is retracted: a dormant
+  // reader's merged view over its cap that then loses entries that way is
+  // the sequence where it may differ (feed_engine.h).
+  bool inactive_only = false;
 };
+
+// The entries' lifetime in `inactive_only` runs: longer than any run.
+inline constexpr Micros kLongTtl = Micros{1} << 40;
 
 // How long a reader of the members with inactive readers may stay idle:
 // the clock advances draw 0..59.
@@ -169,10 +178,14 @@ class Runner {
       variants.push_back({3, kInactiveAfter});
     }
     variants.push_back({kNeverHybrid, 0});
+    if (config.inactive_only) {
+      // Two idle times: readers go dormant at different steps.
+      variants = {{0, 0}, {0, kInactiveAfter}, {0, kInactiveAfter / 2}};
+    }
     for (const auto& [threshold, inactive_after] : variants) {
       EngineOptions o;
       o.shards = config.shards;
-      o.default_ttl = kDefaultTtl;
+      o.default_ttl = config.inactive_only ? kLongTtl : kDefaultTtl;
       o.max_timeline_length = config.cap;
       o.world_timeline_length = kCap;
       o.max_page_size = kMaxPage;
@@ -204,7 +217,8 @@ class Runner {
              merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
              hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
              restored = 0, hidden_by_boundary = 0, trimmed = 0,
-             markers_moved = 0, markers_unread = 0, made_dormant = 0;
+             markers_moved = 0, markers_unread = 0, made_dormant = 0,
+             expiring_mutes = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -234,6 +248,7 @@ class Runner {
       markers_moved += o.markers_moved;
       markers_unread += o.markers_unread;
       made_dormant += o.made_dormant;
+      expiring_mutes += o.expiring_mutes;
     }
   };
   Coverage coverage() const {
@@ -256,13 +271,21 @@ class Runner {
     pending_ = false;
   }
 
+  // Settle, in a run that removes entries at a reached cap: which entries
+  // a Follow's back-fill keeps, and which an Unfollow leaves, depend there
+  // on whether a delivery still in flight lands before or after it; the
+  // model has every publish land before the next call.
+  void SettleAtCap() {
+    if (config_.cap != kCap && config_.removals) Settle();
+  }
+
   void DoFollow();
 
   void DoUnfollow();
 
-  // Block, Unblock, Mute (with or without notifications and expiry) or
-  // Unmute (with a back-fill) of two random entities, then the user's
-  // Blocked and Muted lists.
+  // Block, Unblock, Mute (with or without notifications; with an expiry
+  // only in `inactive_only` runs) or Unmute (with a back-fill) of two
+  // random entities, then the user's Blocked and Muted lists.
   void DoRelation();
   // ReleaseInactiveReaders on every member: those with inactive readers
   // make their idle readers dormant (later reads must not notice), the
