@@ -215,6 +215,22 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual ReadMarkers* read_markers() { return nullptr; }
   virtual RankedFeeds* ranked() { return nullptr; }
   virtual FeedMaintenance* maintenance() { return nullptr; }
+  // The same for a const engine, whose facets are const too.
+  const NotificationFeeds* notifications() const {
+    return const_cast<FeedEngine*>(this)->notifications();
+  }
+  const FeedRelations* relations() const {
+    return const_cast<FeedEngine*>(this)->relations();
+  }
+  const ReadMarkers* read_markers() const {
+    return const_cast<FeedEngine*>(this)->read_markers();
+  }
+  const RankedFeeds* ranked() const {
+    return const_cast<FeedEngine*>(this)->ranked();
+  }
+  const FeedMaintenance* maintenance() const {
+    return const_cast<FeedEngine*>(this)->maintenance();
+  }
 
   // Puts `entry` into `owner`'s timeline. An existing entry with the same
   // `(ts, activity_id)` is overwritten (actor and expiry), never duplicated.
@@ -397,6 +413,11 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
                                             public RankedFeeds,
                                             public FeedMaintenance {
  public:
+  using FeedEngine::maintenance;
+  using FeedEngine::notifications;
+  using FeedEngine::ranked;
+  using FeedEngine::read_markers;
+  using FeedEngine::relations;
   NotificationFeeds* notifications() final { return this; }
   FeedRelations* relations() final { return this; }
   ReadMarkers* read_markers() final { return this; }

@@ -222,6 +222,10 @@ class FEEDCORE_EXPORT RedisClusterFeedEngine : public FeedEngine,
                                                public ReadMarkers,
                                                public RankedFeeds {
  public:
+  using FeedEngine::notifications;
+  using FeedEngine::ranked;
+  using FeedEngine::read_markers;
+  using FeedEngine::relations;
   NotificationFeeds* notifications() final { return this; }
   FeedRelations* relations() final { return this; }
   ReadMarkers* read_markers() final { return this; }

@@ -363,6 +363,141 @@ absl::Status RedisFeedEngine::Retract(ActivityId activity_id) {
       .status();
 }
 
+int64_t RedisFeedEngine::KeyTtlMillis(Micros expires_at, Micros now) {
+  // Capped so that adding the margin cannot overflow (an expires_at near
+  // Micros max on a clock near 0); a key kept kMaxTtl is kept for good.
+  const Micros left = std::clamp<Micros>(expires_at - now, 0, kMaxTtl);
+  return (left + kKeyExpiryMargin) / kMicrosPerMillisecond + 1;
+}
+
+std::vector<Command> RedisFeedEngine::InsertCommands(
+    std::vector<std::string> keys, const StoredEntry& entry, size_t cap,
+    Micros now, std::optional<EntityId> only_if_following) const {
+  return ClusterClient::ScriptCommandsBySlot(
+      insert_, std::move(keys), /*keys_per_group=*/2, kTimelinesPerCall,
+      InsertArgs(entry, cap, now, only_if_following));
+}
+
+Command RedisFeedEngine::InsertCommand(
+    std::string timeline, std::string following, const StoredEntry& entry,
+    size_t cap, Micros now, std::optional<EntityId> only_if_following) const {
+  return ClusterClient::ScriptCommand(
+      insert_, {std::move(timeline), std::move(following)},
+      InsertArgs(entry, cap, now, only_if_following));
+}
+
+std::vector<std::string> RedisFeedEngine::InsertArgs(
+    const StoredEntry& entry, size_t cap, Micros now,
+    std::optional<EntityId> only_if_following) {
+  return {redis::EntryScore(entry.ts),
+          redis::EncodeEntryMember(entry),
+          absl::StrCat(cap),
+          absl::StrCat(KeyTtlMillis(entry.expires_at, now)),
+          only_if_following.has_value() ? BigEndian(*only_if_following)
+                                        : std::string(),
+          BigEndian(static_cast<uint64_t>(now))};
+}
+
+std::vector<std::string> RedisFeedEngine::HomeTimelineKeys(
+    absl::Span<const EntityId> owners) const {
+  std::vector<std::string> keys;
+  keys.reserve(2 * owners.size());
+  for (EntityId owner : owners) {
+    keys.push_back(Key(owner, "tl"));
+    keys.push_back(Key(owner, "fg"));
+  }
+  return keys;
+}
+
+absl::StatusOr<std::vector<InsertResult>> RedisFeedEngine::RunInsertsEach(
+    std::vector<Command> commands, size_t* skipped) {
+  std::vector<InsertResult> results;
+  if (commands.empty()) return results;
+  absl::StatusOr<std::vector<Reply>> replies =
+      client_->Run(std::move(commands));
+  if (!replies.ok()) return replies.status();
+  results.reserve(replies->size());
+  for (const Reply& reply : *replies) {
+    if (reply.type != Reply::Type::kArray || reply.elements.size() != 5) {
+      return UnexpectedReply("a timeline insert", reply);
+    }
+    InsertResult& result = results.emplace_back();
+    result.inserted = reply.elements[0].integer;
+    result.replaced = reply.elements[1].integer;
+    result.rejected_by_cap = reply.elements[2].integer;
+    result.trimmed = reply.elements[3].integer;
+    if (skipped != nullptr) *skipped += reply.elements[4].integer;
+  }
+  return results;
+}
+
+absl::StatusOr<InsertResult> RedisFeedEngine::RunInserts(
+    std::vector<Command> commands, size_t* skipped) {
+  absl::StatusOr<std::vector<InsertResult>> each =
+      RunInsertsEach(std::move(commands), skipped);
+  if (!each.ok()) return each.status();
+  InsertResult sum;
+  for (const InsertResult& result : *each) {
+    sum.inserted += result.inserted;
+    sum.replaced += result.replaced;
+    sum.rejected_by_cap += result.rejected_by_cap;
+    sum.trimmed += result.trimmed;
+  }
+  return sum;
+}
+
+absl::Status RedisFeedEngine::ForEachFollowerChunk(
+    EntityId actor,
+    absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit) const {
+  return ForEachIdChunk(Key(actor, "fr"), visit);
+}
+
+absl::Status RedisFeedEngine::ForEachIdChunk(
+    const std::string& key,
+    absl::FunctionRef<absl::Status(const std::vector<EntityId>&)> visit) const {
+  std::string start = "-";
+  while (true) {
+    absl::StatusOr<std::vector<EntityId>> chunk =
+        ListIds(key, start, kFollowerChunk);
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->empty()) return absl::OkStatus();
+    if (absl::Status status = visit(*chunk); !status.ok()) return status;
+    if (chunk->size() < kFollowerChunk) return absl::OkStatus();
+    start = ListStartAfter(chunk->back());
+  }
+}
+
+absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
+  const std::vector<std::string> args = {redis::EntryScore(entry.ts),
+                                         redis::EntryKeyBytes(entry.key())};
+  std::vector<Command> commands;
+  commands.push_back(
+      ClusterClient::ScriptCommand(remove_, Key(entry.actor, "own"), args));
+  commands.push_back(ClusterClient::ScriptCommand(remove_, WorldKey(), args));
+  absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(commands));
+  if (!done.ok()) return done.status();
+  if (absl::Status status = RemoveNotifications(entry); !status.ok()) {
+    return status;
+  }
+  auto remove = [&](const std::vector<EntityId>& readers) {
+    std::vector<std::string> timelines;
+    timelines.reserve(readers.size());
+    for (EntityId reader : readers) timelines.push_back(Key(reader, "tl"));
+    return client_
+        ->Run(ClusterClient::ScriptCommandsBySlot(remove_, std::move(timelines),
+                                                  /*keys_per_group=*/1,
+                                                  kTimelinesPerCall, args))
+        .status();
+  };
+  // The followers, and the former ones that kept their copies
+  // (UnfollowOptions::keep_history).
+  if (absl::Status status = ForEachIdChunk(Key(entry.actor, "fr"), remove);
+      !status.ok()) {
+    return status;
+  }
+  return ForEachIdChunk(Key(entry.actor, "fk"), remove);
+}
+
 }  // namespace feedcore::redis
 
 namespace feedcore {

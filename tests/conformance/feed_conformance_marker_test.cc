@@ -105,28 +105,34 @@ TEST_CASE("bad marker arguments are refused naming them") {
     CHECK_MESSAGE(absl::IsInvalidArgument(status), status);
     CHECK_MESSAGE(status.message().find(names) != std::string::npos, status);
   };
-  refused(engine.read_markers()->SetReadMarker(1, MarkedFeed::Home(1), {-1, 0}).status(),
+  refused(engine.read_markers()
+              ->SetReadMarker(1, MarkedFeed::Home(1), {-1, 0})
+              .status(),
           "key.ts");
-  refused(
-      engine.read_markers()->SetReadMarker(1, MarkedFeed::Home(2), {kStart + 1, 0}).status(),
-      "feed.owner");
-  refused(
-      engine.read_markers()->SetReadMarker(1, {FeedType::kWorld, 7}, {kStart + 1, 0}).status(),
-      "feed.owner");
-  refused(engine
-              .SetReadMarker(1, {FeedType::kNotification, 1}, {kStart + 1, 0},
-                             {.force = true})
+  refused(engine.read_markers()
+              ->SetReadMarker(1, MarkedFeed::Home(2), {kStart + 1, 0})
+              .status(),
+          "feed.owner");
+  refused(engine.read_markers()
+              ->SetReadMarker(1, {FeedType::kWorld, 7}, {kStart + 1, 0})
+              .status(),
+          "feed.owner");
+  refused(engine.read_markers()
+              ->SetReadMarker(1, {FeedType::kNotification, 1}, {kStart + 1, 0},
+                              {.force = true})
               .status(),
           "feed.type");
-  refused(engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(1), 0).status(),
-          "max_unread");
-  refused(engine
-              .GetReadMarker(1, MarkedFeed::Home(1),
-                             engine.options().max_page_size + 1)
+  refused(
+      engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(1), 0).status(),
+      "max_unread");
+  refused(engine.read_markers()
+              ->GetReadMarker(1, MarkedFeed::Home(1),
+                              engine.options().max_page_size + 1)
               .status(),
           "max_unread");
-  refused(engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(3), 1).status(),
-          "feed.owner");
+  refused(
+      engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(3), 1).status(),
+      "feed.owner");
   CHECK(Get(engine, 1, MarkedFeed::Home(1)).key == EntryKey{kStart, 1});
 }
 

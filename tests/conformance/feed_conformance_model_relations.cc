@@ -38,11 +38,14 @@ void Runner::DoRelation() {
     // Refused, changing nothing: a user hiding itself, a mute already over.
     check_all_ = true;
     ++coverage_.refused;
-    CHECK(absl::IsInvalidArgument(engine_->relations()->Mute(user, user).status()));
-    CHECK(absl::IsInvalidArgument(engine_->relations()->Block(actor, actor).status()));
+    CHECK(absl::IsInvalidArgument(
+        engine_->relations()->Mute(user, user).status()));
+    CHECK(absl::IsInvalidArgument(
+        engine_->relations()->Block(actor, actor).status()));
     MuteOptions over;
     over.expires_at = Now();
-    CHECK(absl::IsInvalidArgument(engine_->relations()->Mute(user, actor, over).status()));
+    CHECK(absl::IsInvalidArgument(
+        engine_->relations()->Mute(user, actor, over).status()));
     return;
   }
   RelationResult want;
@@ -75,7 +78,8 @@ void Runner::CheckRelationLists(EntityId user) {
   o.limit = 1 + rng_() % config_.max_page_size;
   std::vector<EntityId> blocked;
   for (ListOptions page = o;;) {
-    const absl::StatusOr<EntityPage> got = engine_->relations()->Blocked(user, page);
+    const absl::StatusOr<EntityPage> got =
+        engine_->relations()->Blocked(user, page);
     REQUIRE_MESSAGE(got.ok(), got.status());
     REQUIRE(got->ids.size() <= o.limit);
     blocked.insert(blocked.end(), got->ids.begin(), got->ids.end());
@@ -84,7 +88,8 @@ void Runner::CheckRelationLists(EntityId user) {
   }
   std::vector<MutedActor> muted;
   for (ListOptions page = o;;) {
-    const absl::StatusOr<MutedPage> got = engine_->relations()->Muted(user, page);
+    const absl::StatusOr<MutedPage> got =
+        engine_->relations()->Muted(user, page);
     REQUIRE_MESSAGE(got.ok(), got.status());
     REQUIRE(got->actors.size() <= o.limit);
     muted.insert(muted.end(), got->actors.begin(), got->actors.end());

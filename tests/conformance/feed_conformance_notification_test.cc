@@ -364,7 +364,8 @@ class Runner {
   void DoCounts(EntityId user) {
     what_ = "counts " + std::to_string(user);
     Reclaim(user);
-    CheckCounts(engine_->notifications()->GetNotificationCounts(user).value(), user);
+    CheckCounts(engine_->notifications()->GetNotificationCounts(user).value(),
+                user);
   }
 
   std::vector<FeedGroup> Expected(EntityId user) {

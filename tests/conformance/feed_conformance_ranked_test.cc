@@ -218,7 +218,8 @@ class Sequence {
 
   void Counters() {
     const ActivityId id = AnyActivity();
-    const absl::StatusOr<ActivityCounters> got = engine_->ranked()->GetCounters(id);
+    const absl::StatusOr<ActivityCounters> got =
+        engine_->ranked()->GetCounters(id);
     const absl::StatusOr<ActivityCounters> want =
         model_.Counters(id, clock_->Now());
     REQUIRE(got.status().code() == want.status().code());
@@ -478,7 +479,8 @@ TEST_CASE(
       const int64_t delta = static_cast<int64_t>(rng() % 201) - 100;
       if (delta == 0) continue;
       failures.Check(
-          engine->ranked()->IncrementCounter(id, rng() % kActivityCounterCount, delta)
+          engine->ranked()
+              ->IncrementCounter(id, rng() % kActivityCounterCount, delta)
               .status(),
           "IncrementCounter");
       increments.fetch_add(1, std::memory_order_relaxed);
@@ -497,7 +499,8 @@ TEST_CASE(
       bool first = true;
       for (;;) {
         read.limit = 1 + rng() % 12;
-        const absl::StatusOr<RankedPage> page = engine->ranked()->ReadRanked(1, read);
+        const absl::StatusOr<RankedPage> page =
+            engine->ranked()->ReadRanked(1, read);
         if (!page.ok()) {
           failures.Check(page.status(), "ReadRanked");
           return;

@@ -30,9 +30,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "conformance/backend.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
-#include "conformance/backend.h"
 #include "feedcore/options.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
@@ -75,7 +75,8 @@ size_t Visible(FeedEngine& engine, EntityId user, EntityId actor,
   GroupReadOptions read;
   read.limit = engine.options().max_page_size;
   for (;;) {
-    absl::StatusOr<GroupPage> page = engine.notifications()->ReadNotifications(user, read);
+    absl::StatusOr<GroupPage> page =
+        engine.notifications()->ReadNotifications(user, read);
     if (!page.ok()) return kFailedRead;
     for (const FeedGroup& g : page->groups) {
       for (const EntityId a : g.recent_actors) n += a == actor;
@@ -151,7 +152,8 @@ void Run(size_t hybrid_threshold) {
         const bool block = rng() % 3 == 0;
         bool notifications = block;
         if (block) {
-          const absl::StatusOr<RelationResult> r = engine->relations()->Block(user, actor);
+          const absl::StatusOr<RelationResult> r =
+              engine->relations()->Block(user, actor);
           if (!r.ok() || !r->changed) {
             failures.Add(absl::StrCat("Block: ", r.status().ToString()));
             continue;

@@ -561,7 +561,8 @@ TEST_CASE(
   CHECK(r->created);
   // Duplicates are served once.
   CHECK(r->notified == 2);
-  const absl::StatusOr<GroupPage> bell = env.engine->notifications()->ReadNotifications(7, {});
+  const absl::StatusOr<GroupPage> bell =
+      env.engine->notifications()->ReadNotifications(7, {});
   REQUIRE_MESSAGE(bell.ok(), bell.status());
   REQUIRE(bell->groups.size() == 1);
   CHECK(bell->groups[0].recent[0].activity_id == 10);
@@ -586,8 +587,12 @@ TEST_CASE(
 
   // Retract takes it out of every bell.
   REQUIRE(env.engine->Retract(10).ok());
-  CHECK(env.engine->notifications()->ReadNotifications(7, {}).value().groups.empty());
-  CHECK(env.engine->notifications()->GetNotificationCounts(8).value() == NotificationCounts{});
+  CHECK(env.engine->notifications()
+            ->ReadNotifications(7, {})
+            .value()
+            .groups.empty());
+  CHECK(env.engine->notifications()->GetNotificationCounts(8).value() ==
+        NotificationCounts{});
 
   // A crowd beyond what one script call's Lua can unpack at once, and
   // Retract still finds every feed.
@@ -597,7 +602,10 @@ TEST_CASE(
       env.engine->Publish(MakeActivity(12, 5, 12), many);
   REQUIRE_MESSAGE(crowded.ok(), crowded.status());
   CHECK(crowded->notified == 10'000);
-  CHECK(env.engine->notifications()->GetNotificationCounts(10'999).value().groups == 1);
+  CHECK(env.engine->notifications()
+            ->GetNotificationCounts(10'999)
+            .value()
+            .groups == 1);
   REQUIRE(env.engine->Retract(12).ok());
   CHECK(env.engine->notifications()->GetNotificationCounts(1000).value() ==
         NotificationCounts{});
@@ -618,19 +626,25 @@ TEST_CASE(
     REQUIRE_MESSAGE(empty.ok(), empty.status());
     CHECK(empty->groups.empty());
     CHECK(empty->next_cursor.empty());
-    CHECK(env.engine->notifications()->GetNotificationCounts(9).value() == NotificationCounts{});
-    CHECK(env.engine->notifications()->MarkSeen(9).value() == NotificationCounts{});
-    CHECK(env.engine->notifications()->MarkAllRead(9).value() == NotificationCounts{});
-    CHECK(absl::IsNotFound(env.engine->notifications()->MarkRead(9, {10, 10}).status()));
-    CHECK(absl::IsInvalidArgument(env.engine->notifications()->MarkRead(9, {-1, 10}).status()));
+    CHECK(env.engine->notifications()->GetNotificationCounts(9).value() ==
+          NotificationCounts{});
+    CHECK(env.engine->notifications()->MarkSeen(9).value() ==
+          NotificationCounts{});
+    CHECK(env.engine->notifications()->MarkAllRead(9).value() ==
+          NotificationCounts{});
+    CHECK(absl::IsNotFound(
+        env.engine->notifications()->MarkRead(9, {10, 10}).status()));
+    CHECK(absl::IsInvalidArgument(
+        env.engine->notifications()->MarkRead(9, {-1, 10}).status()));
     GroupReadOptions zero;
     zero.limit = 0;
     CHECK(absl::IsInvalidArgument(
         env.engine->notifications()->ReadNotifications(9, zero).status()));
     GroupReadOptions bad_cursor;
     bad_cursor.cursor = "garbage";
-    CHECK(absl::IsInvalidArgument(
-        env.engine->notifications()->ReadNotifications(9, bad_cursor).status()));
+    CHECK(absl::IsInvalidArgument(env.engine->notifications()
+                                      ->ReadNotifications(9, bad_cursor)
+                                      .status()));
     // Grouped reads need aggregation, which this engine does not have.
     CHECK(absl::IsFailedPrecondition(env.engine->ReadGroups(1, {}).status()));
   }
