@@ -24,6 +24,7 @@ namespace {
 
 using feedcore::EntityId;
 using feedcore::FeedEngine;
+using feedcore::InProcessFeedEngine;
 using feedcore::MarkedFeed;
 
 // 2024-01-01T09:00:00Z.
