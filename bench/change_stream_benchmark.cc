@@ -26,7 +26,7 @@ constexpr size_t kUsers = 1'000'000;
 constexpr size_t kOwnerDraws = 1 << 20;
 constexpr Micros kStart = 1'700'000'000'000'000;
 
-std::unique_ptr<FeedEngine> NewEngine(bool with_stream) {
+std::unique_ptr<InProcessFeedEngine> NewEngine(bool with_stream) {
   EngineOptions options;
   options.sweep_interval = 0;
   options.fanout_threads = 0;
@@ -51,15 +51,15 @@ const std::vector<EntityId>& Owners() {
 // One engine per configuration, shared by the threads of a run and kept
 // for the repetitions (so later repetitions insert into fuller timelines,
 // with and without a stream alike).
-FeedEngine& SharedEngine(bool with_stream) {
-  static FeedEngine* const engines[2] = {NewEngine(false).release(),
+InProcessFeedEngine& SharedEngine(bool with_stream) {
+  static InProcessFeedEngine* const engines[2] = {NewEngine(false).release(),
                                          NewEngine(true).release()};
   return *engines[with_stream ? 1 : 0];
 }
 
 void BM_Insert(benchmark::State& state) {
   const bool with_stream = state.range(0) != 0;
-  FeedEngine& engine = SharedEngine(with_stream);
+  InProcessFeedEngine& engine = SharedEngine(with_stream);
   const std::vector<EntityId>& owners = Owners();
   // Threads start at different places of the drawn owners, and their
   // activity ids never collide.
@@ -85,7 +85,7 @@ BENCHMARK(BM_Insert)
 
 void BM_Publish(benchmark::State& state) {
   const bool with_stream = state.range(0) != 0;
-  std::unique_ptr<FeedEngine> engine = NewEngine(with_stream);
+  std::unique_ptr<InProcessFeedEngine> engine = NewEngine(with_stream);
   constexpr EntityId kActor = 1;
   for (EntityId follower = 2; follower < 102; ++follower) {
     engine->Follow(follower, kActor).IgnoreError();

@@ -124,8 +124,8 @@ EngineOptions Options(bool aggregated, std::shared_ptr<ManualClock> clock) {
   return options;
 }
 
-std::unique_ptr<FeedEngine> NewEngine(EngineOptions options) {
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+std::unique_ptr<InProcessFeedEngine> NewEngine(EngineOptions options) {
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(std::move(options));
   if (!engine.ok()) Die(engine.status().ToString());
   return *std::move(engine);
@@ -171,7 +171,7 @@ const std::vector<Draw>& PublishDraws() {
 // state of a live feed, and both modes get the same publishes.
 struct PublishFixture {
   std::shared_ptr<ManualClock> clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   ActivityId next_id = 1;
   size_t next_draw = 0;
 
@@ -305,7 +305,7 @@ enum class ReadEngine {
 
 struct ReadFixture {
   std::shared_ptr<ManualClock> clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 // The same publishes for every engine: kReadOwner follows kReadFollowees
@@ -523,7 +523,7 @@ Measurement MeasureMemory(bool aggregated) {
   malloc_trim(0);
   const size_t rss_before = ResidentBytes();
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<FeedEngine> engine = NewEngine(Options(aggregated, clock));
+  std::unique_ptr<InProcessFeedEngine> engine = NewEngine(Options(aggregated, clock));
   bool ok = true;
   // Entry j of every timeline, then entry j + 1, as a live feed fills them;
   // each timeline gets kEntriesPerDay a day.

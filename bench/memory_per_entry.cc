@@ -135,7 +135,7 @@ Measurement MeasureFeedcore(const Shape& shape) {
       std::fprintf(stderr, "%s\n", engine.status().ToString().c_str());
       return false;
     }
-    FeedEngine& e = **engine;
+    InProcessFeedEngine& e = **engine;
     bool ok =
         Fill(shape, *clock, [&](EntityId owner, const TimelineEntry& entry) {
           return e.Insert(owner, entry).ok();

@@ -37,7 +37,7 @@ constexpr EntityId kFirstActor = 1'000'000;
 
 struct Fixture {
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   std::mt19937_64 rng{42};
   ActivityId next_id = 1;
 

@@ -42,7 +42,7 @@ constexpr size_t kDraws = 4096;
 
 struct World {
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   std::vector<EntityId> draws;  // readers, in the order the loops read them
 };
 
@@ -58,7 +58,7 @@ const World& Shared() {
     options.clock = w->clock;
     options.sweep_interval = 0;
     options.fanout_threads = 0;
-    absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+    absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
         FeedEngine::Create(options);
     Check(engine.status(), "FeedEngine::Create");
     w->engine = *std::move(engine);

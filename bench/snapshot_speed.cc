@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   EngineOptions options;
   options.sweep_interval = 0;
   options.shards = 16;
-  std::unique_ptr<FeedEngine> engine = FeedEngine::Create(options).value();
+  std::unique_ptr<InProcessFeedEngine> engine = FeedEngine::Create(options).value();
 
   const uint64_t users = (entries + per_timeline - 1) / per_timeline;
   const Micros start = 1'700'000'000'000'000;

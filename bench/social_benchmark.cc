@@ -57,11 +57,11 @@ namespace {
 
 constexpr Micros kStart = 1'700'000'000LL * kMicrosPerSecond;
 
-std::unique_ptr<FeedEngine> NewEngine(std::shared_ptr<ManualClock> clock,
+std::unique_ptr<InProcessFeedEngine> NewEngine(std::shared_ptr<ManualClock> clock,
                                       EngineOptions options) {
   options.clock = std::move(clock);
   options.sweep_interval = 0;
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(std::move(options));
   if (!engine.ok()) {
     std::fprintf(stderr, "FeedEngine::Create: %s\n",
@@ -90,7 +90,7 @@ void BM_CelebrityPost(benchmark::State& state) {
   auto clock = std::make_shared<ManualClock>(kStart);
   EngineOptions options;
   options.fanout_threads = threads;
-  std::unique_ptr<FeedEngine> engine = NewEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> engine = NewEngine(clock, options);
   FollowOptions no_backfill;
   no_backfill.backfill = 0;
   for (size_t i = 0; i < kCelebrityFollowers; ++i) {
@@ -172,7 +172,7 @@ constexpr size_t kPageSize = 50;
 
 struct FollowingReadFixture {
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   std::vector<std::string> cursors;  // positions to read a page at
 };
 
@@ -245,7 +245,7 @@ constexpr size_t kFolloweesPerUser = 10;
 
 struct MixedFixture {
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   std::atomic<ActivityId> next_id{1};
   size_t max_followers = 0;
 };
@@ -337,12 +337,12 @@ constexpr size_t kFans = 1'000'000;
 constexpr size_t kFansPage = 1'000;
 
 // One engine for both benchmarks: following a million takes seconds.
-FeedEngine& MillionFollowerEngine() {
-  static FeedEngine* const engine = [] {
+InProcessFeedEngine& MillionFollowerEngine() {
+  static InProcessFeedEngine* const engine = [] {
     EngineOptions options;
     options.shards = 16;
     options.hybrid_fanout_threshold = 10'000;
-    FeedEngine* created =
+    InProcessFeedEngine* created =
         NewEngine(std::make_shared<ManualClock>(kStart), options).release();
     FollowOptions no_backfill;
     no_backfill.backfill = 0;
@@ -356,7 +356,7 @@ FeedEngine& MillionFollowerEngine() {
 }
 
 void BM_FollowersPage(benchmark::State& state) {
-  FeedEngine& engine = MillionFollowerEngine();
+  InProcessFeedEngine& engine = MillionFollowerEngine();
   const size_t depth = static_cast<size_t>(state.range(0));
   ListOptions list;
   list.limit = kFansPage;
@@ -381,7 +381,7 @@ BENCHMARK(BM_FollowersPage)
     ->Arg(kFans / kFansPage - 1);
 
 void BM_UnfollowOfMillion(benchmark::State& state) {
-  FeedEngine& engine = MillionFollowerEngine();
+  InProcessFeedEngine& engine = MillionFollowerEngine();
   FollowOptions no_backfill;
   no_backfill.backfill = 0;
   const EntityId fan = kFirstFan + kFans / 2;

@@ -156,12 +156,12 @@ class FeedcoreSystemT {
     return page.ok() ? page->entries.size() : 0;
   }
 
-  const FeedEngine& engine() const { return *engine_; }
+  const InProcessFeedEngine& engine() const { return *engine_; }
 
  private:
   const std::shared_ptr<ManualClock> clock_ =
       std::make_shared<ManualClock>(kStartTime);
-  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<InProcessFeedEngine> engine_;
 };
 
 template <typename Baseline, const char* kSystemName>

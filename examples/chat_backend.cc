@@ -24,6 +24,7 @@ namespace {
 
 using feedcore::EntityId;
 using feedcore::FeedEngine;
+using feedcore::InProcessFeedEngine;
 using feedcore::MarkedFeed;
 
 // 2024-01-01T09:00:00Z.
@@ -75,11 +76,11 @@ void Expect(bool holds, const char* what) {
 
 class Chat {
  public:
-  Chat(std::unique_ptr<FeedEngine> engine,
+  Chat(std::unique_ptr<InProcessFeedEngine> engine,
        std::shared_ptr<feedcore::ManualClock> clock)
       : engine_(std::move(engine)), clock_(std::move(clock)) {}
 
-  FeedEngine& engine() { return *engine_; }
+  InProcessFeedEngine& engine() { return *engine_; }
 
   // Posts `text` from `sender` to `channel`, one second after the last
   // message. The channel is the activity's actor, so that the message
@@ -109,7 +110,7 @@ class Chat {
   }
 
  private:
-  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<InProcessFeedEngine> engine_;
   std::shared_ptr<feedcore::ManualClock> clock_;
   feedcore::ActivityId last_id_ = 0;
 };
@@ -139,7 +140,7 @@ int main() {
   // it elsewhere and keep only the recent part here.
   options.default_ttl = 7 * feedcore::kMicrosPerDay;
   Chat chat(Check(FeedEngine::Create(options), "FeedEngine::Create"), clock);
-  FeedEngine& engine = chat.engine();
+  InProcessFeedEngine& engine = chat.engine();
 
   std::printf("Members join channels (one FollowMany call):\n");
   const std::vector<feedcore::FollowPair> joins = {

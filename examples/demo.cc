@@ -99,9 +99,9 @@ int main() {
   // Hybrid fan-out for actors with more than 3 followers (see Publishing).
   // A real program sets it in the thousands.
   options.hybrid_fanout_threshold = 3;
-  std::unique_ptr<feedcore::FeedEngine> engine =
+  std::unique_ptr<feedcore::InProcessFeedEngine> engine =
       Check(feedcore::FeedEngine::Create(options), "FeedEngine::Create");
-  feedcore::FeedEngine& feeds = *engine;
+  feedcore::InProcessFeedEngine& feeds = *engine;
 
   // --- A follow graph -------------------------------------------------------
   for (EntityId followee : {kAna, kBo, kStreamer}) {

@@ -206,7 +206,7 @@ feedcore::PeriodId PlayTwoWeeks(Backend& game, feedcore::ManualClock& clock) {
 
   // A friends' board: the follow graph of the store's engine, joined with
   // the board. FollowedAndSelf puts the player first, then whom it follows.
-  feedcore::FeedEngine& social = game.store->engine();
+  feedcore::InProcessFeedEngine& social = game.store->engine();
   for (MemberId friend_id : {kCy, kDee}) {
     Check(social.Follow(kBo, friend_id).status(), "Follow");
   }

@@ -736,7 +736,7 @@ class Driver {
   const size_t board_page_;
   const TieBreak tie_break_;
   const RankStyle rank_style_;
-  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<InProcessFeedEngine> engine_;
   testing::FeedModel model_;
   const LeaderboardOptions board_options_;
   internal::LeaderboardImpl board_;

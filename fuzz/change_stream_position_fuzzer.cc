@@ -179,7 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   engine_options.shards = 2;
   engine_options.clock = clock;
   engine_options.change_stream = stream;
-  std::unique_ptr<FeedEngine> engine =
+  std::unique_ptr<InProcessFeedEngine> engine =
       FeedEngine::Create(engine_options).value();
 
   std::vector<std::unique_ptr<ChangeReader>> readers;

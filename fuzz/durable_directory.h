@@ -78,7 +78,7 @@ inline std::unique_ptr<DurableStore> OpenOrDie(const std::string& directory) {
 
 // The calls the small store's snapshot holds.
 inline void SmallWorkload(DurableStore& store) {
-  FeedEngine& engine = store.engine();
+  InProcessFeedEngine& engine = store.engine();
   for (EntityId follower = 2; follower <= 5; ++follower) {
     FUZZ_CHECK(engine.Follow(follower, 1).ok());
   }
@@ -106,7 +106,7 @@ inline void SmallWorkload(DurableStore& store) {
 // The calls the seeds' log segments hold: every kind of change a store
 // logs for these calls, on top of either snapshot.
 inline void LoggedWorkload(DurableStore& store) {
-  FeedEngine& engine = store.engine();
+  InProcessFeedEngine& engine = store.engine();
   FUZZ_CHECK(engine.Follow(6, 1).ok());
   FUZZ_CHECK(engine.Follow(7, 2).ok());
   for (ActivityId id = 101; id <= 106; ++id) {

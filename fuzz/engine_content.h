@@ -31,7 +31,7 @@ struct Content {
   bool operator==(const Content&) const = default;
 };
 
-inline std::vector<StoredEntry> WholeWorld(const FeedEngine& engine) {
+inline std::vector<StoredEntry> WholeWorld(const InProcessFeedEngine& engine) {
   ReadOptions read;
   read.limit = engine.options().max_page_size;
   read.hydrate = true;
@@ -94,7 +94,7 @@ inline std::vector<LeaderboardEntry> WholeBoard(const Leaderboard& board) {
   return out;
 }
 
-inline Content Describe(const FeedEngine& engine,
+inline Content Describe(const InProcessFeedEngine& engine,
                         const LeaderboardRegistry& boards) {
   const EngineStats stats = engine.Stats().value();
   size_t timelines = 0, entries = 0;

@@ -75,7 +75,7 @@ struct FeedFixture {
   }
 
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 }  // namespace feedcore::fuzz

@@ -33,7 +33,7 @@ struct Walk {
   testing::FeedModel::Key last;
 };
 
-inline absl::StatusOr<Page> ReadFeed(const FeedEngine& engine,
+inline absl::StatusOr<Page> ReadFeed(const InProcessFeedEngine& engine,
                                      testing::Feed feed, EntityId owner,
                                      const ReadOptions& r) {
   switch (feed) {
@@ -68,7 +68,7 @@ class FeedWalks {
   // Reads the next page of `walk` (its first when `first`) from `engine`
   // with the limit and hydration of `r`, checks that it is the page
   // `model` shows at `now`, and keeps the walk open if another follows.
-  void ReadAndCompare(const FeedEngine& engine, const testing::FeedModel& model,
+  void ReadAndCompare(const InProcessFeedEngine& engine, const testing::FeedModel& model,
                       Walk walk, ReadOptions r, bool first, Micros now) {
     r.order = walk.order;
     r.min_ts = walk.min_ts;
@@ -103,7 +103,7 @@ class FeedWalks {
 // each count checked against the expired entries `model` holds at `now`.
 // False for a zero budget, which must reclaim nothing; otherwise the
 // caller evicts in the model too.
-[[nodiscard]] inline bool EvictAndCompare(FeedEngine& engine,
+[[nodiscard]] inline bool EvictAndCompare(InProcessFeedEngine& engine,
                                           const testing::FeedModel& model,
                                           size_t budget, Micros now) {
   const size_t expired = model.CountExpired(now);

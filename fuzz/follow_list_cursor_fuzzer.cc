@@ -32,13 +32,13 @@ namespace {
 using internal::CursorKind;
 using internal::FollowListCursor;
 
-absl::StatusOr<EntityPage> List(const FeedEngine& engine, bool followers,
+absl::StatusOr<EntityPage> List(const InProcessFeedEngine& engine, bool followers,
                                 EntityId entity, const ListOptions& options) {
   return followers ? engine.Followers(entity, options)
                    : engine.Following(entity, options);
 }
 
-std::vector<EntityId> WholeList(const FeedEngine& engine, bool followers,
+std::vector<EntityId> WholeList(const InProcessFeedEngine& engine, bool followers,
                                 EntityId entity) {
   ListOptions options;
   options.limit = engine.options().max_page_size;
@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace feedcore;
   using namespace feedcore::fuzz;
   static const FeedFixture* const fixture = new FeedFixture();
-  const FeedEngine& engine = *fixture->engine;
+  const InProcessFeedEngine& engine = *fixture->engine;
 
   FuzzInput in(data, size);
   const bool structured = in.Bool();

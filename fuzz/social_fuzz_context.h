@@ -182,7 +182,7 @@ struct SocialFuzzContext {
   const EngineOptions options;
   const EntityId entities;
   testing::FeedModel model;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   ActivityId next_id = 0;
   Micros head = 50;
 

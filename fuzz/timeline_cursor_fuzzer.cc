@@ -37,7 +37,7 @@ using internal::TimelineCursor;
 
 enum class Feed : uint8_t { kHome = 0, kOwn = 1, kWorld = 2 };
 
-absl::StatusOr<Page> Read(const FeedEngine& engine, Feed feed, EntityId owner,
+absl::StatusOr<Page> Read(const InProcessFeedEngine& engine, Feed feed, EntityId owner,
                           const ReadOptions& options) {
   switch (feed) {
     case Feed::kHome:
@@ -51,7 +51,7 @@ absl::StatusOr<Page> Read(const FeedEngine& engine, Feed feed, EntityId owner,
 }
 
 // The whole feed in `options.order` within its window, page by page.
-std::vector<StoredEntry> ReadWhole(const FeedEngine& engine, Feed feed,
+std::vector<StoredEntry> ReadWhole(const InProcessFeedEngine& engine, Feed feed,
                                    EntityId owner, ReadOptions options) {
   options.cursor.clear();
   options.limit = engine.options().max_page_size;
@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace feedcore;
   using namespace feedcore::fuzz;
   static const FeedFixture* const fixture = new FeedFixture();
-  const FeedEngine& engine = *fixture->engine;
+  const InProcessFeedEngine& engine = *fixture->engine;
 
   FuzzInput in(data, size);
   const bool structured = in.Bool();

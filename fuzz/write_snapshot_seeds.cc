@@ -28,7 +28,7 @@ namespace {
 constexpr Micros kSeedClockTime = kSnapshotClockTime - 100;
 constexpr Micros kInactiveAfter = 20;
 
-std::unique_ptr<FeedEngine> NewEngine(size_t shards, bool with_stream) {
+std::unique_ptr<InProcessFeedEngine> NewEngine(size_t shards, bool with_stream) {
   EngineOptions options = SnapshotEngineOptions();
   options.clock = std::make_shared<ManualClock>(kSeedClockTime);
   options.inactive_after = kInactiveAfter;
@@ -39,7 +39,7 @@ std::unique_ptr<FeedEngine> NewEngine(size_t shards, bool with_stream) {
   return FeedEngine::Create(options).value();
 }
 
-void Social(FeedEngine& engine) {
+void Social(InProcessFeedEngine& engine) {
   for (EntityId follower = 2; follower <= 6; ++follower) {
     FUZZ_CHECK(engine.Follow(follower, 1).ok());
   }
@@ -83,7 +83,7 @@ void Social(FeedEngine& engine) {
 }
 
 void Write(const std::filesystem::path& dir, const std::string& name,
-           const FeedEngine& engine, const LeaderboardRegistry* boards) {
+           const InProcessFeedEngine& engine, const LeaderboardRegistry* boards) {
   const std::string scratch = ScratchSnapshotPath("seed.snap");
   FUZZ_CHECK(SaveSnapshot(engine, scratch, boards).ok());
   std::ifstream in(scratch, std::ios::binary);

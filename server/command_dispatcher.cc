@@ -24,7 +24,7 @@
 namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
-    FeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
+    InProcessFeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
     AppendOnlyFiles* append_only, const DispatcherOptions& options) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   return dispatcher;
 }
 
-CommandDispatcher::CommandDispatcher(FeedEngine* feeds,
+CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
                                      LeaderboardStore* boards,
                                      SnapshotSaver* snapshots,
                                      AppendOnlyFiles* append_only,

@@ -38,7 +38,7 @@ class CommandDispatcher {
   // `snapshots` the saving commands reply that snapshots are off; without
   // `append_only`, BGREWRITEAOF that the append-only files are off.
   static absl::StatusOr<std::unique_ptr<CommandDispatcher>> Create(
-      FeedEngine* feeds, LeaderboardStore* boards,
+      InProcessFeedEngine* feeds, LeaderboardStore* boards,
       SnapshotSaver* snapshots = nullptr,
       AppendOnlyFiles* append_only = nullptr,
       const DispatcherOptions& options = {});
@@ -60,7 +60,7 @@ class CommandDispatcher {
   ServerStats& stats() const { return stats_; }
 
  private:
-  CommandDispatcher(FeedEngine* feeds, LeaderboardStore* boards,
+  CommandDispatcher(InProcessFeedEngine* feeds, LeaderboardStore* boards,
                     SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
                     const DispatcherOptions& options);
 

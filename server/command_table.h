@@ -35,7 +35,7 @@ struct SessionState {
 
 // What every command may use.
 struct ServerContext {
-  FeedEngine* feeds = nullptr;
+  InProcessFeedEngine* feeds = nullptr;
   LeaderboardStore* boards = nullptr;
   SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
   AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no

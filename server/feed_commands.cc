@@ -174,7 +174,7 @@ void ListEntities(CommandCall& call, bool followers) {
   EntityId entity = 0;
   ListOptions options;
   if (!ParseListCall(call, &entity, &options)) return;
-  FeedEngine& feeds = *call.server->feeds;
+  InProcessFeedEngine& feeds = *call.server->feeds;
   absl::StatusOr<EntityPage> page = followers
                                         ? feeds.Followers(entity, options)
                                         : feeds.Following(entity, options);

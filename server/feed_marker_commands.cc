@@ -73,7 +73,7 @@ void FeedMarkerGet(CommandCall& call) {
   if (!user.ok()) return ReplyError(call, user.status());
   absl::StatusOr<MarkedFeed> feed = ParseMarkedFeed(call.args);
   if (!feed.ok()) return ReplyError(call, feed.status());
-  FeedEngine& feeds = *call.server->feeds;
+  InProcessFeedEngine& feeds = *call.server->feeds;
   size_t max_unread =
       std::min(kDefaultMaxUnread, feeds.options().max_page_size);
   for (size_t i = 4; i < call.args.size(); ++i) {

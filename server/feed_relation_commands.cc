@@ -121,7 +121,7 @@ void ListRelations(CommandCall& call, bool muted) {
   EntityId entity = 0;
   ListOptions options;
   if (!ParseListCall(call, &entity, &options)) return;
-  FeedEngine& feeds = *call.server->feeds;
+  InProcessFeedEngine& feeds = *call.server->feeds;
   if (!muted) {
     absl::StatusOr<EntityPage> page = feeds.Blocked(entity, options);
     if (!page.ok()) return ReplyError(call, page.status());

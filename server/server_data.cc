@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<ServerData>> ServerData::CreateEmpty(
     const EngineOptions& engine_options,
     const LeaderboardOptions& board_options) {
   std::unique_ptr<ServerData> data(new ServerData());
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(engine_options);
   if (!engine.ok()) return engine.status();
   data->own_engine_ = *std::move(engine);

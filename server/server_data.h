@@ -53,7 +53,7 @@ class ServerData {
 
   ~ServerData();
 
-  FeedEngine& engine() { return *engine_; }
+  InProcessFeedEngine& engine() { return *engine_; }
   LeaderboardStore& boards() { return *store_; }
   // Null unless opened with OpenAppendOnly.
   AppendOnlyFiles* append_only() { return append_only_.get(); }
@@ -71,9 +71,9 @@ class ServerData {
   // Exactly one of these owns the engine and the registry.
   std::unique_ptr<AppendOnlyFiles> append_only_;
   std::unique_ptr<Replica> replica_;
-  std::unique_ptr<FeedEngine> own_engine_;
+  std::unique_ptr<InProcessFeedEngine> own_engine_;
 
-  FeedEngine* engine_ = nullptr;
+  InProcessFeedEngine* engine_ = nullptr;
   // Declared last, so destroyed first: it refers to the replica's registry.
   std::unique_ptr<LeaderboardStore> store_;
 };

@@ -259,7 +259,9 @@ std::function<absl::Status(Metric, size_t, std::vector<double>&)> EngineCalls(
   // Cursors of the round's first pages, for its next pages.
   auto group_cursor = std::make_shared<std::string>();
   auto page_cursor = std::make_shared<std::string>();
-  return [&engine, &answers, &marks, last_ts, group_cursor, page_cursor](
+  // Both backends have the facet.
+  NotificationFeeds& bell = *engine.notifications();
+  return [&engine, &bell, &answers, &marks, last_ts, group_cursor, page_cursor](
              Metric metric, size_t round,
              std::vector<double>& samples) -> absl::Status {
     std::vector<int64_t>& answer = answers.answer[metric];
@@ -301,10 +303,10 @@ std::function<absl::Status(Metric, size_t, std::vector<double>&)> EngineCalls(
         const auto start = Stopwatch::now();
         absl::StatusOr<NotificationCounts> counts =
             metric == kCounts
-                ? engine.GetNotificationCounts(kNotified)
-                : engine.MarkRead(kNotified,
-                                  {marks[round % marks.size()].first,
-                                   marks[round % marks.size()].second});
+                ? bell.GetNotificationCounts(kNotified)
+                : bell.MarkRead(kNotified,
+                                {marks[round % marks.size()].first,
+                                 marks[round % marks.size()].second});
         samples.push_back(MicrosSince(start));
         if (!counts.ok()) return counts.status();
         answer = CountsAnswer(*counts);
@@ -315,7 +317,7 @@ std::function<absl::Status(Metric, size_t, std::vector<double>&)> EngineCalls(
         read.limit = kPageSize;
         const auto start = Stopwatch::now();
         absl::StatusOr<GroupPage> page =
-            engine.ReadNotifications(kNotified, read);
+            bell.ReadNotifications(kNotified, read);
         samples.push_back(MicrosSince(start));
         if (!page.ok()) return page.status();
         answer = GroupAnswer(*page, /*flags=*/true);
@@ -681,8 +683,9 @@ void RunGroupedRead(RunContext& context) {
       GroupReadOptions read;
       read.limit = kPageSize;
       absl::StatusOr<NotificationCounts> counts =
-          on.GetNotificationCounts(kNotified);
-      absl::StatusOr<GroupPage> page = on.ReadNotifications(kNotified, read);
+          on.notifications()->GetNotificationCounts(kNotified);
+      absl::StatusOr<GroupPage> page =
+          on.notifications()->ReadNotifications(kNotified, read);
       if (!counts.ok() || !page.ok()) {
         context.answers.Fail(kScenario, systems[i].name,
                              !counts.ok() ? counts.status() : page.status());

@@ -73,7 +73,7 @@ absl::StatusOr<FeedSetup> NewInactiveReadersEngine(size_t cap) {
   setup.clock = std::make_shared<ManualClock>(kBenchStartTime);
   EngineOptions options = NewEngineOptions(setup.clock, cap);
   options.inactive_after = kInactiveAfter;
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(options);
   if (!engine.ok()) return engine.status();
   setup.engine = *std::move(engine);
@@ -119,7 +119,7 @@ EntityId Follower(size_t index) { return kFirstFollower + index; }
 absl::Status PrepareFollowers(RunContext& context, FeedSetup& feed,
                               bool everyone_reads, std::string_view step) {
   const size_t followers = context.options.followers;
-  FeedEngine& engine = *feed.engine;
+  InProcessFeedEngine& engine = *feed.engine;
   FollowOptions no_backfill;
   no_backfill.backfill = 0;
   for (size_t i = 0; i < followers; ++i) {
@@ -150,7 +150,8 @@ absl::Status PrepareFollowers(RunContext& context, FeedSetup& feed,
 }
 
 // The release must make dormant exactly the followers that did not read.
-absl::Status Release(FeedEngine& engine, size_t followers, size_t expected) {
+absl::Status Release(InProcessFeedEngine& engine, size_t followers,
+                     size_t expected) {
   absl::StatusOr<size_t> released = engine.ReleaseInactiveReaders(followers);
   if (!released.ok()) return released.status();
   if (*released != expected) {
@@ -194,8 +195,9 @@ void AddMemoryFigures(RunContext& context, const EngineStats& before,
 
 // The newest entries of a sample of followers, active and dormant, must be
 // the same on both engines; a dormant follower's read rebuilds it.
-void CheckFollowerPages(RunContext& context, const FeedEngine& all_active,
-                        const FeedEngine& mostly_inactive) {
+void CheckFollowerPages(RunContext& context,
+                        const InProcessFeedEngine& all_active,
+                        const InProcessFeedEngine& mostly_inactive) {
   const size_t followers = context.options.followers;
   std::mt19937_64 rng(context.options.seed);
   std::vector<size_t> checked = {0, followers - 1};
@@ -238,8 +240,8 @@ void RunPublish(RunContext& context) {
     return context.answers.Fail(kScenario, kMostlyInactive,
                                 mostly_inactive.status());
   }
-  FeedEngine& all_engine = *all_active->engine;
-  FeedEngine& mostly_engine = *mostly_inactive->engine;
+  InProcessFeedEngine& all_engine = *all_active->engine;
+  InProcessFeedEngine& mostly_engine = *mostly_inactive->engine;
   if (absl::Status s =
           PrepareFollowers(context, *all_active, /*everyone_reads=*/true,
                            "following, all active");
@@ -273,7 +275,7 @@ void RunPublish(RunContext& context) {
   // before it, so every publish is in timestamp order.
   const Micros first_ts = kBenchStartTime + kIdleTime;
   std::vector<double> all_active_cpu, mostly_inactive_cpu;
-  auto timed = [&](FeedEngine& engine, size_t expected_fanout,
+  auto timed = [&](InProcessFeedEngine& engine, size_t expected_fanout,
                    std::vector<double>& cpu_samples) {
     return [&engine, expected_fanout, first_ts, &cpu_samples](
                size_t round, std::vector<double>& samples) -> absl::Status {
@@ -320,7 +322,7 @@ void RunPublish(RunContext& context) {
 // passing, the twins' reads and the release of the returning users.
 absl::Status PrepareReturningUsers(RunContext& context, FeedSetup& feed) {
   const DriverOptions& options = context.options;
-  FeedEngine& engine = *feed.engine;
+  InProcessFeedEngine& engine = *feed.engine;
   for (size_t u = 0; u < options.returning_users; ++u) {
     context.progress.Update(kScenario, "following, returning users", u,
                             options.returning_users);
@@ -359,8 +361,8 @@ absl::Status PrepareReturningUsers(RunContext& context, FeedSetup& feed) {
 }
 
 // Every activity id of a timeline, newest first, page by page.
-absl::StatusOr<std::vector<int64_t>> WholeTimeline(const FeedEngine& engine,
-                                                   EntityId reader) {
+absl::StatusOr<std::vector<int64_t>> WholeTimeline(
+    const InProcessFeedEngine& engine, EntityId reader) {
   std::vector<int64_t> ids;
   ReadOptions read;
   read.limit = kCheckedEntries;
@@ -375,7 +377,8 @@ absl::StatusOr<std::vector<int64_t>> WholeTimeline(const FeedEngine& engine,
 
 // A rebuilt timeline holds what it would have held had its reader stayed
 // active, down to the cap: the twin's, entry for entry.
-void CheckWholeTimelines(RunContext& context, const FeedEngine& engine) {
+void CheckWholeTimelines(RunContext& context,
+                         const InProcessFeedEngine& engine) {
   for (size_t u = 0; u < context.options.returning_users; ++u) {
     absl::StatusOr<std::vector<int64_t>> twin =
         WholeTimeline(engine, kFirstTwin + u);
@@ -399,7 +402,7 @@ void RunReturningReader(RunContext& context) {
       NewInactiveReadersEngine(options.timeline_cap);
   if (!feed.ok())
     return context.answers.Fail(kScenario, kFeedcore, feed.status());
-  FeedEngine& engine = *feed->engine;
+  InProcessFeedEngine& engine = *feed->engine;
   if (absl::Status s = PrepareReturningUsers(context, *feed); !s.ok()) {
     return context.answers.Fail(kScenario, kReturning, s);
   }

@@ -176,8 +176,8 @@ size_t EdgeCount(const DriverOptions& options) {
 }
 
 absl::Status BuildGraph(const DriverOptions& options,
-                        std::unique_ptr<FeedEngine>& keep) {
-  absl::StatusOr<std::unique_ptr<FeedEngine>> created =
+                        std::unique_ptr<InProcessFeedEngine>& keep) {
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> created =
       FeedEngine::Create(EngineOptions{});
   if (!created.ok()) return created.status();
   const size_t users = GraphUsers(options);
@@ -233,7 +233,7 @@ int RunMemoryChild(const std::string& kind, const DriverOptions& options) {
   malloc_trim(0);
   const int64_t before = ResidentBytes();
   FeedSetup timelines;
-  std::unique_ptr<FeedEngine> graph;
+  std::unique_ptr<InProcessFeedEngine> graph;
   std::unique_ptr<Leaderboard> board;
   int64_t stats_bytes = 0;
   if (kind == "timelines") {

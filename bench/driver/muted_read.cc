@@ -72,7 +72,8 @@ void RunVariant(RunContext& context, FeedEngine& engine,
   }
   for (size_t a = 0; a < muted; ++a) {
     const auto start = Stopwatch::now();
-    absl::Status s = engine.Mute(kMuting, kFirstActor + a).status();
+    absl::Status s =
+        engine.relations()->Mute(kMuting, kFirstActor + a).status();
     mutes[0].samples.push_back(MicrosSince(start));
     if (!s.ok()) return context.answers.Fail(kScenario, system, s);
   }

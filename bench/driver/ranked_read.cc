@@ -104,6 +104,8 @@ std::vector<int64_t> RankedIds(const RankedPage& page) {
 absl::Status RunMetric(System& system, Metric metric, size_t round,
                        const std::vector<ActivityId>& kept, size_t cap) {
   FeedEngine& engine = *system.engine;
+  // Both backends have the facet.
+  RankedFeeds& ranked = *engine.ranked();
   std::vector<double>& samples = system.samples[metric];
   std::vector<int64_t>& answer = system.answers[metric];
   switch (metric) {
@@ -115,9 +117,9 @@ absl::Status RunMetric(System& system, Metric metric, size_t round,
           (round * 7919 + (metric == kGetCounters ? 1 : 0)) % kept.size();
       const auto start = Stopwatch::now();
       absl::StatusOr<ActivityCounters> counters =
-          metric == kIncrement ? engine.IncrementCounter(
+          metric == kIncrement ? ranked.IncrementCounter(
                                      kept[at], round % kActivityCounterCount, 1)
-                               : engine.GetCounters(kept[at]);
+                               : ranked.GetCounters(kept[at]);
       samples.push_back(MicrosSince(start));
       if (!counters.ok()) return counters.status();
       answer = CountersAnswer(*counters);
@@ -131,7 +133,7 @@ absl::Status RunMetric(System& system, Metric metric, size_t round,
       read.window = std::min(kWindows[metric], cap);
       read.formula = kFormula;
       const auto start = Stopwatch::now();
-      absl::StatusOr<RankedPage> page = engine.ReadRanked(kReader, read);
+      absl::StatusOr<RankedPage> page = ranked.ReadRanked(kReader, read);
       samples.push_back(MicrosSince(start));
       if (!page.ok()) return page.status();
       answer = RankedIds(*page);
@@ -230,8 +232,9 @@ void RunRankedRead(RunContext& context) {
     }
   }
   for (const Increment& inc : increments) {
-    if (absl::Status s =
-            engine.IncrementCounter(inc.id, inc.counter, inc.delta).status();
+    if (absl::Status s = engine.ranked()
+                             ->IncrementCounter(inc.id, inc.counter, inc.delta)
+                             .status();
         !s.ok()) {
       context.answers.Fail(kScenario, kFeedcore, s);
       return;
@@ -244,7 +247,8 @@ void RunRankedRead(RunContext& context) {
                         increments.size(), kClusterSetupThreads, [&](size_t i) {
                           const Increment& inc = increments[i];
                           return cluster->engine()
-                              .IncrementCounter(inc.id, inc.counter, inc.delta)
+                              .ranked()
+                              ->IncrementCounter(inc.id, inc.counter, inc.delta)
                               .status();
                         });
     if (!s.ok()) fail_cluster(s);

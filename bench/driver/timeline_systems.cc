@@ -22,7 +22,7 @@ EngineOptions NewEngineOptions(std::shared_ptr<ManualClock> clock, size_t cap) {
 absl::StatusOr<FeedSetup> NewFeedSetup(size_t cap) {
   FeedSetup setup;
   setup.clock = std::make_shared<ManualClock>(kBenchStartTime);
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(NewEngineOptions(setup.clock, cap));
   if (!engine.ok()) return engine.status();
   setup.engine = *std::move(engine);

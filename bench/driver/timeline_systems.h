@@ -54,7 +54,7 @@ FollowOutcome FollowActors(FeedEngine& engine, FeedEngine* cluster,
 
 struct FeedSetup {
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 // The library's defaults except: `cap` entries per timeline, no back-fill

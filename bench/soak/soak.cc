@@ -71,7 +71,7 @@ void RunAtRate(int rate, const std::atomic<bool>& stop, Step step) {
   }
 }
 
-void Publisher(FeedEngine& engine, const std::atomic<bool>& stop,
+void Publisher(InProcessFeedEngine& engine, const std::atomic<bool>& stop,
                LatencyWindow& latency) {
   std::mt19937_64 rng(1);
   const uint64_t users = absl::GetFlag(FLAGS_users);
@@ -93,7 +93,7 @@ void Publisher(FeedEngine& engine, const std::atomic<bool>& stop,
   });
 }
 
-void Reader(const FeedEngine& engine, const std::atomic<bool>& stop,
+void Reader(const InProcessFeedEngine& engine, const std::atomic<bool>& stop,
             LatencyWindow& latency) {
   std::mt19937_64 rng(2);
   const uint64_t users = absl::GetFlag(FLAGS_users);
@@ -140,7 +140,7 @@ int Run() {
   options.default_ttl = absl::GetFlag(FLAGS_ttl_seconds) * kMicrosPerSecond;
   options.sweep_interval = 100 * kMicrosPerMillisecond;
   options.fanout_threads = 0;  // fan-out on the publisher's thread
-  std::unique_ptr<FeedEngine> engine = FeedEngine::Create(options).value();
+  std::unique_ptr<InProcessFeedEngine> engine = FeedEngine::Create(options).value();
   std::unique_ptr<Leaderboard> board = Leaderboard::Create({}).value();
 
   std::mt19937_64 rng(0);

@@ -67,7 +67,7 @@
 #include "absl/types/span.h"
 #include "feedcore/clock.h"
 #include "feedcore/export.h"
-#include "feedcore/leaderboard.h"
+#include "feedcore/leaderboard_options.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
@@ -186,17 +186,6 @@ enum class ChangeKind : uint8_t {
 
 // The kind's name as written in this header, e.g. "kTimelinePut".
 FEEDCORE_EXPORT const char* ChangeKindName(ChangeKind kind);
-
-// Which timeline of an entity a record is about.
-enum class FeedType : uint8_t {
-  kHome = 0,          // the entity's timeline (what it follows)
-  kOwn = 1,           // what the entity published
-  kWorld = 2,         // everything published; `owners` is {0}
-  kNotification = 3,  // the entity's notification feed
-};
-
-// The feed type's name as written in this header, e.g. "kHome".
-FEEDCORE_EXPORT const char* FeedTypeName(FeedType feed);
 
 enum class ActorMode : uint8_t {
   kCopied = 0,          // followers get copies (fan-out on write)

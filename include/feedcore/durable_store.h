@@ -188,7 +188,7 @@ class FEEDCORE_EXPORT DurableStore {
   DurableStore(const DurableStore&) = delete;
   DurableStore& operator=(const DurableStore&) = delete;
 
-  virtual FeedEngine& engine() = 0;
+  virtual InProcessFeedEngine& engine() = 0;
   virtual LeaderboardRegistry& boards() = 0;
 
   // Returns once every change appended so far is on stable storage,

@@ -84,12 +84,20 @@
 // larger than one process or shared by several; what that backend does
 // differently is listed there.
 //
-// FeedEngine is an interface: the library never casts one to a backend of
-// its own, so a program may implement it too (a fake for its tests, a
-// proxy). Everything the library does with an engine goes through these
-// virtuals, snapshots included (SaveSnapshot); what an implementation
-// cannot do it reports through `Supports` and `Unimplemented`, as the
-// Redis Cluster backend does.
+// Core and facets
+// ---------------
+// FeedEngine is the core every backend implements: inserts, the three
+// reads, grouped reads, the follow graph and publishing (20 pure virtuals;
+// a fake for a program's tests implements those). What a backend offers
+// beyond it comes in facets (feed_facets.h): notification feeds, mute and
+// block, read markers, counters with ranked reads, and the maintenance of
+// an in-process engine's memory. FeedEngine's accessors return the facets
+// an engine has, nullptr for the others; the concrete types say it too:
+// `Create` returns an InProcessFeedEngine, which is every facet, and the
+// Redis Cluster backend's RedisClusterFeedEngine (redis_cluster.h) is
+// every facet but FeedMaintenance. The library never casts an engine to a
+// backend of its own: what it does with a FeedEngine goes through these
+// virtuals, and snapshots (snapshot.h) take the in-process type.
 //
 // Paging is keyset-based: a cursor names the last key returned, so entries
 // inserted while a reader pages never cause a duplicate, and no entry older
@@ -102,8 +110,7 @@
 // `InvalidArgument` (bad option, malformed or foreign cursor, timestamp
 // below zero, expiry in the past) or `NotFound` (removing an absent entry),
 // with a message naming the offending argument.
-// A call that needs a capability the engine lacks (FeedCapability) fails
-// with `Unimplemented`. A backend on a server adds its own failures to
+// A backend on a server adds its own failures to
 // every call (redis_cluster.h: `Unavailable`, `Internal`); that is why
 // counts and other answers read from the server are `StatusOr`.
 //
@@ -130,70 +137,23 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "feedcore/export.h"
+#include "feedcore/feed_facets.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 #include "feedcore/stats.h"
 #include "feedcore/types.h"
 
 namespace feedcore {
+namespace internal {
+class FeedEngineImpl;
+}  // namespace internal
 
-class LeaderboardRegistry;
-
-// What a backend can do beyond what every FeedEngine does. A call that
-// needs a capability the engine lacks fails with `Unimplemented`, naming
-// the capability and the backend, and changes nothing; it never answers
-// with an empty result or a zero. Ask `Supports` before relying on one.
-enum class FeedCapability : uint8_t {
-  // Notification feeds: `PublishOptions::notify`, ReadNotifications,
-  // GetNotificationCounts, MarkSeen, MarkRead, MarkAllRead.
-  kNotifications = 0,
-  // ReadGroups. The engine must also be created with
-  // `EngineOptions::aggregation.enabled` (FailedPrecondition otherwise).
-  kGroupedReads = 1,
-  // EvictExpired: reclaiming expired entries on demand. The Redis Cluster
-  // backend lacks it: its keys expire on their own and every read skips
-  // what has expired.
-  kEviction = 2,
-  // Stats: counters of the engine's contents and memory. The Redis Cluster
-  // backend lacks it (the memory is the cluster's; ask Redis INFO).
-  kStats = 3,
-  // SaveSnapshot: the engine's whole state in one file (snapshot.h). The
-  // Redis Cluster backend lacks it (use Redis persistence).
-  kSnapshots = 4,
-  // Mute, Unmute, Block, Unblock, Muted, Blocked.
-  kMuteBlock = 5,
-  // SetReadMarker, GetReadMarker.
-  kReadMarkers = 6,
-  // IncrementCounter, GetCounters, ReadRanked.
-  kRankedReads = 7,
-  // EngineOptions::inactive_after and ReleaseInactiveReaders. The Redis
-  // Cluster backend lacks it: its timelines are Redis keys, which
-  // Redis evicts by its own policies.
-  kInactiveReaders = 8,
-};
-inline constexpr FeedCapability kAllFeedCapabilities[] = {
-    FeedCapability::kNotifications,  FeedCapability::kGroupedReads,
-    FeedCapability::kEviction,       FeedCapability::kStats,
-    FeedCapability::kSnapshots,      FeedCapability::kMuteBlock,
-    FeedCapability::kReadMarkers,    FeedCapability::kRankedReads,
-    FeedCapability::kInactiveReaders};
-
-// The capability's name as written in this header, e.g. "kStats".
-FEEDCORE_EXPORT const char* FeedCapabilityName(FeedCapability capability);
-
-// What SaveSnapshot wrote.
-struct SnapshotInfo {
-  // Replay the source's stream from AtSequence(sequence); 0 when the engine
-  // records no changes.
-  uint64_t sequence = 0;
-  uint64_t file_bytes = 0;
-};
+class InProcessFeedEngine;
 
 // What an insert did. `inserted + replaced + rejected_by_cap` equals the
 // number of (owner, entry) pairs in the call.
@@ -244,24 +204,47 @@ class FEEDCORE_EXPORT FeedEngine {
   // Creates an engine. Fails with `InvalidArgument` naming the option when
   // one is out of range. Starts the background sweeper unless
   // `options.sweep_interval` is 0.
-  static absl::StatusOr<std::unique_ptr<FeedEngine>> Create(
+  static absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> Create(
       EngineOptions options);
 
   virtual ~FeedEngine() = default;
   FeedEngine(const FeedEngine&) = delete;
   FeedEngine& operator=(const FeedEngine&) = delete;
 
-  // Whether this engine has `capability` (see FeedCapability). Constant
-  // for the engine's lifetime; O(1), never blocks.
-  virtual bool Supports(FeedCapability capability) const = 0;
+  // The facets this engine has (feed_facets.h), each part of this engine
+  // and valid while it lives; nullptr for a facet it lacks. Constant for
+  // the engine's lifetime; O(1), never blocks.
+  virtual NotificationFeeds* notifications() { return nullptr; }
+  virtual FeedRelations* relations() { return nullptr; }
+  virtual ReadMarkers* read_markers() { return nullptr; }
+  virtual RankedFeeds* ranked() { return nullptr; }
+  virtual FeedMaintenance* maintenance() { return nullptr; }
+  // The same for a const engine, whose facets are const too.
+  const NotificationFeeds* notifications() const {
+    return const_cast<FeedEngine*>(this)->notifications();
+  }
+  const FeedRelations* relations() const {
+    return const_cast<FeedEngine*>(this)->relations();
+  }
+  const ReadMarkers* read_markers() const {
+    return const_cast<FeedEngine*>(this)->read_markers();
+  }
+  const RankedFeeds* ranked() const {
+    return const_cast<FeedEngine*>(this)->ranked();
+  }
+  const FeedMaintenance* maintenance() const {
+    return const_cast<FeedEngine*>(this)->maintenance();
+  }
 
   // Puts `entry` into `owner`'s timeline. An existing entry with the same
   // `(ts, activity_id)` is overwritten (actor and expiry), never duplicated.
   // O(1) expected when the entry is newer than everything in a timeline
-  // below its cap, O(log n) otherwise.
-  virtual absl::StatusOr<InsertResult> Insert(
-      EntityId owner, const TimelineEntry& entry,
-      const InsertOptions& options = {}) = 0;
+  // below its cap, O(log n) otherwise. InsertFanout with one owner.
+  absl::StatusOr<InsertResult> Insert(EntityId owner,
+                                      const TimelineEntry& entry,
+                                      const InsertOptions& options = {}) {
+    return InsertFanout(absl::MakeConstSpan(&owner, 1), entry, options);
+  }
 
   // Puts the same `entry` into every timeline in `owners` (fan-out). Takes
   // each shard's lock once for all the owners that live there. Duplicate
@@ -324,66 +307,11 @@ class FEEDCORE_EXPORT FeedEngine {
   // Cost: O(log n + page) from the timeline's group index; when the
   // owner follows merged-at-read actors, or its timeline holds expired
   // entries not yet reclaimed, O(entries of the merged feed) instead.
-  // Unimplemented without FeedCapability::kGroupedReads;
   // FailedPrecondition unless EngineOptions::aggregation.enabled;
   // InvalidArgument for a limit of 0 or above max_page_size, or a cursor
   // that is malformed or belongs to another owner.
   virtual absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const = 0;
-
-  // --- Notification feeds ---
-  //
-  // Every entity has a notification feed, filled by the `notify` list of
-  // Publish (not by following): "Alice liked your photo" goes to the
-  // photo's owner only. Notifications are grouped as NotificationOptions
-  // says (or flat, each its own group), bounded by
-  // NotificationOptions::max_length, expire with their activity and leave
-  // every feed when it is retracted. Each group is seen or not and read or
-  // not; an activity joining a group makes it unseen and unread again.
-  // The counts of unseen and unread groups are kept as the feed changes,
-  // so reading them is O(1) (after reclaiming what expired in that feed).
-  // Seen and read state is recorded in the change stream and kept by
-  // snapshots like any other state.
-  //
-  // These calls reclaim the expired entries of the feed they touch before
-  // answering (as a read of an expired Redis key deletes it), recorded as
-  // expired like the sweeper's. Reading a feed where nothing has expired
-  // shares its shard lock with other readers; a reclaim, and every mark,
-  // takes it exclusively.
-  //
-  // Each of these calls fails with `Unimplemented`, changing nothing, on an
-  // engine without FeedCapability::kNotifications.
-
-  // One page of `user`'s notification groups, newest first (the place of a
-  // group is its newest notification), each with its `seen` and `read`
-  // flags. Paging as ReadGroups. InvalidArgument for a limit of 0 or above
-  // max_page_size, or a cursor that is malformed or belongs to another
-  // feed. An entity that never got a notification reads as empty.
-  virtual absl::StatusOr<GroupPage> ReadNotifications(
-      EntityId user, const GroupReadOptions& options) = 0;
-
-  // `user`'s unseen and unread counts. O(1) plus the expired entries it
-  // reclaims. Fails only with `Unimplemented` (see above).
-  virtual absl::StatusOr<NotificationCounts> GetNotificationCounts(
-      EntityId user) = 0;
-
-  // Marks every group of `user`'s notification feed seen (opening the
-  // bell); returns the counts after it. O(groups). Fails only with
-  // `Unimplemented`.
-  virtual absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) = 0;
-
-  // Marks read (and seen) the group that holds the notification with
-  // `key`: any entry of the group names it, as FeedGroup::recent does.
-  // Returns the counts after it. NotFound when the feed holds no visible
-  // notification with that key (nothing changes); InvalidArgument for
-  // key.ts < 0.
-  virtual absl::StatusOr<NotificationCounts> MarkRead(EntityId user,
-                                                      const EntryKey& key) = 0;
-
-  // Marks every group of `user`'s notification feed read (and seen) and
-  // returns the counts after it. O(groups). Fails only with
-  // `Unimplemented`.
-  virtual absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) = 0;
 
   // --- Social graph ---
 
@@ -440,134 +368,6 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual absl::StatusOr<size_t> FollowerCount(EntityId entity) const = 0;
   virtual absl::StatusOr<size_t> FollowingCount(EntityId entity) const = 0;
 
-  // --- Mute and block ---
-  //
-  // A user hides an actor from itself. Both are kept in the user's graph
-  // node and take effect for every read that starts after the call
-  // returns, even while a publish of the actor is fanning out (the call
-  // waits for deliveries of the actor that began before it, as Unfollow
-  // does). Each fails with `Unimplemented`, changing nothing, without
-  // FeedCapability::kMuteBlock; with InvalidArgument when user == actor.
-
-  // `blocker` blocks `blocked`: each stops following the other (as
-  // Unfollow), `blocked`'s entries leave `blocker`'s timeline and
-  // notification feed, and from then on none of `blocked`'s activities
-  // reaches `blocker` (neither by fan-out, nor by a merged read, nor by
-  // PublishOptions::notify). While it lasts, Follow between the two fails
-  // with FailedPrecondition in either direction. Blocking again is a no-op
-  // (`changed` false). O(timeline + notification feed).
-  virtual absl::StatusOr<RelationResult> Block(EntityId blocker,
-                                               EntityId blocked) = 0;
-  // Ends a block. Nothing comes back by itself (the follows stay ended);
-  // `options.backfill` applies only if the blocker follows the actor again.
-  virtual absl::StatusOr<RelationResult> Unblock(
-      EntityId blocker, EntityId blocked,
-      const RestoreOptions& options = {}) = 0;
-
-  // `muter` mutes `muted`: following stays, but `muted`'s entries leave
-  // `muter`'s timeline (and, with `options.notifications`, its
-  // notification feed) and new ones do not arrive there until the mute is
-  // lifted or expires. InvalidArgument for an expiry not in
-  // (now, now + kMaxTtl]. O(timeline; a dormant reader is rebuilt first,
-  // see "Inactive readers" above). An expiry is read from the engine
-  // clock by every publish and read, nothing is swept: once it passes,
-  // what `muted` publishes arrives again; of a copied actor (every
-  // followee of a dormant reader but the merged-at-read ones), what it
-  // published during the mute never arrives, while a merged-at-read
-  // actor's own feed is read again from the follower's merge boundary, so
-  // what it published during the mute, and what the mute removed, shows
-  // again. An expiring mute of a merged actor is thus not exact in the
-  // sense of hybrid fan-out (the top of this file): nothing runs when it
-  // expires that could move the boundary; Unmute (and Unblock then
-  // Follow) is, since it moves the boundary to where its back-fill
-  // begins. Insert, InsertFanout and
-  // InsertBatch are the program's own writes and are not filtered (nor by
-  // Block). A publish of an actor nobody mutes costs nothing more; one
-  // with muters costs a hash probe per follower.
-  virtual absl::StatusOr<RelationResult> Mute(
-      EntityId muter, EntityId muted, const MuteOptions& options = {}) = 0;
-  // Lifts a mute: what `muted` publishes from then on arrives again, and
-  // `options.backfill` recent activities are copied back if `muter`
-  // follows it; of a merged-at-read actor, the follower's merge then
-  // begins at the oldest of those (just above everything it published for
-  // none), as the copies would, and `backfilled` is 0. Unmuting what is not
-  // muted (or whose mute expired) says so
-  // (`changed` false).
-  virtual absl::StatusOr<RelationResult> Unmute(
-      EntityId muter, EntityId muted, const RestoreOptions& options = {}) = 0;
-
-  // A page of the actors `entity` blocks, by ascending id, keyset-paged as
-  // Following. InvalidArgument for a bad limit or cursor.
-  virtual absl::StatusOr<EntityPage> Blocked(
-      EntityId entity, const ListOptions& options) const = 0;
-  // A page of the actors `entity` mutes (expired mutes are not listed), by
-  // ascending id. As Blocked.
-  virtual absl::StatusOr<MutedPage> Muted(EntityId entity,
-                                          const ListOptions& options) const = 0;
-
-  // --- Read markers ---
-  //
-  // Where a user stopped reading a feed, kept per (user, feed) and recorded
-  // in the change stream and snapshots. Unimplemented without
-  // FeedCapability::kReadMarkers.
-
-  // Sets `user`'s marker in `feed` to `key`. A marker only moves forward
-  // unless `options.force`: returns true when it moved, false when `key`
-  // is not newer than the marker (forced: when it is the marker; nothing
-  // changed). A marker may name a key no feed holds. InvalidArgument for
-  // key.ts < 0, a notification feed, a home feed of another user, or a
-  // world feed whose owner is not 0. O(log of the user's markers), under
-  // the user's shard lock.
-  virtual absl::StatusOr<bool> SetReadMarker(
-      EntityId user, const MarkedFeed& feed, const EntryKey& key,
-      const SetMarkerOptions& options = {}) = 0;
-  // `user`'s marker in `feed` and the count of visible entries newer than
-  // it, at most `max_unread` (1..max_page_size), counted as CountNewer
-  // counts (a home feed merged with its merged-at-read followees). Errors
-  // as SetReadMarker, and for `max_unread` out of range. Costs what
-  // CountNewer costs with max_count = max_unread + 1.
-  virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
-                                                   const MarkedFeed& feed,
-                                                   size_t max_unread) const = 0;
-
-  // --- Counters and ranked reads ---
-  //
-  // Unimplemented without FeedCapability::kRankedReads.
-
-  // Adds `delta` to counter `counter` (0..kActivityCounterCount-1) of the
-  // published activity `activity_id` and returns all its counters after
-  // it, recording the engine clock's time of the change. O(1): one lookup
-  // under the lock of the activity's store shard. NotFound for an unknown,
-  // retracted or expired activity; InvalidArgument for a counter out of
-  // range, a zero delta or a sum that would overflow (nothing changes).
-  virtual absl::StatusOr<ActivityCounters> IncrementCounter(
-      ActivityId activity_id, size_t counter, int64_t delta) = 0;
-  // The counters of a published activity. NotFound as IncrementCounter.
-  virtual absl::StatusOr<ActivityCounters> GetCounters(
-      ActivityId activity_id) const = 0;
-
-  // One page of `owner`'s timeline (merged as ReadTimeline merges) by
-  // descending RankFormula score, ties by descending key. The first page
-  // fixes the walk's start time (the engine clock then), which ages every
-  // entry on every page of the walk, so time alone never reorders it. Each
-  // page ranks the newest `window` visible entries; later pages only those
-  // dated at or before the start, so an entry that left the timeline
-  // meanwhile lets an older one into the window. Within one walk no entry
-  // shows twice, even when counters change meanwhile. What a reader may
-  // miss: an entry whose counters changed at or after the walk's start is
-  // left out of the later pages of that walk (it may have shown already),
-  // and so is an entry dated after the start (published since, or dated in
-  // the future and ranked at age 0 on the first page); a new walk shows
-  // both. The guarantee assumes an engine clock that does not go
-  // backwards. The page size may change from page to page. Costs
-  // O(window) counter lookups (one shared lock per activity-store shard),
-  // the merged read of `window` entries and a partial sort. Thread-safe.
-  // InvalidArgument for a bad limit, window or formula, or a cursor that is
-  // malformed, belongs to another owner or was made with another formula
-  // or window.
-  virtual absl::StatusOr<RankedPage> ReadRanked(
-      EntityId owner, const RankedReadOptions& options) const = 0;
-
   // --- Publishing ---
 
   // Stores `activity` once and delivers its key to the actor's own feed,
@@ -581,7 +381,7 @@ class FEEDCORE_EXPORT FeedEngine {
   // that follower: see the top of this file). Errors, all before anything
   // changes: InvalidArgument (ts < 0, ttl out of range, payload too large, more
   // than kMaxNotifyRecipients in `notify`), Unimplemented (a non-empty `notify`
-  // without FeedCapability::kNotifications), AlreadyExists (the id belongs to a
+  // on an engine without notifications()), AlreadyExists (the id belongs to a
   // different activity), FailedPrecondition (the id was retracted),
   // ResourceExhausted (asynchronous fan-out, queue full, and
   // `wait_when_queue_full` false).
@@ -598,44 +398,40 @@ class FEEDCORE_EXPORT FeedEngine {
   // unknown (or already evicted) id; retracting twice is a no-op.
   virtual absl::Status Retract(ActivityId activity_id) = 0;
 
-  // Reclaims min(budget, expired entries held) expired timeline entries and
-  // returns how many it reclaimed (expired activities in the store are
-  // dropped too, within what is left of the budget); costs time in proportion
-  // to that number (plus a logarithmic term per timeline touched), never to the
-  // number of stored entries. Takes each shard's lock it reclaims from
-  // exclusively, one at a time. Unimplemented without
-  // FeedCapability::kEviction.
-  virtual absl::StatusOr<size_t> EvictExpired(size_t budget) = 0;
-
-  // Makes dormant up to `budget` readers that have not read their timeline
-  // for EngineOptions::inactive_after (see "Inactive readers" above) and
-  // returns how many it made dormant; 0 when there are none (or `budget`
-  // is 0). The sweeper calls it at every pass. Costs a scan of the graph
-  // nodes of the shards it visits, plus, per reader made dormant, work in
-  // proportion to its timeline and one lock per shard of its followees.
-  // FailedPrecondition when EngineOptions::inactive_after is 0;
-  // Unimplemented without FeedCapability::kInactiveReaders.
-  virtual absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) = 0;
-
-  // Counters of the engine's contents and memory (see stats.h), each shard
-  // read under its lock: O(shards). Unimplemented without
-  // FeedCapability::kStats.
-  virtual absl::StatusOr<EngineStats> Stats() const = 0;
-
-  // Writes the engine's whole state, and with `boards` every board of that
-  // registry, to the file `path`; see snapshot.h for the format, the
-  // consistency it gives and the errors. Runs while other threads use the
-  // engine. Unimplemented without FeedCapability::kSnapshots. Programs
-  // usually call the free function SaveSnapshot, which calls this.
-  virtual absl::StatusOr<SnapshotInfo> SaveSnapshot(
-      const std::string& path, const LeaderboardRegistry* boards) const = 0;
-
   // The options the engine runs with, with 0 ("pick for me") values
   // resolved and `clock` set.
   virtual const EngineOptions& options() const = 0;
 
  protected:
   FeedEngine() = default;
+};
+
+// The in-process engine `FeedEngine::Create` builds: the core and every
+// facet, in this process's memory. Programs hold it as what Create
+// returns and call every method directly; SaveSnapshot (snapshot.h) and
+// DurableStore (durable_store.h) take and hand out this type.
+class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
+                                            public NotificationFeeds,
+                                            public FeedRelations,
+                                            public ReadMarkers,
+                                            public RankedFeeds,
+                                            public FeedMaintenance {
+ public:
+  using FeedEngine::maintenance;
+  using FeedEngine::notifications;
+  using FeedEngine::ranked;
+  using FeedEngine::read_markers;
+  using FeedEngine::relations;
+  NotificationFeeds* notifications() final { return this; }
+  FeedRelations* relations() final { return this; }
+  ReadMarkers* read_markers() final { return this; }
+  RankedFeeds* ranked() final { return this; }
+  FeedMaintenance* maintenance() final { return this; }
+
+ private:
+  // Only the library's engine derives from it.
+  friend class internal::FeedEngineImpl;
+  InProcessFeedEngine() = default;
 };
 
 }  // namespace feedcore

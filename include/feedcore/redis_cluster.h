@@ -50,25 +50,25 @@
 //   back-fill, a leaderboard read across partitions) is atomic per slot,
 //   not as a whole: another client can observe it half done. A leaderboard
 //   read takes a snapshot per partition, not one of the whole board.
-// * Capabilities (FeedCapability, LeaderboardCapability): this backend
-//   has, of the feed's, kReadMarkers (a hash per user, keyed by feed),
-//   kGroupedReads, kNotifications and kRankedReads (counters in the
+// * Facets (feed_facets.h): the engine, a RedisClusterFeedEngine, has
+//   the core and every facet but FeedMaintenance: ReadMarkers (a hash per
+//   user, keyed by feed), NotificationFeeds, RankedFeeds (counters in the
 //   activity's hash; IncrementCounter costs two round trips, the second
 //   dating the change with the engine clock once it is applied; a ranked
 //   page reads its window's counters in one pipeline and ranks them here,
-//   as in process) and kMuteBlock (a user's mutes and blocks are a sorted
-//   set in its slot, checked by the scripts that deliver to it; Mute and
-//   Unmute are one script each, Unmute's back-fill as Follow's; Block
-//   takes three round trips; Block, Mute and Unmute are not resent after
-//   an unclear failure, since a resend of one that went through answers
-//   "nothing changed"), and of the leaderboard's,
-//   kEarlierUpdateFirst (below); `Supports` says so. Each call that needs
-//   another fails with `Unimplemented` naming it and changes nothing:
-//   EvictExpired
-//   (kEviction: expired entries are skipped by every read, dropped by the
-//   writes that meet them and by the key's own expiry), Stats (kStats: the
-//   memory is the cluster's), SaveSnapshot (kSnapshots: use Redis
-//   persistence). A board with `RankStyle::kDense` (kDenseRanks: the
+//   as in process) and FeedRelations (a user's mutes and blocks are a
+//   sorted set in its slot, checked by the scripts that deliver to it;
+//   Mute and Unmute are one script each, Unmute's back-fill as Follow's;
+//   Block takes three round trips; Block, Mute and Unmute are not resent
+//   after an unclear failure, since a resend of one that went through
+//   answers "nothing changed"). No FeedMaintenance: expired entries are
+//   skipped by every read, dropped by the writes that meet them and by the
+//   key's own expiry; the memory is the cluster's (INFO, MEMORY USAGE);
+//   `inactive_after` is refused at creation with `Unimplemented`. No
+//   SaveSnapshot (it takes an InProcessFeedEngine): use Redis persistence.
+//   Of the leaderboard's capabilities (LeaderboardCapability) it has
+//   kEarlierUpdateFirst (below); `Supports` says so. A board with
+//   `RankStyle::kDense` (kDenseRanks: the
 //   distinct better scores are spread over every partition) is refused at
 //   creation with `Unimplemented`; reads across partitions and Clear are
 //   atomic per partition only (no kBoardSnapshotReads).
@@ -157,6 +157,9 @@
 #include "feedcore/types.h"
 
 namespace feedcore {
+namespace redis {
+class RedisFeedEngine;
+}  // namespace redis
 
 struct RedisClusterOptions {
   // "host:port" of one or more cluster nodes; the rest of the cluster is
@@ -211,12 +214,35 @@ struct RedisClusterOptions {
   Micros wait_timeout = 500 * kMicrosPerMillisecond;
 };
 
+// The engine CreateRedisClusterFeedEngine returns: the core and every
+// facet but FeedMaintenance (see "Facets" above).
+class FEEDCORE_EXPORT RedisClusterFeedEngine : public FeedEngine,
+                                               public NotificationFeeds,
+                                               public FeedRelations,
+                                               public ReadMarkers,
+                                               public RankedFeeds {
+ public:
+  using FeedEngine::notifications;
+  using FeedEngine::ranked;
+  using FeedEngine::read_markers;
+  using FeedEngine::relations;
+  NotificationFeeds* notifications() final { return this; }
+  FeedRelations* relations() final { return this; }
+  ReadMarkers* read_markers() final { return this; }
+  RankedFeeds* ranked() final { return this; }
+
+ private:
+  // Only the library's backend derives from it.
+  friend class redis::RedisFeedEngine;
+  RedisClusterFeedEngine() = default;
+};
+
 // A FeedEngine whose feeds and social graph live in the cluster. `engine`
 // is validated as for FeedEngine::Create, and refused with
 // `InvalidArgument` for what this backend does not map (see above).
 // `Unavailable` when no seed node answers or the cluster does not cover
 // every slot.
-FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<FeedEngine>>
+FEEDCORE_EXPORT absl::StatusOr<std::unique_ptr<RedisClusterFeedEngine>>
 CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
                              EngineOptions engine);
 

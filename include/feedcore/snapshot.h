@@ -68,9 +68,17 @@
 
 namespace feedcore {
 
-// Writes a snapshot of `engine` to `path` (see above) by calling
-// `engine.SaveSnapshot(path, boards)`. `Unimplemented` for an engine
-// without FeedCapability::kSnapshots (the Redis Cluster backend);
+// What SaveSnapshot wrote.
+struct SnapshotInfo {
+  // Replay the source's stream from AtSequence(sequence); 0 when the engine
+  // records no changes.
+  uint64_t sequence = 0;
+  uint64_t file_bytes = 0;
+};
+
+// Writes a snapshot of `engine`, and with `boards` of every board of that
+// registry, to `path` (see above). A Redis Cluster backend has no
+// snapshots of its own (Redis persistence keeps its data).
 // `InvalidArgument` for an empty path. I/O failures return `Unavailable`
 // (`ResourceExhausted` for a full disk or file size limit, `NotFound` for a
 // missing directory) with the system's message; `path` is then untouched and
@@ -81,7 +89,7 @@ namespace feedcore {
 // record into the same change stream, or not at all (InvalidArgument
 // otherwise).
 FEEDCORE_EXPORT absl::StatusOr<SnapshotInfo> SaveSnapshot(
-    const FeedEngine& engine, const std::string& path,
+    const InProcessFeedEngine& engine, const std::string& path,
     const LeaderboardRegistry* boards = nullptr);
 
 // An engine loaded from a snapshot, and the position from which it catches
@@ -91,7 +99,7 @@ class FEEDCORE_EXPORT Replica {
   virtual ~Replica() = default;
 
   // The loaded engine. Valid until the Replica is destroyed.
-  virtual FeedEngine& engine() = 0;
+  virtual InProcessFeedEngine& engine() = 0;
 
   // The loaded leaderboards (empty if the snapshot was saved without a
   // registry). Its boards record into the engine's change stream, if any.

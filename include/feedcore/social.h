@@ -1,7 +1,7 @@
 // Options and results of FeedEngine's calls for chat and social servers:
 // mute and block, read markers, ranked reads, batch follows. What each call
 // does, when it fails and what it costs is said at the call, in
-// feed_engine.h.
+// feed_engine.h (batch follows) and feed_facets.h (the rest).
 #ifndef FEEDCORE_SOCIAL_H_
 #define FEEDCORE_SOCIAL_H_
 
@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "feedcore/change_stream.h"
 #include "feedcore/types.h"
 
 namespace feedcore {

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "feedcore/export.h"
+
 namespace feedcore {
 
 // Any followable or readable thing: a user, a channel, a city, an artist.
@@ -34,6 +36,18 @@ inline constexpr Micros kMicrosPerSecond = 1000 * kMicrosPerMillisecond;
 inline constexpr Micros kMicrosPerMinute = 60 * kMicrosPerSecond;
 inline constexpr Micros kMicrosPerHour = 60 * kMicrosPerMinute;
 inline constexpr Micros kMicrosPerDay = 24 * kMicrosPerHour;
+
+// Which kind of feed: of an entity (a change record, a read marker) or the
+// world's.
+enum class FeedType : uint8_t {
+  kHome = 0,          // the entity's timeline (what it follows)
+  kOwn = 1,           // what the entity published
+  kWorld = 2,         // everything published (owner 0)
+  kNotification = 3,  // the entity's notification feed
+};
+
+// The feed type's name as written here, e.g. "kHome".
+FEEDCORE_EXPORT const char* FeedTypeName(FeedType feed);
 
 // The key of an entry in a feed, `(ts, activity_id)`: ordered by time, then
 // by id, so that two entries of one instant never collide; greater means

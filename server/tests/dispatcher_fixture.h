@@ -58,7 +58,7 @@ class DispatcherFixture {
 
  private:
   std::shared_ptr<ManualClock> clock_;
-  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<InProcessFeedEngine> engine_;
   std::unique_ptr<LeaderboardStore> boards_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
   SessionState session_;

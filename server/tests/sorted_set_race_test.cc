@@ -54,7 +54,7 @@ class Server {
   LeaderboardStore& boards() { return *boards_; }
 
  private:
-  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<InProcessFeedEngine> engine_;
   std::unique_ptr<LeaderboardStore> boards_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
 };

@@ -1,8 +1,8 @@
 // The name functions of the public enums (ChangeKindName, ReadOrderName,
 // ...): each enumerator's name as its header spells it. Every switch lists
 // each enumerator and has no `default:`, so that -Wswitch names the function
-// a new enumerator must be added to. FeedCapabilityName,
-// LeaderboardCapabilityName (src/contract/) and FsyncPolicyName
+// a new enumerator must be added to. LeaderboardCapabilityName
+// (src/contract/) and FsyncPolicyName
 // (src/durability/durable_store.cc) live beside the code that uses them.
 #include "feedcore/change_stream.h"
 #include "feedcore/leaderboard.h"

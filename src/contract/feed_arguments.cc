@@ -350,31 +350,3 @@ absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
 }
 
 }  // namespace feedcore::internal
-
-namespace feedcore {
-
-const char* FeedCapabilityName(FeedCapability capability) {
-  switch (capability) {
-    case FeedCapability::kNotifications:
-      return "kNotifications";
-    case FeedCapability::kGroupedReads:
-      return "kGroupedReads";
-    case FeedCapability::kEviction:
-      return "kEviction";
-    case FeedCapability::kStats:
-      return "kStats";
-    case FeedCapability::kSnapshots:
-      return "kSnapshots";
-    case FeedCapability::kMuteBlock:
-      return "kMuteBlock";
-    case FeedCapability::kReadMarkers:
-      return "kReadMarkers";
-    case FeedCapability::kRankedReads:
-      return "kRankedReads";
-    case FeedCapability::kInactiveReaders:
-      return "kInactiveReaders";
-  }
-  return "an unknown capability";
-}
-
-}  // namespace feedcore

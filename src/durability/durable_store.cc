@@ -31,7 +31,6 @@
 #include "base/durable_file.h"
 #include "base/io_error.h"
 #include "durability/durable_log.h"
-#include "durability/gated_feed_engine.h"
 #include "durability/recovery.h"
 #include "stream/change_frame.h"
 #include "stream/change_log.h"
@@ -114,7 +113,6 @@ class DurableStoreImpl final : public DurableStore {
         stream_(std::move(stream)),
         log_(log),
         replica_(std::move(recovered.replica)),
-        engine_(replica_->engine(), *log_),
         snapshot_(recovered.snapshot) {
     stats_.snapshot_sequence = replica_->sequence();
     stats_.snapshot_bytes = recovered.snapshot_bytes;
@@ -150,7 +148,9 @@ class DurableStoreImpl final : public DurableStore {
     return absl::OkStatus();
   }
 
-  FeedEngine& engine() override { return engine_; }
+  // The replica's engine gates its own writes on log_'s gate
+  // (feed/feed_write_gate.cc).
+  InProcessFeedEngine& engine() override { return replica_->engine(); }
   LeaderboardRegistry& boards() override { return replica_->boards(); }
 
   absl::Status Sync() override { return durable_->Sync(); }
@@ -183,7 +183,7 @@ class DurableStoreImpl final : public DurableStore {
     const uint64_t first_kept = durable_->StartNewSegment();
     const std::string temporary = SnapshotInProgressPath(directory);
     absl::StatusOr<SnapshotInfo> info =
-        engine_.SaveSnapshot(temporary, &replica_->boards());
+        SaveSnapshot(replica_->engine(), temporary, &replica_->boards());
     if (!info.ok()) return info.status();
     if (absl::Status s = durable_->Sync(); !s.ok()) return s;
     const std::string path = SnapshotPath(directory, first_kept);
@@ -235,7 +235,6 @@ class DurableStoreImpl final : public DurableStore {
   const std::shared_ptr<ChangeStream> stream_;
   ChangeLog* const log_;
   std::unique_ptr<Replica> replica_;
-  GatedFeedEngine engine_;
   std::unique_ptr<DurableLog> durable_;
 
   std::mutex compact_mu_;  // one compaction at a time

@@ -90,7 +90,7 @@ absl::StatusOr<SnapshotFile> SaveEmptySnapshot(const std::string& directory,
   options.change_stream = *stream;
   options.sweep_interval = 0;
   options.fanout_threads = 0;
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(options);
   if (!engine.ok()) return engine.status();
   LeaderboardRegistry boards(*stream);

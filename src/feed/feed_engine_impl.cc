@@ -10,12 +10,12 @@
 
 namespace feedcore {
 
-absl::StatusOr<std::unique_ptr<FeedEngine>> FeedEngine::Create(
+absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> FeedEngine::Create(
     EngineOptions options) {
   absl::StatusOr<EngineOptions> resolved =
       internal::ResolveEngineOptions(std::move(options));
   if (!resolved.ok()) return resolved.status();
-  return std::unique_ptr<FeedEngine>(
+  return std::unique_ptr<InProcessFeedEngine>(
       new internal::FeedEngineImpl(*std::move(resolved)));
 }
 
@@ -52,8 +52,9 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
     const bool release = options_.inactive_after > 0;
     sweeper_ = std::make_unique<Sweeper>(
         [this, budget, release] {
-          const bool more_expired = *EvictExpired(budget) == budget;
-          return (release && *ReleaseInactiveReaders(budget) == budget) ||
+          const bool more_expired = *EvictExpiredInMemory(budget) == budget;
+          return (release &&
+                  *ReleaseInactiveReadersInMemory(budget) == budget) ||
                  more_expired;
         },
         std::chrono::microseconds(options_.sweep_interval));

@@ -22,6 +22,8 @@
 //   feed_stats.cc          Stats
 //   feed_replay.cc         ApplyChange
 //   feed_snapshot.cc       SerializeDomain, LoadDomain
+//   feed_write_gate.cc     every public write: its XInMemory inside the
+//                          change log's write gate (a DurableStore's)
 //
 // Thread safety
 // -------------
@@ -61,18 +63,12 @@
 
 namespace feedcore::internal {
 
-class FeedEngineImpl final : public FeedEngine {
+class FeedEngineImpl final : public InProcessFeedEngine {
  public:
   // REQUIRES: options resolved by ResolveEngineOptions.
   explicit FeedEngineImpl(EngineOptions options);
   ~FeedEngineImpl() override;
 
-  // Every capability but mute and block (feed_relations.cc).
-  bool Supports(FeedCapability) const override { return true; }
-
-  absl::StatusOr<InsertResult> Insert(EntityId owner,
-                                      const TimelineEntry& entry,
-                                      const InsertOptions& options) override;
   absl::StatusOr<InsertResult> InsertFanout(
       absl::Span<const EntityId> owners, const TimelineEntry& entry,
       const InsertOptions& options) override;
@@ -147,10 +143,6 @@ class FeedEngineImpl final : public FeedEngine {
   absl::StatusOr<size_t> EvictExpired(size_t budget) override;
   absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) override;
   absl::StatusOr<EngineStats> Stats() const override;
-  // Defined with the snapshot writer, in src/snapshot/snapshot.cc.
-  absl::StatusOr<SnapshotInfo> SaveSnapshot(
-      const std::string& path,
-      const LeaderboardRegistry* boards) const override;
   const EngineOptions& options() const override { return options_; }
 
   // --- Change stream and snapshots (feed_replay.cc, feed_snapshot.cc) ---
@@ -187,6 +179,50 @@ class FeedEngineImpl final : public FeedEngine {
                           const FeedCaps& saved_caps);
 
  private:
+  // --- The writes themselves (feed_write_gate.cc gates each) ---
+  // Each is the public write of the same name without the write gate; the
+  // engine's own callers (Block's unfollow, the sweeper) call these.
+
+  absl::StatusOr<InsertResult> InsertFanoutInMemory(
+      absl::Span<const EntityId> owners, const TimelineEntry& entry,
+      const InsertOptions& options);
+  absl::StatusOr<InsertResult> InsertBatchInMemory(
+      absl::Span<const OwnedEntry> entries, const InsertOptions& options);
+  absl::Status RemoveInMemory(EntityId owner, const EntryKey& key);
+  absl::StatusOr<NotificationCounts> MarkSeenInMemory(EntityId user);
+  absl::StatusOr<NotificationCounts> MarkReadInMemory(EntityId user,
+                                                      const EntryKey& key);
+  absl::StatusOr<NotificationCounts> MarkAllReadInMemory(EntityId user);
+  absl::StatusOr<FollowResult> FollowInMemory(EntityId follower,
+                                              EntityId followee,
+                                              const FollowOptions& options);
+  absl::StatusOr<UnfollowResult> UnfollowInMemory(
+      EntityId follower, EntityId followee, const UnfollowOptions& options);
+  absl::StatusOr<std::vector<FollowResult>> FollowManyInMemory(
+      absl::Span<const FollowPair> pairs, const FollowOptions& options);
+  absl::StatusOr<std::vector<UnfollowResult>> UnfollowManyInMemory(
+      absl::Span<const FollowPair> pairs, const UnfollowOptions& options);
+  absl::StatusOr<RelationResult> BlockInMemory(EntityId blocker,
+                                               EntityId blocked);
+  absl::StatusOr<RelationResult> UnblockInMemory(EntityId blocker,
+                                                 EntityId blocked,
+                                                 const RestoreOptions& options);
+  absl::StatusOr<RelationResult> MuteInMemory(EntityId muter, EntityId muted,
+                                              const MuteOptions& options);
+  absl::StatusOr<RelationResult> UnmuteInMemory(EntityId muter, EntityId muted,
+                                                const RestoreOptions& options);
+  absl::StatusOr<bool> SetReadMarkerInMemory(EntityId user,
+                                             const MarkedFeed& feed,
+                                             const EntryKey& key,
+                                             const SetMarkerOptions& options);
+  absl::StatusOr<ActivityCounters> IncrementCounterInMemory(
+      ActivityId activity_id, size_t counter, int64_t delta);
+  absl::StatusOr<PublishResult> PublishInMemory(const Activity& activity,
+                                                const PublishOptions& options);
+  absl::Status RetractInMemory(ActivityId activity_id);
+  absl::StatusOr<size_t> EvictExpiredInMemory(size_t budget);
+  absl::StatusOr<size_t> ReleaseInactiveReadersInMemory(size_t budget);
+
   struct FanoutJob;
   // How Publish delivers: decided, and queue room reserved, before
   // anything changes.

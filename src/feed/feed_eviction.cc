@@ -5,7 +5,7 @@
 
 namespace feedcore::internal {
 
-absl::StatusOr<size_t> FeedEngineImpl::EvictExpired(size_t budget) {
+absl::StatusOr<size_t> FeedEngineImpl::EvictExpiredInMemory(size_t budget) {
   const Micros now = options_.clock->Now();
   const size_t shard_count = options_.shards;
   const size_t first =

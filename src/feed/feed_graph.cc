@@ -25,7 +25,7 @@ std::mutex& FeedEngineImpl::FollowStripe(EntityId follower) {
                          kFollowStripes];
 }
 
-absl::StatusOr<FollowResult> FeedEngineImpl::Follow(
+absl::StatusOr<FollowResult> FeedEngineImpl::FollowInMemory(
     EntityId follower, EntityId followee, const FollowOptions& options) {
   if (absl::Status status = ValidateFollowPair(follower, followee, "follow");
       !status.ok()) {
@@ -84,7 +84,7 @@ void FeedEngineImpl::BecomeHybrid(EntityId actor) {
   if (log_ != nullptr) actor_shard.LogMode(actor, ActorMode::kMerged);
 }
 
-absl::StatusOr<UnfollowResult> FeedEngineImpl::Unfollow(
+absl::StatusOr<UnfollowResult> FeedEngineImpl::UnfollowInMemory(
     EntityId follower, EntityId followee, const UnfollowOptions& options) {
   if (absl::Status status = ValidateFollowPair(follower, followee, "unfollow");
       !status.ok()) {

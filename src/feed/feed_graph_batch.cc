@@ -436,7 +436,7 @@ void FeedEngineImpl::KeepMergedHistory(
   }
 }
 
-absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowMany(
+absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowManyInMemory(
     absl::Span<const FollowPair> pairs, const FollowOptions& options) {
   if (absl::Status status = ValidateFollowPairs(pairs, "follow");
       !status.ok()) {
@@ -447,8 +447,9 @@ absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowMany(
   return FollowPairs(pairs, *backfill);
 }
 
-absl::StatusOr<std::vector<UnfollowResult>> FeedEngineImpl::UnfollowMany(
-    absl::Span<const FollowPair> pairs, const UnfollowOptions& options) {
+absl::StatusOr<std::vector<UnfollowResult>>
+FeedEngineImpl::UnfollowManyInMemory(absl::Span<const FollowPair> pairs,
+                                     const UnfollowOptions& options) {
   if (absl::Status status = ValidateFollowPairs(pairs, "unfollow");
       !status.ok()) {
     return status;

@@ -79,7 +79,8 @@ bool HasFolloweeToRelease(const GraphNode& node, Micros now) {
 
 }  // namespace
 
-absl::StatusOr<size_t> FeedEngineImpl::ReleaseInactiveReaders(size_t budget) {
+absl::StatusOr<size_t> FeedEngineImpl::ReleaseInactiveReadersInMemory(
+    size_t budget) {
   if (options_.inactive_after == 0) {
     return absl::FailedPreconditionError(
         "ReleaseInactiveReaders needs EngineOptions.inactive_after (it is 0: "

@@ -34,7 +34,7 @@ ChangeRecord MarkerRecord(EntityId user, const MarkerFeedKey& feed,
 
 }  // namespace
 
-absl::StatusOr<bool> FeedEngineImpl::SetReadMarker(
+absl::StatusOr<bool> FeedEngineImpl::SetReadMarkerInMemory(
     EntityId user, const MarkedFeed& feed, const EntryKey& key,
     const SetMarkerOptions& options) {
   if (absl::Status bad = ValidateMarkedFeed(user, feed); !bad.ok()) return bad;

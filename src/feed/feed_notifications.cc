@@ -88,15 +88,17 @@ std::optional<NotificationCounts> FeedEngineImpl::MarkNotifications(
   return CountsOf(feed);
 }
 
-absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkSeen(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkSeenInMemory(
+    EntityId user) {
   return *MarkNotifications(user, /*read=*/false, nullptr);
 }
 
-absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkAllRead(EntityId user) {
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkAllReadInMemory(
+    EntityId user) {
   return *MarkNotifications(user, /*read=*/true, nullptr);
 }
 
-absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkRead(
+absl::StatusOr<NotificationCounts> FeedEngineImpl::MarkReadInMemory(
     EntityId user, const EntryKey& key) {
   if (absl::Status bad = ValidateEntryKey(key, "key"); !bad.ok()) return bad;
   std::optional<NotificationCounts> counts =

@@ -65,7 +65,7 @@ struct FeedEngineImpl::FanoutJob {
   }
 };
 
-absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
+absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
     const Activity& activity, const PublishOptions& options) {
   absl::StatusOr<Micros> expires_at = ValidatePublish(activity, options);
   if (!expires_at.ok()) return expires_at.status();
@@ -385,7 +385,7 @@ void FeedEngineImpl::WaitForFanout() {
   if (pool_ != nullptr) pool_->WaitIdle();
 }
 
-absl::Status FeedEngineImpl::Retract(ActivityId activity_id) {
+absl::Status FeedEngineImpl::RetractInMemory(ActivityId activity_id) {
   bool already = false;
   absl::StatusOr<StoredActivity> activity =
       store_.Retract(activity_id, &already);

@@ -32,7 +32,7 @@
 
 namespace feedcore::internal {
 
-absl::StatusOr<ActivityCounters> FeedEngineImpl::IncrementCounter(
+absl::StatusOr<ActivityCounters> FeedEngineImpl::IncrementCounterInMemory(
     ActivityId activity_id, size_t counter, int64_t delta) {
   if (absl::Status bad = ValidateCounterChange(counter, delta); !bad.ok()) {
     return bad;

@@ -221,8 +221,8 @@ size_t FeedEngineImpl::RestoreBackfill(EntityId user, EntityId actor,
   return 0;
 }
 
-absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
-                                                     EntityId blocked) {
+absl::StatusOr<RelationResult> FeedEngineImpl::BlockInMemory(EntityId blocker,
+                                                             EntityId blocked) {
   if (absl::Status status = ValidateRelation(blocker, blocked, "Block");
       !status.ok()) {
     return status;
@@ -243,7 +243,8 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
   // before holds its follower's stripe, so these Unfollows end after it.
   for (const auto& [follower, followee] :
        {std::pair{blocker, blocked}, std::pair{blocked, blocker}}) {
-    absl::StatusOr<UnfollowResult> ended = Unfollow(follower, followee, {});
+    absl::StatusOr<UnfollowResult> ended =
+        UnfollowInMemory(follower, followee, {});
     if (ended.ok() && ended->was_following) {
       ++result.follows_ended;
       if (follower == blocker) result.removed += ended->removed;
@@ -254,7 +255,7 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Block(EntityId blocker,
   return result;
 }
 
-absl::StatusOr<RelationResult> FeedEngineImpl::Unblock(
+absl::StatusOr<RelationResult> FeedEngineImpl::UnblockInMemory(
     EntityId blocker, EntityId blocked, const RestoreOptions& options) {
   if (absl::Status status = ValidateRelation(blocker, blocked, "Unblock");
       !status.ok()) {
@@ -274,7 +275,7 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Unblock(
   return result;
 }
 
-absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
+absl::StatusOr<RelationResult> FeedEngineImpl::MuteInMemory(
     EntityId muter, EntityId muted, const MuteOptions& options) {
   if (absl::Status status = ValidateRelation(muter, muted, "Mute");
       !status.ok()) {
@@ -300,7 +301,7 @@ absl::StatusOr<RelationResult> FeedEngineImpl::Mute(
   return result;
 }
 
-absl::StatusOr<RelationResult> FeedEngineImpl::Unmute(
+absl::StatusOr<RelationResult> FeedEngineImpl::UnmuteInMemory(
     EntityId muter, EntityId muted, const RestoreOptions& options) {
   if (absl::Status status = ValidateRelation(muter, muted, "Unmute");
       !status.ok()) {

@@ -8,12 +8,7 @@
 
 namespace feedcore::internal {
 
-absl::StatusOr<InsertResult> FeedEngineImpl::Insert(
-    EntityId owner, const TimelineEntry& entry, const InsertOptions& options) {
-  return InsertFanout(absl::MakeConstSpan(&owner, 1), entry, options);
-}
-
-absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
+absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanoutInMemory(
     absl::Span<const EntityId> owners, const TimelineEntry& entry,
     const InsertOptions& options) {
   if (absl::Status status = ValidateEntry(entry); !status.ok()) return status;
@@ -68,7 +63,7 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanout(
   return result;
 }
 
-absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
+absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatchInMemory(
     absl::Span<const OwnedEntry> entries, const InsertOptions& options) {
   for (size_t i = 0; i < entries.size(); ++i) {
     if (absl::Status status = ValidateEntry(entries[i].entry); !status.ok()) {
@@ -118,7 +113,8 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatch(
   return result;
 }
 
-absl::Status FeedEngineImpl::Remove(EntityId owner, const EntryKey& key) {
+absl::Status FeedEngineImpl::RemoveInMemory(EntityId owner,
+                                            const EntryKey& key) {
   if (absl::Status bad = ValidateEntryKey(key, "key"); !bad.ok()) return bad;
   Shard& shard = ShardOf(owner);
   WriterLock lock(&shard.mu());

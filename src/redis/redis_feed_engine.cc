@@ -73,11 +73,6 @@ absl::StatusOr<int64_t> ParseDecimal(const Reply& reply, size_t index,
 
 }  // namespace
 
-absl::Status Lacks(absl::string_view call, absl::string_view feature) {
-  return absl::UnimplementedError(
-      absl::StrCat(call, ": the Redis Cluster backend has no ", feature));
-}
-
 absl::Status UnexpectedReply(absl::string_view what, const Reply& reply) {
   return absl::InternalError(
       absl::StrCat("unexpected reply from redis to ", what,
@@ -133,11 +128,6 @@ absl::Status RedisFeedEngine::LoadScripts() {
     *script = *loaded;
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<InsertResult> RedisFeedEngine::Insert(
-    EntityId owner, const TimelineEntry& entry, const InsertOptions& options) {
-  return InsertFanout(absl::MakeConstSpan(&owner, 1), entry, options);
 }
 
 absl::StatusOr<InsertResult> RedisFeedEngine::InsertFanout(
@@ -373,31 +363,6 @@ absl::Status RedisFeedEngine::Retract(ActivityId activity_id) {
       .status();
 }
 
-absl::StatusOr<size_t> RedisFeedEngine::EvictExpired(size_t) {
-  return Lacks("EvictExpired",
-               "on-demand eviction (FeedCapability::kEviction): its keys "
-               "expire on their own and every read skips expired entries");
-}
-
-absl::StatusOr<size_t> RedisFeedEngine::ReleaseInactiveReaders(size_t) {
-  return Lacks("ReleaseInactiveReaders",
-               "inactive readers (FeedCapability::kInactiveReaders): its "
-               "timelines are Redis keys, evicted by Redis's own policies");
-}
-
-absl::StatusOr<EngineStats> RedisFeedEngine::Stats() const {
-  return Lacks("Stats",
-               "engine statistics (FeedCapability::kStats): the data is in "
-               "the cluster; ask Redis (INFO, MEMORY USAGE)");
-}
-
-absl::StatusOr<SnapshotInfo> RedisFeedEngine::SaveSnapshot(
-    const std::string&, const LeaderboardRegistry*) const {
-  return Lacks("SaveSnapshot",
-               "snapshots (FeedCapability::kSnapshots): use Redis "
-               "persistence (RDB, AOF) or replication");
-}
-
 int64_t RedisFeedEngine::KeyTtlMillis(Micros expires_at, Micros now) {
   // Capped so that adding the margin cannot overflow (an expires_at near
   // Micros max on a clock near 0); a key kept kMaxTtl is kept for good.
@@ -537,16 +502,17 @@ absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
 
 namespace feedcore {
 
-absl::StatusOr<std::unique_ptr<FeedEngine>> CreateRedisClusterFeedEngine(
-    const RedisClusterOptions& cluster, EngineOptions engine) {
+absl::StatusOr<std::unique_ptr<RedisClusterFeedEngine>>
+CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
+                             EngineOptions engine) {
   absl::StatusOr<EngineOptions> resolved =
       internal::ResolveEngineOptions(std::move(engine));
   if (!resolved.ok()) return resolved.status();
   if (resolved->inactive_after != 0) {
     return absl::UnimplementedError(
         "EngineOptions.inactive_after must be 0 for the Redis Cluster "
-        "backend: inactive readers (FeedCapability::kInactiveReaders) are "
-        "not mapped to Redis");
+        "backend: its timelines are Redis keys, which Redis evicts by its "
+        "own policies (the backend has no FeedMaintenance)");
   }
   if (resolved->change_stream != nullptr) {
     return absl::InvalidArgumentError(

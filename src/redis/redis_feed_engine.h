@@ -25,6 +25,7 @@
 #include "feedcore/change_stream.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
+#include "feedcore/redis_cluster.h"
 #include "feedcore/types.h"
 #include "redis/cluster_client.h"
 #include "redis/entry_codec.h"
@@ -43,11 +44,7 @@ absl::StatusOr<std::vector<int64_t>> LeadingIntegers(const Reply& reply,
                                                      size_t n,
                                                      absl::string_view what);
 
-// What a call that needs a feature this backend lacks returns:
-// Unimplemented, naming the call and the feature.
-absl::Status Lacks(absl::string_view call, absl::string_view feature);
-
-class RedisFeedEngine final : public FeedEngine {
+class RedisFeedEngine final : public RedisClusterFeedEngine {
  public:
   RedisFeedEngine(std::unique_ptr<ClusterClient> client, EngineOptions options)
       : client_(std::move(client)), options_(std::move(options)) {}
@@ -55,20 +52,10 @@ class RedisFeedEngine final : public FeedEngine {
   // Loads the scripts of feed_scripts.h into every node (once per engine).
   absl::Status LoadScripts();
 
-  // Read markers (redis_feed_social.cc), grouped reads and notification
-  // feeds (redis_feed_groups.cc), counters and ranked reads
+  // The core here and in redis_feed_reads.cc; the facets: read markers
+  // (redis_feed_social.cc), grouped reads and notification feeds
+  // (redis_feed_groups.cc), counters and ranked reads
   // (redis_feed_ranked.cc), mute and block (redis_feed_relations.cc).
-  bool Supports(FeedCapability capability) const override {
-    return capability == FeedCapability::kReadMarkers ||
-           capability == FeedCapability::kGroupedReads ||
-           capability == FeedCapability::kNotifications ||
-           capability == FeedCapability::kRankedReads ||
-           capability == FeedCapability::kMuteBlock;
-  }
-
-  absl::StatusOr<InsertResult> Insert(EntityId owner,
-                                      const TimelineEntry& entry,
-                                      const InsertOptions& options) override;
   absl::StatusOr<InsertResult> InsertFanout(
       absl::Span<const EntityId> owners, const TimelineEntry& entry,
       const InsertOptions& options) override;
@@ -141,12 +128,6 @@ class RedisFeedEngine final : public FeedEngine {
   // The fan-out always completes inside Publish: nothing to wait for.
   void WaitForFanout() override {}
   absl::Status Retract(ActivityId activity_id) override;
-  absl::StatusOr<size_t> EvictExpired(size_t) override;
-  absl::StatusOr<size_t> ReleaseInactiveReaders(size_t) override;
-  absl::StatusOr<EngineStats> Stats() const override;
-  absl::StatusOr<SnapshotInfo> SaveSnapshot(
-      const std::string& path,
-      const LeaderboardRegistry* boards) const override;
   const EngineOptions& options() const override { return options_; }
 
  private:

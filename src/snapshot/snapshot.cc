@@ -196,7 +196,7 @@ class ReplicaImpl final : public Replica {
         board_cuts_(std::move(board_cuts)),
         sequence_(sequence) {}
 
-  FeedEngine& engine() override { return *engine_; }
+  InProcessFeedEngine& engine() override { return *engine_; }
   LeaderboardRegistry& boards() override { return *boards_; }
   uint64_t sequence() const override { return sequence_; }
   uint64_t applied() const override { return applied_; }
@@ -324,15 +324,11 @@ absl::Status CheckOption(absl::string_view name, uint64_t want, uint64_t have) {
 
 }  // namespace
 
-absl::StatusOr<SnapshotInfo> SaveSnapshot(const FeedEngine& engine,
+absl::StatusOr<SnapshotInfo> SaveSnapshot(const InProcessFeedEngine& engine,
                                           const std::string& path,
                                           const LeaderboardRegistry* boards) {
-  return engine.SaveSnapshot(path, boards);
-}
-
-absl::StatusOr<SnapshotInfo> internal::FeedEngineImpl::SaveSnapshot(
-    const std::string& path, const LeaderboardRegistry* boards) const {
-  const FeedEngineImpl* impl = this;
+  // FeedEngineImpl is the only class that derives from InProcessFeedEngine.
+  const FeedEngineImpl* impl = static_cast<const FeedEngineImpl*>(&engine);
   if (path.empty()) {
     return absl::InvalidArgumentError("SaveSnapshot: the path is empty");
   }

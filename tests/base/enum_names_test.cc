@@ -119,23 +119,6 @@ TEST_CASE("FsyncPolicyName") {
                           Cast<FsyncPolicy>(3), "unknown");
 }
 
-TEST_CASE("FeedCapabilityName") {
-  CheckNames<FeedCapability>(
-      FeedCapabilityName,
-      {{FeedCapability::kNotifications, "kNotifications"},
-       {FeedCapability::kGroupedReads, "kGroupedReads"},
-       {FeedCapability::kEviction, "kEviction"},
-       {FeedCapability::kStats, "kStats"},
-       {FeedCapability::kSnapshots, "kSnapshots"},
-       {FeedCapability::kMuteBlock, "kMuteBlock"},
-       {FeedCapability::kReadMarkers, "kReadMarkers"},
-       {FeedCapability::kRankedReads, "kRankedReads"},
-       {FeedCapability::kInactiveReaders, "kInactiveReaders"}},
-      Cast<FeedCapability>(9), "an unknown capability");
-  // kAllFeedCapabilities lists every capability the test names.
-  CHECK(std::size(kAllFeedCapabilities) == 9);
-}
-
 TEST_CASE("ScoreOrderName") {
   CheckNames<ScoreOrder>(ScoreOrderName,
                          {{ScoreOrder::kHigherFirst, "kHigherFirst"},

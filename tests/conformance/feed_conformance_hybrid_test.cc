@@ -154,13 +154,13 @@ TEST_CASE("hybrid fan-out shows every reader what copying shows") {
       auto apply = [&](FeedEngine& engine) {
         switch (kind) {
           case 0:
-            return engine.Block(user, actor);
+            return engine.relations()->Block(user, actor);
           case 1:
-            return engine.Unblock(user, actor, restore);
+            return engine.relations()->Unblock(user, actor, restore);
           case 2:
-            return engine.Mute(user, actor, mute);
+            return engine.relations()->Mute(user, actor, mute);
           default:
-            return engine.Unmute(user, actor, restore);
+            return engine.relations()->Unmute(user, actor, restore);
         }
       };
       absl::StatusOr<RelationResult> a = apply(*copying);

@@ -27,7 +27,7 @@ using testing::Options;
 ReadMarker Get(const FeedEngine& engine, EntityId user, const MarkedFeed& feed,
                size_t max_unread = 50) {
   const absl::StatusOr<ReadMarker> marker =
-      engine.GetReadMarker(user, feed, max_unread);
+      engine.read_markers()->GetReadMarker(user, feed, max_unread);
   REQUIRE_MESSAGE(marker.ok(), marker.status());
   return *marker;
 }
@@ -35,14 +35,14 @@ ReadMarker Get(const FeedEngine& engine, EntityId user, const MarkedFeed& feed,
 bool Set(FeedEngine& engine, EntityId user, const MarkedFeed& feed,
          EntryKey key, bool force = false) {
   const absl::StatusOr<bool> moved =
-      engine.SetReadMarker(user, feed, key, {.force = force});
+      engine.read_markers()->SetReadMarker(user, feed, key, {.force = force});
   REQUIRE_MESSAGE(moved.ok(), moved.status());
   return *moved;
 }
 
 TEST_CASE("a marker moves forward unless forced; unread counts what is newer") {
   Env env(Options(100));
-  REQUIRE(env.engine->Supports(FeedCapability::kReadMarkers));
+  REQUIRE(env.engine->read_markers() != nullptr);
   FeedEngine& engine = *env.engine;
   for (ActivityId id = 1; id <= 6; ++id) {
     env.Ins(1, {kStart + static_cast<Micros>(id), id, 9});
@@ -105,28 +105,34 @@ TEST_CASE("bad marker arguments are refused naming them") {
     CHECK_MESSAGE(absl::IsInvalidArgument(status), status);
     CHECK_MESSAGE(status.message().find(names) != std::string::npos, status);
   };
-  refused(engine.SetReadMarker(1, MarkedFeed::Home(1), {-1, 0}).status(),
+  refused(engine.read_markers()
+              ->SetReadMarker(1, MarkedFeed::Home(1), {-1, 0})
+              .status(),
           "key.ts");
-  refused(
-      engine.SetReadMarker(1, MarkedFeed::Home(2), {kStart + 1, 0}).status(),
-      "feed.owner");
-  refused(
-      engine.SetReadMarker(1, {FeedType::kWorld, 7}, {kStart + 1, 0}).status(),
-      "feed.owner");
-  refused(engine
-              .SetReadMarker(1, {FeedType::kNotification, 1}, {kStart + 1, 0},
-                             {.force = true})
+  refused(engine.read_markers()
+              ->SetReadMarker(1, MarkedFeed::Home(2), {kStart + 1, 0})
+              .status(),
+          "feed.owner");
+  refused(engine.read_markers()
+              ->SetReadMarker(1, {FeedType::kWorld, 7}, {kStart + 1, 0})
+              .status(),
+          "feed.owner");
+  refused(engine.read_markers()
+              ->SetReadMarker(1, {FeedType::kNotification, 1}, {kStart + 1, 0},
+                              {.force = true})
               .status(),
           "feed.type");
-  refused(engine.GetReadMarker(1, MarkedFeed::Home(1), 0).status(),
-          "max_unread");
-  refused(engine
-              .GetReadMarker(1, MarkedFeed::Home(1),
-                             engine.options().max_page_size + 1)
+  refused(
+      engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(1), 0).status(),
+      "max_unread");
+  refused(engine.read_markers()
+              ->GetReadMarker(1, MarkedFeed::Home(1),
+                              engine.options().max_page_size + 1)
               .status(),
           "max_unread");
-  refused(engine.GetReadMarker(1, MarkedFeed::Home(3), 1).status(),
-          "feed.owner");
+  refused(
+      engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(3), 1).status(),
+      "feed.owner");
   CHECK(Get(engine, 1, MarkedFeed::Home(1)).key == EntryKey{kStart, 1});
 }
 

@@ -38,27 +38,30 @@ void Runner::DoRelation() {
     // Refused, changing nothing: a user hiding itself, a mute already over.
     check_all_ = true;
     ++coverage_.refused;
-    CHECK(absl::IsInvalidArgument(engine_->Mute(user, user).status()));
-    CHECK(absl::IsInvalidArgument(engine_->Block(actor, actor).status()));
+    CHECK(absl::IsInvalidArgument(
+        engine_->relations()->Mute(user, user).status()));
+    CHECK(absl::IsInvalidArgument(
+        engine_->relations()->Block(actor, actor).status()));
     MuteOptions over;
     over.expires_at = Now();
-    CHECK(absl::IsInvalidArgument(engine_->Mute(user, actor, over).status()));
+    CHECK(absl::IsInvalidArgument(
+        engine_->relations()->Mute(user, actor, over).status()));
     return;
   }
   RelationResult want;
   absl::StatusOr<RelationResult> got;
   if (kind < 20) {
     want = model_.Block(user, actor);
-    got = engine_->Block(user, actor);
+    got = engine_->relations()->Block(user, actor);
   } else if (kind < 35) {
     want = model_.Unblock(user, actor, restore.backfill, Now());
-    got = engine_->Unblock(user, actor, restore);
+    got = engine_->relations()->Unblock(user, actor, restore);
   } else if (kind < 75) {
     want = model_.Mute(user, actor, mute, Now());
-    got = engine_->Mute(user, actor, mute);
+    got = engine_->relations()->Mute(user, actor, mute);
   } else {
     want = model_.Unmute(user, actor, restore.backfill, Now());
-    got = engine_->Unmute(user, actor, restore);
+    got = engine_->relations()->Unmute(user, actor, restore);
   }
   REQUIRE_MESSAGE(got.ok(), got.status());
   CHECK(got->changed == want.changed);
@@ -75,7 +78,8 @@ void Runner::CheckRelationLists(EntityId user) {
   o.limit = 1 + rng_() % config_.max_page_size;
   std::vector<EntityId> blocked;
   for (ListOptions page = o;;) {
-    const absl::StatusOr<EntityPage> got = engine_->Blocked(user, page);
+    const absl::StatusOr<EntityPage> got =
+        engine_->relations()->Blocked(user, page);
     REQUIRE_MESSAGE(got.ok(), got.status());
     REQUIRE(got->ids.size() <= o.limit);
     blocked.insert(blocked.end(), got->ids.begin(), got->ids.end());
@@ -84,7 +88,8 @@ void Runner::CheckRelationLists(EntityId user) {
   }
   std::vector<MutedActor> muted;
   for (ListOptions page = o;;) {
-    const absl::StatusOr<MutedPage> got = engine_->Muted(user, page);
+    const absl::StatusOr<MutedPage> got =
+        engine_->relations()->Muted(user, page);
     REQUIRE_MESSAGE(got.ok(), got.status());
     REQUIRE(got->actors.size() <= o.limit);
     muted.insert(muted.end(), got->actors.begin(), got->actors.end());

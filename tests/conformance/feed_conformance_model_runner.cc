@@ -5,7 +5,7 @@ namespace feedcore::conformance_model {
 void Runner::Run(int steps) {
   for (step_ = 0; step_ < steps; ++step_) {
     INFO("step " << step_ << ": " << what_);
-    if (engine_->Supports(FeedCapability::kMuteBlock) && OneIn(16)) {
+    if (engine_->relations() != nullptr && OneIn(16)) {
       DoRelation();
       CheckStep();
     }
@@ -532,12 +532,10 @@ void Runner::DoAdvance() {
   clock_->Advance(by);
   const size_t expired = model_.EvictExpired(Now());
   coverage_.expired += expired;
-  const absl::StatusOr<size_t> evicted = engine_->EvictExpired(size_t{1} << 32);
-  if (engine_->Supports(FeedCapability::kEviction)) {
-    CHECK(evicted.value() == expired);
-  } else {
-    // The cluster's reads drop expired entries and its keys expire.
-    CHECK(absl::IsUnimplemented(evicted.status()));
+  // Without FeedMaintenance (the cluster) reads drop expired entries and
+  // keys expire.
+  if (FeedMaintenance* maintenance = engine_->maintenance()) {
+    CHECK(maintenance->EvictExpired(size_t{1} << 32).value() == expired);
   }
 }
 
@@ -707,7 +705,7 @@ void Runner::CheckEntity(EntityId e) {
         std::vector<EntityId>(following.begin(), following.end()));
   CHECK(engine_->FollowerCount(e).value() == want.size());
   CHECK(engine_->FollowingCount(e).value() == following.size());
-  if (engine_->Supports(FeedCapability::kMuteBlock)) CheckRelationLists(e);
+  if (engine_->relations() != nullptr) CheckRelationLists(e);
 
   // CountNewer from an entry of the timeline, or from anywhere.
   Key from{Now() - static_cast<Micros>(rng_() % 100), rng_() % 8};
@@ -727,9 +725,9 @@ void Runner::CheckEntity(EntityId e) {
 void Runner::CheckAll() {
   for (EntityId e = 1; e <= config_.entities; ++e) CheckEntity(e);
   CheckWorld();
-  if (engine_->Supports(FeedCapability::kStats)) {
+  if (FeedMaintenance* maintenance = engine_->maintenance()) {
     // With nothing expired held, the figures are exact.
-    const EngineStats stats = engine_->Stats().value();
+    const EngineStats stats = maintenance->Stats().value();
     CHECK(stats.entries == model_.entries());
     CHECK(stats.follow_edges == model_.follow_edges());
     CHECK(stats.activities == model_.activities().size());

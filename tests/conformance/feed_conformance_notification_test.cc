@@ -274,19 +274,19 @@ class Runner {
     switch (kind) {
       case 0:
         want = model_->Block(user, actor);
-        got = engine_->Block(user, actor);
+        got = engine_->relations()->Block(user, actor);
         break;
       case 1:
         want = model_->Unblock(user, actor, 0, Now());
-        got = engine_->Unblock(user, actor);
+        got = engine_->relations()->Unblock(user, actor);
         break;
       case 2:
         want = model_->Mute(user, actor, mute, Now());
-        got = engine_->Mute(user, actor, mute);
+        got = engine_->relations()->Mute(user, actor, mute);
         break;
       default:
         want = model_->Unmute(user, actor, 0, Now());
-        got = engine_->Unmute(user, actor);
+        got = engine_->relations()->Unmute(user, actor);
         break;
     }
     REQUIRE_MESSAGE(got.ok(), got.status());
@@ -318,7 +318,7 @@ class Runner {
     what_ = "mark seen " + std::to_string(user);
     Reclaim(user);
     model_->MarkSeen(user);
-    CheckCounts(engine_->MarkSeen(user).value(), user);
+    CheckCounts(engine_->notifications()->MarkSeen(user).value(), user);
   }
 
   void DoMarkAllRead() {
@@ -326,7 +326,7 @@ class Runner {
     what_ = "mark all read " + std::to_string(user);
     Reclaim(user);
     model_->MarkAllRead(user);
-    CheckCounts(engine_->MarkAllRead(user).value(), user);
+    CheckCounts(engine_->notifications()->MarkAllRead(user).value(), user);
   }
 
   void DoMarkRead() {
@@ -349,7 +349,7 @@ class Runner {
             std::to_string(key.first) + "/" + std::to_string(key.second);
     Reclaim(user);
     const absl::StatusOr<NotificationCounts> got =
-        engine_->MarkRead(user, {key.first, key.second});
+        engine_->notifications()->MarkRead(user, {key.first, key.second});
     if (!model_->MarkRead(user, key)) {
       REQUIRE_MESSAGE(got.status().code() == absl::StatusCode::kNotFound,
                       got.status());
@@ -364,7 +364,8 @@ class Runner {
   void DoCounts(EntityId user) {
     what_ = "counts " + std::to_string(user);
     Reclaim(user);
-    CheckCounts(engine_->GetNotificationCounts(user).value(), user);
+    CheckCounts(engine_->notifications()->GetNotificationCounts(user).value(),
+                user);
   }
 
   std::vector<FeedGroup> Expected(EntityId user) {
@@ -390,7 +391,7 @@ class Runner {
       INFO("page " << pages << " from group " << at << " of " << want.size());
       REQUIRE(pages <= static_cast<int>(kMaxLength));
       const absl::StatusOr<GroupPage> page =
-          engine_->ReadNotifications(user, read);
+          engine_->notifications()->ReadNotifications(user, read);
       REQUIRE_MESSAGE(page.ok(), page.status());
       const size_t expected = std::min(limit, want.size() - at);
       REQUIRE(page->groups.size() == expected);
@@ -412,9 +413,10 @@ class Runner {
     what_ = "evict expired";
     // The cluster has no on-demand eviction: its feeds are reclaimed by
     // the notification calls alone, as the model's are without this.
-    if (testing::OnCluster()) return;
+    FeedMaintenance* maintenance = engine_->maintenance();
+    if (maintenance == nullptr) return;
     const size_t want = model_->EvictExpired(Now());
-    const size_t got = engine_->EvictExpired(kEvictAll).value();
+    const size_t got = maintenance->EvictExpired(kEvictAll).value();
     REQUIRE(got == want);
     coverage_.evicted += got;
   }

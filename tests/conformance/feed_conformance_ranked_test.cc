@@ -130,9 +130,10 @@ class Sequence {
         clock_->Advance(Pick(3) == 0 ? Pick(4) * kMicrosPerHour
                                      : Pick(600) * kMicrosPerSecond);
       } else if (dice < 68) {
-        if (!engine_->Supports(FeedCapability::kEviction)) continue;
+        FeedMaintenance* maintenance = engine_->maintenance();
+        if (maintenance == nullptr) continue;
         const Micros now = clock_->Now();
-        REQUIRE(engine_->EvictExpired(uint64_t{1} << 40).ok());
+        REQUIRE(maintenance->EvictExpired(uint64_t{1} << 40).ok());
         model_.EvictExpired(now);
       } else {
         ReadPage();
@@ -199,7 +200,7 @@ class Sequence {
     }
     const Micros now = clock_->Now();
     const absl::StatusOr<ActivityCounters> got =
-        engine_->IncrementCounter(id, counter, delta);
+        engine_->ranked()->IncrementCounter(id, counter, delta);
     const absl::StatusOr<ActivityCounters> want =
         model_.IncrementCounter(id, counter, delta, now);
     INFO("increment " << id << " [" << counter << "] by " << delta << ": "
@@ -217,7 +218,8 @@ class Sequence {
 
   void Counters() {
     const ActivityId id = AnyActivity();
-    const absl::StatusOr<ActivityCounters> got = engine_->GetCounters(id);
+    const absl::StatusOr<ActivityCounters> got =
+        engine_->ranked()->GetCounters(id);
     const absl::StatusOr<ActivityCounters> want =
         model_.Counters(id, clock_->Now());
     REQUIRE(got.status().code() == want.status().code());
@@ -247,7 +249,7 @@ class Sequence {
     w.options.hydrate = Pick(4) == 0;
     const Micros now = clock_->Now();
     const absl::StatusOr<RankedPage> got =
-        engine_->ReadRanked(w.owner, w.options);
+        engine_->ranked()->ReadRanked(w.owner, w.options);
     REQUIRE_MESSAGE(got.ok(), got.status());
     const Model::RankedResult want =
         model_.Ranked(w.owner, w.options.formula, w.options.window,
@@ -381,7 +383,7 @@ TEST_CASE(
   const int64_t counts[] = {100, 50, 10};
   for (ActivityId id = 1; id <= 3; ++id) {
     REQUIRE(engine.Publish(testing::MakeActivity(id, 2, kStart - 1000)).ok());
-    REQUIRE(engine.IncrementCounter(id, 0, counts[id - 1]).ok());
+    REQUIRE(engine.ranked()->IncrementCounter(id, 0, counts[id - 1]).ok());
   }
   clock->Advance(1);
   RankedReadOptions read;
@@ -390,7 +392,7 @@ TEST_CASE(
   absl::StatusOr<RankedPage> first;
   auto first_page = [&] {
     clock->Advance(1);  // the walk starts after the increment's first read
-    first = engine.ReadRanked(1, read);
+    first = engine.ranked()->ReadRanked(1, read);
   };
   if (testing::OnCluster()) {
     // Inside the increment: after its first clock read, before its script.
@@ -402,7 +404,7 @@ TEST_CASE(
   }
   // Activity 1 drops below the others, under the first page's cursor.
   const absl::StatusOr<ActivityCounters> after =
-      engine.IncrementCounter(1, 0, -95);
+      engine.ranked()->IncrementCounter(1, 0, -95);
   REQUIRE_MESSAGE(after.ok(), after.status());
   CHECK((*after)[0] == 5);
   REQUIRE_MESSAGE(first.ok(), first.status());
@@ -412,7 +414,7 @@ TEST_CASE(
   REQUIRE_FALSE(first->next_cursor.empty());
   read.cursor = first->next_cursor;
   read.limit = 10;
-  const absl::StatusOr<RankedPage> rest = engine.ReadRanked(1, read);
+  const absl::StatusOr<RankedPage> rest = engine.ranked()->ReadRanked(1, read);
   REQUIRE_MESSAGE(rest.ok(), rest.status());
   std::vector<ActivityId> ids;
   for (const RankedEntry& e : rest->entries) {
@@ -435,16 +437,16 @@ TEST_CASE(
   REQUIRE_MESSAGE(made.ok(), made.status());
   FeedEngine& engine = **made;
   REQUIRE(engine.Publish(testing::MakeActivity(7, 2, kStart - 10)).ok());
-  REQUIRE(engine.IncrementCounter(7, 1, 40).ok());
+  REQUIRE(engine.ranked()->IncrementCounter(7, 1, 40).ok());
   REQUIRE(engine.Retract(7).ok());
-  CHECK(absl::IsNotFound(engine.IncrementCounter(7, 1, 1).status()));
-  CHECK(absl::IsNotFound(engine.GetCounters(7).status()));
+  CHECK(absl::IsNotFound(engine.ranked()->IncrementCounter(7, 1, 1).status()));
+  CHECK(absl::IsNotFound(engine.ranked()->GetCounters(7).status()));
   // The program's own entry under the retracted id ranks with the
   // counters the activity had, as every other entry of that id would.
   REQUIRE(engine.Insert(1, {kStart - 10, 7, 2}).ok());
   RankedReadOptions read;
   read.window = 10;
-  const absl::StatusOr<RankedPage> page = engine.ReadRanked(1, read);
+  const absl::StatusOr<RankedPage> page = engine.ranked()->ReadRanked(1, read);
   REQUIRE_MESSAGE(page.ok(), page.status());
   REQUIRE(page->entries.size() == 1);
   CHECK(page->entries[0].counters == ActivityCounters{0, 40, 0, 0});
@@ -477,7 +479,8 @@ TEST_CASE(
       const int64_t delta = static_cast<int64_t>(rng() % 201) - 100;
       if (delta == 0) continue;
       failures.Check(
-          engine->IncrementCounter(id, rng() % kActivityCounterCount, delta)
+          engine->ranked()
+              ->IncrementCounter(id, rng() % kActivityCounterCount, delta)
               .status(),
           "IncrementCounter");
       increments.fetch_add(1, std::memory_order_relaxed);
@@ -496,7 +499,8 @@ TEST_CASE(
       bool first = true;
       for (;;) {
         read.limit = 1 + rng() % 12;
-        const absl::StatusOr<RankedPage> page = engine->ReadRanked(1, read);
+        const absl::StatusOr<RankedPage> page =
+            engine->ranked()->ReadRanked(1, read);
         if (!page.ok()) {
           failures.Check(page.status(), "ReadRanked");
           return;

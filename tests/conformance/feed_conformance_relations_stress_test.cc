@@ -30,9 +30,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "conformance/backend.h"
 #include "feedcore/clock.h"
 #include "feedcore/feed_engine.h"
-#include "conformance/backend.h"
 #include "feedcore/options.h"
 #include "support/social_test_util.h"
 #include "support/test_util.h"
@@ -75,7 +75,8 @@ size_t Visible(FeedEngine& engine, EntityId user, EntityId actor,
   GroupReadOptions read;
   read.limit = engine.options().max_page_size;
   for (;;) {
-    absl::StatusOr<GroupPage> page = engine.ReadNotifications(user, read);
+    absl::StatusOr<GroupPage> page =
+        engine.notifications()->ReadNotifications(user, read);
     if (!page.ok()) return kFailedRead;
     for (const FeedGroup& g : page->groups) {
       for (const EntityId a : g.recent_actors) n += a == actor;
@@ -151,7 +152,8 @@ void Run(size_t hybrid_threshold) {
         const bool block = rng() % 3 == 0;
         bool notifications = block;
         if (block) {
-          const absl::StatusOr<RelationResult> r = engine->Block(user, actor);
+          const absl::StatusOr<RelationResult> r =
+              engine->relations()->Block(user, actor);
           if (!r.ok() || !r->changed) {
             failures.Add(absl::StrCat("Block: ", r.status().ToString()));
             continue;
@@ -160,7 +162,7 @@ void Run(size_t hybrid_threshold) {
           MuteOptions mute;
           mute.notifications = notifications = rng() % 2 == 0;
           const absl::StatusOr<RelationResult> r =
-              engine->Mute(user, actor, mute);
+              engine->relations()->Mute(user, actor, mute);
           if (!r.ok() || !r->changed) {
             failures.Add(absl::StrCat("Mute: ", r.status().ToString()));
             continue;
@@ -183,11 +185,11 @@ void Run(size_t hybrid_threshold) {
                   engine->Follow(user, actor).status())) {
             failures.Add("Follow across a block did not fail");
           }
-          if (!engine->Unblock(user, actor, restore).ok() ||
+          if (!engine->relations()->Unblock(user, actor, restore).ok() ||
               !engine->Follow(user, actor).ok()) {
             failures.Add("Unblock or the follow after it failed");
           }
-        } else if (!engine->Unmute(user, actor, restore).ok()) {
+        } else if (!engine->relations()->Unmute(user, actor, restore).ok()) {
           failures.Add("Unmute failed");
         }
       }
@@ -205,8 +207,8 @@ void Run(size_t hybrid_threshold) {
   ListOptions list;
   list.limit = 10;
   for (EntityId u = kFirstUser; u < kFirstUser + kUsers; ++u) {
-    CHECK(engine->Blocked(u, list)->ids.empty());
-    CHECK(engine->Muted(u, list)->actors.empty());
+    CHECK(engine->relations()->Blocked(u, list)->ids.empty());
+    CHECK(engine->relations()->Muted(u, list)->actors.empty());
     const std::vector<StoredEntry> timeline =
         testing::WholeTimeline(*engine, u);
     for (EntityId a = kFirstActor; a < kFirstActor + kActors; ++a) {

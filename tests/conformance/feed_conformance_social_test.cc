@@ -485,18 +485,17 @@ TEST_CASE("Stats and EvictExpired: only the in-process engine keeps figures") {
   env.Ins(1, {10, 10, 5});
   env.Ins(2, {11, 11, 5});
   env.clock->Advance(10);
-  if (!OnCluster()) {
+  if (FeedMaintenance* maintenance = env.engine->maintenance()) {
     // Memory is the in-process engine's to account for and reclaim.
-    CHECK(env.engine->Stats().value().entries == 5);
-    CHECK(env.engine->EvictExpired(100).value() == 3);
-    CHECK(env.engine->Stats().value().entries == 2);
-    CHECK(env.engine->Stats().value().evicted == 3);
-    CHECK(env.engine->EvictExpired(100).value() == 0);
+    CHECK(maintenance->Stats().value().entries == 5);
+    CHECK(maintenance->EvictExpired(100).value() == 3);
+    CHECK(maintenance->Stats().value().entries == 2);
+    CHECK(maintenance->Stats().value().evicted == 3);
+    CHECK(maintenance->EvictExpired(100).value() == 0);
   } else {
     // The cluster keeps the data and reclaims it itself (reads, writes,
-    // key expiry): it says so instead of answering with zeros.
-    CHECK(absl::IsUnimplemented(env.engine->EvictExpired(100).status()));
-    CHECK(absl::IsUnimplemented(env.engine->Stats().status()));
+    // key expiry): it has no maintenance facet.
+    CHECK(OnCluster());
   }
   // Either way what a reader sees is the same.
   CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{10});
@@ -562,7 +561,8 @@ TEST_CASE(
   CHECK(r->created);
   // Duplicates are served once.
   CHECK(r->notified == 2);
-  const absl::StatusOr<GroupPage> bell = env.engine->ReadNotifications(7, {});
+  const absl::StatusOr<GroupPage> bell =
+      env.engine->notifications()->ReadNotifications(7, {});
   REQUIRE_MESSAGE(bell.ok(), bell.status());
   REQUIRE(bell->groups.size() == 1);
   CHECK(bell->groups[0].recent[0].activity_id == 10);
@@ -571,7 +571,7 @@ TEST_CASE(
   GroupReadOptions hydrated;
   hydrated.hydrate = true;
   const absl::StatusOr<GroupPage> full =
-      env.engine->ReadNotifications(8, hydrated);
+      env.engine->notifications()->ReadNotifications(8, hydrated);
   REQUIRE_MESSAGE(full.ok(), full.status());
   REQUIRE(full->groups.size() == 1);
   CHECK(full->groups[0].recent[0].payload == MakeActivity(10, 5, 10).payload);
@@ -582,13 +582,17 @@ TEST_CASE(
   REQUIRE_MESSAGE(again.ok(), again.status());
   CHECK_FALSE(again->created);
   CHECK(again->notified == 0);
-  CHECK(env.engine->GetNotificationCounts(7).value() ==
+  CHECK(env.engine->notifications()->GetNotificationCounts(7).value() ==
         NotificationCounts{.unseen = 1, .unread = 1, .groups = 1});
 
   // Retract takes it out of every bell.
   REQUIRE(env.engine->Retract(10).ok());
-  CHECK(env.engine->ReadNotifications(7, {}).value().groups.empty());
-  CHECK(env.engine->GetNotificationCounts(8).value() == NotificationCounts{});
+  CHECK(env.engine->notifications()
+            ->ReadNotifications(7, {})
+            .value()
+            .groups.empty());
+  CHECK(env.engine->notifications()->GetNotificationCounts(8).value() ==
+        NotificationCounts{});
 
   // A crowd beyond what one script call's Lua can unpack at once, and
   // Retract still finds every feed.
@@ -598,11 +602,14 @@ TEST_CASE(
       env.engine->Publish(MakeActivity(12, 5, 12), many);
   REQUIRE_MESSAGE(crowded.ok(), crowded.status());
   CHECK(crowded->notified == 10'000);
-  CHECK(env.engine->GetNotificationCounts(10'999).value().groups == 1);
+  CHECK(env.engine->notifications()
+            ->GetNotificationCounts(10'999)
+            .value()
+            .groups == 1);
   REQUIRE(env.engine->Retract(12).ok());
-  CHECK(env.engine->GetNotificationCounts(1000).value() ==
+  CHECK(env.engine->notifications()->GetNotificationCounts(1000).value() ==
         NotificationCounts{});
-  CHECK(env.engine->GetNotificationCounts(10'999).value() ==
+  CHECK(env.engine->notifications()->GetNotificationCounts(10'999).value() ==
         NotificationCounts{});
 
   // Too many recipients: refused before anything is stored.
@@ -615,23 +622,29 @@ TEST_CASE(
   {
     // A feed nobody notified reads as empty.
     const absl::StatusOr<GroupPage> empty =
-        env.engine->ReadNotifications(9, {});
+        env.engine->notifications()->ReadNotifications(9, {});
     REQUIRE_MESSAGE(empty.ok(), empty.status());
     CHECK(empty->groups.empty());
     CHECK(empty->next_cursor.empty());
-    CHECK(env.engine->GetNotificationCounts(9).value() == NotificationCounts{});
-    CHECK(env.engine->MarkSeen(9).value() == NotificationCounts{});
-    CHECK(env.engine->MarkAllRead(9).value() == NotificationCounts{});
-    CHECK(absl::IsNotFound(env.engine->MarkRead(9, {10, 10}).status()));
-    CHECK(absl::IsInvalidArgument(env.engine->MarkRead(9, {-1, 10}).status()));
+    CHECK(env.engine->notifications()->GetNotificationCounts(9).value() ==
+          NotificationCounts{});
+    CHECK(env.engine->notifications()->MarkSeen(9).value() ==
+          NotificationCounts{});
+    CHECK(env.engine->notifications()->MarkAllRead(9).value() ==
+          NotificationCounts{});
+    CHECK(absl::IsNotFound(
+        env.engine->notifications()->MarkRead(9, {10, 10}).status()));
+    CHECK(absl::IsInvalidArgument(
+        env.engine->notifications()->MarkRead(9, {-1, 10}).status()));
     GroupReadOptions zero;
     zero.limit = 0;
     CHECK(absl::IsInvalidArgument(
-        env.engine->ReadNotifications(9, zero).status()));
+        env.engine->notifications()->ReadNotifications(9, zero).status()));
     GroupReadOptions bad_cursor;
     bad_cursor.cursor = "garbage";
-    CHECK(absl::IsInvalidArgument(
-        env.engine->ReadNotifications(9, bad_cursor).status()));
+    CHECK(absl::IsInvalidArgument(env.engine->notifications()
+                                      ->ReadNotifications(9, bad_cursor)
+                                      .status()));
     // Grouped reads need aggregation, which this engine does not have.
     CHECK(absl::IsFailedPrecondition(env.engine->ReadGroups(1, {}).status()));
   }

@@ -34,8 +34,9 @@ inline constexpr Micros kStart = 1'000'000'000;
 inline constexpr Micros kHour = kMicrosPerHour;
 
 // A fresh engine on the selected backend, on a manual clock at kStart,
-// with SocialFixture's shorthands.
-struct Env : testing::SocialFixture {
+// with SocialFixture's shorthands. The facets are the backend's:
+// engine->relations() and the others are null for those it lacks.
+struct Env : testing::SocialFixtureOf<FeedEngine> {
   explicit Env(EngineOptions options = {})
       : Env(std::make_shared<ManualClock>(kStart), std::move(options)) {}
 
@@ -48,7 +49,7 @@ struct Env : testing::SocialFixture {
     REQUIRE_MESSAGE(r.ok(), r.status());
     return *r;
   }
-  using SocialFixture::Pub;
+  using SocialFixtureOf<FeedEngine>::Pub;
   // Publishes activity `id` of `actor` at `ts` with PayloadOf(id); requires
   // it to be new.
   void Pub(ActivityId id, EntityId actor, Micros ts, Micros ttl = 0) {
@@ -57,7 +58,7 @@ struct Env : testing::SocialFixture {
 
  private:
   Env(std::shared_ptr<ManualClock> manual, EngineOptions options)
-      : SocialFixture(manual, MakeOn(manual, std::move(options))) {}
+      : SocialFixtureOf(manual, MakeOn(manual, std::move(options))) {}
   static std::unique_ptr<FeedEngine> MakeOn(std::shared_ptr<ManualClock> manual,
                                             EngineOptions options) {
     options.sweep_interval = 0;

@@ -214,7 +214,7 @@ inline std::string ScoreText(const absl::StatusOr<int64_t>& r) {
 
 // Runs `op` on the store; returns its acknowledgement text.
 inline std::string Apply(const Op& op, DurableStore& store) {
-  FeedEngine& engine = store.engine();
+  InProcessFeedEngine& engine = store.engine();
   auto get_board = [&]() -> std::shared_ptr<Leaderboard> {
     return store.boards().Get(op.board).value();
   };

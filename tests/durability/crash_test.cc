@@ -264,7 +264,7 @@ std::string StoreBoardLine(const LeaderboardRegistry& boards,
 std::vector<std::string> DescribeStore(DurableStore& store, size_t thread,
                                        const std::vector<StoredEntry>& world,
                                        Fingerprint* print) {
-  FeedEngine& engine = store.engine();
+  InProcessFeedEngine& engine = store.engine();
   ReadOptions hydrated;
   hydrated.limit = 1000;
   hydrated.hydrate = true;

@@ -117,7 +117,7 @@ struct Done {
 
 void Write(DurableStore& store, int t, uint64_t iterations, Done* done,
            Failures* failures) {
-  FeedEngine& engine = store.engine();
+  InProcessFeedEngine& engine = store.engine();
   const std::string where = absl::StrCat("thread ", t);
   auto ok = [&](const absl::Status& s, const char* call, uint64_t i) {
     failures->Check(s, absl::StrCat(where, " iteration ", i, " ", call));
@@ -205,7 +205,7 @@ std::set<ActivityId> IdsIn(const std::vector<StoredEntry>& entries) {
 
 // The state checks against what the threads did.
 void CheckDone(DurableStore& store, const std::vector<Done>& done) {
-  FeedEngine& engine = store.engine();
+  InProcessFeedEngine& engine = store.engine();
   ReadOptions read;
   read.limit = engine.options().max_page_size;
   std::set<ActivityId> shared, all;

@@ -111,7 +111,7 @@ struct Pair {
   }
 
   DurableStore& durable;
-  std::unique_ptr<FeedEngine> plain;
+  std::unique_ptr<InProcessFeedEngine> plain;
   LeaderboardRegistry plain_boards;
 };
 
@@ -159,7 +159,7 @@ TEST_CASE("every acknowledged call is in a copy of the directory") {
 TEST_CASE("reopening continues the sequence and the state") {
   TempDir dir("durable-reopen");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> plain;
+  std::unique_ptr<InProcessFeedEngine> plain;
   LeaderboardRegistry plain_boards;
   uint64_t last = 0;
   {
@@ -274,7 +274,7 @@ TEST_CASE("bad options are refused, naming the field") {
 TEST_CASE("a torn tail is cut; damage before the end is DataLoss") {
   TempDir dir("durable-torn");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> plain;
+  std::unique_ptr<InProcessFeedEngine> plain;
   {
     auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     Pair pair(*store, clock);
@@ -332,7 +332,7 @@ TEST_CASE("a log that ends before the snapshot goes on in a new segment") {
   // left is below the snapshot's sequence.
   TempDir dir("durable-covered");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> plain;
+  std::unique_ptr<InProcessFeedEngine> plain;
   {
     auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     Pair pair(*store, clock);

@@ -36,7 +36,7 @@ EngineOptions With(const std::function<void(EngineOptions&)>& change) {
 }
 
 void CheckRejected(const EngineOptions& options, const std::string& field) {
-  const absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  const absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(options);
   INFO("field " << field << ": " << engine.status());
   REQUIRE(absl::IsInvalidArgument(engine.status()));
@@ -44,9 +44,9 @@ void CheckRejected(const EngineOptions& options, const std::string& field) {
         std::string::npos);
 }
 
-const FeedEngine& CheckAccepted(const EngineOptions& options,
-                                std::unique_ptr<FeedEngine>* holder) {
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+const InProcessFeedEngine& CheckAccepted(const EngineOptions& options,
+                                std::unique_ptr<InProcessFeedEngine>* holder) {
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(options);
   REQUIRE_MESSAGE(engine.ok(), engine.status());
   *holder = *std::move(engine);
@@ -58,8 +58,8 @@ TEST_CASE("shards: 1..kMaxShards, or 0 for automatic") {
                 "shards");
   CheckRejected(With([](EngineOptions& o) { o.shards = kSizeMax; }), "shards");
   for (const size_t shards : {size_t{1}, size_t{3}, size_t{7}, kMaxShards}) {
-    std::unique_ptr<FeedEngine> holder;
-    const FeedEngine& engine = CheckAccepted(
+    std::unique_ptr<InProcessFeedEngine> holder;
+    const InProcessFeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.shards = shards; }), &holder);
     CHECK(engine.options().shards == shards);
     CHECK(engine.Stats().value().shards.size() == shards);
@@ -67,8 +67,8 @@ TEST_CASE("shards: 1..kMaxShards, or 0 for automatic") {
 }
 
 TEST_CASE("shards = 0 resolves to the smallest power of two >= 4 x threads") {
-  std::unique_ptr<FeedEngine> holder;
-  const FeedEngine& engine =
+  std::unique_ptr<InProcessFeedEngine> holder;
+  const InProcessFeedEngine& engine =
       CheckAccepted(With([](EngineOptions& o) { o.shards = 0; }), &holder);
   const size_t shards = engine.options().shards;
   CHECK(shards >= 1);
@@ -89,8 +89,8 @@ TEST_CASE("default_ttl: 1..kMaxTtl") {
                   "default_ttl");
   }
   for (const Micros ttl : {Micros{1}, kMaxTtl}) {
-    std::unique_ptr<FeedEngine> holder;
-    const FeedEngine& engine = CheckAccepted(
+    std::unique_ptr<InProcessFeedEngine> holder;
+    const InProcessFeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.default_ttl = ttl; }), &holder);
     CHECK(engine.options().default_ttl == ttl);
   }
@@ -102,8 +102,8 @@ TEST_CASE("max_timeline_length: 1..kMaxTimelineLengthLimit") {
                   "max_timeline_length");
   }
   for (const size_t n : {size_t{1}, kMaxTimelineLengthLimit}) {
-    std::unique_ptr<FeedEngine> holder;
-    const FeedEngine& engine = CheckAccepted(
+    std::unique_ptr<InProcessFeedEngine> holder;
+    const InProcessFeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.max_timeline_length = n; }), &holder);
     CHECK(engine.options().max_timeline_length == n);
   }
@@ -115,8 +115,8 @@ TEST_CASE("max_page_size: 1..kMaxPageSizeLimit") {
                   "max_page_size");
   }
   for (const size_t n : {size_t{1}, kMaxPageSizeLimit}) {
-    std::unique_ptr<FeedEngine> holder;
-    const FeedEngine& engine = CheckAccepted(
+    std::unique_ptr<InProcessFeedEngine> holder;
+    const InProcessFeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.max_page_size = n; }), &holder);
     CHECK(engine.options().max_page_size == n);
   }
@@ -133,8 +133,8 @@ TEST_CASE("sweep_interval: 0 or 1 ms..1 day") {
   // must stop and join promptly even with a one-day interval.
   for (const Micros interval :
        {Micros{0}, kMicrosPerMillisecond, kMicrosPerDay}) {
-    std::unique_ptr<FeedEngine> holder;
-    const FeedEngine& engine = CheckAccepted(
+    std::unique_ptr<InProcessFeedEngine> holder;
+    const InProcessFeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.sweep_interval = interval; }), &holder);
     CHECK(engine.options().sweep_interval == interval);
   }
@@ -147,8 +147,8 @@ TEST_CASE("sweep_budget: 1..2^32") {
                   "sweep_budget");
   }
   for (const size_t n : {size_t{1}, kMaxBudget}) {
-    std::unique_ptr<FeedEngine> holder;
-    const FeedEngine& engine = CheckAccepted(
+    std::unique_ptr<InProcessFeedEngine> holder;
+    const InProcessFeedEngine& engine = CheckAccepted(
         With([&](EngineOptions& o) { o.sweep_budget = n; }), &holder);
     CHECK(engine.options().sweep_budget == n);
   }
@@ -157,8 +157,8 @@ TEST_CASE("sweep_budget: 1..2^32") {
 TEST_CASE("the defaults are valid and a null clock becomes a SystemClock") {
   EngineOptions o;
   o.sweep_interval = 0;
-  std::unique_ptr<FeedEngine> holder;
-  const FeedEngine& engine = CheckAccepted(o, &holder);
+  std::unique_ptr<InProcessFeedEngine> holder;
+  const InProcessFeedEngine& engine = CheckAccepted(o, &holder);
   REQUIRE(engine.options().clock != nullptr);
   CHECK(dynamic_cast<const SystemClock*>(engine.options().clock.get()) !=
         nullptr);
@@ -178,15 +178,15 @@ TEST_CASE("the defaults are valid and a null clock becomes a SystemClock") {
   CHECK(engine.options().sweep_budget == 100'000);
 
   // The default options (background sweeper included) are accepted as is.
-  std::unique_ptr<FeedEngine> with_sweeper;
+  std::unique_ptr<InProcessFeedEngine> with_sweeper;
   CheckAccepted(EngineOptions{}, &with_sweeper);
   CHECK(with_sweeper->options().sweep_interval == kMicrosPerSecond);
 }
 
 TEST_CASE("a given clock is used as is") {
   auto clock = std::make_shared<ManualClock>(777);
-  std::unique_ptr<FeedEngine> holder;
-  const FeedEngine& engine =
+  std::unique_ptr<InProcessFeedEngine> holder;
+  const InProcessFeedEngine& engine =
       CheckAccepted(With([&](EngineOptions& o) { o.clock = clock; }), &holder);
   CHECK(engine.options().clock == clock);
   CHECK(engine.options().clock->Now() == 777);

@@ -65,7 +65,7 @@ struct Fixture {
     return o;
   }
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 TEST_CASE("insert then read newest first") {
@@ -456,10 +456,10 @@ TEST_CASE("the background sweeper evicts expired entries") {
   options.sweep_interval = kMicrosPerMillisecond;
   options.sweep_budget = 7;  // several passes needed
   options.clock = clock;
-  absl::StatusOr<std::unique_ptr<FeedEngine>> created =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> created =
       FeedEngine::Create(options);
   REQUIRE(created.ok());
-  FeedEngine& engine = **created;
+  InProcessFeedEngine& engine = **created;
 
   InsertOptions short_ttl;
   short_ttl.ttl = 100;

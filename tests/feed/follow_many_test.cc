@@ -53,7 +53,7 @@ std::vector<FollowPair> RandomPairs(std::mt19937_64& rng, size_t n,
   return pairs;
 }
 
-void CheckSameFeeds(const FeedEngine& a, const FeedEngine& b,
+void CheckSameFeeds(const InProcessFeedEngine& a, const InProcessFeedEngine& b,
                     EntityId entities) {
   for (EntityId e = 1; e <= entities; ++e) {
     INFO("entity " << e);

@@ -32,11 +32,11 @@ using testing::WholeList;
 constexpr Micros kStart = testing::SocialFixture::kStart;
 
 struct Fixture : testing::SocialFixture {
-  using SocialFixture::Pub;
-  using SocialFixture::SocialFixture;
+  using SocialFixtureOf::Pub;
+  using SocialFixtureOf::SocialFixtureOf;
   // Publishes activity `id` of `actor` at `ts`; requires it to be new.
   void Pub(ActivityId id, EntityId actor, Micros ts, Micros ttl = 0) {
-    REQUIRE(SocialFixture::Pub(id, actor, ts, ttl).created);
+    REQUIRE(SocialFixtureOf::Pub(id, actor, ts, ttl).created);
   }
 };
 
@@ -333,7 +333,7 @@ TEST_CASE("unfollow removes exactly the followee's entries") {
 
 // Walks `entity`'s list with every page size 1..n+1 and checks the pages
 // against the full list.
-void CheckEveryPageSize(const FeedEngine& engine, bool followers,
+void CheckEveryPageSize(const InProcessFeedEngine& engine, bool followers,
                         EntityId entity, const std::set<EntityId>& want) {
   const size_t n = want.size();
   const std::vector<EntityId> reference =

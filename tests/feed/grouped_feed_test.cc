@@ -69,7 +69,7 @@ std::vector<ActivityId> Ids(const FeedGroup& g) {
 
 // Checks the engine's groups of `owner` against the reference worked out
 // from its flat timeline, for several page sizes.
-void CheckAgainstReference(const FeedEngine& engine, EntityId owner) {
+void CheckAgainstReference(const InProcessFeedEngine& engine, EntityId owner) {
   const AggregationOptions& a = engine.options().aggregation;
   const std::vector<FeedGroup> want = ReferenceGroups(
       WholeTimeline(engine, owner), a.max_group_actors, a.max_group_entries);

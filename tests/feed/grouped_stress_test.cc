@@ -77,7 +77,7 @@ void CheckWalk(const std::vector<FeedGroup>& groups) {
   }
 }
 
-std::vector<FeedGroup> WalkNotifications(FeedEngine& engine, size_t limit) {
+std::vector<FeedGroup> WalkNotifications(InProcessFeedEngine& engine, size_t limit) {
   std::vector<FeedGroup> out;
   GroupReadOptions read;
   read.limit = limit;
@@ -92,7 +92,7 @@ std::vector<FeedGroup> WalkNotifications(FeedEngine& engine, size_t limit) {
 
 TEST_CASE("grouped and notification feeds under concurrent publishes") {
   auto clock = std::make_shared<ManualClock>(1'000'000'000);
-  std::unique_ptr<FeedEngine> engine =
+  std::unique_ptr<InProcessFeedEngine> engine =
       testing::NewManualEngine(clock, Options(clock));
   for (EntityId actor = 10; actor < 10 + 2 * kPublishers; ++actor) {
     REQUIRE(engine->Follow(kReader, actor).ok());

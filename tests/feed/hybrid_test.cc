@@ -201,8 +201,8 @@ struct Twin {
   }
 
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> flat;
-  std::unique_ptr<FeedEngine> hybrid;
+  std::unique_ptr<InProcessFeedEngine> flat;
+  std::unique_ptr<InProcessFeedEngine> hybrid;
 };
 
 constexpr EntityId kStar = 100;   // crosses the threshold

@@ -60,12 +60,12 @@ struct Pair {
         }())) {}
 
   // Runs `call` on both engines.
-  void Both(const std::function<void(FeedEngine&)>& call) {
+  void Both(const std::function<void(InProcessFeedEngine&)>& call) {
     call(*engine);
     call(*reference);
   }
   void Follow(EntityId follower, EntityId followee) {
-    Both([&](FeedEngine& e) { REQUIRE(e.Follow(follower, followee).ok()); });
+    Both([&](InProcessFeedEngine& e) { REQUIRE(e.Follow(follower, followee).ok()); });
   }
   // Publishes `id` of `actor` at timestamp `ts`; returns the result of the
   // engine with inactive readers.
@@ -92,8 +92,8 @@ struct Pair {
   }
 
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
-  std::unique_ptr<FeedEngine> reference;
+  std::unique_ptr<InProcessFeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> reference;
 };
 
 TEST_CASE("an idle reader is made dormant, skipped, and rebuilt by a read") {
@@ -131,12 +131,12 @@ TEST_CASE("CountNewer, ReadGroups and ReadRanked count as reads too") {
   Pair p(options);
   p.Follow(kReader, kActor);
   p.Publish(10, kActor, 10);
-  const std::vector<std::function<void(FeedEngine&)>> reads = {
-      [](FeedEngine& e) {
+  const std::vector<std::function<void(InProcessFeedEngine&)>> reads = {
+      [](InProcessFeedEngine& e) {
         REQUIRE(e.CountNewer(kReader, {0, 0}, 10).ok());
       },
-      [](FeedEngine& e) { REQUIRE(e.ReadGroups(kReader, {}).ok()); },
-      [](FeedEngine& e) {
+      [](InProcessFeedEngine& e) { REQUIRE(e.ReadGroups(kReader, {}).ok()); },
+      [](InProcessFeedEngine& e) {
         RankedReadOptions ranked;
         ranked.window = 10;
         REQUIRE(e.ReadRanked(kReader, ranked).ok());
@@ -177,7 +177,7 @@ TEST_CASE("copies that differ from the own feed stay; reads stay exact") {
   for (ActivityId id = 1; id <= 4; ++id) p.Publish(id, kActor, id);
   for (ActivityId id = 5; id <= 6; ++id) p.Publish(id, kOther, id);
   // The reader removed one copy of kActor's: its copies no longer match.
-  p.Both([](FeedEngine& e) { REQUIRE(e.Remove(kReader, {2, 2}).ok()); });
+  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Remove(kReader, {2, 2}).ok()); });
   const size_t before = p.Entries();
   p.clock->Advance(kIdle + 1);
   REQUIRE(p.Release() == 1);
@@ -194,16 +194,16 @@ TEST_CASE("Retract, Unfollow and Mute reach a dormant reader") {
   for (ActivityId id = 4; id <= 6; ++id) p.Publish(id, kOther, id);
   p.clock->Advance(kIdle + 1);
   REQUIRE(p.Release() == 1);
-  p.Both([](FeedEngine& e) { REQUIRE(e.Retract(2).ok()); });
+  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Retract(2).ok()); });
   CHECK(p.engine->FollowerCount(kActor).value() == 1);
-  p.Both([](FeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
+  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
   CHECK(p.Read(kReader) == std::vector<ActivityId>{3, 1});
   p.clock->Advance(kIdle + 1);
   REQUIRE(p.Release() == 1);
-  p.Both([](FeedEngine& e) {
+  p.Both([](InProcessFeedEngine& e) {
     REQUIRE(e.Unmute(kReader, kOther, {.backfill = 1}).ok());
   });
-  p.Both([](FeedEngine& e) { REQUIRE(e.Unfollow(kReader, kActor).ok()); });
+  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Unfollow(kReader, kActor).ok()); });
   CHECK(p.Read(kReader) == std::vector<ActivityId>{6});
   CHECK(p.engine->FollowerCount(kActor).value() == 0);
 }
@@ -256,7 +256,7 @@ TEST_CASE("replicas and snapshots hold dormant readers as the source does") {
   std::shared_ptr<ChangeStream> stream = testing::NewManualStream(clock);
   EngineOptions options = Options();
   options.change_stream = stream;
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, options);
   testing::TempPath empty("inactive-empty");
   REQUIRE(SaveSnapshot(*source, empty.path).ok());
   for (EntityId reader = 1; reader <= 6; ++reader) {
@@ -436,7 +436,7 @@ TEST_CASE("errors") {
       off.engine->ReleaseInactiveReaders(10).status()));
   for (const Micros bad : {Micros{-1}, kMaxTtl + 1}) {
     EngineOptions o = Options(bad);
-    const absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+    const absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
         FeedEngine::Create(o);
     CHECK(absl::IsInvalidArgument(engine.status()));
     CHECK(engine.status().message().find("inactive_after") !=

@@ -450,7 +450,7 @@ class Runner {
   const Config config_;
   std::mt19937_64 rng_;
   std::shared_ptr<ManualClock> clock_;
-  std::unique_ptr<FeedEngine> engine_;
+  std::unique_ptr<InProcessFeedEngine> engine_;
   Model model_;
   std::vector<Session> sessions_;
   Micros head_ = 100;

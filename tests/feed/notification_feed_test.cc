@@ -49,7 +49,7 @@ PublishOptions To(std::vector<EntityId> recipients) {
   return o;
 }
 
-std::vector<FeedGroup> AllNotifications(FeedEngine& engine, EntityId user,
+std::vector<FeedGroup> AllNotifications(InProcessFeedEngine& engine, EntityId user,
                                         size_t limit = 1000) {
   std::vector<FeedGroup> groups;
   GroupReadOptions read;

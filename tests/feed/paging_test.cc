@@ -34,7 +34,7 @@ struct Fixture {
     engine = NewManualEngine(clock, o);
   }
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 // Entry i of a test timeline: three entries share each timestamp.
@@ -47,7 +47,7 @@ StoredEntry Nth(int i) {
           {}};
 }
 
-void Fill(FeedEngine& engine, EntityId owner, int n) {
+void Fill(InProcessFeedEngine& engine, EntityId owner, int n) {
   for (int i = 0; i < n; ++i) {
     const StoredEntry e = Nth(i);
     REQUIRE(engine.Insert(owner, {e.ts, e.activity_id, e.actor}).ok());
@@ -78,7 +78,7 @@ std::vector<StoredEntry> Expected(int n, ReadOrder order,
 
 // Reads every page and checks the page structure: full pages until the
 // last one, and an empty cursor exactly on the last one.
-std::vector<StoredEntry> PageThrough(const FeedEngine& engine, EntityId owner,
+std::vector<StoredEntry> PageThrough(const InProcessFeedEngine& engine, EntityId owner,
                                      ReadOptions options, size_t expected) {
   std::vector<StoredEntry> seen;
   const size_t pages =
@@ -164,7 +164,7 @@ TEST_CASE("the limit may change from page to page") {
   CHECK(seen == want);
 }
 
-std::string FirstCursor(const FeedEngine& engine, EntityId owner,
+std::string FirstCursor(const InProcessFeedEngine& engine, EntityId owner,
                         ReadOrder order) {
   ReadOptions options;
   options.limit = 2;
@@ -175,7 +175,7 @@ std::string FirstCursor(const FeedEngine& engine, EntityId owner,
   return page->next_cursor;
 }
 
-void CheckCursorRejected(const FeedEngine& engine, EntityId owner,
+void CheckCursorRejected(const InProcessFeedEngine& engine, EntityId owner,
                          ReadOrder order, const std::string& cursor) {
   ReadOptions options;
   options.limit = 2;

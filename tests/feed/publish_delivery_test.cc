@@ -114,7 +114,7 @@ TEST_CASE("on_delivery reports each follower exactly once per publish") {
 TEST_CASE("on_delivery runs after the entry is readable in its timelines") {
   struct Shared {
     std::mutex mu;
-    const FeedEngine* engine = nullptr;
+    const InProcessFeedEngine* engine = nullptr;
     std::vector<std::string> failures;
     size_t checked = 0;
   };
@@ -124,7 +124,7 @@ TEST_CASE("on_delivery runs after the entry is readable in its timelines") {
   o.parallel_fanout_min_followers = 4;
   o.on_delivery = [shared](absl::Span<const EntityId> timelines,
                            const TimelineEntry& entry) {
-    const FeedEngine* engine;
+    const InProcessFeedEngine* engine;
     {
       std::lock_guard<std::mutex> lock(shared->mu);
       engine = shared->engine;

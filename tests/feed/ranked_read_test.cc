@@ -49,7 +49,7 @@ RankedReadOptions Ranked(size_t limit, RankFormula formula = Simple(),
   return o;
 }
 
-RankedPage Read(const FeedEngine& engine, EntityId owner,
+RankedPage Read(const InProcessFeedEngine& engine, EntityId owner,
                 const RankedReadOptions& options) {
   absl::StatusOr<RankedPage> page = engine.ReadRanked(owner, options);
   REQUIRE_MESSAGE(page.ok(), page.status());
@@ -62,7 +62,7 @@ std::vector<ActivityId> Ids(const RankedPage& page) {
   return ids;
 }
 
-void Incr(FeedEngine& engine, ActivityId id, size_t counter, int64_t delta) {
+void Incr(InProcessFeedEngine& engine, ActivityId id, size_t counter, int64_t delta) {
   const absl::StatusOr<ActivityCounters> r =
       engine.IncrementCounter(id, counter, delta);
   REQUIRE_MESSAGE(r.ok(), r.status());
@@ -75,11 +75,6 @@ void Feed(SocialFixture& f, int n, Micros apart = kHour) {
   for (int i = 1; i <= n; ++i) {
     f.Pub(static_cast<ActivityId>(i), 2, kNow - (n - i) * apart);
   }
-}
-
-TEST_CASE("the engine reports the capability") {
-  SocialFixture f;
-  CHECK(f.engine->Supports(FeedCapability::kRankedReads));
 }
 
 TEST_CASE("counters: O(1) increments, every error changes nothing") {
@@ -216,7 +211,7 @@ TEST_CASE("merged-at-read followees are ranked as ReadTimeline merges") {
 // Walks every page of `owner` with `limit` per page, calling `between`
 // before each page after the first; returns the ids in the order shown.
 template <typename Between>
-std::vector<ActivityId> Walk(const FeedEngine& engine, EntityId owner,
+std::vector<ActivityId> Walk(const InProcessFeedEngine& engine, EntityId owner,
                              RankedReadOptions options, Between between) {
   std::vector<ActivityId> shown;
   for (int pages = 0;; ++pages) {

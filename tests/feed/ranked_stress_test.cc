@@ -36,7 +36,7 @@ TEST_CASE("ranked walks never repeat an entry while counters change") {
   EngineOptions options;
   options.shards = 4;
   options.fanout_threads = 0;
-  std::unique_ptr<FeedEngine> engine = testing::NewManualEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> engine = testing::NewManualEngine(clock, options);
   REQUIRE(engine->Follow(1, 2).ok());
   for (ActivityId id = 1; id <= kActivities; ++id) {
     REQUIRE(engine

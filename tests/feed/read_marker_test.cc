@@ -39,7 +39,7 @@ EngineOptions Options(size_t hybrid_threshold = 0) {
   return o;
 }
 
-ReadMarker Get(const FeedEngine& engine, EntityId user, const MarkedFeed& feed,
+ReadMarker Get(const InProcessFeedEngine& engine, EntityId user, const MarkedFeed& feed,
                size_t max_unread = kMaxPage) {
   const absl::StatusOr<ReadMarker> marker =
       engine.GetReadMarker(user, feed, max_unread);
@@ -47,7 +47,7 @@ ReadMarker Get(const FeedEngine& engine, EntityId user, const MarkedFeed& feed,
   return *marker;
 }
 
-bool Set(FeedEngine& engine, EntityId user, const MarkedFeed& feed,
+bool Set(InProcessFeedEngine& engine, EntityId user, const MarkedFeed& feed,
          EntryKey key, bool force = false) {
   const absl::StatusOr<bool> moved =
       engine.SetReadMarker(user, feed, key, {.force = force});
@@ -59,7 +59,7 @@ bool Set(FeedEngine& engine, EntityId user, const MarkedFeed& feed,
 // and the world feed, with its unread count: what two engines holding the
 // same markers and feeds answer alike.
 std::vector<std::string> DescribeMarkers(
-    const FeedEngine& engine, const std::vector<EntityId>& users,
+    const InProcessFeedEngine& engine, const std::vector<EntityId>& users,
     const std::vector<EntityId>& channels) {
   std::vector<std::string> lines;
   for (const EntityId user : users) {
@@ -139,7 +139,7 @@ TEST_CASE("a home feed counts the merged-at-read followees as reads do") {
   auto clock = std::make_shared<ManualClock>(1'000);
   auto flat = NewManualEngine(clock, Options());
   auto hybrid = NewManualEngine(clock, Options(/*hybrid_threshold=*/1));
-  for (FeedEngine* engine : {flat.get(), hybrid.get()}) {
+  for (InProcessFeedEngine* engine : {flat.get(), hybrid.get()}) {
     REQUIRE(engine->Follow(1, 9).ok());
     REQUIRE(engine->Follow(2, 9).ok());  // 9 passes the hybrid threshold
     REQUIRE(engine->Follow(1, 8).ok());
@@ -246,7 +246,7 @@ TEST_CASE("a graph node that holds only markers is kept") {
 
 // Markers set, forced, and left by follows that come and go, on a source
 // recording into a stream.
-void MarkerWorkload(FeedEngine& engine) {
+void MarkerWorkload(InProcessFeedEngine& engine) {
   for (ActivityId id = 1; id <= 12; ++id) {
     REQUIRE(engine
                 .Publish(MakeActivity(id, 100 + id % 3,

@@ -49,7 +49,7 @@ ReadOptions Hydrated() {
 // Checks that no feed of `readers`, `actor`'s own feed or the world feed
 // returns `id`, read plain and hydrated, newest- and oldest-first, in pages
 // of one.
-void CheckGone(const FeedEngine& engine, ActivityId id,
+void CheckGone(const InProcessFeedEngine& engine, ActivityId id,
                const std::vector<EntityId>& readers, EntityId actor) {
   for (const bool hydrate : {false, true}) {
     for (const ReadOrder order :
@@ -349,10 +349,10 @@ TEST_CASE("retract after a back-fill that overlapped the hybrid transition") {
   o.hybrid_fanout_threshold = 1;
   o.default_backfill = 100;
   o.fanout_threads = 0;
-  absl::StatusOr<std::unique_ptr<FeedEngine>> created =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> created =
       FeedEngine::Create(std::move(o));
   REQUIRE(created.ok());
-  const std::unique_ptr<FeedEngine> engine = *std::move(created);
+  const std::unique_ptr<InProcessFeedEngine> engine = *std::move(created);
   constexpr EntityId kActor = 100, kReader = 1, kCrossing = 2;
 
   // The reader's Follow stops in its back-fill, before it reads the own

@@ -97,7 +97,7 @@ struct Member {
   size_t threshold;
   // EngineOptions::inactive_after (0: off).
   Micros inactive_after;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
   Model model;
   // Whether the engine holds every copy the model counts: none is merged
   // at read, by hybrid fan-out or by a dormant reader.

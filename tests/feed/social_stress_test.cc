@@ -144,7 +144,7 @@ bool Before(const StoredEntry& a, const StoredEntry& b, ReadOrder order) {
 }
 
 // Reads a whole feed; empty optional (and a failure) if a read failed.
-std::optional<std::vector<StoredEntry>> ReadAllOf(const FeedEngine& engine,
+std::optional<std::vector<StoredEntry>> ReadAllOf(const InProcessFeedEngine& engine,
                                                   Feed feed, EntityId owner,
                                                   Failures* failures) {
   std::vector<StoredEntry> out;
@@ -166,7 +166,7 @@ std::optional<std::vector<StoredEntry>> ReadAllOf(const FeedEngine& engine,
 
 // One walk of up to `max_pages` pages of a feed, checking order, genuine
 // entries, hydration and retractions that completed before the walk.
-void Walk(const FeedEngine& engine, Journal& journal, Feed feed, EntityId owner,
+void Walk(const InProcessFeedEngine& engine, Journal& journal, Feed feed, EntityId owner,
           std::mt19937_64& rng, size_t* retracted_seen,
           std::set<ActivityId>* retracted, Failures* failures) {
   ReadOptions r;
@@ -258,7 +258,7 @@ void RunMixed(size_t threshold, Micros inactive_after = 0) {
   o.fanout_threads = 2;
   o.parallel_fanout_min_followers = 4;
   o.fanout_queue_capacity = 8;
-  const std::unique_ptr<FeedEngine> engine = testing::NewManualEngine(clock, o);
+  const std::unique_ptr<InProcessFeedEngine> engine = testing::NewManualEngine(clock, o);
 
   Journal journal;
   Failures failures;
@@ -596,7 +596,7 @@ TEST_CASE("retract racing with the publish of the same activity") {
   o.shards = 8;
   o.fanout_threads = 1;
   o.parallel_fanout_min_followers = 2;
-  const std::unique_ptr<FeedEngine> engine = testing::NewManualEngine(clock, o);
+  const std::unique_ptr<InProcessFeedEngine> engine = testing::NewManualEngine(clock, o);
   constexpr EntityId kActor = 1000;
   for (EntityId r = 1; r <= 6; ++r) REQUIRE(engine->Follow(r, kActor).ok());
 

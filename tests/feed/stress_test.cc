@@ -68,7 +68,7 @@ bool Before(const StoredEntry& a, const StoredEntry& b, ReadOrder order) {
 // One complete walk through `owner`'s timeline. Checks that entries are
 // genuine, visible at read time, strictly ordered within and across pages
 // (hence no duplicates), and that the window is respected.
-void Walk(const FeedEngine& engine, const ManualClock& clock, EntityId owner,
+void Walk(const InProcessFeedEngine& engine, const ManualClock& clock, EntityId owner,
           std::mt19937_64& rng, Failures* failures) {
   ReadOptions r;
   r.order = rng() % 2 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
@@ -139,7 +139,7 @@ TEST_CASE("concurrent writers and readers with fan-out and a cap") {
   options.shards = 4;
   options.max_timeline_length = kCap;
   options.max_page_size = 50;
-  const std::unique_ptr<FeedEngine> engine =
+  const std::unique_ptr<InProcessFeedEngine> engine =
       testing::NewManualEngine(clock, options);
 
   // written[w]: every (owner, id) pair writer w stored.
@@ -281,7 +281,7 @@ TEST_CASE("concurrent writes, removals, evictions and a moving clock") {
   options.shards = 4;
   options.max_timeline_length = 1'000'000;  // no trimming here
   options.max_page_size = 50;
-  const std::unique_ptr<FeedEngine> engine =
+  const std::unique_ptr<InProcessFeedEngine> engine =
       testing::NewManualEngine(clock, options);
 
   std::vector<std::vector<Record>> records(kWriters);

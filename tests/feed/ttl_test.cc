@@ -35,7 +35,7 @@ struct Fixture {
     engine = NewManualEngine(clock, o);
   }
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 InsertOptions Ttl(Micros ttl) {

@@ -180,7 +180,7 @@ TEST_CASE("10,000 friends on a board of 30,000") {
 TEST_CASE("FollowedAndSelf reads the follow list page by page") {
   EngineOptions options;
   options.max_page_size = 3;  // several pages for a handful of followees
-  std::unique_ptr<FeedEngine> engine = testing::NewManualEngine(
+  std::unique_ptr<InProcessFeedEngine> engine = testing::NewManualEngine(
       std::make_shared<ManualClock>(1'000'000), options);
   for (EntityId followee : {40, 7, 12, 99, 3, 55, 21}) {
     REQUIRE(engine->Follow(10, followee).ok());

@@ -205,7 +205,7 @@ TEST_CASE("a dense board round-trips through a snapshot and a replica") {
   std::shared_ptr<ChangeStream> stream = ChangeStream::Create({}).value();
   EngineOptions engine_options;
   engine_options.change_stream = stream;
-  std::unique_ptr<FeedEngine> engine =
+  std::unique_ptr<InProcessFeedEngine> engine =
       testing::NewManualEngine(clock, engine_options);
   LeaderboardRegistry registry(stream);
   std::shared_ptr<Leaderboard> board =

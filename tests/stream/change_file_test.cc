@@ -62,7 +62,7 @@ std::vector<ChangeRecordPtr> AllRecords(const ChangeStream& stream) {
 
 // Every kind of record: feeds, graph (with a hybrid actor), retraction,
 // expiry, and leaderboards.
-void Workload(FeedEngine& engine, LeaderboardRegistry& boards,
+void Workload(InProcessFeedEngine& engine, LeaderboardRegistry& boards,
               ManualClock& clock, ActivityId first_id) {
   for (EntityId f = 2; f <= 8; ++f) REQUIRE(engine.Follow(f, 1).ok());
   REQUIRE(engine.Follow(3, 9).ok());
@@ -112,7 +112,7 @@ TEST_CASE("records survive the file exactly, in order") {
   TempPath file("records");
   auto clock = std::make_shared<ManualClock>(kStart);
   auto stream = ChangeStream::Create({}).value();
-  std::unique_ptr<FeedEngine> engine =
+  std::unique_ptr<InProcessFeedEngine> engine =
       NewManualEngine(clock, Options(clock, stream));
   LeaderboardRegistry boards(stream);
   Workload(*engine, boards, *clock, 1);
@@ -143,7 +143,7 @@ TEST_CASE("a snapshot and a change file written by a subscription restore") {
   TempPath log("restore-log");
   auto clock = std::make_shared<ManualClock>(kStart);
   auto stream = ChangeStream::Create({}).value();
-  std::unique_ptr<FeedEngine> engine =
+  std::unique_ptr<InProcessFeedEngine> engine =
       NewManualEngine(clock, Options(clock, stream));
   LeaderboardRegistry boards(stream);
   Workload(*engine, boards, *clock, 1);
@@ -193,7 +193,7 @@ TEST_CASE("a snapshot and a change file written by a subscription restore") {
 std::string SmallFile(const std::string& path, size_t* last_frame_start) {
   auto clock = std::make_shared<ManualClock>(kStart);
   auto stream = ChangeStream::Create({}).value();
-  std::unique_ptr<FeedEngine> engine =
+  std::unique_ptr<InProcessFeedEngine> engine =
       NewManualEngine(clock, Options(clock, stream));
   REQUIRE(engine->Insert(1, {kStart, 1, 2}).ok());
   REQUIRE(engine->Insert(1, {kStart, 2, 2}).ok());

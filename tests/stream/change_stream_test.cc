@@ -71,7 +71,7 @@ struct StreamFixture {
 
   std::shared_ptr<ManualClock> clock;
   std::shared_ptr<ChangeStream> stream;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 TEST_CASE("options are validated and name the field") {
@@ -244,7 +244,7 @@ TEST_CASE("records of every engine call") {
   EngineOptions options;
   options.default_backfill = 10;
   StreamFixture f({}, options);
-  FeedEngine& e = *f.engine;
+  InProcessFeedEngine& e = *f.engine;
 
   SUBCASE("publish: the activity, then own feed, world feed, followers") {
     REQUIRE(e.Follow(2, 1).ok());

@@ -61,7 +61,7 @@ struct StreamedEngine {
   }
 
   std::shared_ptr<ChangeStream> stream;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<InProcessFeedEngine> engine;
 };
 
 TEST_CASE("a reader that stops reading never blocks writers") {

@@ -49,7 +49,7 @@ std::vector<ChangeRecordPtr> AllRecords(ChangeStream& stream) {
 // Every activity's counters (or the error's code), and two pages of one
 // ranked walk of reader 1: the second leaves out what changed at or after
 // the walk's start.
-std::vector<std::string> Describe(FeedEngine& engine, const std::string& walk) {
+std::vector<std::string> Describe(InProcessFeedEngine& engine, const std::string& walk) {
   std::vector<std::string> lines;
   for (ActivityId id = 1; id <= kActivities; ++id) {
     const absl::StatusOr<ActivityCounters> c = engine.GetCounters(id);
@@ -81,7 +81,7 @@ TEST_CASE("counters and their change times reach a replica and a file") {
   std::shared_ptr<ChangeStream> stream = ChangeStream::Create({}).value();
   EngineOptions options = Options(clock);
   options.change_stream = stream;
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, options);
   REQUIRE(source->Follow(1, 2).ok());
   for (ActivityId id = 1; id <= kActivities; ++id) {
     REQUIRE(source->Publish(MakeActivity(id, 2, kStart - 100 * id)).ok());
@@ -158,7 +158,7 @@ TEST_CASE("a malformed counters record is refused and changes nothing") {
   std::shared_ptr<ChangeStream> stream = ChangeStream::Create({}).value();
   EngineOptions options = Options(clock);
   options.change_stream = stream;
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, options);
   REQUIRE(SaveSnapshot(*source, snapshot.path).ok());
   REQUIRE(source->Publish(MakeActivity(1, 2, kStart)).ok());
   REQUIRE(source->IncrementCounter(1, 0, 4).ok());

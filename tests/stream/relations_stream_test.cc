@@ -44,7 +44,7 @@ std::vector<EntityId> Universe() {
 }
 
 // Every entity's blocked and muted lists, one line each.
-std::vector<std::string> DescribeRelations(const FeedEngine& engine) {
+std::vector<std::string> DescribeRelations(const InProcessFeedEngine& engine) {
   std::vector<std::string> lines;
   ListOptions list;
   list.limit = 100;
@@ -65,7 +65,7 @@ std::vector<std::string> DescribeRelations(const FeedEngine& engine) {
   return lines;
 }
 
-void CheckSame(FeedEngine& source, FeedEngine& copy) {
+void CheckSame(InProcessFeedEngine& source, InProcessFeedEngine& copy) {
   CheckSameState(source, copy, Universe());
   CHECK(DescribeRelations(source) == DescribeRelations(copy));
 }
@@ -74,7 +74,7 @@ void CheckSame(FeedEngine& source, FeedEngine& copy) {
 // every relation call: mutes on both sides of a shard boundary and within
 // one shard, with and without notifications and expiry, blocks, and their
 // undoing (of a merged actor too).
-void Populate(FeedEngine& e, ManualClock& clock) {
+void Populate(InProcessFeedEngine& e, ManualClock& clock) {
   for (EntityId f = 2; f <= 12; ++f) REQUIRE(e.Follow(f, 1).ok());
   for (EntityId f = 3; f <= 9; ++f) REQUIRE(e.Follow(f, 13).ok());
   for (EntityId f = 13; f <= 16; ++f) REQUIRE(e.Follow(f, 2).ok());
@@ -117,8 +117,8 @@ void Populate(FeedEngine& e, ManualClock& clock) {
 
 // What happens after the copy was made, each step on both engines (they
 // share the clock).
-void Continue(FeedEngine& source, FeedEngine& copy, ManualClock& clock) {
-  for (FeedEngine* e : {&source, &copy}) {
+void Continue(InProcessFeedEngine& source, InProcessFeedEngine& copy, ManualClock& clock) {
+  for (InProcessFeedEngine* e : {&source, &copy}) {
     REQUIRE(e->Publish(MakeActivity(900, 13, kStart + 900)).ok());
     CHECK(absl::IsFailedPrecondition(e->Follow(1, 3).status()));
     CHECK(absl::IsFailedPrecondition(e->Follow(20, 2).status()));
@@ -126,7 +126,7 @@ void Continue(FeedEngine& source, FeedEngine& copy, ManualClock& clock) {
   clock.Advance(100);  // the expiring mutes end
   RestoreOptions restore;
   restore.backfill = 3;
-  for (FeedEngine* e : {&source, &copy}) {
+  for (InProcessFeedEngine* e : {&source, &copy}) {
     REQUIRE(e->Publish(MakeActivity(901, 13, kStart + 901)).ok());
     REQUIRE(e->Unmute(4, 13, restore).ok());
     REQUIRE(e->Unblock(3, 1).ok());
@@ -137,7 +137,7 @@ void Continue(FeedEngine& source, FeedEngine& copy, ManualClock& clock) {
 TEST_CASE("a replica fed by the stream holds the same mutes and blocks") {
   auto clock = std::make_shared<ManualClock>(kStart);
   std::shared_ptr<ChangeStream> stream = testing::NewManualStream(clock);
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(stream));
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(stream));
   TempPath empty("relations-empty");
   REQUIRE(SaveSnapshot(*source, empty.path).ok());
   Populate(*source, *clock);
@@ -161,7 +161,7 @@ TEST_CASE("a replica fed by the stream holds the same mutes and blocks") {
     }
   }
   CHECK(relation_records > 0);
-  FeedEngine& copy = (*replica)->engine();
+  InProcessFeedEngine& copy = (*replica)->engine();
   CheckSame(*source, copy);
   Continue(*source, copy, *clock);
   CheckSame(*source, copy);
@@ -169,7 +169,7 @@ TEST_CASE("a replica fed by the stream holds the same mutes and blocks") {
 
 TEST_CASE("a snapshot keeps mutes and blocks, both sides of each mute") {
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(nullptr));
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(nullptr));
   Populate(*source, *clock);
   TempPath file("relations");
   REQUIRE(SaveSnapshot(*source, file.path).ok());
@@ -179,7 +179,7 @@ TEST_CASE("a snapshot keeps mutes and blocks, both sides of each mute") {
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, options);
   REQUIRE_MESSAGE(replica.ok(), replica.status());
-  FeedEngine& copy = (*replica)->engine();
+  InProcessFeedEngine& copy = (*replica)->engine();
   CheckSame(*source, copy);
   Continue(*source, copy, *clock);
   CheckSame(*source, copy);
@@ -187,7 +187,7 @@ TEST_CASE("a snapshot keeps mutes and blocks, both sides of each mute") {
 
 TEST_CASE("malformed relation records are refused") {
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> source =
+  std::unique_ptr<InProcessFeedEngine> source =
       NewManualEngine(clock, Options(testing::NewManualStream(clock)));
   TempPath file("relations-malformed");
   REQUIRE(SaveSnapshot(*source, file.path).ok());

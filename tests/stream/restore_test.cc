@@ -53,7 +53,7 @@ EngineOptions SourceOptions(std::shared_ptr<ManualClock> clock,
 }
 
 // One thread's share of the workload; ids are unique per thread.
-void RunWorkload(FeedEngine& engine, ManualClock& clock, uint64_t seed,
+void RunWorkload(InProcessFeedEngine& engine, ManualClock& clock, uint64_t seed,
                  int thread, int ops) {
   std::mt19937_64 rng(seed + static_cast<uint64_t>(thread));
   auto entity = [&] { return 1 + rng() % kEntities; };
@@ -218,7 +218,7 @@ TEST_CASE(
   stream_options.clock = clock;
   std::shared_ptr<ChangeStream> stream =
       ChangeStream::Create(stream_options).value();
-  std::unique_ptr<FeedEngine> source =
+  std::unique_ptr<InProcessFeedEngine> source =
       NewManualEngine(clock, SourceOptions(clock, stream));
   LeaderboardRegistry boards(stream);
 

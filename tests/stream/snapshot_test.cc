@@ -62,7 +62,7 @@ std::vector<EntityId> Universe() {
 // TTLs, notifications in several states, retractions, unfollows,
 // low-level inserts and removes, some entries expired but not reclaimed, a
 // timeline at its cap.
-void Populate(FeedEngine& e, ManualClock& clock) {
+void Populate(InProcessFeedEngine& e, ManualClock& clock) {
   for (EntityId f = 2; f <= 12; ++f) REQUIRE(e.Follow(f, 1).ok());  // hybrid
   for (EntityId f = 3; f <= 5; ++f) REQUIRE(e.Follow(f, 2).ok());
   REQUIRE(e.Follow(20, 21).ok());
@@ -103,7 +103,7 @@ void Populate(FeedEngine& e, ManualClock& clock) {
 
 std::string SaveFresh(const std::string& path) {
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
   Populate(*engine, *clock);
   absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*engine, path);
   REQUIRE_MESSAGE(info.ok(), info.status());
@@ -113,7 +113,7 @@ std::string SaveFresh(const std::string& path) {
 TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
   TempPath file("roundtrip");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(clock));
   Populate(*source, *clock);
   absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, file.path);
   REQUIRE_MESSAGE(info.ok(), info.status());
@@ -126,7 +126,7 @@ TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, options);
   REQUIRE_MESSAGE(replica.ok(), replica.status());
-  FeedEngine& loaded = (*replica)->engine();
+  InProcessFeedEngine& loaded = (*replica)->engine();
   CHECK(loaded.options().shards == kShards);
   CheckSameState(*source, loaded, Universe());
   // Expired entries came along too (same Stats), and both reclaim the same.
@@ -186,7 +186,7 @@ void PopulateBoards(LeaderboardRegistry& registry) {
 TEST_CASE("leaderboards round-trip, tie order included") {
   TempPath file("boards");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
   LeaderboardRegistry registry;
   PopulateBoards(registry);
   REQUIRE(SaveSnapshot(*engine, file.path, &registry).ok());
@@ -215,7 +215,7 @@ TEST_CASE("engine and registry must share their change stream") {
   auto clock = std::make_shared<ManualClock>(kStart);
   EngineOptions options = Options(clock);
   options.change_stream = ChangeStream::Create({}).value();
-  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, options);
   LeaderboardRegistry registry(ChangeStream::Create({}).value());
   const absl::Status status =
       SaveSnapshot(*engine, file.path, &registry).status();
@@ -232,7 +232,7 @@ TEST_CASE("engine and registry must share their change stream") {
 TEST_CASE("an empty engine round-trips") {
   TempPath file("empty");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(clock));
   REQUIRE(SaveSnapshot(*source, file.path).ok());
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, Options(clock));
@@ -243,7 +243,7 @@ TEST_CASE("an empty engine round-trips") {
 TEST_CASE("saving replaces the previous snapshot atomically") {
   TempPath file("replace");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
   const std::string first = ReadBytes(file.path);
   Populate(*engine, *clock);
@@ -269,7 +269,7 @@ bool Begins(const std::vector<StoredEntry>& whole,
 TEST_CASE("shards must match; caps and the TTL may change") {
   TempPath file("options");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(clock));
   Populate(*source, *clock);
   REQUIRE(SaveSnapshot(*source, file.path).ok());
   ReadOptions whole;
@@ -290,7 +290,7 @@ TEST_CASE("shards must match; caps and the TTL may change") {
     options.default_ttl = kMicrosPerHour;
     r = LoadSnapshot(file.path, options);
     REQUIRE(r.ok());
-    const FeedEngine& loaded = (*r)->engine();
+    const InProcessFeedEngine& loaded = (*r)->engine();
     for (EntityId id : Universe()) {
       // Expired entries not yet reclaimed count against a cap, so a page
       // may show fewer than the cap; never an older entry.
@@ -400,7 +400,7 @@ TEST_CASE("every flipped byte and every truncation is a clean error") {
   auto clock = std::make_shared<ManualClock>(kStart);
   // A small engine so that every position can be tried.
   {
-    std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+    std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
     REQUIRE(engine->Follow(2, 1).ok());
     REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
     REQUIRE(engine->Publish(MakeActivity(2, 3, kStart + 1)).ok());
@@ -478,7 +478,7 @@ TEST_CASE("absurd counts behind a valid checksum are refused") {
 TEST_CASE("a write that fails midway leaves the previous snapshot intact") {
   TempPath file("fault");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<FeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
   REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
   const std::string previous = ReadBytes(file.path);
@@ -505,7 +505,7 @@ TEST_CASE("a replica checks the order, continuity and shape of records") {
   std::shared_ptr<ChangeStream> stream = ChangeStream::Create({}).value();
   EngineOptions options = Options(clock);
   options.change_stream = stream;
-  std::unique_ptr<FeedEngine> source = NewManualEngine(clock, options);
+  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, options);
   REQUIRE(source->Insert(1, {kStart, 1, 2}).ok());
   REQUIRE(source->Insert(1, {kStart, 2, 2}).ok());
   absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, file.path);

@@ -32,7 +32,7 @@ inline void AppendFeed(const std::vector<StoredEntry>& entries,
 // Every group of `user`'s notification feed, newest first, with its flags,
 // counts and listed entries, then the feed's counts. Reclaims the feed's
 // expired entries, as every notification call does.
-inline std::string DescribeNotifications(FeedEngine& engine, EntityId user) {
+inline std::string DescribeNotifications(InProcessFeedEngine& engine, EntityId user) {
   std::string line = absl::StrCat("notifications ", user, ":");
   GroupReadOptions read;
   read.limit = 100;
@@ -61,7 +61,7 @@ inline std::string DescribeNotifications(FeedEngine& engine, EntityId user) {
 // describe content (not history or allocation). Not const: notification
 // reads reclaim what expired in the feeds they read.
 inline std::vector<std::string> DescribeEngine(
-    FeedEngine& engine, absl::Span<const EntityId> entities) {
+    InProcessFeedEngine& engine, absl::Span<const EntityId> entities) {
   ReadOptions hydrated;
   hydrated.limit = 100;
   hydrated.hydrate = true;
@@ -165,7 +165,7 @@ inline void CheckSameBoards(const LeaderboardRegistry& expected,
 }
 
 // Fails the test at the first line where the two engines differ.
-inline void CheckSameState(FeedEngine& expected, FeedEngine& actual,
+inline void CheckSameState(InProcessFeedEngine& expected, InProcessFeedEngine& actual,
                            absl::Span<const EntityId> entities) {
   const std::vector<std::string> want = DescribeEngine(expected, entities);
   const std::vector<std::string> got = DescribeEngine(actual, entities);

@@ -196,17 +196,20 @@ inline Activity MakeActivity(ActivityId id, EntityId actor, Micros ts,
 }
 
 // An engine on a manual clock (no sweeper thread) with shorthands for the
-// social calls that fail the test when the call fails.
-struct SocialFixture {
+// social calls that fail the test when the call fails. `Engine` is
+// InProcessFeedEngine (SocialFixture) or, for tests of any backend,
+// FeedEngine.
+template <typename Engine>
+struct SocialFixtureOf {
   static constexpr Micros kStart = 1'000'000'000;
 
-  explicit SocialFixture(EngineOptions options = Defaults())
+  explicit SocialFixtureOf(EngineOptions options = Defaults())
       : clock(std::make_shared<ManualClock>(kStart)),
         engine(NewManualEngine(clock, std::move(options))) {}
   // The same shorthands over an engine made elsewhere (another backend)
   // that reads time from `clock`.
-  SocialFixture(std::shared_ptr<ManualClock> clock,
-                std::unique_ptr<FeedEngine> engine)
+  SocialFixtureOf(std::shared_ptr<ManualClock> clock,
+                  std::unique_ptr<Engine> engine)
       : clock(std::move(clock)), engine(std::move(engine)) {}
   static EngineOptions Defaults() {
     EngineOptions o;
@@ -244,8 +247,9 @@ struct SocialFixture {
   }
 
   std::shared_ptr<ManualClock> clock;
-  std::unique_ptr<FeedEngine> engine;
+  std::unique_ptr<Engine> engine;
 };
+using SocialFixture = SocialFixtureOf<InProcessFeedEngine>;
 
 // Every visible entry of `owner`'s timeline, newest first, paged.
 inline std::vector<StoredEntry> WholeTimeline(const FeedEngine& engine,

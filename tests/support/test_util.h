@@ -67,11 +67,11 @@ inline uint64_t ModelOps(uint64_t fallback) {
 
 // An engine driven by `clock` with no background sweeper, so that every
 // eviction in a test is an explicit call. Fails the test if creation fails.
-inline std::unique_ptr<FeedEngine> NewManualEngine(
+inline std::unique_ptr<InProcessFeedEngine> NewManualEngine(
     std::shared_ptr<ManualClock> clock, EngineOptions options = {}) {
   options.sweep_interval = 0;
   options.clock = std::move(clock);
-  absl::StatusOr<std::unique_ptr<FeedEngine>> engine =
+  absl::StatusOr<std::unique_ptr<InProcessFeedEngine>> engine =
       FeedEngine::Create(std::move(options));
   REQUIRE_MESSAGE(engine.ok(), engine.status());
   return *std::move(engine);

@@ -1,0 +1,272 @@
+// The facets of a FeedEngine: groups of calls a backend offers or not, each
+// an interface of its own. An engine hands out the facets it has through
+// FeedEngine's accessors (notifications(), relations(), read_markers(),
+// ranked(), maintenance()), which return nullptr for a facet it lacks; a
+// program that needs one asks once, when it starts:
+//
+//   feedcore::FeedRelations* relations = engine->relations();
+//   if (relations == nullptr) return absl::FailedPreconditionError(...);
+//   relations->Mute(user, actor);
+//
+// The concrete engine types say what they have: InProcessFeedEngine
+// (feed_engine.h) is every facet, RedisClusterFeedEngine (redis_cluster.h)
+// every facet but FeedMaintenance, so code holding one calls the facets'
+// methods directly. A facet is part of the engine object that offers it:
+// it lives and dies with that engine, and it is never deleted through a
+// facet pointer.
+//
+// What the calls here share with the core interface (errors that change
+// nothing, thread safety, a server backend's own failures) is in
+// feed_engine.h.
+#ifndef FEEDCORE_FEED_FACETS_H_
+#define FEEDCORE_FEED_FACETS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "feedcore/export.h"
+#include "feedcore/options.h"
+#include "feedcore/social.h"
+#include "feedcore/stats.h"
+#include "feedcore/types.h"
+
+namespace feedcore {
+
+// Every entity has a notification feed, filled by the `notify` list of
+// Publish (not by following): "Alice liked your photo" goes to the
+// photo's owner only. Notifications are grouped as NotificationOptions
+// says (or flat, each its own group), bounded by
+// NotificationOptions::max_length, expire with their activity and leave
+// every feed when it is retracted. Each group is seen or not and read or
+// not; an activity joining a group makes it unseen and unread again.
+// The counts of unseen and unread groups are kept as the feed changes,
+// so reading them is O(1) (after reclaiming what expired in that feed).
+// Seen and read state is recorded in the change stream and kept by
+// snapshots like any other state.
+//
+// These calls reclaim the expired entries of the feed they touch before
+// answering (as a read of an expired Redis key deletes it), recorded as
+// expired like the sweeper's. Reading a feed where nothing has expired
+// shares its shard lock with other readers; a reclaim, and every mark,
+// takes it exclusively.
+class FEEDCORE_EXPORT NotificationFeeds {
+ public:
+  // One page of `user`'s notification groups, newest first (the place of a
+  // group is its newest notification), each with its `seen` and `read`
+  // flags. Paging as ReadGroups. InvalidArgument for a limit of 0 or above
+  // max_page_size, or a cursor that is malformed or belongs to another
+  // feed. An entity that never got a notification reads as empty.
+  virtual absl::StatusOr<GroupPage> ReadNotifications(
+      EntityId user, const GroupReadOptions& options) = 0;
+
+  // `user`'s unseen and unread counts. O(1) plus the expired entries it
+  // reclaims. Never fails in process.
+  virtual absl::StatusOr<NotificationCounts> GetNotificationCounts(
+      EntityId user) = 0;
+
+  // Marks every group of `user`'s notification feed seen (opening the
+  // bell); returns the counts after it. O(groups). Never fails in process.
+  virtual absl::StatusOr<NotificationCounts> MarkSeen(EntityId user) = 0;
+
+  // Marks read (and seen) the group that holds the notification with
+  // `key`: any entry of the group names it, as FeedGroup::recent does.
+  // Returns the counts after it. NotFound when the feed holds no visible
+  // notification with that key (nothing changes); InvalidArgument for
+  // key.ts < 0.
+  virtual absl::StatusOr<NotificationCounts> MarkRead(EntityId user,
+                                                      const EntryKey& key) = 0;
+
+  // Marks every group of `user`'s notification feed read (and seen) and
+  // returns the counts after it. O(groups). Never fails in process.
+  virtual absl::StatusOr<NotificationCounts> MarkAllRead(EntityId user) = 0;
+
+ protected:
+  NotificationFeeds() = default;
+  ~NotificationFeeds() = default;
+  NotificationFeeds(const NotificationFeeds&) = delete;
+  NotificationFeeds& operator=(const NotificationFeeds&) = delete;
+};
+
+// Mute and block: a user hides an actor from itself. Both are kept in the
+// user's graph node and take effect for every read that starts after the call
+// returns, even while a publish of the actor is fanning out (the call
+// waits for deliveries of the actor that began before it, as Unfollow
+// does). Each fails with InvalidArgument when user == actor.
+class FEEDCORE_EXPORT FeedRelations {
+ public:
+  // `blocker` blocks `blocked`: each stops following the other (as
+  // Unfollow), `blocked`'s entries leave `blocker`'s timeline and
+  // notification feed, and from then on none of `blocked`'s activities
+  // reaches `blocker` (neither by fan-out, nor by a merged read, nor by
+  // PublishOptions::notify). While it lasts, Follow between the two fails
+  // with FailedPrecondition in either direction. Blocking again is a no-op
+  // (`changed` false). O(timeline + notification feed).
+  virtual absl::StatusOr<RelationResult> Block(EntityId blocker,
+                                               EntityId blocked) = 0;
+  // Ends a block. Nothing comes back by itself (the follows stay ended);
+  // `options.backfill` applies only if the blocker follows the actor again.
+  virtual absl::StatusOr<RelationResult> Unblock(
+      EntityId blocker, EntityId blocked,
+      const RestoreOptions& options = {}) = 0;
+
+  // `muter` mutes `muted`: following stays, but `muted`'s entries leave
+  // `muter`'s timeline (and, with `options.notifications`, its
+  // notification feed) and new ones do not arrive there until the mute is
+  // lifted or expires. InvalidArgument for an expiry not in
+  // (now, now + kMaxTtl]. O(timeline; a dormant reader is rebuilt first,
+  // see "Inactive readers" in feed_engine.h). An expiry is read from the
+  // engine clock by every publish and read, nothing is swept: once it
+  // passes, what `muted` publishes arrives again; of a copied actor (every
+  // followee of a dormant reader but the merged-at-read ones), what it
+  // published during the mute never arrives, while a merged-at-read
+  // actor's own feed is read again from the follower's merge boundary, so
+  // what it published during the mute, and what the mute removed, shows
+  // again. An expiring mute of a merged actor is thus not exact in the
+  // sense of hybrid fan-out (the top of feed_engine.h): nothing runs when it
+  // expires that could move the boundary; Unmute (and Unblock then
+  // Follow) is, since it moves the boundary to where its back-fill
+  // begins. Insert, InsertFanout and
+  // InsertBatch are the program's own writes and are not filtered (nor by
+  // Block). A publish of an actor nobody mutes costs nothing more; one
+  // with muters costs a hash probe per follower.
+  virtual absl::StatusOr<RelationResult> Mute(
+      EntityId muter, EntityId muted, const MuteOptions& options = {}) = 0;
+  // Lifts a mute: what `muted` publishes from then on arrives again, and
+  // `options.backfill` recent activities are copied back if `muter`
+  // follows it; of a merged-at-read actor, the follower's merge then
+  // begins at the oldest of those (just above everything it published for
+  // none), as the copies would, and `backfilled` is 0. Unmuting what is not
+  // muted (or whose mute expired) says so
+  // (`changed` false).
+  virtual absl::StatusOr<RelationResult> Unmute(
+      EntityId muter, EntityId muted, const RestoreOptions& options = {}) = 0;
+
+  // A page of the actors `entity` blocks, by ascending id, keyset-paged as
+  // Following. InvalidArgument for a bad limit or cursor.
+  virtual absl::StatusOr<EntityPage> Blocked(
+      EntityId entity, const ListOptions& options) const = 0;
+  // A page of the actors `entity` mutes (expired mutes are not listed), by
+  // ascending id. As Blocked.
+  virtual absl::StatusOr<MutedPage> Muted(EntityId entity,
+                                          const ListOptions& options) const = 0;
+
+ protected:
+  FeedRelations() = default;
+  ~FeedRelations() = default;
+  FeedRelations(const FeedRelations&) = delete;
+  FeedRelations& operator=(const FeedRelations&) = delete;
+};
+
+// Where a user stopped reading a feed, kept per (user, feed) and recorded
+// in the change stream and snapshots.
+class FEEDCORE_EXPORT ReadMarkers {
+ public:
+  // Sets `user`'s marker in `feed` to `key`. A marker only moves forward
+  // unless `options.force`: returns true when it moved, false when `key`
+  // is not newer than the marker (forced: when it is the marker; nothing
+  // changed). A marker may name a key no feed holds. InvalidArgument for
+  // key.ts < 0, a notification feed, a home feed of another user, or a
+  // world feed whose owner is not 0. O(log of the user's markers), under
+  // the user's shard lock.
+  virtual absl::StatusOr<bool> SetReadMarker(
+      EntityId user, const MarkedFeed& feed, const EntryKey& key,
+      const SetMarkerOptions& options = {}) = 0;
+  // `user`'s marker in `feed` and the count of visible entries newer than
+  // it, at most `max_unread` (1..max_page_size), counted as CountNewer
+  // counts (a home feed merged with its merged-at-read followees). Errors
+  // as SetReadMarker, and for `max_unread` out of range. Costs what
+  // CountNewer costs with max_count = max_unread + 1.
+  virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
+                                                   const MarkedFeed& feed,
+                                                   size_t max_unread) const = 0;
+
+ protected:
+  ReadMarkers() = default;
+  ~ReadMarkers() = default;
+  ReadMarkers(const ReadMarkers&) = delete;
+  ReadMarkers& operator=(const ReadMarkers&) = delete;
+};
+
+// Counters per activity and the timeline read ranked by them.
+class FEEDCORE_EXPORT RankedFeeds {
+ public:
+  // Adds `delta` to counter `counter` (0..kActivityCounterCount-1) of the
+  // published activity `activity_id` and returns all its counters after
+  // it, recording the engine clock's time of the change. O(1): one lookup
+  // under the lock of the activity's store shard. NotFound for an unknown,
+  // retracted or expired activity; InvalidArgument for a counter out of
+  // range, a zero delta or a sum that would overflow (nothing changes).
+  virtual absl::StatusOr<ActivityCounters> IncrementCounter(
+      ActivityId activity_id, size_t counter, int64_t delta) = 0;
+  // The counters of a published activity. NotFound as IncrementCounter.
+  virtual absl::StatusOr<ActivityCounters> GetCounters(
+      ActivityId activity_id) const = 0;
+
+  // One page of `owner`'s timeline (merged as ReadTimeline merges) by
+  // descending RankFormula score, ties by descending key. The first page
+  // fixes the walk's start time (the engine clock then), which ages every
+  // entry on every page of the walk, so time alone never reorders it. Each
+  // page ranks the newest `window` visible entries; later pages only those
+  // dated at or before the start, so an entry that left the timeline
+  // meanwhile lets an older one into the window. Within one walk no entry
+  // shows twice, even when counters change meanwhile. What a reader may
+  // miss: an entry whose counters changed at or after the walk's start is
+  // left out of the later pages of that walk (it may have shown already),
+  // and so is an entry dated after the start (published since, or dated in
+  // the future and ranked at age 0 on the first page); a new walk shows
+  // both. The guarantee assumes an engine clock that does not go
+  // backwards. The page size may change from page to page. Costs
+  // O(window) counter lookups (one shared lock per activity-store shard),
+  // the merged read of `window` entries and a partial sort. Thread-safe.
+  // InvalidArgument for a bad limit, window or formula, or a cursor that is
+  // malformed, belongs to another owner or was made with another formula
+  // or window.
+  virtual absl::StatusOr<RankedPage> ReadRanked(
+      EntityId owner, const RankedReadOptions& options) const = 0;
+
+ protected:
+  RankedFeeds() = default;
+  ~RankedFeeds() = default;
+  RankedFeeds(const RankedFeeds&) = delete;
+  RankedFeeds& operator=(const RankedFeeds&) = delete;
+};
+
+// The memory an in-process engine holds: expired entries reclaimed on
+// demand, inactive readers released, counters of what it holds. A backend
+// whose memory is a server's (the Redis Cluster backend: keys expire on
+// their own, INFO counts them) lacks this facet.
+class FEEDCORE_EXPORT FeedMaintenance {
+ public:
+  // Reclaims min(budget, expired entries held) expired timeline entries and
+  // returns how many it reclaimed (expired activities in the store are
+  // dropped too, within what is left of the budget); costs time in proportion
+  // to that number (plus a logarithmic term per timeline touched), never to the
+  // number of stored entries. Takes each shard's lock it reclaims from
+  // exclusively, one at a time.
+  virtual absl::StatusOr<size_t> EvictExpired(size_t budget) = 0;
+
+  // Makes dormant up to `budget` readers that have not read their timeline
+  // for EngineOptions::inactive_after (see "Inactive readers" in feed_engine.h)
+  // and returns how many it made dormant; 0 when there are none (or `budget` is
+  // 0). The sweeper calls it at every pass. Costs a scan of the graph nodes of
+  // the shards it visits, plus, per reader made dormant, work in proportion to
+  // its timeline and one lock per shard of its followees. FailedPrecondition
+  // when EngineOptions::inactive_after is 0.
+  virtual absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) = 0;
+
+  // Counters of the engine's contents and memory (see stats.h), each shard
+  // read under its lock: O(shards).
+  virtual absl::StatusOr<EngineStats> Stats() const = 0;
+
+ protected:
+  FeedMaintenance() = default;
+  ~FeedMaintenance() = default;
+  FeedMaintenance(const FeedMaintenance&) = delete;
+  FeedMaintenance& operator=(const FeedMaintenance&) = delete;
+};
+
+}  // namespace feedcore
+
+#endif  // FEEDCORE_FEED_FACETS_H_
