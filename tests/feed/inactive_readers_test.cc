@@ -65,7 +65,9 @@ struct Pair {
     call(*reference);
   }
   void Follow(EntityId follower, EntityId followee) {
-    Both([&](InProcessFeedEngine& e) { REQUIRE(e.Follow(follower, followee).ok()); });
+    Both([&](InProcessFeedEngine& e) {
+      REQUIRE(e.Follow(follower, followee).ok());
+    });
   }
   // Publishes `id` of `actor` at timestamp `ts`; returns the result of the
   // engine with inactive readers.
@@ -177,7 +179,9 @@ TEST_CASE("copies that differ from the own feed stay; reads stay exact") {
   for (ActivityId id = 1; id <= 4; ++id) p.Publish(id, kActor, id);
   for (ActivityId id = 5; id <= 6; ++id) p.Publish(id, kOther, id);
   // The reader removed one copy of kActor's: its copies no longer match.
-  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Remove(kReader, {2, 2}).ok()); });
+  p.Both([](InProcessFeedEngine& e) {
+    REQUIRE(e.Remove(kReader, {2, 2}).ok());
+  });
   const size_t before = p.Entries();
   p.clock->Advance(kIdle + 1);
   REQUIRE(p.Release() == 1);
@@ -203,7 +207,9 @@ TEST_CASE("Retract, Unfollow and Mute reach a dormant reader") {
   p.Both([](InProcessFeedEngine& e) {
     REQUIRE(e.Unmute(kReader, kOther, {.backfill = 1}).ok());
   });
-  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Unfollow(kReader, kActor).ok()); });
+  p.Both([](InProcessFeedEngine& e) {
+    REQUIRE(e.Unfollow(kReader, kActor).ok());
+  });
   CHECK(p.Read(kReader) == std::vector<ActivityId>{6});
   CHECK(p.engine->FollowerCount(kActor).value() == 0);
 }
@@ -327,7 +333,7 @@ TEST_CASE("a muted followee's publishes do not shorten a rebuilt timeline") {
   Pair p(options);
   p.Follow(kReader, kActor);
   p.Follow(kReader, kOther);
-  p.Both([](FeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
+  p.Both([](InProcessFeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
   ActivityId id = 1;
   for (; id <= 19; ++id) p.Publish(id, kActor, static_cast<Micros>(id));
   REQUIRE(p.Read(kReader).size() == 19);
@@ -356,7 +362,7 @@ TEST_CASE("a mute that expires shows a dormant reader what it shows others") {
     p.Publish(2, kOther, 2);
     MuteOptions mute;
     mute.expires_at = p.clock->Now() + 3 * kIdle;
-    auto mute_other = [&](FeedEngine& e) {
+    auto mute_other = [&](InProcessFeedEngine& e) {
       REQUIRE(e.Mute(kReader, kOther, mute).ok());
     };
     if (muted_first) p.Both(mute_other);
@@ -381,12 +387,13 @@ TEST_CASE("Unmute of a dormant reader's followee, with and without back-fill") {
     p.Follow(kReader, kOther);
     p.Publish(1, kActor, 1);
     p.Publish(2, kOther, 2);
-    p.Both([](FeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
+    p.Both(
+        [](InProcessFeedEngine& e) { REQUIRE(e.Mute(kReader, kOther).ok()); });
     p.clock->Advance(kIdle + 1);
     REQUIRE(p.Release() == 1);
     p.Publish(3, kOther, 3);
     p.Publish(4, kOther, 4);
-    p.Both([&](FeedEngine& e) {
+    p.Both([&](InProcessFeedEngine& e) {
       REQUIRE(e.Unmute(kReader, kOther, {.backfill = backfill}).ok());
     });
     p.Publish(5, kOther, 5);
@@ -397,11 +404,11 @@ TEST_CASE("Unmute of a dormant reader's followee, with and without back-fill") {
 
 TEST_CASE("Unfollow, Mute and Block of a dormant reader at a full timeline") {
   // Each removes kActor's entries; what the cap pushed out stays out.
-  const std::vector<std::function<void(FeedEngine&)>> removals = {
-      [](FeedEngine& e) { REQUIRE(e.Unfollow(kReader, kActor).ok()); },
-      [](FeedEngine& e) { REQUIRE(e.Mute(kReader, kActor).ok()); },
-      [](FeedEngine& e) { REQUIRE(e.Block(kReader, kActor).ok()); },
-      [](FeedEngine& e) { REQUIRE(e.Block(kActor, kReader).ok()); },
+  const std::vector<std::function<void(InProcessFeedEngine&)>> removals = {
+      [](InProcessFeedEngine& e) { REQUIRE(e.Unfollow(kReader, kActor).ok()); },
+      [](InProcessFeedEngine& e) { REQUIRE(e.Mute(kReader, kActor).ok()); },
+      [](InProcessFeedEngine& e) { REQUIRE(e.Block(kReader, kActor).ok()); },
+      [](InProcessFeedEngine& e) { REQUIRE(e.Block(kActor, kReader).ok()); },
   };
   for (size_t k = 0; k < removals.size(); ++k) {
     INFO("removal " << k);
@@ -421,7 +428,7 @@ TEST_CASE("Unfollow, Mute and Block of a dormant reader at a full timeline") {
     CheckUnread(p, kReader);
     CHECK(p.Read(kReader) == std::vector<ActivityId>{7, 6, 4});
     // Unblocked, the follows stay ended.
-    p.Both([](FeedEngine& e) {
+    p.Both([](InProcessFeedEngine& e) {
       REQUIRE(e.Unblock(kReader, kActor, {.backfill = 1000}).ok());
       REQUIRE(e.Unblock(kActor, kReader, {.backfill = 1000}).ok());
     });
