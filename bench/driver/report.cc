@@ -9,6 +9,7 @@
 #include <string_view>
 #include <thread>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -484,17 +485,43 @@ absl::Status Report::WriteMarkdown(const std::string& path,
     md << "\n";
   }
 
+  // What the cluster table shows whole is not repeated below.
+  absl::flat_hash_set<const Figure*> shown;
+  for (const ClusterRow& row : rows) {
+    shown.insert({row.cluster, row.in_process, row.redis});
+  }
   md << "## All figures\n\n"
+        "The rest, one table per scenario, named in its first column. "
         "Median / p99 (throughputs: the median); in brackets, how many times "
         "better feedcore's median is.\n";
   for (const std::string& scenario : Scenarios(figures_)) {
-    const std::vector<std::string> systems = SystemsOf(figures_, scenario);
-    md << "\n### " << scenario << "\n\n| figure | unit |";
+    const std::vector<std::string> all_systems = SystemsOf(figures_, scenario);
+    std::vector<std::string> metrics;
+    std::vector<std::string> systems;
+    for (const std::string& metric : MetricsOf(figures_, scenario)) {
+      bool new_figure = false;
+      for (const std::string& system : all_systems) {
+        const Figure* figure = FindFigure(figures_, scenario, metric, system);
+        new_figure =
+            new_figure || (figure != nullptr && !shown.contains(figure));
+      }
+      if (new_figure) metrics.push_back(metric);
+    }
+    for (const std::string& system : all_systems) {
+      for (const std::string& metric : metrics) {
+        if (FindFigure(figures_, scenario, metric, system) != nullptr) {
+          systems.push_back(system);
+          break;
+        }
+      }
+    }
+    if (metrics.empty()) continue;
+    md << "\n| " << scenario << " | unit |";
     for (const std::string& system : systems) md << " " << system << " |";
     md << "\n|---|---|";
     for (size_t i = 0; i < systems.size(); ++i) md << "---:|";
     md << "\n";
-    for (const std::string& metric : MetricsOf(figures_, scenario)) {
+    for (const std::string& metric : metrics) {
       const Figure* any = nullptr;
       for (const std::string& system : systems) {
         if (any == nullptr)
@@ -516,7 +543,21 @@ absl::Status Report::WriteMarkdown(const std::string& path,
   }
   if (!notes_.empty()) {
     md << "\n## Notes\n\n";
-    for (const std::string& note : notes_) md << "* " << note << "\n";
+    // One line per run of notes that begin with the same scenario name.
+    std::string open_scenario;
+    for (const std::string& note : notes_) {
+      const size_t colon = note.find(": ");
+      const std::string scenario =
+          colon == std::string::npos ? "" : note.substr(0, colon);
+      if (!scenario.empty() && scenario == open_scenario) {
+        md << "; " << note.substr(colon + 2);
+        continue;
+      }
+      if (&note != &notes_.front()) md << "\n";
+      md << "* " << note;
+      open_scenario = scenario;
+    }
+    md << "\n";
   }
 
   std::ofstream out(path);
