@@ -109,10 +109,10 @@
 // that returns an error has changed nothing. Errors are
 // `InvalidArgument` (bad option, malformed or foreign cursor, timestamp
 // below zero, expiry in the past) or `NotFound` (removing an absent entry),
-// with a message naming the offending argument.
-// A backend on a server adds its own failures to
-// every call (redis_cluster.h: `Unavailable`, `Internal`); that is why
-// counts and other answers read from the server are `StatusOr`.
+// with a message naming the offending argument. A backend on a server adds
+// its own failures to every call (redis_cluster.h: `Unavailable`,
+// `Internal`); that is why counts and other answers read from the server
+// are `StatusOr`.
 //
 // Consistency of the social calls
 // -------------------------------
