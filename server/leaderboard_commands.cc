@@ -1,5 +1,7 @@
 #include "leaderboard_commands.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -9,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "arguments.h"
 #include "feedcore/leaderboard.h"
 #include "leaderboard_store.h"
@@ -17,15 +20,32 @@
 namespace feedcore::server {
 namespace {
 
+// A score in any syntax Redis reads one in ("2", "2.0", "+5", "1e3",
+// "-0"), taken when its value is an integer within int64: clients that
+// type scores as floats send "1.0". Decimal integers are read exactly,
+// also beyond the 2^53 a double holds.
 absl::StatusOr<int64_t> ParseScore(absl::string_view text,
                                    absl::string_view what) {
-  absl::StatusOr<int64_t> score = ParseInt64(text, what);
-  if (!score.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(score.status().message(),
-                     " (feedcore leaderboards hold int64 scores)"));
+  if (absl::StatusOr<int64_t> exact = ParseInt64(text, what); exact.ok()) {
+    return exact;
   }
-  return score;
+  absl::string_view number = text;
+  // strtod's leading '+', which from_chars does not take.
+  const bool plus = absl::ConsumePrefix(&number, "+");
+  double value = 0;
+  const char* const end = number.data() + number.size();
+  const std::from_chars_result parsed =
+      std::from_chars(number.data(), end, value);
+  // 2^63, the first double above every int64.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (number.empty() || (plus && number[0] == '-') ||
+      parsed.ec != std::errc() || parsed.ptr != end || !std::isfinite(value) ||
+      std::trunc(value) != value || value < -kTwoTo63 || value >= kTwoTo63) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " must be an integer from ", INT64_MIN, " to ", INT64_MAX,
+        ", got ", Quote(text), " (feedcore leaderboards hold int64 scores)"));
+  }
+  return static_cast<int64_t>(value);
 }
 
 std::shared_ptr<SortedSet> FindSet(CommandCall& call) {

@@ -122,11 +122,11 @@ STEPS = [
     (["FEED.READ"],
      "(error) ERR wrong number of arguments for 'feed.read' command"),
     (["ZADD", "board", "1.5", "alice"],
-     "(error) ERR score must be a decimal integer from -9223372036854775808 "
+     "(error) ERR score must be an integer from -9223372036854775808 "
      "to 9223372036854775807, got '1.5' (feedcore leaderboards hold int64 "
      "scores)"),
     (["ZINCRBY", "board", "x", "alice"],
-     "re:^\\(error\\) ERR increment must be a decimal integer"),
+     "re:^\\(error\\) ERR increment must be an integer from"),
     (["ZADD", "board", "NX", "XX", "1", "a"],
      "(error) ERR XX and NX options at the same time are not compatible"),
     (["ZRANGE", "board", "[a", "[c", "BYLEX"],
