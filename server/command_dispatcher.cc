@@ -11,21 +11,23 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
-#include "feed_relation_commands.h"
 #include "feed_graph_commands.h"
 #include "feed_marker_commands.h"
 #include "feed_ranked_commands.h"
+#include "feed_relation_commands.h"
 #include "info_command.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
 #include "resp_writer.h"
 #include "snapshot_commands.h"
+#include "transaction_commands.h"
 
 namespace feedcore::server {
 
 absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
-    InProcessFeedEngine* feeds, LeaderboardStore* boards, SnapshotSaver* snapshots,
-    AppendOnlyFiles* append_only, const DispatcherOptions& options) {
+    InProcessFeedEngine* feeds, LeaderboardStore* boards,
+    SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
+    const DispatcherOptions& options) {
   if (feeds == nullptr || boards == nullptr) {
     return absl::InvalidArgumentError(
         "CommandDispatcher needs a feed engine and a leaderboard store");
@@ -34,11 +36,11 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
       new CommandDispatcher(feeds, boards, snapshots, append_only, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add : {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-                   AddFeedRelationCommands, AddFeedGraphCommands,
-                   AddFeedMarkerCommands, AddFeedRankedCommands,
-                   AddLeaderboardCommands,
-                   AddSnapshotCommands, AddPersistenceCommands}) {
+  for (auto add :
+       {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
+        AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
+        AddFeedRankedCommands, AddLeaderboardCommands, AddTransactionCommands,
+        AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -48,7 +50,8 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
                                      LeaderboardStore* boards,
                                      SnapshotSaver* snapshots,
                                      AppendOnlyFiles* append_only,
-                                     const DispatcherOptions& options) {
+                                     const DispatcherOptions& options)
+    : max_transaction_bytes_(options.max_transaction_bytes) {
   context_.feeds = feeds;
   context_.boards = boards;
   context_.snapshots = snapshots;
@@ -56,6 +59,8 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.commands = &table_;
   context_.stats = &stats_;
   context_.requirepass = options.requirepass;
+  context_.watched_keys = &watched_keys_;
+  context_.dispatcher = this;
 }
 
 SessionState CommandDispatcher::NewSession() const {
@@ -65,20 +70,35 @@ SessionState CommandDispatcher::NewSession() const {
   return session;
 }
 
+namespace {
+
+// What a queued argument costs beyond its bytes (its string), counted
+// against DispatcherOptions::max_transaction_bytes.
+constexpr size_t kQueuedArgumentOverhead = sizeof(std::string);
+
+bool HasFlag(const CommandSpec& spec, absl::string_view flag) {
+  return std::find(spec.flags.begin(), spec.flags.end(), flag) !=
+         spec.flags.end();
+}
+
+}  // namespace
+
 void CommandDispatcher::Execute(absl::Span<const std::string> args,
                                 SessionState& session, std::string& out) const {
   RespWriter reply(&out, session.protocol);
+  TransactionState& transaction = session.transaction;
   if (args.empty()) {
     reply.Error("ERR empty command");
+    transaction.refused |= transaction.active;
     return;
   }
   const CommandSpec* spec = table_.Find(args[0]);
   // Before anything else, even the unknown-command error: a client without
   // the password learns nothing about the server.
   if (!session.authenticated &&
-      (spec == nullptr || std::find(spec->flags.begin(), spec->flags.end(),
-                                    "no_auth") == spec->flags.end())) {
+      (spec == nullptr || !HasFlag(*spec, "no_auth"))) {
     reply.Error("NOAUTH Authentication required.");
+    transaction.refused |= transaction.active;
     return;
   }
   if (spec == nullptr) {
@@ -89,6 +109,7 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
       absl::StrAppend(&message, " ", Quote(args[i]));
     }
     reply.Error(message);
+    transaction.refused |= transaction.active;
     return;
   }
   const int count = static_cast<int>(std::min<size_t>(args.size(), 1 << 30));
@@ -96,27 +117,99 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
       (spec->arity < 0 && count < -spec->arity)) {
     reply.Error(absl::StrCat("ERR wrong number of arguments for '",
                              absl::AsciiStrToLower(spec->name), "' command"));
+    transaction.refused |= transaction.active;
     return;
   }
+  if (transaction.active && !RunsInsideMulti(*spec)) {
+    Queue(args, transaction, reply);
+    return;
+  }
+  if (spec->exclusive) {
+    absl::MutexLock lock(&exclusive_mutex_);
+    RunOne(*spec, args, session, reply);
+  } else {
+    absl::ReaderMutexLock lock(&exclusive_mutex_);
+    RunOne(*spec, args, session, reply);
+  }
+}
+
+void CommandDispatcher::Queue(absl::Span<const std::string> args,
+                              TransactionState& transaction,
+                              RespWriter& reply) const {
+  size_t bytes = 0;
+  for (const std::string& arg : args)
+    bytes += arg.size() + kQueuedArgumentOverhead;
+  if (transaction.queued_bytes + bytes > max_transaction_bytes_) {
+    reply.Error(absl::StrCat(
+        "ERR the transaction's queued commands would hold more than ",
+        max_transaction_bytes_, " bytes; it will be discarded at EXEC"));
+    transaction.refused = true;
+    return;
+  }
+  transaction.queued.emplace_back(args.begin(), args.end());
+  transaction.queued_bytes += bytes;
+  reply.SimpleString("QUEUED");
+}
+
+void CommandDispatcher::RunQueued(absl::Span<const std::string> args,
+                                  SessionState& session,
+                                  RespWriter& reply) const {
+  exclusive_mutex_.AssertHeld();
+  // The table does not change while serving, so a command found when it
+  // was queued is found now.
+  const CommandSpec* spec = table_.Find(args[0]);
+  if (spec == nullptr) {
+    reply.Error(absl::StrCat("ERR unknown command ", Quote(args[0])));
+    return;
+  }
+  RunOne(*spec, args, session, reply);
+}
+
+void CommandDispatcher::RunOne(const CommandSpec& spec,
+                               absl::Span<const std::string> args,
+                               SessionState& session, RespWriter& reply) const {
+  std::string& out = reply.buffer();
   CommandCall call{args, &session, &reply, &context_};
   const size_t reply_start = out.size();
   try {
-    spec->handler(call);
+    spec.handler(call);
   } catch (const std::exception& e) {
     // Out of memory, typically: this command fails, the server goes on.
     out.resize(reply_start);
     reply.Error(absl::StrCat("ERR internal error: ", e.what()));
   }
+  const bool failed = out.size() > reply_start && out[reply_start] == '-';
   // A write the append-only files refused gets Redis's MISCONF error, so
   // that clients tell "the data is not persisted" from a bad command.
   // Only failed writes pay for the check.
-  if (context_.append_only != nullptr && out.size() > reply_start &&
-      out[reply_start] == '-' && IsWriteCommand(*spec)) {
+  if (failed && context_.append_only != nullptr && IsWriteCommand(spec)) {
     if (absl::Status refused = context_.append_only->WriteError();
         !refused.ok()) {
       out.resize(reply_start);
       reply.Error(MisconfMessage(refused));
     }
+  }
+  if (!failed && !call.changed_nothing && watched_keys_.AnyWatched() &&
+      IsWriteCommand(spec)) {
+    TouchKeys(spec, args);
+  }
+}
+
+void CommandDispatcher::TouchKeys(const CommandSpec& spec,
+                                  absl::Span<const std::string> args) const {
+  // Keys whose positions depend on the arguments (ZUNIONSTORE's numkeys):
+  // every watch counts as touched, which may abort an EXEC Redis would
+  // run, never the other way round.
+  if (HasFlag(spec, "movablekeys")) {
+    watched_keys_.TouchAll();
+    return;
+  }
+  if (spec.first_key <= 0) return;
+  const int size = static_cast<int>(std::min<size_t>(args.size(), 1 << 30));
+  const int last = spec.last_key < 0 ? size + spec.last_key : spec.last_key;
+  const int step = std::max(spec.key_step, 1);
+  for (int i = spec.first_key; i <= last && i < size; i += step) {
+    watched_keys_.Touch(args[i]);
   }
 }
 

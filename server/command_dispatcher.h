@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "command_table.h"
 #include "feedcore/feed_engine.h"
@@ -29,6 +30,10 @@ struct DispatcherOptions {
   // The password of AUTH and HELLO ... AUTH (Redis's requirepass). Empty:
   // every connection is authenticated from the start.
   std::string requirepass;
+  // Most bytes the commands one client queues after MULTI may hold (their
+  // arguments, plus a string's size for each). A command that would go
+  // past it is refused and EXEC answers EXECABORT.
+  size_t max_transaction_bytes = size_t{64} << 20;
 };
 
 class CommandDispatcher {
@@ -50,9 +55,18 @@ class CommandDispatcher {
   // Runs `args` (args[0] is the command name) and appends exactly one reply
   // to `out`, encoded in `session.protocol`. An empty `args` gets an error
   // reply. A session not yet authenticated gets "NOAUTH Authentication
-  // required." for every command but AUTH, HELLO and QUIT.
+  // required." for every command but AUTH, HELLO and QUIT. Inside MULTI,
+  // queues the command instead (transaction_commands.h).
+  //
+  // Commands run side by side, each holding `exclusive_mutex_` shared;
+  // an exclusive command (EXEC) holds it alone.
   void Execute(absl::Span<const std::string> args, SessionState& session,
                std::string& out) const;
+
+  // Runs one command EXEC dequeued, replying through `reply`.
+  // REQUIRES: called by EXEC's handler, which holds the exclusive lock.
+  void RunQueued(absl::Span<const std::string> args, SessionState& session,
+                 RespWriter& reply) const;
 
   const CommandTable& commands() const { return table_; }
 
@@ -64,7 +78,21 @@ class CommandDispatcher {
                     SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
                     const DispatcherOptions& options);
 
+  void Queue(absl::Span<const std::string> args, TransactionState& transaction,
+             RespWriter& reply) const;
+  // Runs a command that passed the checks: its handler, then MISCONF for a
+  // refused write, then WATCH's bookkeeping.
+  void RunOne(const CommandSpec& spec, absl::Span<const std::string> args,
+              SessionState& session, RespWriter& reply) const;
+  // Gives every key `args` names at `spec`'s key positions a new version.
+  void TouchKeys(const CommandSpec& spec,
+                 absl::Span<const std::string> args) const;
+
   CommandTable table_;
+  const size_t max_transaction_bytes_;
+  // Held shared by every command, alone by an exclusive one.
+  mutable absl::Mutex exclusive_mutex_;
+  mutable WatchedKeys watched_keys_;
   mutable ServerStats stats_;
   ServerContext context_;
   mutable std::atomic<int64_t> next_client_id_{1};

@@ -14,15 +14,38 @@
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
 #include "resp_writer.h"
+#include "watched_keys.h"
 
 namespace feedcore::server {
 
 class AppendOnlyFiles;
+class CommandDispatcher;
 class CommandTable;
 class ServerStats;
 class SnapshotSaver;
 
-// What a connection remembers between its commands.
+// A connection's MULTI ... EXEC in progress, and its WATCHed keys.
+struct TransactionState {
+  bool active = false;  // between MULTI and EXEC or DISCARD
+  // A command was refused while queueing (unknown, wrong arity, too
+  // large): EXEC answers EXECABORT and runs nothing.
+  bool refused = false;
+  std::vector<std::vector<std::string>> queued;
+  size_t queued_bytes = 0;  // argument bytes of `queued`
+  WatchList watched;
+
+  // Ends the transaction and unwatches every key (EXEC, DISCARD, RESET).
+  void Reset() {
+    active = false;
+    refused = false;
+    queued.clear();
+    queued_bytes = 0;
+    watched.Clear();
+  }
+};
+
+// What a connection remembers between its commands. Move-only (it owns
+// its watches).
 struct SessionState {
   int protocol = 2;                // 2 or 3, set by HELLO
   bool close_after_reply = false;  // set by QUIT
@@ -31,6 +54,7 @@ struct SessionState {
   // False until AUTH or HELLO ... AUTH succeeds, when the server has a
   // password; until then only commands flagged "no_auth" run.
   bool authenticated = true;
+  TransactionState transaction;
 };
 
 // What every command may use.
@@ -40,8 +64,10 @@ struct ServerContext {
   SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
   AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no
   const CommandTable* commands = nullptr;
-  ServerStats* stats = nullptr;  // never null in a dispatcher's context
-  std::string requirepass;       // empty: no authentication
+  ServerStats* stats = nullptr;         // never null in a dispatcher's context
+  std::string requirepass;              // empty: no authentication
+  WatchedKeys* watched_keys = nullptr;  // never null, as stats
+  const CommandDispatcher* dispatcher = nullptr;  // runs EXEC's commands
 };
 
 // One command being run: its arguments (args[0] is the name as sent), the
@@ -52,6 +78,11 @@ struct CommandCall {
   SessionState* session = nullptr;
   RespWriter* reply = nullptr;
   const ServerContext* server = nullptr;
+  // Set by a write command that knows it changed nothing (ZADD XX of an
+  // absent member, DEL of a missing key), so that WATCHes of its keys stay
+  // valid, as in Redis. Left false, a write that did not fail counts as a
+  // change of each of its keys.
+  bool changed_nothing = false;
 };
 
 using CommandHandler = void (*)(CommandCall& call);
@@ -66,6 +97,9 @@ struct CommandSpec {
   int last_key = 0;
   int key_step = 0;
   CommandHandler handler = nullptr;
+  // Runs while no other command runs (EXEC, so that its commands are one
+  // step for every other client; FLUSHALL).
+  bool exclusive = false;
 };
 
 class CommandTable {

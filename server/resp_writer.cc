@@ -37,6 +37,14 @@ void RespWriter::Null() {
   }
 }
 
+void RespWriter::NullArray() {
+  if (resp3_) {
+    out_->append("_\r\n");
+  } else {
+    out_->append("*-1\r\n");
+  }
+}
+
 void RespWriter::Score(int64_t score) {
   if (resp3_) {
     absl::StrAppend(out_, ",", score, "\r\n");

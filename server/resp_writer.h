@@ -37,6 +37,8 @@ class RespWriter {
   void Bulk(absl::string_view bytes);
   // RESP3 `_`; RESP2 the null bulk string.
   void Null();
+  // RESP3 `_`; RESP2 the null array `*-1` (EXEC aborted by WATCH).
+  void NullArray();
   // An integer score: RESP3 double `,`, RESP2 bulk string, as Redis replies
   // to ZSCORE and ZINCRBY.
   void Score(int64_t score);
@@ -46,6 +48,9 @@ class RespWriter {
 
   // The bytes written so far (for tests).
   const std::string& output() const { return *out_; }
+  // Where the replies go, for the dispatcher, which takes back the partial
+  // reply of a command that failed while writing it.
+  std::string& buffer() { return *out_; }
 
  private:
   void Line(char type, absl::string_view text);

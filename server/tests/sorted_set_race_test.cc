@@ -4,8 +4,10 @@
 // through the command dispatcher, while a reader ranges over the key and
 // saves copy boards and names. Afterwards every member on the board must
 // have a name and every name a member on the board, and no increment of a
-// name that is never removed may be lost. Meant to run under
-// ThreadSanitizer too.
+// name that is never removed may be lost. And transactions racing plain
+// commands: no reader sees part of an EXEC, and WATCH catches every write
+// that lands between WATCH and EXEC. Meant to run under ThreadSanitizer
+// too.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -175,6 +177,96 @@ TEST_CASE("racing writes of a few names keep names and members together") {
   CHECK(server.Run(session, {"ZSCORE", "race", "counter"}) ==
         absl::StrCat("$", std::to_string(kWriters * kOpsPerWriter).size(),
                      "\r\n", kWriters * kOpsPerWriter, "\r\n"));
+}
+
+// Transactions of kIncrementsPerExec increments of two members, against
+// readers of both: every read sees whole transactions only.
+TEST_CASE("no reader sees part of an EXEC") {
+  constexpr int kIncrementsPerExec = 50;
+  constexpr int kTransactions = 200;
+  Server server;
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0}, errors{0};
+  std::thread writer([&] {
+    SessionState session = server.NewSession();
+    for (int t = 0; t < kTransactions; ++t) {
+      server.Run(session, {"MULTI"});
+      for (int i = 0; i < kIncrementsPerExec; ++i) {
+        server.Run(session, {"ZINCRBY", "tx", "1", "x"});
+        server.Run(session, {"ZINCRBY", "tx", "1", "y"});
+      }
+      const std::string reply = server.Run(session, {"EXEC"});
+      if (reply.rfind(absl::StrCat("*", 2 * kIncrementsPerExec, "\r\n"), 0) !=
+          0) {
+        ++errors;
+      }
+    }
+    done = true;
+  });
+  std::thread reader([&] {
+    SessionState session = server.NewSession();
+    while (!done.load()) {
+      const std::string reply =
+          server.Run(session, {"ZMSCORE", "tx", "x", "y"});
+      // "*2\r\n$n\r\nX\r\n$n\r\nY\r\n", or nulls before the first EXEC.
+      if (reply == "*2\r\n$-1\r\n$-1\r\n") continue;
+      std::vector<int64_t> scores;
+      for (size_t at = reply.find("\r\n$"); at != std::string::npos;
+           at = reply.find("\r\n$", at + 1)) {
+        const size_t value = reply.find("\r\n", at + 2) + 2;
+        scores.push_back(std::stoll(reply.substr(value)));
+      }
+      if (scores.size() != 2 || scores[0] != scores[1] ||
+          scores[0] % kIncrementsPerExec != 0) {
+        ++torn;
+      }
+    }
+  });
+  writer.join();
+  reader.join();
+  CHECK(errors.load() == 0);
+  CHECK(torn.load() == 0);
+  SessionState session = server.NewSession();
+  CHECK(server.Run(session, {"ZSCORE", "tx", "x"}) ==
+        absl::StrCat("$5\r\n", kIncrementsPerExec * kTransactions, "\r\n"));
+}
+
+// Check-and-set with WATCH from several threads: each reads the counter,
+// and sets it to one more inside MULTI; retried when EXEC aborts. No
+// increment may be lost, which only holds if every racing write aborts
+// the EXECs that watched before it.
+TEST_CASE("WATCH-based increments lose nothing") {
+  constexpr int kThreads = 4;
+  constexpr int kIncrements = 300;
+  Server server;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      SessionState session = server.NewSession();
+      for (int done = 0; done < kIncrements;) {
+        server.Run(session, {"WATCH", "cas"});
+        const std::string read = server.Run(session, {"ZSCORE", "cas", "n"});
+        int64_t value = 0;
+        if (read != "$-1\r\n")
+          value = std::stoll(read.substr(read.find('\n') + 1));
+        server.Run(session, {"MULTI"});
+        server.Run(session, {"ZADD", "cas", std::to_string(value + 1), "n"});
+        const std::string reply = server.Run(session, {"EXEC"});
+        if (reply == "*1\r\n:1\r\n" || reply == "*1\r\n:0\r\n") {
+          ++done;
+        } else if (reply != "*-1\r\n") {
+          ++errors;
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(errors.load() == 0);
+  SessionState session = server.NewSession();
+  CHECK(server.Run(session, {"ZSCORE", "cas", "n"}) ==
+        absl::StrCat("$4\r\n", kThreads * kIncrements, "\r\n"));
 }
 
 }  // namespace
