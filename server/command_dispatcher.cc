@@ -1,7 +1,9 @@
 #include "command_dispatcher.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
+#include <random>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -16,6 +18,7 @@
 #include "feed_ranked_commands.h"
 #include "feed_relation_commands.h"
 #include "info_command.h"
+#include "keyspace_commands.h"
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
 #include "resp_writer.h"
@@ -39,12 +42,27 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   for (auto add :
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
-        AddFeedRankedCommands, AddLeaderboardCommands, AddTransactionCommands,
-        AddSnapshotCommands, AddPersistenceCommands}) {
+        AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
+        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
 }
+
+namespace {
+
+// INFO's run_id: 40 random hex digits, new for every server, as Redis's.
+std::string NewRunId() {
+  std::random_device device;
+  std::string id;
+  while (id.size() < 40) {
+    absl::StrAppend(&id, absl::Hex(device(), absl::kZeroPad8));
+  }
+  id.resize(40);
+  return id;
+}
+
+}  // namespace
 
 CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
                                      LeaderboardStore* boards,
@@ -60,6 +78,8 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.stats = &stats_;
   context_.requirepass = options.requirepass;
   context_.watched_keys = &watched_keys_;
+  context_.started_at = feeds->options().clock->Now();
+  context_.run_id = NewRunId();
   context_.dispatcher = this;
 }
 
@@ -98,6 +118,9 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
   if (!session.authenticated &&
       (spec == nullptr || !HasFlag(*spec, "no_auth"))) {
     reply.Error("NOAUTH Authentication required.");
+    if (spec != nullptr) {
+      spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
+    }
     transaction.refused |= transaction.active;
     return;
   }
@@ -117,6 +140,7 @@ void CommandDispatcher::Execute(absl::Span<const std::string> args,
       (spec->arity < 0 && count < -spec->arity)) {
     reply.Error(absl::StrCat("ERR wrong number of arguments for '",
                              absl::AsciiStrToLower(spec->name), "' command"));
+    spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
     transaction.refused |= transaction.active;
     return;
   }
@@ -171,6 +195,8 @@ void CommandDispatcher::RunOne(const CommandSpec& spec,
   std::string& out = reply.buffer();
   CommandCall call{args, &session, &reply, &context_};
   const size_t reply_start = out.size();
+  // A duration, not a time of day: the steady clock, not the engine's.
+  const auto started = std::chrono::steady_clock::now();
   try {
     spec.handler(call);
   } catch (const std::exception& e) {
@@ -178,7 +204,14 @@ void CommandDispatcher::RunOne(const CommandSpec& spec,
     out.resize(reply_start);
     reply.Error(absl::StrCat("ERR internal error: ", e.what()));
   }
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
   const bool failed = out.size() > reply_start && out[reply_start] == '-';
+  CommandCounters& counters = *spec.counters;
+  counters.calls.fetch_add(1, std::memory_order_relaxed);
+  counters.micros.fetch_add(static_cast<uint64_t>(micros.count()),
+                            std::memory_order_relaxed);
+  if (failed) counters.failed_calls.fetch_add(1, std::memory_order_relaxed);
   // A write the append-only files refused gets Redis's MISCONF error, so
   // that clients tell "the data is not persisted" from a bad command.
   // Only failed writes pay for the check.

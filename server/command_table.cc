@@ -25,6 +25,7 @@ absl::Status CommandTable::Add(CommandSpec spec) {
     return absl::InvalidArgumentError(
         absl::StrCat("command ", spec.name, " is already registered"));
   }
+  spec.counters = std::make_shared<CommandCounters>();
   index_.emplace(spec.name, specs_.size());
   specs_.push_back(std::move(spec));
   return absl::OkStatus();

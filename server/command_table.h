@@ -4,6 +4,9 @@
 #ifndef FEEDCORE_SERVER_COMMAND_TABLE_H_
 #define FEEDCORE_SERVER_COMMAND_TABLE_H_
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,8 @@ struct ServerContext {
   ServerStats* stats = nullptr;         // never null in a dispatcher's context
   std::string requirepass;              // empty: no authentication
   WatchedKeys* watched_keys = nullptr;  // never null, as stats
+  Micros started_at = 0;  // when the dispatcher was made, on the engine clock
+  std::string run_id;     // INFO's run_id
   const CommandDispatcher* dispatcher = nullptr;  // runs EXEC's commands
 };
 
@@ -87,6 +92,15 @@ struct CommandCall {
 
 using CommandHandler = void (*)(CommandCall& call);
 
+// What INFO commandstats reports of one command. Relaxed atomics, as
+// ServerStats' counters.
+struct CommandCounters {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> micros{0};
+  std::atomic<uint64_t> failed_calls{0};    // ran and replied an error
+  std::atomic<uint64_t> rejected_calls{0};  // refused before running
+};
+
 struct CommandSpec {
   std::string name;  // upper case, e.g. "ZADD", "FEED.READ"
   // Redis convention: N > 0 means exactly N arguments (name included),
@@ -100,6 +114,8 @@ struct CommandSpec {
   // Runs while no other command runs (EXEC, so that its commands are one
   // step for every other client; FLUSHALL).
   bool exclusive = false;
+  // Set by CommandTable::Add; shared by the copies of the spec.
+  std::shared_ptr<CommandCounters> counters = nullptr;
 };
 
 class CommandTable {

@@ -8,12 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "append_only.h"
 #include "arguments.h"
+#include "server_version.h"
 
 namespace feedcore::server {
 namespace {
-
-// Reported by HELLO as the server version.
-constexpr char kServerVersion[] = "0.1.0";
 
 void Ping(CommandCall& call) {
   if (call.args.size() == 1) {
@@ -131,11 +129,15 @@ void Hello(CommandCall& call) {
   call.session->client_name = std::move(name);
   RespWriter& reply = *call.reply;
   reply.set_protocol(protocol);
-  reply.MapHeader(7);
+  // "redis" and the Redis version followed, as clients decide by them what
+  // they may send; feedcore's own version beside.
+  reply.MapHeader(8);
   reply.Bulk("server");
-  reply.Bulk("feedcore");
+  reply.Bulk("redis");
   reply.Bulk("version");
-  reply.Bulk(kServerVersion);
+  reply.Bulk(kRedisCompatibleVersion);
+  reply.Bulk("feedcore_version");
+  reply.Bulk(kFeedcoreVersion);
   reply.Bulk("proto");
   reply.Integer(protocol);
   reply.Bulk("id");

@@ -68,6 +68,7 @@ absl::Status FeedServer::Listen() {
                      ": ", error.message()));
   }
   port_ = acceptor_.local_endpoint().port();
+  dispatcher_->stats().tcp_port.store(port_, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

@@ -368,17 +368,6 @@ void Zmscore(CommandCall& call) {
   }
 }
 
-// DEL key [key ...]: keys are sorted sets only.
-void Del(CommandCall& call) {
-  int64_t deleted = 0;
-  for (size_t i = 1; i < call.args.size(); ++i) {
-    absl::StatusOr<bool> existed = call.server->boards->Delete(call.args[i]);
-    if (!existed.ok()) return ReplyError(call, existed.status());
-    if (*existed) ++deleted;
-  }
-  call.reply->Integer(deleted);
-}
-
 }  // namespace
 
 absl::Status AddLeaderboardCommands(CommandTable& table) {
@@ -391,7 +380,6 @@ absl::Status AddLeaderboardCommands(CommandTable& table) {
       {"ZMSCORE", -3, {"readonly", "fast"}, 1, 1, 1, Zmscore},
       {"ZREM", -3, {"write", "fast"}, 1, 1, 1, Zrem},
       {"ZCARD", 2, {"readonly", "fast"}, 1, 1, 1, Zcard},
-      {"DEL", -2, {"write"}, 1, -1, 1, Del},
   };
   for (const CommandSpec& spec : specs) {
     if (absl::Status status = table.Add(spec); !status.ok()) return status;

@@ -1,11 +1,13 @@
 #include "leaderboard_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
 #include "names_journal.h"
+#include "xxhash.h"
 
 namespace feedcore::server {
 namespace {
@@ -54,6 +56,19 @@ void DropNamesNotOnBoard(const Leaderboard& board, KeyMemberNames& saved) {
   }
   saved.ids.resize(kept);
   saved.names.resize(kept);
+}
+
+// A key's place in Scan's order: its hash, in 63 bits so that cursors
+// (position + 1) fit an int64 for clients that parse them so.
+uint64_t ScanPosition(absl::string_view key) {
+  return XXH3_64bits(key.data(), key.size()) >> 1;
+}
+
+bool HasMembers(const SortedSet& set) {
+  absl::StatusOr<size_t> size = set.board->Size();
+  // A board that cannot answer is counted as holding members: the key is
+  // never hidden while it may still hold data.
+  return !size.ok() || *size > 0;
 }
 
 absl::Status CheckBoardOptions(const LeaderboardOptions& options) {
@@ -119,6 +134,7 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
     if (absl::Status status = CheckEveryMemberNamed(key, *set); !status.ok()) {
       return status;
     }
+    store->scan_order_.emplace(ScanPosition(key), key);
     store->sets_.emplace(key, std::move(set));
   }
   if (!by_key.empty()) {
@@ -141,6 +157,7 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
   if (journal_ != nullptr) {
     set->members.AttachJournal(journal_, std::string(key));
   }
+  scan_order_.emplace(ScanPosition(key), std::string(key));
   sets_.emplace(key, set);
   return set;
 }
@@ -161,8 +178,10 @@ absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
     return s;
   }
   std::shared_ptr<SortedSet> set = std::move(it->second);
+  const bool existed = HasMembers(*set);
+  scan_order_.erase({ScanPosition(key), std::string(key)});
   sets_.erase(it);
-  if (journal_ == nullptr) return true;
+  if (journal_ == nullptr) return existed;
   // No record of the old dictionary may follow the drop record.
   set->members.DetachJournal();
   // The drop reaches the journal only once the board's drop is durable:
@@ -172,7 +191,91 @@ absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
       journal_->Append({NamesRecordType::kDrop, std::string(key), 0, ""});
   if (!position.ok()) return position.status();
   if (absl::Status s = journal_->SyncTo(*position); !s.ok()) return s;
-  return true;
+  return existed;
+}
+
+absl::StatusOr<size_t> LeaderboardStore::DeleteAll() {
+  std::unique_lock lock(mutex_);
+  size_t existed = 0;
+  std::vector<std::pair<std::string, std::shared_ptr<SortedSet>>> dropped;
+  // Key by key, as Delete: a key the registry refuses to drop stays, and
+  // the keys before it are gone.
+  absl::Status refused;
+  for (auto it = sets_.begin(); it != sets_.end();) {
+    if (absl::Status s = registry_.Drop(it->first);
+        !s.ok() && !absl::IsNotFound(s)) {
+      refused = s;
+      ++it;
+      continue;
+    }
+    if (HasMembers(*it->second)) ++existed;
+    scan_order_.erase({ScanPosition(it->first), it->first});
+    dropped.emplace_back(it->first, std::move(it->second));
+    sets_.erase(it++);
+  }
+  if (journal_ != nullptr && !dropped.empty()) {
+    for (auto& [key, set] : dropped) set->members.DetachJournal();
+    // As in Delete: the drops reach the journal once the boards' drops are
+    // durable, and are synced once for all.
+    if (absl::Status s = sync_boards_(); !s.ok()) return s;
+    uint64_t last = 0;
+    for (const auto& [key, set] : dropped) {
+      absl::StatusOr<uint64_t> position =
+          journal_->Append({NamesRecordType::kDrop, key, 0, ""});
+      if (!position.ok()) return position.status();
+      last = *position;
+    }
+    if (absl::Status s = journal_->SyncTo(last); !s.ok()) return s;
+  }
+  if (!refused.ok()) return refused;
+  return existed;
+}
+
+bool LeaderboardStore::Exists(absl::string_view key) const {
+  std::shared_ptr<SortedSet> set = Find(key);
+  return set != nullptr && HasMembers(*set);
+}
+
+std::vector<std::string> LeaderboardStore::KeyNames() const {
+  std::vector<std::pair<std::string, std::shared_ptr<SortedSet>>> sets;
+  {
+    std::shared_lock lock(mutex_);
+    sets.assign(sets_.begin(), sets_.end());
+  }
+  std::vector<std::string> names;
+  names.reserve(sets.size());
+  for (auto& [key, set] : sets) {
+    if (HasMembers(*set)) names.push_back(std::move(key));
+  }
+  return names;
+}
+
+uint64_t LeaderboardStore::Scan(
+    uint64_t cursor, size_t count,
+    absl::FunctionRef<void(const std::string&)> visit) const {
+  std::vector<std::pair<std::string, std::shared_ptr<SortedSet>>> batch;
+  uint64_t next = 0;
+  {
+    std::shared_lock lock(mutex_);
+    const uint64_t start = cursor == 0 ? 0 : cursor - 1;
+    auto it = scan_order_.lower_bound({start, std::string()});
+    // Keys of one position go out together, so a cursor never splits them.
+    uint64_t last_position = 0;
+    while (it != scan_order_.end() &&
+           (batch.size() < std::max<size_t>(count, 1) ||
+            it->first == last_position)) {
+      auto set = sets_.find(it->second);
+      batch.emplace_back(it->second, set->second);
+      last_position = it->first;
+      ++it;
+    }
+    if (it != scan_order_.end()) next = it->first + 1;
+  }
+  // Outside the lock: the sizes take the boards' locks.
+  for (const auto& [key, set] : batch) {
+    if (HasMembers(*set)) visit(key);
+  }
+  return next;
 }
 
 void LeaderboardStore::AttachJournal(

@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -100,9 +101,10 @@ class LeaderboardStore {
   // behave as reads of an empty one and create nothing).
   std::shared_ptr<SortedSet> Find(absl::string_view key) const;
 
-  // Deletes the key. Returns whether it existed. Handles already taken
-  // stay usable; the key's next write starts a new, empty set. The
-  // registry's error if it refuses the drop (the key then stays); with a
+  // Deletes the key. Returns whether it existed (a set whose members are
+  // all gone does not, as in Redis, though its entry is dropped too). Handles
+  // already taken stay usable; the key's next write starts a new, empty set.
+  // The registry's error if it refuses the drop (the key then stays); with a
   // journal, the store's or the journal's error (the key is gone, and the
   // append-only files refuse writes from then on).
   absl::StatusOr<bool> Delete(absl::string_view key);
@@ -115,6 +117,25 @@ class LeaderboardStore {
                      std::function<absl::Status()> sync_boards);
 
   size_t size() const;
+
+  // The keyspace as Redis clients see it: a key exists while its set has
+  // members. Cost: a board size (a few partition counters) per key.
+  bool Exists(absl::string_view key) const;
+  // Every existing key, in no particular order.
+  std::vector<std::string> KeyNames() const;
+  // SCAN: calls `visit` with the existing keys at and after `cursor` in
+  // the store's scan order, at least `count` keys' worth of the order
+  // (fewer at its end), and returns the cursor to continue from, 0 when
+  // done. A key that exists for the whole of a scan from cursor 0 is
+  // visited at least once; keys created or deleted meanwhile may or may
+  // not be, as in Redis. Cursors are positions in an order of hashes of
+  // the keys (kept beside the keys, a key's name stored a second time),
+  // not indexes, so deletes never make a scan skip.
+  uint64_t Scan(uint64_t cursor, size_t count,
+                absl::FunctionRef<void(const std::string&)> visit) const;
+  // Deletes every key, as one step for other callers of the store (the
+  // journal is synced once). Returns how many existed. Errors as Delete.
+  absl::StatusOr<size_t> DeleteAll();
 
   // The live member names of every key, and their memory.
   MemberNameStats NameStats() const;
@@ -143,6 +164,8 @@ class LeaderboardStore {
   LeaderboardRegistry& registry_;
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+  // The keys of sets_ in Scan's order: (position, key).
+  absl::btree_set<std::pair<uint64_t, std::string>> scan_order_;
   NamesJournal* journal_ = nullptr;            // set before serving
   std::function<absl::Status()> sync_boards_;  // set with journal_
 };

@@ -32,6 +32,8 @@ class ServerStats {
   // Closed because the unfinished commands of all clients together held
   // more than --client_query_buffer_total_limit.
   Counter client_query_buffer_total_limit_disconnections{0};
+  // The port the server listens on, once it does (INFO's tcp_port).
+  std::atomic<int> tcp_port{0};
 
   // Records that a connection's unfinished command now holds `now` bytes
   // instead of `before`. Returns false when the connection grew and the

@@ -84,7 +84,10 @@ TEST_CASE("error messages cannot break the reply line") {
 TEST_CASE("HELLO switches the protocol only when valid") {
   Fixture f;
   const std::string hello2 = f.Run({"HELLO"});
-  CHECK(StartsWith(hello2, "*14\r\n$6\r\nserver\r\n$8\r\nfeedcore\r\n"));
+  // "redis" and the Redis version followed, as clients choose by them.
+  CHECK(StartsWith(hello2,
+                   "*16\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n"
+                   "$6\r\n7.0.15\r\n$16\r\nfeedcore_version\r\n"));
   CHECK(f.session().protocol == 2);
   CHECK(StartsWith(f.Run({"HELLO", "4"}), "-NOPROTO unsupported protocol"));
   CHECK(StartsWith(f.Run({"HELLO", "x"}), "-NOPROTO"));
@@ -95,7 +98,7 @@ TEST_CASE("HELLO switches the protocol only when valid") {
   CHECK(f.session().protocol == 2);
 
   const std::string hello3 = f.Run({"HELLO", "3", "SETNAME", "me"});
-  CHECK(StartsWith(hello3, "%7\r\n"));
+  CHECK(StartsWith(hello3, "%8\r\n"));
   CHECK(Contains(hello3, "$5\r\nproto\r\n:3\r\n"));
   CHECK(f.session().protocol == 3);
   CHECK(f.session().client_name == "me");
@@ -143,7 +146,7 @@ TEST_CASE("HELLO authenticates with AUTH username password") {
   CHECK(f.Run({"HELLO", "3", "AUTH", "other", "s3cret"}) == kWrongPass);
   const std::string hello =
       f.Run({"HELLO", "3", "AUTH", "default", "s3cret", "SETNAME", "me"});
-  CHECK(StartsWith(hello, "%7\r\n"));
+  CHECK(StartsWith(hello, "%8\r\n"));
   CHECK(f.session().authenticated);
   CHECK(f.session().protocol == 3);
   CHECK(f.Run({"PING"}) == "+PONG\r\n");
@@ -178,13 +181,50 @@ TEST_CASE("INFO reports the counters and the live member names") {
   CHECK(!Contains(info, "# Keyspace"));
 
   f.Run({"ZADD", "k", "1", "a", "2", "b", "3", std::string(100, 'l')});
-  info = f.Run({"INFO", "keyspace"});
+  info = f.Run({"INFO", "memory"});
   CHECK(InfoField(info, "member_names") == 3);
   CHECK(InfoField(info, "member_name_bytes") > 100);
+  CHECK(InfoField(info, "used_memory") > 0);
+  CHECK(Contains(f.Run({"INFO", "keyspace"}),
+                 "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n"));
   CHECK(f.Run({"ZREM", "k", "a", "b", std::string(100, 'l')}) == ":3\r\n");
-  info = f.Run({"INFO", "keyspace"});
+  info = f.Run({"INFO", "memory"});
   CHECK(InfoField(info, "member_names") == 0);
+  // An emptied key is gone from the keyspace, as in Redis.
+  CHECK(f.Run({"INFO", "keyspace"}) == Bulk("# Keyspace\r\n"));
   CHECK(f.Run({"INFO", "nosuchsection"}) == "$0\r\n\r\n");
+}
+
+TEST_CASE("INFO has Redis's sections, the versions and commandstats") {
+  Fixture f;
+  f.clock().Advance(90 * 1'000'000);
+  std::string info = f.Run({"INFO"});
+  // What client test fixtures read first.
+  CHECK(StartsWith(info, "$"));
+  CHECK(
+      Contains(info, "# Server\r\nredis_version:7.0.15\r\nfeedcore_version:"));
+  CHECK(InfoField(info, "uptime_in_seconds") == 90);
+  CHECK(Contains(info, "\r\nrun_id:"));
+  CHECK(Contains(info, "\r\nrole:master\r\n"));
+  for (const char* section :
+       {"# Clients", "# Memory", "# Persistence", "# Stats", "# Replication",
+        "# Cluster", "# Keyspace"}) {
+    CAPTURE(section);
+    CHECK(Contains(info, section));
+  }
+  // Not in the default sections, as in Redis.
+  CHECK(!Contains(info, "# Commandstats"));
+  f.Run({"ZADD", "k", "1", "a"});
+  f.Run({"ZADD", "k", "x", "a"});
+  f.Run({"ZADD", "k"});
+  info = f.Run({"INFO", "commandstats"});
+  CHECK(Contains(info, "cmdstat_zadd:calls=2,usec="));
+  CHECK(Contains(info, ",rejected_calls=1,failed_calls=1\r\n"));
+  CHECK(!Contains(info, "# Server"));
+  info = f.Run({"INFO", "everything"});
+  CHECK(Contains(info, "# Commandstats"));
+  CHECK(Contains(info, "# Server"));
+  CHECK(InfoField(info, "total_commands_processed") >= 4);
 }
 
 TEST_CASE("a removed member's name is freed and its id never reused as is") {

@@ -213,7 +213,7 @@ def check_auth(binary):
                 sock.sendall(command("HELLO", "3", "AUTH", "default",
                                      "correct horse"))
                 data = sock.recv(4096)
-                if not data.startswith(b"%7\r\n"):
+                if not data.startswith(b"%8\r\n"):
                     fail(f"HELLO 3 AUTH: got {data!r}")
             with connect(port) as sock:
                 # Before AUTH, a large argument is refused at its header.

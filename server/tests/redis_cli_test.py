@@ -26,14 +26,14 @@ STEPS = [
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 49"),
+    (["COMMAND", "COUNT"], "(integer) 65"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
     (["CONFIG", "GET", "appendonly"], '1) "appendonly"\n2) "no"'),
     (["-3", "HELLO", "3"],
-     're:^1# "server" => "feedcore"\n2# "version" => "0.1.0"\n'
-     '3# "proto" => \\(integer\\) 3\n'),
+     're:^1# "server" => "redis"\n2# "version" => "7.0.15"\n'
+     '3# "feedcore_version" => "[0-9.]+"\n4# "proto" => \\(integer\\) 3\n'),
     (["HELLO", "4"], "(error) NOPROTO unsupported protocol version '4'; "
      "this server speaks 2 and 3"),
     (["QUIT"], "OK"),

@@ -205,7 +205,9 @@ def check_resp3_and_partial_reads(port):
         sock.sendall(encode("HELLO", 3))
         hello = reader.read()
         check(isinstance(hello, dict) and hello[b"proto"] == 3 and
-              hello[b"server"] == b"feedcore", f"HELLO 3 reply: {hello}")
+              hello[b"server"] == b"redis" and
+              hello[b"version"] == b"7.0.15" and b"feedcore_version" in hello,
+              f"HELLO 3 reply: {hello}")
 
         commands = [
             encode("ZADD", "r3", 5, "a", 7, "b"),
