@@ -85,6 +85,21 @@ ClientConnection::~ClientConnection() {
 void ClientConnection::Start() {
   started_ = true;
   stats_.connected_clients.fetch_add(1, std::memory_order_relaxed);
+  // For CLIENT LIST and CLIENT KILL.
+  asio::error_code remote_error, local_error;
+  const asio::ip::tcp::endpoint remote = socket_.remote_endpoint(remote_error);
+  const asio::ip::tcp::endpoint local = socket_.local_endpoint(local_error);
+  auto address = [](const asio::ip::tcp::endpoint& endpoint) {
+    return absl::StrCat(endpoint.address().to_string(), ":", endpoint.port());
+  };
+  dispatcher_.clients().Attach(
+      session_.client_id, remote_error ? "" : address(remote),
+      local_error ? "" : address(local),
+      [weak = std::weak_ptr<ClientConnection>(shared_from_this())] {
+        if (std::shared_ptr<ClientConnection> connection = weak.lock()) {
+          connection->Close();
+        }
+      });
   asio::dispatch(socket_.get_executor(),
                  [self = shared_from_this()] { self->ReadMore(); });
 }

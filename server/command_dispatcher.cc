@@ -22,6 +22,7 @@
 #include "leaderboard_commands.h"
 #include "persistence_commands.h"
 #include "resp_writer.h"
+#include "session_commands.h"
 #include "snapshot_commands.h"
 #include "transaction_commands.h"
 
@@ -43,7 +44,8 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
-        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands}) {
+        AddSessionCommands, AddTransactionCommands, AddSnapshotCommands,
+        AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -86,6 +88,8 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
 SessionState CommandDispatcher::NewSession() const {
   SessionState session;
   session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
+  clients_.Add(session.client_id, context_.feeds->options().clock->Now());
+  session.registration = ClientRegistration(&clients_, session.client_id);
   session.authenticated = context_.requirepass.empty();
   return session;
 }
@@ -105,6 +109,20 @@ bool HasFlag(const CommandSpec& spec, absl::string_view flag) {
 
 void CommandDispatcher::Execute(absl::Span<const std::string> args,
                                 SessionState& session, std::string& out) const {
+  const size_t reply_start = out.size();
+  Dispatch(args, session, out);
+  // CLIENT REPLY OFF or SKIP: the command ran, its reply goes nowhere.
+  if (session.skip_replies > 0) {
+    --session.skip_replies;
+    out.resize(reply_start);
+  } else if (session.replies_off) {
+    out.resize(reply_start);
+  }
+}
+
+void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
+                                 SessionState& session,
+                                 std::string& out) const {
   RespWriter reply(&out, session.protocol);
   TransactionState& transaction = session.transaction;
   if (args.empty()) {

@@ -73,11 +73,18 @@ class CommandDispatcher {
   // What the connections count and INFO reports.
   ServerStats& stats() const { return stats_; }
 
+  // The connected clients (CLIENT LIST); the network side attaches each
+  // session's addresses to its record.
+  ClientRegistry& clients() const { return clients_; }
+
  private:
   CommandDispatcher(InProcessFeedEngine* feeds, LeaderboardStore* boards,
                     SnapshotSaver* snapshots, AppendOnlyFiles* append_only,
                     const DispatcherOptions& options);
 
+  // Execute but for CLIENT REPLY's dropping of replies.
+  void Dispatch(absl::Span<const std::string> args, SessionState& session,
+                std::string& out) const;
   void Queue(absl::Span<const std::string> args, TransactionState& transaction,
              RespWriter& reply) const;
   // Runs a command that passed the checks: its handler, then MISCONF for a
@@ -93,6 +100,7 @@ class CommandDispatcher {
   // Held shared by every command, alone by an exclusive one.
   mutable absl::Mutex exclusive_mutex_;
   mutable WatchedKeys watched_keys_;
+  mutable ClientRegistry clients_;
   mutable ServerStats stats_;
   ServerContext context_;
   mutable std::atomic<int64_t> next_client_id_{1};

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "client_registry.h"
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
 #include "resp_writer.h"
@@ -58,6 +59,11 @@ struct SessionState {
   // password; until then only commands flagged "no_auth" run.
   bool authenticated = true;
   TransactionState transaction;
+  // CLIENT REPLY: OFF drops every reply; SKIP drops its own and the next
+  // command's (a count of replies still to drop).
+  bool replies_off = false;
+  int skip_replies = 0;
+  ClientRegistration registration;  // in the dispatcher's ClientRegistry
 };
 
 // What every command may use.

@@ -127,6 +127,12 @@ void Hello(CommandCall& call) {
   call.session->authenticated = true;
   call.session->protocol = protocol;
   call.session->client_name = std::move(name);
+  if (ClientRegistry* registry = call.session->registration.registry()) {
+    registry->Update(call.session->client_id, [&](ClientRecord& record) {
+      record.name = call.session->client_name;
+      record.protocol = protocol;
+    });
+  }
   RespWriter& reply = *call.reply;
   reply.set_protocol(protocol);
   // "redis" and the Redis version followed, as clients decide by them what

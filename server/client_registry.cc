@@ -1,0 +1,50 @@
+#include "client_registry.h"
+
+#include <utility>
+
+namespace feedcore::server {
+
+void ClientRegistry::Add(int64_t id, Micros connected_at) {
+  absl::MutexLock lock(&mutex_);
+  ClientRecord& record = clients_[id];
+  record.id = id;
+  record.connected_at = connected_at;
+}
+
+void ClientRegistry::Remove(int64_t id) {
+  absl::MutexLock lock(&mutex_);
+  clients_.erase(id);
+}
+
+void ClientRegistry::Attach(int64_t id, std::string address,
+                            std::string local_address,
+                            std::function<void()> close) {
+  absl::MutexLock lock(&mutex_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  it->second.address = std::move(address);
+  it->second.local_address = std::move(local_address);
+  it->second.close = std::move(close);
+}
+
+void ClientRegistry::Update(int64_t id,
+                            absl::FunctionRef<void(ClientRecord&)> change) {
+  absl::MutexLock lock(&mutex_);
+  if (auto it = clients_.find(id); it != clients_.end()) change(it->second);
+}
+
+std::vector<ClientRecord> ClientRegistry::List() const {
+  absl::MutexLock lock(&mutex_);
+  std::vector<ClientRecord> records;
+  records.reserve(clients_.size());
+  for (const auto& [id, record] : clients_) records.push_back(record);
+  return records;
+}
+
+ClientRecord ClientRegistry::Find(int64_t id) const {
+  absl::MutexLock lock(&mutex_);
+  auto it = clients_.find(id);
+  return it == clients_.end() ? ClientRecord{} : it->second;
+}
+
+}  // namespace feedcore::server
