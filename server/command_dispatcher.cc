@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "admin_commands.h"
 #include "append_only.h"
 #include "arguments.h"
 #include "connection_commands.h"
@@ -44,8 +45,8 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
-        AddSessionCommands, AddTransactionCommands, AddSnapshotCommands,
-        AddPersistenceCommands}) {
+        AddSessionCommands, AddAdminCommands, AddTransactionCommands,
+        AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -82,6 +83,8 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.watched_keys = &watched_keys_;
   context_.started_at = feeds->options().clock->Now();
   context_.run_id = NewRunId();
+  context_.slow_log = &slow_log_;
+  context_.shutdown = &shutdown_handler_;
   context_.dispatcher = this;
 }
 
@@ -163,6 +166,11 @@ void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
     return;
   }
   if (transaction.active && !RunsInsideMulti(*spec)) {
+    if (HasFlag(*spec, "no_multi")) {
+      reply.Error("ERR Command not allowed inside a transaction");
+      transaction.refused = true;
+      return;
+    }
     Queue(args, transaction, reply);
     return;
   }
@@ -230,6 +238,12 @@ void CommandDispatcher::RunOne(const CommandSpec& spec,
   counters.micros.fetch_add(static_cast<uint64_t>(micros.count()),
                             std::memory_order_relaxed);
   if (failed) counters.failed_calls.fetch_add(1, std::memory_order_relaxed);
+  if (slow_log_.IsSlow(micros.count()) && !HasFlag(spec, "skip_slowlog")) {
+    const Micros now = context_.feeds->options().clock->Now();
+    slow_log_.Add(args, (now - micros.count()) / 1'000'000, micros.count(),
+                  clients_.Find(session.client_id).address,
+                  session.client_name);
+  }
   // A write the append-only files refused gets Redis's MISCONF error, so
   // that clients tell "the data is not persisted" from a bad command.
   // Only failed writes pay for the check.

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
 #include "resp_writer.h"
+#include "slow_log.h"
 #include "watched_keys.h"
 
 namespace feedcore::server {
@@ -66,6 +68,13 @@ struct SessionState {
   ClientRegistration registration;  // in the dispatcher's ClientRegistry
 };
 
+// What SHUTDOWN asks of the program (admin_commands.h).
+enum class ShutdownKind {
+  kDefault,  // save on the way out if the program does so on signals
+  kSave,     // save on the way out, whatever the program's setting
+  kNoSave,   // do not save on the way out
+};
+
 // What every command may use.
 struct ServerContext {
   InProcessFeedEngine* feeds = nullptr;
@@ -78,6 +87,9 @@ struct ServerContext {
   WatchedKeys* watched_keys = nullptr;  // never null, as stats
   Micros started_at = 0;  // when the dispatcher was made, on the engine clock
   std::string run_id;     // INFO's run_id
+  SlowLog* slow_log = nullptr;  // never null, as stats
+  // Empty until the program sets it (CommandDispatcher::SetShutdownHandler).
+  const std::function<void(ShutdownKind)>* shutdown = nullptr;
   const CommandDispatcher* dispatcher = nullptr;  // runs EXEC's commands
 };
 
