@@ -146,12 +146,17 @@ void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
     return;
   }
   if (spec == nullptr) {
-    // Redis's wording, which client libraries and people recognize.
-    std::string message = absl::StrCat("ERR unknown command ", Quote(args[0]),
-                                       ", with args beginning with:");
-    for (size_t i = 1; i < args.size() && i <= 3; ++i) {
-      absl::StrAppend(&message, " ", Quote(args[i]));
+    // Redis's wording and shortening, byte for byte, which client
+    // libraries and people recognize (the writer turns CR and LF into
+    // spaces).
+    std::string message =
+        absl::StrCat("ERR unknown command '", args[0].substr(0, 128),
+                     "', with args beginning with: ");
+    std::string shown;
+    for (size_t i = 1; i < args.size() && shown.size() < 128; ++i) {
+      absl::StrAppend(&shown, "'", args[i].substr(0, 128 - shown.size()), "' ");
     }
+    message += shown;
     reply.Error(message);
     transaction.refused |= transaction.active;
     return;

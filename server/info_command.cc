@@ -213,7 +213,7 @@ void Info(CommandCall& call) {
     if (!out.empty()) out += "\r\n";
     section.append(*call.server, out);
   }
-  call.reply->Bulk(out);
+  call.reply->VerbatimText(out);
 }
 
 }  // namespace

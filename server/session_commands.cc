@@ -114,7 +114,7 @@ void List(CommandCall& call) {
       lines += ClientLine(call, record, record.id == call.session->client_id);
     }
   }
-  call.reply->Bulk(lines);
+  call.reply->VerbatimText(lines);
 }
 
 void Kill(CommandCall& call) {
@@ -177,7 +177,7 @@ void Kill(CommandCall& call) {
     } else if (IsKeyword(filter, "MAXAGE")) {
       absl::StatusOr<int64_t> parsed = ParseInt64(value, "maxage");
       if (!parsed.ok()) {
-        call.reply->Error("ERR value is not an integer or out of range");
+        call.reply->Error(kSyntaxError);
         return;
       }
       max_age = *parsed;
@@ -266,7 +266,8 @@ void Client(CommandCall& call) {
         call.reply->Bulk(session.client_name);
       }
     } else if (IsKeyword(sub, "INFO")) {
-      call.reply->Bulk(ClientLine(call, SelfRecord(call), /*self=*/true));
+      call.reply->VerbatimText(
+          ClientLine(call, SelfRecord(call), /*self=*/true));
     } else {
       Help(call);
     }
