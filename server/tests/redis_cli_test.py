@@ -116,7 +116,7 @@ STEPS = [
 
     # Errors: each is a reply; the next step shows the server still serves.
     (["NOSUCH", "x"],
-     "(error) ERR unknown command 'NOSUCH', with args beginning with: 'x'"),
+     "(error) ERR unknown command 'NOSUCH', with args beginning with: 'x' "),
     (["ZADD", "board", "1"],
      "(error) ERR wrong number of arguments for 'zadd' command"),
     (["FEED.READ"],
