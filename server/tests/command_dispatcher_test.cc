@@ -533,8 +533,8 @@ TEST_CASE("FEED.READ errors: bad cursor, bad limit, bad id, bad option") {
   CHECK(StartsWith(f.Run({"FEED.READ", "1", "LIMIT", "0"}),
                    "-ERR LIMIT must be an integer from 1"));
   CHECK(StartsWith(f.Run({"FEED.READ", "1", "LIMIT", "5000"}), "-ERR "));
-  CHECK(
-      StartsWith(f.Run({"FEED.READ", "18446744073709551616"}), "-ERR user must be a decimal id"));
+  CHECK(StartsWith(f.Run({"FEED.READ", "18446744073709551616"}),
+                   "-ERR user must be a decimal id"));
   CHECK(StartsWith(f.Run({"FEED.READ", "1", "SIDEWAYS"}),
                    "-ERR syntax error: unexpected argument 'SIDEWAYS'"));
   CHECK(StartsWith(f.Run({"FEED.READ", "1", "LIMIT"}), "-ERR syntax error"));
@@ -556,8 +556,9 @@ TEST_CASE("FEED.PUBLISH: ts, TTL and payload errors; expiry") {
   f.Run({"FEED.FOLLOW", "1", "2"});
   CHECK(StartsWith(f.Run({"FEED.PUBLISH", "2", "1", "-5", "x"}),
                    "-ERR ts (microseconds, or * for now) must be"));
-  CHECK(StartsWith(f.Run({"FEED.PUBLISH", "18446744073709551616", "1", "5", "x"}),
-                   "-ERR actor must be a decimal id"));
+  CHECK(
+      StartsWith(f.Run({"FEED.PUBLISH", "18446744073709551616", "1", "5", "x"}),
+                 "-ERR actor must be a decimal id"));
   CHECK(StartsWith(f.Run({"FEED.PUBLISH", "2", "1", "5", "x", "TTL", "0"}),
                    "-ERR TTL (milliseconds) must be"));
   CHECK(StartsWith(f.Run({"FEED.PUBLISH", "2", "1", "5", "x", "TTL"}),

@@ -1,7 +1,8 @@
 // What the unit tests of feedcore-server's commands run them through: a
 // command dispatcher over an in-process engine on a manual clock (no
 // sweeper, fan-out inside Publish), a leaderboard store and a name
-// registry (unless the options name one), with one session; and the RESP pieces their expected replies are built from.
+// registry (unless the options name one), with one session; and the RESP pieces
+// their expected replies are built from.
 #ifndef FEEDCORE_SERVER_TESTS_DISPATCHER_FIXTURE_H_
 #define FEEDCORE_SERVER_TESTS_DISPATCHER_FIXTURE_H_
 
