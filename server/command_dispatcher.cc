@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
+        AddFeedNotificationCommands,
         AddSessionCommands, AddAdminCommands, AddTransactionCommands,
         AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
@@ -86,6 +87,7 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.slow_log = &slow_log_;
   context_.shutdown = &shutdown_handler_;
   context_.dispatcher = this;
+  context_.names = options.names;
 }
 
 SessionState CommandDispatcher::NewSession() const {

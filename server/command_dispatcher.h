@@ -35,6 +35,8 @@ struct DispatcherOptions {
   // arguments, plus a string's size for each). A command that would go
   // past it is refused and EXEC answers EXECABORT.
   size_t max_transaction_bytes = size_t{64} << 20;
+  // The server's entity names (ServerData::names()); null: ids only.
+  NameRegistry* names = nullptr;
 };
 
 class CommandDispatcher {

@@ -17,7 +17,9 @@
 #include "absl/types/span.h"
 #include "client_registry.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/name_registry.h"
 #include "leaderboard_store.h"
+#include "publish_ledger.h"
 #include "resp_writer.h"
 #include "slow_log.h"
 #include "watched_keys.h"
@@ -82,6 +84,10 @@ struct ServerContext {
   SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
   AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no
   const CommandTable* commands = nullptr;
+  // The names of entities (feed_entities.h); null: ids only.
+  NameRegistry* names = nullptr;
+  // FEED.PUBLISH's memory of recent publishes, one per dispatcher.
+  std::shared_ptr<PublishLedger> publishes = std::make_shared<PublishLedger>();
   ServerStats* stats = nullptr;         // never null in a dispatcher's context
   std::string requirepass;              // empty: no authentication
   WatchedKeys* watched_keys = nullptr;  // never null, as stats

@@ -336,6 +336,7 @@ int main(int argc, char** argv) {
   });
   feedcore::server::DispatcherOptions dispatcher_options;
   dispatcher_options.requirepass = options.requirepass;
+  dispatcher_options.names = &(*data)->names();
   auto dispatcher =
       CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,
                                 (*data)->append_only(), dispatcher_options);

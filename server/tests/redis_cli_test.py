@@ -26,7 +26,7 @@ STEPS = [
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 69"),
+    (["COMMAND", "COUNT"], "(integer) 74"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
@@ -139,9 +139,11 @@ STEPS = [
     (["FEED.READ", "1", "CURSOR", "not-a-cursor"], "re:^\\(error\\) ERR .*cursor"),
     (["FEED.READ", "1", "LIMIT", "0"],
      "(error) ERR LIMIT must be an integer from 1 to 100000, got '0'"),
-    (["FEED.READ", "one"],
+    (["FEED.READ", "18446744073709551616"],
      "(error) ERR user must be a decimal id from 0 to 18446744073709551615, "
-     "got 'one'"),
+     "got '18446744073709551616'"),
+    # A name nothing has used reads as an entity with nothing.
+    (["FEED.READ", "user:nobody"], '1) "0"\n2) (empty array)'),
     (["FEED.PUBLISH", "42", "9", "-1", "x"],
      "re:^\\(error\\) ERR ts \\(microseconds, or \\* for now\\) must be"),
     (["FEED.PUBLISH", "42", "7", "1", "different"], "re:^\\(error\\) ERR "),
