@@ -45,9 +45,8 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
-        AddFeedNotificationCommands,
-        AddSessionCommands, AddAdminCommands, AddTransactionCommands,
-        AddSnapshotCommands, AddPersistenceCommands}) {
+        AddFeedNotificationCommands, AddSessionCommands, AddAdminCommands,
+        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -76,6 +75,7 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
     : max_transaction_bytes_(options.max_transaction_bytes) {
   context_.feeds = feeds;
   context_.boards = boards;
+  boards->UseClock(feeds->options().clock);
   context_.snapshots = snapshots;
   context_.append_only = append_only;
   context_.commands = &table_;
@@ -111,6 +111,13 @@ bool HasFlag(const CommandSpec& spec, absl::string_view flag) {
 }
 
 }  // namespace
+
+absl::Status CommandDispatcher::DeleteExpiredKeys(size_t budget) const {
+  absl::StatusOr<size_t> deleted = context_.boards->DeleteExpired(budget);
+  if (!deleted.ok()) return deleted.status();
+  if (*deleted > 0) watched_keys_.TouchAll();
+  return absl::OkStatus();
+}
 
 void CommandDispatcher::Execute(absl::Span<const std::string> args,
                                 SessionState& session, std::string& out) const {

@@ -84,6 +84,11 @@ class CommandDispatcher {
 
   SlowLog& slow_log() const { return slow_log_; }
 
+  // Drops up to `budget` sorted-set keys whose expiry has passed (the
+  // server calls it every 100 ms); watches count them as written.
+  // LeaderboardStore::DeleteExpired's errors.
+  absl::Status DeleteExpiredKeys(size_t budget) const;
+
   // The connected clients (CLIENT LIST); the network side attaches each
   // session's addresses to its record.
   ClientRegistry& clients() const { return clients_; }
