@@ -332,7 +332,8 @@ class Scenario:
         self.check(abs(seconds - time.time()) < 3600,
                    f"time() is the machine's clock: {seconds}")
 
-        self.check(r.flushdb() is True, "flushdb")
+        self.check(r.unlink("user:0:score", "nokey") == 1, "unlink")
+        self.check(r.flushdb(asynchronous=True) is True, "flushdb ASYNC")
         self.check(r.dbsize() == 0, "dbsize after flushdb")
         self.check(list(r.scan_iter()) == [], "scan_iter after flushdb")
         self.check(r.info("keyspace") == {},
