@@ -40,6 +40,9 @@ COMMAND_LINES = [
     ["FEED.FOLLOW", "__rand_int__", "1000000"],
     ["FEED.PUBLISH", "1000000", "__rand_int__", "1700000000000000", "hello"],
     ["FEED.READ", "__rand_int__", "LIMIT", "10"],
+    # Entities by name: the first FEED.FOLLOW of a name gives it its id.
+    ["FEED.FOLLOW", "user:__rand_int__", "room:general"],
+    ["FEED.READ", "user:__rand_int__", "LIMIT", "10", "NAMES"],
 ]
 
 

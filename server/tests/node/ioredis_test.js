@@ -177,49 +177,54 @@ async function checkPipelinesAndLeaderboard(r) {
 }
 
 async function checkFeeds(r) {
-  // Members of a room follow it; a message is an activity of the room.
-  for (const user of [1001, 1002, 1003]) {
-    assert.equal(await r.call("FEED.FOLLOW", user, 500), 1, "FEED.FOLLOW");
+  // Members follow a room by name; a message is an activity of the room.
+  const room = "room:general";
+  for (const user of ["user:alice", "user:bob", "user:carol"]) {
+    assert.equal(await r.call("FEED.FOLLOW", user, room), 1, "FEED.FOLLOW");
   }
-  assert.equal(await r.call("FEED.FOLLOW", 1001, 500), 0,
+  assert.equal(await r.call("FEED.FOLLOW", "user:alice", room), 0,
     "FEED.FOLLOW of an existing edge");
   const publish = r.pipeline();
   for (let i = 0; i < 12; i++) {
-    publish.call("FEED.PUBLISH", 500, 9000 + i, 1_700_000_000_000_000 + i,
+    publish.call("FEED.PUBLISH", room, 9000 + i, 1_700_000_000_000_000 + i,
       JSON.stringify({ text: `message ${i}` }));
   }
-  const published = await publish.exec();
-  assert.deepEqual(published, Array(12).fill([null, 1]),
+  assert.deepEqual(await publish.exec(), Array(12).fill([null, 1]),
     "FEED.PUBLISH in a pipeline");
-  assert.equal(await r.call("FEED.PUBLISH", 500, 9100, "*", "now"), 1,
-    "FEED.PUBLISH at the server's clock");
+  // A message whose id the server hands out, sent again as a client
+  // retrying after a lost reply: the same key gets the same id.
+  const sent = await r.call("FEED.PUBLISH", room, "*", "*", "now",
+    "IDEMPOTENCY", "client-msg-1");
+  assert.match(sent, /^\d+$/, "FEED.PUBLISH * replies the id handed out");
+  assert.equal(await r.call("FEED.PUBLISH", room, "*", "*", "now",
+    "IDEMPOTENCY", "client-msg-1"), sent, "a retried publish");
 
   const seen = [];
   let cursor = "0";
   let first = true;
   while (first || cursor !== "0") {
-    const args = ["FEED.READ", 1002, "LIMIT", 5];
+    const args = ["FEED.READ", "user:bob", "LIMIT", 5, "NAMES"];
     if (!first) args.push("CURSOR", cursor);
     const [next, entries] = await r.call(...args);
     for (const [id, actor, ts, , payload] of entries) {
-      assert.equal(actor, "500", "the entry's actor");
+      assert.equal(actor, room, "the entry's actor, by name");
       assert.equal(typeof ts, "number", "ts is an integer reply");
       seen.push([id, payload]);
     }
     cursor = next;
     first = false;
   }
-  assert.deepEqual(seen.map(([id]) => id), ["9100",
+  assert.deepEqual(seen.map(([id]) => id), [sent,
     ...Array.from({ length: 12 }, (_, i) => String(9011 - i))],
-  "FEED.READ pages, newest first");
+  "FEED.READ pages, newest first, the retried message once");
   assert.deepEqual(JSON.parse(seen[1][1]), { text: "message 11" },
     "payload");
 
   const counts = await r.sendCommand(
-    new Redis.Command("FEED.COUNTS", ["500"], { replyEncoding: "utf8" }));
+    new Redis.Command("FEED.COUNTS", [room], { replyEncoding: "utf8" }));
   assert.deepEqual(counts, [3, 0], "FEED.COUNTS through sendCommand");
-  await assert.rejects(r.call("FEED.READ", "not-a-user"),
-    /user must be a decimal id/, "a bad FEED.READ is a reply error");
+  await assert.rejects(r.call("FEED.READ", "user:bob", "LIMIT", 0),
+    /LIMIT must be an integer/, "a bad FEED.READ is a reply error");
 }
 
 async function checkKeyspaceInfoAndClient(r) {
