@@ -19,7 +19,7 @@ import sys
 from server_harness import fail, running_redis_server, running_server
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
-SCRIPT_TIMEOUT_S = 90
+SCRIPT_TIMEOUT_S = 50
 
 
 def require_ioredis():

@@ -272,9 +272,9 @@ async function checkKeyspaceInfoAndClient(r) {
 
 async function main() {
   const watchdog = setTimeout(() => {
-    console.error(`FAIL: ${serverName}: no answer within 60 s`);
+    console.error(`FAIL: ${serverName}: no answer within 45 s`);
     process.exit(1);
-  }, 60_000);
+  }, 45_000);
   const r = connect({ connectionName: "chat-api" });
   const other = r.duplicate({ connectionName: "chat-worker" });
   other.on("error", (error) => {
