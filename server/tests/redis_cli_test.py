@@ -6,7 +6,8 @@ Each step runs one redis-cli command against the server (127.0.0.1, a free
 port) and compares its formatted output (--no-raw, as in a terminal) with
 the expected text. Steps run in order and build on each other. Sessions
 then pipe several commands into one redis-cli, which sends them over one
-connection as a script piped into it does (MULTI/EXEC, WATCH, CLIENT).
+connection as a script piped into it does (MULTI/EXEC, WATCH, CLIENT),
+and `redis-cli --pipe` mass-inserts a stream of RESP commands.
 Then raw sockets check what redis-cli cannot send: inline commands,
 malformed streams (only that connection closes), the connection limit.
 """
@@ -259,6 +260,26 @@ def check_steps(port):
     print(f"ok: {len(STEPS)} redis-cli steps, {len(SESSIONS)} sessions")
 
 
+def check_pipe_mode(port):
+    """redis-cli --pipe, the mass insertion of a file of RESP commands."""
+    members = 1000
+    commands = b"".join(
+        b"*4\r\n$4\r\nZADD\r\n$4\r\nmass\r\n$%d\r\n%d\r\n"
+        b"$%d\r\nm%d\r\n" % (len(str(i)), i, len(str(i)) + 1, i)
+        for i in range(members))
+    result = subprocess.run(
+        ["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--pipe"],
+        input=commands, capture_output=True, timeout=CLI_TIMEOUT_S)
+    output = (result.stdout + result.stderr).decode(errors="replace")
+    if result.returncode != 0 or \
+            f"errors: 0, replies: {members}" not in output:
+        fail(f"redis-cli --pipe exited {result.returncode}: {output!r}")
+    cards = [run_cli(port, ["ZCARD", "mass"]), run_cli(port, ["DEL", "mass"])]
+    if cards != [f"(integer) {members}", "(integer) 1"]:
+        fail(f"after redis-cli --pipe: {cards}")
+    print(f"ok: redis-cli --pipe of {members} ZADD")
+
+
 def check_inline_and_malformed(port):
     # Inline commands, as typed into telnet.
     with connect(port) as sock:
@@ -353,6 +374,7 @@ def main():
                         "--max_request_bytes=4096",
                         f"--max_clients={max_clients}") as port:
         check_steps(port)
+        check_pipe_mode(port)
         check_inline_and_malformed(port)
         check_connection_limit(port, max_clients)
         # An idle client must not delay shutdown.
