@@ -203,7 +203,8 @@ SESSIONS = [
       "MULTI", "ZADD tx 1 c", "EXEC", "ZCARD tx"],
      "OK\n(integer) 0\nOK\nQUEUED\n(nil)\nOK\nOK\nQUEUED\n"
      "1) (integer) 1\n(integer) 3"),
-    (["CLIENT SETNAME cli-session", "CLIENT GETNAME", "CLIENT LIST", "DEL tx"],
+    (["CLIENT SETNAME cli-session", "CLIENT GETNAME", "CLIENT LIST",
+      "DEL tx"],
      're:^OK\n"cli-session"\nid=\\d+ addr=127\\.0\\.0\\.1:\\d+ .*'
      'name=cli-session .*\n\\(integer\\) 1$'),
 ]
