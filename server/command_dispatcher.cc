@@ -93,8 +93,10 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
 SessionState CommandDispatcher::NewSession() const {
   SessionState session;
   session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
-  clients_.Add(session.client_id, context_.feeds->options().clock->Now());
+  std::shared_ptr<ClientActivity> activity =
+      clients_.Add(session.client_id, context_.feeds->options().clock->Now());
   session.registration = ClientRegistration(&clients_, session.client_id);
+  session.registration.set_activity(std::move(activity));
   session.authenticated = context_.requirepass.empty();
   return session;
 }
@@ -122,6 +124,11 @@ absl::Status CommandDispatcher::DeleteExpiredKeys(size_t budget) const {
 void CommandDispatcher::Execute(absl::Span<const std::string> args,
                                 SessionState& session, std::string& out) const {
   const size_t reply_start = out.size();
+  if (ClientActivity* activity = session.registration.activity()) {
+    activity->last_command_at.store(context_.feeds->options().clock->Now(),
+                                    std::memory_order_relaxed);
+    activity->commands.fetch_add(1, std::memory_order_relaxed);
+  }
   Dispatch(args, session, out);
   // CLIENT REPLY OFF or SKIP: the command ran, its reply goes nowhere.
   if (session.skip_replies > 0) {

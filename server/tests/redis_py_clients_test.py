@@ -325,6 +325,11 @@ class Scenario:
                    f"client_list shows the other client: {listed}")
         self.check(r.client_list(_type="normal") != [],
                    "client_list(_type='normal')")
+        info = r.client_info()
+        self.check(info.get("id") == client_id and
+                   info.get("name") == "chat-worker-1" and
+                   info.get("idle") == 0 and info.get("argv-mem", 0) > 0,
+                   f"client_info: {info}")
 
         seconds, microseconds = r.time()
         self.check(isinstance(seconds, int) and 0 <= microseconds < 10**6,
