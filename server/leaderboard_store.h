@@ -31,6 +31,18 @@
 // writes the board, and unpins them, and a name is freed only when no pin
 // is held and its member is off the board.
 //
+// Replace (ZUNIONSTORE, ZRANGESTORE and the other *STORE commands) builds
+// the destination's new board while holding the store's lock exclusively,
+// so Find and GetOrCreate of every key wait until it is complete: a
+// reader sees the old set or the new one, never a half-built one. The old
+// board is dropped as Delete drops it (journaled once durable), and the
+// new one's names journaled as any key's. Handles taken before keep the
+// old set. Cost: the new set's writes, during which the store's other
+// keys wait too.
+//
+// Randomness (ZRANDMEMBER) comes from a generator the store owns, seeded
+// at creation, so that a test can fix it.
+//
 // Thread-safe.
 #ifndef FEEDCORE_SERVER_LEADERBOARD_STORE_H_
 #define FEEDCORE_SERVER_LEADERBOARD_STORE_H_
@@ -39,6 +51,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -50,6 +63,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "feedcore/leaderboard.h"
 #include "member_dictionary.h"
 
@@ -78,8 +92,9 @@ class LeaderboardStore {
  public:
   // An empty store with a registry of its own. `options` apply to every
   // board the store creates. InvalidArgument if they are out of range.
+  // `random_seed` seeds Random().
   static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Create(
-      const LeaderboardOptions& options);
+      const LeaderboardOptions& options, uint64_t random_seed = kRandomSeed);
 
   // A store over `registry` (typically a loaded snapshot's), which must
   // outlive it: every board of the registry becomes the key of its name,
@@ -118,6 +133,19 @@ class LeaderboardStore {
 
   size_t size() const;
 
+  // Replaces the key's set by one holding `members` (distinct names with
+  // their scores), as one step (see "Replace"); an empty `members` deletes
+  // the key. Returns the new set's size. Errors as GetOrCreate and Delete;
+  // a journal that refuses a name leaves the members written before it.
+  absl::StatusOr<size_t> Replace(
+      absl::string_view key,
+      std::vector<std::pair<std::string, int64_t>> members);
+
+  // A uniformly random number below `bound` (which must be > 0), from the
+  // store's seeded generator.
+  uint64_t Random(uint64_t bound);
+  static constexpr uint64_t kRandomSeed = 0x5eedf00d;
+
   // The keyspace as Redis clients see it: a key exists while its set has
   // members. Cost: a board size (a few partition counters) per key.
   bool Exists(absl::string_view key) const;
@@ -154,11 +182,14 @@ class LeaderboardStore {
  private:
   LeaderboardStore(const LeaderboardOptions& options,
                    std::unique_ptr<LeaderboardRegistry> owned_registry,
-                   LeaderboardRegistry* registry)
-      : options_(options),
+                   LeaderboardRegistry* registry, uint64_t random_seed)
+      : random_(random_seed),
+        options_(options),
         owned_registry_(std::move(owned_registry)),
         registry_(*registry) {}
 
+  absl::Mutex random_mutex_;
+  std::mt19937_64 random_ ABSL_GUARDED_BY(random_mutex_);
   const LeaderboardOptions options_;
   const std::unique_ptr<LeaderboardRegistry> owned_registry_;  // may be null
   LeaderboardRegistry& registry_;

@@ -68,6 +68,8 @@ class MemberDictionary::Impl {
   MemberNameStats stats() const;
   void CopyNames(std::vector<MemberId>& ids,
                  std::vector<std::string>& names) const;
+  uint64_t ScanSlots(uint64_t from, size_t count, std::vector<MemberId>& ids,
+                     std::vector<std::string>& names) const;
   absl::Status Restore(const std::vector<MemberId>& ids,
                        std::vector<std::string> names);
   void HoldReleases();
@@ -536,6 +538,31 @@ void MemberDictionary::Impl::CopyNames(std::vector<MemberId>& ids,
   }
 }
 
+uint64_t MemberDictionary::Impl::ScanSlots(
+    uint64_t from, size_t count, std::vector<MemberId>& ids,
+    std::vector<std::string>& names) const {
+  std::shared_lock lock(mutex_);
+  const uint64_t end = uint64_t{chunks_.size()} * kChunkSlots;
+  uint64_t slot = from;
+  size_t seen = 0;
+  while (slot < end && seen < std::max<size_t>(count, 1)) {
+    const size_t c = static_cast<size_t>(slot / kChunkSlots);
+    if (chunks_[c] == nullptr) {  // a released chunk: no live slot in it
+      slot = (c + 1) * uint64_t{kChunkSlots};
+      continue;
+    }
+    const uint32_t s32 = static_cast<uint32_t>(slot);
+    const Slot& s = At(s32);
+    if (IsLive(s)) {
+      ids.push_back(IdOf(s32, s));
+      names.emplace_back(NameAt(s32));
+      ++seen;
+    }
+    ++slot;
+  }
+  return slot >= end ? 0 : slot;
+}
+
 absl::Status MemberDictionary::Impl::Restore(const std::vector<MemberId>& ids,
                                              std::vector<std::string> names) {
   std::unique_lock lock(mutex_);
@@ -645,6 +672,11 @@ MemberNameStats MemberDictionary::stats() const { return impl_->stats(); }
 void MemberDictionary::CopyNames(std::vector<MemberId>& ids,
                                  std::vector<std::string>& names) const {
   impl_->CopyNames(ids, names);
+}
+uint64_t MemberDictionary::ScanSlots(uint64_t from, size_t count,
+                                     std::vector<MemberId>& ids,
+                                     std::vector<std::string>& names) const {
+  return impl_->ScanSlots(from, count, ids, names);
 }
 absl::Status MemberDictionary::Restore(const std::vector<MemberId>& ids,
                                        std::vector<std::string> names) {

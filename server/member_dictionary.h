@@ -4,6 +4,7 @@
 #define FEEDCORE_SERVER_MEMBER_DICTIONARY_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -134,6 +135,13 @@ class MemberDictionary {
   void CopyNames(std::vector<MemberId>& ids,
                  std::vector<std::string>& names) const;
 
+  // ZSCAN: appends the live names (and ids) of the slots from `from` on,
+  // at least `count` of them (fewer at the end), and returns the slot to
+  // continue from, 0 when done. A name keeps its slot while it lives, so a
+  // name live for a whole scan from 0 is returned exactly once; names
+  // added or freed meanwhile may or may not be. O(slots visited).
+  uint64_t ScanSlots(uint64_t from, size_t count, std::vector<MemberId>& ids,
+                     std::vector<std::string>& names) const;
   // Fills an empty dictionary: names[i] gets ids[i], or the id i + 1 when
   // `ids` is empty. InvalidArgument if the dictionary is not empty, the
   // sizes differ, an id is 0 or given twice, or a name is given twice or
