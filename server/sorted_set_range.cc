@@ -137,9 +137,11 @@ bool Within(const LexBound& bound, absl::string_view name, bool is_min) {
 
 }  // namespace
 
-bool LexBounds::Contains(absl::string_view name) const {
-  return Within(min, name, /*is_min=*/true) &&
-         Within(max, name, /*is_min=*/false);
+bool LexBounds::AtOrAboveMin(absl::string_view name) const {
+  return Within(min, name, /*is_min=*/true);
+}
+bool LexBounds::AtOrBelowMax(absl::string_view name) const {
+  return Within(max, name, /*is_min=*/false);
 }
 
 bool LexBounds::IsEmpty() const {
@@ -156,6 +158,9 @@ bool ParseRangeQuery(CommandCall& call, size_t first, const RangeSyntax& syntax,
                      RangeQuery& query) {
   query.kind = syntax.kind;
   query.rev = syntax.rev;
+  // REV, BYSCORE and BYLEX once each, and not both BY words: Redis's
+  // syntax errors.
+  bool saw_rev = false;
   for (size_t i = first + 2; i < call.args.size(); ++i) {
     const std::string& word = call.args[i];
     if (syntax.with_scores && IsKeyword(word, "WITHSCORES")) {
@@ -177,11 +182,14 @@ bool ParseRangeQuery(CommandCall& call, size_t first, const RangeSyntax& syntax,
       query.offset = *offset;
       query.count = *count;
       i += 2;
-    } else if (syntax.by_words && IsKeyword(word, "REV")) {
+    } else if (syntax.by_words && IsKeyword(word, "REV") && !saw_rev) {
+      saw_rev = true;
       query.rev = true;
-    } else if (syntax.by_words && IsKeyword(word, "BYSCORE")) {
+    } else if (syntax.by_words && IsKeyword(word, "BYSCORE") &&
+               query.kind == RangeKind::kRank) {
       query.kind = RangeKind::kScore;
-    } else if (syntax.by_words && IsKeyword(word, "BYLEX")) {
+    } else if (syntax.by_words && IsKeyword(word, "BYLEX") &&
+               query.kind == RangeKind::kRank) {
       query.kind = RangeKind::kLex;
     } else {
       ReplySyntaxError(call, word);
@@ -259,20 +267,39 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
     return ReadOrdered(*set, query.scores.range, query.rev, offset, count);
   }
   if (query.lex.IsEmpty()) return std::vector<NamedEntry>();
-  // Lexicographic: the whole set in Redis's order, filtered by name (see
-  // sorted_set_order.h, "Cost").
-  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllOrdered(*set, query.rev);
+  // Lexicographic: the whole set in Redis's order, walked as Redis walks
+  // it (see sorted_set_order.h, "Cost"): from the first member at or past
+  // the near bound, while members are within the far one. With every
+  // score equal that is exactly the names of the range; with mixed scores
+  // it is what Redis replies for a set of up to 128 members.
+  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllOrdered(*set, false);
   if (!all.ok()) return all.status();
+  std::vector<NamedEntry>& members = *all;
   std::vector<NamedEntry> selected;
-  uint64_t skipped = 0;
-  for (NamedEntry& entry : *all) {
-    if (!query.lex.Contains(entry.name)) continue;
-    if (skipped < offset) {
-      ++skipped;
-      continue;
-    }
-    if (count.has_value() && selected.size() >= *count) break;
-    selected.push_back(std::move(entry));
+  if (members.empty() || !query.lex.AtOrAboveMin(members.back().name) ||
+      !query.lex.AtOrBelowMax(members.front().name)) {
+    return selected;
+  }
+  const size_t n = members.size();
+  // Positions walked from the near end: forward, or back from the last.
+  auto at = [&](size_t i) -> NamedEntry& {
+    return members[query.rev ? n - 1 - i : i];
+  };
+  auto near_ok = [&](const NamedEntry& e) {
+    return query.rev ? query.lex.AtOrBelowMax(e.name)
+                     : query.lex.AtOrAboveMin(e.name);
+  };
+  auto far_ok = [&](const NamedEntry& e) {
+    return query.rev ? query.lex.AtOrAboveMin(e.name)
+                     : query.lex.AtOrBelowMax(e.name);
+  };
+  size_t i = 0;
+  while (i < n && !near_ok(at(i))) ++i;
+  if (i == n || !far_ok(at(i))) return selected;
+  i += std::min<uint64_t>(offset, n - i);
+  for (; i < n && (!count.has_value() || selected.size() < *count); ++i) {
+    if (!far_ok(at(i))) break;
+    selected.push_back(std::move(at(i)));
   }
   return selected;
 }

@@ -48,7 +48,9 @@ struct LexBound {
 };
 struct LexBounds {
   LexBound min, max;
-  bool Contains(absl::string_view name) const;
+  // Whether `name` is on the range's side of each bound.
+  bool AtOrAboveMin(absl::string_view name) const;
+  bool AtOrBelowMax(absl::string_view name) const;
   // Whether no name can be in it.
   bool IsEmpty() const;
 };

@@ -232,6 +232,14 @@ void Zscan(CommandCall& call) {
         absl::StrCat("ERR invalid cursor: ", Quote(call.args[2]),
                      " is not an unsigned integer"));
   }
+  std::shared_ptr<SortedSet> set = call.server->boards->Find(call.args[1]);
+  // As Redis: a missing key replies an empty scan before the options are
+  // read.
+  if (set == nullptr) {
+    call.reply->ArrayHeader(2);
+    call.reply->Bulk("0");
+    return call.reply->ArrayHeader(0);
+  }
   std::optional<std::string> pattern;
   size_t count = 10;
   for (size_t i = 3; i < call.args.size(); i += 2) {
@@ -247,7 +255,6 @@ void Zscan(CommandCall& call) {
       return ReplySyntaxError(call, call.args[i]);
     }
   }
-  std::shared_ptr<SortedSet> set = call.server->boards->Find(call.args[1]);
   std::vector<NamedEntry> found;
   uint64_t next = 0;
   if (set != nullptr) {

