@@ -267,16 +267,47 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
     return ReadOrdered(*set, query.scores.range, query.rev, offset, count);
   }
   if (query.lex.IsEmpty()) return std::vector<NamedEntry>();
-  // Lexicographic: the whole set in Redis's order, walked as Redis walks
-  // it (see sorted_set_order.h, "Cost"): from the first member at or past
-  // the near bound, while members are within the far one. With every
+  // Lexicographic: the whole set read (see sorted_set_order.h, "Cost"),
+  // walked in Redis's order as Redis walks it: from the first member at or
+  // past the near bound, while members are within the far one. With every
   // score equal that is exactly the names of the range; with mixed scores
   // it is what Redis replies for a set of up to 128 members.
-  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllOrdered(*set, false);
+  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllUnordered(*set);
   if (!all.ok()) return all.status();
   std::vector<NamedEntry>& members = *all;
   std::vector<NamedEntry> selected;
-  if (members.empty() || !query.lex.AtOrAboveMin(members.back().name) ||
+  if (members.empty()) return selected;
+  const bool one_score = std::all_of(
+      members.begin(), members.end(),
+      [&](const NamedEntry& e) { return e.score == members.front().score; });
+  if (one_score) {
+    // Redis's walk is then the names of the range in order: only those
+    // are sorted, and only as far as the LIMIT reaches.
+    for (NamedEntry& entry : members) {
+      if (query.lex.AtOrAboveMin(entry.name) &&
+          query.lex.AtOrBelowMax(entry.name)) {
+        selected.push_back(std::move(entry));
+      }
+    }
+    if (offset >= selected.size()) return std::vector<NamedEntry>();
+    const size_t wanted = count.has_value()
+                              ? static_cast<size_t>(std::min<uint64_t>(
+                                    selected.size(), offset + *count))
+                              : selected.size();
+    auto less = [&](const NamedEntry& a, const NamedEntry& b) {
+      return RedisOrderLess(a, b, query.rev);
+    };
+    std::partial_sort(selected.begin(), selected.begin() + wanted,
+                      selected.end(), less);
+    selected.resize(wanted);
+    selected.erase(selected.begin(), selected.begin() + offset);
+    return selected;
+  }
+  std::sort(members.begin(), members.end(),
+            [](const NamedEntry& a, const NamedEntry& b) {
+              return RedisOrderLess(a, b, /*rev=*/false);
+            });
+  if (!query.lex.AtOrAboveMin(members.back().name) ||
       !query.lex.AtOrBelowMax(members.front().name)) {
     return selected;
   }
