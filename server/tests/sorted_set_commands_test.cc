@@ -47,6 +47,41 @@ TEST_CASE("ties are ordered by name bytes in every range and rank") {
                    "-ERR syntax error"));
 }
 
+TEST_CASE("every window of a tied set is the window of the name order") {
+  DispatcherFixture f;
+  // Scores 0, 1 (20 members) and 2, the tied names added out of order.
+  std::vector<std::string> order = {"z"};
+  for (int i :
+       {7, 3, 15, 0, 11, 19, 4, 8, 12, 1, 16, 5, 9, 13, 2, 17, 6, 10, 14, 18}) {
+    f.Run({"ZADD", "k", "1", absl::StrCat("m", i < 10 ? "0" : "", i)});
+  }
+  f.Run({"ZADD", "k", "0", "z", "2", "a"});
+  for (int i = 0; i < 20; ++i) {
+    order.push_back(absl::StrCat("m", i < 10 ? "0" : "", i));
+  }
+  order.push_back("a");
+  const int n = static_cast<int>(order.size());
+  for (int start = 0; start < n; ++start) {
+    for (int stop = start; stop < n; ++stop) {
+      std::vector<std::string> want(order.begin() + start,
+                                    order.begin() + stop + 1);
+      CHECK(f.Run({"ZRANGE", "k", absl::StrCat(start), absl::StrCat(stop)}) ==
+            Names(want));
+      std::vector<std::string> rev(order.rbegin() + start,
+                                   order.rbegin() + stop + 1);
+      CHECK(f.Run({"ZRANGE", "k", absl::StrCat(start), absl::StrCat(stop),
+                   "REV"}) == Names(rev));
+      CHECK(f.Run({"ZRANGEBYSCORE", "k", "-inf", "+inf", "LIMIT",
+                   absl::StrCat(start), absl::StrCat(stop - start + 1)}) ==
+            Names(want));
+    }
+    CHECK(f.Run({"ZRANK", "k", order[start]}) ==
+          absl::StrCat(":", start, "\r\n"));
+    CHECK(f.Run({"ZREVRANK", "k", order[start]}) ==
+          absl::StrCat(":", n - 1 - start, "\r\n"));
+  }
+}
+
 TEST_CASE("lexicographic ranges, counts and removals") {
   DispatcherFixture f;
   f.Run({"ZADD", "k", "0", "a", "0", "b", "0", "c", "0", "d", "0", "e"});
