@@ -23,10 +23,10 @@
 // (names_journal.h), and Delete journals the key's drop once the board's
 // drop is durable in the store.
 //
-// Writes. ZADD (every flag), ZINCRBY and ZREM are one conditional write
-// of the library each (Leaderboard::Write/WriteMany/Remove), atomic per
-// member on the board's own partition locks; the store keeps no lock per
-// member. What keeps a name and its member together is the dictionary's
+// Writes. ZADD (every flag), ZINCRBY, ZREM and the removals (ZPOPMIN,
+// ZREMRANGEBY...) are one conditional write of the library per member
+// (Leaderboard::Write/WriteMany/Remove), atomic per member on the board's
+// own partition locks; the store keeps no lock per member. What keeps a name and its member together is the dictionary's
 // pins (MemberDictionary, "Pins"): a command pins the names it writes,
 // writes the board, and unpins them, and a name is freed only when no pin
 // is held and its member is off the board.

@@ -129,8 +129,8 @@ STEPS = [
      "re:^\\(error\\) ERR increment must be an integer from"),
     (["ZADD", "board", "NX", "XX", "1", "a"],
      "(error) ERR XX and NX options at the same time are not compatible"),
-    (["ZRANGE", "board", "[a", "[c", "BYLEX"],
-     "re:^\\(error\\) ERR BYLEX is not supported"),
+    (["ZRANGE", "board", "a", "[c", "BYLEX"],
+     "re:^\\(error\\) ERR min or max not valid string range item"),
     (["ZRANGE", "board", "0", "-1", "LIMIT", "0", "1"],
      "(error) ERR syntax error, LIMIT is only supported in combination with "
      "either BYSCORE or BYLEX"),
