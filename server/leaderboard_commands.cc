@@ -231,6 +231,7 @@ void Zadd(CommandCall& call) {
     results = board.WriteMany(writes);
   }
   for (size_t w = 0; w < results.size(); ++w) NoteOutcome(results[w], w, pins);
+  set->version.fetch_add(1, std::memory_order_release);
 
   int64_t added = 0;
   int64_t changed = 0;
@@ -274,6 +275,7 @@ void Zincrby(CommandCall& call) {
   write.op = WriteOp::kIncrement;
   write.value = *delta;
   const absl::StatusOr<WriteResult> result = set->board->Write(write);
+  set->version.fetch_add(1, std::memory_order_release);
   NoteOutcome(result, 0, pins);
   if (!result.ok()) {
     if (absl::IsOutOfRange(result.status())) {
@@ -387,6 +389,7 @@ std::vector<size_t> RemoveMembers(SortedSet& set,
     pins.Add(*id);
     if (set.board->Remove(*id).ok()) removed.push_back(i);
   }
+  if (!removed.empty()) set.version.fetch_add(1, std::memory_order_release);
   return removed;
 }
 

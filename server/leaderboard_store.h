@@ -26,10 +26,10 @@
 // Writes. ZADD (every flag), ZINCRBY, ZREM and the removals (ZPOPMIN,
 // ZREMRANGEBY...) are one conditional write of the library per member
 // (Leaderboard::Write/WriteMany/Remove), atomic per member on the board's
-// own partition locks; the store keeps no lock per member. What keeps a name and its member together is the dictionary's
-// pins (MemberDictionary, "Pins"): a command pins the names it writes,
-// writes the board, and unpins them, and a name is freed only when no pin
-// is held and its member is off the board.
+// own partition locks; the store keeps no lock per member. What keeps a name
+// and its member together is the dictionary's pins (MemberDictionary, "Pins"):
+// a command pins the names it writes, writes the board, and unpins them, and a
+// name is freed only when no pin is held and its member is off the board.
 //
 // Replace (ZUNIONSTORE, ZRANGESTORE and the other *STORE commands) builds
 // the destination's new board while holding the store's lock exclusively,
@@ -47,7 +47,9 @@
 #ifndef FEEDCORE_SERVER_LEADERBOARD_STORE_H_
 #define FEEDCORE_SERVER_LEADERBOARD_STORE_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -79,6 +81,13 @@ struct KeyMemberNames {
   std::vector<MemberId> ids;
 };
 
+// A member with its name, as the sorted-set replies need it.
+struct NamedEntry {
+  std::string name;
+  int64_t score = 0;
+  MemberId id = 0;
+};
+
 // One sorted-set key: its board and the names of the board's members.
 struct SortedSet {
   explicit SortedSet(std::shared_ptr<Leaderboard> board_of_key);
@@ -86,6 +95,17 @@ struct SortedSet {
   const std::shared_ptr<Leaderboard> board;
   // Asks `board` whether a member is on it before freeing its name.
   MemberDictionary members;
+
+  // Bumped after every write of `board` by a command (ZADD, ZINCRBY and
+  // every removal; *STORE builds a new set), so a reader can tell whether
+  // a copy it made is still the set's.
+  std::atomic<uint64_t> version{0};
+  // The lexicographic reads' copy of the set in Redis's order
+  // (sorted_set_order.h, OrderedCopy) and the version it was read at.
+  mutable absl::Mutex ordered_copy_mutex;
+  mutable std::shared_ptr<const std::vector<NamedEntry>> ordered_copy
+      ABSL_GUARDED_BY(ordered_copy_mutex);
+  mutable uint64_t ordered_copy_version ABSL_GUARDED_BY(ordered_copy_mutex) = 0;
 };
 
 class LeaderboardStore {

@@ -208,6 +208,30 @@ absl::StatusOr<std::vector<NamedEntry>> ReadAllOrdered(const SortedSet& set,
   return ReadOrdered(set, ScoreRange{}, rev, 0, std::nullopt);
 }
 
+absl::StatusOr<std::shared_ptr<const std::vector<NamedEntry>>> OrderedCopy(
+    const SortedSet& set) {
+  // Read before the set: a write that the read below misses bumps the
+  // version after it, so the copy is then never taken for current.
+  const uint64_t version = set.version.load(std::memory_order_acquire);
+  const SortedSet& cache = set;
+  {
+    absl::MutexLock lock(&cache.ordered_copy_mutex);
+    if (cache.ordered_copy != nullptr &&
+        cache.ordered_copy_version == version) {
+      return cache.ordered_copy;
+    }
+  }
+  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllOrdered(set, false);
+  if (!all.ok()) return all.status();
+  auto copy = std::make_shared<const std::vector<NamedEntry>>(*std::move(all));
+  if (copy->size() <= kMaxOrderedCopyMembers) {
+    absl::MutexLock lock(&cache.ordered_copy_mutex);
+    cache.ordered_copy = copy;
+    cache.ordered_copy_version = version;
+  }
+  return copy;
+}
+
 absl::StatusOr<std::vector<NamedEntry>> ReadAllUnordered(const SortedSet& set) {
   absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadEntries(
       *set.board, LeaderboardOrder::kBestFirst, ScoreRange{}, 0, std::nullopt);

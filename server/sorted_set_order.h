@@ -20,9 +20,11 @@
 // O(g log g) name comparisons and a page read of g entries for each tie
 // group of size g cut by the page's first or last position (at most two
 // per read); a board without ties costs what it did before (no group is
-// ever read). Lexicographic reads (BYLEX) read the whole set: Redis
-// defines them only when every member has the same score, where that is
-// one tie group.
+// ever read). Lexicographic reads (BYLEX) need the whole set in order:
+// Redis defines them only when every member has the same score, where
+// that is one tie group. They share a copy of it (OrderedCopy), made once
+// per version of the set, so a read of a set unchanged since the last one
+// is a binary search, O(log n + offset + members returned).
 //
 // Consistency: a read is a few board reads, each one snapshot of the
 // board; a write between them can shift a reply by the members it moved,
@@ -34,6 +36,7 @@
 #define FEEDCORE_SERVER_SORTED_SET_ORDER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,13 +47,6 @@
 #include "leaderboard_store.h"
 
 namespace feedcore::server {
-
-// A member with its name, as the sorted-set replies need it.
-struct NamedEntry {
-  std::string name;
-  int64_t score = 0;
-  MemberId id = 0;
-};
 
 // Redis's order: score ascending, then name bytes ascending (or both
 // descending when `rev`).
@@ -70,6 +66,15 @@ absl::StatusOr<std::vector<NamedEntry>> ReadAllOrdered(const SortedSet& set,
 // Every member in no particular order (for ZUNION and friends): one pass
 // over the board, no sorting.
 absl::StatusOr<std::vector<NamedEntry>> ReadAllUnordered(const SortedSet& set);
+
+// Every member in Redis's order (not reversed), shared: the copy a read
+// of the same set made at its current version (SortedSet::version), or a
+// new one, kept for the next read when the set has at most
+// kMaxOrderedCopyMembers members. The copy costs the memory of the set's
+// names once more, until a read after the next write replaces it.
+inline constexpr size_t kMaxOrderedCopyMembers = 100'000;
+absl::StatusOr<std::shared_ptr<const std::vector<NamedEntry>>> OrderedCopy(
+    const SortedSet& set);
 
 // The member's position in Redis's order (ZRANK; ZREVRANK when `rev`)
 // with its score, or nullopt if it is not in the set.

@@ -267,53 +267,23 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
     return ReadOrdered(*set, query.scores.range, query.rev, offset, count);
   }
   if (query.lex.IsEmpty()) return std::vector<NamedEntry>();
-  // Lexicographic: the whole set read (see sorted_set_order.h, "Cost"),
-  // walked in Redis's order as Redis walks it: from the first member at or
+  // Lexicographic: the set's ordered copy (see sorted_set_order.h,
+  // "Cost"), walked as Redis walks it: from the first member at or
   // past the near bound, while members are within the far one. With every
   // score equal that is exactly the names of the range; with mixed scores
   // it is what Redis replies for a set of up to 128 members.
-  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllUnordered(*set);
-  if (!all.ok()) return all.status();
-  std::vector<NamedEntry>& members = *all;
+  absl::StatusOr<std::shared_ptr<const std::vector<NamedEntry>>> copy =
+      OrderedCopy(*set);
+  if (!copy.ok()) return copy.status();
+  const std::vector<NamedEntry>& members = **copy;
   std::vector<NamedEntry> selected;
-  if (members.empty()) return selected;
-  const bool one_score = std::all_of(
-      members.begin(), members.end(),
-      [&](const NamedEntry& e) { return e.score == members.front().score; });
-  if (one_score) {
-    // Redis's walk is then the names of the range in order: only those
-    // are sorted, and only as far as the LIMIT reaches.
-    for (NamedEntry& entry : members) {
-      if (query.lex.AtOrAboveMin(entry.name) &&
-          query.lex.AtOrBelowMax(entry.name)) {
-        selected.push_back(std::move(entry));
-      }
-    }
-    if (offset >= selected.size()) return std::vector<NamedEntry>();
-    const size_t wanted = count.has_value()
-                              ? static_cast<size_t>(std::min<uint64_t>(
-                                    selected.size(), offset + *count))
-                              : selected.size();
-    auto less = [&](const NamedEntry& a, const NamedEntry& b) {
-      return RedisOrderLess(a, b, query.rev);
-    };
-    std::partial_sort(selected.begin(), selected.begin() + wanted,
-                      selected.end(), less);
-    selected.resize(wanted);
-    selected.erase(selected.begin(), selected.begin() + offset);
-    return selected;
-  }
-  std::sort(members.begin(), members.end(),
-            [](const NamedEntry& a, const NamedEntry& b) {
-              return RedisOrderLess(a, b, /*rev=*/false);
-            });
-  if (!query.lex.AtOrAboveMin(members.back().name) ||
+  if (members.empty() || !query.lex.AtOrAboveMin(members.back().name) ||
       !query.lex.AtOrBelowMax(members.front().name)) {
     return selected;
   }
   const size_t n = members.size();
   // Positions walked from the near end: forward, or back from the last.
-  auto at = [&](size_t i) -> NamedEntry& {
+  auto at = [&](size_t i) -> const NamedEntry& {
     return members[query.rev ? n - 1 - i : i];
   };
   auto near_ok = [&](const NamedEntry& e) {
@@ -325,12 +295,26 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
                      : query.lex.AtOrBelowMax(e.name);
   };
   size_t i = 0;
-  while (i < n && !near_ok(at(i))) ++i;
+  if (members.front().score == members.back().score) {
+    // One score: names ascend, so the walk's start is a binary search.
+    size_t low = 0, high = n;
+    while (low < high) {
+      const size_t mid = low + (high - low) / 2;
+      if (near_ok(at(mid))) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
+    }
+    i = low;
+  } else {
+    while (i < n && !near_ok(at(i))) ++i;
+  }
   if (i == n || !far_ok(at(i))) return selected;
   i += std::min<uint64_t>(offset, n - i);
   for (; i < n && (!count.has_value() || selected.size() < *count); ++i) {
     if (!far_ok(at(i))) break;
-    selected.push_back(std::move(at(i)));
+    selected.push_back(at(i));
   }
   return selected;
 }

@@ -98,6 +98,17 @@ TEST_CASE("lexicographic ranges, counts and removals") {
                    "-ERR syntax error, WITHSCORES not supported"));
   CHECK(f.Run({"ZREMRANGEBYLEX", "k", "[b", "[c"}) == ":2\r\n");
   CHECK(f.Run({"ZRANGE", "k", "0", "-1"}) == Names({"a", "d", "e"}));
+  // Every write is seen by the next lexicographic read (its ordered copy
+  // is made again).
+  CHECK(f.Run({"ZRANGEBYLEX", "k", "-", "+"}) == Names({"a", "d", "e"}));
+  f.Run({"ZADD", "k", "0", "c"});
+  CHECK(f.Run({"ZRANGEBYLEX", "k", "-", "+"}) == Names({"a", "c", "d", "e"}));
+  f.Run({"ZINCRBY", "k", "1", "a"});
+  CHECK(f.Run({"ZRANGEBYLEX", "k", "-", "+"}) == Names({"c", "d", "e", "a"}));
+  f.Run({"ZREM", "k", "d"});
+  CHECK(f.Run({"ZLEXCOUNT", "k", "-", "+"}) == ":3\r\n");
+  f.Run({"ZPOPMIN", "k"});
+  CHECK(f.Run({"ZRANGEBYLEX", "k", "-", "+"}) == Names({"e", "a"}));
   CHECK(f.Run({"ZREMRANGEBYLEX", "nokey", "-", "+"}) == ":0\r\n");
 }
 
