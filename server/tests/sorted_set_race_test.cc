@@ -1,6 +1,7 @@
 // Stress test of feedcore-server's sorted-set writes without member locks
 // (server/, MemberDictionary "Pins"): threads race ZADD NX /
-// XX / GT / LT / INCR, multi-pair ZADD, ZINCRBY and ZREM on a few names
+// XX / GT / LT / INCR, multi-pair ZADD, ZINCRBY, ZREM, ZREMRANGEBYSCORE
+// and ZREMRANGEBYLEX on a few names
 // through the command dispatcher, while a reader ranges over the key and
 // saves copy boards and names. Afterwards every member on the board must
 // have a name and every name a member on the board, and no increment of a
@@ -80,7 +81,7 @@ std::vector<MemberId> BoardMembers(const Leaderboard& board) {
 std::vector<std::string> RandomWrite(std::mt19937_64& rng) {
   auto name = [&] { return std::string(kNames[rng() % std::size(kNames)]); };
   const std::string score = std::to_string(static_cast<int>(rng() % 21) - 10);
-  switch (rng() % 10) {
+  switch (rng() % 12) {
     case 0:
       return {"ZADD", "race", "NX", score, name()};
     case 1:
@@ -95,6 +96,11 @@ std::vector<std::string> RandomWrite(std::mt19937_64& rng) {
       return {"ZADD", "race", score, name(), score, name()};
     case 6:
       return {"ZINCRBY", "race", score, name()};
+    case 7:  // below 0: never "counter"
+      return {"ZREMRANGEBYSCORE", "race", "-inf",
+              std::to_string(-static_cast<int>(rng() % 10) - 1)};
+    case 8:  // "a" to "c": never "counter", which sorts after "c"
+      return {"ZREMRANGEBYLEX", "race", "[a", "[c"};
     default:
       return {"ZREM", "race", name(), name()};
   }
