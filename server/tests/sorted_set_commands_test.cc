@@ -6,6 +6,7 @@
 // redis_differential_test.py compares the same commands with redis-server.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -141,6 +142,34 @@ TEST_CASE("pops and removals by rank and score; an emptied set is gone") {
   // A removed member's name is freed: adding it again starts it afresh.
   f.Run({"ZADD", "k", "5", "a"});
   CHECK(f.Run({"ZSCORE", "k", "a"}) == Bulk("5"));
+}
+
+// The live member names INFO memory reports.
+int64_t LiveNames(DispatcherFixture& f) {
+  const std::string info = f.Run({"INFO", "memory"});
+  const size_t at = info.find("member_names:");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(info.substr(at + 13));
+}
+
+TEST_CASE("every removal frees the removed members' names") {
+  DispatcherFixture f;
+  f.Run({"ZADD", "k", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e", "6",
+         "f", "0", "g", "0", "h"});
+  CHECK(LiveNames(f) == 8);
+  f.Run({"ZPOPMIN", "k"});
+  f.Run({"ZPOPMAX", "k"});
+  CHECK(LiveNames(f) == 6);
+  f.Run({"ZMPOP", "1", "k", "MIN"});
+  f.Run({"ZREMRANGEBYRANK", "k", "0", "0"});
+  f.Run({"ZREMRANGEBYSCORE", "k", "2", "2"});
+  CHECK(LiveNames(f) == 3);
+  f.Run({"ZREMRANGEBYLEX", "k", "[c", "[d"});
+  CHECK(LiveNames(f) == 1);
+  // A replaced destination's names go with its old board.
+  f.Run({"ZADD", "src", "1", "x"});
+  f.Run({"ZUNIONSTORE", "k", "1", "src"});
+  CHECK(LiveNames(f) == 2);
 }
 
 TEST_CASE("ZRANDMEMBER picks from the store's seeded generator") {
