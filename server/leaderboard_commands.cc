@@ -212,7 +212,8 @@ void Zadd(CommandCall& call) {
       id = set->members.PinIfPresent(name);
       if (!id.has_value()) continue;  // no such member: nothing to write
     } else {
-      absl::StatusOr<MemberId> interned = set->members.Intern(name);
+      // Synced once for all names below.
+      absl::StatusOr<MemberId> interned = set->members.InternUnsynced(name);
       if (!interned.ok()) return ReplyError(call, interned.status());
       id = *interned;
     }
@@ -223,6 +224,13 @@ void Zadd(CommandCall& call) {
     write.value = scores[n];
     write.condition = condition;
     pair_of_write.push_back(n);
+  }
+  // The names' journal records are stable before the board write that
+  // uses them: one sync for every pair (with fsync always, one fdatasync).
+  if (!flags.xx) {
+    if (absl::Status s = set->members.SyncJournal(); !s.ok()) {
+      return ReplyError(call, s);
+    }
   }
   std::vector<absl::StatusOr<WriteResult>> results;
   if (writes.size() == 1) {

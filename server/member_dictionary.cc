@@ -57,8 +57,16 @@ class MemberDictionary::Impl {
       : on_board_(std::move(on_board)), index_(0, Hash{this}, Eq{this}) {}
   ~Impl() { Clear(); }
 
-  absl::StatusOr<MemberId> Intern(absl::string_view name);
+  absl::StatusOr<MemberId> Intern(absl::string_view name, bool sync);
   std::optional<MemberId> PinIfPresent(absl::string_view name);
+  absl::Status SyncJournal() {
+    NamesJournal* journal = nullptr;
+    {
+      std::shared_lock lock(mutex_);
+      journal = journal_;
+    }
+    return journal == nullptr ? absl::OkStatus() : journal->SyncAppended();
+  }
   void Unpin(MemberId id, bool maybe_absent);
   std::optional<MemberId> Find(absl::string_view name) const;
   bool Contains(MemberId id) const;
@@ -343,8 +351,8 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::PinnedAfterSync(
   return id;
 }
 
-absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
-    absl::string_view name) {
+absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(absl::string_view name,
+                                                        bool sync) {
   if (name.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("member name of ", name.size(),
@@ -357,7 +365,7 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
       if ((s.size & kHeldBit) == 0) {
         PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
         const MemberId id = IdOf(*it, s);
-        NamesJournal* journal = journal_;
+        NamesJournal* journal = sync ? journal_ : nullptr;
         lock.unlock();
         return PinnedAfterSync(id, journal);
       }
@@ -369,7 +377,7 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
     s.size &= ~kHeldBit;  // pinned again: its held-back release is void
     PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
     const MemberId id = IdOf(*it, s);
-    NamesJournal* journal = journal_;
+    NamesJournal* journal = sync ? journal_ : nullptr;
     lock.unlock();
     return PinnedAfterSync(id, journal);
   }
@@ -401,7 +409,7 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
   lock.unlock();
   // Synced outside the lock, so that concurrent assignments share one
   // fdatasync; callers that find the id meanwhile sync themselves.
-  if (journal != nullptr) {
+  if (journal != nullptr && sync) {
     if (absl::Status s = journal->SyncTo(position); !s.ok()) {
       Unpin(id, /*maybe_absent=*/true);
       return s;
@@ -649,8 +657,13 @@ MemberDictionary::MemberDictionary(std::function<bool(MemberId)> on_board)
 MemberDictionary::~MemberDictionary() = default;
 
 absl::StatusOr<MemberId> MemberDictionary::Intern(absl::string_view name) {
-  return impl_->Intern(name);
+  return impl_->Intern(name, /*sync=*/true);
 }
+absl::StatusOr<MemberId> MemberDictionary::InternUnsynced(
+    absl::string_view name) {
+  return impl_->Intern(name, /*sync=*/false);
+}
+absl::Status MemberDictionary::SyncJournal() { return impl_->SyncJournal(); }
 std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
   return impl_->Find(name);
 }

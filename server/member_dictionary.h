@@ -105,6 +105,14 @@ class MemberDictionary {
   // the id's assign record is on stable storage, even to a caller that
   // finds the id given by another.
   absl::StatusOr<MemberId> Intern(absl::string_view name);
+  // As Intern, but with a journal it returns without waiting for the
+  // name's record to be on stable storage: call SyncJournal before the
+  // board write that uses any id it returned, one sync for many names
+  // (ZADD of many pairs, the *STORE commands).
+  absl::StatusOr<MemberId> InternUnsynced(absl::string_view name);
+  // With a journal and fsync always: returns once every record appended so
+  // far is on stable storage (at once otherwise). The journal's error.
+  absl::Status SyncJournal();
   // The id of `name`, pinned, or nullopt (and no pin) if it has none. For
   // writes that never add the member: they need no journal sync, since a
   // member on the board had its name's record synced before it was added.
