@@ -16,6 +16,7 @@
 #include "feedcore/leaderboard.h"
 #include "leaderboard_store.h"
 #include "member_dictionary.h"
+#include "sorted_set_order.h"
 
 namespace feedcore::server {
 namespace {
@@ -24,6 +25,8 @@ namespace {
 // "-0"), taken when its value is an integer within int64: clients that
 // type scores as floats send "1.0". Decimal integers are read exactly,
 // also beyond the 2^53 a double holds.
+}  // namespace
+
 absl::StatusOr<int64_t> ParseScore(absl::string_view text,
                                    absl::string_view what) {
   if (absl::StatusOr<int64_t> exact = ParseInt64(text, what); exact.ok()) {
@@ -47,6 +50,8 @@ absl::StatusOr<int64_t> ParseScore(absl::string_view text,
   }
   return static_cast<int64_t>(value);
 }
+
+namespace {
 
 std::shared_ptr<SortedSet> FindSet(CommandCall& call) {
   return call.server->boards->Find(call.args[1]);
@@ -208,7 +213,8 @@ void Zadd(CommandCall& call) {
       id = set->members.PinIfPresent(name);
       if (!id.has_value()) continue;  // no such member: nothing to write
     } else {
-      absl::StatusOr<MemberId> interned = set->members.Intern(name);
+      // Synced once for all names below.
+      absl::StatusOr<MemberId> interned = set->members.InternUnsynced(name);
       if (!interned.ok()) return ReplyError(call, interned.status());
       id = *interned;
     }
@@ -220,6 +226,13 @@ void Zadd(CommandCall& call) {
     write.condition = condition;
     pair_of_write.push_back(n);
   }
+  // The names' journal records are stable before the board write that
+  // uses them: one sync for every pair (with fsync always, one fdatasync).
+  if (!flags.xx) {
+    if (absl::Status s = set->members.SyncJournal(); !s.ok()) {
+      return ReplyError(call, s);
+    }
+  }
   std::vector<absl::StatusOr<WriteResult>> results;
   if (writes.size() == 1) {
     results.push_back(board.Write(writes[0]));
@@ -227,6 +240,7 @@ void Zadd(CommandCall& call) {
     results = board.WriteMany(writes);
   }
   for (size_t w = 0; w < results.size(); ++w) NoteOutcome(results[w], w, pins);
+  set->version.fetch_add(1, std::memory_order_release);
 
   int64_t added = 0;
   int64_t changed = 0;
@@ -272,6 +286,7 @@ void Zincrby(CommandCall& call) {
   write.op = WriteOp::kIncrement;
   write.value = *delta;
   const absl::StatusOr<WriteResult> result = set->board->Write(write);
+  set->version.fetch_add(1, std::memory_order_release);
   NoteOutcome(result, 0, pins);
   call.changed_nothing = result.ok() &&
                          result->outcome != WriteOutcome::kAdded &&
@@ -306,47 +321,48 @@ void Zscore(CommandCall& call) {
   call.reply->Score(*score);
 }
 
-// ZREVRANK key member: 0 is the highest score, which is the board's rank.
-void Zrevrank(CommandCall& call) {
+// ZRANK key member [WITHSCORE] and ZREVRANK: the member's position in
+// Redis's order (sorted_set_order.h), with its score after WITHSCORE
+// (Redis 7.2's syntax).
+void RankCommand(CommandCall& call, bool rev) {
+  bool with_score = false;
+  if (call.args.size() == 4) {
+    if (!IsKeyword(call.args[3], "WITHSCORE")) {
+      return ReplySyntaxError(call, call.args[3]);
+    }
+    with_score = true;
+  } else if (call.args.size() > 4) {
+    return ReplySyntaxError(call, call.args[4]);
+  }
   std::shared_ptr<SortedSet> set = FindSet(call);
-  std::optional<MemberId> id = FindMember(set.get(), call.args[2]);
-  if (!id.has_value()) return call.reply->Null();
-  absl::StatusOr<uint64_t> rank = set->board->Rank(*id);
-  if (!rank.ok()) return call.reply->Null();
-  call.reply->Integer(static_cast<int64_t>(*rank));
+  if (set == nullptr) {
+    return with_score ? call.reply->NullArray() : call.reply->Null();
+  }
+  absl::StatusOr<std::optional<RankedMember>> ranked =
+      RedisRank(*set, call.args[2], rev);
+  if (!ranked.ok()) return ReplyError(call, ranked.status());
+  if (!ranked->has_value()) {
+    return with_score ? call.reply->NullArray() : call.reply->Null();
+  }
+  if (!with_score) {
+    return call.reply->Integer(static_cast<int64_t>((*ranked)->rank));
+  }
+  call.reply->ArrayHeader(2);
+  call.reply->Integer(static_cast<int64_t>((*ranked)->rank));
+  call.reply->Score((*ranked)->score);
 }
 
-// ZRANK key member: 0 is the lowest score. The board ranks from the top,
-// so this is size - 1 - rank, from two reads (a concurrent write between
-// them can shift the answer by the members it added or removed).
-void Zrank(CommandCall& call) {
-  std::shared_ptr<SortedSet> set = FindSet(call);
-  std::optional<MemberId> id = FindMember(set.get(), call.args[2]);
-  if (!id.has_value()) return call.reply->Null();
-  absl::StatusOr<uint64_t> rank = set->board->Rank(*id);
-  if (!rank.ok()) return call.reply->Null();
-  absl::StatusOr<size_t> size = set->board->Size();
-  if (!size.ok()) return ReplyError(call, size.status());
-  call.reply->Integer(
-      static_cast<int64_t>(*size > *rank ? *size - 1 - *rank : 0));
-}
+void Zrank(CommandCall& call) { RankCommand(call, /*rev=*/false); }
+void Zrevrank(CommandCall& call) { RankCommand(call, /*rev=*/true); }
 
 // ZREM key member [member ...]
 void Zrem(CommandCall& call) {
   std::shared_ptr<SortedSet> set = FindSet(call);
   if (set == nullptr) return call.reply->Integer(0);
-  PinnedNames pins(set->members);
-  int64_t removed = 0;
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    std::optional<MemberId> id = set->members.PinIfPresent(call.args[i]);
-    if (!id.has_value()) continue;
-    // Unpinned as possibly absent: the last pin of the name frees it once
-    // its member is off the board.
-    pins.Add(*id);
-    if (set->board->Remove(*id).ok()) ++removed;
-  }
+  std::vector<absl::string_view> names(call.args.begin() + 2, call.args.end());
+  const size_t removed = RemoveMembers(*set, names).size();
   call.changed_nothing = removed == 0;
-  call.reply->Integer(removed);
+  call.reply->Integer(static_cast<int64_t>(removed));
 }
 
 // ZCARD key
@@ -377,13 +393,29 @@ void Zmscore(CommandCall& call) {
 
 }  // namespace
 
+std::vector<size_t> RemoveMembers(SortedSet& set,
+                                  absl::Span<const absl::string_view> names) {
+  PinnedNames pins(set.members);
+  std::vector<size_t> removed;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::optional<MemberId> id = set.members.PinIfPresent(names[i]);
+    if (!id.has_value()) continue;
+    // Unpinned as possibly absent: the last pin of the name frees it once
+    // its member is off the board.
+    pins.Add(*id);
+    if (set.board->Remove(*id).ok()) removed.push_back(i);
+  }
+  if (!removed.empty()) set.version.fetch_add(1, std::memory_order_release);
+  return removed;
+}
+
 absl::Status AddLeaderboardCommands(CommandTable& table) {
   const std::vector<CommandSpec> specs = {
       {"ZADD", -4, {"write", "denyoom", "fast"}, 1, 1, 1, Zadd},
       {"ZINCRBY", 4, {"write", "denyoom", "fast"}, 1, 1, 1, Zincrby},
       {"ZSCORE", 3, {"readonly", "fast"}, 1, 1, 1, Zscore},
-      {"ZRANK", 3, {"readonly", "fast"}, 1, 1, 1, Zrank},
-      {"ZREVRANK", 3, {"readonly", "fast"}, 1, 1, 1, Zrevrank},
+      {"ZRANK", -3, {"readonly", "fast"}, 1, 1, 1, Zrank},
+      {"ZREVRANK", -3, {"readonly", "fast"}, 1, 1, 1, Zrevrank},
       {"ZMSCORE", -3, {"readonly", "fast"}, 1, 1, 1, Zmscore},
       {"ZREM", -3, {"write", "fast"}, 1, 1, 1, Zrem},
       {"ZCARD", 2, {"readonly", "fast"}, 1, 1, 1, Zcard},
@@ -391,7 +423,13 @@ absl::Status AddLeaderboardCommands(CommandTable& table) {
   for (const CommandSpec& spec : specs) {
     if (absl::Status status = table.Add(spec); !status.ok()) return status;
   }
-  return AddLeaderboardRangeCommands(table);
+  if (absl::Status status = AddLeaderboardRangeCommands(table); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = AddSortedSetRemovalCommands(table); !status.ok()) {
+    return status;
+  }
+  return AddSortedSetAlgebraCommands(table);
 }
 
 }  // namespace feedcore::server

@@ -87,14 +87,14 @@ SortedSet::SortedSet(std::shared_ptr<Leaderboard> board_of_key)
       }) {}
 
 absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Create(
-    const LeaderboardOptions& options) {
+    const LeaderboardOptions& options, uint64_t random_seed) {
   if (absl::Status status = CheckBoardOptions(options); !status.ok()) {
     return status;
   }
   auto registry = std::make_unique<LeaderboardRegistry>();
   LeaderboardRegistry* borrowed = registry.get();
-  return std::unique_ptr<LeaderboardStore>(
-      new LeaderboardStore(options, std::move(registry), borrowed));
+  return std::unique_ptr<LeaderboardStore>(new LeaderboardStore(
+      options, std::move(registry), borrowed, random_seed));
 }
 
 absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
@@ -107,7 +107,7 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
     return status;
   }
   std::unique_ptr<LeaderboardStore> store(
-      new LeaderboardStore(options, nullptr, registry));
+      new LeaderboardStore(options, nullptr, registry, kRandomSeed));
   absl::flat_hash_map<std::string, KeyMemberNames> by_key;
   for (KeyMemberNames& key : names) {
     std::string name = key.key;
@@ -423,6 +423,78 @@ MemberNameStats LeaderboardStore::NameStats() const {
     total.bytes += one.bytes;
   }
   return total;
+}
+
+absl::StatusOr<size_t> LeaderboardStore::Replace(
+    absl::string_view key,
+    std::vector<std::pair<std::string, int64_t>> members) {
+  std::unique_lock lock(mutex_);
+  // The destination is a new key: without the old one's expiry, as in
+  // Redis.
+  expiries_.erase(key);
+  if (auto it = sets_.find(key); it != sets_.end()) {
+    if (absl::Status s = registry_.Drop(key); !s.ok() && !absl::IsNotFound(s)) {
+      return s;
+    }
+    std::shared_ptr<SortedSet> old = std::move(it->second);
+    scan_order_.erase({ScanPosition(key), std::string(key)});
+    sets_.erase(it);
+    if (journal_ != nullptr) {
+      // As in Delete: the drop record follows the board's durable drop,
+      // and precedes every record of the new dictionary.
+      old->members.DetachJournal();
+      if (absl::Status s = sync_boards_(); !s.ok()) return s;
+      absl::StatusOr<uint64_t> position =
+          journal_->Append({NamesRecordType::kDrop, std::string(key), 0, ""});
+      if (!position.ok()) return position.status();
+      if (absl::Status s = journal_->SyncTo(*position); !s.ok()) return s;
+    }
+  }
+  if (members.empty()) return 0;
+  absl::StatusOr<std::shared_ptr<Leaderboard>> board =
+      registry_.GetOrCreate(key, options_);
+  if (!board.ok()) return board.status();
+  auto set = std::make_shared<SortedSet>(*std::move(board));
+  if (journal_ != nullptr) {
+    set->members.AttachJournal(journal_, std::string(key));
+  }
+  scan_order_.emplace(ScanPosition(key), std::string(key));
+  sets_.emplace(key, set);
+  std::vector<ScoreWrite> writes;
+  writes.reserve(members.size());
+  absl::Status interned;
+  for (const auto& [name, score] : members) {
+    absl::StatusOr<MemberId> id = set->members.InternUnsynced(name);
+    if (!id.ok()) {
+      interned = id.status();
+      break;
+    }
+    ScoreWrite& write = writes.emplace_back();
+    write.member = *id;
+    write.value = score;
+  }
+  // Interned without a sync each: one sync of the names' records before
+  // the board write that uses them (with fsync always, one fdatasync
+  // instead of one per member). If it fails nothing is written.
+  absl::Status written = set->members.SyncJournal();
+  std::vector<absl::StatusOr<WriteResult>> results;
+  if (written.ok()) results = set->board->WriteMany(writes);
+  if (written.ok()) written = interned;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const bool on_board =
+        i < results.size() && results[i].ok() && results[i]->score.has_value();
+    if (i < results.size() && !results[i].ok() && written.ok()) {
+      written = results[i].status();
+    }
+    set->members.Unpin(writes[i].member, /*maybe_absent=*/!on_board);
+  }
+  if (!written.ok()) return written;
+  return writes.size();
+}
+
+uint64_t LeaderboardStore::Random(uint64_t bound) {
+  absl::MutexLock lock(&random_mutex_);
+  return std::uniform_int_distribution<uint64_t>(0, bound - 1)(random_);
 }
 
 size_t LeaderboardStore::size() const {

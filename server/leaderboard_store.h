@@ -23,13 +23,25 @@
 // (names_journal.h), and Delete journals the key's drop once the board's
 // drop is durable in the store.
 //
-// Writes. ZADD (every flag), ZINCRBY and ZREM are one conditional write
-// of the library each (Leaderboard::Write/WriteMany/Remove), atomic per
-// member on the board's own partition locks; the store keeps no lock per
-// member. What keeps a name and its member together is the dictionary's
-// pins (MemberDictionary, "Pins"): a command pins the names it writes,
-// writes the board, and unpins them, and a name is freed only when no pin
-// is held and its member is off the board.
+// Writes. ZADD (every flag), ZINCRBY, ZREM and the removals (ZPOPMIN,
+// ZREMRANGEBY...) are one conditional write of the library per member
+// (Leaderboard::Write/WriteMany/Remove), atomic per member on the board's
+// own partition locks; the store keeps no lock per member. What keeps a name
+// and its member together is the dictionary's pins (MemberDictionary, "Pins"):
+// a command pins the names it writes, writes the board, and unpins them, and a
+// name is freed only when no pin is held and its member is off the board.
+//
+// Replace (ZUNIONSTORE, ZRANGESTORE and the other *STORE commands) builds
+// the destination's new board while holding the store's lock exclusively,
+// so Find and GetOrCreate of every key wait until it is complete: a
+// reader sees the old set or the new one, never a half-built one. The old
+// board is dropped as Delete drops it (journaled once durable), and the
+// new one's names journaled as any key's. Handles taken before keep the
+// old set. Cost: the new set's writes, during which the store's other
+// keys wait too.
+//
+// Randomness (ZRANDMEMBER) comes from a generator the store owns, seeded
+// at creation, so that a test can fix it.
 //
 // Expiry. A key may have an expiry (EXPIRE), a time on the engine clock
 // (UseClock). From that time the key is absent to every call, as in
@@ -44,10 +56,13 @@
 #ifndef FEEDCORE_SERVER_LEADERBOARD_STORE_H_
 #define FEEDCORE_SERVER_LEADERBOARD_STORE_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -59,6 +74,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "feedcore/clock.h"
 #include "feedcore/leaderboard.h"
 #include "member_dictionary.h"
@@ -77,6 +93,13 @@ struct KeyMemberNames {
   Micros expires_at = 0;
 };
 
+// A member with its name, as the sorted-set replies need it.
+struct NamedEntry {
+  std::string name;
+  int64_t score = 0;
+  MemberId id = 0;
+};
+
 // One sorted-set key: its board and the names of the board's members.
 struct SortedSet {
   explicit SortedSet(std::shared_ptr<Leaderboard> board_of_key);
@@ -84,14 +107,26 @@ struct SortedSet {
   const std::shared_ptr<Leaderboard> board;
   // Asks `board` whether a member is on it before freeing its name.
   MemberDictionary members;
+
+  // Bumped after every write of `board` by a command (ZADD, ZINCRBY and
+  // every removal; *STORE builds a new set), so a reader can tell whether
+  // a copy it made is still the set's.
+  std::atomic<uint64_t> version{0};
+  // The lexicographic reads' copy of the set in Redis's order
+  // (sorted_set_order.h, OrderedCopy) and the version it was read at.
+  mutable absl::Mutex ordered_copy_mutex;
+  mutable std::shared_ptr<const std::vector<NamedEntry>> ordered_copy
+      ABSL_GUARDED_BY(ordered_copy_mutex);
+  mutable uint64_t ordered_copy_version ABSL_GUARDED_BY(ordered_copy_mutex) = 0;
 };
 
 class LeaderboardStore {
  public:
   // An empty store with a registry of its own. `options` apply to every
   // board the store creates. InvalidArgument if they are out of range.
+  // `random_seed` seeds Random().
   static absl::StatusOr<std::unique_ptr<LeaderboardStore>> Create(
-      const LeaderboardOptions& options);
+      const LeaderboardOptions& options, uint64_t random_seed = kRandomSeed);
 
   // A store over `registry` (typically a loaded snapshot's), which must
   // outlive it: every board of the registry becomes the key of its name,
@@ -129,6 +164,19 @@ class LeaderboardStore {
                      std::function<absl::Status()> sync_boards);
 
   size_t size() const;
+
+  // Replaces the key's set by one holding `members` (distinct names with
+  // their scores), as one step (see "Replace"); an empty `members` deletes
+  // the key. Returns the new set's size. Errors as GetOrCreate and Delete;
+  // a journal that refuses a name leaves the members written before it.
+  absl::StatusOr<size_t> Replace(
+      absl::string_view key,
+      std::vector<std::pair<std::string, int64_t>> members);
+
+  // A uniformly random number below `bound` (which must be > 0), from the
+  // store's seeded generator.
+  uint64_t Random(uint64_t bound);
+  static constexpr uint64_t kRandomSeed = 0x5eedf00d;
 
   // The keyspace as Redis clients see it: a key exists while its set has
   // members. Cost: a board size (a few partition counters) per key.
@@ -182,11 +230,14 @@ class LeaderboardStore {
  private:
   LeaderboardStore(const LeaderboardOptions& options,
                    std::unique_ptr<LeaderboardRegistry> owned_registry,
-                   LeaderboardRegistry* registry)
-      : options_(options),
+                   LeaderboardRegistry* registry, uint64_t random_seed)
+      : random_(random_seed),
+        options_(options),
         owned_registry_(std::move(owned_registry)),
         registry_(*registry) {}
 
+  absl::Mutex random_mutex_;
+  std::mt19937_64 random_ ABSL_GUARDED_BY(random_mutex_);
   const LeaderboardOptions options_;
   const std::unique_ptr<LeaderboardRegistry> owned_registry_;  // may be null
   LeaderboardRegistry& registry_;

@@ -57,8 +57,16 @@ class MemberDictionary::Impl {
       : on_board_(std::move(on_board)), index_(0, Hash{this}, Eq{this}) {}
   ~Impl() { Clear(); }
 
-  absl::StatusOr<MemberId> Intern(absl::string_view name);
+  absl::StatusOr<MemberId> Intern(absl::string_view name, bool sync);
   std::optional<MemberId> PinIfPresent(absl::string_view name);
+  absl::Status SyncJournal() {
+    NamesJournal* journal = nullptr;
+    {
+      std::shared_lock lock(mutex_);
+      journal = journal_;
+    }
+    return journal == nullptr ? absl::OkStatus() : journal->SyncAppended();
+  }
   void Unpin(MemberId id, bool maybe_absent);
   std::optional<MemberId> Find(absl::string_view name) const;
   bool Contains(MemberId id) const;
@@ -68,6 +76,8 @@ class MemberDictionary::Impl {
   MemberNameStats stats() const;
   void CopyNames(std::vector<MemberId>& ids,
                  std::vector<std::string>& names) const;
+  uint64_t ScanSlots(uint64_t from, size_t count, std::vector<MemberId>& ids,
+                     std::vector<std::string>& names) const;
   absl::Status Restore(const std::vector<MemberId>& ids,
                        std::vector<std::string> names);
   void HoldReleases();
@@ -341,8 +351,8 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::PinnedAfterSync(
   return id;
 }
 
-absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
-    absl::string_view name) {
+absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(absl::string_view name,
+                                                        bool sync) {
   if (name.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("member name of ", name.size(),
@@ -355,7 +365,7 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
       if ((s.size & kHeldBit) == 0) {
         PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
         const MemberId id = IdOf(*it, s);
-        NamesJournal* journal = journal_;
+        NamesJournal* journal = sync ? journal_ : nullptr;
         lock.unlock();
         return PinnedAfterSync(id, journal);
       }
@@ -367,7 +377,7 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
     s.size &= ~kHeldBit;  // pinned again: its held-back release is void
     PinsAt(*it).fetch_add(1, std::memory_order_acq_rel);
     const MemberId id = IdOf(*it, s);
-    NamesJournal* journal = journal_;
+    NamesJournal* journal = sync ? journal_ : nullptr;
     lock.unlock();
     return PinnedAfterSync(id, journal);
   }
@@ -399,7 +409,7 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(
   lock.unlock();
   // Synced outside the lock, so that concurrent assignments share one
   // fdatasync; callers that find the id meanwhile sync themselves.
-  if (journal != nullptr) {
+  if (journal != nullptr && sync) {
     if (absl::Status s = journal->SyncTo(position); !s.ok()) {
       Unpin(id, /*maybe_absent=*/true);
       return s;
@@ -536,6 +546,31 @@ void MemberDictionary::Impl::CopyNames(std::vector<MemberId>& ids,
   }
 }
 
+uint64_t MemberDictionary::Impl::ScanSlots(
+    uint64_t from, size_t count, std::vector<MemberId>& ids,
+    std::vector<std::string>& names) const {
+  std::shared_lock lock(mutex_);
+  const uint64_t end = uint64_t{chunks_.size()} * kChunkSlots;
+  uint64_t slot = from;
+  size_t seen = 0;
+  while (slot < end && seen < std::max<size_t>(count, 1)) {
+    const size_t c = static_cast<size_t>(slot / kChunkSlots);
+    if (chunks_[c] == nullptr) {  // a released chunk: no live slot in it
+      slot = (c + 1) * uint64_t{kChunkSlots};
+      continue;
+    }
+    const uint32_t s32 = static_cast<uint32_t>(slot);
+    const Slot& s = At(s32);
+    if (IsLive(s)) {
+      ids.push_back(IdOf(s32, s));
+      names.emplace_back(NameAt(s32));
+      ++seen;
+    }
+    ++slot;
+  }
+  return slot >= end ? 0 : slot;
+}
+
 absl::Status MemberDictionary::Impl::Restore(const std::vector<MemberId>& ids,
                                              std::vector<std::string> names) {
   std::unique_lock lock(mutex_);
@@ -622,8 +657,13 @@ MemberDictionary::MemberDictionary(std::function<bool(MemberId)> on_board)
 MemberDictionary::~MemberDictionary() = default;
 
 absl::StatusOr<MemberId> MemberDictionary::Intern(absl::string_view name) {
-  return impl_->Intern(name);
+  return impl_->Intern(name, /*sync=*/true);
 }
+absl::StatusOr<MemberId> MemberDictionary::InternUnsynced(
+    absl::string_view name) {
+  return impl_->Intern(name, /*sync=*/false);
+}
+absl::Status MemberDictionary::SyncJournal() { return impl_->SyncJournal(); }
 std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
   return impl_->Find(name);
 }
@@ -645,6 +685,11 @@ MemberNameStats MemberDictionary::stats() const { return impl_->stats(); }
 void MemberDictionary::CopyNames(std::vector<MemberId>& ids,
                                  std::vector<std::string>& names) const {
   impl_->CopyNames(ids, names);
+}
+uint64_t MemberDictionary::ScanSlots(uint64_t from, size_t count,
+                                     std::vector<MemberId>& ids,
+                                     std::vector<std::string>& names) const {
+  return impl_->ScanSlots(from, count, ids, names);
 }
 absl::Status MemberDictionary::Restore(const std::vector<MemberId>& ids,
                                        std::vector<std::string> names) {

@@ -4,6 +4,7 @@
 #define FEEDCORE_SERVER_MEMBER_DICTIONARY_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -104,6 +105,14 @@ class MemberDictionary {
   // the id's assign record is on stable storage, even to a caller that
   // finds the id given by another.
   absl::StatusOr<MemberId> Intern(absl::string_view name);
+  // As Intern, but with a journal it returns without waiting for the
+  // name's record to be on stable storage: call SyncJournal before the
+  // board write that uses any id it returned, one sync for many names
+  // (ZADD of many pairs, the *STORE commands).
+  absl::StatusOr<MemberId> InternUnsynced(absl::string_view name);
+  // With a journal and fsync always: returns once every record appended so
+  // far is on stable storage (at once otherwise). The journal's error.
+  absl::Status SyncJournal();
   // The id of `name`, pinned, or nullopt (and no pin) if it has none. For
   // writes that never add the member: they need no journal sync, since a
   // member on the board had its name's record synced before it was added.
@@ -134,6 +143,13 @@ class MemberDictionary {
   void CopyNames(std::vector<MemberId>& ids,
                  std::vector<std::string>& names) const;
 
+  // ZSCAN: appends the live names (and ids) of the slots from `from` on,
+  // at least `count` of them (fewer at the end), and returns the slot to
+  // continue from, 0 when done. A name keeps its slot while it lives, so a
+  // name live for a whole scan from 0 is returned exactly once; names
+  // added or freed meanwhile may or may not be. O(slots visited).
+  uint64_t ScanSlots(uint64_t from, size_t count, std::vector<MemberId>& ids,
+                     std::vector<std::string>& names) const;
   // Fills an empty dictionary: names[i] gets ids[i], or the id i + 1 when
   // `ids` is empty. InvalidArgument if the dictionary is not empty, the
   // sizes differ, an id is 0 or given twice, or a name is given twice or

@@ -14,6 +14,9 @@ model: every acknowledged write is there, nothing is there twice, and a
 write in flight at the kill may or may not be there (the model then takes
 what the server has).
 
+First, ZUNIONSTORE (its destination among its sources) and ZPOPMIN
+acknowledged just before a SIGKILL must be there after the restart.
+
 Then --appendfsync everysec: one client adds a new member and publishes
 one activity per write. A kill may lose the last acknowledged writes, but
 what is recovered must be a prefix of them: every write from before the
@@ -326,6 +329,37 @@ def everysec_phase(server, directory, rng):
           f"them was acknowledged): {described}; {total} in all")
 
 
+def store_and_pop_phase(server, directory, rng):
+    """ZUNIONSTORE (a destination that is also a source among them) and
+    ZPOPMIN acknowledged just before a SIGKILL are there after the
+    restart, with every other key as it was."""
+    flags = ["--appendonly", "yes", "--appendfsync", "always",
+             "--dir", directory]
+    expected = {}
+    for round_number in range(4):
+        with server_process(server, *flags) as (process, port):
+            client = redis.Redis(host="127.0.0.1", port=port)
+            for key, want in expected.items():
+                got = client.zrange(key, 0, -1, withscores=True)
+                if got != want:
+                    fail(f"store/pop round {round_number}: {key} is {got} "
+                         f"after the kill, {want} before it")
+            for key in ("src:a", "src:b"):
+                client.zadd(key, {f"m{rng.randint(0, 300)}":
+                                  rng.randint(-50, 50) for _ in range(200)})
+            client.zunionstore("dst", ["dst", "src:a", "src:b"],
+                               aggregate="SUM")
+            client.zunionstore("dst2", {"src:a": 2, "src:b": 3})
+            client.zpopmin("src:a", rng.randint(1, 40))
+            client.zpopmin("dst2", 5)
+            expected = {key: client.zrange(key, 0, -1, withscores=True)
+                        for key in ("dst", "dst2", "src:a", "src:b")}
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+    print("ok: ZUNIONSTORE and ZPOPMIN acknowledged before a SIGKILL are "
+          "recovered")
+
+
 def main():
     if len(sys.argv) != 2:
         fail("usage: aof_kill_test.py <feedcore-server>")
@@ -333,6 +367,7 @@ def main():
     rng = random.Random(SEED)
     directory = tempfile.mkdtemp(prefix="feedcore-aof-kill-test-")
     try:
+        store_and_pop_phase(server, os.path.join(directory, "store"), rng)
         always_phase(server, os.path.join(directory, "always"), rng)
         everysec_phase(server, os.path.join(directory, "everysec"), rng)
     finally:

@@ -411,7 +411,9 @@ TEST_CASE("ZRANGE by rank in both orders, with negative indices") {
   CHECK(f.Run({"ZRANGE", "lb", "0", "1", "WITHSCORES"}) ==
         "*2\r\n*2\r\n" + Bulk("m1") + ",10\r\n*2\r\n" + Bulk("m2") + ",20\r\n");
   CHECK(StartsWith(f.Run({"ZRANGE", "lb", "a", "c", "BYLEX"}),
-                   "-ERR BYLEX is not supported"));
+                   "-ERR min or max not valid string range item"));
+  CHECK(StartsWith(f.Run({"ZRANGE", "lb", "0", "1", "BYSCORE", "BYLEX"}),
+                   "-ERR syntax error"));
   CHECK(StartsWith(f.Run({"ZRANGE", "lb", "0", "1", "JUNK"}),
                    "-ERR syntax error: unexpected argument 'JUNK'"));
   CHECK(StartsWith(f.Run({"ZRANGE", "lb", "a", "1"}),

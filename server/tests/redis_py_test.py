@@ -14,10 +14,10 @@ sends both servers the same commands over raw sockets, in RESP2 and RESP3,
 and requires byte-identical replies: ZADD with every flag combination,
 ZINCRBY, ZREM, ZMSCORE, ZCOUNT, and ZRANGE (by rank, BYSCORE, REV, LIMIT),
 ZREVRANGE, ZRANGEBYSCORE and ZREVRANGEBYSCORE over a 30,000-member set at
-every depth. Scores are distinct where a read's order shows (Redis orders
-ties by name, feedcore by who reached the score first), small integers
-(feedcore's scores are int64), and errors are compared as errors only
-(feedcore's messages say more).
+every depth. Scores are distinct, small integers (feedcore's scores are
+int64), and errors are compared as errors only (feedcore's messages say
+more); redis_differential_test.py covers ties and the other sorted-set
+commands.
 """
 
 import random

@@ -130,8 +130,8 @@ def check_save_and_load(server, snapshot):
     with running_server(server, *flags) as port:
         write_all(port, WRITES)
         expect(port, ["ZRANGE", "lb", "0", "-1", "REV", "WITHSCORES"],
-               ' 1) "player:bob"\n 2) "10"\n 3) "player:alice"\n 4) "10"\n'
-               ' 5) "player:erin with spaces"\n 6) "10"\n'
+               ' 1) "player:erin with spaces"\n 2) "10"\n'
+               ' 3) "player:bob"\n 4) "10"\n 5) "player:alice"\n 6) "10"\n'
                ' 7) "player:carol"\n 8) "-7"\n 9) "player:dave"\n'
                '10) "-20"')
         saved_before = int(run_cli(port, ["LASTSAVE"], raw=True))

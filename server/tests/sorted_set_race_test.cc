@@ -1,10 +1,12 @@
 // Stress test of feedcore-server's sorted-set writes without member locks
 // (server/, MemberDictionary "Pins"): threads race ZADD NX /
-// XX / GT / LT / INCR, multi-pair ZADD, ZINCRBY and ZREM on a few names
+// XX / GT / LT / INCR, multi-pair ZADD, ZINCRBY, ZREM, ZREMRANGEBYSCORE
+// and ZREMRANGEBYLEX on a few names
 // through the command dispatcher, while a reader ranges over the key and
 // saves copy boards and names. Afterwards every member on the board must
 // have a name and every name a member on the board, and no increment of a
-// name that is never removed may be lost. And transactions racing plain
+// name that is never removed may be lost. Readers never see a *STORE
+// destination half built. And transactions racing plain
 // commands: no reader sees part of an EXEC, and WATCH catches every write
 // that lands between WATCH and EXEC. Meant to run under ThreadSanitizer
 // too.
@@ -80,7 +82,7 @@ std::vector<MemberId> BoardMembers(const Leaderboard& board) {
 std::vector<std::string> RandomWrite(std::mt19937_64& rng) {
   auto name = [&] { return std::string(kNames[rng() % std::size(kNames)]); };
   const std::string score = std::to_string(static_cast<int>(rng() % 21) - 10);
-  switch (rng() % 10) {
+  switch (rng() % 12) {
     case 0:
       return {"ZADD", "race", "NX", score, name()};
     case 1:
@@ -95,6 +97,11 @@ std::vector<std::string> RandomWrite(std::mt19937_64& rng) {
       return {"ZADD", "race", score, name(), score, name()};
     case 6:
       return {"ZINCRBY", "race", score, name()};
+    case 7:  // below 0: never "counter"
+      return {"ZREMRANGEBYSCORE", "race", "-inf",
+              std::to_string(-static_cast<int>(rng() % 10) - 1)};
+    case 8:  // "a" to "c": never "counter", which sorts after "c"
+      return {"ZREMRANGEBYLEX", "race", "[a", "[c"};
     default:
       return {"ZREM", "race", name(), name()};
   }
@@ -267,6 +274,41 @@ TEST_CASE("WATCH-based increments lose nothing") {
   SessionState session = server.NewSession();
   CHECK(server.Run(session, {"ZSCORE", "cas", "n"}) ==
         absl::StrCat("$4\r\n", kThreads * kIncrements, "\r\n"));
+}
+
+TEST_CASE("readers see a *STORE destination whole, old or new") {
+  Server server;
+  SessionState setup = server.NewSession();
+  for (const auto& [key, size] :
+       std::vector<std::pair<std::string, int>>{{"s1", 3000}, {"s2", 5000}}) {
+    std::vector<std::string> zadd = {"ZADD", key};
+    for (int i = 0; i < size; ++i) {
+      zadd.push_back(std::to_string(i));
+      zadd.push_back(absl::StrCat("m", i));
+    }
+    server.Run(setup, zadd);
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    SessionState session = server.NewSession();
+    while (!done.load()) {
+      const std::string card = server.Run(session, {"ZCARD", "d"});
+      if (card != ":0\r\n" && card != ":3000\r\n" && card != ":5000\r\n") {
+        ++torn;
+      }
+    }
+  });
+  for (int i = 0; i < 40; ++i) {
+    // Alternately 3000 members, and 5000 with the destination a source.
+    const std::string reply =
+        i % 2 == 0 ? server.Run(setup, {"ZUNIONSTORE", "d", "1", "s1"})
+                   : server.Run(setup, {"ZUNIONSTORE", "d", "2", "d", "s2"});
+    CHECK(reply == (i % 2 == 0 ? ":3000\r\n" : ":5000\r\n"));
+  }
+  done = true;
+  reader.join();
+  CHECK(torn.load() == 0);
 }
 
 }  // namespace

@@ -1,0 +1,288 @@
+#include "sorted_set_order.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/status/status.h"
+
+namespace feedcore::server {
+namespace {
+
+// The board's order that lists scores as Redis's (reversed when `rev`).
+LeaderboardOrder BoardOrder(const Leaderboard& board, bool rev) {
+  const bool ascending_is_worst =
+      board.options().score_order == ScoreOrder::kHigherFirst;
+  return (ascending_is_worst != rev) ? LeaderboardOrder::kWorstFirst
+                                     : LeaderboardOrder::kBestFirst;
+}
+
+// Up to `count` entries of `range` in `order`, after skipping `offset`:
+// pages of up to max_page_size entries, each one snapshot of the board.
+absl::StatusOr<std::vector<LeaderboardEntry>> ReadEntries(
+    const Leaderboard& board, LeaderboardOrder order, const ScoreRange& range,
+    uint64_t offset, std::optional<uint64_t> count) {
+  std::vector<LeaderboardEntry> entries;
+  uint64_t remaining = count.value_or(std::numeric_limits<uint64_t>::max());
+  const size_t page_size = board.options().max_page_size;
+  LeaderboardReadOptions read;
+  read.order = order;
+  read.range = range;
+  read.offset = offset;
+  while (remaining > 0) {
+    read.limit = static_cast<size_t>(std::min<uint64_t>(page_size, remaining));
+    absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
+    if (!page.ok()) return page.status();
+    remaining -= std::min<uint64_t>(remaining, page->entries.size());
+    if (entries.empty()) {
+      entries = std::move(page->entries);
+    } else {
+      entries.insert(entries.end(), page->entries.begin(), page->entries.end());
+    }
+    if (page->next_cursor.empty()) break;
+    read.cursor = std::move(page->next_cursor);
+    read.offset = 0;
+  }
+  return entries;
+}
+
+// The entries with their names; members removed since the read (no name
+// any more) are left out.
+std::vector<NamedEntry> Named(const SortedSet& set,
+                              const std::vector<LeaderboardEntry>& entries) {
+  const std::vector<std::optional<std::string>> names =
+      set.members.NamesOf(entries);
+  std::vector<NamedEntry> named;
+  named.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!names[i].has_value()) continue;
+    named.push_back(
+        {*std::move(names[i]), entries[i].score, entries[i].member});
+  }
+  return named;
+}
+
+int CompareNames(absl::string_view a, absl::string_view b) {
+  const int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+  if (c != 0) return c;
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+void SortByName(std::vector<NamedEntry>::iterator begin,
+                std::vector<NamedEntry>::iterator end, bool rev) {
+  if (end - begin < 2) return;
+  std::sort(begin, end, [rev](const NamedEntry& a, const NamedEntry& b) {
+    const int c = CompareNames(a.name, b.name);
+    return rev ? c > 0 : c < 0;
+  });
+}
+
+// The scores of `range` that come before `score` in the order.
+ScoreRange Before(const ScoreRange& range, int64_t score, bool rev) {
+  ScoreRange before = range;
+  if (rev) {
+    before.min = score;
+    before.min_exclusive = true;
+  } else {
+    before.max = score;
+    before.max_exclusive = true;
+  }
+  return before;
+}
+
+ScoreRange Only(int64_t score) { return ScoreRange{score, score}; }
+
+// The members of the tie group `score` at positions [first, last] of the
+// order within `range`, in Redis's order.
+absl::StatusOr<std::vector<NamedEntry>> GroupSlice(const SortedSet& set,
+                                                   const ScoreRange& range,
+                                                   int64_t score, bool rev,
+                                                   uint64_t first,
+                                                   uint64_t last) {
+  const Leaderboard& board = *set.board;
+  absl::StatusOr<uint64_t> group_start =
+      board.CountInRange(Before(range, score, rev));
+  if (!group_start.ok()) return group_start.status();
+  absl::StatusOr<std::vector<LeaderboardEntry>> group =
+      ReadEntries(board, BoardOrder(board, rev), Only(score), 0, std::nullopt);
+  if (!group.ok()) return group.status();
+  std::vector<NamedEntry> named = Named(set, *group);
+  SortByName(named.begin(), named.end(), rev);
+  std::vector<NamedEntry> slice;
+  for (uint64_t i = 0; i < named.size(); ++i) {
+    const uint64_t position = *group_start + i;
+    if (position < first) continue;
+    if (position > last) break;
+    slice.push_back(std::move(named[i]));
+  }
+  return slice;
+}
+
+}  // namespace
+
+bool RedisOrderLess(const NamedEntry& a, const NamedEntry& b, bool rev) {
+  if (a.score != b.score) return rev ? a.score > b.score : a.score < b.score;
+  const int c = CompareNames(a.name, b.name);
+  return rev ? c > 0 : c < 0;
+}
+
+absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
+    const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
+    std::optional<uint64_t> count) {
+  if (count.has_value() && *count == 0) return std::vector<NamedEntry>();
+  const Leaderboard& board = *set.board;
+  // One neighbour on each side tells whether a boundary group is cut.
+  const uint64_t before = start > 0 ? 1 : 0;
+  std::optional<uint64_t> read_count;
+  if (count.has_value()) {
+    read_count = *count > std::numeric_limits<uint64_t>::max() - 2
+                     ? std::numeric_limits<uint64_t>::max()
+                     : *count + before + 1;
+  }
+  absl::StatusOr<std::vector<LeaderboardEntry>> read = ReadEntries(
+      board, BoardOrder(board, rev), range, start - before, read_count);
+  if (!read.ok()) return read.status();
+  std::vector<LeaderboardEntry>& entries = *read;
+  if (entries.size() <= before) return std::vector<NamedEntry>();
+  std::optional<int64_t> score_before;
+  if (before == 1) score_before = entries.front().score;
+  std::optional<int64_t> score_after;
+  if (count.has_value() && entries.size() > before + *count) {
+    score_after = entries.back().score;
+    entries.pop_back();
+  }
+  entries.erase(entries.begin(), entries.begin() + before);
+  const uint64_t last = start + entries.size() - 1;
+  const int64_t first_score = entries.front().score;
+  const int64_t last_score = entries.back().score;
+  const bool cut_front = score_before == first_score;
+  const bool cut_back = score_after == last_score;
+
+  std::vector<NamedEntry> out;
+  if ((cut_front || cut_back) && first_score == last_score) {
+    return GroupSlice(set, range, first_score, rev, start, last);
+  }
+  // The entries between the cut groups, named and sorted group by group.
+  size_t inner_begin = 0;
+  size_t inner_end = entries.size();
+  if (cut_front) {
+    absl::StatusOr<std::vector<NamedEntry>> front =
+        GroupSlice(set, range, first_score, rev, start, last);
+    if (!front.ok()) return front.status();
+    out = *std::move(front);
+    while (inner_begin < inner_end &&
+           entries[inner_begin].score == first_score) {
+      ++inner_begin;
+    }
+  }
+  if (cut_back) {
+    while (inner_end > inner_begin &&
+           entries[inner_end - 1].score == last_score) {
+      --inner_end;
+    }
+  }
+  std::vector<LeaderboardEntry> inner(entries.begin() + inner_begin,
+                                      entries.begin() + inner_end);
+  std::vector<NamedEntry> named = Named(set, inner);
+  for (auto run = named.begin(); run != named.end();) {
+    auto run_end = run;
+    while (run_end != named.end() && run_end->score == run->score) ++run_end;
+    SortByName(run, run_end, rev);
+    run = run_end;
+  }
+  out.insert(out.end(), std::make_move_iterator(named.begin()),
+             std::make_move_iterator(named.end()));
+  if (cut_back) {
+    absl::StatusOr<std::vector<NamedEntry>> back =
+        GroupSlice(set, range, last_score, rev, start, last);
+    if (!back.ok()) return back.status();
+    out.insert(out.end(), std::make_move_iterator(back->begin()),
+               std::make_move_iterator(back->end()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<NamedEntry>> ReadAllOrdered(const SortedSet& set,
+                                                       bool rev) {
+  return ReadOrdered(set, ScoreRange{}, rev, 0, std::nullopt);
+}
+
+absl::StatusOr<std::shared_ptr<const std::vector<NamedEntry>>> OrderedCopy(
+    const SortedSet& set) {
+  // Read before the set: a write that the read below misses bumps the
+  // version after it, so the copy is then never taken for current.
+  const uint64_t version = set.version.load(std::memory_order_acquire);
+  const SortedSet& cache = set;
+  {
+    absl::MutexLock lock(&cache.ordered_copy_mutex);
+    if (cache.ordered_copy != nullptr &&
+        cache.ordered_copy_version == version) {
+      return cache.ordered_copy;
+    }
+  }
+  absl::StatusOr<std::vector<NamedEntry>> all = ReadAllOrdered(set, false);
+  if (!all.ok()) return all.status();
+  auto copy = std::make_shared<const std::vector<NamedEntry>>(*std::move(all));
+  if (copy->size() <= kMaxOrderedCopyMembers) {
+    absl::MutexLock lock(&cache.ordered_copy_mutex);
+    cache.ordered_copy = copy;
+    cache.ordered_copy_version = version;
+  }
+  return copy;
+}
+
+absl::StatusOr<std::vector<NamedEntry>> ReadAllUnordered(const SortedSet& set) {
+  absl::StatusOr<std::vector<LeaderboardEntry>> entries = ReadEntries(
+      *set.board, LeaderboardOrder::kBestFirst, ScoreRange{}, 0, std::nullopt);
+  if (!entries.ok()) return entries.status();
+  return Named(set, *entries);
+}
+
+absl::StatusOr<std::optional<RankedMember>> RedisRank(const SortedSet& set,
+                                                      absl::string_view name,
+                                                      bool rev) {
+  std::optional<MemberId> id = set.members.Find(name);
+  if (!id.has_value()) return std::optional<RankedMember>();
+  const Leaderboard& board = *set.board;
+  absl::StatusOr<int64_t> score = board.Score(*id);
+  if (absl::IsNotFound(score.status())) return std::optional<RankedMember>();
+  if (!score.ok()) return score.status();
+  absl::StatusOr<uint64_t> better =
+      board.CountInRange(Before(ScoreRange{}, *score, rev));
+  if (!better.ok()) return better.status();
+  absl::StatusOr<uint64_t> tied = board.CountInRange(Only(*score));
+  if (!tied.ok()) return tied.status();
+  RankedMember ranked{*better, *score};
+  if (*tied > 1) {
+    absl::StatusOr<std::vector<LeaderboardEntry>> group = ReadEntries(
+        board, BoardOrder(board, rev), Only(*score), 0, std::nullopt);
+    if (!group.ok()) return group.status();
+    for (const NamedEntry& other : Named(set, *group)) {
+      const int c = CompareNames(other.name, name);
+      if (rev ? c > 0 : c < 0) ++ranked.rank;
+    }
+  }
+  return std::optional<RankedMember>(ranked);
+}
+
+absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
+                                                      int64_t start,
+                                                      int64_t stop, bool rev) {
+  // Only negative indices need the size; the end of the board clamps the
+  // others by itself.
+  if (start < 0 || stop < 0) {
+    absl::StatusOr<size_t> size = set.board->Size();
+    if (!size.ok()) return size.status();
+    if (start < 0) start += static_cast<int64_t>(*size);
+    if (stop < 0) stop += static_cast<int64_t>(*size);
+  }
+  start = std::max<int64_t>(start, 0);
+  if (start > stop) return std::vector<NamedEntry>();
+  const uint64_t count =
+      static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) + 1;
+  return ReadOrdered(set, ScoreRange{}, rev, static_cast<uint64_t>(start),
+                     count);
+}
+
+}  // namespace feedcore::server
