@@ -283,14 +283,14 @@ void CommandDispatcher::RunOne(const CommandSpec& spec,
 
 void CommandDispatcher::TouchKeys(const CommandSpec& spec,
                                   absl::Span<const std::string> args) const {
-  // Keys whose positions depend on the arguments (ZUNIONSTORE's numkeys):
-  // every watch counts as touched, which may abort an EXEC Redis would
-  // run, never the other way round.
-  if (HasFlag(spec, "movablekeys")) {
-    watched_keys_.TouchAll();
+  // A command whose written keys' positions depend on its arguments
+  // (ZMPOP's numkeys) declares none: every watch counts as touched, which
+  // may abort an EXEC Redis would run, never the other way round. (The
+  // *STOREs declare their destination, the one key they write.)
+  if (spec.first_key <= 0) {
+    if (HasFlag(spec, "movablekeys")) watched_keys_.TouchAll();
     return;
   }
-  if (spec.first_key <= 0) return;
   const int size = static_cast<int>(std::min<size_t>(args.size(), 1 << 30));
   const int last = spec.last_key < 0 ? size + spec.last_key : spec.last_key;
   const int step = std::max(spec.key_step, 1);
