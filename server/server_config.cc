@@ -23,7 +23,7 @@ absl::Status ApplyTo(ServerOptions& options, const SettingSpec& spec,
                      const std::string& value) {
   if (spec.name == "requirepass") {
     options.requirepass = value;
-    return absl::OkStatus();
+    return ValidateServerOptions(options);
   }
   int64_t number = 0;
   if (spec.kind == SettingKind::kBytes) {
