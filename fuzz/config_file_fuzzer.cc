@@ -3,13 +3,14 @@
 // outside input. Whatever the text, parsing must return (no crash, no
 // hang) with either an error naming a line of the text or directives
 // that each name a known setting, come from a line of the text in order,
-// and hold a value already in its setting's normal form.
+// and hold a value in its setting's normal form (the flag's own text).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -23,11 +24,29 @@ using feedcore::server::FindSetting;
 using feedcore::server::NormalizeSettingValue;
 using feedcore::server::ParseConfigText;
 using feedcore::server::ServerSettings;
+using feedcore::server::SettingKind;
 using feedcore::server::SettingSpec;
 using feedcore::server::SplitConfigLine;
 
 void Check(bool condition) {
   if (!condition) std::abort();
+}
+
+// The flag's own text: a boolean true or false, a number plain decimal.
+bool IsNormalForm(SettingKind kind, absl::string_view value) {
+  switch (kind) {
+    case SettingKind::kString:
+      return true;
+    case SettingKind::kBoolean:
+      return value == "true" || value == "false";
+    case SettingKind::kInteger:
+      if (absl::StartsWith(value, "-")) value.remove_prefix(1);
+      [[fallthrough]];
+    case SettingKind::kBytes:
+      return !value.empty() &&
+             absl::c_all_of(value, [](char c) { return c >= '0' && c <= '9'; });
+  }
+  return false;
 }
 
 }  // namespace
@@ -51,6 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     absl::StatusOr<std::string> again =
         NormalizeSettingValue(spec->kind, directive.value);
     Check(again.ok() && *again == directive.value);
+    Check(IsNormalForm(spec->kind, directive.value));
   }
   // Any one line splits or fails on its own, whatever the rest holds.
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
