@@ -260,8 +260,9 @@ TEST_CASE("CONFIG GET answers what redis-benchmark asks") {
   Fixture f;
   CHECK(f.Run({"CONFIG", "GET", "save"}) == "*2\r\n" + Bulk("save") + Bulk(""));
   CHECK(f.Run({"CONFIG", "GET", "maxmemory"}) == "*0\r\n");
-  CHECK(StartsWith(f.Run({"CONFIG", "SET", "a", "b"}),
-                   "-ERR Unknown option or number of arguments for CONFIG SET"));
+  CHECK(
+      StartsWith(f.Run({"CONFIG", "SET", "a", "b"}),
+                 "-ERR Unknown option or number of arguments for CONFIG SET"));
 }
 
 TEST_CASE("ZADD, ZSCORE, ZINCRBY, ZCARD") {
