@@ -36,6 +36,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "command_dispatcher.h"
 #include "config_file.h"
@@ -265,15 +266,27 @@ std::optional<int> HandleInfoFlags(int argc, char** argv) {
   return std::nullopt;
 }
 
+int Fail(const std::string& what, const absl::Status& status) {
+  std::fprintf(stderr, "feedcore-server: %s: %s\n", what.c_str(),
+               std::string(status.message()).c_str());
+  return EXIT_FAILURE;
+}
+
+// Where a flag's value came from in the config file ("FILE:LINE"), by flag
+// name; flags the file did not set are absent.
+using ConfigOrigins = absl::flat_hash_map<std::string, std::string>;
+
 // Sets every flag `path` names that the command line did not.
-absl::Status ApplyConfigFile(const std::string& path,
-                             const absl::flat_hash_set<std::string>& given) {
+absl::StatusOr<ConfigOrigins> ApplyConfigFile(
+    const std::string& path, const absl::flat_hash_set<std::string>& given) {
   absl::StatusOr<std::vector<feedcore::server::ConfigDirective>> directives =
       feedcore::server::ReadConfigFile(path,
                                        feedcore::server::ServerSettings());
   if (!directives.ok()) return directives.status();
+  ConfigOrigins origins;
   for (const feedcore::server::ConfigDirective& directive : *directives) {
     if (given.contains(directive.name)) continue;
+    origins[directive.name] = absl::StrCat(path, ":", directive.line);
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(directive.name);
     std::string error;
     if (flag == nullptr || !flag->ParseFrom(directive.value, &error)) {
@@ -281,7 +294,31 @@ absl::Status ApplyConfigFile(const std::string& path,
           path, ":", directive.line, ": ", directive.name, ": ", error));
     }
   }
-  return absl::OkStatus();
+  return origins;
+}
+
+// Fails for a flag refused after parsing; when the file set the flag the
+// message names first (--name), says the file and line too, so that the
+// line to fix is named as for a line refused while parsing.
+int FailFlags(const ConfigOrigins& origins, const absl::Status& status) {
+  const absl::string_view message = status.message();
+  size_t first = message.size();
+  std::string origin;
+  for (const auto& [name, where] : origins) {
+    const std::string flag = "--" + name;
+    for (size_t at = message.find(flag); at != absl::string_view::npos;
+         at = message.find(flag, at + 1)) {
+      const size_t end = at + flag.size();
+      const bool whole =
+          end == message.size() ||
+          !(absl::ascii_isalnum(message[end]) || message[end] == '_');
+      if (whole && at < first) {
+        first = at;
+        origin = where;
+      }
+    }
+  }
+  return Fail(origin.empty() ? "flags" : origin, status);
 }
 
 // Every setting's value as its flag prints it, for CONFIG GET.
@@ -294,12 +331,6 @@ absl::flat_hash_map<std::string, std::string> SettingTexts() {
     }
   }
   return texts;
-}
-
-int Fail(const std::string& what, const absl::Status& status) {
-  std::fprintf(stderr, "feedcore-server: %s: %s\n", what.c_str(),
-               std::string(status.message()).c_str());
-  return EXIT_FAILURE;
 }
 
 void Log(const std::string& line) {
@@ -383,11 +414,12 @@ int main(int argc, char** argv) {
                     "one config file at most, got '", positional[1], "' and '",
                     positional[2], "'")));
   }
+  ConfigOrigins origins;
   if (positional.size() == 2) {
-    if (absl::Status status = ApplyConfigFile(positional[1], given);
-        !status.ok()) {
-      return Fail("config file", status);
-    }
+    absl::StatusOr<ConfigOrigins> applied =
+        ApplyConfigFile(positional[1], given);
+    if (!applied.ok()) return Fail("config file", applied.status());
+    origins = *std::move(applied);
   }
 
   ServerOptions options;
@@ -408,32 +440,33 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_client_query_buffer_total_limit);
   options.protected_mode = absl::GetFlag(FLAGS_protected_mode);
   absl::StatusOr<std::string> password = Password();
-  if (!password.ok()) return Fail("flags", password.status());
+  if (!password.ok()) return FailFlags(origins, password.status());
   options.requirepass = *password;
   // Checked before any data is loaded, so a refused configuration says so
   // at once.
   if (absl::Status status = feedcore::server::ValidateServerOptions(options);
       !status.ok()) {
-    return Fail("flags", status);
+    return FailFlags(origins, status);
   }
 
   const std::string snapshot_file = absl::GetFlag(FLAGS_snapshot_file);
   const bool load = absl::GetFlag(FLAGS_load);
   const bool snapshot_on_exit = absl::GetFlag(FLAGS_snapshot_on_exit);
   if (snapshot_file.empty() && (load || snapshot_on_exit)) {
-    return Fail("flags",
-                absl::InvalidArgumentError("--load and --snapshot_on_exit need "
-                                           "--snapshot_file=PATH"));
+    return FailFlags(origins, absl::InvalidArgumentError(
+                                  "--load and --snapshot_on_exit need "
+                                  "--snapshot_file=PATH"));
   }
 
   absl::StatusOr<std::optional<feedcore::FsyncPolicy>> append_only =
       ParsePersistenceFlags();
-  if (!append_only.ok()) return Fail("flags", append_only.status());
+  if (!append_only.ok()) return FailFlags(origins, append_only.status());
   if (append_only->has_value() && load) {
-    return Fail("flags", absl::InvalidArgumentError(
-                             "--load and --appendonly yes exclude each other: "
-                             "the append-only files in --dir are what the "
-                             "server recovers"));
+    return FailFlags(origins,
+                     absl::InvalidArgumentError(
+                         "--load and --appendonly yes exclude each other: "
+                         "the append-only files in --dir are what the "
+                         "server recovers"));
   }
 
   feedcore::EngineOptions engine_options;
@@ -442,10 +475,11 @@ int main(int argc, char** argv) {
   const int64_t inactive_after = absl::GetFlag(FLAGS_inactive_after_seconds);
   if (inactive_after < 0 ||
       inactive_after > feedcore::kMaxTtl / feedcore::kMicrosPerSecond) {
-    return Fail("flags", absl::InvalidArgumentError(absl::StrCat(
-                             "--inactive_after_seconds is ", inactive_after,
-                             "; it must be 0..",
-                             feedcore::kMaxTtl / feedcore::kMicrosPerSecond)));
+    return FailFlags(
+        origins,
+        absl::InvalidArgumentError(absl::StrCat(
+            "--inactive_after_seconds is ", inactive_after, "; it must be 0..",
+            feedcore::kMaxTtl / feedcore::kMicrosPerSecond)));
   }
   engine_options.inactive_after = inactive_after * feedcore::kMicrosPerSecond;
   engine_options.max_payload_bytes = absl::GetFlag(FLAGS_max_payload_bytes);

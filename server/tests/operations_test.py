@@ -95,6 +95,15 @@ def check_config_file(binary, directory):
             not in result.stderr):
         fail(f"bad config file: exit {result.returncode}, "
              f"stdout {result.stdout!r}, stderr {result.stderr!r}")
+    out_of_range = os.path.join(directory, "range.conf")
+    with open(out_of_range, "w") as conf:
+        conf.write("# parses, but no server takes no client\nmaxclients 0\n")
+    result = run(binary, out_of_range)
+    if (result.returncode != 1 or "listening" in result.stdout or
+            f"{out_of_range}:2: --max_clients must be 1..1000000, got 0"
+            not in result.stderr):
+        fail(f"out-of-range config value: exit {result.returncode}, "
+             f"stdout {result.stdout!r}, stderr {result.stderr!r}")
     print("ok: a bad config line stops the server with file:line")
 
 
