@@ -32,6 +32,13 @@ feedcore_fuzz_target(NAME resp_parser_fuzzer
   SOURCES resp_parser_fuzzer.cc
           ${PROJECT_SOURCE_DIR}/server/resp_parser.cc
   INCLUDES ${PROJECT_SOURCE_DIR}/server)
+# The config file parser of feedcore-server, with the server's settings,
+# compiled in as the RESP parser is.
+feedcore_fuzz_target(NAME config_file_fuzzer
+  SOURCES config_file_fuzzer.cc
+          ${PROJECT_SOURCE_DIR}/server/config_file.cc
+          ${PROJECT_SOURCE_DIR}/server/server_settings.cc
+  INCLUDES ${PROJECT_SOURCE_DIR}/server)
 # The social calls (follows, publishes, reads, markers, mute and block,
 # batch follows, counters and ranked reads) against the same reference
 # model.

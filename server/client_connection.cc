@@ -61,15 +61,14 @@ ClientConnection::ClientConnection(asio::ip::tcp::socket socket,
                                    RespParser parser,
                                    const CommandDispatcher& dispatcher,
                                    SessionState session,
-                                   ConnectionTracker& tracker,
-                                   const ClientLimits& limits)
+                                   ConnectionTracker& tracker)
     : socket_(std::move(socket)),
       parser_(std::move(parser)),
       dispatcher_(dispatcher),
       session_(std::move(session)),
       tracker_(tracker),
       stats_(dispatcher.stats()),
-      limits_(limits),
+      config_(dispatcher.config()),
       drain_timer_(socket_.get_executor()),
       idle_timer_(socket_.get_executor()) {
   parser_.set_unauthenticated(!session_.authenticated);
@@ -105,10 +104,15 @@ void ClientConnection::Start() {
 }
 
 void ClientConnection::ArmIdleTimer() {
-  if (limits_.idle_timeout.count() == 0) return;
+  const int64_t timeout = config_.idle_timeout_seconds();
+  if (timeout == 0) {
+    // A wait armed before CONFIG SET timeout 0 must not fire.
+    idle_timer_.cancel();
+    return;
+  }
   // Re-arming cancels the previous wait, whose handler then sees
   // operation_aborted.
-  idle_timer_.expires_after(limits_.idle_timeout);
+  idle_timer_.expires_after(std::chrono::seconds(timeout));
   idle_timer_.async_wait(
       [self = shared_from_this()](const asio::error_code& error) {
         // A wait that completed just as the timer was re-armed finds the
@@ -125,14 +129,15 @@ void ClientConnection::ArmIdleTimer() {
 
 bool ClientConnection::AccountQueryBytes() {
   const size_t held = parser_.held_bytes();
-  if (limits_.query_buffer_limit != 0 && held > limits_.query_buffer_limit) {
+  const size_t query_limit = config_.client_query_buffer_limit();
+  if (query_limit != 0 && held > query_limit) {
     stats_.client_query_buffer_limit_disconnections.fetch_add(
         1, std::memory_order_relaxed);
     CloseNow();  // gives back what was charged so far
     return false;
   }
   const bool within_total = stats_.ChargeQueryBytes(
-      charged_query_bytes_, held, limits_.query_buffer_total_limit);
+      charged_query_bytes_, held, config_.client_query_buffer_total_limit());
   charged_query_bytes_ = held;  // charged either way; CloseNow gives it back
   if (!within_total) {
     stats_.client_query_buffer_total_limit_disconnections.fetch_add(
@@ -232,8 +237,8 @@ void ClientConnection::ProcessAndRespond() {
       dispatcher_.Execute(command_.args, session_, replies_);
       if (session_.close_after_reply) close_after_write_ = true;
       parser_.set_unauthenticated(!session_.authenticated);
-      if (limits_.output_buffer_limit != 0 &&
-          replies_.size() > limits_.output_buffer_limit) {
+      const size_t output_limit = config_.client_output_buffer_limit();
+      if (output_limit != 0 && replies_.size() > output_limit) {
         stats_.client_output_buffer_limit_disconnections.fetch_add(
             1, std::memory_order_relaxed);
         CloseNow();

@@ -9,13 +9,15 @@
 // after its reply is written; every other error is a reply and the
 // connection goes on.
 //
-// Limits (ClientLimits), each closing the connection at once and counted
-// in ServerStats: no progress for `idle_timeout` (waiting for a command or
-// for the client to read a reply; an asio timer, re-armed by every read
-// and write); an unfinished command holding more than
-// `query_buffer_limit`; replies not yet written holding more than
-// `output_buffer_limit`; or a read that takes the unfinished commands of
-// all clients past `query_buffer_total_limit`.
+// Limits, read from the dispatcher's ServerConfig each time they are
+// checked (so CONFIG SET reaches open connections), each closing the
+// connection at once and counted in ServerStats: no progress for the idle
+// timeout (waiting for a command or for the client to read a reply; an
+// asio timer, re-armed by every read and write with the timeout of that
+// moment); an unfinished command holding more than the query buffer limit;
+// replies not yet written holding more than the output buffer limit; or a
+// read that takes the unfinished commands of all clients past the total
+// query buffer limit.
 #ifndef FEEDCORE_SERVER_CLIENT_CONNECTION_H_
 #define FEEDCORE_SERVER_CLIENT_CONNECTION_H_
 
@@ -35,14 +37,6 @@
 namespace feedcore::server {
 
 class ClientConnection;
-
-// ServerOptions' per-connection limits (0: none); see server_options.h.
-struct ClientLimits {
-  std::chrono::seconds idle_timeout{0};
-  size_t query_buffer_limit = 0;
-  size_t output_buffer_limit = 0;
-  size_t query_buffer_total_limit = 0;
-};
 
 // The open connections, for the connection limit and for closing them all
 // at shutdown. Thread-safe.
@@ -66,7 +60,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
  public:
   ClientConnection(asio::ip::tcp::socket socket, RespParser parser,
                    const CommandDispatcher& dispatcher, SessionState session,
-                   ConnectionTracker& tracker, const ClientLimits& limits);
+                   ConnectionTracker& tracker);
   ~ClientConnection();
 
   // Starts reading. The connection keeps itself alive until it closes.
@@ -100,7 +94,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   SessionState session_;
   ConnectionTracker& tracker_;
   ServerStats& stats_;
-  const ClientLimits limits_;
+  const ServerConfig& config_;  // the dispatcher's
   asio::steady_timer drain_timer_;
   asio::steady_timer idle_timer_;
   // What this connection's unfinished command counts for in

@@ -80,7 +80,13 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.append_only = append_only;
   context_.commands = &table_;
   context_.stats = &stats_;
-  context_.requirepass = options.requirepass;
+  if (options.config == nullptr) {
+    ServerOptions server_options;
+    server_options.requirepass = options.requirepass;
+    own_config_ = std::make_unique<ServerConfig>(server_options);
+  }
+  context_.config =
+      options.config != nullptr ? options.config : own_config_.get();
   context_.watched_keys = &watched_keys_;
   context_.started_at = feeds->options().clock->Now();
   context_.run_id = NewRunId();
@@ -97,7 +103,7 @@ SessionState CommandDispatcher::NewSession() const {
       clients_.Add(session.client_id, context_.feeds->options().clock->Now());
   session.registration = ClientRegistration(&clients_, session.client_id);
   session.registration.set_activity(std::move(activity));
-  session.authenticated = context_.requirepass.empty();
+  session.authenticated = !context_.config->password_required();
   return session;
 }
 

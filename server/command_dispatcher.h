@@ -22,6 +22,7 @@
 #include "command_table.h"
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
+#include "server_config.h"
 #include "server_stats.h"
 #include "snapshot_saver.h"
 
@@ -37,6 +38,11 @@ struct DispatcherOptions {
   size_t max_transaction_bytes = size_t{64} << 20;
   // The server's entity names (ServerData::names()); null: ids only.
   NameRegistry* names = nullptr;
+  // The settings of CONFIG GET and SET (server_config.h), which must
+  // outlive the dispatcher and then hold the password instead of
+  // `requirepass`; null: the dispatcher keeps its own, of default options
+  // and `requirepass`.
+  ServerConfig* config = nullptr;
 };
 
 class CommandDispatcher {
@@ -89,6 +95,9 @@ class CommandDispatcher {
   // LeaderboardStore::DeleteExpired's errors.
   absl::Status DeleteExpiredKeys(size_t budget) const;
 
+  // The settings CONFIG changes, which the connections read as they serve.
+  ServerConfig& config() const { return *context_.config; }
+
   // The connected clients (CLIENT LIST); the network side attaches each
   // session's addresses to its record.
   ClientRegistry& clients() const { return clients_; }
@@ -120,6 +129,7 @@ class CommandDispatcher {
   mutable SlowLog slow_log_;
   std::function<void(ShutdownKind)> shutdown_handler_;
   mutable ServerStats stats_;
+  std::unique_ptr<ServerConfig> own_config_;  // when options.config is null
   ServerContext context_;
   mutable std::atomic<int64_t> next_client_id_{1};
 };

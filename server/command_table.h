@@ -29,6 +29,7 @@ namespace feedcore::server {
 class AppendOnlyFiles;
 class CommandDispatcher;
 class CommandTable;
+class ServerConfig;
 class ServerStats;
 class SnapshotSaver;
 
@@ -88,8 +89,10 @@ struct ServerContext {
   NameRegistry* names = nullptr;
   // FEED.PUBLISH's memory of recent publishes, one per dispatcher.
   std::shared_ptr<PublishLedger> publishes = std::make_shared<PublishLedger>();
-  ServerStats* stats = nullptr;         // never null in a dispatcher's context
-  std::string requirepass;              // empty: no authentication
+  ServerStats* stats = nullptr;  // never null in a dispatcher's context
+  // The settings CONFIG reads and changes, and the password; never null
+  // in a dispatcher's context.
+  ServerConfig* config = nullptr;
   WatchedKeys* watched_keys = nullptr;  // never null, as stats
   Micros started_at = 0;  // when the dispatcher was made, on the engine clock
   std::string run_id;     // INFO's run_id

@@ -6,8 +6,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "append_only.h"
 #include "arguments.h"
+#include "config_commands.h"
+#include "server_config.h"
 #include "server_version.h"
 
 namespace feedcore::server {
@@ -52,7 +53,7 @@ bool PasswordMatches(absl::string_view given, absl::string_view expected) {
 // as in Redis without ACLs: with no requirepass it takes any password.
 bool CredentialsValid(const CommandCall& call, absl::string_view user,
                       absl::string_view password) {
-  const std::string& required = call.server->requirepass;
+  const std::string required = call.server->config->requirepass();
   const bool password_ok =
       required.empty() || PasswordMatches(password, required);
   return password_ok && user == "default";
@@ -64,7 +65,7 @@ void Auth(CommandCall& call) {
     call.reply->Error("ERR syntax error");
     return;
   }
-  if (call.args.size() == 2 && call.server->requirepass.empty()) {
+  if (call.args.size() == 2 && !call.server->config->password_required()) {
     call.reply->Error(kNoPasswordConfigured);
     return;
   }
@@ -209,38 +210,6 @@ void Command(CommandCall& call) {
   }
 }
 
-// CONFIG GET parameter: the settings redis-benchmark and persistence tools
-// read (save, appendonly, appendfsync, dir), with this server's values.
-// Any other parameter matches nothing. CONFIG SET is not supported:
-// settings are command-line flags.
-void Config(CommandCall& call) {
-  if (!IsKeyword(call.args[1], "GET") || call.args.size() != 3) {
-    call.reply->Error(
-        "ERR only CONFIG GET <parameter> is supported; settings are "
-        "feedcore-server command-line flags");
-    return;
-  }
-  const std::string parameter = absl::AsciiStrToLower(call.args[2]);
-  std::vector<std::pair<std::string, std::string>> matches;
-  if (parameter == "save" || parameter == "*") matches.emplace_back("save", "");
-  const AppendOnlyFiles* files = call.server->append_only;
-  if (parameter == "appendonly" || parameter == "*") {
-    matches.emplace_back("appendonly", files != nullptr ? "yes" : "no");
-  }
-  if (files != nullptr && (parameter == "appendfsync" || parameter == "*")) {
-    matches.emplace_back("appendfsync",
-                         FsyncPolicyName(files->options().fsync));
-  }
-  if (files != nullptr && (parameter == "dir" || parameter == "*")) {
-    matches.emplace_back("dir", files->options().directory);
-  }
-  call.reply->MapHeader(matches.size());
-  for (const auto& [key, value] : matches) {
-    call.reply->Bulk(key);
-    call.reply->Bulk(value);
-  }
-}
-
 }  // namespace
 
 absl::Status AddConnectionCommands(CommandTable& table) {
@@ -257,12 +226,11 @@ absl::Status AddConnectionCommands(CommandTable& table) {
       {"HELLO", -1, {"noscript", "fast", "no_auth"}, 0, 0, 0, Hello},
       {"QUIT", -1, {"fast", "no_auth"}, 0, 0, 0, Quit},
       {"COMMAND", -1, {"loading", "stale"}, 0, 0, 0, Command},
-      {"CONFIG", -2, {"admin", "noscript"}, 0, 0, 0, Config},
   };
   for (const CommandSpec& spec : specs) {
     if (absl::Status status = table.Add(spec); !status.ok()) return status;
   }
-  return absl::OkStatus();
+  return AddConfigCommands(table);
 }
 
 }  // namespace feedcore::server

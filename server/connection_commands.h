@@ -1,6 +1,5 @@
 // Commands about the connection and the server rather than the data:
-// PING, ECHO, AUTH, HELLO, QUIT, COMMAND and the read-only CONFIG GET that
-// redis-benchmark asks on start-up.
+// PING, ECHO, AUTH, HELLO, QUIT, COMMAND, and CONFIG (config_commands.h).
 #ifndef FEEDCORE_SERVER_CONNECTION_COMMANDS_H_
 #define FEEDCORE_SERVER_CONNECTION_COMMANDS_H_
 

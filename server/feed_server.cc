@@ -144,17 +144,12 @@ void FeedServer::OnAccepted(const asio::error_code& error,
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   // The limits were validated in Create, so the parser always builds.
   absl::StatusOr<RespParser> parser = RespParser::Create(options_.limits);
-  ClientLimits limits;
-  limits.idle_timeout = std::chrono::seconds(options_.idle_timeout_seconds);
-  limits.query_buffer_limit = options_.client_query_buffer_limit;
-  limits.output_buffer_limit = options_.client_output_buffer_limit;
-  limits.query_buffer_total_limit = options_.client_query_buffer_total_limit;
   auto connection = std::make_shared<ClientConnection>(
       std::move(socket), *std::move(parser), *dispatcher_,
-      dispatcher_->NewSession(), connections_, limits);
+      dispatcher_->NewSession(), connections_);
   ServerStats& stats = dispatcher_->stats();
   stats.total_connections_received.fetch_add(1, std::memory_order_relaxed);
-  if (connections_.TryAdd(connection, options_.max_clients)) {
+  if (connections_.TryAdd(connection, dispatcher_->config().max_clients())) {
     connection->Start();
   } else {
     stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);

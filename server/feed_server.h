@@ -19,7 +19,10 @@ namespace feedcore::server {
 
 class FeedServer {
  public:
-  // Binds and listens. `dispatcher` must outlive the server.
+  // Binds and listens. `dispatcher` must outlive the server. Of `options`,
+  // the settings CONFIG SET may change (max_clients, the timeout, the
+  // client buffer limits) are only validated: the server and its
+  // connections read them from dispatcher->config() as they serve.
   // InvalidArgument for bad options; Unavailable if the address cannot be
   // bound.
   static absl::StatusOr<std::unique_ptr<FeedServer>> Create(

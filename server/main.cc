@@ -5,6 +5,11 @@
 //   feedcore-server --port=7379 --threads=4
 //   feedcore-server --snapshot_file=/var/lib/feeds.snap --load
 //   feedcore-server --appendonly yes --dir /var/lib/feedcore
+//   feedcore-server /etc/feedcore/feedcore.conf --port=7380
+//
+// The optional first argument that is not a flag is a config file in
+// redis.conf syntax (config_file.h); flags on the command line override
+// it. --help (-h) lists the flags, --version (-v) prints the version.
 //
 // Prints "feedcore-server listening on <address>:<port>" once it accepts
 // connections; stops cleanly on SIGINT or SIGTERM (saving first with
@@ -24,17 +29,24 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "command_dispatcher.h"
+#include "config_file.h"
 #include "feed_server.h"
 #include "feedcore/feedcore.h"
+#include "server_config.h"
 #include "server_data.h"
 #include "server_options.h"
+#include "server_settings.h"
+#include "server_version.h"
 #include "snapshot_saver.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1",
@@ -142,20 +154,30 @@ absl::StatusOr<std::string> Password() {
 
 // Redis spells its settings with dashes (--protected-mode); flags here use
 // underscores. Rewrites "--name-with-dashes[=value]" to underscores when
-// that names a flag of this program, so both spellings work.
+// that names a flag of this program, so both spellings work, and records
+// in `given` each flag the command line sets (so that it overrides the
+// config file).
 std::vector<char*> NormalizeFlagNames(int argc, char** argv,
-                                      std::vector<std::string>& storage) {
+                                      std::vector<std::string>& storage,
+                                      absl::flat_hash_set<std::string>& given) {
   storage.reserve(argc);
   std::vector<char*> out;
+  bool flags_ended = false;
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (i > 0 && arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+    if (arg == "--") flags_ended = true;
+    if (i > 0 && !flags_ended && arg.size() > 1 && arg[0] == '-') {
+      const size_t dashes = arg.compare(0, 2, "--") == 0 ? 2 : 1;
       const size_t end = std::min(arg.find('='), arg.size());
-      std::string name = arg.substr(2, end - 2);
+      std::string name = arg.substr(dashes, end - dashes);
       std::replace(name.begin(), name.end(), '-', '_');
       const bool negated = name.rfind("no", 0) == 0 &&
                            absl::FindCommandLineFlag(name.substr(2)) != nullptr;
-      if (absl::FindCommandLineFlag(name) != nullptr || negated) {
+      if (absl::FindCommandLineFlag(name) != nullptr) {
+        given.insert(name);
+        arg = "--" + name + arg.substr(end);
+      } else if (negated) {
+        given.insert(name.substr(2));
         arg = "--" + name + arg.substr(end);
       }
     }
@@ -165,10 +187,150 @@ std::vector<char*> NormalizeFlagNames(int argc, char** argv,
   return out;
 }
 
+// The flag above behind a setting of server_settings.h; null if there is
+// none (CheckSettingsMatchFlags refuses to start then).
+const absl::CommandLineFlag* SettingFlag(
+    const feedcore::server::SettingSpec& spec) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(spec.name);
+  return flag != nullptr && flag->Filename() == __FILE__ ? flag : nullptr;
+}
+
+absl::Status CheckSettingsMatchFlags() {
+  size_t flags_here = 0;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (flag->Filename() != __FILE__) continue;
+    ++flags_here;
+    if (feedcore::server::FindSetting(feedcore::server::ServerSettings(),
+                                      name) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("flag --", name, " is missing in server_settings.cc"));
+    }
+  }
+  for (const feedcore::server::SettingSpec& spec :
+       feedcore::server::ServerSettings()) {
+    if (SettingFlag(spec) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("setting ", spec.name, " has no flag"));
+    }
+  }
+  if (flags_here != feedcore::server::ServerSettings().size()) {
+    return absl::InternalError("server_settings.cc lists a flag twice");
+  }
+  return absl::OkStatus();
+}
+
+void PrintHelp() {
+  std::printf(
+      "Usage: feedcore-server [CONFIG_FILE] [--flag=value ...]\n\n"
+      "A Redis-protocol server for feedcore feeds and leaderboards "
+      "(docs/server.md).\n"
+      "CONFIG_FILE is in redis.conf syntax: one 'name value' a line, names "
+      "as below\n"
+      "with dashes or underscores; flags on the command line override it.\n"
+      "Flags may be spelled with dashes too (--protected-mode=no).\n\n"
+      "  -h, --help     print this and exit\n"
+      "  -v, --version  print the version and exit\n\n");
+  for (const feedcore::server::SettingSpec& spec :
+       feedcore::server::ServerSettings()) {
+    const absl::CommandLineFlag* flag = SettingFlag(spec);
+    if (flag == nullptr) continue;
+    std::string notes;
+    for (const std::string& alias : spec.aliases) {
+      absl::StrAppend(&notes, "; '", alias, "' in a config file");
+    }
+    if (spec.changeable_while_serving) {
+      absl::StrAppend(&notes, "; CONFIG SET changes it while serving");
+    }
+    std::printf(
+        "  --%s (default: %s)\n      %s%s\n", spec.name.c_str(),
+        flag->DefaultValue().empty() ? "\"\"" : flag->DefaultValue().c_str(),
+        flag->Help().c_str(), notes.c_str());
+  }
+}
+
+// What --help, -h, --version and -v ask for, before any other flag is
+// parsed: nullopt to go on, an exit code otherwise.
+std::optional<int> HandleInfoFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h" || arg == "-help") {
+      PrintHelp();
+      return EXIT_SUCCESS;
+    }
+    if (arg == "--version" || arg == "-v" || arg == "-version") {
+      std::printf("feedcore-server %s\n", feedcore::server::kFeedcoreVersion);
+      return EXIT_SUCCESS;
+    }
+  }
+  return std::nullopt;
+}
+
 int Fail(const std::string& what, const absl::Status& status) {
   std::fprintf(stderr, "feedcore-server: %s: %s\n", what.c_str(),
                std::string(status.message()).c_str());
   return EXIT_FAILURE;
+}
+
+// Where a flag's value came from in the config file ("FILE:LINE"), by flag
+// name; flags the file did not set are absent.
+using ConfigOrigins = absl::flat_hash_map<std::string, std::string>;
+
+// Sets every flag `path` names that the command line did not.
+absl::StatusOr<ConfigOrigins> ApplyConfigFile(
+    const std::string& path, const absl::flat_hash_set<std::string>& given) {
+  absl::StatusOr<std::vector<feedcore::server::ConfigDirective>> directives =
+      feedcore::server::ReadConfigFile(path,
+                                       feedcore::server::ServerSettings());
+  if (!directives.ok()) return directives.status();
+  ConfigOrigins origins;
+  for (const feedcore::server::ConfigDirective& directive : *directives) {
+    if (given.contains(directive.name)) continue;
+    origins[directive.name] = absl::StrCat(path, ":", directive.line);
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(directive.name);
+    std::string error;
+    if (flag == nullptr || !flag->ParseFrom(directive.value, &error)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", directive.line, ": ", directive.name, ": ", error));
+    }
+  }
+  return origins;
+}
+
+// Fails for a flag refused after parsing; when the file set the flag the
+// message names first (--name), says the file and line too, so that the
+// line to fix is named as for a line refused while parsing.
+int FailFlags(const ConfigOrigins& origins, const absl::Status& status) {
+  const absl::string_view message = status.message();
+  size_t first = message.size();
+  std::string origin;
+  for (const auto& [name, where] : origins) {
+    const std::string flag = "--" + name;
+    for (size_t at = message.find(flag); at != absl::string_view::npos;
+         at = message.find(flag, at + 1)) {
+      const size_t end = at + flag.size();
+      const bool whole =
+          end == message.size() ||
+          !(absl::ascii_isalnum(message[end]) || message[end] == '_');
+      if (whole && at < first) {
+        first = at;
+        origin = where;
+      }
+    }
+  }
+  return Fail(origin.empty() ? "flags" : origin, status);
+}
+
+// Every setting's value as its flag prints it, for CONFIG GET.
+absl::flat_hash_map<std::string, std::string> SettingTexts() {
+  absl::flat_hash_map<std::string, std::string> texts;
+  for (const feedcore::server::SettingSpec& spec :
+       feedcore::server::ServerSettings()) {
+    if (const absl::CommandLineFlag* flag = SettingFlag(spec)) {
+      texts[spec.name] = flag->CurrentValue();
+    }
+  }
+  return texts;
 }
 
 void Log(const std::string& line) {
@@ -235,9 +397,30 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "A Redis-protocol server for feedcore feeds and leaderboards. "
       "See docs/server.md.");
+  if (absl::Status status = CheckSettingsMatchFlags(); !status.ok()) {
+    return Fail("settings", status);
+  }
+  if (std::optional<int> exit_code = HandleInfoFlags(argc, argv)) {
+    return *exit_code;
+  }
   std::vector<std::string> storage;
-  std::vector<char*> args = NormalizeFlagNames(argc, argv, storage);
-  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  absl::flat_hash_set<std::string> given;
+  std::vector<char*> args = NormalizeFlagNames(argc, argv, storage, given);
+  const std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  if (positional.size() > 2) {
+    return Fail("arguments",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "one config file at most, got '", positional[1], "' and '",
+                    positional[2], "'")));
+  }
+  ConfigOrigins origins;
+  if (positional.size() == 2) {
+    absl::StatusOr<ConfigOrigins> applied =
+        ApplyConfigFile(positional[1], given);
+    if (!applied.ok()) return Fail("config file", applied.status());
+    origins = *std::move(applied);
+  }
 
   ServerOptions options;
   options.address = absl::GetFlag(FLAGS_address);
@@ -257,32 +440,33 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_client_query_buffer_total_limit);
   options.protected_mode = absl::GetFlag(FLAGS_protected_mode);
   absl::StatusOr<std::string> password = Password();
-  if (!password.ok()) return Fail("flags", password.status());
+  if (!password.ok()) return FailFlags(origins, password.status());
   options.requirepass = *password;
   // Checked before any data is loaded, so a refused configuration says so
   // at once.
   if (absl::Status status = feedcore::server::ValidateServerOptions(options);
       !status.ok()) {
-    return Fail("flags", status);
+    return FailFlags(origins, status);
   }
 
   const std::string snapshot_file = absl::GetFlag(FLAGS_snapshot_file);
   const bool load = absl::GetFlag(FLAGS_load);
   const bool snapshot_on_exit = absl::GetFlag(FLAGS_snapshot_on_exit);
   if (snapshot_file.empty() && (load || snapshot_on_exit)) {
-    return Fail("flags",
-                absl::InvalidArgumentError("--load and --snapshot_on_exit need "
-                                           "--snapshot_file=PATH"));
+    return FailFlags(origins, absl::InvalidArgumentError(
+                                  "--load and --snapshot_on_exit need "
+                                  "--snapshot_file=PATH"));
   }
 
   absl::StatusOr<std::optional<feedcore::FsyncPolicy>> append_only =
       ParsePersistenceFlags();
-  if (!append_only.ok()) return Fail("flags", append_only.status());
+  if (!append_only.ok()) return FailFlags(origins, append_only.status());
   if (append_only->has_value() && load) {
-    return Fail("flags", absl::InvalidArgumentError(
-                             "--load and --appendonly yes exclude each other: "
-                             "the append-only files in --dir are what the "
-                             "server recovers"));
+    return FailFlags(origins,
+                     absl::InvalidArgumentError(
+                         "--load and --appendonly yes exclude each other: "
+                         "the append-only files in --dir are what the "
+                         "server recovers"));
   }
 
   feedcore::EngineOptions engine_options;
@@ -291,10 +475,11 @@ int main(int argc, char** argv) {
   const int64_t inactive_after = absl::GetFlag(FLAGS_inactive_after_seconds);
   if (inactive_after < 0 ||
       inactive_after > feedcore::kMaxTtl / feedcore::kMicrosPerSecond) {
-    return Fail("flags", absl::InvalidArgumentError(absl::StrCat(
-                             "--inactive_after_seconds is ", inactive_after,
-                             "; it must be 0..",
-                             feedcore::kMaxTtl / feedcore::kMicrosPerSecond)));
+    return FailFlags(
+        origins,
+        absl::InvalidArgumentError(absl::StrCat(
+            "--inactive_after_seconds is ", inactive_after, "; it must be 0..",
+            feedcore::kMaxTtl / feedcore::kMicrosPerSecond)));
   }
   engine_options.inactive_after = inactive_after * feedcore::kMicrosPerSecond;
   engine_options.max_payload_bytes = absl::GetFlag(FLAGS_max_payload_bytes);
@@ -334,8 +519,10 @@ int main(int argc, char** argv) {
   SnapshotSaver saver(snapshot_file, [&data](const std::string& path) {
     return (*data)->Save(path);
   });
+  // Outlives the dispatcher and the server, which read it.
+  feedcore::server::ServerConfig config(options, SettingTexts());
   feedcore::server::DispatcherOptions dispatcher_options;
-  dispatcher_options.requirepass = options.requirepass;
+  dispatcher_options.config = &config;
   dispatcher_options.names = &(*data)->names();
   auto dispatcher =
       CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,

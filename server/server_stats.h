@@ -35,6 +35,18 @@ class ServerStats {
   // The port the server listens on, once it does (INFO's tcp_port).
   std::atomic<int> tcp_port{0};
 
+  // CONFIG RESETSTAT: zeroes the counts of events (not connected_clients,
+  // tcp_port or the bytes held, which describe the present).
+  void ResetCounters() {
+    for (Counter* counter : {&total_connections_received, &rejected_connections,
+                             &idle_timeout_disconnections,
+                             &client_query_buffer_limit_disconnections,
+                             &client_output_buffer_limit_disconnections,
+                             &client_query_buffer_total_limit_disconnections}) {
+      counter->store(0, std::memory_order_relaxed);
+    }
+  }
+
   // Records that a connection's unfinished command now holds `now` bytes
   // instead of `before`. Returns false when the connection grew and the
   // total of all connections is over `total_limit` (0: no limit): the

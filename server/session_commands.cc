@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
 #include "client_registry.h"
+#include "server_config.h"
 
 namespace feedcore::server {
 namespace {
@@ -371,7 +372,7 @@ void Reset(CommandCall& call) {
   session.client_name.clear();
   session.replies_off = false;
   session.skip_replies = 0;
-  session.authenticated = call.server->requirepass.empty();
+  session.authenticated = !call.server->config->password_required();
   UpdateRecord(call, [](ClientRecord& record) {
     record.name.clear();
     record.protocol = 2;

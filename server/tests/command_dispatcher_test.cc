@@ -259,10 +259,10 @@ TEST_CASE("COMMAND describes the commands") {
 TEST_CASE("CONFIG GET answers what redis-benchmark asks") {
   Fixture f;
   CHECK(f.Run({"CONFIG", "GET", "save"}) == "*2\r\n" + Bulk("save") + Bulk(""));
-  CHECK(f.Run({"CONFIG", "GET", "appendonly"}) ==
-        "*2\r\n" + Bulk("appendonly") + Bulk("no"));
   CHECK(f.Run({"CONFIG", "GET", "maxmemory"}) == "*0\r\n");
-  CHECK(StartsWith(f.Run({"CONFIG", "SET", "a", "b"}), "-ERR only CONFIG GET"));
+  CHECK(
+      StartsWith(f.Run({"CONFIG", "SET", "a", "b"}),
+                 "-ERR Unknown option or number of arguments for CONFIG SET"));
 }
 
 TEST_CASE("ZADD, ZSCORE, ZINCRBY, ZCARD") {

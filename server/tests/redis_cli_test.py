@@ -156,7 +156,8 @@ STEPS = [
     (["ECHO", "x" * 2000],
      "(error) ERR Protocol error: invalid bulk length: 2000 bytes, more than "
      "the limit of 1024 (--max_bulk_bytes)"),
-    (["CONFIG", "SET", "a", "b"], "re:^\\(error\\) ERR only CONFIG GET"),
+    (["CONFIG", "SET", "a", "b"], "(error) ERR Unknown option or number of "
+     "arguments for CONFIG SET - 'a'"),
     # Started without --snapshot_file.
     (["SAVE"], "(error) ERR snapshots are off: start the server with "
      "--snapshot_file"),
