@@ -89,13 +89,15 @@ void PrintFile(const FileReport& file) {
     case Repair::kNone:
       break;
     case Repair::kTruncate:
-      std::printf("  repair: truncate to %llu bytes, dropping %s and %s\n",
-                  static_cast<unsigned long long>(file.keep_bytes),
-                  Records(file.dropped_bytes, "byte").c_str(),
-                  Records(file.dropped_records, "whole record").c_str());
+      std::printf(
+          "  repair: truncate to %llu bytes, dropping %s: the damaged frame "
+          "and %s\n",
+          static_cast<unsigned long long>(file.keep_bytes),
+          Records(file.dropped_bytes, "byte").c_str(),
+          Records(file.dropped_records, "whole record").c_str());
       break;
     case Repair::kMoveAside:
-      std::printf("  repair: move aside to %s%s (%s), dropping %s and %s\n",
+      std::printf("  repair: move aside to %s%s (%s), dropping %s: %s\n",
                   file.path.c_str(), feedcore::check::kDamagedSuffix,
                   file.repair_reason.c_str(),
                   Records(file.dropped_bytes, "byte").c_str(),
@@ -126,11 +128,12 @@ void PrintReport(const DirectoryReport& report) {
 void PrintDropped(const DirectoryReport& report) {
   for (const FileReport& file : report.files) {
     if (file.repair == Repair::kTruncate) {
-      std::printf("dropped: %s from byte %llu: %s, %s (truncated)\n",
-                  file.path.c_str(),
-                  static_cast<unsigned long long>(file.keep_bytes),
-                  Records(file.dropped_bytes, "byte").c_str(),
-                  Records(file.dropped_records, "whole record").c_str());
+      std::printf(
+          "dropped: %s from byte %llu: %s, the damaged frame and %s "
+          "(truncated)\n",
+          file.path.c_str(), static_cast<unsigned long long>(file.keep_bytes),
+          Records(file.dropped_bytes, "byte").c_str(),
+          Records(file.dropped_records, "whole record").c_str());
     } else if (file.repair == Repair::kMoveAside) {
       std::printf("dropped: %s from byte 0: %s, %s (moved to %s%s)\n",
                   file.path.c_str(),
