@@ -6,20 +6,23 @@
 # maintainer scripts (packaging/debian/) create the system user and
 # /var/lib/feedcore. The examples are left out (component examples).
 #
-# The configuration and the unit are system files: their places do not
-# follow CMAKE_INSTALL_PREFIX (FEEDCORE_CONFIG_DIR, FEEDCORE_SYSTEMD_UNIT_DIR
-# move them).
-
-set(FEEDCORE_CONFIG_DIR /etc/feedcore CACHE PATH
-  "Where feedcore-server's configuration (feedcore.conf) is installed")
-set(FEEDCORE_SYSTEMD_UNIT_DIR lib/systemd/system CACHE PATH
-  "Where the systemd unit is installed (relative: under the prefix)")
-
+# The configuration goes where the system looks for it: /etc/feedcore when
+# installed under /usr (the package), PREFIX/etc/feedcore under any other
+# prefix (`cmake --install --prefix`), decided at install time, since cpack
+# installs under its own prefix. The unit goes to PREFIX/lib/systemd/system.
 if(TARGET feedcore-server)
-  install(FILES ${PROJECT_SOURCE_DIR}/server/feedcore.conf
-    DESTINATION ${FEEDCORE_CONFIG_DIR} COMPONENT server)
+  set(FEEDCORE_CONFIG_FILE ${PROJECT_SOURCE_DIR}/server/feedcore.conf)
+  install(CODE "
+    if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+      set(feedcore_config_dir /etc/feedcore)
+    else()
+      set(feedcore_config_dir \"\${CMAKE_INSTALL_PREFIX}/etc/feedcore\")
+    endif()
+    file(INSTALL DESTINATION \"\${feedcore_config_dir}\" TYPE FILE
+      FILES \"${FEEDCORE_CONFIG_FILE}\")
+    " COMPONENT server)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/feedcore-server.service
-    DESTINATION ${FEEDCORE_SYSTEMD_UNIT_DIR} COMPONENT server)
+    DESTINATION lib/systemd/system COMPONENT server)
 endif()
 install(FILES docs/server.md docs/reliability.md docs/formats.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT server)
