@@ -192,7 +192,7 @@ soak:
 	@echo "soak: wrote $(SOAK_CSV) and docs/soak.png"
 
 PACKAGE_DIR := build-package
-package:
+package: deps
 	cmake -S . -B $(PACKAGE_DIR) $(call generator,$(PACKAGE_DIR)) \
 	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr $(CMAKE_FLAGS) \
 	  -DFEEDCORE_TEST=OFF -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
