@@ -15,6 +15,9 @@ finds the directory clean. Then, each on a copy of the directory:
     frame, repaired, and the members named before it are there (the server
     drops members whose names were lost).
 
+A directory held by the running server, usage errors and a missing
+directory exit 2.
+
 Usage: check_server_test.py FEEDCORE_SERVER FEEDCORE_CHECK
 """
 
@@ -114,6 +117,22 @@ def main():
                                  socket_timeout=10)
             for i in range(MEMBERS):
                 client.zadd(KEY, {f"m{i:04d}": i})
+            # The running server holds the directory: no check, no repair.
+            for flags in ([], ["--fix"]):
+                code, out, err = run_check(check, original, *flags)
+                expect(code == 2 and "in use" in err,
+                       f"check of a directory in use: exit {code}", out + err)
+
+        # Usage errors.
+        for args in ([], ["--fixx", original], [original, original]):
+            result = subprocess.run([check, *args], capture_output=True,
+                                    text=True, timeout=60)
+            expect(result.returncode == 2 and "usage:" in result.stderr,
+                   f"usage error {args}: exit {result.returncode}",
+                   result.stdout + result.stderr)
+        code, out, err = run_check(check, os.path.join(root, "missing"))
+        expect(code == 2 and "missing" in err,
+               f"missing directory: exit {code}", out + err)
 
         code, out, err = run_check(check, original)
         expect(code == 0 and out.rstrip().endswith("clean"),

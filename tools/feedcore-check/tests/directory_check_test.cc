@@ -5,7 +5,8 @@
 // whole batch and moves the later segments aside, and the store then opens
 // with every write before the damage; a segment cut in the middle of a
 // frame is reported there as a torn tail; damage that cannot be repaired
-// (the newest snapshot) is reported as such and the repair is refused.
+// (the newest snapshot) is reported as such and the repair is refused; a
+// missing middle segment moves the segments after it aside.
 #include "directory_check.h"
 
 #include <doctest/doctest.h>
@@ -225,6 +226,35 @@ TEST_CASE("a last segment cut in the middle of a frame is a torn tail") {
   CHECK(kept < kMembers);
   CHECK(kept >= kMembers - kBatch);
   CHECK(RecoveredPrefix(dir.path()) == kept);
+}
+
+TEST_CASE("a missing middle segment: the later ones are moved aside") {
+  TempDir dir("check");
+  WriteStore(dir.path());
+  absl::StatusOr<DirectoryReport> clean = CheckDirectory(dir.path());
+  REQUIRE(clean.ok());
+  const uint64_t other_records = RecordsIn(*clean) - kMembers;
+  const std::vector<const FileReport*> segments = Segments(*clean);
+  REQUIRE(segments.size() >= 3);
+  const uint64_t first_records = segments[0]->frames;
+  const std::string third = segments[2]->path;
+  std::filesystem::remove(segments[1]->path);
+
+  absl::StatusOr<DirectoryReport> report = CheckDirectory(dir.path());
+  REQUIRE(report.ok());
+  const std::vector<const FileReport*> after = Segments(*report);
+  REQUIRE(after.size() == segments.size() - 1);
+  CHECK(after[1]->path == third);
+  CHECK(after[1]->damaged);
+  CHECK(after[1]->damage_offset == 0);
+  CHECK(after[1]->problem.find("records are missing") != std::string::npos);
+  CHECK(after[1]->repair == Repair::kMoveAside);
+  for (size_t i = 2; i < after.size(); ++i) {
+    CHECK(after[i]->repair == Repair::kMoveAside);
+  }
+  REQUIRE(RepairDirectory(*report).ok());
+  CHECK(std::filesystem::exists(third + kDamagedSuffix));
+  CHECK(RecoveredPrefix(dir.path()) == first_records - other_records);
 }
 
 TEST_CASE("a damaged newest snapshot cannot be repaired") {
