@@ -250,6 +250,11 @@ void ClientConnection::ProcessAndRespond() {
     }
   }
   if (!close_after_write_ && !AccountQueryBytes()) return;
+  if (ClientActivity* activity = session_.registration.activity()) {
+    activity->query_bytes.store(parser_.held_bytes(),
+                                std::memory_order_relaxed);
+    activity->output_bytes.store(replies_.size(), std::memory_order_relaxed);
+  }
   if (replies_.empty()) {
     if (close_after_write_) {
       CloseAfterDrain();
@@ -264,6 +269,9 @@ void ClientConnection::ProcessAndRespond() {
       [self = shared_from_this()](const asio::error_code& error, size_t) {
         self->idle_timer_.cancel();
         self->replies_.clear();
+        if (ClientActivity* activity = self->session_.registration.activity()) {
+          activity->output_bytes.store(0, std::memory_order_relaxed);
+        }
         // One large reply does not stay allocated for the connection's life.
         if (self->replies_.capacity() > 2 * kFlushBytes) {
           std::string().swap(self->replies_);

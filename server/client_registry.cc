@@ -4,11 +4,16 @@
 
 namespace feedcore::server {
 
-void ClientRegistry::Add(int64_t id, Micros connected_at) {
+std::shared_ptr<ClientActivity> ClientRegistry::Add(int64_t id,
+                                                    Micros connected_at) {
+  auto activity = std::make_shared<ClientActivity>();
+  activity->last_command_at.store(connected_at, std::memory_order_relaxed);
   absl::MutexLock lock(&mutex_);
   ClientRecord& record = clients_[id];
   record.id = id;
   record.connected_at = connected_at;
+  record.activity = activity;
+  return activity;
 }
 
 void ClientRegistry::Remove(int64_t id) {

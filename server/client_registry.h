@@ -12,8 +12,10 @@
 #ifndef FEEDCORE_SERVER_CLIENT_REGISTRY_H_
 #define FEEDCORE_SERVER_CLIENT_REGISTRY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,17 @@
 
 namespace feedcore::server {
 
+// What a connection does, for CLIENT LIST's idle, qbuf and omem: updated
+// by the connection and the dispatcher without the registry's mutex
+// (relaxed atomics: each is read alone, and a listing that lags a moment
+// is still a true one).
+struct ClientActivity {
+  std::atomic<int64_t> last_command_at{0};  // engine clock, micros
+  std::atomic<uint64_t> query_bytes{0};     // unfinished command held
+  std::atomic<uint64_t> output_bytes{0};    // replies not yet written
+  std::atomic<uint64_t> commands{0};
+};
+
 struct ClientRecord {
   int64_t id = 0;
   std::string address;        // "ip:port" of the client; empty off-network
@@ -34,13 +47,15 @@ struct ClientRecord {
   std::string library_name;     // CLIENT SETINFO LIB-NAME
   std::string library_version;  // CLIENT SETINFO LIB-VER
   int protocol = 2;
+  std::shared_ptr<ClientActivity> activity;  // never null once added
   // Closes the connection from any thread; empty off-network.
   std::function<void()> close;
 };
 
 class ClientRegistry {
  public:
-  void Add(int64_t id, Micros connected_at);
+  // Registers a client; returns its activity figures.
+  std::shared_ptr<ClientActivity> Add(int64_t id, Micros connected_at);
   void Remove(int64_t id);
   // Sets the network side of a registered client.
   void Attach(int64_t id, std::string address, std::string local_address,
@@ -75,6 +90,7 @@ class ClientRegistration {
       if (registry_ != nullptr) registry_->Remove(id_);
       registry_ = other.registry_;
       id_ = other.id_;
+      activity_ = std::move(other.activity_);
       other.registry_ = nullptr;
     }
     return *this;
@@ -84,10 +100,16 @@ class ClientRegistration {
 
   // Null for a session made outside a dispatcher.
   ClientRegistry* registry() const { return registry_; }
+  // The session's activity figures; null outside a dispatcher.
+  ClientActivity* activity() const { return activity_.get(); }
+  void set_activity(std::shared_ptr<ClientActivity> activity) {
+    activity_ = std::move(activity);
+  }
 
  private:
   ClientRegistry* registry_ = nullptr;
   int64_t id_ = 0;
+  std::shared_ptr<ClientActivity> activity_;
 };
 
 }  // namespace feedcore::server

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "admin_commands.h"
 #include "append_only.h"
 #include "arguments.h"
 #include "connection_commands.h"
@@ -44,8 +45,8 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
-        AddSessionCommands, AddTransactionCommands, AddSnapshotCommands,
-        AddPersistenceCommands}) {
+        AddFeedNotificationCommands, AddSessionCommands, AddAdminCommands,
+        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -74,6 +75,7 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
     : max_transaction_bytes_(options.max_transaction_bytes) {
   context_.feeds = feeds;
   context_.boards = boards;
+  boards->UseClock(feeds->options().clock);
   context_.snapshots = snapshots;
   context_.append_only = append_only;
   context_.commands = &table_;
@@ -82,14 +84,19 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.watched_keys = &watched_keys_;
   context_.started_at = feeds->options().clock->Now();
   context_.run_id = NewRunId();
+  context_.slow_log = &slow_log_;
+  context_.shutdown = &shutdown_handler_;
   context_.dispatcher = this;
+  context_.names = options.names;
 }
 
 SessionState CommandDispatcher::NewSession() const {
   SessionState session;
   session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
-  clients_.Add(session.client_id, context_.feeds->options().clock->Now());
+  std::shared_ptr<ClientActivity> activity =
+      clients_.Add(session.client_id, context_.feeds->options().clock->Now());
   session.registration = ClientRegistration(&clients_, session.client_id);
+  session.registration.set_activity(std::move(activity));
   session.authenticated = context_.requirepass.empty();
   return session;
 }
@@ -107,9 +114,21 @@ bool HasFlag(const CommandSpec& spec, absl::string_view flag) {
 
 }  // namespace
 
+absl::Status CommandDispatcher::DeleteExpiredKeys(size_t budget) const {
+  absl::StatusOr<size_t> deleted = context_.boards->DeleteExpired(budget);
+  if (!deleted.ok()) return deleted.status();
+  if (*deleted > 0) watched_keys_.TouchAll();
+  return absl::OkStatus();
+}
+
 void CommandDispatcher::Execute(absl::Span<const std::string> args,
                                 SessionState& session, std::string& out) const {
   const size_t reply_start = out.size();
+  if (ClientActivity* activity = session.registration.activity()) {
+    activity->last_command_at.store(context_.feeds->options().clock->Now(),
+                                    std::memory_order_relaxed);
+    activity->commands.fetch_add(1, std::memory_order_relaxed);
+  }
   Dispatch(args, session, out);
   // CLIENT REPLY OFF or SKIP: the command ran, its reply goes nowhere.
   if (session.skip_replies > 0) {
@@ -143,12 +162,17 @@ void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
     return;
   }
   if (spec == nullptr) {
-    // Redis's wording, which client libraries and people recognize.
-    std::string message = absl::StrCat("ERR unknown command ", Quote(args[0]),
-                                       ", with args beginning with:");
-    for (size_t i = 1; i < args.size() && i <= 3; ++i) {
-      absl::StrAppend(&message, " ", Quote(args[i]));
+    // Redis's wording and shortening, byte for byte, which client
+    // libraries and people recognize (the writer turns CR and LF into
+    // spaces).
+    std::string message =
+        absl::StrCat("ERR unknown command '", args[0].substr(0, 128),
+                     "', with args beginning with: ");
+    std::string shown;
+    for (size_t i = 1; i < args.size() && shown.size() < 128; ++i) {
+      absl::StrAppend(&shown, "'", args[i].substr(0, 128 - shown.size()), "' ");
     }
+    message += shown;
     reply.Error(message);
     transaction.refused |= transaction.active;
     return;
@@ -163,6 +187,11 @@ void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
     return;
   }
   if (transaction.active && !RunsInsideMulti(*spec)) {
+    if (HasFlag(*spec, "no_multi")) {
+      reply.Error("ERR Command not allowed inside a transaction");
+      transaction.refused = true;
+      return;
+    }
     Queue(args, transaction, reply);
     return;
   }
@@ -230,6 +259,12 @@ void CommandDispatcher::RunOne(const CommandSpec& spec,
   counters.micros.fetch_add(static_cast<uint64_t>(micros.count()),
                             std::memory_order_relaxed);
   if (failed) counters.failed_calls.fetch_add(1, std::memory_order_relaxed);
+  if (slow_log_.IsSlow(micros.count()) && !HasFlag(spec, "skip_slowlog")) {
+    const Micros now = context_.feeds->options().clock->Now();
+    slow_log_.Add(args, (now - micros.count()) / 1'000'000, micros.count(),
+                  clients_.Find(session.client_id).address,
+                  session.client_name);
+  }
   // A write the append-only files refused gets Redis's MISCONF error, so
   // that clients tell "the data is not persisted" from a bad command.
   // Only failed writes pay for the check.

@@ -12,6 +12,7 @@
 #define FEEDCORE_SERVER_COMMAND_DISPATCHER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,8 @@ struct DispatcherOptions {
   // arguments, plus a string's size for each). A command that would go
   // past it is refused and EXEC answers EXECABORT.
   size_t max_transaction_bytes = size_t{64} << 20;
+  // The server's entity names (ServerData::names()); null: ids only.
+  NameRegistry* names = nullptr;
 };
 
 class CommandDispatcher {
@@ -73,6 +76,19 @@ class CommandDispatcher {
   // What the connections count and INFO reports.
   ServerStats& stats() const { return stats_; }
 
+  // What SHUTDOWN calls to stop the server (it sends no reply). Call
+  // before serving; without it SHUTDOWN is refused.
+  void SetShutdownHandler(std::function<void(ShutdownKind)> handler) {
+    shutdown_handler_ = std::move(handler);
+  }
+
+  SlowLog& slow_log() const { return slow_log_; }
+
+  // Drops up to `budget` sorted-set keys whose expiry has passed (the
+  // server calls it every 100 ms); watches count them as written.
+  // LeaderboardStore::DeleteExpired's errors.
+  absl::Status DeleteExpiredKeys(size_t budget) const;
+
   // The connected clients (CLIENT LIST); the network side attaches each
   // session's addresses to its record.
   ClientRegistry& clients() const { return clients_; }
@@ -101,6 +117,8 @@ class CommandDispatcher {
   mutable absl::Mutex exclusive_mutex_;
   mutable WatchedKeys watched_keys_;
   mutable ClientRegistry clients_;
+  mutable SlowLog slow_log_;
+  std::function<void(ShutdownKind)> shutdown_handler_;
   mutable ServerStats stats_;
   ServerContext context_;
   mutable std::atomic<int64_t> next_client_id_{1};

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,8 +17,11 @@
 #include "absl/types/span.h"
 #include "client_registry.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/name_registry.h"
 #include "leaderboard_store.h"
+#include "publish_ledger.h"
 #include "resp_writer.h"
+#include "slow_log.h"
 #include "watched_keys.h"
 
 namespace feedcore::server {
@@ -66,6 +70,13 @@ struct SessionState {
   ClientRegistration registration;  // in the dispatcher's ClientRegistry
 };
 
+// What SHUTDOWN asks of the program (admin_commands.h).
+enum class ShutdownKind {
+  kDefault,  // save on the way out if the program does so on signals
+  kSave,     // save on the way out, whatever the program's setting
+  kNoSave,   // do not save on the way out
+};
+
 // What every command may use.
 struct ServerContext {
   InProcessFeedEngine* feeds = nullptr;
@@ -73,11 +84,18 @@ struct ServerContext {
   SnapshotSaver* snapshots = nullptr;      // null: snapshots are off
   AppendOnlyFiles* append_only = nullptr;  // null: --appendonly no
   const CommandTable* commands = nullptr;
+  // The names of entities (feed_entities.h); null: ids only.
+  NameRegistry* names = nullptr;
+  // FEED.PUBLISH's memory of recent publishes, one per dispatcher.
+  std::shared_ptr<PublishLedger> publishes = std::make_shared<PublishLedger>();
   ServerStats* stats = nullptr;         // never null in a dispatcher's context
   std::string requirepass;              // empty: no authentication
   WatchedKeys* watched_keys = nullptr;  // never null, as stats
   Micros started_at = 0;  // when the dispatcher was made, on the engine clock
   std::string run_id;     // INFO's run_id
+  SlowLog* slow_log = nullptr;  // never null, as stats
+  // Empty until the program sets it (CommandDispatcher::SetShutdownHandler).
+  const std::function<void(ShutdownKind)>* shutdown = nullptr;
   const CommandDispatcher* dispatcher = nullptr;  // runs EXEC's commands
 };
 

@@ -1,11 +1,13 @@
 #include "feed_commands.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "feed_entities.h"
 #include "feed_paging.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
@@ -13,16 +15,18 @@
 namespace feedcore::server {
 namespace {
 
-// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] from
+// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] [NAMES] from
 // args[first...]. Range checks beyond "is a number" are the engine's.
 absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
-                              ReadOptions& options) {
+                              ReadOptions& options, bool& names) {
   options.hydrate = true;
   for (size_t i = first; i < args.size(); ++i) {
     const std::string& word = args[i];
     const bool has_value = i + 1 < args.size();
     if (IsKeyword(word, "REV")) {
       options.order = ReadOrder::kOldestFirst;
+    } else if (IsKeyword(word, "NAMES")) {
+      names = true;
     } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
@@ -41,71 +45,78 @@ absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "syntax error: unexpected argument ", Quote(word),
-          "; read options are LIMIT n, CURSOR c, REV, MINTS ts, MAXTS ts"));
+          "; read options are LIMIT n, CURSOR c, REV, MINTS ts, MAXTS ts, "
+          "NAMES"));
     }
   }
   return absl::OkStatus();
 }
 
-// [next_cursor, [[id, actor, ts, expires_at, payload], ...]]
-void WritePage(RespWriter& reply, const Page& page) {
+// [next_cursor, [[id, actor, ts, expires_at, payload], ...]], actors by
+// name when `names` is set.
+void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names) {
   reply.ArrayHeader(2);
   WriteCursor(reply, page.next_cursor);
   reply.ArrayHeader(page.entries.size());
   for (const StoredEntry& entry : page.entries) {
     reply.ArrayHeader(5);
     WriteId(reply, entry.activity_id);
-    WriteId(reply, entry.actor);
+    WriteEntity(reply, entry.actor, names);
     reply.Integer(entry.ts);
     reply.Integer(entry.expires_at);
     reply.Bulk(entry.payload);
   }
 }
 
-void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page) {
-  if (!page.ok()) {
-    ReplyError(call, page.status());
-    return;
-  }
-  WritePage(*call.reply, *page);
+void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page,
+               bool names) {
+  if (!page.ok()) return ReplyPagingError(call, page.status());
+  WritePage(*call.reply, *page, ReplyNames(call, names));
 }
 
-// FEED.READ user [read options]
-void FeedRead(CommandCall& call) {
-  absl::StatusOr<uint64_t> user = ParseId(call.args[1], "user");
-  if (!user.ok()) return ReplyError(call, user.status());
+// FEED.READ user / FEED.OWN actor [read options]
+void ReadEntityFeed(CommandCall& call, bool own) {
+  absl::StatusOr<EntityArgument> entity =
+      EntityArgument::Parse(call.args[1], own ? "actor" : "user");
+  if (!entity.ok()) return ReplyError(call, entity.status());
   ReadOptions options;
-  if (absl::Status s = ParseReadOptions(call.args, 2, options); !s.ok()) {
+  bool names = false;
+  if (absl::Status s = ParseReadOptions(call.args, 2, options, names);
+      !s.ok()) {
     return ReplyError(call, s);
   }
-  ReplyPage(call, call.server->feeds->ReadTimeline(*user, options));
+  absl::StatusOr<std::optional<EntityId>> id =
+      entity->Resolve(*call.server, EntityUse::kLookUp);
+  if (!id.ok()) return ReplyError(call, id.status());
+  if (!id->has_value()) return WriteEmptyPage(*call.reply);
+  InProcessFeedEngine& feeds = *call.server->feeds;
+  ReplyPage(
+      call,
+      own ? feeds.ReadOwn(**id, options) : feeds.ReadTimeline(**id, options),
+      names);
 }
 
-// FEED.OWN actor [read options]
-void FeedOwn(CommandCall& call) {
-  absl::StatusOr<uint64_t> actor = ParseId(call.args[1], "actor");
-  if (!actor.ok()) return ReplyError(call, actor.status());
-  ReadOptions options;
-  if (absl::Status s = ParseReadOptions(call.args, 2, options); !s.ok()) {
-    return ReplyError(call, s);
-  }
-  ReplyPage(call, call.server->feeds->ReadOwn(*actor, options));
-}
+void FeedRead(CommandCall& call) { ReadEntityFeed(call, false); }
+void FeedOwn(CommandCall& call) { ReadEntityFeed(call, true); }
 
 // FEED.WORLD [read options]
 void FeedWorld(CommandCall& call) {
   ReadOptions options;
-  if (absl::Status s = ParseReadOptions(call.args, 1, options); !s.ok()) {
+  bool names = false;
+  if (absl::Status s = ParseReadOptions(call.args, 1, options, names);
+      !s.ok()) {
     return ReplyError(call, s);
   }
-  ReplyPage(call, call.server->feeds->ReadWorld(options));
+  ReplyPage(call, call.server->feeds->ReadWorld(options), names);
 }
 
 // FEED.FOLLOW follower followee [BACKFILL n]
 void FeedFollow(CommandCall& call) {
-  absl::StatusOr<uint64_t> follower = ParseId(call.args[1], "follower");
+  absl::StatusOr<EntityArgument> follower =
+      EntityArgument::Parse(call.args[1], "follower");
   if (!follower.ok()) return ReplyError(call, follower.status());
-  absl::StatusOr<uint64_t> followee = ParseId(call.args[2], "followee");
+  absl::StatusOr<EntityArgument> followee =
+      EntityArgument::Parse(call.args[2], "followee");
   if (!followee.ok()) return ReplyError(call, followee.status());
   FollowOptions options;
   for (size_t i = 3; i < call.args.size(); ++i) {
@@ -119,44 +130,95 @@ void FeedFollow(CommandCall& call) {
       return ReplySyntaxError(call, call.args[i]);
     }
   }
+  absl::StatusOr<std::optional<EntityId>> a =
+      follower->Resolve(*call.server, EntityUse::kAssign);
+  if (!a.ok()) return ReplyError(call, a.status());
+  absl::StatusOr<std::optional<EntityId>> b =
+      followee->Resolve(*call.server, EntityUse::kAssign);
+  if (!b.ok()) return ReplyError(call, b.status());
   absl::StatusOr<FollowResult> result =
-      call.server->feeds->Follow(*follower, *followee, options);
+      call.server->feeds->Follow(**a, **b, options);
   if (!result.ok()) return ReplyError(call, result.status());
   call.reply->Integer(result->created ? 1 : 0);
 }
 
-// FEED.PUBLISH actor id ts payload [TTL ms]; ts "*" is the server's now.
+// FEED.PUBLISH actor id|* ts|* payload [TTL ms] [IDEMPOTENCY key]
+//              [NOTIFY recipient]...
+// -> 1 published, 0 the same activity was already there; with id '*' the
+// activity id handed out (the first one's on a retry). See
+// publish_ledger.h for '*' and IDEMPOTENCY.
 void FeedPublish(CommandCall& call) {
-  Activity activity;
-  absl::StatusOr<uint64_t> actor = ParseId(call.args[1], "actor");
+  absl::StatusOr<EntityArgument> actor =
+      EntityArgument::Parse(call.args[1], "actor");
   if (!actor.ok()) return ReplyError(call, actor.status());
-  absl::StatusOr<uint64_t> id = ParseId(call.args[2], "activity id");
-  if (!id.ok()) return ReplyError(call, id.status());
-  activity.actor = *actor;
-  activity.id = *id;
-  if (call.args[3] == "*") {
-    activity.ts = call.server->feeds->options().clock->Now();
-  } else {
+  PublishRequest request;
+  if (call.args[2] != "*") {
+    absl::StatusOr<uint64_t> id =
+        ParseId(call.args[2], "activity id (or * to have one handed out)");
+    if (!id.ok()) return ReplyError(call, id.status());
+    request.id = *id;
+  }
+  if (call.args[3] != "*") {
     absl::StatusOr<int64_t> ts = ParseInt64InRange(
         call.args[3], "ts (microseconds, or * for now)", 0, INT64_MAX);
     if (!ts.ok()) return ReplyError(call, ts.status());
-    activity.ts = *ts;
+    request.ts = *ts;
   }
-  activity.payload = call.args[4];
+  request.payload = call.args[4];
+  Activity activity;
+  std::vector<EntityArgument> recipients;
   for (size_t i = 5; i < call.args.size(); ++i) {
-    if (IsKeyword(call.args[i], "TTL") && i + 1 < call.args.size()) {
+    const bool has_value = i + 1 < call.args.size();
+    if (IsKeyword(call.args[i], "TTL") && has_value) {
       absl::StatusOr<int64_t> ttl_ms =
           ParseInt64InRange(call.args[++i], "TTL (milliseconds)", 1,
                             kMaxTtl / kMicrosPerMillisecond);
       if (!ttl_ms.ok()) return ReplyError(call, ttl_ms.status());
       activity.ttl = *ttl_ms * kMicrosPerMillisecond;
+    } else if (IsKeyword(call.args[i], "IDEMPOTENCY") && has_value &&
+               !call.args[i + 1].empty()) {
+      request.key = call.args[++i];
+    } else if (IsKeyword(call.args[i], "NOTIFY") && has_value) {
+      if (recipients.size() == kMaxNotifyRecipients) {
+        return ReplyError(call, absl::InvalidArgumentError(absl::StrCat(
+                                    "at most ", kMaxNotifyRecipients,
+                                    " NOTIFY recipients per publish")));
+      }
+      absl::StatusOr<EntityArgument> recipient =
+          EntityArgument::Parse(call.args[++i], "NOTIFY recipient");
+      if (!recipient.ok()) return ReplyError(call, recipient.status());
+      recipients.push_back(*std::move(recipient));
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }
   }
-  absl::StatusOr<PublishResult> result = call.server->feeds->Publish(activity);
-  if (!result.ok()) return ReplyError(call, result.status());
-  call.reply->Integer(result->created ? 1 : 0);
+  absl::StatusOr<std::optional<EntityId>> actor_id =
+      actor->Resolve(*call.server, EntityUse::kAssign);
+  if (!actor_id.ok()) return ReplyError(call, actor_id.status());
+  request.actor = **actor_id;
+  PublishOptions options;
+  for (const EntityArgument& recipient : recipients) {
+    absl::StatusOr<std::optional<EntityId>> id =
+        recipient.Resolve(*call.server, EntityUse::kAssign);
+    if (!id.ok()) return ReplyError(call, id.status());
+    options.notify.push_back(**id);
+  }
+  InProcessFeedEngine& feeds = *call.server->feeds;
+  PublishLedger& ledger = *call.server->publishes;
+  absl::StatusOr<PublishPlan> plan =
+      ledger.Plan(request, feeds.options().clock->Now());
+  if (!plan.ok()) return ReplyError(call, plan.status());
+  activity.actor = request.actor;
+  activity.id = plan->id;
+  activity.ts = plan->ts;
+  activity.payload = call.args[4];
+  absl::StatusOr<PublishResult> result = feeds.Publish(activity, options);
+  if (!result.ok()) {
+    ledger.Forget(request, *plan);
+    return ReplyError(call, result.status());
+  }
+  if (!request.id.has_value()) return WriteId(*call.reply, plan->id);
+  call.reply->Integer(result->created && !plan->repeat ? 1 : 0);
 }
 
 // FEED.RETRACT id
@@ -169,17 +231,17 @@ void FeedRetract(CommandCall& call) {
   call.reply->SimpleString("OK");
 }
 
-// FEED.FOLLOWERS / FEED.FOLLOWING entity [LIMIT n] [CURSOR c]
+// FEED.FOLLOWERS / FEED.FOLLOWING entity [LIMIT n] [CURSOR c] [NAMES]
 void ListEntities(CommandCall& call, bool followers) {
   EntityId entity = 0;
-  ListOptions options;
-  if (!ParseListCall(call, &entity, &options)) return;
+  ListCall list;
+  if (!ParseListCall(call, &entity, &list)) return;
   InProcessFeedEngine& feeds = *call.server->feeds;
   absl::StatusOr<EntityPage> page = followers
-                                        ? feeds.Followers(entity, options)
-                                        : feeds.Following(entity, options);
-  if (!page.ok()) return ReplyError(call, page.status());
-  WriteEntityPage(*call.reply, *page);
+                                        ? feeds.Followers(entity, list.options)
+                                        : feeds.Following(entity, list.options);
+  if (!page.ok()) return ReplyPagingError(call, page.status());
+  WriteEntityPage(*call.reply, *page, ReplyNames(call, list.names));
 }
 
 void FeedFollowers(CommandCall& call) { ListEntities(call, true); }
@@ -187,16 +249,24 @@ void FeedFollowing(CommandCall& call) { ListEntities(call, false); }
 
 // FEED.COUNTS entity -> [followers, following]
 void FeedCounts(CommandCall& call) {
-  absl::StatusOr<uint64_t> entity = ParseId(call.args[1], "entity");
+  absl::StatusOr<EntityArgument> entity =
+      EntityArgument::Parse(call.args[1], "entity");
   if (!entity.ok()) return ReplyError(call, entity.status());
-  absl::StatusOr<size_t> followers = call.server->feeds->FollowerCount(*entity);
-  if (!followers.ok()) return ReplyError(call, followers.status());
-  absl::StatusOr<size_t> following =
-      call.server->feeds->FollowingCount(*entity);
-  if (!following.ok()) return ReplyError(call, following.status());
+  absl::StatusOr<std::optional<EntityId>> id =
+      entity->Resolve(*call.server, EntityUse::kLookUp);
+  if (!id.ok()) return ReplyError(call, id.status());
+  size_t followers = 0, following = 0;
+  if (id->has_value()) {
+    absl::StatusOr<size_t> a = call.server->feeds->FollowerCount(**id);
+    if (!a.ok()) return ReplyError(call, a.status());
+    absl::StatusOr<size_t> b = call.server->feeds->FollowingCount(**id);
+    if (!b.ok()) return ReplyError(call, b.status());
+    followers = *a;
+    following = *b;
+  }
   call.reply->ArrayHeader(2);
-  call.reply->Integer(static_cast<int64_t>(*followers));
-  call.reply->Integer(static_cast<int64_t>(*following));
+  call.reply->Integer(static_cast<int64_t>(followers));
+  call.reply->Integer(static_cast<int64_t>(following));
 }
 
 }  // namespace

@@ -11,6 +11,10 @@ namespace feedcore::server {
 
 absl::Status AddFeedCommands(CommandTable& table);
 
+// FEED.NOTIFICATIONS and FEED.NOTIFY.*, the notification feeds
+// (feed_notification_commands.cc).
+absl::Status AddFeedNotificationCommands(CommandTable& table);
+
 }  // namespace feedcore::server
 
 #endif  // FEEDCORE_SERVER_FEED_COMMANDS_H_

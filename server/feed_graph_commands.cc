@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
+#include "feed_entities.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 #include "feedcore/types.h"
@@ -22,9 +23,10 @@ constexpr int64_t kBlocked = -1;
 // One integer per followee, in order: 1 followed, 0 already followed, -1
 // refused because one of the two blocks the other.
 void FeedFollowMany(CommandCall& call) {
-  absl::StatusOr<uint64_t> follower = ParseId(call.args[1], "follower");
+  absl::StatusOr<EntityArgument> follower =
+      EntityArgument::Parse(call.args[1], "follower");
   if (!follower.ok()) return ReplyError(call, follower.status());
-  std::vector<FollowPair> pairs;
+  std::vector<EntityArgument> followees;
   FollowOptions options;
   for (size_t i = 2; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "BACKFILL") && i + 1 < call.args.size()) {
@@ -35,13 +37,24 @@ void FeedFollowMany(CommandCall& call) {
       options.backfill = static_cast<size_t>(*backfill);
       continue;
     }
-    absl::StatusOr<uint64_t> followee = ParseId(call.args[i], "followee");
+    absl::StatusOr<EntityArgument> followee =
+        EntityArgument::Parse(call.args[i], "followee");
     if (!followee.ok()) return ReplyError(call, followee.status());
-    pairs.push_back({*follower, *followee});
+    followees.push_back(*std::move(followee));
   }
-  if (pairs.empty()) {
+  if (followees.empty()) {
     return ReplyError(call, absl::InvalidArgumentError(
                                 "FEED.FOLLOWMANY needs at least one followee"));
+  }
+  absl::StatusOr<std::optional<EntityId>> follower_id =
+      follower->Resolve(*call.server, EntityUse::kAssign);
+  if (!follower_id.ok()) return ReplyError(call, follower_id.status());
+  std::vector<FollowPair> pairs;
+  for (const EntityArgument& followee : followees) {
+    absl::StatusOr<std::optional<EntityId>> id =
+        followee.Resolve(*call.server, EntityUse::kAssign);
+    if (!id.ok()) return ReplyError(call, id.status());
+    pairs.push_back({**follower_id, **id});
   }
   absl::StatusOr<std::vector<FollowResult>> results =
       call.server->feeds->FollowMany(pairs, options);
@@ -56,9 +69,11 @@ void FeedFollowMany(CommandCall& call) {
 
 // FEED.UNFOLLOW follower followee [KEEPHISTORY]
 void FeedUnfollow(CommandCall& call) {
-  absl::StatusOr<uint64_t> follower = ParseId(call.args[1], "follower");
+  absl::StatusOr<EntityArgument> follower =
+      EntityArgument::Parse(call.args[1], "follower");
   if (!follower.ok()) return ReplyError(call, follower.status());
-  absl::StatusOr<uint64_t> followee = ParseId(call.args[2], "followee");
+  absl::StatusOr<EntityArgument> followee =
+      EntityArgument::Parse(call.args[2], "followee");
   if (!followee.ok()) return ReplyError(call, followee.status());
   UnfollowOptions options;
   for (size_t i = 3; i < call.args.size(); ++i) {
@@ -67,8 +82,16 @@ void FeedUnfollow(CommandCall& call) {
     }
     options.keep_history = true;
   }
+  absl::StatusOr<std::optional<EntityId>> a =
+      follower->Resolve(*call.server, EntityUse::kLookUp);
+  if (!a.ok()) return ReplyError(call, a.status());
+  absl::StatusOr<std::optional<EntityId>> b =
+      followee->Resolve(*call.server, EntityUse::kLookUp);
+  if (!b.ok()) return ReplyError(call, b.status());
+  // A name without an id follows nothing and has no followers.
+  if (!a->has_value() || !b->has_value()) return call.reply->Integer(0);
   absl::StatusOr<UnfollowResult> result =
-      call.server->feeds->Unfollow(*follower, *followee, options);
+      call.server->feeds->Unfollow(**a, **b, options);
   if (!result.ok()) return ReplyError(call, result.status());
   call.reply->Integer(result->was_following ? 1 : 0);
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "arguments.h"
+#include "feed_entities.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/social.h"
 #include "resp_writer.h"
@@ -21,10 +22,18 @@ namespace {
 // engine's max_page_size, if smaller).
 constexpr size_t kDefaultMaxUnread = 100;
 
-// The feed of args[2] ("home", "own" or "world") and owner args[3]. Which
-// owner each feed may have is the engine's check.
-absl::StatusOr<MarkedFeed> ParseMarkedFeed(absl::Span<const std::string> args) {
+// The feed of args[2] ("home", "own" or "world") and owner args[3], whose
+// id `feed.owner` gets from Resolve. Which owner each feed may have is the
+// engine's check.
+struct FeedArgument {
   MarkedFeed feed;
+  EntityArgument owner;
+};
+
+absl::StatusOr<FeedArgument> ParseMarkedFeed(
+    absl::Span<const std::string> args) {
+  FeedArgument argument;
+  MarkedFeed& feed = argument.feed;
   if (IsKeyword(args[2], "HOME")) {
     feed.type = FeedType::kHome;
   } else if (IsKeyword(args[2], "OWN")) {
@@ -35,17 +44,36 @@ absl::StatusOr<MarkedFeed> ParseMarkedFeed(absl::Span<const std::string> args) {
     return absl::InvalidArgumentError(
         absl::StrCat("feed must be home, own or world, not ", Quote(args[2])));
   }
-  absl::StatusOr<uint64_t> owner = ParseId(args[3], "owner");
+  absl::StatusOr<EntityArgument> owner =
+      EntityArgument::Parse(args[3], "owner");
   if (!owner.ok()) return owner.status();
-  feed.owner = *owner;
-  return feed;
+  argument.owner = *std::move(owner);
+  return argument;
+}
+
+// The ids of `user` and the feed's owner, once every argument is checked
+// (see feed_entities.h); false when a name looked up has none.
+absl::StatusOr<bool> ResolveMarked(const CommandCall& call,
+                                   const EntityArgument& user,
+                                   FeedArgument& feed, EntityUse use,
+                                   EntityId* user_id) {
+  absl::StatusOr<std::optional<EntityId>> a = user.Resolve(*call.server, use);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<std::optional<EntityId>> b =
+      feed.owner.Resolve(*call.server, use);
+  if (!b.ok()) return b.status();
+  if (!a->has_value() || !b->has_value()) return false;
+  *user_id = **a;
+  feed.feed.owner = **b;
+  return true;
 }
 
 // FEED.MARKER.SET user feed owner ts id [FORCE] -> 1 moved, 0 not
 void FeedMarkerSet(CommandCall& call) {
-  absl::StatusOr<uint64_t> user = ParseId(call.args[1], "user");
+  absl::StatusOr<EntityArgument> user =
+      EntityArgument::Parse(call.args[1], "user");
   if (!user.ok()) return ReplyError(call, user.status());
-  absl::StatusOr<MarkedFeed> feed = ParseMarkedFeed(call.args);
+  absl::StatusOr<FeedArgument> feed = ParseMarkedFeed(call.args);
   if (!feed.ok()) return ReplyError(call, feed.status());
   absl::StatusOr<int64_t> ts =
       ParseInt64InRange(call.args[4], "ts", 0, INT64_MAX);
@@ -60,8 +88,12 @@ void FeedMarkerSet(CommandCall& call) {
       return ReplySyntaxError(call, call.args[i]);
     }
   }
+  EntityId user_id = 0;
+  absl::StatusOr<bool> resolved =
+      ResolveMarked(call, *user, *feed, EntityUse::kAssign, &user_id);
+  if (!resolved.ok()) return ReplyError(call, resolved.status());
   absl::StatusOr<bool> moved = call.server->feeds->SetReadMarker(
-      *user, *feed, EntryKey{*ts, *id}, options);
+      user_id, feed->feed, EntryKey{*ts, *id}, options);
   if (!moved.ok()) return ReplyError(call, moved.status());
   call.reply->Integer(*moved ? 1 : 0);
 }
@@ -69,9 +101,10 @@ void FeedMarkerSet(CommandCall& call) {
 // FEED.MARKER.GET user feed owner [MAX n]
 //   -> [[ts, id] or nil, unread, more (1 when more than MAX are unread)]
 void FeedMarkerGet(CommandCall& call) {
-  absl::StatusOr<uint64_t> user = ParseId(call.args[1], "user");
+  absl::StatusOr<EntityArgument> user =
+      EntityArgument::Parse(call.args[1], "user");
   if (!user.ok()) return ReplyError(call, user.status());
-  absl::StatusOr<MarkedFeed> feed = ParseMarkedFeed(call.args);
+  absl::StatusOr<FeedArgument> feed = ParseMarkedFeed(call.args);
   if (!feed.ok()) return ReplyError(call, feed.status());
   InProcessFeedEngine& feeds = *call.server->feeds;
   size_t max_unread =
@@ -87,10 +120,22 @@ void FeedMarkerGet(CommandCall& call) {
       return ReplySyntaxError(call, call.args[i]);
     }
   }
-  absl::StatusOr<ReadMarker> marker =
-      feeds.GetReadMarker(*user, *feed, max_unread);
-  if (!marker.ok()) return ReplyError(call, marker.status());
+  EntityId user_id = 0;
+  absl::StatusOr<bool> resolved =
+      ResolveMarked(call, *user, *feed, EntityUse::kLookUp, &user_id);
+  if (!resolved.ok()) return ReplyError(call, resolved.status());
   RespWriter& reply = *call.reply;
+  if (!*resolved) {
+    // A name without an id: no marker, nothing unread.
+    reply.ArrayHeader(3);
+    reply.Null();
+    reply.Integer(0);
+    reply.Integer(0);
+    return;
+  }
+  absl::StatusOr<ReadMarker> marker =
+      feeds.GetReadMarker(user_id, feed->feed, max_unread);
+  if (!marker.ok()) return ReplyError(call, marker.status());
   reply.ArrayHeader(3);
   if (marker->key.has_value()) {
     reply.ArrayHeader(2);

@@ -2,6 +2,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "arguments.h"
 
 namespace feedcore::server {
@@ -16,13 +17,14 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor) {
 
 void WriteId(RespWriter& reply, uint64_t id) { reply.Bulk(absl::StrCat(id)); }
 
-bool ParseListCall(CommandCall& call, EntityId* entity, ListOptions* options) {
-  absl::StatusOr<uint64_t> id = ParseId(call.args[1], "entity");
-  if (!id.ok()) {
-    ReplyError(call, id.status());
+bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list) {
+  absl::StatusOr<EntityArgument> argument =
+      EntityArgument::Parse(call.args[1], "entity");
+  if (!argument.ok()) {
+    ReplyError(call, argument.status());
     return false;
   }
-  *entity = *id;
+  list->entity = *std::move(argument);
   for (size_t i = 2; i < call.args.size(); ++i) {
     const bool has_value = i + 1 < call.args.size();
     if (IsKeyword(call.args[i], "LIMIT") && has_value) {
@@ -32,22 +34,54 @@ bool ParseListCall(CommandCall& call, EntityId* entity, ListOptions* options) {
         ReplyError(call, limit.status());
         return false;
       }
-      options->limit = static_cast<size_t>(*limit);
+      list->options.limit = static_cast<size_t>(*limit);
     } else if (IsKeyword(call.args[i], "CURSOR") && has_value) {
-      options->cursor = CursorArgument(call.args[++i]);
+      list->options.cursor = CursorArgument(call.args[++i]);
+    } else if (IsKeyword(call.args[i], "NAMES")) {
+      list->names = true;
     } else {
       ReplySyntaxError(call, call.args[i]);
       return false;
     }
   }
+  absl::StatusOr<std::optional<EntityId>> id =
+      list->entity.Resolve(*call.server, EntityUse::kLookUp);
+  if (!id.ok()) {
+    ReplyError(call, id.status());
+    return false;
+  }
+  if (!id->has_value()) {
+    WriteEmptyPage(*call.reply);
+    return false;
+  }
+  *entity = **id;
   return true;
 }
 
-void WriteEntityPage(RespWriter& reply, const EntityPage& page) {
+const NameRegistry* ReplyNames(const CommandCall& call, bool names) {
+  return names ? call.server->names : nullptr;
+}
+
+void WriteEntityPage(RespWriter& reply, const EntityPage& page,
+                     const NameRegistry* names) {
   reply.ArrayHeader(2);
   WriteCursor(reply, page.next_cursor);
   reply.ArrayHeader(page.ids.size());
-  for (const EntityId id : page.ids) WriteId(reply, id);
+  for (const EntityId id : page.ids) WriteEntity(reply, id, names);
+}
+
+void WriteEmptyPage(RespWriter& reply) {
+  reply.ArrayHeader(2);
+  WriteCursor(reply, "");
+  reply.ArrayHeader(0);
+}
+
+void ReplyPagingError(CommandCall& call, const absl::Status& status) {
+  ReplyError(call, absl::Status(status.code(),
+                                absl::StrReplaceAll(
+                                    status.message(),
+                                    {{"an empty cursor for the first page",
+                                      "the cursor 0 for the first page"}})));
 }
 
 }  // namespace feedcore::server

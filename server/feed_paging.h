@@ -1,14 +1,17 @@
 // The paging every FEED.* command that returns pages shares: cursors as
 // the client sees them, ids as bulk strings, and the lists of entities
 // (FEED.FOLLOWERS, FEED.FOLLOWING, FEED.BLOCKED, FEED.MUTED), whose
-// arguments and replies have one form. docs/server.md describes them.
+// arguments and replies have one form, by id or by name (feed_entities.h).
+// docs/server.md describes them.
 #ifndef FEEDCORE_SERVER_FEED_PAGING_H_
 #define FEEDCORE_SERVER_FEED_PAGING_H_
 
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "command_table.h"
+#include "feed_entities.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 #include "resp_writer.h"
@@ -28,12 +31,32 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor);
 // as decimal bulk strings, like the ids of Redis streams.
 void WriteId(RespWriter& reply, uint64_t id);
 
-// Parses the arguments of a list command, `entity [LIMIT n] [CURSOR c]`.
-// On an error, replies with it and returns false.
-bool ParseListCall(CommandCall& call, EntityId* entity, ListOptions* options);
+// A list command's arguments, `entity [LIMIT n] [CURSOR c] [NAMES]`.
+struct ListCall {
+  EntityArgument entity;
+  ListOptions options;
+  bool names = false;
+};
 
-// A list page as [cursor, [id, ...]].
-void WriteEntityPage(RespWriter& reply, const EntityPage& page);
+// Parses a list command's arguments and looks its entity up. On an error
+// replies with it and returns false; for a name without an id replies
+// with an empty page (an entity with nothing) and returns false too.
+bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list);
+
+// The registry to name entities by in a reply: the server's when `names`
+// (the NAMES option), else null (ids).
+const NameRegistry* ReplyNames(const CommandCall& call, bool names);
+
+// A list page as [cursor, [entity, ...]], ids or names (`names`).
+void WriteEntityPage(RespWriter& reply, const EntityPage& page,
+                     const NameRegistry* names);
+
+// What a page of an entity with nothing is: ["0", []].
+void WriteEmptyPage(RespWriter& reply);
+
+// Replies with `status`, where the library's advice to pass an empty
+// cursor for the first page names the server's first-page cursor, 0.
+void ReplyPagingError(CommandCall& call, const absl::Status& status);
 
 }  // namespace feedcore::server
 

@@ -60,15 +60,17 @@ void FeedCounters(CommandCall& call) {
 }
 
 // [LIMIT n] [WINDOW n] [CURSOR c] [BASE b] [WEIGHTS w0 w1 w2 w3]
-// [GRAVITY g] [OFFSET hours] from args[2...]. Range checks beyond "is a
+// [GRAVITY g] [OFFSET hours] [NAMES] from args[2...]. Range checks beyond "is a
 // number" are the engine's.
 absl::Status ParseRankedOptions(absl::Span<const std::string> args,
-                                RankedReadOptions& options) {
+                                RankedReadOptions& options, bool& names) {
   options.hydrate = true;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string& word = args[i];
     const bool has_value = i + 1 < args.size();
-    if (IsKeyword(word, "LIMIT") && has_value) {
+    if (IsKeyword(word, "NAMES")) {
+      names = true;
+    } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
       if (!limit.ok()) return limit.status();
@@ -104,7 +106,7 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
       return absl::InvalidArgumentError(absl::StrCat(
           "syntax error: unexpected argument ", Quote(word),
           "; ranked read options are LIMIT n, WINDOW n, CURSOR c, BASE b, "
-          "WEIGHTS w0 w1 w2 w3, GRAVITY g, OFFSET hours"));
+          "WEIGHTS w0 w1 w2 w3, GRAVITY g, OFFSET hours, NAMES"));
     }
   }
   return absl::OkStatus();
@@ -114,15 +116,22 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
 // Reply: [next_cursor, [[id, actor, ts, expires_at, payload, score,
 //         [c0, c1, c2, c3]], ...]]
 void FeedRanked(CommandCall& call) {
-  absl::StatusOr<uint64_t> user = ParseId(call.args[1], "user");
+  absl::StatusOr<EntityArgument> user =
+      EntityArgument::Parse(call.args[1], "user");
   if (!user.ok()) return ReplyError(call, user.status());
   RankedReadOptions options;
-  if (absl::Status s = ParseRankedOptions(call.args, options); !s.ok()) {
+  bool names = false;
+  if (absl::Status s = ParseRankedOptions(call.args, options, names); !s.ok()) {
     return ReplyError(call, s);
   }
+  absl::StatusOr<std::optional<EntityId>> id =
+      user->Resolve(*call.server, EntityUse::kLookUp);
+  if (!id.ok()) return ReplyError(call, id.status());
+  if (!id->has_value()) return WriteEmptyPage(*call.reply);
   absl::StatusOr<RankedPage> page =
-      call.server->feeds->ReadRanked(*user, options);
-  if (!page.ok()) return ReplyError(call, page.status());
+      call.server->feeds->ReadRanked(**id, options);
+  if (!page.ok()) return ReplyPagingError(call, page.status());
+  const NameRegistry* actor_names = ReplyNames(call, names);
   RespWriter& reply = *call.reply;
   reply.ArrayHeader(2);
   WriteCursor(reply, page->next_cursor);
@@ -131,7 +140,7 @@ void FeedRanked(CommandCall& call) {
     const StoredEntry& entry = ranked.entry;
     reply.ArrayHeader(7);
     WriteId(reply, entry.activity_id);
-    WriteId(reply, entry.actor);
+    WriteEntity(reply, entry.actor, actor_names);
     reply.Integer(entry.ts);
     reply.Integer(entry.expires_at);
     reply.Bulk(entry.payload);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "arguments.h"
+#include "feed_entities.h"
 #include "feed_paging.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
@@ -19,21 +20,52 @@ void WriteResult(RespWriter& reply, const RelationResult& result) {
   reply.Integer(static_cast<int64_t>(result.follows_ended));
 }
 
-// The user and actor ids of args[1] and args[2], named `user` and `actor`.
+// The user and actor of args[1] and args[2], named `user` and `actor`.
+struct Pair {
+  EntityArgument user;
+  EntityArgument actor;
+};
+
 bool ParsePair(CommandCall& call, const char* user, const char* actor,
-               uint64_t* user_id, uint64_t* actor_id) {
-  absl::StatusOr<uint64_t> a = ParseId(call.args[1], user);
+               Pair* pair) {
+  absl::StatusOr<EntityArgument> a = EntityArgument::Parse(call.args[1], user);
   if (!a.ok()) {
     ReplyError(call, a.status());
     return false;
   }
-  absl::StatusOr<uint64_t> b = ParseId(call.args[2], actor);
+  absl::StatusOr<EntityArgument> b = EntityArgument::Parse(call.args[2], actor);
   if (!b.ok()) {
     ReplyError(call, b.status());
     return false;
   }
-  *user_id = *a;
-  *actor_id = *b;
+  pair->user = *std::move(a);
+  pair->actor = *std::move(b);
+  return true;
+}
+
+// The ids of `pair`, once every argument is checked: assigned for `use`
+// kAssign; for kLookUp, false after replying "nothing changed" when a name
+// has no id. False after an error reply too.
+bool ResolvePair(CommandCall& call, const Pair& pair, EntityUse use,
+                 uint64_t* user_id, uint64_t* actor_id) {
+  absl::StatusOr<std::optional<EntityId>> a =
+      pair.user.Resolve(*call.server, use);
+  if (!a.ok()) {
+    ReplyError(call, a.status());
+    return false;
+  }
+  absl::StatusOr<std::optional<EntityId>> b =
+      pair.actor.Resolve(*call.server, use);
+  if (!b.ok()) {
+    ReplyError(call, b.status());
+    return false;
+  }
+  if (!a->has_value() || !b->has_value()) {
+    WriteResult(*call.reply, RelationResult{});
+    return false;
+  }
+  *user_id = **a;
+  *actor_id = **b;
   return true;
 }
 
@@ -59,8 +91,12 @@ bool ParseRestore(CommandCall& call, RestoreOptions* options) {
 
 // FEED.BLOCK blocker blocked
 void FeedBlock(CommandCall& call) {
+  Pair pair;
   uint64_t blocker = 0, blocked = 0;
-  if (!ParsePair(call, "blocker", "blocked", &blocker, &blocked)) return;
+  if (!ParsePair(call, "blocker", "blocked", &pair) ||
+      !ResolvePair(call, pair, EntityUse::kAssign, &blocker, &blocked)) {
+    return;
+  }
   absl::StatusOr<RelationResult> result =
       call.server->feeds->Block(blocker, blocked);
   if (!result.ok()) return ReplyError(call, result.status());
@@ -69,10 +105,14 @@ void FeedBlock(CommandCall& call) {
 
 // FEED.UNBLOCK blocker blocked [BACKFILL n]
 void FeedUnblock(CommandCall& call) {
+  Pair pair;
   uint64_t blocker = 0, blocked = 0;
-  if (!ParsePair(call, "blocker", "blocked", &blocker, &blocked)) return;
   RestoreOptions options;
-  if (!ParseRestore(call, &options)) return;
+  if (!ParsePair(call, "blocker", "blocked", &pair) ||
+      !ParseRestore(call, &options) ||
+      !ResolvePair(call, pair, EntityUse::kLookUp, &blocker, &blocked)) {
+    return;
+  }
   absl::StatusOr<RelationResult> result =
       call.server->feeds->Unblock(blocker, blocked, options);
   if (!result.ok()) return ReplyError(call, result.status());
@@ -81,8 +121,8 @@ void FeedUnblock(CommandCall& call) {
 
 // FEED.MUTE muter muted [NOTIFICATIONS] [EXPIRES ms]; ms from now.
 void FeedMute(CommandCall& call) {
-  uint64_t muter = 0, muted = 0;
-  if (!ParsePair(call, "muter", "muted", &muter, &muted)) return;
+  Pair pair;
+  if (!ParsePair(call, "muter", "muted", &pair)) return;
   MuteOptions options;
   for (size_t i = 3; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "NOTIFICATIONS")) {
@@ -98,6 +138,8 @@ void FeedMute(CommandCall& call) {
       return ReplySyntaxError(call, call.args[i]);
     }
   }
+  uint64_t muter = 0, muted = 0;
+  if (!ResolvePair(call, pair, EntityUse::kAssign, &muter, &muted)) return;
   absl::StatusOr<RelationResult> result =
       call.server->feeds->Mute(muter, muted, options);
   if (!result.ok()) return ReplyError(call, result.status());
@@ -106,35 +148,40 @@ void FeedMute(CommandCall& call) {
 
 // FEED.UNMUTE muter muted [BACKFILL n]
 void FeedUnmute(CommandCall& call) {
+  Pair pair;
   uint64_t muter = 0, muted = 0;
-  if (!ParsePair(call, "muter", "muted", &muter, &muted)) return;
   RestoreOptions options;
-  if (!ParseRestore(call, &options)) return;
+  if (!ParsePair(call, "muter", "muted", &pair) ||
+      !ParseRestore(call, &options) ||
+      !ResolvePair(call, pair, EntityUse::kLookUp, &muter, &muted)) {
+    return;
+  }
   absl::StatusOr<RelationResult> result =
       call.server->feeds->Unmute(muter, muted, options);
   if (!result.ok()) return ReplyError(call, result.status());
   WriteResult(*call.reply, *result);
 }
 
-// FEED.BLOCKED / FEED.MUTED entity [LIMIT n] [CURSOR c]
+// FEED.BLOCKED / FEED.MUTED entity [LIMIT n] [CURSOR c] [NAMES]
 void ListRelations(CommandCall& call, bool muted) {
   EntityId entity = 0;
-  ListOptions options;
-  if (!ParseListCall(call, &entity, &options)) return;
+  ListCall list;
+  if (!ParseListCall(call, &entity, &list)) return;
   InProcessFeedEngine& feeds = *call.server->feeds;
+  const NameRegistry* names = ReplyNames(call, list.names);
   if (!muted) {
-    absl::StatusOr<EntityPage> page = feeds.Blocked(entity, options);
-    if (!page.ok()) return ReplyError(call, page.status());
-    return WriteEntityPage(*call.reply, *page);
+    absl::StatusOr<EntityPage> page = feeds.Blocked(entity, list.options);
+    if (!page.ok()) return ReplyPagingError(call, page.status());
+    return WriteEntityPage(*call.reply, *page, names);
   }
-  absl::StatusOr<MutedPage> page = feeds.Muted(entity, options);
-  if (!page.ok()) return ReplyError(call, page.status());
+  absl::StatusOr<MutedPage> page = feeds.Muted(entity, list.options);
+  if (!page.ok()) return ReplyPagingError(call, page.status());
   call.reply->ArrayHeader(2);
   WriteCursor(*call.reply, page->next_cursor);
   call.reply->ArrayHeader(page->actors.size());
   for (const MutedActor& actor : page->actors) {
     call.reply->ArrayHeader(3);
-    WriteId(*call.reply, actor.actor);
+    WriteEntity(*call.reply, actor.actor, names);
     call.reply->Integer(actor.notifications ? 1 : 0);
     call.reply->Integer(actor.expires_at.value_or(0));
   }

@@ -43,7 +43,8 @@ FeedServer::FeedServer(const ServerOptions& options,
       strand_(asio::make_strand(io_)),
       acceptor_(strand_),
       signals_(strand_, SIGINT, SIGTERM),
-      accept_retry_(strand_) {}
+      accept_retry_(strand_),
+      expiry_timer_(strand_) {}
 
 absl::Status FeedServer::Listen() {
   asio::error_code error;
@@ -78,6 +79,7 @@ void FeedServer::Run() {
       if (!error) Stop();
     });
     Accept();
+    ExpireKeysLater();
   });
   size_t threads = options_.threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -88,12 +90,30 @@ void FeedServer::Run() {
   for (std::thread& thread : pool) thread.join();
 }
 
+void FeedServer::ExpireKeysLater() {
+  constexpr auto kExpiryInterval = std::chrono::milliseconds(100);
+  // A pass drops at most this many keys, so that it never holds the strand
+  // long; the rest go in the next.
+  constexpr size_t kExpiryBudget = 1000;
+  expiry_timer_.expires_after(kExpiryInterval);
+  expiry_timer_.async_wait([this](const asio::error_code& error) {
+    if (error) return;  // cancelled by Stop
+    if (absl::Status status = dispatcher_->DeleteExpiredKeys(kExpiryBudget);
+        !status.ok()) {
+      std::fprintf(stderr, "feedcore-server: expiring keys: %s\n",
+                   std::string(status.message()).c_str());
+    }
+    ExpireKeysLater();
+  });
+}
+
 void FeedServer::Stop() {
   asio::post(strand_, [this] {
     asio::error_code ignored;
     acceptor_.close(ignored);
     signals_.cancel(ignored);
     accept_retry_.cancel();
+    expiry_timer_.cancel();
     // Connections finish the command they are running, then see their
     // socket closed; Run returns when the last one is gone.
     connections_.CloseAll();

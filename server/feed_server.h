@@ -41,6 +41,9 @@ class FeedServer {
   absl::Status Listen();
   void Accept();
   void OnAccepted(const asio::error_code& error, asio::ip::tcp::socket socket);
+  // Drops expired sorted-set keys every kExpiryInterval, as Redis's active
+  // expiry does, so that keys nobody reads again do not stay.
+  void ExpireKeysLater();
 
   const ServerOptions options_;
   const CommandDispatcher* const dispatcher_;
@@ -51,6 +54,7 @@ class FeedServer {
   asio::ip::tcp::acceptor acceptor_;
   asio::signal_set signals_;
   asio::steady_timer accept_retry_;
+  asio::steady_timer expiry_timer_;
   ConnectionTracker connections_;
   uint16_t port_ = 0;
 };

@@ -175,7 +175,9 @@ void Keyspace(const ServerContext& server, std::string& out) {
   out += "# Keyspace\r\n";
   const size_t keys = server.boards->KeyNames().size();
   if (keys > 0) {
-    absl::StrAppend(&out, "db0:keys=", keys, ",expires=0,avg_ttl=0\r\n");
+    const auto [expiring, average_left] = server.boards->ExpiryStats();
+    absl::StrAppend(&out, "db0:keys=", keys, ",expires=", expiring,
+                    ",avg_ttl=", average_left / 1000, "\r\n");
   }
 }
 
@@ -213,7 +215,7 @@ void Info(CommandCall& call) {
     if (!out.empty()) out += "\r\n";
     section.append(*call.server, out);
   }
-  call.reply->Bulk(out);
+  call.reply->VerbatimText(out);
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 #include "keyspace_commands.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
 #include "glob_match.h"
@@ -169,6 +172,121 @@ void Wait(CommandCall& call) {
   call.reply->Integer(0);
 }
 
+// Expiries are kept in engine-clock micros; the commands count in
+// milliseconds, as Redis does, so that its rounding and its errors hold.
+Micros NowMillis(const CommandCall& call) {
+  return call.server->feeds->options().clock->Now() / 1000;
+}
+
+// EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX|XX|GT|LT]:
+// `unit_millis` is 1000 for seconds, `absolute` for the ...AT forms.
+void ExpireGeneric(CommandCall& call, int64_t unit_millis, bool absolute) {
+  absl::StatusOr<int64_t> value = ParseInt64(call.args[2], "time");
+  if (!value.ok()) {
+    call.reply->Error(kNotAnInteger);
+    return;
+  }
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < call.args.size(); ++i) {
+    const std::string& option = call.args[i];
+    if (IsKeyword(option, "NX")) {
+      nx = true;
+    } else if (IsKeyword(option, "XX")) {
+      xx = true;
+    } else if (IsKeyword(option, "GT")) {
+      gt = true;
+    } else if (IsKeyword(option, "LT")) {
+      lt = true;
+    } else {
+      call.reply->Error(absl::StrCat("ERR Unsupported option ", option));
+      return;
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    call.reply->Error(
+        "ERR NX and XX, GT or LT options at the same time are not "
+        "compatible");
+    return;
+  }
+  if (gt && lt) {
+    call.reply->Error(
+        "ERR GT and LT options at the same time are not compatible");
+    return;
+  }
+  const Micros now_millis = NowMillis(call);
+  int64_t when_millis = 0;
+  int64_t deadline = 0;
+  if (__builtin_mul_overflow(*value, unit_millis, &when_millis) ||
+      (!absolute &&
+       __builtin_add_overflow(when_millis, now_millis, &when_millis)) ||
+      __builtin_mul_overflow(when_millis, int64_t{1000}, &deadline)) {
+    call.reply->Error(absl::StrCat("ERR invalid expire time in '",
+                                   absl::AsciiStrToLower(call.args[0]),
+                                   "' command"));
+    return;
+  }
+  LeaderboardStore& boards = *call.server->boards;
+  const std::optional<Micros> current = boards.ExpiryOf(call.args[1]);
+  const bool has_expiry = current.has_value() && *current > 0;
+  // No expiry counts as an infinite one, as in Redis.
+  if (!current.has_value() || (nx && has_expiry) || (xx && !has_expiry) ||
+      (gt && (!has_expiry || deadline <= *current)) ||
+      (lt && has_expiry && deadline >= *current)) {
+    call.changed_nothing = true;
+    call.reply->Integer(0);
+    return;
+  }
+  // A time already past deletes the key, as in Redis.
+  if (when_millis <= now_millis) {
+    absl::StatusOr<bool> deleted = boards.Delete(call.args[1]);
+    if (!deleted.ok()) return ReplyError(call, deleted.status());
+    call.reply->Integer(1);
+    return;
+  }
+  // Deadlines of 0 mean "none"; a time after the epoch is never 0.
+  absl::StatusOr<bool> set = boards.SetExpiry(call.args[1], deadline);
+  if (!set.ok()) return ReplyError(call, set.status());
+  call.changed_nothing = !*set;
+  call.reply->Integer(*set ? 1 : 0);
+}
+
+void Expire(CommandCall& call) { ExpireGeneric(call, 1000, false); }
+void Pexpire(CommandCall& call) { ExpireGeneric(call, 1, false); }
+void Expireat(CommandCall& call) { ExpireGeneric(call, 1000, true); }
+void Pexpireat(CommandCall& call) { ExpireGeneric(call, 1, true); }
+
+// TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 for a missing key, -1 for one
+// without expiry.
+void TimeToLive(CommandCall& call, bool millis, bool absolute) {
+  const std::optional<Micros> at = call.server->boards->ExpiryOf(call.args[1]);
+  if (!at.has_value()) return call.reply->Integer(-2);
+  if (*at == 0) return call.reply->Integer(-1);
+  const int64_t at_millis = *at / 1000;
+  if (absolute) {
+    return call.reply->Integer(millis ? at_millis : at_millis / 1000);
+  }
+  const int64_t left = std::max<int64_t>(at_millis - NowMillis(call), 0);
+  call.reply->Integer(millis ? left : (left + 500) / 1000);
+}
+
+void Ttl(CommandCall& call) { TimeToLive(call, false, false); }
+void Pttl(CommandCall& call) { TimeToLive(call, true, false); }
+void Expiretime(CommandCall& call) { TimeToLive(call, false, true); }
+void Pexpiretime(CommandCall& call) { TimeToLive(call, true, true); }
+
+void Persist(CommandCall& call) {
+  LeaderboardStore& boards = *call.server->boards;
+  const std::optional<Micros> at = boards.ExpiryOf(call.args[1]);
+  if (!at.has_value() || *at == 0) {
+    call.changed_nothing = true;
+    return call.reply->Integer(0);
+  }
+  absl::StatusOr<bool> cleared = boards.SetExpiry(call.args[1], 0);
+  if (!cleared.ok()) return ReplyError(call, cleared.status());
+  call.changed_nothing = !*cleared;
+  call.reply->Integer(*cleared ? 1 : 0);
+}
+
 }  // namespace
 
 absl::Status AddKeyspaceCommands(CommandTable& table) {
@@ -185,6 +303,15 @@ absl::Status AddKeyspaceCommands(CommandTable& table) {
       {"SELECT", 2, {"loading", "stale", "fast"}, 0, 0, 0, Select},
       {"TIME", 1, {"loading", "stale", "fast"}, 0, 0, 0, Time},
       {"WAIT", 3, {"noscript"}, 0, 0, 0, Wait},
+      {"EXPIRE", -3, {"write", "fast"}, 1, 1, 1, Expire},
+      {"PEXPIRE", -3, {"write", "fast"}, 1, 1, 1, Pexpire},
+      {"EXPIREAT", -3, {"write", "fast"}, 1, 1, 1, Expireat},
+      {"PEXPIREAT", -3, {"write", "fast"}, 1, 1, 1, Pexpireat},
+      {"TTL", 2, {"readonly", "fast"}, 1, 1, 1, Ttl},
+      {"PTTL", 2, {"readonly", "fast"}, 1, 1, 1, Pttl},
+      {"EXPIRETIME", 2, {"readonly", "fast"}, 1, 1, 1, Expiretime},
+      {"PEXPIRETIME", 2, {"readonly", "fast"}, 1, 1, 1, Pexpiretime},
+      {"PERSIST", 2, {"write", "fast"}, 1, 1, 1, Persist},
   };
   for (CommandSpec& spec : specs) {
     if (absl::Status status = table.Add(std::move(spec)); !status.ok()) {

@@ -1,7 +1,9 @@
 // The commands on the keyspace as a whole, with Redis's replies: DEL,
 // UNLINK, EXISTS, TYPE, DBSIZE, KEYS, SCAN, FLUSHDB, FLUSHALL, and the
 // server commands clients and their test fixtures call on connecting:
-// SELECT, TIME, WAIT.
+// SELECT, TIME, WAIT; and expiries: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
+// (NX, XX, GT, LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, on the
+// engine clock, durable with the keys (LeaderboardStore, "Expiry").
 //
 // The keyspace is the sorted-set keys (LeaderboardStore); a key exists
 // while its set has members, as in Redis. Feeds are not keys: they are

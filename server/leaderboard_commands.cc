@@ -183,6 +183,7 @@ void Zadd(CommandCall& call) {
   // XX never adds, so on a missing key it changes nothing and, as in
   // Redis, creates no key.
   if (flags.xx && FindSet(call) == nullptr) {
+    call.changed_nothing = true;
     if (flags.incr) return call.reply->Null();
     return call.reply->Integer(0);
   }
@@ -242,6 +243,8 @@ void Zadd(CommandCall& call) {
     if (result->outcome == WriteOutcome::kAdded) ++added;
     if (result->outcome == WriteOutcome::kChanged) ++changed;
   }
+  // As in Redis, a ZADD that added and changed nothing leaves WATCHes be.
+  call.changed_nothing = added == 0 && changed == 0;
   if (flags.incr) {
     // NX/XX/GT/LT stopped the increment: null, as in Redis.
     if (results.empty() || results[0]->outcome == WriteOutcome::kNotApplied ||
@@ -270,6 +273,9 @@ void Zincrby(CommandCall& call) {
   write.value = *delta;
   const absl::StatusOr<WriteResult> result = set->board->Write(write);
   NoteOutcome(result, 0, pins);
+  call.changed_nothing = result.ok() &&
+                         result->outcome != WriteOutcome::kAdded &&
+                         result->outcome != WriteOutcome::kChanged;
   if (!result.ok()) {
     if (absl::IsOutOfRange(result.status())) {
       return ReplyOverflow(call, *set->board, *id, name, *delta);
@@ -339,6 +345,7 @@ void Zrem(CommandCall& call) {
     pins.Add(*id);
     if (set->board->Remove(*id).ok()) ++removed;
   }
+  call.changed_nothing = removed == 0;
   call.reply->Integer(removed);
 }
 

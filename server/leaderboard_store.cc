@@ -135,6 +135,7 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
       return status;
     }
     store->scan_order_.emplace(ScanPosition(key), key);
+    if (saved.expires_at > 0) store->expiries_[key] = saved.expires_at;
     store->sets_.emplace(key, std::move(set));
   }
   if (!by_key.empty()) {
@@ -148,6 +149,17 @@ absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Restore(
 absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
     absl::string_view key) {
   if (std::shared_ptr<SortedSet> found = Find(key)) return found;
+  {
+    std::shared_lock lock(mutex_);
+    const bool expired = ExpiredLocked(key);
+    lock.unlock();
+    // The expired set goes first: the key starts anew, without expiry.
+    if (expired) {
+      if (absl::StatusOr<bool> dropped = Delete(key); !dropped.ok()) {
+        return dropped.status();
+      }
+    }
+  }
   std::unique_lock lock(mutex_);
   if (auto it = sets_.find(key); it != sets_.end()) return it->second;
   absl::StatusOr<std::shared_ptr<Leaderboard>> board =
@@ -164,8 +176,86 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
 
 std::shared_ptr<SortedSet> LeaderboardStore::Find(absl::string_view key) const {
   std::shared_lock lock(mutex_);
+  if (ExpiredLocked(key)) return nullptr;
   if (auto it = sets_.find(key); it != sets_.end()) return it->second;
   return nullptr;
+}
+
+bool LeaderboardStore::ExpiredLocked(absl::string_view key) const {
+  if (expiries_.empty() || clock_ == nullptr) return false;
+  auto it = expiries_.find(key);
+  return it != expiries_.end() && it->second <= clock_->Now();
+}
+
+void LeaderboardStore::UseClock(std::shared_ptr<Clock> clock) {
+  std::unique_lock lock(mutex_);
+  clock_ = std::move(clock);
+}
+
+absl::StatusOr<bool> LeaderboardStore::SetExpiry(absl::string_view key,
+                                                 Micros at) {
+  std::unique_lock lock(mutex_);
+  auto it = sets_.find(key);
+  if (it == sets_.end() || ExpiredLocked(key) || !HasMembers(*it->second)) {
+    return false;
+  }
+  if (journal_ != nullptr) {
+    absl::StatusOr<uint64_t> position =
+        journal_->Append({NamesRecordType::kExpire, std::string(key),
+                          static_cast<uint64_t>(at), ""});
+    if (!position.ok()) return position.status();
+    if (absl::Status s = journal_->SyncTo(*position); !s.ok()) return s;
+  }
+  if (at == 0) {
+    expiries_.erase(key);
+  } else {
+    expiries_[key] = at;
+  }
+  return true;
+}
+
+std::optional<Micros> LeaderboardStore::ExpiryOf(absl::string_view key) const {
+  std::shared_lock lock(mutex_);
+  auto set = sets_.find(key);
+  if (set == sets_.end() || ExpiredLocked(key) || !HasMembers(*set->second)) {
+    return std::nullopt;
+  }
+  auto it = expiries_.find(key);
+  return it == expiries_.end() ? 0 : it->second;
+}
+
+absl::StatusOr<size_t> LeaderboardStore::DeleteExpired(size_t budget) {
+  std::vector<std::string> due;
+  {
+    std::shared_lock lock(mutex_);
+    if (clock_ == nullptr) return 0;
+    const Micros now = clock_->Now();
+    for (const auto& [key, at] : expiries_) {
+      if (due.size() >= budget) break;
+      if (at <= now) due.push_back(key);
+    }
+  }
+  size_t deleted = 0;
+  for (const std::string& key : due) {
+    absl::StatusOr<bool> dropped = Delete(key);
+    if (!dropped.ok()) return dropped.status();
+    ++deleted;
+  }
+  return deleted;
+}
+
+std::pair<size_t, Micros> LeaderboardStore::ExpiryStats() const {
+  std::shared_lock lock(mutex_);
+  if (expiries_.empty() || clock_ == nullptr) return {0, 0};
+  const Micros now = clock_->Now();
+  size_t keys = 0;
+  Micros left = 0;
+  for (const auto& [key, at] : expiries_) {
+    if (at <= now) continue;
+    ++keys;
+    left += at - now;
+  }
+  return {keys, keys == 0 ? 0 : left / static_cast<Micros>(keys)};
 }
 
 absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
@@ -178,7 +268,8 @@ absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
     return s;
   }
   std::shared_ptr<SortedSet> set = std::move(it->second);
-  const bool existed = HasMembers(*set);
+  const bool existed = HasMembers(*set) && !ExpiredLocked(key);
+  expiries_.erase(key);
   scan_order_.erase({ScanPosition(key), std::string(key)});
   sets_.erase(it);
   if (journal_ == nullptr) return existed;
@@ -208,7 +299,8 @@ absl::StatusOr<size_t> LeaderboardStore::DeleteAll() {
       ++it;
       continue;
     }
-    if (HasMembers(*it->second)) ++existed;
+    if (HasMembers(*it->second) && !ExpiredLocked(it->first)) ++existed;
+    expiries_.erase(it->first);
     scan_order_.erase({ScanPosition(it->first), it->first});
     dropped.emplace_back(it->first, std::move(it->second));
     sets_.erase(it++);
@@ -240,7 +332,10 @@ std::vector<std::string> LeaderboardStore::KeyNames() const {
   std::vector<std::pair<std::string, std::shared_ptr<SortedSet>>> sets;
   {
     std::shared_lock lock(mutex_);
-    sets.assign(sets_.begin(), sets_.end());
+    sets.reserve(sets_.size());
+    for (const auto& [key, set] : sets_) {
+      if (!ExpiredLocked(key)) sets.emplace_back(key, set);
+    }
   }
   std::vector<std::string> names;
   names.reserve(sets.size());
@@ -265,7 +360,9 @@ uint64_t LeaderboardStore::Scan(
            (batch.size() < std::max<size_t>(count, 1) ||
             it->first == last_position)) {
       auto set = sets_.find(it->second);
-      batch.emplace_back(it->second, set->second);
+      // An expired key takes its place in the count, but is not visited.
+      batch.emplace_back(it->second,
+                         ExpiredLocked(it->second) ? nullptr : set->second);
       last_position = it->first;
       ++it;
     }
@@ -273,7 +370,7 @@ uint64_t LeaderboardStore::Scan(
   }
   // Outside the lock: the sizes take the boards' locks.
   for (const auto& [key, set] : batch) {
-    if (HasMembers(*set)) visit(key);
+    if (set != nullptr && HasMembers(*set)) visit(key);
   }
   return next;
 }
@@ -301,6 +398,9 @@ absl::StatusOr<std::vector<KeyMemberNames>> LeaderboardStore::SaveKeys(
     for (const auto& [key, set] : sets_) {
       KeyMemberNames& copy = names.emplace_back();
       copy.key = key;
+      if (auto at = expiries_.find(key); at != expiries_.end()) {
+        copy.expires_at = at->second;
+      }
       set->members.CopyNames(copy.ids, copy.names);
     }
   }

@@ -31,6 +31,15 @@
 // writes the board, and unpins them, and a name is freed only when no pin
 // is held and its member is off the board.
 //
+// Expiry. A key may have an expiry (EXPIRE), a time on the engine clock
+// (UseClock). From that time the key is absent to every call, as in
+// Redis: Find answers null, Exists false, GetOrCreate starts a new set; the
+// expired set itself is dropped by the next GetOrCreate or Delete of the
+// key, or by DeleteExpired, which the server runs every 100 ms. With a
+// journal, an expiry is a record of it (expire), synced as the policy says
+// before the call returns; a drop record clears it. Saves keep the expiries
+// with the names.
+//
 // Thread-safe.
 #ifndef FEEDCORE_SERVER_LEADERBOARD_STORE_H_
 #define FEEDCORE_SERVER_LEADERBOARD_STORE_H_
@@ -50,6 +59,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "feedcore/clock.h"
 #include "feedcore/leaderboard.h"
 #include "member_dictionary.h"
 
@@ -63,6 +73,8 @@ struct KeyMemberNames {
   std::string key;
   std::vector<std::string> names;
   std::vector<MemberId> ids;
+  // When the key expires (EXPIRE), on the engine clock; 0: never.
+  Micros expires_at = 0;
 };
 
 // One sorted-set key: its board and the names of the board's members.
@@ -133,6 +145,22 @@ class LeaderboardStore {
   // not indexes, so deletes never make a scan skip.
   uint64_t Scan(uint64_t cursor, size_t count,
                 absl::FunctionRef<void(const std::string&)> visit) const;
+  // The clock expiries are measured on (the engine's). Call before
+  // serving, once; without it keys never expire.
+  void UseClock(std::shared_ptr<Clock> clock);
+  // Sets the key's expiry to `at` (engine-clock micros), or clears it with
+  // 0. Returns false, changing nothing, if the key does not exist.
+  // Journal errors as Delete's.
+  absl::StatusOr<bool> SetExpiry(absl::string_view key, Micros at);
+  // The key's expiry, 0 if it has none; nullopt if the key does not exist.
+  std::optional<Micros> ExpiryOf(absl::string_view key) const;
+  // Drops up to `budget` keys whose expiry has passed; returns how many.
+  // Errors as Delete's.
+  absl::StatusOr<size_t> DeleteExpired(size_t budget);
+  // How many keys have an expiry, and their average time left in micros
+  // (INFO keyspace's expires and avg_ttl).
+  std::pair<size_t, Micros> ExpiryStats() const;
+
   // Deletes every key, as one step for other callers of the store (the
   // journal is synced once). Returns how many existed. Errors as Delete.
   absl::StatusOr<size_t> DeleteAll();
@@ -164,6 +192,12 @@ class LeaderboardStore {
   LeaderboardRegistry& registry_;
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+  // Whether `key` has an expiry that has passed. REQUIRES: mutex_ held.
+  bool ExpiredLocked(absl::string_view key) const;
+
+  // The expiries of the keys that have one.
+  absl::flat_hash_map<std::string, Micros> expiries_;
+  std::shared_ptr<Clock> clock_;  // set before serving
   // The keys of sets_ in Scan's order: (position, key).
   absl::btree_set<std::pair<uint64_t, std::string>> scan_order_;
   NamesJournal* journal_ = nullptr;            // set before serving

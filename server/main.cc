@@ -10,6 +10,7 @@
 // connections; stops cleanly on SIGINT or SIGTERM (saving first with
 // --snapshot_on_exit). docs/server.md lists the commands and flags.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,7 @@ using feedcore::server::CommandDispatcher;
 using feedcore::server::FeedServer;
 using feedcore::server::ServerData;
 using feedcore::server::ServerOptions;
+using feedcore::server::ShutdownKind;
 using feedcore::server::SnapshotSaver;
 
 // The password from --requirepass or --requirepass_file (not both).
@@ -334,6 +336,7 @@ int main(int argc, char** argv) {
   });
   feedcore::server::DispatcherOptions dispatcher_options;
   dispatcher_options.requirepass = options.requirepass;
+  dispatcher_options.names = &(*data)->names();
   auto dispatcher =
       CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,
                                 (*data)->append_only(), dispatcher_options);
@@ -341,6 +344,16 @@ int main(int argc, char** argv) {
 
   auto server = FeedServer::Create(options, dispatcher->get());
   if (!server.ok()) return Fail("server", server.status());
+  // SHUTDOWN: stop as on SIGTERM, saving on the way out as it asks. Set
+  // on a connection's thread, read after every thread has ended.
+  std::atomic<bool> save_on_exit{snapshot_on_exit};
+  (*dispatcher)
+      ->SetShutdownHandler([&save_on_exit, &server](ShutdownKind kind) {
+        if (kind != ShutdownKind::kDefault) {
+          save_on_exit.store(kind == ShutdownKind::kSave);
+        }
+        (*server)->Stop();
+      });
 
   std::printf("feedcore-server listening on %s:%u\n", options.address.c_str(),
               static_cast<unsigned>((*server)->port()));
@@ -351,7 +364,7 @@ int main(int argc, char** argv) {
   if ((*data)->append_only() != nullptr) {
     (*data)->append_only()->WaitForRewrite();
   }
-  if (snapshot_on_exit) {
+  if (save_on_exit.load()) {
     if (absl::Status status = saver.Save(); !status.ok()) {
       return Fail("snapshot on exit", status);
     }

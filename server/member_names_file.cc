@@ -85,7 +85,8 @@ absl::Status CheckCount(uint64_t count, uint64_t min_bytes_each, size_t left,
   return absl::OkStatus();
 }
 
-absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
+absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index,
+                                         uint64_t version) {
   const std::string where = absl::StrCat("key #", index);
   KeyMemberNames key;
   absl::StatusOr<std::string> name = reader.Bytes(where);
@@ -96,6 +97,16 @@ absl::StatusOr<KeyMemberNames> DecodeKey(Reader& reader, uint64_t index) {
         " (keys are 1 to ", kMaxLeaderboardNameLength, " bytes)"));
   }
   key.key = *std::move(name);
+  if (version >= 4) {
+    absl::StatusOr<uint64_t> expires_at = reader.Fixed(8, where);
+    if (!expires_at.ok()) return expires_at.status();
+    key.expires_at = static_cast<Micros>(*expires_at);
+    if (key.expires_at < 0) {
+      return absl::DataLossError(absl::StrCat("save manifest is damaged: key ",
+                                              Quote(key.key),
+                                              " expires at a negative time"));
+    }
+  }
   absl::StatusOr<uint64_t> count = reader.Fixed(8, where);
   if (!count.ok()) return count.status();
   if (absl::Status status =
@@ -142,6 +153,7 @@ std::string EncodeMemberNamesFile(const MemberNamesFile& file) {
   PutU64(out, file.keys.size());
   for (const KeyMemberNames& key : file.keys) {
     PutBytes(out, key.key);
+    PutU64(out, static_cast<uint64_t>(key.expires_at));
     PutU64(out, key.names.size());
     for (size_t i = 0; i < key.names.size(); ++i) {
       PutU64(out, key.ids.empty() ? i + 1 : key.ids[i]);
@@ -170,10 +182,13 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
   }
   Reader header(bytes.substr(sizeof(kMagic), 4));
   const uint64_t version = header.Fixed(4, "header").value();
-  if (version != kMemberNamesFormatVersion) {
+  if (version < kOldestMemberNamesFormatVersion ||
+      version > kMemberNamesFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(
         "save manifest has format version ", version,
-        "; this server reads version ", kMemberNamesFormatVersion));
+        "; this server reads "
+        "versions ",
+        kOldestMemberNamesFormatVersion, " to ", kMemberNamesFormatVersion));
   }
   const absl::string_view covered =
       bytes.substr(0, bytes.size() - kChecksumBytes);
@@ -203,7 +218,7 @@ absl::StatusOr<MemberNamesFile> DecodeMemberNamesFile(absl::string_view bytes) {
   file.keys.reserve(*key_count);
   absl::flat_hash_set<std::string> keys;
   for (uint64_t i = 0; i < *key_count; ++i) {
-    absl::StatusOr<KeyMemberNames> key = DecodeKey(reader, i);
+    absl::StatusOr<KeyMemberNames> key = DecodeKey(reader, i, version);
     if (!key.ok()) return key.status();
     if (!keys.insert(key->key).second) {
       return absl::DataLossError(absl::StrCat("save manifest is damaged: key ",

@@ -9,7 +9,8 @@
 //   u64 snapshot generation | u64 snapshot file length
 //   u64 XXH3-64 of the snapshot file
 //   u64 key count, then per key:
-//     u32 key length | key | u64 name count |
+//     u32 key length | key | i64 expiry (engine-clock micros, 0: none;
+//     from version 4) | u64 name count |
 //     per name: u64 MemberId | u32 length | name
 //   u64 XXH3-64 of every byte before it
 // Each name carries its id, since names are freed and their ids' slots
@@ -36,7 +37,9 @@
 
 namespace feedcore::server {
 
-inline constexpr uint32_t kMemberNamesFormatVersion = 3;
+inline constexpr uint32_t kMemberNamesFormatVersion = 4;
+// Version 3, the same without the keys' expiries, still loads.
+inline constexpr uint32_t kOldestMemberNamesFormatVersion = 3;
 
 struct MemberNamesFile {
   uint64_t generation = 0;  // names the snapshot file (save_files.h)

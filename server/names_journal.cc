@@ -62,7 +62,7 @@ absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
   NamesRecord record;
   if (body.size() < 1 + 4) return damaged("too short");
   const uint8_t type = static_cast<uint8_t>(body[0]);
-  if (type < 1 || type > 3) return damaged(absl::StrCat("type ", type));
+  if (type < 1 || type > 4) return damaged(absl::StrCat("type ", type));
   record.type = static_cast<NamesRecordType>(type);
   body.remove_prefix(1);
   const uint64_t key_length = GetFixed(body, 4);
@@ -79,7 +79,9 @@ absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
   body.remove_prefix(4);
   if (body.size() != name_length) return damaged("bad name length");
   record.name = std::string(body);
-  if (record.type != NamesRecordType::kDrop && record.id == 0) {
+  if ((record.type == NamesRecordType::kAssign ||
+       record.type == NamesRecordType::kFree) &&
+      record.id == 0) {
     return damaged("member id 0");
   }
   return record;
@@ -210,6 +212,7 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
   // Ordered by key so that the result is deterministic.
   // Ids ordered too, so that names come out in id order.
   std::map<std::string, std::map<MemberId, std::string>> state;
+  std::map<std::string, Micros> expiries;
   uint64_t offset = kHeaderBytes;
   while (offset < bytes.size()) {
     NamesFrame frame = ReadNamesFrame(bytes, offset);
@@ -230,6 +233,14 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
         break;
       case NamesRecordType::kDrop:
         state.erase(record->key);
+        expiries.erase(record->key);
+        break;
+      case NamesRecordType::kExpire:
+        if (record->id == 0) {
+          expiries.erase(record->key);
+        } else {
+          expiries[record->key] = static_cast<Micros>(record->id);
+        }
         break;
     }
     offset += frame.size;
@@ -239,6 +250,9 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
   for (auto& [key, names] : state) {
     KeyMemberNames key_names;
     key_names.key = key;
+    if (auto it = expiries.find(key); it != expiries.end()) {
+      key_names.expires_at = it->second;
+    }
     key_names.ids.reserve(names.size());
     key_names.names.reserve(names.size());
     for (auto& [id, name] : names) {
@@ -421,6 +435,12 @@ absl::Status NamesJournal::Rewrite(
       const MemberId id = key.ids.empty() ? i + 1 : key.ids[i];
       bytes.append(EncodeNamesFrame(
           {NamesRecordType::kAssign, key.key, id, key.names[i]}));
+      ++records;
+    }
+    if (key.expires_at > 0) {
+      bytes.append(
+          EncodeNamesFrame({NamesRecordType::kExpire, key.key,
+                            static_cast<uint64_t>(key.expires_at), ""}));
       ++records;
     }
   }

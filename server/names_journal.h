@@ -9,8 +9,11 @@
 //   assign(key, id, name)  `name` is member `id` of `key`
 //   free(key, id)          `id` of `key` has no name any more
 //   drop(key)              `key` was deleted with its whole dictionary
+//   expire(key, at)        `key` expires at `at` (engine-clock micros; 0:
+//                          never), as EXPIRE and PERSIST set it
 // Replay applies them in order to one map per key: assign sets id -> name
-// (replacing what the id had), free erases the id, drop empties the key.
+// (replacing what the id had), free erases the id, drop empties the key
+// and its expiry, expire sets the expiry.
 // Each record only sets state, so replaying records over a state that
 // already holds some of them ends in the same state: that is what lets a
 // rewrite run while names are assigned (see Rewrite). Ids need not be
@@ -49,11 +52,11 @@
 // -----------
 // A header (magic "FCNAMJL" and a zero byte, u32 version), then one frame
 // per record: u32 body length, u64 XXH3-64 of the body, the body
-// (u8 type 1 assign, 2 free, 3 drop; u32 key length, key; u64 id; u32 name
-// length, name). A crash can cut only the last frame short: an incomplete
-// frame, or a last frame that fails its checksum, is a torn tail that Open
-// cuts off. A bad frame with more data after it is DataLoss naming its
-// offset. docs/formats.md has the layout.
+// (u8 type 1 assign, 2 free, 3 drop, 4 expire; u32 key length, key; u64
+// id, or for expire the time; u32 name length, name). A crash can cut only the
+// last frame short: an incomplete frame, or a last frame that fails its
+// checksum, is a torn tail that Open cuts off. A bad frame with more data after
+// it is DataLoss naming its offset. docs/formats.md has the layout.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef FEEDCORE_SERVER_NAMES_JOURNAL_H_
@@ -78,12 +81,17 @@
 
 namespace feedcore::server {
 
-enum class NamesRecordType : uint8_t { kAssign = 1, kFree = 2, kDrop = 3 };
+enum class NamesRecordType : uint8_t {
+  kAssign = 1,
+  kFree = 2,
+  kDrop = 3,
+  kExpire = 4,
+};
 
 struct NamesRecord {
   NamesRecordType type = NamesRecordType::kAssign;
   std::string key;
-  MemberId id = 0;   // assign and free
+  MemberId id = 0;   // assign and free; expire: the time (0: never)
   std::string name;  // assign
 };
 

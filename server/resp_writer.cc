@@ -37,6 +37,13 @@ void RespWriter::Null() {
   }
 }
 
+void RespWriter::VerbatimText(absl::string_view text) {
+  if (!resp3_) return Bulk(text);
+  absl::StrAppend(out_, "=", text.size() + 4, "\r\ntxt:");
+  out_->append(text.data(), text.size());
+  out_->append("\r\n");
+}
+
 void RespWriter::NullArray() {
   if (resp3_) {
     out_->append("_\r\n");

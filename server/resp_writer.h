@@ -35,6 +35,9 @@ class RespWriter {
   void Error(absl::string_view message);
   void Integer(int64_t value);
   void Bulk(absl::string_view bytes);
+  // Text for people (INFO, CLIENT LIST): RESP3 the verbatim string
+  // `=<n>\r\ntxt:...`, RESP2 a bulk string, as Redis replies.
+  void VerbatimText(absl::string_view text);
   // RESP3 `_`; RESP2 the null bulk string.
   void Null();
   // RESP3 `_`; RESP2 the null array `*-1` (EXEC aborted by WATCH).

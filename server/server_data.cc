@@ -28,6 +28,9 @@ absl::StatusOr<std::unique_ptr<ServerData>> ServerData::CreateEmpty(
   if (!engine.ok()) return engine.status();
   data->own_engine_ = *std::move(engine);
   data->engine_ = data->own_engine_.get();
+  data->own_names_ =
+      std::make_unique<NameRegistry>(engine_options.change_stream);
+  data->names_ = data->own_names_.get();
   absl::StatusOr<std::unique_ptr<LeaderboardStore>> store =
       LeaderboardStore::Create(board_options);
   if (!store.ok()) return store.status();
@@ -44,6 +47,7 @@ absl::StatusOr<std::unique_ptr<ServerData>> ServerData::OpenAppendOnly(
   std::unique_ptr<ServerData> data(new ServerData());
   data->append_only_ = std::move(opened->files);
   data->engine_ = &data->append_only_->store().engine();
+  data->names_ = &data->append_only_->store().names();
   data->store_ = std::move(opened->boards);
   return data;
 }
@@ -79,6 +83,7 @@ absl::StatusOr<std::unique_ptr<ServerData>> ServerData::Load(
   if (!replica.ok()) return Prefixed(replica.status(), error_prefix);
   data->replica_ = *std::move(replica);
   data->engine_ = &data->replica_->engine();
+  data->names_ = &data->replica_->names();
   absl::StatusOr<std::unique_ptr<LeaderboardStore>> store =
       LeaderboardStore::Restore(board_options, &data->replica_->boards(),
                                 std::move(names->keys));
@@ -102,7 +107,8 @@ absl::Status ServerData::Save(const std::string& path) const {
   manifest.generation = *generation;
   absl::StatusOr<std::vector<KeyMemberNames>> names =
       store_->SaveKeys([&](const LeaderboardRegistry& registry) {
-        return SaveSnapshot(*engine_, snapshot_path, &registry).status();
+        return SaveSnapshot(*engine_, snapshot_path, &registry, names_)
+            .status();
       });
   if (!names.ok()) return names.status();
   manifest.keys = *std::move(names);

@@ -1,10 +1,11 @@
 // ServerData: what feedcore-server serves and saves. It owns the feed
-// engine, the leaderboard registry and the sorted-set keys over it
+// engine, the entity names (NameRegistry), the leaderboard registry and
+// the sorted-set keys over it
 // (LeaderboardStore), either new and empty or loaded from a snapshot, and
 // saves them all as one unit (save_files.h): the library's snapshot
-// (feeds, graph, activities and every board with its scores and tie
-// order) to a file of its own, then the manifest at PATH that commits it
-// with the keys' member names (member_names_file.h).
+// (feeds, graph, activities, entity names and every board with its scores
+// and tie order) to a file of its own, then the manifest at PATH that commits
+// it with the keys' member names (member_names_file.h).
 //
 // Thread-safe: Save may run while connections use the engine and store.
 #ifndef FEEDCORE_SERVER_SERVER_DATA_H_
@@ -18,6 +19,7 @@
 #include "append_only.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
+#include "feedcore/name_registry.h"
 #include "feedcore/options.h"
 #include "feedcore/snapshot.h"
 #include "leaderboard_store.h"
@@ -55,6 +57,8 @@ class ServerData {
 
   InProcessFeedEngine& engine() { return *engine_; }
   LeaderboardStore& boards() { return *store_; }
+  // Logged with the rest under --appendonly, saved in every snapshot.
+  NameRegistry& names() { return *names_; }
   // Null unless opened with OpenAppendOnly.
   AppendOnlyFiles* append_only() { return append_only_.get(); }
 
@@ -72,8 +76,10 @@ class ServerData {
   std::unique_ptr<AppendOnlyFiles> append_only_;
   std::unique_ptr<Replica> replica_;
   std::unique_ptr<InProcessFeedEngine> own_engine_;
+  std::unique_ptr<NameRegistry> own_names_;
 
   InProcessFeedEngine* engine_ = nullptr;
+  NameRegistry* names_ = nullptr;
   // Declared last, so destroyed first: it refers to the replica's registry.
   std::unique_ptr<LeaderboardStore> store_;
 };

@@ -35,8 +35,12 @@ void UpdateRecord(CommandCall& call,
   }
 }
 
-// One line of CLIENT LIST / CLIENT INFO, Redis's fields that this server
-// keeps; `multi` is known for the calling session only.
+// One line of CLIENT LIST / CLIENT INFO, in Redis's field order, with the
+// fields this server measures: qbuf is the unfinished command held,
+// omem the replies not yet written (no fixed reply buffer: obl and oll
+// are 0), argv-mem the running command's arguments and multi-mem the
+// queued ones (the caller's own), tot-mem their sum. Fields Redis has for
+// what this server lacks (fd, rbs, redir...) are left out.
 std::string ClientLine(const CommandCall& call, const ClientRecord& record,
                        bool self) {
   const Micros now = call.server->feeds->options().clock->Now();
@@ -45,13 +49,35 @@ std::string ClientLine(const CommandCall& call, const ClientRecord& record,
       self && session.transaction.active
           ? static_cast<int64_t>(session.transaction.queued.size())
           : -1;
-  return absl::StrCat("id=", record.id, " addr=", record.address,
-                      " laddr=", record.local_address, " name=", record.name,
-                      " age=", (now - record.connected_at) / 1'000'000,
-                      " flags=N db=0 sub=0 psub=0 multi=", multi,
-                      " user=default resp=", record.protocol,
-                      " lib-name=", record.library_name,
-                      " lib-ver=", record.library_version, "\n");
+  uint64_t argv_bytes = 0;
+  if (self) {
+    for (const std::string& arg : call.args) argv_bytes += arg.size();
+  }
+  const uint64_t multi_bytes = self ? session.transaction.queued_bytes : 0;
+  const ClientActivity* activity = record.activity.get();
+  const int64_t last_command =
+      activity != nullptr
+          ? activity->last_command_at.load(std::memory_order_relaxed)
+          : now;
+  const uint64_t query_bytes =
+      activity != nullptr
+          ? activity->query_bytes.load(std::memory_order_relaxed)
+          : 0;
+  const uint64_t output_bytes =
+      activity != nullptr
+          ? activity->output_bytes.load(std::memory_order_relaxed)
+          : 0;
+  return absl::StrCat(
+      "id=", record.id, " addr=", record.address,
+      " laddr=", record.local_address, " name=", record.name,
+      " age=", (now - record.connected_at) / 1'000'000,
+      " idle=", std::max<int64_t>(now - last_command, 0) / 1'000'000,
+      " flags=N db=0 sub=0 psub=0 ssub=0 multi=", multi, " qbuf=", query_bytes,
+      " qbuf-free=0 argv-mem=", argv_bytes, " multi-mem=", multi_bytes,
+      " obl=0 oll=0 omem=", output_bytes,
+      " tot-mem=", query_bytes + output_bytes + argv_bytes + multi_bytes,
+      " user=default resp=", record.protocol, " lib-name=", record.library_name,
+      " lib-ver=", record.library_version, "\n");
 }
 
 ClientRecord SelfRecord(const CommandCall& call) {
@@ -114,7 +140,7 @@ void List(CommandCall& call) {
       lines += ClientLine(call, record, record.id == call.session->client_id);
     }
   }
-  call.reply->Bulk(lines);
+  call.reply->VerbatimText(lines);
 }
 
 void Kill(CommandCall& call) {
@@ -177,7 +203,7 @@ void Kill(CommandCall& call) {
     } else if (IsKeyword(filter, "MAXAGE")) {
       absl::StatusOr<int64_t> parsed = ParseInt64(value, "maxage");
       if (!parsed.ok()) {
-        call.reply->Error("ERR value is not an integer or out of range");
+        call.reply->Error(kSyntaxError);
         return;
       }
       max_age = *parsed;
@@ -266,7 +292,8 @@ void Client(CommandCall& call) {
         call.reply->Bulk(session.client_name);
       }
     } else if (IsKeyword(sub, "INFO")) {
-      call.reply->Bulk(ClientLine(call, SelfRecord(call), /*self=*/true));
+      call.reply->VerbatimText(
+          ClientLine(call, SelfRecord(call), /*self=*/true));
     } else {
       Help(call);
     }

@@ -182,6 +182,10 @@ enum class ChangeKind : uint8_t {
   // publishes in timestamp order (`merged_at_read`), or gets them again
   // (not). Recorded in `entity`'s shard.
   kDormantFollower = 28,
+
+  // A NameRegistry made with the stream (name_registry.h) assigned the id
+  // `entity` to the name `name`.
+  kNameAssign = 29,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".
@@ -223,6 +227,8 @@ struct ChangeRecord {
   std::optional<std::string> metadata;
   // kCountersSet: an activity's counters (ActivityCounters).
   std::vector<int64_t> counters;
+  // kNameAssign: the name given the id `entity`.
+  std::string name;
 
   friend bool operator==(const ChangeRecord&, const ChangeRecord&) = default;
 };

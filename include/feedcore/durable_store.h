@@ -8,11 +8,13 @@
 //   auto store = feedcore::DurableStore::Open(durability, {}).value();
 //   store->engine().Publish(...);         // on disk when it returns
 //   store->boards().GetOrCreate("arena").value()->Increment(player, 10);
+//   feedcore::EntityId alice = store->names().Resolve("alice").value();
 //
 // What is guaranteed
 // ------------------
-// Every change the engine or the registry's boards make is appended to the
-// log as the change stream's records (change_stream.h), in sequence order,
+// Every change the engine, the registry's boards or the name registry
+// (name_registry.h: each new name) make is appended to the log as the
+// change stream's records (change_stream.h), in sequence order,
 // before the call that made it returns. When the call returns OK:
 //   kAlways       the change is on stable storage (fdatasync). Concurrent
 //                 callers share one fdatasync (group commit): the call
@@ -96,6 +98,7 @@
 #include "feedcore/export.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
+#include "feedcore/name_registry.h"
 #include "feedcore/options.h"
 
 namespace feedcore {
@@ -190,6 +193,8 @@ class FEEDCORE_EXPORT DurableStore {
 
   virtual InProcessFeedEngine& engine() = 0;
   virtual LeaderboardRegistry& boards() = 0;
+  // The names of entities, logged and snapshotted with the rest.
+  virtual NameRegistry& names() = 0;
 
   // Returns once every change appended so far is on stable storage,
   // whatever the policy. The store's write error if it has one.

@@ -11,6 +11,7 @@
 #include "feedcore/friends_leaderboard.h"
 #include "feedcore/leaderboard.h"
 #include "feedcore/leaderboard_options.h"
+#include "feedcore/name_registry.h"
 #include "feedcore/options.h"
 #include "feedcore/seasonal_leaderboard.h"
 #include "feedcore/snapshot.h"

@@ -64,6 +64,7 @@
 #include "feedcore/export.h"
 #include "feedcore/feed_engine.h"
 #include "feedcore/leaderboard.h"
+#include "feedcore/name_registry.h"
 #include "feedcore/options.h"
 
 namespace feedcore {
@@ -85,12 +86,13 @@ struct SnapshotInfo {
 // the temporary file removed.
 //
 // With `boards`, the snapshot also holds every leaderboard of that registry
-// (scores, tie-break order, options). The registry and the engine must
-// record into the same change stream, or not at all (InvalidArgument
-// otherwise).
+// (scores, tie-break order, options), and with `names` every name of that
+// registry with its id. Each registry and the engine must record into the
+// same change stream, or not at all (InvalidArgument otherwise).
 FEEDCORE_EXPORT absl::StatusOr<SnapshotInfo> SaveSnapshot(
     const InProcessFeedEngine& engine, const std::string& path,
-    const LeaderboardRegistry* boards = nullptr);
+    const LeaderboardRegistry* boards = nullptr,
+    const NameRegistry* names = nullptr);
 
 // An engine loaded from a snapshot, and the position from which it catches
 // up on its source's change stream.
@@ -104,6 +106,10 @@ class FEEDCORE_EXPORT Replica {
   // The loaded leaderboards (empty if the snapshot was saved without a
   // registry). Its boards record into the engine's change stream, if any.
   virtual LeaderboardRegistry& boards() = 0;
+
+  // The loaded names (empty if the snapshot was saved without a name
+  // registry). It records into the engine's change stream, if any.
+  virtual NameRegistry& names() = 0;
 
   // The first stream sequence number to apply (the snapshot's sequence).
   virtual uint64_t sequence() const = 0;

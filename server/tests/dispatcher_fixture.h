@@ -1,7 +1,8 @@
 // What the unit tests of feedcore-server's commands run them through: a
 // command dispatcher over an in-process engine on a manual clock (no
-// sweeper, fan-out inside Publish) and a leaderboard store, with one
-// session; and the RESP pieces their expected replies are built from.
+// sweeper, fan-out inside Publish), a leaderboard store and a name
+// registry (unless the options name one), with one session; and the RESP pieces
+// their expected replies are built from.
 #ifndef FEEDCORE_SERVER_TESTS_DISPATCHER_FIXTURE_H_
 #define FEEDCORE_SERVER_TESTS_DISPATCHER_FIXTURE_H_
 
@@ -38,8 +39,10 @@ class DispatcherFixture {
     engine.fanout_threads = 0;
     engine_ = FeedEngine::Create(engine).value();
     boards_ = LeaderboardStore::Create(o.boards).value();
+    DispatcherOptions dispatcher = o.dispatcher;
+    if (dispatcher.names == nullptr) dispatcher.names = &names_;
     dispatcher_ = CommandDispatcher::Create(engine_.get(), boards_.get(),
-                                            nullptr, nullptr, o.dispatcher)
+                                            nullptr, nullptr, dispatcher)
                       .value();
     session_ = dispatcher_->NewSession();
   }
@@ -54,12 +57,14 @@ class DispatcherFixture {
   SessionState& session() { return session_; }
   void NewSession() { session_ = dispatcher_->NewSession(); }
   ManualClock& clock() { return *clock_; }
+  NameRegistry& names() { return names_; }
   const CommandDispatcher& dispatcher() { return *dispatcher_; }
 
  private:
   std::shared_ptr<ManualClock> clock_;
   std::unique_ptr<InProcessFeedEngine> engine_;
   std::unique_ptr<LeaderboardStore> boards_;
+  NameRegistry names_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
   SessionState session_;
 };

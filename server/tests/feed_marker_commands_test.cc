@@ -86,7 +86,7 @@ TEST_CASE("FEED.MARKER errors name the argument and change nothing") {
                    "-ERR MAX"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "1", "home", "1", "MAX"}),
                    "-ERR syntax error"));
-  CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "x", "home", "1"}), "-ERR user"));
+  CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "", "home", "1"}), "-ERR user"));
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1"}) ==
         "*3\r\n$-1\r\n:0\r\n:0\r\n");
 }

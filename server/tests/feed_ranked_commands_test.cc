@@ -124,7 +124,8 @@ TEST_CASE("FEED.RANKED pages by score, with the formula's options") {
 
 TEST_CASE("FEED.RANKED errors") {
   DispatcherFixture f(Options());
-  CHECK(StartsWith(f.Run({"FEED.RANKED", "x"}), "-ERR user must be"));
+  CHECK(StartsWith(f.Run({"FEED.RANKED", "18446744073709551616"}),
+                   "-ERR user must be"));
   CHECK(StartsWith(f.Run({"FEED.RANKED", "1", "LIMIT", "0"}),
                    "-ERR LIMIT must be"));
   CHECK(StartsWith(f.Run({"FEED.RANKED", "1", "WINDOW", "0"}),

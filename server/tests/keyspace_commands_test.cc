@@ -183,5 +183,97 @@ TEST_CASE("SELECT, TIME and WAIT answer as a one-database Redis") {
         "-ERR value is not an integer or out of range\r\n");
 }
 
+TEST_CASE("EXPIRE, TTL and PERSIST on the engine clock") {
+  DispatcherFixture f;  // the clock starts at 1,000 s
+  CHECK(f.Run({"EXPIRE", "k", "10"}) == ":0\r\n");  // no such key
+  CHECK(f.Run({"TTL", "k"}) == ":-2\r\n");
+  f.Run({"ZADD", "k", "1", "a"});
+  CHECK(f.Run({"TTL", "k"}) == ":-1\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "10"}) == ":1\r\n");
+  CHECK(f.Run({"TTL", "k"}) == ":10\r\n");
+  CHECK(f.Run({"PTTL", "k"}) == ":10000\r\n");
+  CHECK(f.Run({"EXPIRETIME", "k"}) == ":1010\r\n");
+  CHECK(f.Run({"PEXPIRETIME", "k"}) == ":1010000\r\n");
+  f.clock().Advance(9'400'000);
+  CHECK(f.Run({"TTL", "k"}) == ":1\r\n");  // 0.6 s rounds up, as in Redis
+  CHECK(f.Run({"PTTL", "k"}) == ":600\r\n");
+  // Writes keep the expiry.
+  f.Run({"ZADD", "k", "2", "b"});
+  CHECK(f.Run({"PTTL", "k"}) == ":600\r\n");
+  f.clock().Advance(600'000);
+  // Expired: gone for every command.
+  CHECK(f.Run({"EXISTS", "k"}) == ":0\r\n");
+  CHECK(f.Run({"ZCARD", "k"}) == ":0\r\n");
+  CHECK(f.Run({"TTL", "k"}) == ":-2\r\n");
+  CHECK(f.Run({"DBSIZE"}) == ":0\r\n");
+  CHECK(f.Run({"KEYS", "*"}) == "*0\r\n");
+  // A write starts the key anew, without expiry.
+  CHECK(f.Run({"ZADD", "k", "5", "c"}) == ":1\r\n");
+  CHECK(f.Run({"ZCARD", "k"}) == ":1\r\n");
+  CHECK(f.Run({"TTL", "k"}) == ":-1\r\n");
+
+  CHECK(f.Run({"PEXPIRE", "k", "1500"}) == ":1\r\n");
+  CHECK(f.Run({"PERSIST", "k"}) == ":1\r\n");
+  CHECK(f.Run({"PERSIST", "k"}) == ":0\r\n");
+  CHECK(f.Run({"TTL", "k"}) == ":-1\r\n");
+  // EXPIREAT in seconds and PEXPIREAT in milliseconds since the epoch.
+  CHECK(f.Run({"EXPIREAT", "k", "2000"}) == ":1\r\n");
+  CHECK(f.Run({"EXPIRETIME", "k"}) == ":2000\r\n");
+  CHECK(f.Run({"PEXPIREAT", "k", "2500000"}) == ":1\r\n");
+  CHECK(f.Run({"PEXPIRETIME", "k"}) == ":2500000\r\n");
+  // A time already past deletes the key, answering 1.
+  CHECK(f.Run({"EXPIRE", "k", "-1"}) == ":1\r\n");
+  CHECK(f.Run({"EXISTS", "k"}) == ":0\r\n");
+}
+
+TEST_CASE("EXPIRE's NX, XX, GT and LT, and its errors") {
+  DispatcherFixture f;
+  f.Run({"ZADD", "k", "1", "a"});
+  CHECK(f.Run({"EXPIRE", "k", "100", "XX"}) == ":0\r\n");  // no expiry yet
+  CHECK(f.Run({"EXPIRE", "k", "100", "GT"}) == ":0\r\n");  // none = infinite
+  CHECK(f.Run({"EXPIRE", "k", "100", "LT"}) == ":1\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "50", "NX"}) == ":0\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "50", "GT"}) == ":0\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "200", "GT"}) == ":1\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "300", "LT"}) == ":0\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "150", "XX", "LT"}) == ":1\r\n");
+  CHECK(f.Run({"TTL", "k"}) == ":150\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "x"}) ==
+        "-ERR value is not an integer or out of range\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "1", "NX", "XX"}) ==
+        "-ERR NX and XX, GT or LT options at the same time are not "
+        "compatible\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "1", "GT", "LT"}) ==
+        "-ERR GT and LT options at the same time are not compatible\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "1", "SOON"}) ==
+        "-ERR Unsupported option SOON\r\n");
+  CHECK(f.Run({"EXPIRE", "k", "9223372036854775807"}) ==
+        "-ERR invalid expire time in 'expire' command\r\n");
+  CHECK(f.Run({"PEXPIREAT", "k", "9223372036854775807"}) ==
+        "-ERR invalid expire time in 'pexpireat' command\r\n");
+  CHECK(f.Run({"TTL", "k"}) == ":150\r\n");  // the errors changed nothing
+}
+
+TEST_CASE("expired keys are dropped by the periodic pass and abort watches") {
+  DispatcherFixture f;
+  f.Run({"ZADD", "a", "1", "m"});
+  f.Run({"ZADD", "b", "1", "m"});
+  f.Run({"PEXPIRE", "a", "100"});
+  f.Run({"WATCH", "b"});
+  CHECK(f.dispatcher().DeleteExpiredKeys(10).ok());
+  f.Run({"MULTI"});
+  CHECK(f.Run({"EXEC"}) == "*0\r\n");  // nothing expired yet
+  f.clock().Advance(100'000);
+  f.Run({"WATCH", "b"});
+  CHECK(f.dispatcher().DeleteExpiredKeys(10).ok());
+  f.Run({"MULTI"});
+  CHECK(f.Run({"EXEC"}) == "*-1\r\n");
+  CHECK(f.Run({"INFO", "keyspace"}) ==
+        Bulk("# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n"));
+  f.Run({"EXPIRE", "b", "10"});
+  CHECK(f.Run({"INFO", "keyspace"}) ==
+        Bulk("# Keyspace\r\ndb0:keys=1,expires=1,avg_ttl=10000\r\n"));
+}
+
 }  // namespace
 }  // namespace feedcore::server

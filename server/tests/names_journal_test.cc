@@ -172,5 +172,55 @@ TEST_CASE("the report names the first damaged frame and what follows") {
         absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("expiries come back after a restart and a rewrite") {
+  for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
+    CAPTURE(static_cast<int>(fsync));
+    TempDir dir;
+    {
+      Server server(dir.path(), fsync);
+      server.Run({"ZADD", "weekly", "1", "a"});
+      server.Run({"ZADD", "kept", "1", "a"});
+      server.Run({"ZADD", "gone", "1", "a"});
+      CHECK(server.Run({"EXPIREAT", "weekly", "4000000000"}) == ":1\r\n");
+      CHECK(server.Run({"EXPIREAT", "kept", "4000000000"}) == ":1\r\n");
+      CHECK(server.Run({"PERSIST", "kept"}) == ":1\r\n");
+      CHECK(server.Run({"EXPIRE", "gone", "0"}) == ":1\r\n");
+    }
+    for (int restart = 0; restart < 2; ++restart) {
+      CAPTURE(restart);
+      Server server(dir.path(), fsync);
+      CHECK(server.Run({"EXPIRETIME", "weekly"}) == ":4000000000\r\n");
+      CHECK(server.Run({"TTL", "kept"}) == ":-1\r\n");
+      CHECK(server.Run({"EXISTS", "gone"}) == ":0\r\n");
+      // The start rewrote the journal; a rewrite keeps the expiry too.
+      CHECK(server.Run({"BGREWRITEAOF"}) ==
+            "+Background append only file rewriting started\r\n");
+      server.files->WaitForRewrite();
+      CHECK(server.files->rewrite_state().last_status.ok());
+    }
+  }
+}
+
+TEST_CASE("the journal decodes expire records and drops clear them") {
+  const std::string bytes = JournalBytes({
+      {NamesRecordType::kAssign, "k", 1, "a"},
+      {NamesRecordType::kExpire, "k", 5'000'000, ""},
+      {NamesRecordType::kAssign, "j", 1, "a"},
+      {NamesRecordType::kExpire, "j", 7, ""},
+      {NamesRecordType::kDrop, "j", 0, ""},
+      {NamesRecordType::kAssign, "j", 1, "b"},
+      {NamesRecordType::kAssign, "p", 1, "a"},
+      {NamesRecordType::kExpire, "p", 9, ""},
+      {NamesRecordType::kExpire, "p", 0, ""},
+  });
+  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes);
+  REQUIRE_MESSAGE(contents.ok(), contents.status());
+  REQUIRE(contents->keys.size() == 3);
+  // Keys come out in order: j, k, p.
+  CHECK(contents->keys[0].expires_at == 0);
+  CHECK(contents->keys[1].expires_at == 5'000'000);
+  CHECK(contents->keys[2].expires_at == 0);
+}
+
 }  // namespace
 }  // namespace feedcore::server

@@ -4,9 +4,12 @@ Usage: redis_cli_test.py <path to feedcore-server>
 
 Each step runs one redis-cli command against the server (127.0.0.1, a free
 port) and compares its formatted output (--no-raw, as in a terminal) with
-the expected text. Steps run in order and build on each other. Then raw
-sockets check what redis-cli cannot send: inline commands, malformed
-streams (only that connection closes), the connection limit.
+the expected text. Steps run in order and build on each other. Sessions
+then pipe several commands into one redis-cli, which sends them over one
+connection as a script piped into it does (MULTI/EXEC, WATCH, CLIENT),
+and `redis-cli --pipe` mass-inserts a stream of RESP commands.
+Then raw sockets check what redis-cli cannot send: inline commands,
+malformed streams (only that connection closes), the connection limit.
 """
 
 import re
@@ -20,13 +23,14 @@ from server_harness import (connect, fail, read_until_closed, require_tool,
 CLI_TIMEOUT_S = 10
 
 # (arguments, expected output). A leading "-3" runs redis-cli in RESP3.
-# An expected value starting with "re:" is a regular expression.
+# An expected value starting with "re:" is a regular expression; one
+# starting with "sorted:" is compared with the output's lines sorted.
 STEPS = [
     # Connection and server commands.
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 67"),
+    (["COMMAND", "COUNT"], "(integer) 83"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
@@ -116,7 +120,7 @@ STEPS = [
 
     # Errors: each is a reply; the next step shows the server still serves.
     (["NOSUCH", "x"],
-     "(error) ERR unknown command 'NOSUCH', with args beginning with: 'x'"),
+     "(error) ERR unknown command 'NOSUCH', with args beginning with: 'x' "),
     (["ZADD", "board", "1"],
      "(error) ERR wrong number of arguments for 'zadd' command"),
     (["FEED.READ"],
@@ -139,9 +143,11 @@ STEPS = [
     (["FEED.READ", "1", "CURSOR", "not-a-cursor"], "re:^\\(error\\) ERR .*cursor"),
     (["FEED.READ", "1", "LIMIT", "0"],
      "(error) ERR LIMIT must be an integer from 1 to 100000, got '0'"),
-    (["FEED.READ", "one"],
+    (["FEED.READ", "18446744073709551616"],
      "(error) ERR user must be a decimal id from 0 to 18446744073709551615, "
-     "got 'one'"),
+     "got '18446744073709551616'"),
+    # A name nothing has used reads as an entity with nothing.
+    (["FEED.READ", "user:nobody"], '1) "0"\n2) (empty array)'),
     (["FEED.PUBLISH", "42", "9", "-1", "x"],
      "re:^\\(error\\) ERR ts \\(microseconds, or \\* for now\\) must be"),
     (["FEED.PUBLISH", "42", "7", "1", "different"], "re:^\\(error\\) ERR "),
@@ -155,6 +161,52 @@ STEPS = [
     (["SAVE"], "(error) ERR snapshots are off: start the server with "
      "--snapshot_file"),
     (["PING"], "PONG"),
+
+    # Keyspace and server introspection.
+    (["ZADD", "user:1:score", "10", "a"], "(integer) 1"),
+    (["ZADD", "user:2:score", "20", "a"], "(integer) 1"),
+    (["ZADD", "user:3:score", "30", "a"], "(integer) 1"),
+    (["ZADD", "room:1", "1", "a"], "(integer) 1"),
+    (["DBSIZE"], "(integer) 4"),
+    (["--scan", "--pattern", "user:*"],
+     'sorted:"user:1:score"\n"user:2:score"\n"user:3:score"'),
+    (["--scan", "--pattern", "*:[13]*"], 'sorted:"room:1"\n"user:1:score"\n'
+     '"user:3:score"'),
+    (["--scan", "--pattern", "nomatch:*"], ""),
+    (["INFO", "server"],
+     "re:^# Server\r?\nredis_version:7\\.0\\.15\r?\n(.*\n)*"
+     "redis_mode:standalone\r?$"),
+    (["CLIENT", "LIST"],
+     "re:^id=\\d+ addr=127\\.0\\.0\\.1:\\d+ laddr=127\\.0\\.0\\.1:\\d+ "
+     "name= age=\\d+ .* user=default resp=2"),
+    (["FLUSHDB"], "OK"),
+    (["DBSIZE"], "(integer) 0"),
+    (["--scan"], ""),
+]
+
+# (lines piped into one redis-cli, expected output): one connection.
+SESSIONS = [
+    (["MULTI", "ZADD tx 1 a 2 b", "ZINCRBY tx 5 a", "ZCARD tx",
+      "ZRANGE tx 0 -1 WITHSCORES", "EXEC"],
+     'OK\nQUEUED\nQUEUED\nQUEUED\nQUEUED\n1) (integer) 2\n2) "6"\n'
+     '3) (integer) 2\n4) 1) "b"\n   2) "2"\n   3) "a"\n   4) "6"'),
+    # A command refused while queued aborts the transaction: tx unchanged.
+    (["MULTI", "ZADD tx 1 c", "ZADD tx", "EXEC", "ZCARD tx", "EXEC"],
+     "OK\nQUEUED\n(error) ERR wrong number of arguments for 'zadd' command\n"
+     "(error) EXECABORT Transaction discarded because of previous errors.\n"
+     "(integer) 2\n(error) ERR EXEC without MULTI"),
+    (["MULTI", "ZADD tx 1 c", "DISCARD", "ZCARD tx", "DISCARD"],
+     "OK\nQUEUED\nOK\n(integer) 2\n(error) ERR DISCARD without MULTI"),
+    # A write to a watched key, here by the watching client itself, makes
+    # EXEC return nil; a fresh WATCH with no write commits.
+    (["WATCH tx", "ZADD tx 9 a", "MULTI", "ZADD tx 1 c", "EXEC", "WATCH tx",
+      "MULTI", "ZADD tx 1 c", "EXEC", "ZCARD tx"],
+     "OK\n(integer) 0\nOK\nQUEUED\n(nil)\nOK\nOK\nQUEUED\n"
+     "1) (integer) 1\n(integer) 3"),
+    (["CLIENT SETNAME cli-session", "CLIENT GETNAME", "CLIENT LIST",
+      "DEL tx"],
+     're:^OK\n"cli-session"\nid=\\d+ addr=127\\.0\\.0\\.1:\\d+ .*'
+     'name=cli-session .*\n\\(integer\\) 1$'),
 ]
 
 
@@ -170,23 +222,63 @@ def run_cli(port, args):
     return (result.stdout + result.stderr).rstrip("\n")
 
 
+def run_session(port, lines):
+    result = subprocess.run(
+        ["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--no-raw"],
+        input="\n".join(lines) + "\n", capture_output=True, text=True,
+        timeout=CLI_TIMEOUT_S)
+    return (result.stdout + result.stderr).rstrip("\n")
+
+
+def matches(expected, output):
+    if expected.startswith("re:"):
+        return re.search(expected[3:], output, re.DOTALL | re.MULTILINE) \
+            is not None
+    if expected.startswith("sorted:"):
+        return sorted(output.split("\n")) == expected[7:].split("\n")
+    return output == expected
+
+
 def check_steps(port):
     failures = 0
     for args, expected in STEPS:
         output = run_cli(port, args)
-        if expected.startswith("re:"):
-            ok = re.search(expected[3:], output, re.DOTALL | re.MULTILINE) \
-                is not None
-        else:
-            ok = output == expected
-        if not ok:
+        if not matches(expected, output):
             failures += 1
             shown = " ".join(a if len(a) < 40 else a[:20] + "..." for a in args)
             print(f"MISMATCH for {shown}\n  expected: {expected!r}\n"
                   f"  got:      {output!r}", file=sys.stderr)
+    for lines, expected in SESSIONS:
+        output = run_session(port, lines)
+        if not matches(expected, output):
+            failures += 1
+            print(f"MISMATCH for the session {' / '.join(lines)}\n"
+                  f"  expected: {expected!r}\n  got:      {output!r}",
+                  file=sys.stderr)
     if failures:
-        fail(f"{failures} of {len(STEPS)} redis-cli steps did not match")
-    print(f"ok: {len(STEPS)} redis-cli steps")
+        fail(f"{failures} of {len(STEPS) + len(SESSIONS)} redis-cli steps "
+             "and sessions did not match")
+    print(f"ok: {len(STEPS)} redis-cli steps, {len(SESSIONS)} sessions")
+
+
+def check_pipe_mode(port):
+    """redis-cli --pipe, the mass insertion of a file of RESP commands."""
+    members = 1000
+    commands = b"".join(
+        b"*4\r\n$4\r\nZADD\r\n$4\r\nmass\r\n$%d\r\n%d\r\n"
+        b"$%d\r\nm%d\r\n" % (len(str(i)), i, len(str(i)) + 1, i)
+        for i in range(members))
+    result = subprocess.run(
+        ["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--pipe"],
+        input=commands, capture_output=True, timeout=CLI_TIMEOUT_S)
+    output = (result.stdout + result.stderr).decode(errors="replace")
+    if result.returncode != 0 or \
+            f"errors: 0, replies: {members}" not in output:
+        fail(f"redis-cli --pipe exited {result.returncode}: {output!r}")
+    cards = [run_cli(port, ["ZCARD", "mass"]), run_cli(port, ["DEL", "mass"])]
+    if cards != [f"(integer) {members}", "(integer) 1"]:
+        fail(f"after redis-cli --pipe: {cards}")
+    print(f"ok: redis-cli --pipe of {members} ZADD")
 
 
 def check_inline_and_malformed(port):
@@ -283,6 +375,7 @@ def main():
                         "--max_request_bytes=4096",
                         f"--max_clients={max_clients}") as port:
         check_steps(port)
+        check_pipe_mode(port)
         check_inline_and_malformed(port)
         check_connection_limit(port, max_clients)
         # An idle client must not delay shutdown.

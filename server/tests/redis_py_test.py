@@ -24,8 +24,8 @@ import random
 import sys
 import threading
 
-from server_harness import (connect, fail, running_redis_server,
-                            running_server)
+from server_harness import (RawReader, connect, encode, fail,
+                            running_redis_server, running_server)
 
 try:
     import redis
@@ -190,14 +190,6 @@ class Resp3Reader:
         fail(f"unexpected RESP3 type in line {line!r}")
 
 
-def encode(*args):
-    out = b"*%d\r\n" % len(args)
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        out += b"$%d\r\n%s\r\n" % (len(data), data)
-    return out
-
-
 def check_resp3_and_partial_reads(port):
     rng = random.Random(20240601)
     with connect(port) as sock:
@@ -243,49 +235,6 @@ def check_resp3_and_partial_reads(port):
         line = reader._line()
         check(line == b"$-1", f"RESP2 null after HELLO 2: {line!r}")
     print("ok: RESP3 types, pipeline sent in 1..7-byte pieces, HELLO 2")
-
-
-class RawReader:
-    """Reads one reply at a time and returns its exact bytes."""
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.buffer = b""
-
-    def _fill(self):
-        chunk = self.sock.recv(1 << 20)
-        if not chunk:
-            fail("connection closed in the middle of a reply")
-        self.buffer += chunk
-
-    def _line_end(self, pos):
-        while True:
-            end = self.buffer.find(b"\r\n", pos)
-            if end >= 0:
-                return end
-            self._fill()
-
-    def _skip(self, pos):
-        """The position after the reply that starts at `pos`."""
-        end = self._line_end(pos)
-        kind, rest = self.buffer[pos:pos + 1], self.buffer[pos + 1:end]
-        pos = end + 2
-        if kind in (b"$", b"=") and int(rest) >= 0:
-            while len(self.buffer) < pos + int(rest) + 2:
-                self._fill()
-            return pos + int(rest) + 2
-        if kind in (b"*", b"~", b">") and int(rest) > 0:
-            for _ in range(int(rest)):
-                pos = self._skip(pos)
-        if kind == b"%":
-            for _ in range(2 * int(rest)):
-                pos = self._skip(pos)
-        return pos
-
-    def read(self):
-        end = self._skip(0)
-        reply, self.buffer = self.buffer[:end], self.buffer[end:]
-        return reply
 
 
 def fill_big_set(sock, members):

@@ -3,7 +3,9 @@
 The server listens on 127.0.0.1 with port 0 (the system picks a free port,
 the server prints it), so tests never collide on a port. `running_server`
 is a context manager: on exit it sends SIGTERM, checks that the server
-stopped cleanly, and kills it if it did not stop in time.
+stopped cleanly, and kills it if it did not stop in time. `encode` and
+`RawReader` write commands and read replies as raw RESP bytes, for tests
+that compare replies byte for byte.
 """
 
 import contextlib
@@ -171,3 +173,54 @@ def running_redis_server():
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def encode(*args):
+    out = b"*%d\r\n" % len(args)
+    for arg in args:
+        data = arg if isinstance(arg, bytes) else str(arg).encode()
+        out += b"$%d\r\n%s\r\n" % (len(data), data)
+    return out
+
+
+class RawReader:
+    """Reads one reply at a time and returns its exact bytes."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buffer = b""
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            fail("connection closed in the middle of a reply")
+        self.buffer += chunk
+
+    def _line_end(self, pos):
+        while True:
+            end = self.buffer.find(b"\r\n", pos)
+            if end >= 0:
+                return end
+            self._fill()
+
+    def _skip(self, pos):
+        """The position after the reply that starts at `pos`."""
+        end = self._line_end(pos)
+        kind, rest = self.buffer[pos:pos + 1], self.buffer[pos + 1:end]
+        pos = end + 2
+        if kind in (b"$", b"=") and int(rest) >= 0:
+            while len(self.buffer) < pos + int(rest) + 2:
+                self._fill()
+            return pos + int(rest) + 2
+        if kind in (b"*", b"~", b">") and int(rest) > 0:
+            for _ in range(int(rest)):
+                pos = self._skip(pos)
+        if kind == b"%":
+            for _ in range(2 * int(rest)):
+                pos = self._skip(pos)
+        return pos
+
+    def read(self):
+        end = self._skip(0)
+        reply, self.buffer = self.buffer[:end], self.buffer[end:]
+        return reply

@@ -42,6 +42,12 @@ TEST_CASE("CLIENT ID, SETNAME, GETNAME and SETINFO") {
   CHECK(Contains(info, " name=worker-1 "));
   CHECK(Contains(info, " lib-name=redis-py lib-ver=5.0.1\n"));
   CHECK(Contains(info, " multi=-1 "));
+  // Redis's integer fields, which clients parse: CLIENT INFO's own
+  // arguments are 10 bytes.
+  CHECK(Contains(info, " idle=0 "));
+  CHECK(Contains(info,
+                 " qbuf=0 qbuf-free=0 argv-mem=10 multi-mem=0 obl=0 "
+                 "oll=0 omem=0 tot-mem=10 "));
   CHECK(f.Run({"CLIENT", "NOSUCH"}) ==
         "-ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.\r\n");
   CHECK(StartsWith(f.Run({"CLIENT", "HELP"}), "*"));
@@ -91,6 +97,20 @@ TEST_CASE("CLIENT LIST shows every session; CLIENT KILL closes by filter") {
   CHECK(f.Run({"CLIENT", "KILL", "ID", absl::StrCat(f.session().client_id),
                "SKIPME", "no"}) == ":1\r\n");
   CHECK(f.session().close_after_reply);
+}
+
+TEST_CASE("CLIENT LIST's idle counts from each client's last command") {
+  DispatcherFixture f;
+  SessionState other = f.dispatcher().NewSession();
+  std::string out;
+  f.dispatcher().Execute({"PING"}, other, out);
+  f.clock().Advance(7'000'000);
+  f.Run({"PING"});
+  const std::string list = f.Run({"CLIENT", "LIST"});
+  CHECK(Contains(list, absl::StrCat("id=", other.client_id,
+                                    " addr= laddr= name= age=7 idle=7 ")));
+  CHECK(Contains(list, absl::StrCat("id=", f.session().client_id,
+                                    " addr= laddr= name= age=7 idle=0 ")));
 }
 
 TEST_CASE("a session's record ends with it") {

@@ -240,6 +240,8 @@ TEST_CASE("a loaded snapshot answers every read as the saved server did") {
   CHECK(source.Run({"DEL", "deleted", "recreated"}) == ":2\r\n");
   CHECK(source.Run({"ZADD", "recreated", "5", "new", "5", "newer"}) ==
         ":2\r\n");
+  // Expiries are saved with the keys.
+  CHECK(source.Run({"EXPIREAT", "recreated", "4000000000"}) == ":1\r\n");
   CHECK(source.Run({"FEED.FOLLOW", "1", "2"}) == ":1\r\n");
   CHECK(source.Run({"FEED.FOLLOW", "1", "3"}) == ":1\r\n");
   for (int i = 0; i < 5; ++i) {
@@ -258,6 +260,8 @@ TEST_CASE("a loaded snapshot answers every read as the saved server did") {
     CHECK(loaded.Run(kReads[i]) == expected[i]);
   }
   // Names keep their ids: a removed member comes back, new ones follow.
+  CHECK(loaded.Run({"EXPIRETIME", "recreated"}) == ":4000000000\r\n");
+  CHECK(loaded.Run({"TTL", "lb"}) == ":-1\r\n");
   CHECK(loaded.Run({"ZADD", "lb", "1", "player:gone", "2", "player:erin"}) ==
         ":2\r\n");
   CHECK(loaded.Run({"ZSCORE", "lb", "player:erin"}) == "$1\r\n2\r\n");

@@ -69,6 +69,8 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kDormantFollowee";
     case ChangeKind::kDormantFollower:
       return "kDormantFollower";
+    case ChangeKind::kNameAssign:
+      return "kNameAssign";
   }
   return "an unknown change kind";
 }

@@ -152,6 +152,7 @@ class DurableStoreImpl final : public DurableStore {
   // (feed/feed_write_gate.cc).
   InProcessFeedEngine& engine() override { return replica_->engine(); }
   LeaderboardRegistry& boards() override { return replica_->boards(); }
+  NameRegistry& names() override { return replica_->names(); }
 
   absl::Status Sync() override { return durable_->Sync(); }
 
@@ -183,7 +184,8 @@ class DurableStoreImpl final : public DurableStore {
     const uint64_t first_kept = durable_->StartNewSegment();
     const std::string temporary = SnapshotInProgressPath(directory);
     absl::StatusOr<SnapshotInfo> info =
-        SaveSnapshot(replica_->engine(), temporary, &replica_->boards());
+        SaveSnapshot(replica_->engine(), temporary, &replica_->boards(),
+                     &replica_->names());
     if (!info.ok()) return info.status();
     if (absl::Status s = durable_->Sync(); !s.ok()) return s;
     const std::string path = SnapshotPath(directory, first_kept);

@@ -255,6 +255,8 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     case ChangeKind::kScoreRemove:
     case ChangeKind::kBoardClear:
       return Malformed(r, "a leaderboard record is not for the feed engine");
+    case ChangeKind::kNameAssign:
+      return Malformed(r, "a name record is not for the feed engine");
   }
   return Malformed(r, "unknown kind");
 }

@@ -11,8 +11,10 @@
 // name, u64 generation, u64 partitions, u8 tie-break, u64 max_page_size, u8
 // score order, u8 rank style, u64 max_metadata_bytes, u64 next update
 // sequence), one kPartition per partition of each board in that
-// order (u64 cut, then LeaderboardImpl::SerializePartition's bytes), kTrailer
-// (u64 sequence, u64 domains, u64 boards).
+// order (u64 cut, then LeaderboardImpl::SerializePartition's bytes), with a
+// name registry kNames (u64 cut, then NameRegistryAccess::Serialize's
+// bytes), kTrailer (u64 sequence, u64 domains, u64 boards). A snapshot
+// without kNames loads with an empty name registry.
 #include "feedcore/snapshot.h"
 
 #include <errno.h>
@@ -38,6 +40,7 @@
 #include "feed/feed_engine_impl.h"
 #include "leaderboard/leaderboard_impl.h"
 #include "leaderboard/leaderboard_registry_access.h"
+#include "names/name_registry_access.h"
 
 namespace feedcore {
 namespace {
@@ -50,6 +53,7 @@ using internal::FeedCapsOf;
 using internal::FeedEngineImpl;
 using internal::IoError;
 using internal::LeaderboardImpl;
+using internal::NameRegistryAccess;
 using internal::RegistryAccess;
 
 constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
@@ -70,6 +74,7 @@ enum SectionType : uint32_t {
   kTrailer = 3,
   kRegistry = 4,
   kPartition = 5,
+  kNames = 6,
 };
 // Bytes of a board's entry in the registry section with an empty name.
 constexpr size_t kBoardEntryBytes = 8 + 8 + 8 + 1 + 8 + 1 + 1 + 8 + 8;
@@ -186,18 +191,22 @@ class ReplicaImpl final : public Replica {
  public:
   ReplicaImpl(std::unique_ptr<FeedEngineImpl> engine,
               std::unique_ptr<LeaderboardRegistry> boards,
+              std::unique_ptr<NameRegistry> names,
               std::vector<uint64_t> domain_cuts, uint64_t registry_cut,
               absl::flat_hash_map<uint64_t, BoardCuts> board_cuts,
-              uint64_t sequence)
+              uint64_t names_cut, uint64_t sequence)
       : engine_(std::move(engine)),
         boards_(std::move(boards)),
+        names_(std::move(names)),
         domain_cuts_(std::move(domain_cuts)),
         registry_cut_(registry_cut),
         board_cuts_(std::move(board_cuts)),
+        names_cut_(names_cut),
         sequence_(sequence) {}
 
   InProcessFeedEngine& engine() override { return *engine_; }
   LeaderboardRegistry& boards() override { return *boards_; }
+  NameRegistry& names() override { return *names_; }
   uint64_t sequence() const override { return sequence_; }
   uint64_t applied() const override { return applied_; }
   uint64_t skipped() const override { return skipped_; }
@@ -215,9 +224,10 @@ class ReplicaImpl final : public Replica {
           "replica: record ", record.sequence, " follows ", last_,
           record.sequence <= last_ ? " (out of order)" : " (records missing)"));
     }
-    absl::StatusOr<bool> applied = IsLeaderboardRecord(record)
-                                       ? ApplyToBoards(record)
-                                       : ApplyToEngine(record);
+    absl::StatusOr<bool> applied =
+        record.kind == ChangeKind::kNameAssign ? ApplyToNames(record)
+        : IsLeaderboardRecord(record)          ? ApplyToBoards(record)
+                                               : ApplyToEngine(record);
     if (!applied.ok()) return applied.status();
     ++(*applied ? applied_ : skipped_);
     last_ = record.sequence;
@@ -239,6 +249,16 @@ class ReplicaImpl final : public Replica {
     }
     if (record.sequence < domain_cuts_[record.domain]) return false;
     if (absl::Status s = engine_->ApplyChange(record); !s.ok()) return s;
+    return true;
+  }
+
+  absl::StatusOr<bool> ApplyToNames(const ChangeRecord& r) {
+    if (r.sequence < names_cut_) return false;
+    if (absl::Status s = NameRegistryAccess::Install(*names_, r.name, r.entity);
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "replica: record ", r.sequence, " does not apply: ", s.message()));
+    }
     return true;
   }
 
@@ -304,10 +324,13 @@ class ReplicaImpl final : public Replica {
 
   const std::unique_ptr<FeedEngineImpl> engine_;
   const std::unique_ptr<LeaderboardRegistry> boards_;
+  const std::unique_ptr<NameRegistry> names_;
   const std::vector<uint64_t> domain_cuts_;
   const uint64_t registry_cut_;
   // By board generation.
   const absl::flat_hash_map<uint64_t, BoardCuts> board_cuts_;
+  // 0: the snapshot had no names section; every name record applies.
+  const uint64_t names_cut_;
   const uint64_t sequence_;
   uint64_t last_ = 0;
   uint64_t applied_ = 0;
@@ -326,7 +349,8 @@ absl::Status CheckOption(absl::string_view name, uint64_t want, uint64_t have) {
 
 absl::StatusOr<SnapshotInfo> SaveSnapshot(const InProcessFeedEngine& engine,
                                           const std::string& path,
-                                          const LeaderboardRegistry* boards) {
+                                          const LeaderboardRegistry* boards,
+                                          const NameRegistry* names) {
   // FeedEngineImpl is the only class that derives from InProcessFeedEngine.
   const FeedEngineImpl* impl = static_cast<const FeedEngineImpl*>(&engine);
   if (path.empty()) {
@@ -337,6 +361,13 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const InProcessFeedEngine& engine,
         "SaveSnapshot: the engine and the leaderboard registry must record "
         "into the same change stream, or both into none; a replica replays "
         "one stream");
+  }
+  if (names != nullptr &&
+      NameRegistryAccess::log(*names) != impl->change_log()) {
+    return absl::InvalidArgumentError(
+        "SaveSnapshot: the engine and the name registry must record into "
+        "the same change stream, or both into none; a replica replays one "
+        "stream");
   }
   const EngineOptions& options = impl->options();
   const size_t domains = impl->domain_count();
@@ -358,7 +389,7 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const InProcessFeedEngine& engine,
   ByteWriter header(&bytes);
   for (char c : kMagic) header.U8(static_cast<uint8_t>(c));
   header.U32(kFormatVersion);
-  header.U32(static_cast<uint32_t>(domains + partitions + 3));
+  header.U32(static_cast<uint32_t>(domains + partitions + 3 + (names ? 1 : 0)));
   header.U64(0);
   header.U64(Checksum(bytes));
   if (absl::Status s = file.Append(bytes); !s.ok()) return s;
@@ -431,6 +462,15 @@ absl::StatusOr<SnapshotInfo> SaveSnapshot(const InProcessFeedEngine& engine,
         return s;
       }
     }
+  }
+  if (names != nullptr) {
+    payload.assign(8, '\0');
+    const uint64_t names_cut = NameRegistryAccess::Serialize(*names, &payload);
+    std::string cut_bytes;
+    ByteWriter(&cut_bytes).U64(names_cut);
+    payload.replace(0, 8, cut_bytes);
+    if (names_cut != 0) sequence = std::min(sequence, names_cut);
+    if (absl::Status s = write_section(kNames, 0, payload); !s.ok()) return s;
   }
   payload.clear();
   ByteWriter trailer(&payload);
@@ -586,7 +626,8 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
   if (!registry.ok() || !registry.at_end()) {
     return file.Damaged("the leaderboard registry section is malformed");
   }
-  if (sections != domains + 3 + partition_sections) {
+  const bool has_names = sections == domains + 4 + partition_sections;
+  if (sections != domains + 3 + partition_sections && !has_names) {
     return file.Damaged(absl::StrCat("it claims ", sections,
                                      " sections, but its contents need ",
                                      domains + 3 + partition_sections));
@@ -616,6 +657,25 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
       }
     }
   }
+  auto names = std::make_unique<NameRegistry>(impl->options().change_stream);
+  uint64_t names_cut = 0;
+  if (has_names) {
+    if (absl::Status s = ReadSection(file, number++, &section); !s.ok()) {
+      return s;
+    }
+    ByteReader cut(section.payload);
+    names_cut = cut.U64();
+    if (section.type != kNames || section.index != 0 || !cut.ok()) {
+      return file.Damaged(
+          absl::StrCat("section ", number - 1, " should be the name registry"));
+    }
+    if (names_cut != 0) min_cut = std::min(min_cut, names_cut);
+    if (absl::Status s = NameRegistryAccess::Load(
+            *names, std::string_view(section.payload).substr(8));
+        !s.ok()) {
+      return file.Damaged(s.message());
+    }
+  }
   if (absl::Status s = ReadSection(file, number++, &section); !s.ok()) {
     return s;
   }
@@ -632,9 +692,9 @@ absl::StatusOr<std::unique_ptr<Replica>> LoadSnapshot(const std::string& path,
     return file.Damaged(
         absl::StrCat(file.left(), " unexpected bytes after the trailer"));
   }
-  return std::unique_ptr<Replica>(
-      new ReplicaImpl(std::move(engine), std::move(boards), std::move(cuts),
-                      registry_cut, std::move(board_cuts), sequence));
+  return std::unique_ptr<Replica>(new ReplicaImpl(
+      std::move(engine), std::move(boards), std::move(names), std::move(cuts),
+      registry_cut, std::move(board_cuts), names_cut, sequence));
 }
 
 }  // namespace feedcore

@@ -60,7 +60,9 @@ enum Field : uint32_t {
   kBoardScoring = 1u << 20,
   // An activity's counters: var count, then each as a zigzag varint.
   kCounters = 1u << 21,
-  kAllFields = (1u << 22) - 1,
+  // The name of a name-assignment record.
+  kName = 1u << 22,
+  kAllFields = (1u << 23) - 1,
 };
 
 // Whether the options of kBoardOptions, and those of kBoardScoring, differ
@@ -104,6 +106,7 @@ uint32_t FieldsOf(const ChangeRecord& r) {
   set(r.update_sequence != none.update_sequence, kUpdateSequence);
   set(r.metadata.has_value(), kMetadata);
   set(!r.counters.empty(), kCounters);
+  set(!r.name.empty(), kName);
   return mask;
 }
 
@@ -227,13 +230,14 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
     w.Var(r.counters.size());
     for (const int64_t counter : r.counters) w.VarSigned(counter);
   }
+  if (mask & kName) w.VarBytes(r.name);
 }
 
 // Range checks of the small enumerations.
 bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t tie_break,
               ChangeRecord* r) {
   if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
-      kind > static_cast<uint8_t>(ChangeKind::kDormantFollower) ||
+      kind > static_cast<uint8_t>(ChangeKind::kNameAssign) ||
       feed > static_cast<uint8_t>(FeedType::kNotification) ||
       mode > static_cast<uint8_t>(ActorMode::kMerged) || tie_break > 1) {
     return false;
@@ -316,6 +320,7 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
     r->counters.reserve(count);
     for (uint64_t i = 0; i < count; ++i) r->counters.push_back(in.VarSigned());
   }
+  if (mask & kName) r->name = std::string(in.VarBytes());
   if (!in.ok() || !in.at_end()) return false;
   return SetEnums(kind, feed, mode, tie_break, r);
 }

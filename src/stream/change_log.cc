@@ -167,7 +167,7 @@ size_t ChangeLog::BytesOf(const ChangeRecord& record) {
   return sizeof(ChangeRecord) + 32 /* shared_ptr control block */ +
          record.owners.size() * sizeof(EntityId) +
          record.keys.size() * sizeof(EntryKey) + record.entry.payload.size() +
-         (record.metadata ? record.metadata->size() : 0);
+         (record.metadata ? record.metadata->size() : 0) + record.name.size();
 }
 
 void ChangeLog::SetGate(WriteGate* gate) {

@@ -76,10 +76,11 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kMuteRemove, "kMuteRemove"},
        {ChangeKind::kCountersSet, "kCountersSet"},
        {ChangeKind::kDormantFollowee, "kDormantFollowee"},
-       {ChangeKind::kDormantFollower, "kDormantFollower"}},
+       {ChangeKind::kDormantFollower, "kDormantFollower"},
+       {ChangeKind::kNameAssign, "kNameAssign"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(29))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(30))) ==
         "an unknown change kind");
 }
 

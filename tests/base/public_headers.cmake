@@ -15,6 +15,7 @@ set(forbidden_options.h leaderboard.h feed_engine.h)
 set(forbidden_leaderboard.h feed_engine.h change_stream.h)
 set(forbidden_leaderboard_options.h feed_engine.h leaderboard.h)
 set(forbidden_seasonal_leaderboard.h feed_engine.h)
+set(forbidden_name_registry.h feed_engine.h leaderboard.h change_stream.h)
 
 file(GLOB headers "${INCLUDE_DIR}/feedcore/*.h")
 list(LENGTH headers count)
