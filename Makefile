@@ -25,6 +25,10 @@
 #   make soak    minutes of constant load with a short TTL (feedcore_soak,
 #                Release); writes build/soak.csv and the chart docs/soak.png
 #                (SOAK_FLAGS adds flags, e.g. SOAK_FLAGS=--seconds=600)
+#   make package the Debian package (cmake/packaging.cmake): a Release
+#                build installed under /usr in build-package/, without
+#                tests, benchmarks and examples, then cpack -G DEB there;
+#                writes build-package/feedcore_<version>_<arch>.deb
 #   make format  clang-format every C++ file in place
 #   make clean   remove the build trees
 
@@ -45,13 +49,13 @@ CTEST_JOBS ?= 3
 CTEST := ctest --output-on-failure -j$(CTEST_JOBS)
 SLOWEST := scripts/slowest-tests
 CLANG_FORMAT ?= clang-format
-FORMAT_DIRS := include src tests bench examples server fuzz
+FORMAT_DIRS := include src tests bench examples server tools fuzz
 
 # Prerequisites run in the order listed (deps, then build, then the rest);
 # CMake parallelizes the compilation itself.
 .NOTPARALLEL:
 .PHONY: all deps configure build demo test test-nocluster bench sanitize asan \
-  asan-build tsan fuzz soak format clean
+  asan-build tsan fuzz soak package format clean
 
 # Sanitizer builds use clang (its -Wthread-safety also checks the lock
 # annotations) and only build what the tests need, with line tables as
@@ -187,10 +191,18 @@ soak:
 	  bench/soak/plot.gp
 	@echo "soak: wrote $(SOAK_CSV) and docs/soak.png"
 
+PACKAGE_DIR := build-package
+package: deps
+	cmake -S . -B $(PACKAGE_DIR) $(call generator,$(PACKAGE_DIR)) \
+	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr $(CMAKE_FLAGS) \
+	  -DFEEDCORE_TEST=OFF -DFEEDCORE_BENCH=OFF -DFEEDCORE_EXAMPLES=OFF
+	cmake --build $(PACKAGE_DIR) -j$(JOBS)
+	cd $(PACKAGE_DIR) && cpack -G DEB
+
 format:
 	find $(FORMAT_DIRS) -type f \( -name '*.h' -o -name '*.cc' \) -print0 \
 	  | xargs -0 -r $(CLANG_FORMAT) -i
 
 clean:
 	rm -rf $(BUILD_DIR) $(BUILD_DIR)-add_subdirectory build-nocluster \
-	  build-asan build-tsan
+	  build-asan build-tsan $(PACKAGE_DIR)

@@ -110,8 +110,9 @@ std::string EncodeNamesFrame(const NamesRecord& record) {
   return frame;
 }
 
-absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
-    absl::string_view bytes) {
+namespace {
+
+absl::Status CheckHeader(absl::string_view bytes) {
   if (bytes.size() < sizeof(kMagic) ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return absl::InvalidArgumentError(
@@ -126,6 +127,87 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
         absl::StrCat("names journal has format version ", version,
                      "; this server reads version ", kVersion));
   }
+  return absl::OkStatus();
+}
+
+// The frame at `offset` (< bytes.size()): a record, a torn tail (a frame
+// cut short, or a last frame failing its checksum: what a crash can
+// leave), or damage (DataLoss naming the offset).
+struct NamesFrame {
+  enum class Kind { kRecord, kTorn, kDamaged } kind = Kind::kTorn;
+  size_t size = 0;  // header and body; 0 unless the length fits
+  NamesRecord record;
+  absl::Status damage;
+};
+
+NamesFrame ReadNamesFrame(absl::string_view bytes, uint64_t offset) {
+  NamesFrame frame;
+  const absl::string_view rest = bytes.substr(offset);
+  if (rest.size() < kFrameHeaderBytes) return frame;
+  const uint64_t length = GetFixed(rest, 4);
+  if (rest.size() - kFrameHeaderBytes < length) return frame;
+  frame.size = kFrameHeaderBytes + length;
+  const absl::string_view body = rest.substr(kFrameHeaderBytes, length);
+  if (GetFixed(rest.substr(4), 8) !=
+      XXH3_64bits_withSeed(body.data(), body.size(), kSeed)) {
+    if (rest.size() == frame.size) return frame;
+    frame.kind = NamesFrame::Kind::kDamaged;
+    frame.damage = absl::DataLossError(
+        absl::StrCat("names journal frame at byte ", offset,
+                     " fails its checksum and is not the last one"));
+    return frame;
+  }
+  absl::StatusOr<NamesRecord> record = DecodeBody(body, offset);
+  if (!record.ok()) {
+    frame.kind = NamesFrame::Kind::kDamaged;
+    frame.damage = record.status();
+    return frame;
+  }
+  frame.kind = NamesFrame::Kind::kRecord;
+  frame.record = *std::move(record);
+  return frame;
+}
+
+}  // namespace
+
+absl::StatusOr<NamesJournalReport> ReportNamesJournal(absl::string_view bytes) {
+  NamesJournalReport report;
+  if (bytes.empty()) return report;  // what NamesJournal::Open starts anew
+  if (absl::Status s = CheckHeader(bytes); !s.ok()) {
+    if (s.code() != absl::StatusCode::kDataLoss) return s;
+    report.damage = std::string(s.message());
+    report.torn_tail = true;
+    return report;
+  }
+  uint64_t offset = kHeaderBytes;
+  while (offset < bytes.size()) {
+    NamesFrame frame = ReadNamesFrame(bytes, offset);
+    if (frame.kind != NamesFrame::Kind::kRecord) {
+      report.torn_tail = frame.kind == NamesFrame::Kind::kTorn;
+      report.damage = report.torn_tail
+                          ? "the last frame is incomplete or fails its checksum"
+                          : std::string(frame.damage.message());
+      break;
+    }
+    offset += frame.size;
+    ++report.records;
+  }
+  report.valid_bytes = offset;
+  if (report.damage.empty()) return report;
+  // Records after the damaged frame, following its length field while it
+  // leads to whole frames: a lower bound of what is lost.
+  for (NamesFrame frame = ReadNamesFrame(bytes, offset); frame.size != 0;) {
+    offset += frame.size;
+    if (offset >= bytes.size()) break;
+    frame = ReadNamesFrame(bytes, offset);
+    if (frame.kind == NamesFrame::Kind::kRecord) ++report.records_after;
+  }
+  return report;
+}
+
+absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
+    absl::string_view bytes) {
+  if (absl::Status s = CheckHeader(bytes); !s.ok()) return s;
   NamesJournalContents contents;
   // Ordered by key so that the result is deterministic.
   // Ids ordered too, so that names come out in id order.
@@ -133,30 +215,13 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
   std::map<std::string, Micros> expiries;
   uint64_t offset = kHeaderBytes;
   while (offset < bytes.size()) {
-    const absl::string_view rest = bytes.substr(offset);
-    // A frame cut short can only be the last one: a torn tail.
-    if (rest.size() < kFrameHeaderBytes) {
+    NamesFrame frame = ReadNamesFrame(bytes, offset);
+    if (frame.kind == NamesFrame::Kind::kTorn) {
       contents.torn_tail = true;
       break;
     }
-    const uint64_t length = GetFixed(rest, 4);
-    if (rest.size() - kFrameHeaderBytes < length) {
-      contents.torn_tail = true;
-      break;
-    }
-    const absl::string_view body = rest.substr(kFrameHeaderBytes, length);
-    if (GetFixed(rest.substr(4), 8) !=
-        XXH3_64bits_withSeed(body.data(), body.size(), kSeed)) {
-      if (rest.size() == kFrameHeaderBytes + length) {
-        contents.torn_tail = true;
-        break;
-      }
-      return absl::DataLossError(
-          absl::StrCat("names journal frame at byte ", offset,
-                       " fails its checksum and is not the last one"));
-    }
-    absl::StatusOr<NamesRecord> record = DecodeBody(body, offset);
-    if (!record.ok()) return record.status();
+    if (frame.kind == NamesFrame::Kind::kDamaged) return frame.damage;
+    NamesRecord* record = &frame.record;
     switch (record->type) {
       case NamesRecordType::kAssign:
         state[record->key][record->id] = std::move(record->name);
@@ -178,7 +243,7 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
         }
         break;
     }
-    offset += kFrameHeaderBytes + length;
+    offset += frame.size;
     ++contents.records;
   }
   contents.valid_bytes = offset;

@@ -115,6 +115,26 @@ struct NamesJournalContents {
 absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
     absl::string_view bytes);
 
+// What a journal file holds up to its first damaged frame, for a tool that
+// reports damage instead of refusing it (tools/feedcore-check).
+struct NamesJournalReport {
+  uint64_t records = 0;      // whole records before the damage
+  uint64_t valid_bytes = 0;  // where they end: the damage starts here
+  std::string damage;        // empty when every frame is whole
+  // The damage is what a crash leaves (an incomplete last frame, or a last
+  // frame failing its checksum), which Open cuts off itself.
+  bool torn_tail = false;
+  // Records after the damaged frame, found by following the length fields
+  // while they lead to whole frames: a lower bound of what is lost.
+  uint64_t records_after = 0;
+};
+
+// Reads `bytes` (a whole journal file, possibly empty) with
+// DecodeNamesJournal's frame reader up to the first damaged frame.
+// InvalidArgument for a file that is not a journal or has another version;
+// damage is reported, never an error.
+absl::StatusOr<NamesJournalReport> ReportNamesJournal(absl::string_view bytes);
+
 struct NamesJournalStats {
   uint64_t bytes = 0;    // the file's size
   uint64_t records = 0;  // appended since Open or the last rewrite

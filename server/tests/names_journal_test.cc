@@ -129,6 +129,49 @@ TEST_CASE("freed names and reused slots come back with their members") {
   }
 }
 
+TEST_CASE("the report names the first damaged frame and what follows") {
+  std::vector<NamesRecord> records;
+  for (MemberId id = 1; id <= 5; ++id) {
+    records.push_back({NamesRecordType::kAssign, "lb", id, "m"});
+  }
+  const std::string whole = JournalBytes(records);
+  const size_t frame = EncodeNamesFrame(records[0]).size();  // all alike
+
+  absl::StatusOr<NamesJournalReport> report = ReportNamesJournal(whole);
+  REQUIRE(report.ok());
+  CHECK(report->damage.empty());
+  CHECK(report->records == 5);
+  CHECK(report->valid_bytes == whole.size());
+
+  // A flipped byte in the name of the third record.
+  std::string flipped = whole;
+  flipped[12 + 3 * frame - 1] ^= 0x01;
+  report = ReportNamesJournal(flipped);
+  REQUIRE(report.ok());
+  CHECK_FALSE(report->torn_tail);
+  CHECK(report->records == 2);
+  CHECK(report->valid_bytes == 12 + 2 * frame);
+  CHECK(report->damage.find("at byte " + std::to_string(12 + 2 * frame)) !=
+        std::string::npos);
+  CHECK(report->records_after == 2);
+  CHECK(DecodeNamesJournal(flipped).status().code() ==
+        absl::StatusCode::kDataLoss);
+
+  // Cut in the middle of the last frame.
+  report = ReportNamesJournal(whole.substr(0, whole.size() - 3));
+  REQUIRE(report.ok());
+  CHECK(report->torn_tail);
+  CHECK(report->records == 4);
+  CHECK(report->valid_bytes == 12 + 4 * frame);
+
+  // An empty file is a journal not yet started; another magic is refused.
+  report = ReportNamesJournal("");
+  REQUIRE(report.ok());
+  CHECK(report->damage.empty());
+  CHECK(ReportNamesJournal("FEEDLOG\0\3\0\0\0").status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("expiries come back after a restart and a rewrite") {
   for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
     CAPTURE(static_cast<int>(fsync));

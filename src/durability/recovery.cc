@@ -61,10 +61,9 @@ absl::StatusOr<Listing> ListDirectory(const std::string& directory) {
       }
       continue;
     }
-    if (const uint64_t s = SequenceIn(name, kSnapshotPrefix, kSnapshotSuffix)) {
+    if (const uint64_t s = SnapshotSequenceOf(name)) {
       listing.snapshots.push_back({s, path});
-    } else if (const uint64_t first =
-                   SequenceIn(name, kSegmentPrefix, kSegmentSuffix)) {
+    } else if (const uint64_t first = SegmentSequenceOf(name)) {
       listing.segments.push_back({first, path, 0});
     }
   }
@@ -177,6 +176,14 @@ absl::Status ReplaySegment(LogSegment& segment, bool first, bool last,
 }
 
 }  // namespace
+
+uint64_t SnapshotSequenceOf(absl::string_view file_name) {
+  return SequenceIn(file_name, kSnapshotPrefix, kSnapshotSuffix);
+}
+
+uint64_t SegmentSequenceOf(absl::string_view file_name) {
+  return SequenceIn(file_name, kSegmentPrefix, kSegmentSuffix);
+}
 
 std::string SnapshotPath(const std::string& directory, uint64_t sequence) {
   return absl::StrCat(directory, "/", kSnapshotPrefix, sequence,

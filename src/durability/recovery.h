@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "durability/durable_log.h"
 #include "feedcore/options.h"
 #include "feedcore/snapshot.h"
@@ -26,6 +27,11 @@ std::string SnapshotPath(const std::string& directory, uint64_t sequence);
 
 // Where a snapshot is written before it is renamed into place.
 std::string SnapshotInProgressPath(const std::string& directory);
+
+// The sequence in a store file's name: `snapshot-<n>.fcsnap` or
+// `log-<n>.fclog` (decimal, n >= 1); 0 for any other name.
+uint64_t SnapshotSequenceOf(absl::string_view file_name);
+uint64_t SegmentSequenceOf(absl::string_view file_name);
 
 struct SnapshotFile {
   uint64_t sequence = 0;  // from its name

@@ -378,6 +378,50 @@ absl::Status CheckChangeFileHeader(std::string_view bytes,
   return absl::OkStatus();
 }
 
+namespace {
+
+// One frame at `offset` (< bytes.size()) of a file whose header was
+// checked: what it is, and its size when it is whole.
+enum class FrameKind {
+  kRecord,
+  kBatchEnd,
+  kIncomplete,
+  kBadChecksum,
+  kBadBody
+};
+struct Frame {
+  FrameKind kind = FrameKind::kIncomplete;
+  size_t size = 0;      // header and body; 0 unless the length fits
+  bool last = false;    // the file ends with this frame
+  ChangeRecord record;  // kRecord only
+};
+
+Frame ReadFrame(std::string_view bytes, size_t offset) {
+  Frame out;
+  const size_t left = bytes.size() - offset;
+  if (left < kChangeFrameHeaderBytes) return out;
+  ByteReader header(bytes.substr(offset, kChangeFrameHeaderBytes));
+  const uint32_t length = header.U32();
+  const uint64_t checksum = header.U64();
+  if (length > left - kChangeFrameHeaderBytes) return out;
+  out.size = kChangeFrameHeaderBytes + length;
+  out.last = out.size == left;
+  const std::string_view body =
+      bytes.substr(offset + kChangeFrameHeaderBytes, length);
+  if (Checksum(body) != checksum) {
+    out.kind = FrameKind::kBadChecksum;
+  } else if (length == 0) {  // a batch end (see change_frame.h)
+    out.kind = FrameKind::kBatchEnd;
+  } else if (length < kMinBodyBytes || !DecodeBody(body, &out.record)) {
+    out.kind = FrameKind::kBadBody;
+  } else {
+    out.kind = FrameKind::kRecord;
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::Status ScanChangeFrames(
     std::string_view bytes, const std::string& path,
     const std::function<absl::Status(ChangeRecord&&, size_t offset)>& on_record,
@@ -387,52 +431,102 @@ absl::Status ScanChangeFrames(
   *torn = false;
   size_t offset = kChangeFileHeaderBytes;
   while (offset < bytes.size()) {
-    const size_t left = bytes.size() - offset;
-    if (left < kChangeFrameHeaderBytes) {
+    Frame frame = ReadFrame(bytes, offset);
+    if (frame.kind == FrameKind::kIncomplete ||
+        (frame.kind == FrameKind::kBadChecksum && frame.last)) {
       *torn = true;
       break;
     }
-    ByteReader frame(bytes.substr(offset, kChangeFrameHeaderBytes));
-    const uint32_t length = frame.U32();
-    const uint64_t checksum = frame.U64();
-    if (length > left - kChangeFrameHeaderBytes) {
-      *torn = true;
-      break;
-    }
-    const std::string_view body =
-        bytes.substr(offset + kChangeFrameHeaderBytes, length);
-    const bool last = offset + kChangeFrameHeaderBytes + length == bytes.size();
-    if (Checksum(body) != checksum) {
-      if (last) {
-        *torn = true;
-        break;
-      }
+    if (frame.kind == FrameKind::kBadChecksum) {
       return absl::DataLossError(absl::StrCat("change file ", path,
                                               " is damaged: the frame at byte ",
                                               offset, " fails its checksum"));
     }
-    if (length == 0) {  // a batch end (see change_frame.h)
-      offset += kChangeFrameHeaderBytes;
+    if (frame.kind == FrameKind::kBadBody) {
+      return absl::DataLossError(
+          absl::StrCat("change file ", path, " is damaged: the frame at byte ",
+                       offset, " does not hold a valid record"));
+    }
+    if (frame.kind == FrameKind::kBatchEnd) {
+      offset += frame.size;
       if (on_batch_end) {
         if (absl::Status s = on_batch_end(offset); !s.ok()) return s;
       }
       continue;
     }
-    ChangeRecord record;
-    if (length < kMinBodyBytes || !DecodeBody(body, &record)) {
-      return absl::DataLossError(
-          absl::StrCat("change file ", path, " is damaged: the frame at byte ",
-                       offset, " does not hold a valid record"));
-    }
     if (on_record) {
-      if (absl::Status s = on_record(std::move(record), offset); !s.ok()) {
+      if (absl::Status s = on_record(std::move(frame.record), offset);
+          !s.ok()) {
         return s;
       }
     }
-    offset += kChangeFrameHeaderBytes + length;
+    offset += frame.size;
   }
   *clean_end = offset;
   return absl::OkStatus();
+}
+
+absl::StatusOr<ChangeFrameReport> ReportChangeFrames(std::string_view bytes,
+                                                     const std::string& path,
+                                                     uint64_t first_sequence) {
+  if (absl::Status s = CheckChangeFileHeader(bytes, path); !s.ok()) return s;
+  ChangeFrameReport report;
+  report.committed_end = kChangeFileHeaderBytes;
+  size_t offset = kChangeFileHeaderBytes;
+  uint64_t expected = first_sequence;
+  while (offset < bytes.size()) {
+    Frame frame = ReadFrame(bytes, offset);
+    if (frame.kind == FrameKind::kIncomplete) {
+      report.damage = bytes.size() - offset < kChangeFrameHeaderBytes
+                          ? "incomplete frame header"
+                          : "frame length runs past the end of the file";
+      report.torn_tail = true;
+      break;
+    }
+    if (frame.kind == FrameKind::kBadChecksum) {
+      report.damage = "frame fails its checksum";
+      report.torn_tail = frame.last;
+      break;
+    }
+    if (frame.kind == FrameKind::kBadBody) {
+      report.damage = "frame does not hold a valid record";
+      break;
+    }
+    if (frame.kind == FrameKind::kRecord) {
+      if (expected != 0 && frame.record.sequence != expected) {
+        report.damage =
+            absl::StrCat("record has sequence ", frame.record.sequence,
+                         ", expected ", expected);
+        break;
+      }
+      expected = frame.record.sequence + 1;
+      if (report.records == 0) report.first_sequence = frame.record.sequence;
+      report.last_sequence = frame.record.sequence;
+      ++report.records;
+    } else {
+      ++report.batch_ends;
+      report.committed_end = offset + frame.size;
+      report.committed_records = report.records;
+      report.committed_last_sequence = report.last_sequence;
+    }
+    offset += frame.size;
+  }
+  report.clean_end = offset;
+  if (report.damage.empty()) return report;
+  // What follows the damaged frame, walking the length fields while they
+  // lead to frames whose checksums pass: a lower bound of what is lost.
+  size_t next = offset;
+  for (Frame frame = ReadFrame(bytes, next); frame.size != 0;) {
+    next += frame.size;
+    if (next >= bytes.size()) break;
+    frame = ReadFrame(bytes, next);
+    if (frame.kind == FrameKind::kRecord || frame.kind == FrameKind::kBadBody) {
+      ++report.records_after;
+    } else if (frame.kind != FrameKind::kBatchEnd) {
+      break;
+    }
+  }
+  return report;
 }
 
 }  // namespace feedcore::internal

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "durability/durable_log.h"
+#include "durability/recovery.h"
 #include "feedcore/leaderboard.h"
 #include "support/engine_state.h"
 #include "support/file_test_util.h"
@@ -433,6 +434,18 @@ TEST_CASE("a failed sync fails the waiting call and refuses later writes") {
   // Reads go on; the refused Retract changed nothing.
   CHECK(store->engine().ReadOwn(1, {}).value().entries.size() == 2);
   CHECK_FALSE(store->Stats().write_error.ok());
+}
+
+TEST_CASE("store file names carry their sequence; other names none") {
+  CHECK(internal::SnapshotSequenceOf("snapshot-42.fcsnap") == 42);
+  CHECK(internal::SegmentSequenceOf("log-7.fclog") == 7);
+  CHECK(internal::SnapshotSequenceOf("log-7.fclog") == 0);
+  CHECK(internal::SegmentSequenceOf("log-7.fclog.damaged") == 0);
+  CHECK(internal::SegmentSequenceOf("log-.fclog") == 0);
+  CHECK(internal::SegmentSequenceOf("log-0.fclog") == 0);
+  CHECK(internal::SegmentSequenceOf("log-x1.fclog") == 0);
+  CHECK(internal::SnapshotSequenceOf("snapshot-in-progress.fcsnap") == 0);
+  CHECK(internal::SegmentSequenceOf("log-99999999999999999999.fclog") == 0);
 }
 
 }  // namespace
