@@ -59,12 +59,7 @@ void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names) {
   WriteCursor(reply, page.next_cursor);
   reply.ArrayHeader(page.entries.size());
   for (const StoredEntry& entry : page.entries) {
-    reply.ArrayHeader(5);
-    WriteId(reply, entry.activity_id);
-    WriteEntity(reply, entry.actor, names);
-    reply.Integer(entry.ts);
-    reply.Integer(entry.expires_at);
-    reply.Bulk(entry.payload);
+    WriteStoredEntry(reply, entry, names);
   }
 }
 

@@ -72,12 +72,7 @@ void WriteGroup(RespWriter& reply, const FeedGroup& group,
   reply.Integer(group.last_ts);
   reply.ArrayHeader(group.recent.size());
   for (const StoredEntry& entry : group.recent) {
-    reply.ArrayHeader(5);
-    WriteId(reply, entry.activity_id);
-    WriteEntity(reply, entry.actor, names);
-    reply.Integer(entry.ts);
-    reply.Integer(entry.expires_at);
-    reply.Bulk(entry.payload);
+    WriteStoredEntry(reply, entry, names);
   }
 }
 

@@ -17,6 +17,16 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor) {
 
 void WriteId(RespWriter& reply, uint64_t id) { reply.Bulk(absl::StrCat(id)); }
 
+void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
+                      const NameRegistry* names) {
+  reply.ArrayHeader(5);
+  WriteId(reply, entry.activity_id);
+  WriteEntity(reply, entry.actor, names);
+  reply.Integer(entry.ts);
+  reply.Integer(entry.expires_at);
+  reply.Bulk(entry.payload);
+}
+
 bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list) {
   absl::StatusOr<EntityArgument> argument =
       EntityArgument::Parse(call.args[1], "entity");

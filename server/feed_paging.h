@@ -31,6 +31,11 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor);
 // as decimal bulk strings, like the ids of Redis streams.
 void WriteId(RespWriter& reply, uint64_t id);
 
+// One feed entry as [id, actor, ts, expires_at, payload], the actor by
+// name when `names` is set.
+void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
+                      const NameRegistry* names);
+
 // A list command's arguments, `entity [LIMIT n] [CURSOR c] [NAMES]`.
 struct ListCall {
   EntityArgument entity;

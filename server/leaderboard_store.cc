@@ -162,6 +162,11 @@ absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::GetOrCreate(
   }
   std::unique_lock lock(mutex_);
   if (auto it = sets_.find(key); it != sets_.end()) return it->second;
+  return CreateLocked(key);
+}
+
+absl::StatusOr<std::shared_ptr<SortedSet>> LeaderboardStore::CreateLocked(
+    absl::string_view key) {
   absl::StatusOr<std::shared_ptr<Leaderboard>> board =
       registry_.GetOrCreate(key, options_);
   if (!board.ok()) return board.status();
@@ -451,15 +456,9 @@ absl::StatusOr<size_t> LeaderboardStore::Replace(
     }
   }
   if (members.empty()) return 0;
-  absl::StatusOr<std::shared_ptr<Leaderboard>> board =
-      registry_.GetOrCreate(key, options_);
-  if (!board.ok()) return board.status();
-  auto set = std::make_shared<SortedSet>(*std::move(board));
-  if (journal_ != nullptr) {
-    set->members.AttachJournal(journal_, std::string(key));
-  }
-  scan_order_.emplace(ScanPosition(key), std::string(key));
-  sets_.emplace(key, set);
+  absl::StatusOr<std::shared_ptr<SortedSet>> created = CreateLocked(key);
+  if (!created.ok()) return created.status();
+  std::shared_ptr<SortedSet> set = *std::move(created);
   std::vector<ScoreWrite> writes;
   writes.reserve(members.size());
   absl::Status interned;

@@ -243,6 +243,10 @@ class LeaderboardStore {
   LeaderboardRegistry& registry_;
   mutable std::shared_mutex mutex_;
   absl::flat_hash_map<std::string, std::shared_ptr<SortedSet>> sets_;
+  // Makes the key's empty set. REQUIRES: mutex_ held exclusively, the key
+  // absent from sets_.
+  absl::StatusOr<std::shared_ptr<SortedSet>> CreateLocked(
+      absl::string_view key);
   // Whether `key` has an expiry that has passed. REQUIRES: mutex_ held.
   bool ExpiredLocked(absl::string_view key) const;
 
