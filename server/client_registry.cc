@@ -8,7 +8,7 @@ std::shared_ptr<ClientActivity> ClientRegistry::Add(int64_t id,
                                                     Micros connected_at) {
   auto activity = std::make_shared<ClientActivity>();
   activity->last_command_at.store(connected_at, std::memory_order_relaxed);
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   ClientRecord& record = clients_[id];
   record.id = id;
   record.connected_at = connected_at;
@@ -17,14 +17,14 @@ std::shared_ptr<ClientActivity> ClientRegistry::Add(int64_t id,
 }
 
 void ClientRegistry::Remove(int64_t id) {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   clients_.erase(id);
 }
 
 void ClientRegistry::Attach(int64_t id, std::string address,
                             std::string local_address,
                             std::function<void()> close) {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   it->second.address = std::move(address);
@@ -34,12 +34,12 @@ void ClientRegistry::Attach(int64_t id, std::string address,
 
 void ClientRegistry::Update(int64_t id,
                             absl::FunctionRef<void(ClientRecord&)> change) {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   if (auto it = clients_.find(id); it != clients_.end()) change(it->second);
 }
 
 std::vector<ClientRecord> ClientRegistry::List() const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   std::vector<ClientRecord> records;
   records.reserve(clients_.size());
   for (const auto& [id, record] : clients_) records.push_back(record);
@@ -47,7 +47,7 @@ std::vector<ClientRecord> ClientRegistry::List() const {
 }
 
 ClientRecord ClientRegistry::Find(int64_t id) const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   auto it = clients_.find(id);
   return it == clients_.end() ? ClientRecord{} : it->second;
 }

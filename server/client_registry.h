@@ -22,7 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_map.h"
 #include "absl/functional/function_ref.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "feedcore/types.h"
 
 namespace feedcore::server {
@@ -68,7 +68,7 @@ class ClientRegistry {
   ClientRecord Find(int64_t id) const;
 
  private:
-  mutable absl::Mutex mutex_;
+  mutable internal::SharedMutex mutex_;
   absl::btree_map<int64_t, ClientRecord> clients_ ABSL_GUARDED_BY(mutex_);
 };
 

@@ -202,10 +202,10 @@ void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
     return;
   }
   if (spec->exclusive) {
-    absl::MutexLock lock(&exclusive_mutex_);
+    internal::WriterLock lock(&exclusive_mutex_);
     RunOne(*spec, args, session, reply);
   } else {
-    absl::ReaderMutexLock lock(&exclusive_mutex_);
+    internal::ReaderLock lock(&exclusive_mutex_);
     RunOne(*spec, args, session, reply);
   }
 }
@@ -231,7 +231,7 @@ void CommandDispatcher::Queue(absl::Span<const std::string> args,
 void CommandDispatcher::RunQueued(absl::Span<const std::string> args,
                                   SessionState& session,
                                   RespWriter& reply) const {
-  exclusive_mutex_.AssertHeld();
+  // exclusive_mutex_ is held alone by EXEC, the only caller.
   // The table does not change while serving, so a command found when it
   // was queued is found now.
   const CommandSpec* spec = table_.Find(args[0]);

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "base/mutex.h"
 #include "command_table.h"
 #include "feedcore/feed_engine.h"
 #include "leaderboard_store.h"
@@ -123,7 +123,7 @@ class CommandDispatcher {
   CommandTable table_;
   const size_t max_transaction_bytes_;
   // Held shared by every command, alone by an exclusive one.
-  mutable absl::Mutex exclusive_mutex_;
+  mutable internal::SharedMutex exclusive_mutex_;
   mutable WatchedKeys watched_keys_;
   mutable ClientRegistry clients_;
   mutable SlowLog slow_log_;

@@ -492,7 +492,7 @@ absl::StatusOr<size_t> LeaderboardStore::Replace(
 }
 
 uint64_t LeaderboardStore::Random(uint64_t bound) {
-  absl::MutexLock lock(&random_mutex_);
+  internal::WriterLock lock(&random_mutex_);
   return std::uniform_int_distribution<uint64_t>(0, bound - 1)(random_);
 }
 

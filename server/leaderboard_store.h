@@ -74,7 +74,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "feedcore/clock.h"
 #include "feedcore/leaderboard.h"
 #include "member_dictionary.h"
@@ -114,7 +114,7 @@ struct SortedSet {
   std::atomic<uint64_t> version{0};
   // The lexicographic reads' copy of the set in Redis's order
   // (sorted_set_order.h, OrderedCopy) and the version it was read at.
-  mutable absl::Mutex ordered_copy_mutex;
+  mutable internal::SharedMutex ordered_copy_mutex;
   mutable std::shared_ptr<const std::vector<NamedEntry>> ordered_copy
       ABSL_GUARDED_BY(ordered_copy_mutex);
   mutable uint64_t ordered_copy_version ABSL_GUARDED_BY(ordered_copy_mutex) = 0;
@@ -236,7 +236,7 @@ class LeaderboardStore {
         owned_registry_(std::move(owned_registry)),
         registry_(*registry) {}
 
-  absl::Mutex random_mutex_;
+  internal::SharedMutex random_mutex_;
   std::mt19937_64 random_ ABSL_GUARDED_BY(random_mutex_);
   const LeaderboardOptions options_;
   const std::unique_ptr<LeaderboardRegistry> owned_registry_;  // may be null

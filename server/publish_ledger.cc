@@ -16,7 +16,7 @@ absl::StatusOr<PublishPlan> PublishLedger::Plan(const PublishRequest& request,
                      " bytes; this one has ", request.key.size()));
   }
   const size_t payload_hash = absl::Hash<absl::string_view>()(request.payload);
-  absl::MutexLock lock(&mu_);
+  internal::WriterLock lock(&mu_);
   Trim(now);
   if (!request.key.empty()) {
     auto it = by_key_.find(request.key);
@@ -80,7 +80,7 @@ absl::StatusOr<PublishPlan> PublishLedger::Plan(const PublishRequest& request,
 void PublishLedger::Forget(const PublishRequest& request,
                            const PublishPlan& plan) {
   if (plan.repeat) return;
-  absl::MutexLock lock(&mu_);
+  internal::WriterLock lock(&mu_);
   if (!request.key.empty()) by_key_.erase(request.key);
   if (!request.ts.has_value()) {
     auto it = by_id_.find(plan.id);

@@ -33,7 +33,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "feedcore/clock.h"
 #include "feedcore/types.h"
 
@@ -94,7 +94,7 @@ class PublishLedger {
   absl::StatusOr<ActivityId> NextId(Micros now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  absl::Mutex mu_;
+  internal::SharedMutex mu_;
   absl::flat_hash_map<std::string, Remembered> by_key_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<ActivityId, Remembered> by_id_ ABSL_GUARDED_BY(mu_);
   std::deque<Expiry> key_expiry_ ABSL_GUARDED_BY(mu_);

@@ -71,12 +71,12 @@ ServerConfig::ServerConfig(const ServerOptions& options,
       query_buffer_total_limit_(options.client_query_buffer_total_limit) {}
 
 std::string ServerConfig::requirepass() const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   return options_.requirepass;
 }
 
 bool ServerConfig::password_required() const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   return !options_.requirepass.empty();
 }
 
@@ -110,7 +110,7 @@ std::vector<std::pair<std::string, std::string>> ServerConfig::Get(
     return false;
   };
   std::vector<std::pair<std::string, std::string>> out;
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   for (const SettingSpec& spec : ServerSettings()) {
     std::string value = TextOf(spec.name);
     if (spec.kind == SettingKind::kBoolean) {
@@ -130,7 +130,7 @@ absl::Status ServerConfig::Set(absl::Span<const std::string> names_and_values) {
   if (names_and_values.empty() || names_and_values.size() % 2 != 0) {
     return absl::InvalidArgumentError("ERR syntax error");
   }
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   ServerOptions candidate = options_;
   absl::flat_hash_set<std::string> seen;
   for (size_t i = 0; i < names_and_values.size(); i += 2) {

@@ -31,8 +31,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "base/mutex.h"
 #include "server_options.h"
 
 namespace feedcore::server {
@@ -83,7 +83,7 @@ class ServerConfig {
   std::string TextOf(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
-  mutable absl::Mutex mutex_;
+  mutable internal::SharedMutex mutex_;
   ServerOptions options_ ABSL_GUARDED_BY(mutex_);
   const absl::flat_hash_map<std::string, std::string> texts_;
   std::atomic<int64_t> idle_timeout_seconds_;

@@ -33,14 +33,14 @@ void SlowLog::Add(absl::Span<const std::string> args, int64_t unix_seconds,
     entry.args.push_back(
         absl::StrCat("... (", args.size() - kept, " more arguments)"));
   }
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   entry.id = next_id_++;
   entries_.push_front(std::move(entry));
   while (entries_.size() > max_len()) entries_.pop_back();
 }
 
 std::vector<SlowLogEntry> SlowLog::Newest(int64_t count) const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   const size_t n = count < 0
                        ? entries_.size()
                        : std::min(entries_.size(), static_cast<size_t>(count));
@@ -48,18 +48,18 @@ std::vector<SlowLogEntry> SlowLog::Newest(int64_t count) const {
 }
 
 size_t SlowLog::size() const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   return entries_.size();
 }
 
 void SlowLog::Reset() {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   entries_.clear();
 }
 
 void SlowLog::set_max_len(size_t max_len) {
   max_len_.store(max_len, std::memory_order_relaxed);
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   while (entries_.size() > max_len) entries_.pop_back();
 }
 

@@ -20,8 +20,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "base/mutex.h"
 
 namespace feedcore::server {
 
@@ -71,7 +71,7 @@ class SlowLog {
  private:
   std::atomic<int64_t> slower_than_micros_;
   std::atomic<size_t> max_len_;
-  mutable absl::Mutex mutex_;
+  mutable internal::SharedMutex mutex_;
   std::deque<SlowLogEntry> entries_ ABSL_GUARDED_BY(mutex_);  // newest first
   uint64_t next_id_ ABSL_GUARDED_BY(mutex_) = 0;
 };

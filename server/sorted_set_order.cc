@@ -215,7 +215,7 @@ absl::StatusOr<std::shared_ptr<const std::vector<NamedEntry>>> OrderedCopy(
   const uint64_t version = set.version.load(std::memory_order_acquire);
   const SortedSet& cache = set;
   {
-    absl::MutexLock lock(&cache.ordered_copy_mutex);
+    internal::WriterLock lock(&cache.ordered_copy_mutex);
     if (cache.ordered_copy != nullptr &&
         cache.ordered_copy_version == version) {
       return cache.ordered_copy;
@@ -225,7 +225,7 @@ absl::StatusOr<std::shared_ptr<const std::vector<NamedEntry>>> OrderedCopy(
   if (!all.ok()) return all.status();
   auto copy = std::make_shared<const std::vector<NamedEntry>>(*std::move(all));
   if (copy->size() <= kMaxOrderedCopyMembers) {
-    absl::MutexLock lock(&cache.ordered_copy_mutex);
+    internal::WriterLock lock(&cache.ordered_copy_mutex);
     cache.ordered_copy = copy;
     cache.ordered_copy_version = version;
   }

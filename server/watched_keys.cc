@@ -5,7 +5,7 @@
 namespace feedcore::server {
 
 uint64_t WatchedKeys::Watch(absl::string_view key) {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   auto [it, inserted] = keys_.try_emplace(key);
   if (inserted) {
     it->second.version = ++last_version_;
@@ -16,7 +16,7 @@ uint64_t WatchedKeys::Watch(absl::string_view key) {
 }
 
 void WatchedKeys::Unwatch(absl::string_view key) {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   auto it = keys_.find(key);
   if (it == keys_.end()) return;
   if (--it->second.watchers == 0) {
@@ -27,7 +27,7 @@ void WatchedKeys::Unwatch(absl::string_view key) {
 
 void WatchedKeys::Touch(absl::string_view key) {
   if (!AnyWatched()) return;
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   if (auto it = keys_.find(key); it != keys_.end()) {
     it->second.version = ++last_version_;
   }
@@ -35,12 +35,12 @@ void WatchedKeys::Touch(absl::string_view key) {
 
 void WatchedKeys::TouchAll() {
   if (!AnyWatched()) return;
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   for (auto& [key, entry] : keys_) entry.version = ++last_version_;
 }
 
 bool WatchedKeys::Unchanged(absl::string_view key, uint64_t version) const {
-  absl::MutexLock lock(&mutex_);
+  internal::WriterLock lock(&mutex_);
   auto it = keys_.find(key);
   return it != keys_.end() && it->second.version == version;
 }

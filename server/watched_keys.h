@@ -32,7 +32,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace feedcore::server {
 
@@ -62,7 +62,7 @@ class WatchedKeys {
     size_t watchers = 0;
   };
 
-  mutable absl::Mutex mutex_;
+  mutable internal::SharedMutex mutex_;
   absl::flat_hash_map<std::string, Entry> keys_ ABSL_GUARDED_BY(mutex_);
   uint64_t last_version_ ABSL_GUARDED_BY(mutex_) = 0;
   // keys_.size(), readable without the mutex.
