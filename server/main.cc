@@ -82,8 +82,9 @@ ABSL_FLAG(std::string, requirepass_file, "",
           "file whose content (without trailing newlines) is the password");
 ABSL_FLAG(bool, protected_mode, true,
           "refuse to listen on a non-loopback address without a password");
-ABSL_FLAG(size_t, leaderboard_partitions, 16,
-          "write partitions of each sorted-set key's leaderboard");
+ABSL_FLAG(size_t, leaderboard_partitions, 1,
+          "write partitions of each sorted-set key's leaderboard: more let "
+          "threads write one key at once, and every read merges them");
 ABSL_FLAG(size_t, engine_shards, 0,
           "lock shards of the feed engine; 0 picks from the hardware");
 ABSL_FLAG(size_t, fanout_threads, 1,

@@ -72,6 +72,9 @@ class MemberDictionary::Impl {
   bool Contains(MemberId id) const;
   std::vector<std::optional<std::string>> NamesOf(
       const std::vector<LeaderboardEntry>& entries) const;
+  std::vector<std::pair<size_t, std::string>> NameOrderSlice(
+      const std::vector<LeaderboardEntry>& entries, bool descending,
+      size_t begin, size_t end) const;
   size_t size() const;
   MemberNameStats stats() const;
   void CopyNames(std::vector<MemberId>& ids,
@@ -512,6 +515,33 @@ std::vector<std::optional<std::string>> MemberDictionary::Impl::NamesOf(
   return names;
 }
 
+std::vector<std::pair<size_t, std::string>>
+MemberDictionary::Impl::NameOrderSlice(
+    const std::vector<LeaderboardEntry>& entries, bool descending, size_t begin,
+    size_t end) const {
+  std::vector<std::pair<size_t, std::string>> slice;
+  std::vector<std::pair<absl::string_view, size_t>> named;
+  named.reserve(entries.size());
+  std::shared_lock lock(mutex_);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::optional<uint32_t> slot = SlotOf(entries[i].member);
+    if (slot.has_value()) named.emplace_back(NameAt(*slot), i);
+  }
+  end = std::min(end, named.size());
+  if (begin >= end) return slice;
+  // string_view compares bytes as unsigned, as Redis orders members.
+  auto before = [descending](const std::pair<absl::string_view, size_t>& a,
+                             const std::pair<absl::string_view, size_t>& b) {
+    return descending ? b.first < a.first : a.first < b.first;
+  };
+  std::partial_sort(named.begin(), named.begin() + end, named.end(), before);
+  slice.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    slice.emplace_back(named[i].second, std::string(named[i].first));
+  }
+  return slice;
+}
+
 size_t MemberDictionary::Impl::size() const {
   std::shared_lock lock(mutex_);
   return index_.size();
@@ -679,6 +709,11 @@ bool MemberDictionary::Contains(MemberId id) const {
 std::vector<std::optional<std::string>> MemberDictionary::NamesOf(
     const std::vector<LeaderboardEntry>& entries) const {
   return impl_->NamesOf(entries);
+}
+std::vector<std::pair<size_t, std::string>> MemberDictionary::NameOrderSlice(
+    const std::vector<LeaderboardEntry>& entries, bool descending, size_t begin,
+    size_t end) const {
+  return impl_->NameOrderSlice(entries, descending, begin, end);
 }
 size_t MemberDictionary::size() const { return impl_->size(); }
 MemberNameStats MemberDictionary::stats() const { return impl_->stats(); }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -133,6 +134,15 @@ class MemberDictionary {
   // was removed meanwhile).
   std::vector<std::optional<std::string>> NamesOf(
       const std::vector<LeaderboardEntry>& entries) const;
+
+  // Positions [begin, end) of the entries that still have a name, in the
+  // byte order of their names (reversed when `descending`): each one's
+  // index in `entries` and its name. Names are compared in place under one
+  // lock and only the selected ones copied, so a slice of a large tie
+  // group costs one string per returned member. O(n log end).
+  std::vector<std::pair<size_t, std::string>> NameOrderSlice(
+      const std::vector<LeaderboardEntry>& entries, bool descending,
+      size_t begin, size_t end) const;
 
   // Live names.
   size_t size() const;

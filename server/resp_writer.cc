@@ -1,8 +1,32 @@
 #include "resp_writer.h"
 
-#include "absl/strings/str_cat.h"
+#include <algorithm>
+#include <charconv>
 
 namespace feedcore::server {
+namespace {
+
+// Room for a type byte, any 64-bit integer and CRLF.
+constexpr size_t kHeaderBytes = 24;
+
+// Writes "<type><value>\r\n" at `at` and returns the byte after it. The
+// replies' framing is written into a stack buffer and appended once, since
+// it is on the path of every reply element.
+template <typename Int>
+char* PutHeader(char type, Int value, char* at) {
+  *at++ = type;
+  at = std::to_chars(at, at + 21, value).ptr;
+  *at++ = '\r';
+  *at++ = '\n';
+  return at;
+}
+
+void AppendHeader(std::string* out, char type, int64_t value) {
+  char header[kHeaderBytes];
+  out->append(header, PutHeader(type, value, header) - header);
+}
+
+}  // namespace
 
 void RespWriter::Line(char type, absl::string_view text) {
   const size_t start = out_->size();
@@ -19,14 +43,13 @@ void RespWriter::SimpleString(absl::string_view text) { Line('+', text); }
 
 void RespWriter::Error(absl::string_view message) { Line('-', message); }
 
-void RespWriter::Integer(int64_t value) {
-  absl::StrAppend(out_, ":", value, "\r\n");
-}
+void RespWriter::Integer(int64_t value) { AppendHeader(out_, ':', value); }
 
 void RespWriter::Bulk(absl::string_view bytes) {
-  absl::StrAppend(out_, "$", bytes.size(), "\r\n");
+  char header[kHeaderBytes];
+  out_->append(header, PutHeader('$', bytes.size(), header) - header);
   out_->append(bytes.data(), bytes.size());
-  out_->append("\r\n");
+  out_->append("\r\n", 2);
 }
 
 void RespWriter::Null() {
@@ -39,7 +62,9 @@ void RespWriter::Null() {
 
 void RespWriter::VerbatimText(absl::string_view text) {
   if (!resp3_) return Bulk(text);
-  absl::StrAppend(out_, "=", text.size() + 4, "\r\ntxt:");
+  char header[kHeaderBytes];
+  out_->append(header, PutHeader('=', text.size() + 4, header) - header);
+  out_->append("txt:");
   out_->append(text.data(), text.size());
   out_->append("\r\n");
 }
@@ -53,20 +78,27 @@ void RespWriter::NullArray() {
 }
 
 void RespWriter::Score(int64_t score) {
-  if (resp3_) {
-    absl::StrAppend(out_, ",", score, "\r\n");
-  } else {
-    Bulk(absl::StrCat(score));
-  }
+  if (resp3_) return AppendHeader(out_, ',', score);
+  // "$<digits>\r\n<score>\r\n": the digits first, then their header.
+  char digits[kHeaderBytes];
+  const size_t length = std::to_chars(digits, digits + 21, score).ptr - digits;
+  char reply[2 * kHeaderBytes];
+  char* at = PutHeader('$', length, reply);
+  at = std::copy(digits, digits + length, at);
+  *at++ = '\r';
+  *at++ = '\n';
+  out_->append(reply, at - reply);
 }
 
 void RespWriter::ArrayHeader(size_t count) {
-  absl::StrAppend(out_, "*", count, "\r\n");
+  char header[kHeaderBytes];
+  out_->append(header, PutHeader('*', count, header) - header);
 }
 
 void RespWriter::MapHeader(size_t count) {
   if (resp3_) {
-    absl::StrAppend(out_, "%", count, "\r\n");
+    char header[kHeaderBytes];
+    out_->append(header, PutHeader('%', count, header) - header);
   } else {
     ArrayHeader(2 * count);
   }

@@ -107,14 +107,19 @@ absl::StatusOr<std::vector<NamedEntry>> GroupSlice(const SortedSet& set,
   absl::StatusOr<std::vector<LeaderboardEntry>> group =
       ReadEntries(board, BoardOrder(board, rev), Only(score), 0, std::nullopt);
   if (!group.ok()) return group.status();
-  std::vector<NamedEntry> named = Named(set, *group);
-  SortByName(named.begin(), named.end(), rev);
+  // Positions [first, last] of the order, as positions within the group.
+  if (last < *group_start) return std::vector<NamedEntry>();
+  const uint64_t begin = first > *group_start ? first - *group_start : 0;
+  const uint64_t end = last - *group_start + 1;
   std::vector<NamedEntry> slice;
-  for (uint64_t i = 0; i < named.size(); ++i) {
-    const uint64_t position = *group_start + i;
-    if (position < first) continue;
-    if (position > last) break;
-    slice.push_back(std::move(named[i]));
+  for (auto& [index, name] : set.members.NameOrderSlice(
+           *group, rev,
+           static_cast<size_t>(
+               std::min<uint64_t>(begin, std::numeric_limits<size_t>::max())),
+           static_cast<size_t>(
+               std::min<uint64_t>(end, std::numeric_limits<size_t>::max())))) {
+    const LeaderboardEntry& entry = (*group)[index];
+    slice.push_back({std::move(name), entry.score, entry.member});
   }
   return slice;
 }

@@ -267,7 +267,9 @@ def main():
     if len(sys.argv) != 2:
         fail("usage: redis_differential_test.py <feedcore-server>")
     rng = random.Random(20260701)
-    with running_server(sys.argv[1]) as port, \
+    # Four partitions, so that Redis's order is checked across the merge
+    # of partitions that a read of a partitioned key does.
+    with running_server(sys.argv[1], "--leaderboard_partitions=4") as port, \
             running_redis_server() as redis_port:
         for protocol in (2, 3):
             with connect(port, timeout=60) as feedcore, \
