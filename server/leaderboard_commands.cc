@@ -393,12 +393,15 @@ void Zmscore(CommandCall& call) {
 
 }  // namespace
 
-std::vector<size_t> RemoveMembers(SortedSet& set,
-                                  absl::Span<const absl::string_view> names) {
+namespace {
+
+// Removes members 0..count-1 of a caller's list, pinned by `pin(i)`.
+template <typename Pin>
+std::vector<size_t> RemovePinned(SortedSet& set, size_t count, Pin pin) {
   PinnedNames pins(set.members);
   std::vector<size_t> removed;
-  for (size_t i = 0; i < names.size(); ++i) {
-    std::optional<MemberId> id = set.members.PinIfPresent(names[i]);
+  for (size_t i = 0; i < count; ++i) {
+    std::optional<MemberId> id = pin(i);
     if (!id.has_value()) continue;
     // Unpinned as possibly absent: the last pin of the name frees it once
     // its member is off the board.
@@ -407,6 +410,22 @@ std::vector<size_t> RemoveMembers(SortedSet& set,
   }
   if (!removed.empty()) set.version.fetch_add(1, std::memory_order_release);
   return removed;
+}
+
+}  // namespace
+
+std::vector<size_t> RemoveMembers(SortedSet& set,
+                                  absl::Span<const absl::string_view> names) {
+  return RemovePinned(set, names.size(), [&](size_t i) {
+    return set.members.PinIfPresent(names[i]);
+  });
+}
+
+std::vector<size_t> RemoveEntries(SortedSet& set,
+                                  absl::Span<const NamedEntry> entries) {
+  return RemovePinned(set, entries.size(), [&](size_t i) {
+    return set.members.PinIfNamed(entries[i].id, entries[i].name);
+  });
 }
 
 absl::Status AddLeaderboardCommands(CommandTable& table) {

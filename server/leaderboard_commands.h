@@ -45,6 +45,12 @@ absl::StatusOr<int64_t> ParseScore(absl::string_view text,
 std::vector<size_t> RemoveMembers(SortedSet& set,
                                   absl::Span<const absl::string_view> names);
 
+// As RemoveMembers, for entries just read from the set: each is found by
+// its id and removed only if that id still names it, which spares a
+// lookup by name per member.
+std::vector<size_t> RemoveEntries(SortedSet& set,
+                                  absl::Span<const NamedEntry> entries);
+
 }  // namespace feedcore::server
 
 #endif  // FEEDCORE_SERVER_LEADERBOARD_COMMANDS_H_

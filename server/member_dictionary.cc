@@ -59,6 +59,7 @@ class MemberDictionary::Impl {
 
   absl::StatusOr<MemberId> Intern(absl::string_view name, bool sync);
   std::optional<MemberId> PinIfPresent(absl::string_view name);
+  std::optional<MemberId> PinIfNamed(MemberId id, absl::string_view name);
   absl::Status SyncJournal() {
     NamesJournal* journal = nullptr;
     {
@@ -71,7 +72,7 @@ class MemberDictionary::Impl {
   std::optional<MemberId> Find(absl::string_view name) const;
   bool Contains(MemberId id) const;
   std::vector<std::optional<std::string>> NamesOf(
-      const std::vector<LeaderboardEntry>& entries) const;
+      absl::Span<const LeaderboardEntry> entries) const;
   std::vector<std::pair<size_t, std::string>> NameOrderSlice(
       const std::vector<LeaderboardEntry>& entries, bool descending,
       size_t begin, size_t end) const;
@@ -442,6 +443,25 @@ std::optional<MemberId> MemberDictionary::Impl::PinIfPresent(
   return IdOf(*it, s);
 }
 
+std::optional<MemberId> MemberDictionary::Impl::PinIfNamed(
+    MemberId id, absl::string_view name) {
+  {
+    std::shared_lock lock(mutex_);
+    const std::optional<uint32_t> slot = SlotOf(id);
+    if (!slot.has_value() || NameAt(*slot) != name) return std::nullopt;
+    if ((At(*slot).size & kHeldBit) == 0) {
+      PinsAt(*slot).fetch_add(1, std::memory_order_acq_rel);
+      return id;
+    }
+  }
+  std::unique_lock lock(mutex_);
+  const std::optional<uint32_t> slot = SlotOf(id);
+  if (!slot.has_value() || NameAt(*slot) != name) return std::nullopt;
+  At(*slot).size &= ~kHeldBit;  // as in PinIfPresent
+  PinsAt(*slot).fetch_add(1, std::memory_order_acq_rel);
+  return id;
+}
+
 void MemberDictionary::Impl::Unpin(MemberId id, bool maybe_absent) {
   {
     std::shared_lock lock(mutex_);
@@ -500,7 +520,7 @@ bool MemberDictionary::Impl::Contains(MemberId id) const {
 }
 
 std::vector<std::optional<std::string>> MemberDictionary::Impl::NamesOf(
-    const std::vector<LeaderboardEntry>& entries) const {
+    absl::Span<const LeaderboardEntry> entries) const {
   std::vector<std::optional<std::string>> names;
   names.reserve(entries.size());
   std::shared_lock lock(mutex_);
@@ -700,6 +720,10 @@ std::optional<MemberId> MemberDictionary::Find(absl::string_view name) const {
 std::optional<MemberId> MemberDictionary::PinIfPresent(absl::string_view name) {
   return impl_->PinIfPresent(name);
 }
+std::optional<MemberId> MemberDictionary::PinIfNamed(MemberId id,
+                                                     absl::string_view name) {
+  return impl_->PinIfNamed(id, name);
+}
 void MemberDictionary::Unpin(MemberId id, bool maybe_absent) {
   impl_->Unpin(id, maybe_absent);
 }
@@ -707,7 +731,7 @@ bool MemberDictionary::Contains(MemberId id) const {
   return impl_->Contains(id);
 }
 std::vector<std::optional<std::string>> MemberDictionary::NamesOf(
-    const std::vector<LeaderboardEntry>& entries) const {
+    absl::Span<const LeaderboardEntry> entries) const {
   return impl_->NamesOf(entries);
 }
 std::vector<std::pair<size_t, std::string>> MemberDictionary::NameOrderSlice(

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "feedcore/leaderboard.h"
 
 namespace feedcore::server {
@@ -118,6 +119,9 @@ class MemberDictionary {
   // writes that never add the member: they need no journal sync, since a
   // member on the board had its name's record synced before it was added.
   std::optional<MemberId> PinIfPresent(absl::string_view name);
+  // As PinIfPresent, for a member read with its id: pins `id` if it is
+  // still the id of `name`, without a lookup by name.
+  std::optional<MemberId> PinIfNamed(MemberId id, absl::string_view name);
   // Ends one pin of `id` taken by Intern or PinIfPresent. `maybe_absent`:
   // the caller's board write may have left the member off the board (pass
   // false only when the write reported the member on it afterwards).
@@ -133,7 +137,7 @@ class MemberDictionary {
   // for an id whose name was freed since the entry was read (the member
   // was removed meanwhile).
   std::vector<std::optional<std::string>> NamesOf(
-      const std::vector<LeaderboardEntry>& entries) const;
+      absl::Span<const LeaderboardEntry> entries) const;
 
   // Positions [begin, end) of the entries that still have a name, in the
   // byte order of their names (reversed when `descending`): each one's

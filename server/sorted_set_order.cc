@@ -50,7 +50,7 @@ absl::StatusOr<std::vector<LeaderboardEntry>> ReadEntries(
 // The entries with their names; members removed since the read (no name
 // any more) are left out.
 std::vector<NamedEntry> Named(const SortedSet& set,
-                              const std::vector<LeaderboardEntry>& entries) {
+                              absl::Span<const LeaderboardEntry> entries) {
   const std::vector<std::optional<std::string>> names =
       set.members.NamesOf(entries);
   std::vector<NamedEntry> named;
@@ -187,15 +187,16 @@ absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
       --inner_end;
     }
   }
-  std::vector<LeaderboardEntry> inner(entries.begin() + inner_begin,
-                                      entries.begin() + inner_end);
-  std::vector<NamedEntry> named = Named(set, inner);
+  std::vector<NamedEntry> named =
+      Named(set, absl::MakeConstSpan(entries).subspan(inner_begin,
+                                                      inner_end - inner_begin));
   for (auto run = named.begin(); run != named.end();) {
     auto run_end = run;
     while (run_end != named.end() && run_end->score == run->score) ++run_end;
     SortByName(run, run_end, rev);
     run = run_end;
   }
+  if (!cut_front && !cut_back) return named;
   out.insert(out.end(), std::make_move_iterator(named.begin()),
              std::make_move_iterator(named.end()));
   if (cut_back) {

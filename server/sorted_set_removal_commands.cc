@@ -35,10 +35,7 @@ constexpr size_t kSmallNameBytes = 64;
 // their order.
 std::vector<NamedEntry> Remove(SortedSet& set,
                                std::vector<NamedEntry> entries) {
-  std::vector<absl::string_view> names;
-  names.reserve(entries.size());
-  for (const NamedEntry& entry : entries) names.push_back(entry.name);
-  const std::vector<size_t> removed = RemoveMembers(set, names);
+  const std::vector<size_t> removed = RemoveEntries(set, entries);
   std::vector<NamedEntry> out;
   out.reserve(removed.size());
   for (size_t i : removed) out.push_back(std::move(entries[i]));
