@@ -21,6 +21,7 @@
 #include "info_command.h"
 #include "keyspace_commands.h"
 #include "leaderboard_commands.h"
+#include "other_type_commands.h"
 #include "persistence_commands.h"
 #include "resp_writer.h"
 #include "session_commands.h"
@@ -45,8 +46,9 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
-        AddFeedNotificationCommands, AddSessionCommands, AddAdminCommands,
-        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands}) {
+        AddOtherTypeCommands, AddFeedNotificationCommands, AddSessionCommands,
+        AddAdminCommands, AddTransactionCommands, AddSnapshotCommands,
+        AddPersistenceCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;

@@ -219,6 +219,39 @@ def removal_commands(rng, names):
     return commands
 
 
+# A command of each of Redis's other types on the sorted set `t`, with
+# arity errors: redis-server's replies, errors included, byte for byte.
+WRONG_TYPE_COMMANDS = [
+    ["GET", "t"], ["GETDEL", "t"], ["GETSET", "t", "v"], ["STRLEN", "t"],
+    ["APPEND", "t", "v"], ["INCR", "t"], ["DECR", "t"], ["HGET", "t", "f"],
+    ["HMGET", "t", "f", "g"], ["HSET", "t", "f", "v"], ["HSET", "t", "f"],
+    ["HSETNX", "t", "f", "v"], ["HMSET", "t", "f", "v", "g"],
+    ["HDEL", "t", "f"], ["HLEN", "t"], ["HEXISTS", "t", "f"],
+    ["HSTRLEN", "t", "f"], ["HGETALL", "t"], ["HKEYS", "t"], ["HVALS", "t"],
+    ["LPUSH", "t", "a"], ["RPUSH", "t", "a", "b"], ["LPUSHX", "t", "a"],
+    ["RPUSHX", "t", "a"], ["LLEN", "t"], ["SADD", "t", "a"],
+    ["SREM", "t", "a"], ["SMEMBERS", "t"], ["SISMEMBER", "t", "a"],
+    ["SMISMEMBER", "t", "a", "b"], ["SCARD", "t"], ["XLEN", "t"],
+    ["GET", "t", "extra"], ["LLEN"], ["ZCARD", "t"],
+]
+
+
+def check_wrong_type(feedcore, redis_server, what):
+    mine = send_all(feedcore, WRONG_TYPE_COMMANDS)
+    theirs = send_all(redis_server, WRONG_TYPE_COMMANDS)
+    for command, a, b in zip(WRONG_TYPE_COMMANDS, mine, theirs):
+        if a != b:
+            fail(f"{what}: {' '.join(command)}: feedcore-server replied "
+                 f"{a!r}, redis-server {b!r}")
+    # On a missing key redis-server would make a value of that type;
+    # feedcore-server refuses, saying why, and makes no key.
+    for command in (["SADD", "absent", "a"], ["GET", "absent"]):
+        reply = send_all(feedcore, [command, ["EXISTS", "absent"]])
+        if (not reply[0].startswith(b"-ERR feedcore-server keeps sorted sets")
+                or reply[1] != b":0\r\n"):
+            fail(f"{what}: {command} on a missing key: {reply!r}")
+
+
 def check_scan_covers(feedcore, redis_server):
     """ZSCAN of a large set: a full scan returns every member once at
     least, with its score, on both servers."""
@@ -285,11 +318,13 @@ def main():
                         what + " ZUNION/ZINTER/ZDIFF/ZRANGESTORE")
                 compare(feedcore, redis_server, removal_commands(rng, names),
                         what + " removals")
+                check_wrong_type(feedcore, redis_server, what)
                 check_scan_covers(feedcore, redis_server)
                 check_random_members(feedcore)
     print("ok: every sorted-set command, option and error, with ties and "
-          "missing keys, equals redis-server's replies (RESP2 and RESP3); "
-          "ZSCAN and ZRANDMEMBER cover their sets")
+          "missing keys, equals redis-server's replies (RESP2 and RESP3), "
+          "and so does WRONGTYPE from other types' commands; ZSCAN and "
+          "ZRANDMEMBER cover their sets")
 
 
 if __name__ == "__main__":
