@@ -198,6 +198,7 @@ void Zadd(CommandCall& call) {
   const WriteCondition condition =
       ConditionOf(flags, board.options().score_order);
 
+  internal::ReaderLock write_lock(&set->choose_and_remove_mutex);
   // Every name is pinned before the board is written, so a name that
   // cannot be given (a journal error) fails the command with nothing
   // written.
@@ -277,6 +278,7 @@ void Zincrby(CommandCall& call) {
   std::shared_ptr<SortedSet> set = GetOrCreateSet(call);
   if (set == nullptr) return;
   const std::string& name = call.args[3];
+  internal::ReaderLock write_lock(&set->choose_and_remove_mutex);
   PinnedNames pins(set->members);
   absl::StatusOr<MemberId> id = set->members.Intern(name);
   if (!id.ok()) return ReplyError(call, id.status());
@@ -416,6 +418,7 @@ std::vector<size_t> RemovePinned(SortedSet& set, size_t count, Pin pin) {
 
 std::vector<size_t> RemoveMembers(SortedSet& set,
                                   absl::Span<const absl::string_view> names) {
+  internal::ReaderLock write_lock(&set.choose_and_remove_mutex);
   return RemovePinned(set, names.size(), [&](size_t i) {
     return set.members.PinIfPresent(names[i]);
   });

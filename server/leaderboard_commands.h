@@ -41,15 +41,18 @@ absl::StatusOr<int64_t> ParseScore(absl::string_view text,
 
 // Removes the members named `names` from `set`, freeing their names
 // through the dictionary's pins (member_dictionary.h, "Pins"). Returns
-// the indexes in `names` of the members this call removed.
+// the indexes in `names` of the members this call removed. Holds the
+// set's choose_and_remove_mutex shared.
 std::vector<size_t> RemoveMembers(SortedSet& set,
                                   absl::Span<const absl::string_view> names);
 
 // As RemoveMembers, for entries just read from the set: each is found by
 // its id and removed only if that id still names it, which spares a
 // lookup by name per member.
+// The caller chose them holding choose_and_remove_mutex, and still does.
 std::vector<size_t> RemoveEntries(SortedSet& set,
-                                  absl::Span<const NamedEntry> entries);
+                                  absl::Span<const NamedEntry> entries)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(set.choose_and_remove_mutex);
 
 }  // namespace feedcore::server
 

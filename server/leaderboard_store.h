@@ -112,6 +112,15 @@ struct SortedSet {
   // every removal; *STORE builds a new set), so a reader can tell whether
   // a copy it made is still the set's.
   std::atomic<uint64_t> version{0};
+  // Commands that choose members by reading the set and then remove them
+  // (ZPOPMIN, ZPOPMAX, ZMPOP, ZREMRANGEBY...) hold this exclusively from
+  // the read to the removal; ZADD, ZINCRBY and ZREM hold it shared while
+  // they write the board. So those commands are atomic against every write
+  // of the key, as in Redis (two pops never pick the same member, and no
+  // write lands between a pop's read and its removal), while the plain
+  // writes still run side by side on the board's partitions. Taken before
+  // the dictionary's and the board's locks.
+  mutable internal::SharedMutex choose_and_remove_mutex;
   // The lexicographic reads' copy of the set in Redis's order
   // (sorted_set_order.h, OrderedCopy) and the version it was read at.
   mutable internal::SharedMutex ordered_copy_mutex;

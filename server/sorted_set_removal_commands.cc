@@ -33,8 +33,8 @@ constexpr size_t kSmallNameBytes = 64;
 
 // Removes `entries` from `set` and returns those this call removed, in
 // their order.
-std::vector<NamedEntry> Remove(SortedSet& set,
-                               std::vector<NamedEntry> entries) {
+std::vector<NamedEntry> Remove(SortedSet& set, std::vector<NamedEntry> entries)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(set.choose_and_remove_mutex) {
   const std::vector<size_t> removed = RemoveEntries(set, entries);
   std::vector<NamedEntry> out;
   out.reserve(removed.size());
@@ -45,6 +45,7 @@ std::vector<NamedEntry> Remove(SortedSet& set,
 // Pops up to `count` members from the low end (the high end when `max`).
 absl::StatusOr<std::vector<NamedEntry>> Pop(SortedSet& set, uint64_t count,
                                             bool max) {
+  internal::WriterLock choosing(&set.choose_and_remove_mutex);
   absl::StatusOr<std::vector<NamedEntry>> first =
       ReadOrdered(set, ScoreRange{}, max, 0, count);
   if (!first.ok()) return first.status();
@@ -151,6 +152,11 @@ void RemoveRange(CommandCall& call, RangeKind kind) {
     return;
   }
   std::shared_ptr<SortedSet> set = call.server->boards->Find(call.args[1]);
+  if (set == nullptr) {
+    call.changed_nothing = true;
+    return call.reply->Integer(0);
+  }
+  internal::WriterLock choosing(&set->choose_and_remove_mutex);
   absl::StatusOr<std::vector<NamedEntry>> entries =
       RunRangeQuery(set.get(), query);
   if (!entries.ok()) return ReplyError(call, entries.status());

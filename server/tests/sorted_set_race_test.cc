@@ -8,7 +8,8 @@
 // name that is never removed may be lost. Readers never see a *STORE
 // destination half built. And transactions racing plain
 // commands: no reader sees part of an EXEC, and WATCH catches every write
-// that lands between WATCH and EXEC. Meant to run under ThreadSanitizer
+// that lands between WATCH and EXEC. Racing pops take each member once.
+// Meant to run under ThreadSanitizer
 // too.
 #include <doctest/doctest.h>
 
@@ -309,6 +310,75 @@ TEST_CASE("readers see a *STORE destination whole, old or new") {
   done = true;
   reader.join();
   CHECK(torn.load() == 0);
+}
+
+// Threads pop one key (ZPOPMIN, ZPOPMAX, ZMPOP, ZREMRANGEBYRANK): every
+// member is taken exactly once, and no pop answers empty while the set
+// still has members. Nothing adds to the set, so its size only falls: a
+// ZCARD above 0 after an empty pop means the pop missed members.
+TEST_CASE("racing pops take every member exactly once") {
+  constexpr int kPoppers = 3;
+  constexpr int kMembers = 3000;
+  Server server;
+  SessionState setup = server.NewSession();
+  std::vector<std::string> zadd = {"ZADD", "q"};
+  for (int i = 0; i < kMembers; ++i) {
+    zadd.push_back(std::to_string(i % 7));
+    zadd.push_back(absl::StrCat("m", i));
+  }
+  server.Run(setup, zadd);
+  std::vector<std::vector<std::string>> taken(kPoppers);
+  std::atomic<int> empty_while_full{0};
+  std::atomic<bool> drained{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kPoppers; ++t) {
+    threads.emplace_back([&, t] {
+      SessionState session = server.NewSession();
+      const std::vector<std::vector<std::string>> pops = {
+          {"ZPOPMIN", "q"},
+          {"ZPOPMAX", "q", "2"},
+          {"ZMPOP", "1", "q", "MIN", "COUNT", "3"},
+          {"ZREMRANGEBYRANK", "q", "0", "0"}};
+      for (int round = 0; !drained.load(); ++round) {
+        const std::vector<std::string>& pop = pops[(t + round) % pops.size()];
+        const std::string reply = server.Run(session, pop);
+        size_t names = 0;
+        if (pop[0] == "ZREMRANGEBYRANK") {
+          // One member removed, not named: counted, not listed.
+          if (reply == ":1\r\n") {
+            taken[t].push_back("");
+            ++names;
+          }
+        } else {
+          // Every name in the reply is an "m" bulk string.
+          for (size_t at = reply.find("\r\nm"); at != std::string::npos;
+               at = reply.find("\r\nm", at + 1)) {
+            const size_t end = reply.find("\r\n", at + 2);
+            taken[t].push_back(reply.substr(at + 2, end - at - 2));
+            ++names;
+          }
+        }
+        if (names > 0) continue;
+        if (server.Run(session, {"ZCARD", "q"}) == ":0\r\n") {
+          drained = true;
+        } else {
+          ++empty_while_full;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  absl::flat_hash_set<std::string> distinct;
+  size_t total = 0;
+  for (const std::vector<std::string>& names : taken) {
+    for (const std::string& name : names) {
+      ++total;
+      if (!name.empty()) CHECK(distinct.insert(name).second);
+    }
+  }
+  CHECK(total == kMembers);
+  CHECK(empty_while_full.load() == 0);
+  CHECK(server.Run(setup, {"ZCARD", "q"}) == ":0\r\n");
 }
 
 }  // namespace
