@@ -19,7 +19,7 @@
 // feed, the world feed, and one record per shard group of followers), and a
 // Follow as a follower record, a following record and the back-fill puts.
 // Leaderboards of a LeaderboardRegistry made with the same stream record
-// board creation and drops, every score change (with its tie-break
+// board creations, drops and renames, every score change (with its tie-break
 // sequence), removals and per-partition clears. Replaying the records in
 // sequence order into an engine (and registry) created with the same
 // options reproduces the source exactly (see snapshot.h).
@@ -186,6 +186,12 @@ enum class ChangeKind : uint8_t {
   // A NameRegistry made with the stream (name_registry.h) assigned the id
   // `entity` to the name `name`.
   kNameAssign = 29,
+
+  // The registry renamed `board` (generation `board_generation`) to `name`
+  // (LeaderboardRegistry::Rename); the board keeps its generation, and its
+  // later records name it `name`. A board named `name` before was dropped
+  // by a kBoardDrop just before.
+  kBoardRename = 30,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".

@@ -537,6 +537,17 @@ class FEEDCORE_EXPORT LeaderboardRegistry {
   // Takes `name` off the registry; `NotFound` if there is no such board.
   absl::Status Drop(absl::string_view name);
 
+  // Gives the board named `from` the name `to`, as Redis's RENAME does a
+  // key: handles to it stay valid and keep their board, and a board already
+  // named `to` is dropped (as Drop would) in the same step, so no caller
+  // sees both names missing or both names on one board. Renaming a board to
+  // its own name changes nothing. `NotFound` if there is no board `from`;
+  // `InvalidArgument` for a `to` that GetOrCreate would refuse. With a
+  // change stream it records the drop of `to` and the rename. Cost: a hash
+  // map move, plus each of the board's partition locks taken in turn, so
+  // writes to the board wait for it.
+  absl::Status Rename(absl::string_view from, absl::string_view to);
+
   // The names of every board, sorted.
   std::vector<std::string> Names() const;
 

@@ -71,6 +71,8 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kDormantFollower";
     case ChangeKind::kNameAssign:
       return "kNameAssign";
+    case ChangeKind::kBoardRename:
+      return "kBoardRename";
   }
   return "an unknown change kind";
 }

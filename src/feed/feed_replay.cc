@@ -37,7 +37,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
   auto shard_of = [&](EntityId owner) -> Shard& {
     return shards_[feed == FeedType::kWorld ? r.domain : ShardIndex(owner)];
   };
-  if (r.kind >= ChangeKind::kBoardCreate && r.kind <= ChangeKind::kBoardClear) {
+  if ((r.kind >= ChangeKind::kBoardCreate &&
+       r.kind <= ChangeKind::kBoardClear) ||
+      r.kind == ChangeKind::kBoardRename) {
     return Malformed(r, "a leaderboard record is not for the feed engine");
   }
   const bool is_store_record = r.kind == ChangeKind::kActivityStore ||
@@ -254,6 +256,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     case ChangeKind::kScoreSet:
     case ChangeKind::kScoreRemove:
     case ChangeKind::kBoardClear:
+    case ChangeKind::kBoardRename:
       return Malformed(r, "a leaderboard record is not for the feed engine");
     case ChangeKind::kNameAssign:
       return Malformed(r, "a name record is not for the feed engine");

@@ -161,6 +161,12 @@ class LeaderboardImpl final : public Leaderboard {
   // generation `generation`. Called once, before the board is shared.
   void StartRecording(ChangeLog* log, std::string name, uint64_t generation);
 
+  // Records kBoardRename to `name` and names the board `name` in every
+  // later record, under all the partition locks, so no record of a write
+  // names the board's old name after the rename's record or its new name
+  // before. REQUIRES: recording.
+  void RecordRename(std::string name);
+
   // Make a recorded change exactly as recorded (and record it, if this
   // board records).
   // `score` is the score (not the rank score); a non-null `metadata`
@@ -261,6 +267,8 @@ class LeaderboardImpl final : public Leaderboard {
 
   struct Recording {
     ChangeLog* log;
+    // Changed only by RecordRename, holding every partition lock; read by
+    // Record, holding one.
     std::string name;
     uint64_t generation;
   };
@@ -419,7 +427,7 @@ class LeaderboardImpl final : public Leaderboard {
   // The distinct scores of a kDense board; null on other boards.
   const std::unique_ptr<DistinctScoreIndex> distinct_scores_;
   // Set before the board is shared; null when nothing is recorded.
-  std::unique_ptr<const Recording> recording_;
+  std::unique_ptr<Recording> recording_;
 };
 
 }  // namespace feedcore::internal

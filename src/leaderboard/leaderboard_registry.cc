@@ -1,15 +1,16 @@
 // LeaderboardRegistry: a map name -> board under one reader/writer lock.
 //
-// Lookups share the lock; creating and dropping take it exclusively, for
-// the time of one hash map operation. A board is built before the lock is
-// taken (if another thread creates the same name meanwhile, the spare one
-// is discarded after the lock is released), and destroyed after it is
-// released, so the registry's lock is never held while any board's
-// partition lock is taken.
+// Lookups share the lock; creating, dropping and renaming take it
+// exclusively, for the time of one hash map operation. A board is built
+// before the lock is taken (if another thread creates the same name
+// meanwhile, the spare one is discarded after the lock is released), and
+// destroyed after it is released. Only a recorded Rename takes a board's
+// partition locks under the registry's lock (the registry's lock comes
+// first; nothing takes it holding a partition lock).
 //
-// With a change log, creations and drops are recorded under the registry's
-// lock (the log's mutex is a leaf), which orders them with the listing a
-// snapshot takes under the same lock.
+// With a change log, creations, drops and renames are recorded under the
+// registry's lock (the log's mutex is a leaf), which orders them with the
+// listing a snapshot takes under the same lock.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -57,6 +58,26 @@ struct LeaderboardRegistry::State {
     record.board_generation = entry.generation;
     record.board_options = entry.board->options();
     log->Append(std::move(record));
+  }
+
+  // Moves the board at `it` to `to` (dropping and returning the board named
+  // `to`, if any), recording both. REQUIRES: `mu` held exclusively, `it` a
+  // board of `boards`, not named `to`.
+  std::shared_ptr<internal::LeaderboardImpl> RenameLocked(
+      absl::flat_hash_map<std::string, Entry>::iterator it, std::string to)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::shared_ptr<internal::LeaderboardImpl> dropped;
+    Entry moved = std::move(it->second);
+    boards.erase(it);
+    auto [target, inserted] = boards.try_emplace(to);
+    if (!inserted) {
+      if (log != nullptr)
+        RecordLocked(ChangeKind::kBoardDrop, to, target->second);
+      dropped = std::move(target->second.board);
+    }
+    target->second = std::move(moved);
+    if (log != nullptr) target->second.board->RecordRename(std::move(to));
+    return dropped;
   }
 
   const std::shared_ptr<ChangeStream> stream;
@@ -150,6 +171,23 @@ absl::Status LeaderboardRegistry::Drop(absl::string_view name) {
   return call.Finish(true);
 }
 
+absl::Status LeaderboardRegistry::Rename(absl::string_view from,
+                                         absl::string_view to) {
+  if (absl::Status s = internal::ValidateLeaderboardName(to); !s.ok()) {
+    return s;
+  }
+  internal::WriteCall call(state_->log);
+  if (!call.admitted().ok()) return call.admitted();
+  std::shared_ptr<internal::LeaderboardImpl> dropped;  // freed after the lock
+  {
+    internal::WriterLock lock(&state_->mu);
+    auto it = state_->boards.find(from);
+    if (it == state_->boards.end()) return NoSuchBoard(from);
+    if (from != to) dropped = state_->RenameLocked(it, std::string(to));
+  }
+  return call.Finish(true);
+}
+
 std::vector<std::string> LeaderboardRegistry::Names() const {
   std::vector<std::string> names;
   {
@@ -233,6 +271,20 @@ void RegistryAccess::Drop(LeaderboardRegistry& registry,
   }
   dropped = std::move(it->second.board);
   state.boards.erase(it);
+}
+
+void RegistryAccess::Rename(LeaderboardRegistry& registry,
+                            const std::string& from, uint64_t generation,
+                            const std::string& to) {
+  auto& state = *registry.state_;
+  std::shared_ptr<LeaderboardImpl> dropped;  // freed after the lock
+  WriterLock lock(&state.mu);
+  auto it = state.boards.find(from);
+  if (it == state.boards.end() || it->second.generation != generation ||
+      from == to) {
+    return;
+  }
+  dropped = state.RenameLocked(it, to);
 }
 
 void RegistryAccess::ReserveGenerations(LeaderboardRegistry& registry,

@@ -52,6 +52,11 @@ class RegistryAccess {
   static void Drop(LeaderboardRegistry& registry, const std::string& name,
                    uint64_t generation);
 
+  // Renames `from` to `to` if it has `generation`, as
+  // LeaderboardRegistry::Rename does, recording it. REQUIRES: `to` valid.
+  static void Rename(LeaderboardRegistry& registry, const std::string& from,
+                     uint64_t generation, const std::string& to);
+
   // Makes the next generation the registry hands out at least `next`.
   static void ReserveGenerations(LeaderboardRegistry& registry, uint64_t next);
   static uint64_t NextGeneration(const LeaderboardRegistry& registry);

@@ -31,8 +31,21 @@ absl::Status Corrupt(size_t partition, absl::string_view what) {
 
 void LeaderboardImpl::StartRecording(ChangeLog* log, std::string name,
                                      uint64_t generation) {
-  recording_ = std::make_unique<const Recording>(
-      Recording{log, std::move(name), generation});
+  recording_ =
+      std::make_unique<Recording>(Recording{log, std::move(name), generation});
+}
+
+void LeaderboardImpl::RecordRename(std::string name)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  for (size_t p = 0; p < options_.partitions; ++p) partitions_[p].mu.Lock();
+  ChangeRecord record;
+  record.kind = ChangeKind::kBoardRename;
+  record.board = recording_->name;
+  record.board_generation = recording_->generation;
+  record.name = name;
+  recording_->log->Append(std::move(record));
+  recording_->name = std::move(name);
+  for (size_t p = options_.partitions; p-- > 0;) partitions_[p].mu.Unlock();
 }
 
 void LeaderboardImpl::Record(ChangeKind kind, size_t partition, MemberId member,

@@ -236,8 +236,9 @@ class ReplicaImpl final : public Replica {
 
  private:
   static bool IsLeaderboardRecord(const ChangeRecord& r) {
-    return r.kind >= ChangeKind::kBoardCreate &&
-           r.kind <= ChangeKind::kBoardClear;
+    return (r.kind >= ChangeKind::kBoardCreate &&
+            r.kind <= ChangeKind::kBoardClear) ||
+           r.kind == ChangeKind::kBoardRename;
   }
 
   // True if applied, false if skipped (the snapshot holds it).
@@ -265,6 +266,14 @@ class ReplicaImpl final : public Replica {
   absl::StatusOr<bool> ApplyToBoards(const ChangeRecord& r) {
     if (absl::Status s = internal::ValidateLeaderboardName(r.board); !s.ok()) {
       return s;
+    }
+    if (r.kind == ChangeKind::kBoardRename) {
+      if (r.sequence < registry_cut_) return false;
+      if (absl::Status s = internal::ValidateLeaderboardName(r.name); !s.ok()) {
+        return s;
+      }
+      RegistryAccess::Rename(*boards_, r.board, r.board_generation, r.name);
+      return true;
     }
     if (r.kind == ChangeKind::kBoardCreate ||
         r.kind == ChangeKind::kBoardDrop) {

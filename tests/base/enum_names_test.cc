@@ -77,10 +77,11 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kCountersSet, "kCountersSet"},
        {ChangeKind::kDormantFollowee, "kDormantFollowee"},
        {ChangeKind::kDormantFollower, "kDormantFollower"},
-       {ChangeKind::kNameAssign, "kNameAssign"}},
+       {ChangeKind::kNameAssign, "kNameAssign"},
+       {ChangeKind::kBoardRename, "kBoardRename"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(30))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(31))) ==
         "an unknown change kind");
 }
 

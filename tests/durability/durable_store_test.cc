@@ -190,6 +190,48 @@ TEST_CASE("reopening continues the sequence and the state") {
   CHECK(store->Stats().appended_sequence > last);
 }
 
+TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
+  TempDir dir("durable-rename");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  const auto scores = [](DurableStore& store, const std::string& name) {
+    std::vector<std::pair<MemberId, int64_t>> out;
+    const std::vector<LeaderboardEntry> entries =
+        store.boards().Get(name).value()->TopK(100).value();
+    for (const LeaderboardEntry& e : entries)
+      out.emplace_back(e.member, e.score);
+    return out;
+  };
+  const std::vector<std::pair<MemberId, int64_t>> want = {
+      {3, 30}, {1, 10}, {2, 5}};
+  {
+    auto store =
+        OpenOrFail(Durability(dir.path(), FsyncPolicy::kNever), Options(clock));
+    auto built = store->boards().GetOrCreate("building").value();
+    auto live = store->boards().GetOrCreate("live").value();
+    REQUIRE(built->Set(1, 10).ok());
+    REQUIRE(built->Set(2, 5).ok());
+    REQUIRE(live->Set(7, 70).ok());
+    REQUIRE(store->boards().Rename("building", "live").ok());
+    // Writes through both old handles after the rename: the renamed
+    // board's land on "live", the dropped board's nowhere.
+    REQUIRE(built->Set(3, 30).ok());
+    REQUIRE(live->Set(8, 80).ok());
+  }
+  {
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+    CHECK(store->boards().Names() == std::vector<std::string>{"live"});
+    CHECK(scores(*store, "live") == want);
+    REQUIRE(store->Compact().ok());
+    REQUIRE(store->boards().Rename("live", "archive").ok());
+    REQUIRE(store->boards().Get("archive").value()->Set(4, 1).ok());
+  }
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+  CHECK(store->boards().Names() == std::vector<std::string>{"archive"});
+  std::vector<std::pair<MemberId, int64_t>> archived = want;
+  archived.emplace_back(4, 1);
+  CHECK(scores(*store, "archive") == archived);
+}
+
 TEST_CASE("reopening with a smaller cap keeps each timeline's newest") {
   TempDir dir("durable-cap");
   auto clock = std::make_shared<ManualClock>(kStart);

@@ -627,6 +627,44 @@ TEST_CASE("registry: get, create, drop, names") {
   CHECK(duel->ReadPage(read).ok());
 }
 
+TEST_CASE("registry: rename moves a board, replacing the destination") {
+  LeaderboardRegistry registry;
+  auto weekly = registry.GetOrCreate("weekly", {.partitions = 4}).value();
+  auto live = registry.GetOrCreate("live").value();
+  REQUIRE(weekly->Set(1, 10).ok());
+  REQUIRE(live->Set(2, 20).ok());
+
+  // Bad input changes nothing.
+  CHECK(registry.Rename("none", "x").code() == absl::StatusCode::kNotFound);
+  CHECK(registry.Rename("weekly", "").code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(
+      registry.Rename("weekly", std::string(kMaxLeaderboardNameLength + 1, 'n'))
+          .code() == absl::StatusCode::kInvalidArgument);
+  CHECK(registry.Names() == std::vector<std::string>{"live", "weekly"});
+
+  // To its own name: nothing changes.
+  CHECK(registry.Rename("weekly", "weekly").ok());
+  CHECK(registry.Get("weekly").value() == weekly);
+
+  // Over an existing board: the destination is dropped, handles keep
+  // their boards.
+  CHECK(registry.Rename("weekly", "live").ok());
+  CHECK(registry.Names() == std::vector<std::string>{"live"});
+  CHECK(registry.Get("live").value() == weekly);
+  CHECK(registry.Get("weekly").status().code() == absl::StatusCode::kNotFound);
+  CHECK(weekly->Score(1).value() == 10);
+  CHECK(live->Score(2).value() == 20);  // the dropped board, still held
+  REQUIRE(weekly->Set(3, 30).ok());
+  CHECK(registry.Get("live").value()->Score(3).value() == 30);
+
+  // The old name is free for a new board.
+  auto fresh = registry.GetOrCreate("weekly").value();
+  CHECK(fresh->Size().value() == 0);
+  CHECK(registry.Rename("live", "archive").ok());
+  CHECK(registry.Names() == std::vector<std::string>{"archive", "weekly"});
+}
+
 TEST_CASE("registry: thousands of boards are independent") {
   LeaderboardRegistry registry;
   constexpr int kBoards = 2000;

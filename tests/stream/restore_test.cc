@@ -138,8 +138,9 @@ void RunWorkload(InProcessFeedEngine& engine, ManualClock& clock, uint64_t seed,
 
 // Score changes on a few boards (one ranked lower-first, two keeping
 // metadata), conditional writes and metadata, with the occasional remove,
-// clear, and drop-and-recreate (the old handle keeps writing, which
-// replicas must ignore).
+// clear, drop-and-recreate (the old handle keeps writing, which
+// replicas must ignore), and renames: two boards swapping names, and a
+// board renamed over another (whose old handle keeps writing too).
 void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
   std::mt19937_64 rng(seed ^ 0x626f61726473ULL);
   std::vector<LeaderboardOptions> options(3);
@@ -195,6 +196,21 @@ void RunBoardWorkload(LeaderboardRegistry& registry, uint64_t seed, int ops) {
       board.Remove(member).IgnoreError();
     } else if (op < 995) {
       REQUIRE(board.Clear().ok());
+    } else if (op < 997) {
+      const size_t c = (b + 1) % names.size();
+      REQUIRE(registry.Rename(names[b], "swap").ok());
+      REQUIRE(registry.Rename(names[c], names[b]).ok());
+      REQUIRE(registry.Rename("swap", names[c]).ok());
+      std::swap(handles[b], handles[c]);
+      std::swap(options[b], options[c]);
+    } else if (op < 998) {
+      const size_t c = (b + 1) % names.size();
+      std::shared_ptr<Leaderboard> replaced = handles[c];
+      REQUIRE(registry.Rename(names[b], names[c]).ok());
+      handles[c] = std::move(handles[b]);
+      std::swap(options[b], options[c]);
+      handles[b] = registry.GetOrCreate(names[b], options[b]).value();
+      REQUIRE(replaced->Set(member, 98).ok());
     } else {
       registry.Drop(names[b]).IgnoreError();
       std::shared_ptr<Leaderboard> fresh =
