@@ -94,8 +94,23 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
   recovery.records = contents.records;
   recovery.torn_tail = contents.torn_tail;
 
-  // Join: exactly the registry's boards, each with its journal names.
+  // The journal's last rename, if the store lost it, is made again: the
+  // journal decides (names_journal.h). The board then still has the old
+  // key and the generation the record names; otherwise none has both.
   LeaderboardRegistry& registry = files->store_->boards();
+  if (const std::optional<NamesRename>& rename = contents.last_rename;
+      rename.has_value()) {
+    absl::StatusOr<uint64_t> generation = registry.Generation(rename->from);
+    if (generation.ok() && *generation == rename->generation) {
+      if (absl::Status s = registry.Rename(rename->from, rename->to);
+          !s.ok()) {
+        return s;
+      }
+      ++recovery.renames_redone;
+    }
+  }
+
+  // Join: exactly the registry's boards, each with its journal names.
   absl::flat_hash_map<std::string, KeyMemberNames> by_key;
   for (KeyMemberNames& key : contents.keys) {
     std::string name = key.key;
@@ -120,8 +135,9 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
     joined.push_back(std::move(names));
   }
   recovery.keys_without_board = by_key.size();
-  if (recovery.unnamed_members_removed > 0) {
-    // The removals are store writes: durable before the journal forgets.
+  if (recovery.unnamed_members_removed > 0 || recovery.renames_redone > 0) {
+    // The removals and renames are store writes: durable before the
+    // journal forgets.
     if (absl::Status s = SyncStore(*files->store_, options.fsync); !s.ok()) {
       return s;
     }

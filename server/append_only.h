@@ -54,6 +54,8 @@ struct NamesRecovery {
   bool torn_tail = false;
   uint64_t keys_without_board = 0;
   uint64_t unnamed_members_removed = 0;
+  // 1 if the journal's last rename was lost by the store and made again.
+  uint64_t renames_redone = 0;
 };
 
 class AppendOnlyFiles {

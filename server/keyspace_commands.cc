@@ -35,6 +35,21 @@ void Del(CommandCall& call) {
   call.reply->Integer(deleted);
 }
 
+// RENAME and RENAMENX: O(1) in the set's size (LeaderboardStore::Rename),
+// run alone so that no command sees the key half moved. Renaming a key to
+// itself touches no WATCH, as in Redis.
+void RenameKey(CommandCall& call, bool only_if_absent) {
+  absl::StatusOr<bool> renamed =
+      call.server->boards->Rename(call.args[1], call.args[2], only_if_absent);
+  if (!renamed.ok()) return ReplyError(call, renamed.status());
+  call.changed_nothing = !*renamed || call.args[1] == call.args[2];
+  if (only_if_absent) return call.reply->Integer(*renamed ? 1 : 0);
+  call.reply->SimpleString("OK");
+}
+
+void Rename(CommandCall& call) { RenameKey(call, /*only_if_absent=*/false); }
+void Renamenx(CommandCall& call) { RenameKey(call, /*only_if_absent=*/true); }
+
 void Exists(CommandCall& call) {
   int64_t found = 0;
   for (size_t i = 1; i < call.args.size(); ++i) {
@@ -295,6 +310,8 @@ absl::Status AddKeyspaceCommands(CommandTable& table) {
       {"UNLINK", -2, {"write", "fast"}, 1, -1, 1, Del},
       {"EXISTS", -2, {"readonly", "fast"}, 1, -1, 1, Exists},
       {"TYPE", 2, {"readonly", "fast"}, 1, 1, 1, Type},
+      {"RENAME", 3, {"write"}, 1, 2, 1, Rename, /*exclusive=*/true},
+      {"RENAMENX", 3, {"write", "fast"}, 1, 2, 1, Renamenx, /*exclusive=*/true},
       {"DBSIZE", 1, {"readonly", "fast"}, 0, 0, 0, Dbsize},
       {"KEYS", 2, {"readonly"}, 0, 0, 0, Keys},
       {"SCAN", -2, {"readonly"}, 0, 0, 0, Scan},

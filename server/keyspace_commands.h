@@ -1,5 +1,6 @@
 // The commands on the keyspace as a whole, with Redis's replies: DEL,
-// UNLINK, EXISTS, TYPE, DBSIZE, KEYS, SCAN, FLUSHDB, FLUSHALL, and the
+// UNLINK, EXISTS, TYPE, RENAME, RENAMENX, DBSIZE, KEYS, SCAN, FLUSHDB,
+// FLUSHALL, and the
 // server commands clients and their test fixtures call on connecting:
 // SELECT, TIME, WAIT; and expiries: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
 // (NX, XX, GT, LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, on the

@@ -290,6 +290,57 @@ absl::StatusOr<bool> LeaderboardStore::Delete(absl::string_view key) {
   return existed;
 }
 
+absl::StatusOr<bool> LeaderboardStore::Rename(absl::string_view from,
+                                              absl::string_view to,
+                                              bool only_if_absent) {
+  std::unique_lock lock(mutex_);
+  auto source = sets_.find(from);
+  if (source == sets_.end() || ExpiredLocked(from) ||
+      !HasMembers(*source->second)) {
+    return absl::NotFoundError("no such key");
+  }
+  auto target = sets_.find(to);
+  const bool to_exists = target != sets_.end() && !ExpiredLocked(to) &&
+                         HasMembers(*target->second);
+  if (only_if_absent && to_exists) return false;
+  if (from == to) return true;
+  if (journal_ != nullptr) {
+    // The store durable up to here, then the rename synced in the journal,
+    // then the store's rename (see names_journal.h).
+    if (absl::Status s = sync_boards_(); !s.ok()) return s;
+    absl::StatusOr<uint64_t> generation = registry_.Generation(from);
+    if (!generation.ok()) return generation.status();
+    absl::StatusOr<uint64_t> position =
+        journal_->Append({NamesRecordType::kRename, std::string(from),
+                          *generation, std::string(to)});
+    if (!position.ok()) return position.status();
+    if (absl::Status s = journal_->SyncAll(); !s.ok()) return s;
+  }
+  if (absl::Status s = registry_.Rename(from, to); !s.ok()) return s;
+  std::shared_ptr<SortedSet> moved = std::move(source->second);
+  std::optional<Micros> expiry;
+  if (auto it = expiries_.find(from); it != expiries_.end()) {
+    expiry = it->second;
+    expiries_.erase(it);
+  }
+  scan_order_.erase({ScanPosition(from), std::string(from)});
+  sets_.erase(source);
+  expiries_.erase(to);
+  auto [slot, inserted] = sets_.try_emplace(to);
+  if (inserted) {
+    scan_order_.emplace(ScanPosition(to), std::string(to));
+  } else if (journal_ != nullptr) {
+    // No record of the old dictionary may follow the rename's.
+    slot->second->members.DetachJournal();
+  }
+  slot->second = std::move(moved);
+  if (expiry.has_value()) expiries_[to] = *expiry;
+  if (journal_ != nullptr) {
+    slot->second->members.AttachJournal(journal_, std::string(to));
+  }
+  return true;
+}
+
 absl::StatusOr<size_t> LeaderboardStore::DeleteAll() {
   std::unique_lock lock(mutex_);
   size_t existed = 0;

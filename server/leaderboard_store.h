@@ -165,6 +165,21 @@ class LeaderboardStore {
   // append-only files refuse writes from then on).
   absl::StatusOr<bool> Delete(absl::string_view key);
 
+  // RENAME (RENAMENX with `only_if_absent`): the set of `from` becomes the
+  // set of `to`, with its board (LeaderboardRegistry::Rename, O(1) in the
+  // set's size), its names and its expiry; `to`'s set, if any, is dropped.
+  // With `only_if_absent` and an existing `to`, returns false and changes
+  // nothing; otherwise true (`from` == `to` changes nothing). NotFound ("no
+  // such key") if `from` does not exist; InvalidArgument for a `to` the
+  // registry refuses. With a journal, the rename is synced in it, after the
+  // store is durable up to it, whatever the policy (names_journal.h); the
+  // store's or the journal's error otherwise (the append-only files then
+  // refuse writes, and a restart may find the rename made). REQUIRES: no
+  // other call on `from` or `to` runs meanwhile (the server runs RENAME
+  // alone, as EXEC).
+  absl::StatusOr<bool> Rename(absl::string_view from, absl::string_view to,
+                              bool only_if_absent);
+
   // Journals every key's member names from now on (see "Journal").
   // `sync_boards` makes the registry's changes so far durable
   // (DurableStore::Sync); Delete calls it between the board's drop and

@@ -62,7 +62,7 @@ absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
   NamesRecord record;
   if (body.size() < 1 + 4) return damaged("too short");
   const uint8_t type = static_cast<uint8_t>(body[0]);
-  if (type < 1 || type > 4) return damaged(absl::StrCat("type ", type));
+  if (type < 1 || type > 5) return damaged(absl::StrCat("type ", type));
   record.type = static_cast<NamesRecordType>(type);
   body.remove_prefix(1);
   const uint64_t key_length = GetFixed(body, 4);
@@ -83,6 +83,11 @@ absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
        record.type == NamesRecordType::kFree) &&
       record.id == 0) {
     return damaged("member id 0");
+  }
+  if (record.type == NamesRecordType::kRename &&
+      (record.name.empty() || record.name.size() > kMaxLeaderboardNameLength ||
+       record.id == 0)) {
+    return damaged("bad rename");
   }
   return record;
 }
@@ -235,6 +240,23 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
         state.erase(record->key);
         expiries.erase(record->key);
         break;
+      case NamesRecordType::kRename: {
+        auto names = state.extract(record->key);
+        auto expiry = expiries.extract(record->key);
+        state.erase(record->name);
+        expiries.erase(record->name);
+        if (!names.empty()) {
+          names.key() = record->name;
+          state.insert(std::move(names));
+        }
+        if (!expiry.empty()) {
+          expiry.key() = record->name;
+          expiries.insert(std::move(expiry));
+        }
+        contents.last_rename = NamesRename{
+            std::move(record->key), std::move(record->name), record->id};
+        break;
+      }
       case NamesRecordType::kExpire:
         if (record->id == 0) {
           expiries.erase(record->key);
@@ -377,6 +399,10 @@ absl::Status NamesJournal::SyncTo(uint64_t position) {
     std::lock_guard lock(mu_);
     return error_;
   }
+  return SyncThrough(position);
+}
+
+absl::Status NamesJournal::SyncThrough(uint64_t position) {
   std::unique_lock sync_lock(sync_mu_);
   // A sync that started after this record was appended covered it: the
   // group commit of concurrent callers.
@@ -388,6 +414,10 @@ absl::Status NamesJournal::SyncTo(uint64_t position) {
 
 absl::Status NamesJournal::SyncAppended() {
   return SyncTo(appended_.load(std::memory_order_acquire));
+}
+
+absl::Status NamesJournal::SyncAll() {
+  return SyncThrough(appended_.load(std::memory_order_acquire));
 }
 
 void NamesJournal::SyncLoop() {

@@ -11,9 +11,13 @@
 //   drop(key)              `key` was deleted with its whole dictionary
 //   expire(key, at)        `key` expires at `at` (engine-clock micros; 0:
 //                          never), as EXPIRE and PERSIST set it
+//   rename(key, to, gen)   RENAME: `key`'s names and expiry are `to`'s,
+//                          whose own are dropped; `gen` is the generation
+//                          of `key`'s board (LeaderboardRegistry)
 // Replay applies them in order to one map per key: assign sets id -> name
 // (replacing what the id had), free erases the id, drop empties the key
-// and its expiry, expire sets the expiry.
+// and its expiry, expire sets the expiry, rename moves a key's map and
+// expiry over another's.
 // Each record only sets state, so replaying records over a state that
 // already holds some of them ends in the same state: that is what lets a
 // rewrite run while names are assigned (see Rewrite). Ids need not be
@@ -23,13 +27,22 @@
 // be distinct.
 //
 // The ordering rules that make every id on a board have its name after a
-// crash (the callers, MemberDictionary and LeaderboardStore, keep them):
+// crash (the callers, MemberDictionary, LeaderboardStore and the recovery
+// in append_only.cc, keep them):
 //   * assign is appended, and with kAlways synced, before the board write
 //     that first uses the id; a writer that finds the id already assigned
 //     waits for the same sync (SyncAppended).
 //   * drop is appended only once the board's drop is durable in the store
 //     (DurableStore::Sync): otherwise a crash could bring the board back
 //     without its names.
+//   * rename is appended once the store is durable up to it, and synced
+//     whatever the policy, before the store renames the board. So the
+//     journal decides, and only its last rename can be missing from the
+//     store (each one's sync covered the store's renames before it): if a
+//     crash lost it, the store still holds board `key` with generation
+//     `gen`, and recovery renames it (NamesJournalContents::last_rename);
+//     if not, no board has both, since only a later rename could give the
+//     board its old name back.
 //
 // Frees
 // -----
@@ -68,6 +81,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,13 +100,22 @@ enum class NamesRecordType : uint8_t {
   kFree = 2,
   kDrop = 3,
   kExpire = 4,
+  kRename = 5,
 };
 
 struct NamesRecord {
   NamesRecordType type = NamesRecordType::kAssign;
   std::string key;
-  MemberId id = 0;   // assign and free; expire: the time (0: never)
-  std::string name;  // assign
+  // assign and free; expire: the time (0: never); rename: the generation
+  MemberId id = 0;
+  std::string name;  // assign; rename: the new key
+};
+
+// A rename record as replayed.
+struct NamesRename {
+  std::string from;
+  std::string to;
+  uint64_t generation = 0;
 };
 
 // One frame, as appended.
@@ -103,6 +126,9 @@ struct NamesJournalContents {
   // Every key's names with their ids, in id order, including names of ids
   // no board holds any more (see "Frees").
   std::vector<KeyMemberNames> keys;
+  // The last rename record, for recovery to redo it if the store lost it
+  // (see the ordering rules above).
+  std::optional<NamesRename> last_rename;
   uint64_t records = 0;      // whole records read
   uint64_t valid_bytes = 0;  // up to the end of the last whole record
   bool torn_tail = false;    // bytes after it were cut (or are to be)
@@ -175,6 +201,10 @@ class NamesJournal {
   // other thread assigned, whose record it must not overtake.
   absl::Status SyncAppended();
 
+  // Everything appended so far on stable storage, whatever the policy
+  // (a rename's record, see above). The write error if there is one.
+  absl::Status SyncAll();
+
   // Replaces the file with one that holds `collect()`'s names and then
   // every record appended meanwhile (replay makes the overlap harmless,
   // see above): written to PATH.tmp, synced, renamed over PATH, directory
@@ -193,6 +223,9 @@ class NamesJournal {
  private:
   NamesJournal(std::string path, FsyncPolicy policy, int fd, uint64_t size);
   void SyncLoop();
+  // Returns once everything up to `position` is synced, whatever the
+  // policy.
+  absl::Status SyncThrough(uint64_t position);
   absl::Status SyncLocked(std::unique_lock<std::mutex>& sync_lock);
 
   const std::string path_;

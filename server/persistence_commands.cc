@@ -143,6 +143,8 @@ std::string PersistenceInfo(const ServerContext& server) {
         static_cast<int64_t>(recovery.keys_without_board));
   Field(out, "feedcore_names_unnamed_members_removed",
         static_cast<int64_t>(recovery.unnamed_members_removed));
+  Field(out, "feedcore_names_renames_redone",
+        static_cast<int64_t>(recovery.renames_redone));
   return out;
 }
 

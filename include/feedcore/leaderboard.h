@@ -537,6 +537,12 @@ class FEEDCORE_EXPORT LeaderboardRegistry {
   // Takes `name` off the registry; `NotFound` if there is no such board.
   absl::Status Drop(absl::string_view name);
 
+  // A number that tells the board named `name` from every other board the
+  // registry has held, under any name (the `board_generation` of its
+  // records); kept by Rename and across snapshots and a DurableStore's
+  // restarts. `NotFound` if there is no such board.
+  absl::StatusOr<uint64_t> Generation(absl::string_view name) const;
+
   // Gives the board named `from` the name `to`, as Redis's RENAME does a
   // key: handles to it stay valid and keep their board, and a board already
   // named `to` is dropped (as Drop would) in the same step, so no caller

@@ -4,7 +4,8 @@ In a temporary directory, feedcore-server runs with --appendonly yes
 --appendfsync always while three clients (the Python redis package) write:
 ZADD and ZINCRBY on shared keys with new member names all the time, ZREM
 (whose names are freed and their slots reused with new ids), DEL and refill
-of a key of their own, and FEED.PUBLISH. Each client keeps a model
+of a key of their own, RENAME of one key of their own over the other, and
+FEED.PUBLISH. Each client keeps a model
 of the writes the server acknowledged. The server is killed with SIGKILL
 at a random moment (a fixed seed: the same moments for every run of the
 same machine speed, and the check does not depend on them), at least 20
@@ -61,10 +62,10 @@ class Client:
     def __init__(self, index):
         self.index = index
         self.rng = random.Random(SEED * 31 + index)
-        self.own_key = f"own:{index}"
+        self.own_keys = [f"own:{index}", f"own:{index}:renamed"]
         self.actors = [1000 * (index + 1) + a for a in range(ACTORS_PER_CLIENT)]
         # key -> {member: score}, only this client's members.
-        self.scores = {key: {} for key in SHARED_KEYS + [self.own_key]}
+        self.scores = {key: {} for key in SHARED_KEYS + self.own_keys}
         # actor -> [activity ids], oldest first.
         self.published = {actor: [] for actor in self.actors}
         self.next_member = 0
@@ -82,16 +83,21 @@ class Client:
 
     def next_write(self):
         roll = self.rng.random()
+        keys = SHARED_KEYS + self.own_keys
         if roll < 0.35:
-            key = self.rng.choice(SHARED_KEYS + [self.own_key])
+            key = self.rng.choice(keys)
             return ("ZADD", key, self.rng.randint(-1000, 1000), self.member())
         if roll < 0.7:
-            key = self.rng.choice(SHARED_KEYS + [self.own_key])
+            key = self.rng.choice(keys)
             return ("ZINCRBY", key, self.rng.randint(1, 50), self.member())
-        if roll < 0.75:
-            return ("DEL", self.own_key)
+        if roll < 0.74:
+            return ("DEL", self.rng.choice(self.own_keys))
+        if roll < 0.77:
+            source, target = self.own_keys[::self.rng.choice([1, -1])]
+            if self.scores[source]:
+                return ("RENAME", source, target)
         if roll < 0.82:
-            key = self.rng.choice(SHARED_KEYS + [self.own_key])
+            key = self.rng.choice(keys)
             known = list(self.scores[key])
             if known:
                 return ("ZREM", key, self.rng.choice(known))
@@ -121,6 +127,12 @@ class Client:
             del self.scores[key][member]
         elif kind == "DEL":
             self.scores[write[1]] = {}
+        elif kind == "RENAME":
+            _, source, target = write
+            if reply not in (True, b"OK", "OK"):
+                fail(f"client {self.index}: {write} replied {reply}")
+            self.scores[target] = self.scores[source]
+            self.scores[source] = {}
         else:
             _, actor, activity, _, _ = write
             if reply != 1:
@@ -163,6 +175,9 @@ class Client:
                 elif kind == "ZREM":
                     scores[choice[1]].pop(choice[2], None)
                 elif kind == "DEL":
+                    scores[choice[1]] = {}
+                elif kind == "RENAME":
+                    scores[choice[2]] = scores[choice[1]]
                     scores[choice[1]] = {}
                 else:
                     published[choice[1]].append(choice[2])

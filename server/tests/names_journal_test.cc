@@ -1,7 +1,7 @@
 // Unit tests of feedcore-server's names journal (server/):
 // replay of ids with gaps and of names whose members were removed, and
 // append-only files reopened after ZREM freed names and their slots were
-// reused with new ids.
+// reused with new ids, and renames, also those the store lost.
 #include "names_journal.h"
 
 #include <doctest/doctest.h>
@@ -220,6 +220,105 @@ TEST_CASE("the journal decodes expire records and drops clear them") {
   CHECK(contents->keys[0].expires_at == 0);
   CHECK(contents->keys[1].expires_at == 5'000'000);
   CHECK(contents->keys[2].expires_at == 0);
+}
+
+TEST_CASE("the journal decodes rename records: names and expiry move") {
+  const std::string bytes = JournalBytes({
+      {NamesRecordType::kAssign, "tmp", 1, "a"},
+      {NamesRecordType::kExpire, "tmp", 5'000'000, ""},
+      {NamesRecordType::kAssign, "live", 1, "old"},
+      {NamesRecordType::kAssign, "live", 2, "older"},
+      {NamesRecordType::kExpire, "live", 7, ""},
+      {NamesRecordType::kRename, "tmp", 3, "live"},
+      {NamesRecordType::kAssign, "live", 2, "b"},
+      {NamesRecordType::kRename, "missing", 4, "x"},
+  });
+  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes);
+  REQUIRE_MESSAGE(contents.ok(), contents.status());
+  REQUIRE(contents->keys.size() == 1);
+  CHECK(contents->keys[0].key == "live");
+  CHECK(contents->keys[0].ids == std::vector<MemberId>{1, 2});
+  CHECK(contents->keys[0].names == std::vector<std::string>{"a", "b"});
+  CHECK(contents->keys[0].expires_at == 5'000'000);
+  REQUIRE(contents->last_rename.has_value());
+  CHECK(contents->last_rename->from == "missing");
+  CHECK(contents->last_rename->to == "x");
+  CHECK(contents->last_rename->generation == 4);
+  // A rename without a new key, or of generation 0, is damage.
+  for (const NamesRecord& bad :
+       {NamesRecord{NamesRecordType::kRename, "k", 1, ""},
+        NamesRecord{NamesRecordType::kRename, "k", 0, "j"}}) {
+    const std::string damaged =
+        JournalBytes({bad, {NamesRecordType::kAssign, "k", 1, "a"}});
+    CHECK(DecodeNamesJournal(damaged).status().code() ==
+          absl::StatusCode::kDataLoss);
+  }
+}
+
+// The state a crash leaves when the journal's rename reached the disk and
+// the store's did not: the store's files from before the rename with the
+// journal from after it. Recovery makes the rename again.
+TEST_CASE("a rename the store lost is made again from the journal") {
+  TempDir dir("names-rename");
+  const std::string before = dir.path() + "/before";
+  const std::string after = dir.path() + "/after";
+  std::filesystem::create_directory(before);
+  std::filesystem::create_directory(after);
+  const auto copy_store = [](const std::string& from, const std::string& to) {
+    for (const auto& entry : std::filesystem::directory_iterator(from)) {
+      const std::string name = entry.path().filename().string();
+      if (name == "LOCK" || name == kNamesJournalFile) continue;
+      std::filesystem::copy_file(
+          entry.path(), to + "/" + name,
+          std::filesystem::copy_options::overwrite_existing);
+    }
+  };
+  {
+    Server server(after, FsyncPolicy::kAlways);
+    CHECK(server.Run({"ZADD", "tmp", "1", "a", "2", "b"}) == ":2\r\n");
+    CHECK(server.Run({"ZADD", "live", "9", "old"}) == ":1\r\n");
+    CHECK(server.Run({"EXPIRE", "tmp", "1000"}) == ":1\r\n");
+    copy_store(after, before);
+    CHECK(server.Run({"RENAME", "tmp", "live"}) == "+OK\r\n");
+    CHECK(server.Run({"ZADD", "live", "3", "c"}) == ":1\r\n");
+  }
+  std::filesystem::copy_file(after + "/" + kNamesJournalFile,
+                             before + "/" + kNamesJournalFile,
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const std::string& directory : {before, after}) {
+    INFO(directory);
+    Server server(directory, FsyncPolicy::kAlways);
+    CHECK(server.files->names_recovery().renames_redone ==
+          (directory == before ? 1 : 0));
+    CHECK(server.Run({"EXISTS", "tmp"}) == ":0\r\n");
+    // From before: the store never saw the ZADD of "c" (after the rename),
+    // which recovery drops as a name without a member.
+    CHECK(server.Run({"ZRANGE", "live", "0", "-1"}) ==
+          (directory == before ? "*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+                               : "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"));
+    CHECK(server.Run({"PERSIST", "live"}) == ":1\r\n");
+  }
+  // Made again, the rename is in the store: the next start redoes nothing.
+  Server server(before, FsyncPolicy::kAlways);
+  CHECK(server.files->names_recovery().renames_redone == 0);
+  CHECK(server.Run({"ZCARD", "live"}) == ":2\r\n");
+}
+
+// A board renamed back to its old name has the generation of the first
+// rename's record again: recovery must not take that rename as lost.
+TEST_CASE("keys renamed back and forth come back as they were") {
+  TempDir dir("names-rename-back");
+  {
+    Server server(dir.path(), FsyncPolicy::kEverySecond);
+    CHECK(server.Run({"ZADD", "a", "1", "x"}) == ":1\r\n");
+    CHECK(server.Run({"RENAME", "a", "b"}) == "+OK\r\n");
+    CHECK(server.Run({"RENAME", "b", "a"}) == "+OK\r\n");
+    CHECK(server.Run({"ZADD", "b", "2", "y"}) == ":1\r\n");
+  }
+  Server server(dir.path(), FsyncPolicy::kEverySecond);
+  CHECK(server.files->names_recovery().renames_redone == 0);
+  CHECK(server.Run({"ZRANGE", "a", "0", "-1"}) == "*1\r\n$1\r\nx\r\n");
+  CHECK(server.Run({"ZRANGE", "b", "0", "-1"}) == "*1\r\n$1\r\ny\r\n");
 }
 
 }  // namespace

@@ -171,6 +171,14 @@ absl::Status LeaderboardRegistry::Drop(absl::string_view name) {
   return call.Finish(true);
 }
 
+absl::StatusOr<uint64_t> LeaderboardRegistry::Generation(
+    absl::string_view name) const {
+  internal::ReaderLock lock(&state_->mu);
+  auto it = state_->boards.find(name);
+  if (it == state_->boards.end()) return NoSuchBoard(name);
+  return it->second.generation;
+}
+
 absl::Status LeaderboardRegistry::Rename(absl::string_view from,
                                          absl::string_view to) {
   if (absl::Status s = internal::ValidateLeaderboardName(to); !s.ok()) {

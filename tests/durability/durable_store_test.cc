@@ -203,6 +203,7 @@ TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
   };
   const std::vector<std::pair<MemberId, int64_t>> want = {
       {3, 30}, {1, 10}, {2, 5}};
+  uint64_t generation = 0;
   {
     auto store =
         OpenOrFail(Durability(dir.path(), FsyncPolicy::kNever), Options(clock));
@@ -211,6 +212,7 @@ TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
     REQUIRE(built->Set(1, 10).ok());
     REQUIRE(built->Set(2, 5).ok());
     REQUIRE(live->Set(7, 70).ok());
+    generation = store->boards().Generation("building").value();
     REQUIRE(store->boards().Rename("building", "live").ok());
     // Writes through both old handles after the rename: the renamed
     // board's land on "live", the dropped board's nowhere.
@@ -221,6 +223,7 @@ TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
     auto store = OpenOrFail(Durability(dir.path()), Options(clock));
     CHECK(store->boards().Names() == std::vector<std::string>{"live"});
     CHECK(scores(*store, "live") == want);
+    CHECK(store->boards().Generation("live").value() == generation);
     REQUIRE(store->Compact().ok());
     REQUIRE(store->boards().Rename("live", "archive").ok());
     REQUIRE(store->boards().Get("archive").value()->Set(4, 1).ok());
@@ -230,6 +233,7 @@ TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
   std::vector<std::pair<MemberId, int64_t>> archived = want;
   archived.emplace_back(4, 1);
   CHECK(scores(*store, "archive") == archived);
+  CHECK(store->boards().Generation("archive").value() == generation);
 }
 
 TEST_CASE("reopening with a smaller cap keeps each timeline's newest") {

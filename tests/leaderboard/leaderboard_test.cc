@@ -644,6 +644,10 @@ TEST_CASE("registry: rename moves a board, replacing the destination") {
   CHECK(registry.Names() == std::vector<std::string>{"live", "weekly"});
 
   // To its own name: nothing changes.
+  const uint64_t generation = registry.Generation("weekly").value();
+  CHECK(registry.Generation("live").value() != generation);
+  CHECK(registry.Generation("none").status().code() ==
+        absl::StatusCode::kNotFound);
   CHECK(registry.Rename("weekly", "weekly").ok());
   CHECK(registry.Get("weekly").value() == weekly);
 
@@ -652,6 +656,7 @@ TEST_CASE("registry: rename moves a board, replacing the destination") {
   CHECK(registry.Rename("weekly", "live").ok());
   CHECK(registry.Names() == std::vector<std::string>{"live"});
   CHECK(registry.Get("live").value() == weekly);
+  CHECK(registry.Generation("live").value() == generation);
   CHECK(registry.Get("weekly").status().code() == absl::StatusCode::kNotFound);
   CHECK(weekly->Score(1).value() == 10);
   CHECK(live->Score(2).value() == 20);  // the dropped board, still held
