@@ -102,8 +102,7 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
       rename.has_value()) {
     absl::StatusOr<uint64_t> generation = registry.Generation(rename->from);
     if (generation.ok() && *generation == rename->generation) {
-      if (absl::Status s = registry.Rename(rename->from, rename->to);
-          !s.ok()) {
+      if (absl::Status s = registry.Rename(rename->from, rename->to); !s.ok()) {
         return s;
       }
       ++recovery.renames_redone;

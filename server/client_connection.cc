@@ -57,11 +57,59 @@ size_t ConnectionTracker::size() const {
   return open_.size();
 }
 
-ClientConnection::ClientConnection(asio::ip::tcp::socket socket,
-                                   RespParser parser,
-                                   const CommandDispatcher& dispatcher,
-                                   SessionState session,
-                                   ConnectionTracker& tracker)
+bool ConnectionPushSink::Push(size_t elements, absl::string_view body) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return false;
+  RespWriter writer(&pending_, resp3_.load(std::memory_order_relaxed) ? 3 : 2);
+  writer.PushHeader(elements);
+  pending_.append(body.data(), body.size());
+  const size_t limit = config_.client_output_buffer_limit();
+  if (limit != 0 && pending_.size() > limit) {
+    closed_ = true;
+    std::string().swap(pending_);
+    stats_.client_output_buffer_limit_disconnections.fetch_add(
+        1, std::memory_order_relaxed);
+    asio::post(strand_, [weak = connection_] {
+      if (std::shared_ptr<ClientConnection> connection = weak.lock()) {
+        connection->Close();
+      }
+    });
+    return false;
+  }
+  if (!flush_posted_) {
+    flush_posted_ = true;
+    asio::post(strand_, [weak = connection_] {
+      if (std::shared_ptr<ClientConnection> connection = weak.lock()) {
+        connection->FlushPushes();
+      }
+    });
+  }
+  return true;
+}
+
+void ConnectionPushSink::Bind(std::weak_ptr<ClientConnection> connection,
+                              asio::any_io_executor strand) {
+  std::lock_guard lock(mutex_);
+  connection_ = std::move(connection);
+  strand_ = std::move(strand);
+}
+
+std::string ConnectionPushSink::Take() {
+  std::lock_guard lock(mutex_);
+  flush_posted_ = false;
+  return std::exchange(pending_, {});
+}
+
+void ConnectionPushSink::Close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+  std::string().swap(pending_);
+}
+
+ClientConnection::ClientConnection(
+    asio::ip::tcp::socket socket, RespParser parser,
+    const CommandDispatcher& dispatcher, SessionState session,
+    ConnectionTracker& tracker, std::shared_ptr<ConnectionPushSink> push_sink)
     : socket_(std::move(socket)),
       parser_(std::move(parser)),
       dispatcher_(dispatcher),
@@ -70,7 +118,8 @@ ClientConnection::ClientConnection(asio::ip::tcp::socket socket,
       stats_(dispatcher.stats()),
       config_(dispatcher.config()),
       drain_timer_(socket_.get_executor()),
-      idle_timer_(socket_.get_executor()) {
+      idle_timer_(socket_.get_executor()),
+      push_sink_(std::move(push_sink)) {
   parser_.set_unauthenticated(!session_.authenticated);
 }
 
@@ -91,6 +140,9 @@ void ClientConnection::Start() {
   auto address = [](const asio::ip::tcp::endpoint& endpoint) {
     return absl::StrCat(endpoint.address().to_string(), ":", endpoint.port());
   };
+  if (push_sink_ != nullptr) {
+    push_sink_->Bind(shared_from_this(), socket_.get_executor());
+  }
   dispatcher_.clients().Attach(
       session_.client_id, remote_error ? "" : address(remote),
       local_error ? "" : address(local),
@@ -105,7 +157,7 @@ void ClientConnection::Start() {
 
 void ClientConnection::ArmIdleTimer() {
   const int64_t timeout = config_.idle_timeout_seconds();
-  if (timeout == 0) {
+  if (timeout == 0 || session_.pubsub.count() > 0) {
     // A wait armed before CONFIG SET timeout 0 must not fire.
     idle_timer_.cancel();
     return;
@@ -170,6 +222,8 @@ void ClientConnection::Close() {
 }
 
 void ClientConnection::CloseNow() {
+  closed_ = true;
+  if (push_sink_ != nullptr) push_sink_->Close();
   asio::error_code ignored;
   drain_timer_.cancel();
   idle_timer_.cancel();
@@ -235,6 +289,7 @@ void ClientConnection::ProcessAndRespond() {
     if (status == ParseStatus::kNeedMore) break;
     if (status == ParseStatus::kCommand) {
       dispatcher_.Execute(command_.args, session_, replies_);
+      if (push_sink_ != nullptr) push_sink_->set_protocol(session_.protocol);
       if (session_.close_after_reply) close_after_write_ = true;
       parser_.set_unauthenticated(!session_.authenticated);
       const size_t output_limit = config_.client_output_buffer_limit();
@@ -268,10 +323,20 @@ void ClientConnection::ProcessAndRespond() {
     }
     return;
   }
+  WriteReplies();
+}
+
+void ClientConnection::WriteReplies() {
+  if (writing_) {
+    replies_waiting_ = true;
+    return;
+  }
+  writing_ = true;
   ArmIdleTimer();  // a client that stops reading its replies is idle too
   asio::async_write(
       socket_, asio::buffer(replies_),
       [self = shared_from_this()](const asio::error_code& error, size_t) {
+        self->writing_ = false;
         self->idle_timer_.cancel();
         self->replies_.clear();
         if (ClientActivity* activity = self->session_.registration.activity()) {
@@ -283,12 +348,44 @@ void ClientConnection::ProcessAndRespond() {
         }
         if (error) {
           self->CloseNow();
-        } else if (self->close_after_write_) {
+          return;
+        }
+        if (self->pushes_waiting_) {
+          self->pushes_waiting_ = false;
+          self->FlushPushes();
+        }
+        if (self->close_after_write_) {
           self->CloseAfterDrain();
         } else if (self->more_buffered_) {
           self->ProcessAndRespond();
         } else {
           self->ReadMore();
+        }
+      });
+}
+
+void ClientConnection::FlushPushes() {
+  if (closed_ || close_after_write_) return;
+  if (writing_) {
+    pushes_waiting_ = true;
+    return;
+  }
+  pushes_ = push_sink_->Take();
+  if (pushes_.empty()) return;
+  writing_ = true;
+  asio::async_write(
+      socket_, asio::buffer(pushes_),
+      [self = shared_from_this()](const asio::error_code& error, size_t) {
+        self->writing_ = false;
+        std::string().swap(self->pushes_);
+        if (error) {
+          self->CloseNow();
+        } else if (self->replies_waiting_) {
+          self->replies_waiting_ = false;
+          self->WriteReplies();
+        } else if (self->pushes_waiting_) {
+          self->pushes_waiting_ = false;
+          self->FlushPushes();
         }
       });
 }

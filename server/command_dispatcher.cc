@@ -23,6 +23,7 @@
 #include "leaderboard_commands.h"
 #include "other_type_commands.h"
 #include "persistence_commands.h"
+#include "pubsub_commands.h"
 #include "resp_writer.h"
 #include "session_commands.h"
 #include "snapshot_commands.h"
@@ -48,7 +49,7 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
         AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
         AddOtherTypeCommands, AddFeedNotificationCommands, AddSessionCommands,
         AddAdminCommands, AddTransactionCommands, AddSnapshotCommands,
-        AddPersistenceCommands}) {
+        AddPersistenceCommands, AddPubSubCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;
@@ -96,10 +97,17 @@ CommandDispatcher::CommandDispatcher(InProcessFeedEngine* feeds,
   context_.shutdown = &shutdown_handler_;
   context_.dispatcher = this;
   context_.names = options.names;
+  if (options.pubsub == nullptr) own_pubsub_ = std::make_unique<PubSubHub>();
+  context_.pubsub =
+      options.pubsub != nullptr ? options.pubsub : own_pubsub_.get();
 }
 
-SessionState CommandDispatcher::NewSession() const {
+SessionState CommandDispatcher::NewSession(
+    std::shared_ptr<PushSink> push_sink) const {
   SessionState session;
+  if (push_sink != nullptr) {
+    session.pubsub = PubSubMembership(context_.pubsub, std::move(push_sink));
+  }
   session.client_id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<ClientActivity> activity =
       clients_.Add(session.client_id, context_.feeds->options().clock->Now());
@@ -110,6 +118,13 @@ SessionState CommandDispatcher::NewSession() const {
 }
 
 namespace {
+
+// The commands a RESP2 connection with subscriptions may send, as in Redis.
+bool RunsWhileSubscribed(const CommandSpec& spec) {
+  return spec.name == "SUBSCRIBE" || spec.name == "UNSUBSCRIBE" ||
+         spec.name == "PSUBSCRIBE" || spec.name == "PUNSUBSCRIBE" ||
+         spec.name == "PING" || spec.name == "QUIT" || spec.name == "RESET";
+}
 
 // What a queued argument costs beyond its bytes (its string), counted
 // against DispatcherOptions::max_transaction_bytes.
@@ -192,6 +207,16 @@ void CommandDispatcher::Dispatch(absl::Span<const std::string> args,
                              absl::AsciiStrToLower(spec->name), "' command"));
     spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
     transaction.refused |= transaction.active;
+    return;
+  }
+  if (session.protocol == 2 && session.pubsub.count() > 0 &&
+      !RunsWhileSubscribed(*spec)) {
+    // Redis's wording: a RESP2 subscriber's connection carries pushes.
+    reply.Error(absl::StrCat(
+        "ERR Can't execute '", absl::AsciiStrToLower(spec->name),
+        "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+        "allowed in this context"));
+    spec->counters->rejected_calls.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (transaction.active && !RunsInsideMulti(*spec)) {

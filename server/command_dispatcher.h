@@ -43,6 +43,10 @@ struct DispatcherOptions {
   // `requirepass`; null: the dispatcher keeps its own, of default options
   // and `requirepass`.
   ServerConfig* config = nullptr;
+  // Publish/subscribe, which the engine's delivery hooks also feed
+  // (pubsub_hub.h); must outlive the dispatcher. Null: the dispatcher
+  // keeps its own, which no hook feeds.
+  PubSubHub* pubsub = nullptr;
 };
 
 class CommandDispatcher {
@@ -58,8 +62,9 @@ class CommandDispatcher {
       const DispatcherOptions& options = {});
 
   // State for a new connection (RESP2, a fresh client id, authenticated
-  // only if there is no password).
-  SessionState NewSession() const;
+  // only if there is no password). With a `push_sink`, the session can
+  // SUBSCRIBE, its pushes going there.
+  SessionState NewSession(std::shared_ptr<PushSink> push_sink = nullptr) const;
 
   // Runs `args` (args[0] is the command name) and appends exactly one reply
   // to `out`, encoded in `session.protocol`. An empty `args` gets an error
@@ -130,6 +135,7 @@ class CommandDispatcher {
   std::function<void(ShutdownKind)> shutdown_handler_;
   mutable ServerStats stats_;
   std::unique_ptr<ServerConfig> own_config_;  // when options.config is null
+  std::unique_ptr<PubSubHub> own_pubsub_;     // when options.pubsub is null
   ServerContext context_;
   mutable std::atomic<int64_t> next_client_id_{1};
 };

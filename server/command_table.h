@@ -20,6 +20,7 @@
 #include "feedcore/name_registry.h"
 #include "leaderboard_store.h"
 #include "publish_ledger.h"
+#include "pubsub_hub.h"
 #include "resp_writer.h"
 #include "slow_log.h"
 #include "watched_keys.h"
@@ -69,6 +70,9 @@ struct SessionState {
   bool replies_off = false;
   int skip_replies = 0;
   ClientRegistration registration;  // in the dispatcher's ClientRegistry
+  // SUBSCRIBE's channels and patterns; without a sink (set by the
+  // connection) the session cannot subscribe.
+  PubSubMembership pubsub;
 };
 
 // What SHUTDOWN asks of the program (admin_commands.h).
@@ -94,6 +98,7 @@ struct ServerContext {
   // in a dispatcher's context.
   ServerConfig* config = nullptr;
   WatchedKeys* watched_keys = nullptr;  // never null, as stats
+  PubSubHub* pubsub = nullptr;          // never null, as stats
   Micros started_at = 0;  // when the dispatcher was made, on the engine clock
   std::string run_id;     // INFO's run_id
   SlowLog* slow_log = nullptr;  // never null, as stats

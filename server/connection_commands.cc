@@ -15,7 +15,13 @@ namespace feedcore::server {
 namespace {
 
 void Ping(CommandCall& call) {
-  if (call.args.size() == 1) {
+  if (call.args.size() <= 2 && call.session->protocol == 2 &&
+      call.session->pubsub.count() > 0) {
+    // A RESP2 subscriber's PING answers in the pushes' form, as in Redis.
+    call.reply->ArrayHeader(2);
+    call.reply->Bulk("pong");
+    call.reply->Bulk(call.args.size() == 2 ? call.args[1] : "");
+  } else if (call.args.size() == 1) {
     call.reply->SimpleString("PONG");
   } else if (call.args.size() == 2) {
     call.reply->Bulk(call.args[1]);

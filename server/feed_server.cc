@@ -144,9 +144,11 @@ void FeedServer::OnAccepted(const asio::error_code& error,
   socket.set_option(asio::ip::tcp::no_delay(true), ignored);
   // The limits were validated in Create, so the parser always builds.
   absl::StatusOr<RespParser> parser = RespParser::Create(options_.limits);
+  auto push_sink = std::make_shared<ConnectionPushSink>(dispatcher_->config(),
+                                                        dispatcher_->stats());
   auto connection = std::make_shared<ClientConnection>(
       std::move(socket), *std::move(parser), *dispatcher_,
-      dispatcher_->NewSession(), connections_);
+      dispatcher_->NewSession(push_sink), connections_, push_sink);
   ServerStats& stats = dispatcher_->stats();
   stats.total_connections_received.fetch_add(1, std::memory_order_relaxed);
   if (connections_.TryAdd(connection, dispatcher_->config().max_clients())) {

@@ -42,6 +42,7 @@
 #include "config_file.h"
 #include "feed_server.h"
 #include "feedcore/feedcore.h"
+#include "pubsub_hub.h"
 #include "server_config.h"
 #include "server_data.h"
 #include "server_options.h"
@@ -470,7 +471,20 @@ int main(int argc, char** argv) {
                          "server recovers"));
   }
 
+  // Declared before the engine whose delivery hooks feed it, so it outlives
+  // every fan-out; the connections' subscriptions end before it too.
+  feedcore::server::PubSubHub pubsub;
   feedcore::EngineOptions engine_options;
+  engine_options.on_delivery = [&pubsub](
+                                   absl::Span<const feedcore::EntityId> owners,
+                                   const feedcore::TimelineEntry& entry) {
+    pubsub.Delivered(owners, entry);
+  };
+  engine_options.notifications.on_notify =
+      [&pubsub](feedcore::EntityId recipient,
+                const feedcore::NotificationCounts& counts) {
+        pubsub.Notified(recipient, counts);
+      };
   engine_options.shards = absl::GetFlag(FLAGS_engine_shards);
   engine_options.fanout_threads = absl::GetFlag(FLAGS_fanout_threads);
   const int64_t inactive_after = absl::GetFlag(FLAGS_inactive_after_seconds);
@@ -525,6 +539,8 @@ int main(int argc, char** argv) {
   feedcore::server::DispatcherOptions dispatcher_options;
   dispatcher_options.config = &config;
   dispatcher_options.names = &(*data)->names();
+  pubsub.AttachFeeds(&(*data)->engine(), &(*data)->names());
+  dispatcher_options.pubsub = &pubsub;
   auto dispatcher =
       CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,
                                 (*data)->append_only(), dispatcher_options);

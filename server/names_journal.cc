@@ -253,8 +253,8 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
           expiry.key() = record->name;
           expiries.insert(std::move(expiry));
         }
-        contents.last_rename = NamesRename{
-            std::move(record->key), std::move(record->name), record->id};
+        contents.last_rename = NamesRename{std::move(record->key),
+                                           std::move(record->name), record->id};
         break;
       }
       case NamesRecordType::kExpire:

@@ -95,6 +95,11 @@ void RespWriter::ArrayHeader(size_t count) {
   out_->append(header, PutHeader('*', count, header) - header);
 }
 
+void RespWriter::PushHeader(size_t count) {
+  char header[kHeaderBytes];
+  out_->append(header, PutHeader(resp3_ ? '>' : '*', count, header) - header);
+}
+
 void RespWriter::MapHeader(size_t count) {
   if (resp3_) {
     char header[kHeaderBytes];

@@ -46,6 +46,8 @@ class RespWriter {
   // to ZSCORE and ZINCRBY.
   void Score(int64_t score);
   void ArrayHeader(size_t count);
+  // A push of `count` elements (pub/sub): RESP3 `>`, RESP2 an array.
+  void PushHeader(size_t count);
   // `count` key/value pairs follow. RESP2: an array of 2 x count.
   void MapHeader(size_t count);
 

@@ -373,6 +373,7 @@ void Reset(CommandCall& call) {
   session.replies_off = false;
   session.skip_replies = 0;
   session.authenticated = !call.server->config->password_required();
+  session.pubsub.Clear();
   UpdateRecord(call, [](ClientRecord& record) {
     record.name.clear();
     record.protocol = 2;

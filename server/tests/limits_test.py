@@ -6,7 +6,8 @@
 Each check starts a server on a free 127.0.0.1 port with the flags it
 tests: an idle connection closed by --timeout; a bulk length over
 --max_bulk_bytes refused at its header and the connection closed; a client
-over --client_query_buffer_limit, over --client_output_buffer_limit, and
+over --client_query_buffer_limit, over --client_output_buffer_limit (by
+replies, or by pushes to a subscriber that stops reading), and
 one whose partial command takes all clients past
 --client_query_buffer_total_limit, each closed and counted in INFO stats;
 --requirepass_file with AUTH, AUTH default, HELLO 3 AUTH, WRONGPASS and
@@ -156,6 +157,30 @@ def check_output_buffer_limit(binary):
     print("ok: --client_output_buffer_limit closes and counts")
 
 
+def check_subscriber_output_limit(binary):
+    """A subscriber that stops reading is closed once its queued pushes
+    pass the output limit; the publisher is never held up."""
+    with running_server(binary, "--client_output_buffer_limit=65536") as port:
+        with connect(port) as subscriber, connect(port) as publisher:
+            if call(subscriber, "SUBSCRIBE", "flood") != \
+                    b"*3\r\n$9\r\nsubscribe\r\n$5\r\nflood\r\n:1\r\n":
+                fail("SUBSCRIBE flood")
+            message = b"m" * 4096
+            # The socket buffers take some megabytes before pushes queue.
+            for sent in range(1, 100_000):
+                reply = call(publisher, "PUBLISH", "flood", message)
+                if reply == b":0\r\n":
+                    break
+                if reply != b":1\r\n":
+                    fail(f"PUBLISH {sent}: {reply!r}")
+            else:
+                fail("a subscriber that never reads was never closed")
+        if info_field(port, "client_output_buffer_limit_disconnections") != 1:
+            fail("the subscriber's close was not counted")
+    print(f"ok: a subscriber that stops reading is closed after {sent} "
+          "pushes and counted; its publisher went on")
+
+
 def check_query_buffer_total_limit(binary):
     # One partial command of 512 KiB fits; a second of 999,000 bytes takes
     # the total past 1,300,000 and is closed. The first goes on.
@@ -246,6 +271,7 @@ def main():
     check_bulk_refused(binary)
     check_query_buffer_limit(binary)
     check_output_buffer_limit(binary)
+    check_subscriber_output_limit(binary)
     check_query_buffer_total_limit(binary)
     check_auth(binary)
     check_idle_timeout(binary)

@@ -1,6 +1,7 @@
 """feedcore-server driven by the Python redis package: pipelining, several
-concurrent clients, and RESP3; then the sorted-set commands compared with a
-real redis-server.
+concurrent clients, its PubSub object on a plain channel and on a user's
+timeline, and RESP3; then the sorted-set commands compared with a real
+redis-server.
 
 Usage: redis_py_test.py <path to feedcore-server>
 
@@ -106,6 +107,37 @@ def check_pipelining(port):
     check(seen == [str(5000 + i).encode() for i in reversed(range(20))],
           f"paging through the timeline: {seen}")
     print("ok: redis-py pipelines (sorted sets, errors, feeds)")
+
+
+def next_message(pubsub):
+    """The next pushed message (subscription confirmations skipped)."""
+    for _ in range(100):
+        message = pubsub.get_message(timeout=10)
+        if message is not None and message["type"] in ("message", "pmessage"):
+            return message
+    fail("redis-py's PubSub received no message")
+
+
+def check_pubsub(port):
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=10)
+    pubsub = client.pubsub()
+    pubsub.subscribe("room:1", "timeline:user:zoe")
+    pubsub.psubscribe("room:*")
+    check(client.publish("room:1", "hi all") == 2, "PUBLISH to two")
+    first, second = next_message(pubsub), next_message(pubsub)
+    check(first["type"] == "message" and first["data"] == b"hi all",
+          f"the channel's message: {first}")
+    check(second["type"] == "pmessage" and second["pattern"] == b"room:*",
+          f"the pattern's message: {second}")
+    client.execute_command("FEED.FOLLOW", "user:zoe", "user:yan")
+    client.execute_command("FEED.PUBLISH", "user:yan", "9001", "5", "yo")
+    entry = next_message(pubsub)
+    check(entry["channel"] == b"timeline:user:zoe" and
+          entry["data"][:3] == [b"9001", b"user:yan", 5] and
+          entry["data"][4] == b"yo", f"the timeline's push: {entry}")
+    pubsub.close()
+    print("ok: redis-py's PubSub gets a channel's, a pattern's and a "
+          "timeline's messages")
 
 
 def check_concurrent_clients(port):
@@ -423,6 +455,7 @@ def main():
     with running_server(sys.argv[1]) as port:
         check_pipelining(port)
         check_concurrent_clients(port)
+        check_pubsub(port)
         check_resp3_and_partial_reads(port)
         check_against_redis_server(port)
 

@@ -1,7 +1,9 @@
 // The calls a chat server makes through ioredis, unchanged: connecting
 // (ioredis sends CLIENT SETNAME, CLIENT SETINFO and an INFO ready check),
 // MULTI/EXEC transactions, WATCH, pipelines, a sorted-set leaderboard,
-// feeds through call() and sendCommand(), scanStream, INFO and CLIENT.
+// a chat room's publish/subscribe (subscribe, psubscribe, the "message"
+// and "pmessage" events), feeds through call() and sendCommand(),
+// scanStream, INFO and CLIENT.
 //
 // Usage: node ioredis_test.js PORT SERVER_NAME [feedcore]
 //
@@ -270,6 +272,27 @@ async function checkKeyspaceInfoAndClient(r) {
   assert.equal(await r.dbsize(), 0, "DBSIZE after FLUSHDB");
 }
 
+// A chat room: one connection in subscriber mode, messages published on
+// the other.
+async function checkPubSub(r) {
+  const sub = r.duplicate({ connectionName: "chat-room" });
+  const next = (event) => new Promise((resolve) => {
+    sub.once(event, (...args) => resolve(args));
+  });
+  assert.equal(await sub.subscribe("room:7", "room:8"), 2, "subscribe");
+  assert.equal(await sub.psubscribe("room:*"), 3, "psubscribe");
+  const message = next("message");
+  const pmessage = next("pmessage");
+  assert.equal(await r.publish("room:7", "hello room"), 2, "publish");
+  assert.deepEqual(await message, ["room:7", "hello room"], "message event");
+  assert.deepEqual(await pmessage, ["room:*", "room:7", "hello room"],
+    "pmessage event");
+  assert.deepEqual(await r.pubsub("NUMSUB", "room:8"), ["room:8", 1],
+    "pubsub numsub");
+  assert.equal(await sub.unsubscribe("room:8"), 2, "unsubscribe");
+  assert.equal(await sub.quit(), "OK", "the subscriber's QUIT");
+}
+
 async function main() {
   const watchdog = setTimeout(() => {
     console.error(`FAIL: ${serverName}: no answer within 45 s`);
@@ -284,13 +307,14 @@ async function main() {
   await checkConnect(r);
   await checkTransactions(r, other);
   await checkPipelinesAndLeaderboard(r);
+  await checkPubSub(r);
   if (isFeedcore) await checkFeeds(r);
   await checkKeyspaceInfoAndClient(r);
   assert.equal(await other.quit(), "OK", "QUIT");
   assert.equal(await r.quit(), "OK", "QUIT");
   clearTimeout(watchdog);
   console.log(`ok: ${serverName}: ioredis ${PINNED_IOREDIS} connect, ` +
-    "multi/exec, watch, pipelines, leaderboard, " +
+    "multi/exec, watch, pipelines, leaderboard, pub/sub, " +
     (isFeedcore ? "feeds, " : "") + "scanStream, info, client");
 }
 
