@@ -137,6 +137,29 @@ void FeedFollow(CommandCall& call) {
   call.reply->Integer(result->created ? 1 : 0);
 }
 
+// The ts of activity `id` of `actor` with `payload` in the actor's own
+// feed, if it is there. Cost: the own feed, read a page at a time (only a
+// retry that the ledger forgot comes here).
+std::optional<Micros> PublishedTs(const InProcessFeedEngine& feeds,
+                                  EntityId actor, ActivityId id,
+                                  absl::string_view payload) {
+  ReadOptions read;
+  read.limit = feeds.options().max_page_size;
+  read.hydrate = true;
+  for (;;) {
+    absl::StatusOr<Page> page = feeds.ReadOwn(actor, read);
+    if (!page.ok()) return std::nullopt;
+    for (const StoredEntry& entry : page->entries) {
+      if (entry.activity_id == id) {
+        if (entry.payload != payload) return std::nullopt;
+        return entry.ts;
+      }
+    }
+    if (page->next_cursor.empty()) return std::nullopt;
+    read.cursor = page->next_cursor;
+  }
+}
+
 // FEED.PUBLISH actor id|* ts|* payload [TTL ms] [IDEMPOTENCY key]
 //              [NOTIFY recipient]...
 // -> 1 published, 0 the same activity was already there; with id '*' the
@@ -208,6 +231,19 @@ void FeedPublish(CommandCall& call) {
   activity.ts = plan->ts;
   activity.payload = call.args[4];
   absl::StatusOr<PublishResult> result = feeds.Publish(activity, options);
+  if (absl::IsAlreadyExists(result.status()) && !request.ts.has_value() &&
+      (request.id.has_value() || !request.key.empty())) {
+    // The retry of a publish the ledger forgot (a restart): the first one
+    // is in the actor's own feed under this id, with its own ts.
+    ledger.Forget(request, *plan);
+    std::optional<Micros> first_ts =
+        PublishedTs(feeds, activity.actor, activity.id, activity.payload);
+    if (!first_ts.has_value()) return ReplyError(call, result.status());
+    plan = ledger.Plan(request, feeds.options().clock->Now(), first_ts);
+    if (!plan.ok()) return ReplyError(call, plan.status());
+    activity.ts = plan->ts;
+    result = feeds.Publish(activity, options);
+  }
   if (!result.ok()) {
     ledger.Forget(request, *plan);
     return ReplyError(call, result.status());

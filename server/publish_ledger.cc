@@ -1,5 +1,7 @@
 #include "publish_ledger.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -8,8 +10,17 @@
 #include "absl/strings/str_cat.h"
 
 namespace feedcore::server {
-absl::StatusOr<PublishPlan> PublishLedger::Plan(const PublishRequest& request,
-                                                Micros now) {
+
+ActivityId KeyedActivityId(EntityId actor, absl::string_view key) {
+  // A fixed seed: the id must be the same in every process.
+  constexpr XXH64_hash_t kSeed = 0x6964656d706f74;  // "idempot"
+  const XXH64_hash_t hash =
+      XXH3_64bits_withSeed(key.data(), key.size(), kSeed ^ actor);
+  return kFirstKeyedActivityId + (hash & ((ActivityId{1} << 61) - 1));
+}
+
+absl::StatusOr<PublishPlan> PublishLedger::Plan(
+    const PublishRequest& request, Micros now, std::optional<Micros> first_ts) {
   if (request.key.size() > kMaxIdempotencyKeyBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("an IDEMPOTENCY key is 1 to ", kMaxIdempotencyKeyBytes,
@@ -38,6 +49,8 @@ absl::StatusOr<PublishPlan> PublishLedger::Plan(const PublishRequest& request,
   PublishPlan plan;
   if (request.id.has_value()) {
     plan.id = *request.id;
+  } else if (!request.key.empty()) {
+    plan.id = KeyedActivityId(request.actor, request.key);
   } else {
     absl::StatusOr<ActivityId> id = NextId(now);
     if (!id.ok()) return id.status();
@@ -62,12 +75,14 @@ absl::StatusOr<PublishPlan> PublishLedger::Plan(const PublishRequest& request,
       plan.ts = it->second.ts;
       remembered.ts = plan.ts;
     } else {
-      plan.ts = now;
+      plan.ts = first_ts.value_or(now);
+      remembered.ts = plan.ts;
       by_id_[plan.id] = remembered;
       id_expiry_.push_back({now, {}, plan.id, remembered.serial});
     }
   } else {
-    plan.ts = now;
+    plan.ts = first_ts.value_or(now);
+    remembered.ts = plan.ts;
   }
   if (!request.key.empty()) {
     by_key_[request.key] = remembered;

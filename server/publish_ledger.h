@@ -13,10 +13,20 @@
 //   2^62 plus the clock's microseconds and at least one above the last id
 //   handed out, so that they keep increasing across restarts as long as
 //   the clock does not go back; client ids should stay below 2^62.
+// * '*' activity id with an IDEMPOTENCY key: kFirstKeyedActivityId plus 61
+//   bits of an XXH3 hash of the actor and the key (KeyedActivityId), the
+//   same in every process, so that a retry after a restart, which forgot
+//   both memories, publishes under the first one's id: the engine takes it
+//   as a re-publish (a no-op), or refuses it as AlreadyExists when the ts
+//   was '*' too; FEED.PUBLISH then finds the first one's ts in the actor's
+//   own feed and plans again with it (Plan's `first_ts`). So a retried
+//   publish stays a no-op across restarts, while its activity is in the
+//   own feed. Two keys of an actor share an id with odds of 2^-61 a pair;
+//   the second is then refused as AlreadyExists, never merged.
 //
 // Both memories are kept for kPublishMemoryMicros of the engine's clock and
 // at most kMaxRememberedPublishes entries each (the oldest go first), in
-// memory only: a restart forgets them.
+// memory only.
 //
 // Thread-safe: one mutex guards everything; it is held for map updates
 // only, never while publishing. Each call is O(1) amortized.
@@ -43,6 +53,11 @@ inline constexpr Micros kPublishMemoryMicros = Micros{24} * 3600 * 1'000'000;
 inline constexpr size_t kMaxRememberedPublishes = 1'000'000;
 inline constexpr size_t kMaxIdempotencyKeyBytes = 256;
 inline constexpr ActivityId kFirstServerActivityId = ActivityId{1} << 62;
+inline constexpr ActivityId kFirstKeyedActivityId =
+    kFirstServerActivityId + (ActivityId{1} << 61);
+
+// The '*' id of a publish by `actor` with IDEMPOTENCY `key`.
+ActivityId KeyedActivityId(EntityId actor, absl::string_view key);
 
 // A FEED.PUBLISH as the client sent it.
 struct PublishRequest {
@@ -64,9 +79,12 @@ struct PublishPlan {
 class PublishLedger {
  public:
   // The plan for `request` at `now` (see above), remembered until Forget.
-  // InvalidArgument for a key of the wrong size or reused for another
-  // publish; ResourceExhausted when the server's ids are used up.
-  absl::StatusOr<PublishPlan> Plan(const PublishRequest& request, Micros now);
+  // A '*' ts takes `first_ts` when it is set (the time a publish forgotten
+  // by a restart took). InvalidArgument for a key of the wrong size or
+  // reused for another publish; ResourceExhausted when the server's ids
+  // are used up.
+  absl::StatusOr<PublishPlan> Plan(const PublishRequest& request, Micros now,
+                                   std::optional<Micros> first_ts = {});
 
   // Forgets what Plan remembered for `request` (its publish failed), unless
   // the plan was a repeat.

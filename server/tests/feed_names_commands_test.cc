@@ -159,7 +159,11 @@ TEST_CASE("FEED.PUBLISH * hands out increasing activity ids") {
 
 TEST_CASE("FEED.PUBLISH with an IDEMPOTENCY key: a retry is a no-op") {
   DispatcherFixture f;
-  const std::string id = Id(kFirstServerActivityId + kStart);
+  // A keyed '*' id comes from the actor and the key, the same after a
+  // restart.
+  const std::string id = Id(KeyedActivityId(kFirstNamedEntityId, "req-1"));
+  CHECK(id != Id(KeyedActivityId(kFirstNamedEntityId, "req-2")));
+  CHECK(id != Id(KeyedActivityId(kFirstNamedEntityId + 1, "req-1")));
   CHECK(f.Run({"FEED.PUBLISH", "alice", "*", "*", "hi", "IDEMPOTENCY",
                "req-1"}) == id);
   f.clock().Advance(5'000'000);
@@ -188,11 +192,18 @@ TEST_CASE("FEED.PUBLISH with an IDEMPOTENCY key: a retry is a no-op") {
   CHECK(StartsWith(
       f.Run({"FEED.PUBLISH", "alice", "*", "*", "hi", "IDEMPOTENCY", ""}),
       "-ERR syntax error"));
-  // Past the window the key is forgotten: the same request publishes anew.
+  // Past the window the ledger forgot the key, as a restart does: the
+  // retry still gets the first id, its ts from the own feed, and is a
+  // no-op.
   f.clock().Advance(kPublishMemoryMicros);
-  const std::string later =
-      f.Run({"FEED.PUBLISH", "alice", "*", "*", "hi", "IDEMPOTENCY", "req-1"});
-  CHECK(later ==
+  CHECK(f.Run({"FEED.PUBLISH", "alice", "*", "*", "hi", "IDEMPOTENCY",
+               "req-1"}) == id);
+  const std::string own = f.Run({"FEED.OWN", "alice"});
+  CHECK(StartsWith(own, "*2\r\n" + Bulk("0") + "*2\r\n"));  // yo, hi
+  CHECK(own.find(Entry(id, Id(kFirstNamedEntityId), kStart, "hi")) !=
+        std::string::npos);
+  // Without its key, the same request is a new publish.
+  CHECK(f.Run({"FEED.PUBLISH", "alice", "*", "*", "hi"}) ==
         Id(kFirstServerActivityId + kStart + 5'000'000 + kPublishMemoryMicros));
 }
 

@@ -8,7 +8,9 @@ number of acknowledged writes and restarted on the same directory, several
 times; after each restart every acknowledged follow must still be there by
 name and by the same ids, every handed-out activity id in the actor's own
 feed, and names first seen after a restart must get ids never given
-before.
+before. Retries after the restarts of publishes acknowledged before them
+(IDEMPOTENCY key with '*' id and ts, and a client id with '*' ts) must be
+no-ops: the first one's id, and the activity once in the own feed.
 
 Then --snapshot_file: names written before a SAVE come back with their ids
 after a SIGKILL and a restart with --load; a name first used after the
@@ -56,6 +58,7 @@ def check_append_only(server):
     ids = {}          # name -> id, as acknowledged
     follows = set()   # (follower, followee) names, acknowledged
     published = {}    # actor name -> activity ids, acknowledged
+    retried = []      # (command, first reply), acknowledged
     next_name = 0
     try:
         for round_number in range(ROUNDS + 1):
@@ -76,8 +79,28 @@ def check_append_only(server):
                     if missing:
                         fail(f"round {round_number}: {actor}'s activities "
                              f"{missing} were lost")
+                for command, first in retried:
+                    again = r.execute_command(*command)
+                    expected = first if command[2] == "*" else 0
+                    if again != expected:
+                        fail(f"round {round_number}: the retry of {command} "
+                             f"replied {again!r}, not {expected!r}")
+                    _, page = r.execute_command("FEED.OWN", command[1],
+                                                "LIMIT", "1000")
+                    activity = first if command[2] == "*" else command[2]
+                    copies = [e for e in page if e[0] == str(activity)]
+                    if len(copies) != 1:
+                        fail(f"round {round_number}: {command} is in the "
+                             f"own feed {len(copies)} times")
                 if round_number == ROUNDS:
                     break
+                actor = f"user:{rng.randint(0, next_name)}"
+                for command in (
+                        ("FEED.PUBLISH", actor, "*", "*", f"keyed {round_number}",
+                         "IDEMPOTENCY", f"key-{round_number}"),
+                        ("FEED.PUBLISH", actor, str(900 + round_number), "*",
+                         f"client id {round_number}")):
+                    retried.append((command, r.execute_command(*command)))
                 for _ in range(rng.randint(10, 40)):
                     next_name += 1
                     a = f"user:{rng.randint(0, next_name)}"
@@ -100,7 +123,8 @@ def check_append_only(server):
                 process.wait()
         print(f"ok: appendonly: {ROUNDS} SIGKILLs, {len(ids)} names, "
               f"{len(follows)} follows and "
-              f"{sum(len(v) for v in published.values())} publishes kept")
+              f"{sum(len(v) for v in published.values())} publishes kept; "
+              f"{len(retried)} publishes retried after restarts were no-ops")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
