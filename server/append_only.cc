@@ -161,6 +161,14 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
 
 AppendOnlyFiles::~AppendOnlyFiles() { WaitForRewrite(); }
 
+absl::Status AppendOnlyFiles::RunAsOneWrite(absl::FunctionRef<void()> writes) {
+  internal::ReaderLock no_rewrite(&group_mutex_);
+  absl::StatusOr<std::unique_ptr<DurableStore::WriteGroup>> group =
+      store_->BeginWriteGroup();
+  writes();
+  return group.ok() ? (*group)->Close() : absl::OkStatus();
+}
+
 absl::Status AppendOnlyFiles::StartRewrite(const LeaderboardStore* boards) {
   std::unique_lock lock(mu_);
   if (rewrite_.in_progress) {
@@ -175,8 +183,11 @@ absl::Status AppendOnlyFiles::StartRewrite(const LeaderboardStore* boards) {
       const auto start = std::chrono::steady_clock::now();
       absl::Status status = CompactStore(*store_);
       if (status.ok()) {
-        status =
-            journal_->Rewrite(LiveNames(boards, store_.get(), options_.fsync));
+        status = journal_->Rewrite(
+            [this, collect = LiveNames(boards, store_.get(), options_.fsync)] {
+              internal::WriterLock no_group(&group_mutex_);
+              return collect();
+            });
       }
       const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(
                                   std::chrono::steady_clock::now() - start)

@@ -29,8 +29,10 @@
 #include <string>
 #include <thread>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "feedcore/durable_store.h"
 #include "feedcore/options.h"
 #include "leaderboard_store.h"
@@ -90,6 +92,19 @@ class AppendOnlyFiles {
   // Blocks until no rewrite runs.
   void WaitForRewrite();
 
+  // Runs `writes` (EXEC's queue) on this thread as one durable write of the
+  // store (DurableStore::WriteGroup): a crash keeps all of them or none.
+  // Meanwhile no journal rewrite collects names, since it would drop names
+  // freed in the group before the group is on disk. Returns the group's
+  // error (the store's write error: the writes are then in memory only,
+  // and the files refuse writes); a store that refuses to begin the group
+  // runs `writes` alone, and each fails with its refusal. REQUIRES: no
+  // call in `writes` waits for the store's disk beyond what was appended
+  // before the group (the callers exclude DEL, RENAME, EXPIRE, the *STORE
+  // commands and the saves) and nothing else writes meanwhile through a
+  // lock `writes` waits for (EXEC runs alone).
+  absl::Status RunAsOneWrite(absl::FunctionRef<void()> writes);
+
   // OK, or why writes are refused: the store's write error, else the
   // journal's.
   absl::Status WriteError() const;
@@ -113,6 +128,8 @@ class AppendOnlyFiles {
   mutable std::mutex mu_;
   RewriteState rewrite_;  // guarded by mu_
   std::thread rewriter_;  // guarded by mu_
+  // Held shared by each RunAsOneWrite, alone by a rewrite's collecting.
+  internal::SharedMutex group_mutex_;
 };
 
 }  // namespace feedcore::server

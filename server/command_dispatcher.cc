@@ -138,6 +138,9 @@ bool HasFlag(const CommandSpec& spec, absl::string_view flag) {
 }  // namespace
 
 absl::Status CommandDispatcher::DeleteExpiredKeys(size_t budget) const {
+  // As a command: never beside an EXEC, whose write group a drop's sync
+  // would otherwise wait for while holding the store's lock.
+  internal::ReaderLock lock(&exclusive_mutex_);
   absl::StatusOr<size_t> deleted = context_.boards->DeleteExpired(budget);
   if (!deleted.ok()) return deleted.status();
   if (*deleted > 0) watched_keys_.TouchAll();

@@ -1,13 +1,35 @@
 #include "transaction_commands.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "append_only.h"
 #include "command_dispatcher.h"
 
 namespace feedcore::server {
 namespace {
+
+// Whether the command named `name` can be part of EXEC's one durable
+// write (AppendOnlyFiles::RunAsOneWrite): every command but the writes
+// whose names journal records must follow the store's disk (DEL, UNLINK,
+// FLUSH*, RENAME*, the expiry commands, the *STORE commands) and those
+// that wait for the disk (the admin commands: SAVE, BGREWRITEAOF...).
+bool WritesAsOne(const CommandCall& call, absl::string_view name) {
+  const CommandSpec* spec = call.server->commands->Find(name);
+  if (spec == nullptr) return true;  // answers an error, writes nothing
+  const auto has = [spec](absl::string_view flag) {
+    return std::find(spec->flags.begin(), spec->flags.end(), flag) !=
+           spec->flags.end();
+  };
+  if (has("admin")) return false;
+  if (!has("write")) return true;
+  const absl::string_view upper = spec->name;
+  return absl::StartsWith(upper, "FEED.") ||
+         (absl::StartsWith(upper, "Z") && !absl::EndsWith(upper, "STORE"));
+}
 
 void Multi(CommandCall& call) {
   TransactionState& transaction = call.session->transaction;
@@ -39,9 +61,24 @@ void Exec(CommandCall& call) {
   }
   std::vector<std::vector<std::string>> queued = std::move(transaction.queued);
   transaction.Reset();
-  call.reply->ArrayHeader(queued.size());
-  for (const std::vector<std::string>& args : queued) {
-    call.server->dispatcher->RunQueued(args, *call.session, *call.reply);
+  const size_t reply_start = call.reply->buffer().size();
+  const auto run = [&] {
+    call.reply->ArrayHeader(queued.size());
+    for (const std::vector<std::string>& args : queued) {
+      call.server->dispatcher->RunQueued(args, *call.session, *call.reply);
+    }
+  };
+  AppendOnlyFiles* files = call.server->append_only;
+  if (files == nullptr ||
+      !std::all_of(queued.begin(), queued.end(), [&](const auto& args) {
+        return WritesAsOne(call, args[0]);
+      })) {
+    return run();
+  }
+  if (absl::Status s = files->RunAsOneWrite(run); !s.ok()) {
+    // Applied but not durable: the replies are replaced by the error.
+    call.reply->buffer().resize(reply_start);
+    ReplyError(call, s);
   }
 }
 

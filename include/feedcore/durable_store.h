@@ -197,8 +197,30 @@ class FEEDCORE_EXPORT DurableStore {
   virtual NameRegistry& names() = 0;
 
   // Returns once every change appended so far is on stable storage,
-  // whatever the policy. The store's write error if it has one.
+  // whatever the policy (inside a write group: every change appended
+  // before it). The store's write error if it has one.
   virtual absl::Status Sync() = 0;
+
+  // Several calls made durable as one (a server's transaction): every
+  // write call the thread that began it makes until Close reaches the
+  // log with the others or not at all, so a crash leaves all of them or
+  // none. Calls inside the group return without waiting for a sync;
+  // Close ends the group and returns as a call would (under kAlways, once
+  // all of it is synced), with the store's write error if there is one.
+  // Destroying an open group ends it without waiting. While it is open no
+  // record of any thread reaches the disk past its start, so keep it short,
+  // and make no call in it that waits for the disk beyond Sync (Compact,
+  // WaitForFanout with kAlways): it would wait for the group itself. One
+  // open group per thread; not thread-safe itself.
+  class WriteGroup {
+   public:
+    virtual ~WriteGroup() = default;
+    virtual absl::Status Close() = 0;
+  };
+  // Begins a group on this thread. The store's refusal (an earlier write
+  // error, no disk space reserved) if it would refuse a write;
+  // FailedPrecondition if this thread is in a write call or group already.
+  virtual absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup() = 0;
 
   // Saves a snapshot now and deletes the log and snapshot it covers;
   // returns when that is durable. FailedPrecondition if the store refuses

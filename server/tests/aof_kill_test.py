@@ -50,6 +50,8 @@ except ImportError:
 SEED = 20240611
 KILLS_ALWAYS = 24
 KILLS_EVERYSEC = 6
+KILLS_EXEC = 8
+EXEC_ACTOR = 9000
 CLIENTS = 3
 ACTORS_PER_CLIENT = 4
 SHARED_KEYS = ["lb:a", "lb:b"]
@@ -375,6 +377,60 @@ def store_and_pop_phase(server, directory, rng):
           "recovered")
 
 
+def exec_phase(server, directory, rng, policy):
+    """EXEC k is ZINCRBY tx:a 1 m, ZINCRBY tx:b 1 m and FEED.PUBLISH of
+    activity k: after each kill both scores are equal and the newest
+    activity is the last EXEC they count, so no EXEC was kept in part."""
+    flags = ["--appendonly", "yes", "--appendfsync", policy, "--dir",
+             directory]
+    acknowledged = 0
+    for kill in range(KILLS_EXEC + 1):
+        with server_process(server, *flags) as (process, port):
+            client = redis.Redis(host="127.0.0.1", port=port,
+                                 socket_timeout=10)
+            a = int(client.zscore("tx:a", "m") or 0)
+            b = int(client.zscore("tx:b", "m") or 0)
+            page = client.execute_command("FEED.OWN", EXEC_ACTOR, "LIMIT", 1)
+            newest = int(page[1][0][0]) if page[1] else 0
+            if a != b or newest != a:
+                fail(f"{policy}: after kill {kill} tx:a is {a}, tx:b {b} "
+                     f"and the newest activity {newest}: an EXEC was kept "
+                     "in part")
+            if policy == "always" and not acknowledged <= a <= \
+                    acknowledged + 1:
+                fail(f"always: {acknowledged} EXECs acknowledged, {a} kept")
+            if kill == KILLS_EXEC:
+                break
+            acknowledged = a
+
+            def writer():
+                nonlocal acknowledged
+                k = a
+                while True:
+                    k += 1
+                    pipe = client.pipeline(transaction=True)
+                    pipe.zincrby("tx:a", 1, "m")
+                    pipe.zincrby("tx:b", 1, "m")
+                    pipe.execute_command("FEED.PUBLISH", EXEC_ACTOR, k, k,
+                                         f"exec {k}")
+                    try:
+                        pipe.execute()
+                    except (redis.ConnectionError, ConnectionError, OSError):
+                        return
+                    acknowledged = k
+
+            thread = threading.Thread(target=writer)
+            thread.start()
+            # Picks the kill point only; nothing checks the time.
+            time.sleep(rng.uniform(0.05, 0.3))
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            thread.join()
+    print(f"ok: fsync {policy}: {KILLS_EXEC} SIGKILLs during EXECs of two "
+          f"ZINCRBY and a FEED.PUBLISH, each kept whole or not at all; "
+          f"{a} EXECs kept")
+
+
 def main():
     if len(sys.argv) != 2:
         fail("usage: aof_kill_test.py <feedcore-server>")
@@ -385,6 +441,9 @@ def main():
         store_and_pop_phase(server, os.path.join(directory, "store"), rng)
         always_phase(server, os.path.join(directory, "always"), rng)
         everysec_phase(server, os.path.join(directory, "everysec"), rng)
+        for policy in ("always", "everysec"):
+            exec_phase(server, os.path.join(directory, f"exec-{policy}"),
+                       rng, policy)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -207,6 +207,8 @@ TEST_CASE("threads subscribing, publishing and delivering at once") {
   std::vector<std::thread> threads;
   for (int t = 0; t < kSubscribers; ++t) {
     sinks.push_back(std::make_shared<RecordingSink>());
+  }
+  for (int t = 0; t < kSubscribers; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < kRounds; ++round) {
         PubSubMembership membership(&hub, sinks[t]);

@@ -32,6 +32,7 @@ struct ThreadCall {
   const DurableLog* log = nullptr;
   uint32_t depth = 0;
   uint64_t last = 0;
+  uint64_t outer_start = 0;  // the outermost call's token
 };
 thread_local ThreadCall thread_call;
 
@@ -135,6 +136,10 @@ void DurableLog::Append(const ChangeRecord& record) {
   if (buffer_.size() >= kWakeBytes && Takeable()) work_.notify_one();
 }
 
+bool DurableLog::InCall() const {
+  return thread_call.log == this && thread_call.depth > 0;
+}
+
 absl::StatusOr<uint64_t> DurableLog::Admit() {
   LockSpinning(mu_);  // held as briefly as the change log's appends
   std::lock_guard<std::mutex> lock(mu_, std::adopt_lock);
@@ -150,7 +155,7 @@ absl::StatusOr<uint64_t> DurableLog::Admit() {
   if (thread_call.log == this) {
     ++thread_call.depth;  // nested: its records count for the outer call too
   } else if (thread_call.log == nullptr) {
-    thread_call = {this, 1, 0};
+    thread_call = {this, 1, 0, start};
   }  // else inside a call of another log: End assumes the worst
   return start;
 }
@@ -166,6 +171,9 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
   // admitted, and any record appended meanwhile by a thread outside every
   // call (a fan-out worker may be delivering for this one).
   uint64_t last = 0;
+  // A call inside another (a DurableStore::WriteGroup) does not wait: its
+  // records cannot reach the disk before the outer call ends, which waits.
+  const bool nested = thread_call.log == this && thread_call.depth > 1;
   if (thread_call.log == this && thread_call.depth > 0) {
     if (thread_call.last >= token) last = thread_call.last;
     if (--thread_call.depth == 0) thread_call = {};
@@ -193,7 +201,7 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
       hold_last_ = done.last;
     }
   }
-  const bool wait = succeeded && fsync_ == FsyncPolicy::kAlways;
+  const bool wait = succeeded && fsync_ == FsyncPolicy::kAlways && !nested;
   // The call's records are among those appended so far (which may include
   // records of calls still running: the wait covers them too).
   const uint64_t target = appended_;
@@ -248,8 +256,11 @@ size_t DurableLog::BytesThrough(uint64_t sequence) const {
 }
 
 absl::Status DurableLog::Sync() {
+  // Inside a call (a write group), what came before it: the call's own
+  // records cannot reach the disk before it ends.
+  const uint64_t before_call = InCall() ? thread_call.outer_start - 1 : 0;
   std::unique_lock<std::mutex> lock(mu_);
-  const uint64_t target = appended_;
+  const uint64_t target = InCall() ? before_call : appended_;
   sync_wanted_ = std::max(sync_wanted_, target);
   // Counted, not compared by sequence: a Sync with nothing new to write
   // still needs a pass (it also retries reserving space).

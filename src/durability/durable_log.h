@@ -22,7 +22,10 @@
 // into `hold_start_`..`hold_last_`, which the boundary stays before. What
 // reaches the disk is then a prefix of the sequence made of finished
 // calls: a crash leaves every call whole or absent, never a Publish's
-// activity without its feeds.
+// activity without its feeds. A call made inside another on the same
+// thread (a DurableStore::WriteGroup's calls) is part of the outer one:
+// the boundary stays before the outer call's start until it ends, and only
+// the outer call waits for the sync.
 //
 // Disk space: every segment is created with its full size reserved
 // (fallocate, keeping the file size), and the next one is made ready in
@@ -113,6 +116,8 @@ class DurableLog final : public WriteGate {
 
   void Append(const ChangeRecord& record) override;
   absl::StatusOr<uint64_t> Admit() override;
+  // Whether the calling thread is inside a write call of this log.
+  bool InCall() const;
   absl::Status End(uint64_t token, bool succeeded) override;
 
   // Returns once everything appended so far is written and synced, after

@@ -156,6 +156,16 @@ class DurableStoreImpl final : public DurableStore {
 
   absl::Status Sync() override { return durable_->Sync(); }
 
+  absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup() override {
+    if (durable_->InCall()) {
+      return absl::FailedPreconditionError(
+          "this thread is in a write call or a write group already");
+    }
+    auto group = std::make_unique<Group>(log_);
+    if (!group->call.admitted().ok()) return group->call.admitted();
+    return group;
+  }
+
   absl::Status Compact() override {
     std::lock_guard<std::mutex> lock(compact_mu_);
     if (absl::Status s = Stats().write_error; !s.ok()) {
@@ -179,13 +189,24 @@ class DurableStoreImpl final : public DurableStore {
   }
 
  private:
+  // The group is one write call, its calls nested in it (durable_log.h).
+  struct Group final : WriteGroup {
+    explicit Group(const ChangeLog* log) : call(log) {}
+    absl::Status Close() override {
+      if (closed) return absl::OkStatus();
+      closed = true;
+      return call.Finish(true);
+    }
+    WriteCall call;
+    bool closed = false;
+  };
+
   absl::Status CompactLocked() {
     const std::string& directory = options_.directory;
     const uint64_t first_kept = durable_->StartNewSegment();
     const std::string temporary = SnapshotInProgressPath(directory);
-    absl::StatusOr<SnapshotInfo> info =
-        SaveSnapshot(replica_->engine(), temporary, &replica_->boards(),
-                     &replica_->names());
+    absl::StatusOr<SnapshotInfo> info = SaveSnapshot(
+        replica_->engine(), temporary, &replica_->boards(), &replica_->names());
     if (!info.ok()) return info.status();
     if (absl::Status s = durable_->Sync(); !s.ok()) return s;
     const std::string path = SnapshotPath(directory, first_kept);

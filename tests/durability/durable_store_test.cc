@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -234,6 +235,53 @@ TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
   archived.emplace_back(4, 1);
   CHECK(scores(*store, "archive") == archived);
   CHECK(store->boards().Generation("archive").value() == generation);
+}
+
+TEST_CASE("a write group reaches the disk whole or not at all") {
+  for (const FsyncPolicy policy :
+       {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
+    INFO("policy ", static_cast<int>(policy));
+    TempDir dir("durable-group");
+    const std::string crash = dir.path() + "-crash";
+    auto clock = std::make_shared<ManualClock>(kStart);
+    auto store = OpenOrFail(Durability(dir.path(), policy), Options(clock));
+    auto board = store->boards().GetOrCreate("arena").value();
+    REQUIRE(board->Set(1, 1).ok());
+    REQUIRE(store->Sync().ok());
+    absl::StatusOr<std::unique_ptr<DurableStore::WriteGroup>> group =
+        store->BeginWriteGroup();
+    REQUIRE_MESSAGE(group.ok(), group.status());
+    CHECK(store->BeginWriteGroup().status().code() ==
+          absl::StatusCode::kFailedPrecondition);
+    // Calls in the group return at once, even under kAlways.
+    REQUIRE(board->Set(2, 2).ok());
+    REQUIRE(store->engine().Publish(MakeActivity(500, 3, kStart), {}).ok());
+    REQUIRE(board->Increment(1, 10).ok());
+    // Another thread's write lands behind the open group.
+    std::thread other([&] {
+      REQUIRE(store->boards().GetOrCreate("other").value()->Set(9, 9).ok());
+    });
+    // What a crash now leaves: none of the group.
+    CopyDirectory(dir.path(), crash);
+    {
+      auto recovered = OpenOrFail(Durability(crash), Options(clock));
+      auto arena = recovered->boards().Get("arena").value();
+      CHECK(arena->Score(1).value() == 1);
+      CHECK(arena->Score(2).status().code() == absl::StatusCode::kNotFound);
+      CHECK(recovered->engine().ReadOwn(3, {}).value().entries.empty());
+    }
+    REQUIRE((*group)->Close().ok());
+    other.join();
+    REQUIRE(store->Sync().ok());
+    CopyDirectory(dir.path(), crash);
+    auto recovered = OpenOrFail(Durability(crash), Options(clock));
+    auto arena = recovered->boards().Get("arena").value();
+    CHECK(arena->Score(1).value() == 11);
+    CHECK(arena->Score(2).value() == 2);
+    CHECK(recovered->engine().ReadOwn(3, {}).value().entries.size() == 1);
+    CHECK(recovered->boards().Get("other").value()->Score(9).value() == 9);
+    fs::remove_all(crash);
+  }
 }
 
 TEST_CASE("reopening with a smaller cap keeps each timeline's newest") {
