@@ -123,6 +123,13 @@ def check_pubsub(port):
     pubsub = client.pubsub()
     pubsub.subscribe("room:1", "timeline:user:zoe")
     pubsub.psubscribe("room:*")
+    # redis-py sends SUBSCRIBE without waiting: the confirmations say the
+    # server has the subscriptions.
+    confirmed = 0
+    while confirmed < 3:
+        message = pubsub.get_message(timeout=10)
+        check(message is not None, "the subscriptions were not confirmed")
+        confirmed += message["type"] in ("subscribe", "psubscribe")
     check(client.publish("room:1", "hi all") == 2, "PUBLISH to two")
     first, second = next_message(pubsub), next_message(pubsub)
     check(first["type"] == "message" and first["data"] == b"hi all",
