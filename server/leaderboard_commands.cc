@@ -427,7 +427,7 @@ std::vector<size_t> RemoveMembers(SortedSet& set,
 std::vector<size_t> RemoveEntries(SortedSet& set,
                                   absl::Span<const NamedEntry> entries) {
   return RemovePinned(set, entries.size(), [&](size_t i) {
-    return set.members.PinIfNamed(entries[i].id, entries[i].name);
+    return set.members.PinIfLive(entries[i].id);
   });
 }
 

@@ -47,9 +47,10 @@ std::vector<size_t> RemoveMembers(SortedSet& set,
                                   absl::Span<const absl::string_view> names);
 
 // As RemoveMembers, for entries just read from the set: each is found by
-// its id and removed only if that id still names it, which spares a
-// lookup by name per member.
-// The caller chose them holding choose_and_remove_mutex, and still does.
+// its id alone (their names may be empty), which spares a lookup by name
+// per member. The caller chose them holding choose_and_remove_mutex
+// exclusively, and still does, so none of their ids was freed and given
+// again since.
 std::vector<size_t> RemoveEntries(SortedSet& set,
                                   absl::Span<const NamedEntry> entries)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(set.choose_and_remove_mutex);

@@ -59,7 +59,9 @@ class MemberDictionary::Impl {
 
   absl::StatusOr<MemberId> Intern(absl::string_view name, bool sync);
   std::optional<MemberId> PinIfPresent(absl::string_view name);
-  std::optional<MemberId> PinIfNamed(MemberId id, absl::string_view name);
+  // `name` nullopt: whichever name the id has.
+  std::optional<MemberId> PinIfNamed(MemberId id,
+                                     std::optional<absl::string_view> name);
   absl::Status SyncJournal() {
     NamesJournal* journal = nullptr;
     {
@@ -444,11 +446,13 @@ std::optional<MemberId> MemberDictionary::Impl::PinIfPresent(
 }
 
 std::optional<MemberId> MemberDictionary::Impl::PinIfNamed(
-    MemberId id, absl::string_view name) {
+    MemberId id, std::optional<absl::string_view> name) {
   {
     std::shared_lock lock(mutex_);
     const std::optional<uint32_t> slot = SlotOf(id);
-    if (!slot.has_value() || NameAt(*slot) != name) return std::nullopt;
+    if (!slot.has_value() || (name.has_value() && NameAt(*slot) != *name)) {
+      return std::nullopt;
+    }
     if ((At(*slot).size & kHeldBit) == 0) {
       PinsAt(*slot).fetch_add(1, std::memory_order_acq_rel);
       return id;
@@ -456,7 +460,9 @@ std::optional<MemberId> MemberDictionary::Impl::PinIfNamed(
   }
   std::unique_lock lock(mutex_);
   const std::optional<uint32_t> slot = SlotOf(id);
-  if (!slot.has_value() || NameAt(*slot) != name) return std::nullopt;
+  if (!slot.has_value() || (name.has_value() && NameAt(*slot) != *name)) {
+    return std::nullopt;
+  }
   At(*slot).size &= ~kHeldBit;  // as in PinIfPresent
   PinsAt(*slot).fetch_add(1, std::memory_order_acq_rel);
   return id;
@@ -723,6 +729,9 @@ std::optional<MemberId> MemberDictionary::PinIfPresent(absl::string_view name) {
 std::optional<MemberId> MemberDictionary::PinIfNamed(MemberId id,
                                                      absl::string_view name) {
   return impl_->PinIfNamed(id, name);
+}
+std::optional<MemberId> MemberDictionary::PinIfLive(MemberId id) {
+  return impl_->PinIfNamed(id, std::nullopt);
 }
 void MemberDictionary::Unpin(MemberId id, bool maybe_absent) {
   impl_->Unpin(id, maybe_absent);

@@ -122,6 +122,10 @@ class MemberDictionary {
   // As PinIfPresent, for a member read with its id: pins `id` if it is
   // still the id of `name`, without a lookup by name.
   std::optional<MemberId> PinIfNamed(MemberId id, absl::string_view name);
+  // Pins `id` if it has a name, whichever: for a caller that read it while
+  // nothing could free and give it again (SortedSet's
+  // choose_and_remove_mutex held exclusively since the read).
+  std::optional<MemberId> PinIfLive(MemberId id);
   // Ends one pin of `id` taken by Intern or PinIfPresent. `maybe_absent`:
   // the caller's board write may have left the member off the board (pass
   // false only when the write reported the member on it afterwards).

@@ -134,7 +134,7 @@ bool RedisOrderLess(const NamedEntry& a, const NamedEntry& b, bool rev) {
 
 absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
     const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
-    std::optional<uint64_t> count) {
+    std::optional<uint64_t> count, Naming naming) {
   if (count.has_value() && *count == 0) return std::vector<NamedEntry>();
   const Leaderboard& board = *set.board;
   // One neighbour on each side tells whether a boundary group is cut.
@@ -187,10 +187,20 @@ absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
       --inner_end;
     }
   }
-  std::vector<NamedEntry> named =
-      Named(set, absl::MakeConstSpan(entries).subspan(inner_begin,
-                                                      inner_end - inner_begin));
-  for (auto run = named.begin(); run != named.end();) {
+  const absl::Span<const LeaderboardEntry> inner =
+      absl::MakeConstSpan(entries).subspan(inner_begin,
+                                           inner_end - inner_begin);
+  std::vector<NamedEntry> named;
+  if (naming == Naming::kCutGroupsOnly) {
+    named.reserve(inner.size());
+    for (const LeaderboardEntry& e : inner) {
+      named.push_back({std::string(), e.score, e.member});
+    }
+  } else {
+    named = Named(set, inner);
+  }
+  for (auto run = named.begin();
+       naming == Naming::kAll && run != named.end();) {
     auto run_end = run;
     while (run_end != named.end() && run_end->score == run->score) ++run_end;
     SortByName(run, run_end, rev);
@@ -274,7 +284,8 @@ absl::StatusOr<std::optional<RankedMember>> RedisRank(const SortedSet& set,
 
 absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
                                                       int64_t start,
-                                                      int64_t stop, bool rev) {
+                                                      int64_t stop, bool rev,
+                                                      Naming naming) {
   // Only negative indices need the size; the end of the board clamps the
   // others by itself.
   if (start < 0 || stop < 0) {
@@ -288,7 +299,7 @@ absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
   const uint64_t count =
       static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) + 1;
   return ReadOrdered(set, ScoreRange{}, rev, static_cast<uint64_t>(start),
-                     count);
+                     count, naming);
 }
 
 }  // namespace feedcore::server

@@ -52,12 +52,22 @@ namespace feedcore::server {
 // descending when `rev`).
 bool RedisOrderLess(const NamedEntry& a, const NamedEntry& b, bool rev);
 
+// Which members a read names.
+enum class Naming {
+  kAll,
+  // For removals, which need the members, not their order: only the
+  // members of a tie group the read cuts are named (to tell which of
+  // them are in); the others have an empty name and keep the board's
+  // order within their score.
+  kCutGroupsOnly,
+};
+
 // Up to `count` members (all with nullopt) of `range` in Redis's order
 // (reversed when `rev`), starting at position `start` of that order
 // within the range. See "Design" for the cost.
 absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
     const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
-    std::optional<uint64_t> count);
+    std::optional<uint64_t> count, Naming naming = Naming::kAll);
 
 // Every member in Redis's order.
 absl::StatusOr<std::vector<NamedEntry>> ReadAllOrdered(const SortedSet& set,
@@ -88,9 +98,9 @@ absl::StatusOr<std::optional<RankedMember>> RedisRank(const SortedSet& set,
 
 // Ranks [start, stop] with Redis's index rules (negative counts from the
 // end, clamped, empty when start > stop), in Redis's order.
-absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
-                                                      int64_t start,
-                                                      int64_t stop, bool rev);
+absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(
+    const SortedSet& set, int64_t start, int64_t stop, bool rev,
+    Naming naming = Naming::kAll);
 
 }  // namespace feedcore::server
 

@@ -250,10 +250,11 @@ bool ParseRangeQuery(CommandCall& call, size_t first, const RangeSyntax& syntax,
 }
 
 absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
-                                                      const RangeQuery& query) {
+                                                      const RangeQuery& query,
+                                                      Naming naming) {
   if (set == nullptr) return std::vector<NamedEntry>();
   if (query.kind == RangeKind::kRank) {
-    return ReadRankRange(*set, query.start, query.stop, query.rev);
+    return ReadRankRange(*set, query.start, query.stop, query.rev, naming);
   }
   // A negative offset selects nothing, as in Redis; so does a count of 0.
   if (query.offset < 0 || (query.limit && query.count == 0)) {
@@ -264,7 +265,8 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
   if (query.count >= 0) count = static_cast<uint64_t>(query.count);
   if (query.kind == RangeKind::kScore) {
     if (query.scores.empty) return std::vector<NamedEntry>();
-    return ReadOrdered(*set, query.scores.range, query.rev, offset, count);
+    return ReadOrdered(*set, query.scores.range, query.rev, offset, count,
+                       naming);
   }
   if (query.lex.IsEmpty()) return std::vector<NamedEntry>();
   // Lexicographic: the set's ordered copy (see sorted_set_order.h,

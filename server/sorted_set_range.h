@@ -86,9 +86,11 @@ bool ParseRangeQuery(CommandCall& call, size_t first, const RangeSyntax& syntax,
                      RangeQuery& query);
 
 // The query's members of `set` (null: a missing key, an empty reply) in
-// the reply's order.
-absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
-                                                      const RangeQuery& query);
+// the reply's order (with kCutGroupsOnly, see ReadOrdered, for rank and
+// score ranges; lexicographic ranges are named whole).
+absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(
+    const SortedSet* set, const RangeQuery& query,
+    Naming naming = Naming::kAll);
 
 // Replies with `entries` as Redis's range replies do: names, or names and
 // scores (RESP2 flat, RESP3 pairs).

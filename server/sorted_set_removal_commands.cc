@@ -157,8 +157,9 @@ void RemoveRange(CommandCall& call, RangeKind kind) {
     return call.reply->Integer(0);
   }
   internal::WriterLock choosing(&set->choose_and_remove_mutex);
+  // The members, not their order: names only where a tie group is cut.
   absl::StatusOr<std::vector<NamedEntry>> entries =
-      RunRangeQuery(set.get(), query);
+      RunRangeQuery(set.get(), query, Naming::kCutGroupsOnly);
   if (!entries.ok()) return ReplyError(call, entries.status());
   if (entries->empty()) {
     call.changed_nothing = true;
