@@ -159,8 +159,10 @@ TEST_CASE("feed channels carry a followee's entries and notification counts") {
 }
 
 TEST_CASE("a RESP2 subscriber's session takes only the subscribing commands") {
+  EngineOptions options;
+  options.sweep_interval = 0;
   std::unique_ptr<InProcessFeedEngine> engine =
-      FeedEngine::Create(EngineOptions{.sweep_interval = 0}).value();
+      FeedEngine::Create(options).value();
   auto boards = LeaderboardStore::Create(LeaderboardOptions{}).value();
   auto dispatcher =
       CommandDispatcher::Create(engine.get(), boards.get()).value();
