@@ -25,7 +25,8 @@ feedcore_fuzz_target(NAME durable_store_open_fuzzer
 # same instrumentation.
 feedcore_fuzz_target(NAME api_sequence_fuzzer
   SOURCES api_sequence_fuzzer.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc)
 # The RESP parser of feedcore-server (server/), compiled into the target
 # itself so that it carries the same instrumentation.
 feedcore_fuzz_target(NAME resp_parser_fuzzer
@@ -46,4 +47,5 @@ feedcore_fuzz_target(NAME social_sequence_fuzzer
   SOURCES social_sequence_fuzzer.cc
           social_relation_ops.cc
           social_ranked_ops.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc)

@@ -192,6 +192,19 @@ enum class ChangeKind : uint8_t {
   // later records name it `name`. A board named `name` before was dropped
   // by a kBoardDrop just before.
   kBoardRename = 30,
+
+  // Edits and pins (EditsAndPins).
+  //
+  // Activity `entry.activity_id`'s payload is now `entry.payload`, edited at
+  // `entry.edited_at` by the engine clock (`domain` is its activity-store
+  // shard); nothing else of it changed.
+  kActivityEdit = 31,
+  // `entity` pinned the entry `entry` (its activity, ts and expiry) of its
+  // own feed, above the pins it had (`domain` is `entity`'s shard).
+  kPinAdd = 32,
+  // `entity`'s pin of `entry.activity_id` ended (Unpin, a retract, or a Pin
+  // that dropped the expired pins).
+  kPinRemove = 33,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".

@@ -90,7 +90,8 @@
 // reads, grouped reads, the follow graph and publishing (20 pure virtuals;
 // a fake for a program's tests implements those). What a backend offers
 // beyond it comes in facets (feed_facets.h): notification feeds, mute and
-// block, read markers, counters with ranked reads, and the maintenance of
+// block, read markers, counters with ranked reads, edits and pins, and the
+// maintenance of
 // an in-process engine's memory. FeedEngine's accessors return the facets
 // an engine has, nullptr for the others; the concrete types say it too:
 // `Create` returns an InProcessFeedEngine, which is every facet, and the
@@ -218,6 +219,7 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual FeedRelations* relations() { return nullptr; }
   virtual ReadMarkers* read_markers() { return nullptr; }
   virtual RankedFeeds* ranked() { return nullptr; }
+  virtual EditsAndPins* edits_and_pins() { return nullptr; }
   virtual FeedMaintenance* maintenance() { return nullptr; }
   // The same for a const engine, whose facets are const too.
   const NotificationFeeds* notifications() const {
@@ -231,6 +233,9 @@ class FEEDCORE_EXPORT FeedEngine {
   }
   const RankedFeeds* ranked() const {
     return const_cast<FeedEngine*>(this)->ranked();
+  }
+  const EditsAndPins* edits_and_pins() const {
+    return const_cast<FeedEngine*>(this)->edits_and_pins();
   }
   const FeedMaintenance* maintenance() const {
     return const_cast<FeedEngine*>(this)->maintenance();
@@ -415,8 +420,10 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
                                             public FeedRelations,
                                             public ReadMarkers,
                                             public RankedFeeds,
+                                            public EditsAndPins,
                                             public FeedMaintenance {
  public:
+  using FeedEngine::edits_and_pins;
   using FeedEngine::maintenance;
   using FeedEngine::notifications;
   using FeedEngine::ranked;
@@ -426,6 +433,7 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
   FeedRelations* relations() final { return this; }
   ReadMarkers* read_markers() final { return this; }
   RankedFeeds* ranked() final { return this; }
+  EditsAndPins* edits_and_pins() final { return this; }
   FeedMaintenance* maintenance() final { return this; }
 
  private:

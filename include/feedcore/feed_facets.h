@@ -1,8 +1,8 @@
 // The facets of a FeedEngine: groups of calls a backend offers or not, each
 // an interface of its own. An engine hands out the facets it has through
 // FeedEngine's accessors (notifications(), relations(), read_markers(),
-// ranked(), maintenance()), which return nullptr for a facet it lacks; a
-// program that needs one asks once, when it starts:
+// ranked(), edits_and_pins(), maintenance()), which return nullptr for a facet
+// it lacks; a program that needs one asks once, when it starts:
 //
 //   feedcore::FeedRelations* relations = engine->relations();
 //   if (relations == nullptr) return absl::FailedPreconditionError(...);
@@ -23,6 +23,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -231,6 +233,59 @@ class FEEDCORE_EXPORT RankedFeeds {
   ~RankedFeeds() = default;
   RankedFeeds(const RankedFeeds&) = delete;
   RankedFeeds& operator=(const RankedFeeds&) = delete;
+};
+
+// Pins an own feed keeps, at most (Discord's pins of a channel, a profile's
+// pinned posts).
+inline constexpr size_t kMaxPinnedEntries = 50;
+
+// What an actor changes about what it already published: its payload
+// corrected in place, and entries pinned to the top of its own feed (a
+// profile, or a chat channel: MarkedFeed::Own). Neither delivers anything:
+// every feed holds an activity by key and reads its one payload.
+class FEEDCORE_EXPORT EditsAndPins {
+ public:
+  // Replaces the payload of `actor`'s published activity `activity_id` and
+  // stamps it edited at the engine clock's time, which it returns: every
+  // hydrated read from then on, of every feed that holds it, returns the
+  // new payload with StoredEntry::edited_at. Its key, place, expiry,
+  // counters, groups and notifications stay; nothing is delivered again.
+  // Once edited, a re-publish with the same id, actor and ts is a no-op
+  // whatever its payload (the edit stands). O(1): one lookup under the
+  // activity's store shard lock, however many feeds hold it. NotFound for
+  // an unknown, retracted or expired activity; PermissionDenied when
+  // `actor` did not publish it; InvalidArgument for a payload above
+  // EngineOptions::max_payload_bytes.
+  virtual absl::StatusOr<Micros> EditActivity(EntityId actor,
+                                              ActivityId activity_id,
+                                              std::string_view payload) = 0;
+
+  // Pins `owner`'s published activity `activity_id` to the top of its own
+  // feed: ReadPinned lists it, the most recently pinned first, while
+  // ReadOwn's pages keep it in its place as well (read the pins, then the
+  // pages). A pin ends with Unpin, or when the activity is retracted or
+  // expires. Returns false if it is pinned already (nothing changes).
+  // NotFound unless `owner` published it and it is still visible (the own
+  // feed's cap does not matter: an activity pushed out of the feed can be
+  // pinned while it lives); FailedPrecondition when `owner` already has
+  // kMaxPinnedEntries visible pins. O(kMaxPinnedEntries) under the owner's
+  // shard lock, plus one store lookup.
+  virtual absl::StatusOr<bool> Pin(EntityId owner, ActivityId activity_id) = 0;
+  // Ends a pin; false if `activity_id` is not pinned by `owner` (nothing
+  // changes).
+  virtual absl::StatusOr<bool> Unpin(EntityId owner,
+                                     ActivityId activity_id) = 0;
+  // `owner`'s visible pinned entries, the most recently pinned first, at
+  // most kMaxPinnedEntries (group 0; payloads with `hydrate`). An owner
+  // with no pins reads as empty. O(pins), one shard lock held shared.
+  virtual absl::StatusOr<std::vector<StoredEntry>> ReadPinned(
+      EntityId owner, bool hydrate) const = 0;
+
+ protected:
+  EditsAndPins() = default;
+  ~EditsAndPins() = default;
+  EditsAndPins(const EditsAndPins&) = delete;
+  EditsAndPins& operator=(const EditsAndPins&) = delete;
 };
 
 // The memory an in-process engine holds: expired entries reclaimed on

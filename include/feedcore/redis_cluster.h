@@ -56,16 +56,23 @@
 //   activity's hash; IncrementCounter costs two round trips, the second
 //   dating the change with the engine clock once it is applied; a ranked
 //   page reads its window's counters in one pipeline and ranks them here,
-//   as in process) and FeedRelations (a user's mutes and blocks are a
+//   as in process), FeedRelations (a user's mutes and blocks are a
 //   sorted set in its slot, checked by the scripts that deliver to it;
 //   Mute and Unmute are one script each, Unmute's back-fill as Follow's;
 //   Block takes three round trips; Block, Mute and Unmute are not resent
 //   after an unclear failure, since a resend of one that went through
-//   answers "nothing changed"). No FeedMaintenance: expired entries are
-//   skipped by every read, dropped by the writes that meet them and by the
-//   key's own expiry; the memory is the cluster's (INFO, MEMORY USAGE);
-//   `inactive_after` is refused at creation with `Unimplemented`. No
-//   SaveSnapshot (it takes an InProcessFeedEngine): use Redis persistence.
+//   answers "nothing changed") and EditsAndPins (EditActivity is one
+//   script on the activity's hash, which hydrated reads read the edit time
+//   from too; a user's pins are a list in its slot: Pin takes three round
+//   trips, reading the activity, pinning, then reading its state again so
+//   that a racing Retract leaves no pin; Unpin and ReadPinned take one,
+//   plus a pipeline to hydrate; Retract ends the pin in the round trip
+//   that removes the own feed's copy). No FeedMaintenance: expired
+//   entries are skipped by every read, dropped by the writes that meet
+//   them and by the key's own expiry; the memory is the cluster's (INFO,
+//   MEMORY USAGE); `inactive_after` is refused at creation with
+//   `Unimplemented`. No SaveSnapshot (it takes an InProcessFeedEngine):
+//   use Redis persistence.
 //   Of the leaderboard's capabilities (LeaderboardCapability) it has
 //   kEarlierUpdateFirst (below); `Supports` says so. A board with
 //   `RankStyle::kDense` (kDenseRanks: the
@@ -220,8 +227,10 @@ class FEEDCORE_EXPORT RedisClusterFeedEngine : public FeedEngine,
                                                public NotificationFeeds,
                                                public FeedRelations,
                                                public ReadMarkers,
-                                               public RankedFeeds {
+                                               public RankedFeeds,
+                                               public EditsAndPins {
  public:
+  using FeedEngine::edits_and_pins;
   using FeedEngine::notifications;
   using FeedEngine::ranked;
   using FeedEngine::read_markers;
@@ -230,6 +239,7 @@ class FEEDCORE_EXPORT RedisClusterFeedEngine : public FeedEngine,
   FeedRelations* relations() final { return this; }
   ReadMarkers* read_markers() final { return this; }
   RankedFeeds* ranked() final { return this; }
+  EditsAndPins* edits_and_pins() final { return this; }
 
  private:
   // Only the library's backend derives from it.

@@ -97,6 +97,9 @@ struct StoredEntry {
   // (`ReadOptions::hydrate`) and the activity was published (entries put
   // with the low-level Insert calls have none).
   std::string payload;
+  // When the activity's payload was last replaced (ActivityEdits), by the
+  // engine clock (at least 1); 0 if never. Set only with the payload.
+  Micros edited_at = 0;
 
   EntryKey key() const { return {ts, activity_id}; }
   friend bool operator==(const StoredEntry&, const StoredEntry&) = default;

@@ -73,6 +73,12 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kNameAssign";
     case ChangeKind::kBoardRename:
       return "kBoardRename";
+    case ChangeKind::kActivityEdit:
+      return "kActivityEdit";
+    case ChangeKind::kPinAdd:
+      return "kPinAdd";
+    case ChangeKind::kPinRemove:
+      return "kPinRemove";
   }
   return "an unknown change kind";
 }

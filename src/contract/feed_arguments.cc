@@ -176,6 +176,17 @@ absl::Status ValidateActivity(const Activity& activity,
   return absl::OkStatus();
 }
 
+absl::Status ValidateEditedPayload(absl::string_view payload,
+                                   size_t max_payload_bytes) {
+  if (payload.size() > max_payload_bytes) {
+    return OutOfRange("EditActivity payload size",
+                      static_cast<long long>(payload.size()),
+                      absl::StrCat("at most ", max_payload_bytes,
+                                   " bytes (EngineOptions.max_payload_bytes)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateNotify(const PublishOptions& options) {
   if (options.notify.size() > kMaxNotifyRecipients) {
     return absl::InvalidArgumentError(absl::StrCat(

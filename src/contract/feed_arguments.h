@@ -30,6 +30,10 @@ absl::Status ValidateEntry(const TimelineEntry& entry);
 absl::Status ValidateActivity(const Activity& activity,
                               size_t max_payload_bytes);
 
+// Checks the new payload of EditsAndPins::EditActivity.
+absl::Status ValidateEditedPayload(absl::string_view payload,
+                                   size_t max_payload_bytes);
+
 // Checks PublishOptions::notify: at most kMaxNotifyRecipients.
 absl::Status ValidateNotify(const PublishOptions& options);
 

@@ -23,7 +23,8 @@ void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
   record.kind = ChangeKind::kActivityStore;
   record.domain = domain_base_ + static_cast<uint32_t>(s);
   record.entry = StoredEntry{activity.ts,         id, activity.actor,
-                             activity.expires_at, 0,  activity.payload};
+                             activity.expires_at, 0,  activity.payload,
+                             activity.edited_at};
   record.merged_at_read = !activity.copied;
   record.owners = activity.notified;
   log_->Append(std::move(record));
@@ -46,6 +47,17 @@ void ActivityStore::LogCountersLocked(size_t s, ActivityId id,
   // stream clock's.
   record.entry.ts = activity.counters_changed_at;
   record.counters.assign(activity.counters.begin(), activity.counters.end());
+  log_->Append(std::move(record));
+}
+
+void ActivityStore::LogEditLocked(size_t s, ActivityId id,
+                                  const StoredActivity& activity) const {
+  ChangeRecord record;
+  record.kind = ChangeKind::kActivityEdit;
+  record.domain = domain_base_ + static_cast<uint32_t>(s);
+  record.entry.activity_id = id;
+  record.entry.payload = activity.payload;
+  record.entry.edited_at = activity.edited_at;
   log_->Append(std::move(record));
 }
 
@@ -122,8 +134,12 @@ absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
                        " was retracted; a retracted id cannot be "
                        "published again until it expires"));
     }
+    // The payload of an edited activity is the edit's: a retried publish
+    // of it still names it by actor and ts.
+    const bool same_payload =
+        existing.edited_at != 0 || existing.payload == activity.payload;
     if (existing.actor != activity.actor || existing.ts != activity.ts ||
-        existing.payload != activity.payload) {
+        !same_payload) {
       return absl::AlreadyExistsError(
           absl::StrCat("activity ", id, " already exists with a different ",
                        existing.actor != activity.actor ? "actor"
@@ -189,9 +205,68 @@ void ActivityStore::Hydrate(std::vector<StoredEntry>* entries) const {
       auto it = shard.activities.find(entry.activity_id);
       if (it != shard.activities.end() && !it->second.retracted) {
         entry.payload = it->second.payload;
+        entry.edited_at = it->second.edited_at;
       }
     }
   }
+}
+
+absl::StatusOr<Micros> ActivityStore::Edit(ActivityId id, EntityId actor,
+                                           std::string_view payload,
+                                           const Clock& clock) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  const Micros now = clock.Now();
+  if (it == shard.activities.end() || it->second.retracted ||
+      it->second.expires_at <= now) {
+    return absl::NotFoundError(
+        absl::StrCat("activity ", id,
+                     " is not a published activity (unknown, retracted "
+                     "or expired)"));
+  }
+  StoredActivity& activity = it->second;
+  if (activity.actor != actor) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("activity ", id, " was published by ", activity.actor,
+                     ", not by ", actor, ": only its actor edits it"));
+  }
+  shard.payload_bytes += payload.size();
+  shard.payload_bytes -= activity.payload.size();
+  activity.payload.assign(payload.data(), payload.size());
+  // At least 1: edited_at 0 means never edited.
+  activity.edited_at = std::max<Micros>(now, 1);
+  if (log_ != nullptr) LogEditLocked(s, id, activity);
+  return activity.edited_at;
+}
+
+bool ActivityStore::RestoreEdit(ActivityId id, std::string_view payload,
+                                Micros edited_at) {
+  const size_t s = ShardIndex(id);
+  Shard& shard = shards_[s];
+  WriterLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end() || it->second.retracted) return false;
+  StoredActivity& activity = it->second;
+  shard.payload_bytes += payload.size();
+  shard.payload_bytes -= activity.payload.size();
+  activity.payload.assign(payload.data(), payload.size());
+  activity.edited_at = edited_at;
+  if (log_ != nullptr) LogEditLocked(s, id, activity);
+  return true;
+}
+
+std::optional<ActivityFacts> ActivityStore::FindLive(ActivityId id,
+                                                     Micros now) const {
+  const Shard& shard = shards_[ShardIndex(id)];
+  ReaderLock lock(&shard.mu);
+  auto it = shard.activities.find(id);
+  if (it == shard.activities.end() || it->second.retracted ||
+      it->second.expires_at <= now) {
+    return std::nullopt;
+  }
+  return ActivityFacts{it->second.actor, it->second.ts, it->second.expires_at};
 }
 
 void ActivityStore::KeepCopyable(std::vector<StoredEntry>* entries) const {

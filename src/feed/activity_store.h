@@ -15,7 +15,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -51,6 +53,16 @@ struct StoredActivity {
   // compare with a walk's start.
   ActivityCounters counters = {};
   Micros counters_changed_at = kNeverCounted;
+  // When EditsAndPins::EditActivity last replaced the payload, by the
+  // engine clock; 0 if never.
+  Micros edited_at = 0;
+};
+
+// What Pin needs to know of an activity.
+struct ActivityFacts {
+  EntityId actor = 0;
+  Micros ts = 0;
+  Micros expires_at = 0;
 };
 
 struct ActivityStoreStats {
@@ -70,9 +82,9 @@ class ActivityStore {
   ActivityStore& operator=(const ActivityStore&) = delete;
 
   // Stores `activity` under `id`. Returns true if it was new, false if the
-  // same activity (actor, ts and payload) is already stored. AlreadyExists
-  // when the id is taken by a different activity; FailedPrecondition when
-  // the id was retracted.
+  // same activity (actor, ts and payload; once edited, actor and ts) is
+  // already stored. AlreadyExists when the id is taken by a different
+  // activity; FailedPrecondition when the id was retracted.
   absl::StatusOr<bool> Put(ActivityId id, const StoredActivity& activity);
 
   // Marks `id` retracted and frees its payload and recipient list; returns
@@ -81,8 +93,8 @@ class ActivityStore {
   // then).
   absl::StatusOr<StoredActivity> Retract(ActivityId id, bool* already);
 
-  // Sets the payload of every entry whose activity is stored and not
-  // retracted. Takes each shard's lock once.
+  // Sets the payload (and edited_at) of every entry whose activity is
+  // stored and not retracted. Takes each shard's lock once.
   void Hydrate(std::vector<StoredEntry>* entries) const;
 
   // Keeps only the entries whose activity is stored, not retracted, and
@@ -117,6 +129,18 @@ class ActivityStore {
   // them.
   void LookupCounters(absl::Span<const StoredEntry> entries,
                       std::vector<CounterState>* out) const;
+
+  // Replaces the payload of `actor`'s activity `id`, stamped edited at
+  // `clock`'s time (read under the shard's lock), and records it; returns
+  // that time. NotFound for an unknown, retracted or expired activity;
+  // PermissionDenied when `actor` is not its actor.
+  absl::StatusOr<Micros> Edit(ActivityId id, EntityId actor,
+                              std::string_view payload, const Clock& clock);
+  // Makes the edit a kActivityEdit record describes and records it; false
+  // if `id` is not stored or is retracted.
+  bool RestoreEdit(ActivityId id, std::string_view payload, Micros edited_at);
+  // The facts of `id` if it is stored, not retracted and visible at `now`.
+  std::optional<ActivityFacts> FindLive(ActivityId id, Micros now) const;
 
   // Drops up to `budget` activities (and tombstones) with expires_at <= now.
   size_t EvictExpired(Micros now, size_t budget);
@@ -167,6 +191,8 @@ class ActivityStore {
                       const StoredActivity& activity) const;
   void LogCountersLocked(size_t s, ActivityId id,
                          const StoredActivity& activity) const;
+  void LogEditLocked(size_t s, ActivityId id,
+                     const StoredActivity& activity) const;
   void ReplaceLocked(Shard& shard, ActivityId id,
                      const StoredActivity& activity)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);

@@ -15,6 +15,7 @@
 //   feed_relations.cc      mute and block
 //   feed_markers.cc        read markers
 //   feed_ranked.cc         activity counters and ranked reads
+//   feed_edits.cc          edits and pins
 //   feed_inactive.cc       inactive readers: made dormant, rebuilt
 //   feed_publish.cc        Publish, its fan-out, Retract
 //   feed_notifications.cc  notification feeds and grouped paging
@@ -130,6 +131,12 @@ class FeedEngineImpl final : public InProcessFeedEngine {
       ActivityId activity_id) const override;
   absl::StatusOr<RankedPage> ReadRanked(
       EntityId owner, const RankedReadOptions& options) const override;
+  absl::StatusOr<Micros> EditActivity(EntityId actor, ActivityId activity_id,
+                                      std::string_view payload) override;
+  absl::StatusOr<bool> Pin(EntityId owner, ActivityId activity_id) override;
+  absl::StatusOr<bool> Unpin(EntityId owner, ActivityId activity_id) override;
+  absl::StatusOr<std::vector<StoredEntry>> ReadPinned(
+      EntityId owner, bool hydrate) const override;
   absl::StatusOr<EntityPage> Followers(
       EntityId entity, const ListOptions& options) const override;
   absl::StatusOr<EntityPage> Following(
@@ -164,6 +171,8 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   absl::Status ApplyCountersChange(const ChangeRecord& record);
   // kDormantFollowee and kDormantFollower (feed_inactive.cc).
   absl::Status ApplyInactiveChange(const ChangeRecord& record);
+  // kActivityEdit, kPinAdd and kPinRemove (feed_edits.cc).
+  absl::Status ApplyEditChange(const ChangeRecord& record);
 
   // Appends domain `domain`'s state to `out`, copied under its lock held
   // shared, and returns the change log's next sequence number read under
@@ -217,6 +226,11 @@ class FeedEngineImpl final : public InProcessFeedEngine {
                                              const SetMarkerOptions& options);
   absl::StatusOr<ActivityCounters> IncrementCounterInMemory(
       ActivityId activity_id, size_t counter, int64_t delta);
+  absl::StatusOr<Micros> EditActivityInMemory(EntityId actor,
+                                              ActivityId activity_id,
+                                              std::string_view payload);
+  absl::StatusOr<bool> PinInMemory(EntityId owner, ActivityId activity_id);
+  absl::StatusOr<bool> UnpinInMemory(EntityId owner, ActivityId activity_id);
   absl::StatusOr<PublishResult> PublishInMemory(const Activity& activity,
                                                 const PublishOptions& options);
   absl::Status RetractInMemory(ActivityId activity_id);
@@ -388,6 +402,13 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   // while a merge that loses entries shows the next older ones again.
   // REQUIRES: FollowStripe(reader) held.
   bool RebuildDormant(EntityId reader);
+
+  // --- Edits and pins (feed_edits.cc) ---
+
+  // Ends `owner`'s pin of `activity_id` and records it; false if there is
+  // none.
+  bool DropPinLocked(Shard& shard, EntityId owner, ActivityId activity_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu());
 
   // --- Notifications (feed_notifications.cc) ---
 

@@ -100,7 +100,8 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
                            activity.actor,
                            *expires_at,
                            TimelineGroupKey(options_, activity),
-                           {}};
+                           {},
+                           0};
   PublishResult result;
   result.created = true;
   WriteOwnAndWorld(activity, *job, &result);
@@ -311,7 +312,7 @@ void FeedEngineImpl::PurgeKey(const FollowerSnapshot& snapshot, FeedType kind,
     }
     if (log_ != nullptr && !removed.empty()) {
       shard.LogEntries(ChangeKind::kTimelineRemove, kind, removed,
-                       StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}});
+                       StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}, 0});
     }
   }
 }
@@ -405,7 +406,7 @@ absl::Status FeedEngineImpl::RetractInMemory(ActivityId activity_id) {
     const bool from_world = actor_shard.RemoveKey({0, FeedType::kWorld}, key);
     if (log_ != nullptr) {
       const EntityId world = 0;
-      const StoredEntry removed{key.ts, key.activity_id, 0, 0, 0, {}};
+      const StoredEntry removed{key.ts, key.activity_id, 0, 0, 0, {}, 0};
       if (from_own) {
         actor_shard.LogEntries(ChangeKind::kTimelineRemove, FeedType::kOwn,
                                absl::MakeConstSpan(&actor, 1), removed);
@@ -415,6 +416,7 @@ absl::Status FeedEngineImpl::RetractInMemory(ActivityId activity_id) {
                                absl::MakeConstSpan(&world, 1), removed);
       }
     }
+    DropPinLocked(actor_shard, actor, activity_id);
     const GraphNode* node = actor_shard.FindNode(actor);
     if (node != nullptr) {
       // Followers who followed later got it by back-fill and are in the

@@ -45,7 +45,8 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
   const bool is_store_record = r.kind == ChangeKind::kActivityStore ||
                                r.kind == ChangeKind::kActivityRetract ||
                                r.kind == ChangeKind::kActivityExpire ||
-                               r.kind == ChangeKind::kCountersSet;
+                               r.kind == ChangeKind::kCountersSet ||
+                               r.kind == ChangeKind::kActivityEdit;
   if (is_store_record != (r.domain >= shard_count)) {
     return Malformed(r, "domain does not match the kind of record");
   }
@@ -119,6 +120,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       activity.ts = r.entry.ts;
       activity.expires_at = r.entry.expires_at;
       activity.payload = r.entry.payload;
+      activity.edited_at = r.entry.edited_at;
       activity.copied = !r.merged_at_read;
       activity.notified = r.owners;
       store_.Restore(r.entry.activity_id, activity);
@@ -251,6 +253,10 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     case ChangeKind::kDormantFollowee:
     case ChangeKind::kDormantFollower:
       return ApplyInactiveChange(r);
+    case ChangeKind::kActivityEdit:
+    case ChangeKind::kPinAdd:
+    case ChangeKind::kPinRemove:
+      return ApplyEditChange(r);
     case ChangeKind::kBoardCreate:
     case ChangeKind::kBoardDrop:
     case ChangeKind::kScoreSet:

@@ -18,12 +18,14 @@
 //     u64 activity id), in (feed type, owner) order, u64 n + n blocked
 //     ids, u64 n + n mutes (u64 actor, u8 notifications, i64 expires_at
 //     or 0), u64 n + n muters of this entity (u64 muter, i64 expires_at
-//     or 0: the actor's side of their mutes)
+//     or 0: the actor's side of their mutes), u64 n + n pins, the most
+//     recently pinned first (i64 ts, u64 activity id, i64 expires_at)
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
 //     u64 n + n notified entity ids, 4 x i64 counters, i64 time of the
-//     last counter change (INT64_MIN: never)
+//     last counter change (INT64_MIN: never), i64 time of the last edit
+//     (0: never)
 //
 // Entries are written oldest first so that loading puts each one in front
 // of everything already there: the O(1) path of Timeline::Put.
@@ -41,11 +43,12 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-// entity, mode, nine counts, the newest published key.
-constexpr size_t kMinGraphNodeBytes = 97;
+// entity, mode, ten counts, the newest published key.
+constexpr size_t kMinGraphNodeBytes = 105;
 constexpr size_t kMergedFolloweeBytes = 25;
 constexpr size_t kMarkerBytes = 25;
-constexpr size_t kMinActivityBytes = 89;
+constexpr size_t kMinActivityBytes = 97;
+constexpr size_t kPinBytes = 24;
 constexpr size_t kSeenGroupBytes = 17;
 
 absl::Status Corrupt(size_t domain, absl::string_view what) {
@@ -74,6 +77,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         for (const EntityId recipient : a.notified) w.U64(recipient);
         for (const int64_t counter : a.counters) w.I64(counter);
         w.I64(a.counters_changed_at);
+        w.I64(a.edited_at);
       }
     });
     return cut;
@@ -143,6 +147,12 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.U64(key.activity_id);
     }
     WriteRelations(node.relations, w);
+    w.U64(node.pinned.size());
+    for (const PinnedEntry& pin : node.pinned) {
+      w.I64(pin.key.ts);
+      w.U64(pin.key.activity_id);
+      w.I64(pin.expires_at);
+    }
   });
   return cut;
 }
@@ -171,7 +181,12 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
       }
       for (int64_t& counter : a.counters) counter = r.I64();
       a.counters_changed_at = r.I64();
+      a.edited_at = r.I64();
       if (!r.ok()) break;
+      if (a.edited_at < 0) {
+        return Corrupt(
+            domain, absl::StrCat("activity ", id, " has a negative edit time"));
+      }
       if (flags & ~(kCopiedFlag | kRetractedFlag)) {
         return Corrupt(domain, absl::StrCat("activity ", id,
                                             " has unknown flags ", flags));
@@ -363,6 +378,20 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
     }
     if (std::string error; !ReadRelations(entity, r, &node.relations, &error)) {
       return Corrupt(domain, error);
+    }
+    const uint64_t pins = r.Count(kPinBytes);
+    for (uint64_t i = 0; i < pins && r.ok(); ++i) {
+      const PinnedEntry pin{{r.I64(), r.U64()}, r.I64()};
+      if (!r.ok()) break;
+      const bool twice = std::any_of(
+          node.pinned.begin(), node.pinned.end(), [&](const PinnedEntry& p) {
+            return p.key.activity_id == pin.key.activity_id;
+          });
+      if (pin.key.ts < 0 || twice) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " has a pin below zero or twice"));
+      }
+      node.pinned.push_back(pin);
     }
     if (r.ok() && (node.follower_count() != followers ||
                    node.following.size() != following)) {

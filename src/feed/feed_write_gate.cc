@@ -102,6 +102,23 @@ absl::StatusOr<ActivityCounters> FeedEngineImpl::IncrementCounter(
   });
 }
 
+absl::StatusOr<Micros> FeedEngineImpl::EditActivity(EntityId actor,
+                                                    ActivityId activity_id,
+                                                    std::string_view payload) {
+  return InWriteCall(
+      log_, [&] { return EditActivityInMemory(actor, activity_id, payload); });
+}
+
+absl::StatusOr<bool> FeedEngineImpl::Pin(EntityId owner,
+                                         ActivityId activity_id) {
+  return InWriteCall(log_, [&] { return PinInMemory(owner, activity_id); });
+}
+
+absl::StatusOr<bool> FeedEngineImpl::Unpin(EntityId owner,
+                                           ActivityId activity_id) {
+  return InWriteCall(log_, [&] { return UnpinInMemory(owner, activity_id); });
+}
+
 absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     const Activity& activity, const PublishOptions& options) {
   return InWriteCall(log_, [&] { return PublishInMemory(activity, options); });

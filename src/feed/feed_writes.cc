@@ -124,7 +124,7 @@ absl::Status FeedEngineImpl::RemoveInMemory(EntityId owner,
   if (log_ != nullptr) {
     shard.LogEntries(ChangeKind::kTimelineRemove, FeedType::kHome,
                      absl::MakeConstSpan(&owner, 1),
-                     StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}});
+                     StoredEntry{key.ts, key.activity_id, 0, 0, 0, {}, 0});
   }
   return absl::OkStatus();
 }

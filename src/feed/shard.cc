@@ -383,7 +383,8 @@ void Shard::LogEntries(ChangeKind kind, FeedType feed,
                              entry.actor,
                              entry.expires_at,
                              KeptGroup(entry.group, feed, config_.aggregation),
-                             {}};
+                             {},
+                             0};
   Log(std::move(record));
 }
 

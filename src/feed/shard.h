@@ -142,6 +142,15 @@ class RelaxedMicros {
   mutable std::atomic<Micros> value_{0};
 };
 
+// An entry of an entity's own feed pinned to its top (EditsAndPins::Pin);
+// the actor is the entity.
+struct PinnedEntry {
+  EntryKey key;
+  Micros expires_at = 0;
+
+  friend bool operator==(const PinnedEntry&, const PinnedEntry&) = default;
+};
+
 // The feed a read marker is kept for: (feed type, owner), ordered so that
 // a node's markers are listed the same way every time (snapshots).
 using MarkerFeedKey = std::pair<FeedType, EntityId>;
@@ -184,6 +193,9 @@ struct GraphNode {
   absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
   // Mute and block, both sides (relations.h).
   Relations relations;
+  // As an actor: its pins, the most recently pinned first, at most
+  // kMaxPinnedEntries visible ones (expired ones stay until its next Pin).
+  std::vector<PinnedEntry> pinned;
 
   size_t follower_count() const {
     return followers.size() + dormant_followers.size();
@@ -262,7 +274,7 @@ struct GraphNode {
     return followers.empty() && following.empty() && unfollowing.empty() &&
            history_kept.empty() && hybrid_following.empty() &&
            dormant_followers.empty() && !becoming_hybrid && !hybrid &&
-           read_markers.empty() && relations.empty();
+           read_markers.empty() && relations.empty() && pinned.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard: `followers`,
   // with `with_dormant` also `dormant_followers`, and with

@@ -169,8 +169,9 @@ return {1, 0, from or ''}
 // expires_at}: state "new" (stored now), "delivering" (stored by a publish
 // that has not finished its fan-out), "delivered", "retracted" (also
 // while its retract is still removing copies) or "conflict" (the id holds
-// another activity); expires_at is the stored one, which every copy must
-// carry. Only "new" and "delivering" change anything.
+// another activity: another actor or ts, or another payload unless the
+// activity was edited); expires_at is the stored one, which every copy
+// must carry. Only "new" and "delivering" change anything.
 inline constexpr char kStoreActivityScript[] = R"lua(
 local function record_recipients()
   if #ARGV < 6 then return end
@@ -188,11 +189,14 @@ if not state then
   record_recipients()
   return {'new', ARGV[4]}
 end
-local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'payload', 'expires')
+local f = redis.call('HMGET', KEYS[1], 'actor', 'ts', 'payload', 'expires',
+                     'edited')
 if state == 'retracted' or state == 'retracting' then
   return {'retracted', f[4]}
 end
-if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] or f[3] ~= ARGV[3] then
+-- Once edited (edit_scripts.h), the payload is the edit's: a retried
+-- publish of the activity still names it by actor and ts.
+if f[1] ~= ARGV[1] or f[2] ~= ARGV[2] or (not f[5] and f[3] ~= ARGV[3]) then
   return {'conflict', f[4]}
 end
 if state == 'delivering' then record_recipients() end

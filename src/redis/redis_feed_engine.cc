@@ -39,6 +39,7 @@
 #include "feedcore/redis_cluster.h"
 #include "redis/cluster_client.h"
 #include "redis/counter_scripts.h"
+#include "redis/edit_scripts.h"
 #include "redis/entry_codec.h"
 #include "redis/feed_scripts.h"
 #include "redis/hybrid_scripts.h"
@@ -121,6 +122,9 @@ absl::Status RedisFeedEngine::LoadScripts() {
       {&mute_, redis::kMuteScript},
       {&unmute_, redis::kUnmuteScript},
       {&merged_followees_, redis::kMergedFolloweesScript},
+      {&edit_activity_, redis::kEditActivityScript},
+      {&pin_, redis::kPinScript},
+      {&unpin_, redis::kUnpinScript},
   };
   for (const auto& [script, body] : scripts) {
     absl::StatusOr<redis::Script> loaded = client_->LoadScript(body);
@@ -474,6 +478,11 @@ absl::Status RedisFeedEngine::RemoveCopies(const StoredEntry& entry) {
   commands.push_back(
       ClusterClient::ScriptCommand(remove_, Key(entry.actor, "own"), args));
   commands.push_back(ClusterClient::ScriptCommand(remove_, WorldKey(), args));
+  // The pin goes with the own feed's copy, in the actor's slot. A Pin that
+  // read the activity before the retract marked it checks the mark again
+  // once it has pinned (redis_feed_edits.cc), so no pin outlives this.
+  commands.push_back(ClusterClient::ScriptCommand(
+      unpin_, PinKey(entry.actor), {BigEndian(entry.activity_id)}));
   absl::StatusOr<std::vector<Reply>> done = client_->Run(std::move(commands));
   if (!done.ok()) return done.status();
   if (absl::Status status = RemoveNotifications(entry); !status.ok()) {

@@ -49,13 +49,15 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
   RedisFeedEngine(std::unique_ptr<ClusterClient> client, EngineOptions options)
       : client_(std::move(client)), options_(std::move(options)) {}
 
-  // Loads the scripts of feed_scripts.h into every node (once per engine).
+  // Loads the scripts of feed_scripts.h and the other *_scripts.h into
+  // every node (once per engine).
   absl::Status LoadScripts();
 
   // The core here and in redis_feed_reads.cc; the facets: read markers
   // (redis_feed_social.cc), grouped reads and notification feeds
   // (redis_feed_groups.cc), counters and ranked reads
-  // (redis_feed_ranked.cc), mute and block (redis_feed_relations.cc).
+  // (redis_feed_ranked.cc), mute and block (redis_feed_relations.cc),
+  // edits and pins (redis_feed_edits.cc).
   absl::StatusOr<InsertResult> InsertFanout(
       absl::Span<const EntityId> owners, const TimelineEntry& entry,
       const InsertOptions& options) override;
@@ -117,6 +119,12 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
       ActivityId activity_id) const override;
   absl::StatusOr<RankedPage> ReadRanked(
       EntityId owner, const RankedReadOptions& options) const override;
+  absl::StatusOr<Micros> EditActivity(EntityId actor, ActivityId activity_id,
+                                      std::string_view payload) override;
+  absl::StatusOr<bool> Pin(EntityId owner, ActivityId activity_id) override;
+  absl::StatusOr<bool> Unpin(EntityId owner, ActivityId activity_id) override;
+  absl::StatusOr<std::vector<StoredEntry>> ReadPinned(
+      EntityId owner, bool hydrate) const override;
   absl::StatusOr<EntityPage> Followers(
       EntityId entity, const ListOptions& options) const override;
   absl::StatusOr<EntityPage> Following(
@@ -151,6 +159,10 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
   std::string RecipientsKey(ActivityId id) const {
     return absl::StrCat(client_->options().key_prefix, ":{a", id, "}:nr");
   }
+  // `owner`'s pin list (edit_scripts.h), in its slot beside its own feed,
+  // so that the removal of a retracted activity's copies ends its pin in
+  // the same pipeline.
+  std::string PinKey(EntityId owner) const { return Key(owner, "pn"); }
   // The key of `owner`'s feed of type `feed`: kHome, kOwn or kWorld (the
   // only ones this backend keeps).
   std::string FeedKey(FeedType feed, EntityId owner) const;
@@ -314,7 +326,8 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
   // Retract ran meanwhile; returns `result`.
   absl::StatusOr<PublishResult> FinishPublish(const StoredEntry& entry,
                                               const PublishResult& result);
-  // Fills in each entry's payload from its activity.
+  // Fills in each entry's payload and edit time (StoredEntry::edited_at)
+  // from its activity.
   absl::Status Hydrate(std::vector<StoredEntry>* entries) const;
 
   // One page of `entity`'s followers (or followees).
@@ -345,7 +358,8 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
       const;
   // Removes the entry with `entry`'s key from its actor's own feed, the
   // world feed and the timelines of the actor's followers and of its
-  // former followers that kept their copies. By key, not by
+  // former followers that kept their copies, and ends the actor's pin of
+  // it. By key, not by
   // member: a follower's copy may since have been overwritten by an Insert
   // with the same key (another actor or expiry), and it is still the
   // activity's entry, as the in-process engine sees it.
@@ -398,6 +412,9 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
   redis::Script mute_;
   redis::Script unmute_;
   redis::Script merged_followees_;
+  redis::Script edit_activity_;
+  redis::Script pin_;
+  redis::Script unpin_;
 };
 
 }  // namespace feedcore::redis

@@ -90,7 +90,9 @@ absl::Status RedisFeedEngine::HydrateGroups(GroupPage* page) const {
   size_t next = 0;
   for (FeedGroup& group : page->groups) {
     for (StoredEntry& entry : group.recent) {
-      entry.payload = std::move(all[next++].payload);
+      entry.payload = std::move(all[next].payload);
+      entry.edited_at = all[next].edited_at;
+      ++next;
     }
   }
   return absl::OkStatus();

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "contract/cursor.h"
 #include "contract/feed_arguments.h"
@@ -182,14 +183,28 @@ absl::Status RedisFeedEngine::Hydrate(std::vector<StoredEntry>* entries) const {
   std::vector<Command> commands;
   commands.reserve(entries->size());
   for (const StoredEntry& entry : *entries) {
-    commands.push_back(
-        PlainCommand({"HGET", ActivityKey(entry.activity_id), "payload"}));
+    commands.push_back(PlainCommand(
+        {"HMGET", ActivityKey(entry.activity_id), "payload", "edited"}));
   }
   absl::StatusOr<std::vector<Reply>> replies =
       client_->Run(std::move(commands));
   if (!replies.ok()) return replies.status();
   for (size_t i = 0; i < entries->size(); ++i) {
-    (*entries)[i].payload = std::move((*replies)[i].str);
+    Reply& reply = (*replies)[i];
+    if (reply.type != Reply::Type::kArray || reply.elements.size() != 2) {
+      return UnexpectedReply("a payload read", reply);
+    }
+    StoredEntry& entry = (*entries)[i];
+    entry.payload.clear();
+    entry.edited_at = 0;
+    // No payload (a retracted activity, or an entry put by Insert): no
+    // edit time either, as in process.
+    if (reply.elements[0].is_nil()) continue;
+    entry.payload = std::move(reply.elements[0].str);
+    const Reply& edited = reply.elements[1];
+    if (!edited.is_nil() && !absl::SimpleAtoi(edited.str, &entry.edited_at)) {
+      return UnexpectedReply("a payload read", reply);
+    }
   }
   return absl::OkStatus();
 }

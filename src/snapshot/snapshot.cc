@@ -62,8 +62,9 @@ constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 // version 4 the boards' score order, rank style and metadata limit, and
 // their members' metadata; version 5 the chat and social state of graph
 // nodes and activities; version 6 the dormant merges and followers of
-// inactive readers (feed_snapshot.cc).
-constexpr uint32_t kFormatVersion = 6;
+// inactive readers (feed_snapshot.cc); version 7 the edits of activities
+// and the pins of own feeds.
+constexpr uint32_t kFormatVersion = 7;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;

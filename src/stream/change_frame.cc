@@ -62,7 +62,9 @@ enum Field : uint32_t {
   kCounters = 1u << 21,
   // The name of a name-assignment record.
   kName = 1u << 22,
-  kAllFields = (1u << 23) - 1,
+  // When an activity's payload was last edited (StoredEntry::edited_at).
+  kEntryEditedAt = 1u << 23,
+  kAllFields = (1u << 24) - 1,
 };
 
 // Whether the options of kBoardOptions, and those of kBoardScoring, differ
@@ -107,6 +109,7 @@ uint32_t FieldsOf(const ChangeRecord& r) {
   set(r.metadata.has_value(), kMetadata);
   set(!r.counters.empty(), kCounters);
   set(!r.name.empty(), kName);
+  set(r.entry.edited_at != none.entry.edited_at, kEntryEditedAt);
   return mask;
 }
 
@@ -231,13 +234,14 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
     for (const int64_t counter : r.counters) w.VarSigned(counter);
   }
   if (mask & kName) w.VarBytes(r.name);
+  if (mask & kEntryEditedAt) w.VarSigned(r.entry.edited_at);
 }
 
 // Range checks of the small enumerations.
 bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t tie_break,
               ChangeRecord* r) {
   if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
-      kind > static_cast<uint8_t>(ChangeKind::kBoardRename) ||
+      kind > static_cast<uint8_t>(ChangeKind::kPinRemove) ||
       feed > static_cast<uint8_t>(FeedType::kNotification) ||
       mode > static_cast<uint8_t>(ActorMode::kMerged) || tie_break > 1) {
     return false;
@@ -321,6 +325,7 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
     for (uint64_t i = 0; i < count; ++i) r->counters.push_back(in.VarSigned());
   }
   if (mask & kName) r->name = std::string(in.VarBytes());
+  if (mask & kEntryEditedAt) r->entry.edited_at = in.VarSigned();
   if (!in.ok() || !in.at_end()) return false;
   return SetEnums(kind, feed, mode, tie_break, r);
 }

@@ -78,10 +78,13 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kDormantFollowee, "kDormantFollowee"},
        {ChangeKind::kDormantFollower, "kDormantFollower"},
        {ChangeKind::kNameAssign, "kNameAssign"},
-       {ChangeKind::kBoardRename, "kBoardRename"}},
+       {ChangeKind::kBoardRename, "kBoardRename"},
+       {ChangeKind::kActivityEdit, "kActivityEdit"},
+       {ChangeKind::kPinAdd, "kPinAdd"},
+       {ChangeKind::kPinRemove, "kPinRemove"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(31))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(34))) ==
         "an unknown change kind");
 }
 

@@ -265,9 +265,9 @@ TEST_CASE("back-filled copies keep the activity's expiry") {
   CHECK(f.Fol(1, 7, 10).backfilled == 3);
   const std::vector<StoredEntry> copied = Timeline(*f.engine, 1);
   REQUIRE(copied.size() == 3);
-  CHECK(copied[0] == StoredEntry{30, 3, 7, default_expiry, 0, {}});
-  CHECK(copied[1] == StoredEntry{20, 2, 7, kStart + 300, 0, {}});
-  CHECK(copied[2] == StoredEntry{10, 1, 7, kStart + 100, 0, {}});
+  CHECK(copied[0] == StoredEntry{30, 3, 7, default_expiry, 0, {}, 0});
+  CHECK(copied[1] == StoredEntry{20, 2, 7, kStart + 300, 0, {}, 0});
+  CHECK(copied[2] == StoredEntry{10, 1, 7, kStart + 100, 0, {}, 0});
   // The copies are exactly the own feed's entries.
   CHECK(copied == Own(*f.engine, 7));
 

@@ -136,7 +136,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
       return absl::FailedPreconditionError("retracted id");
     }
     if (stored.actor != a.actor || stored.ts != a.ts ||
-        stored.payload != a.payload) {
+        (stored.edited_at == 0 && stored.payload != a.payload)) {
       return absl::AlreadyExistsError("another activity under this id");
     }
     return PublishResult{};
@@ -193,6 +193,10 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
   for (const EntityId f : history_kept_[a.actor]) timelines_[f].erase(key);
   for (const EntityId user : a.recipients) {
     EraseNote(notification_feeds_[user], key);
+  }
+  if (auto pins = pins_.find(a.actor); pins != pins_.end()) {
+    std::erase_if(pins->second,
+                  [&](const PinnedKey& pin) { return pin.key == key; });
   }
   return absl::StatusCode::kOk;
 }
@@ -394,7 +398,8 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
       if (order == ReadOrder::kOldestFirst && !(k > *after)) return;
     }
     out.push_back({k.first, k.second, v.actor, v.expires_at, v.group,
-                   hydrate ? Payload(k.second) : std::string()});
+                   hydrate ? Payload(k.second) : std::string(),
+                   hydrate ? EditedAt(k.second) : 0});
   };
   if (order == ReadOrder::kNewestFirst) {
     for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
@@ -434,6 +439,12 @@ std::string FeedModel::Payload(ActivityId id) const {
   auto it = activities_.find(id);
   if (it == activities_.end() || it->second.retracted) return {};
   return it->second.payload;
+}
+
+Micros FeedModel::EditedAt(ActivityId id) const {
+  auto it = activities_.find(id);
+  if (it == activities_.end() || it->second.retracted) return 0;
+  return it->second.edited_at;
 }
 
 // --- Counters and ranked reads ---
@@ -605,8 +616,13 @@ std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
   const NotificationFeed& feed = it->second;
   std::vector<StoredEntry> entries;
   for (const auto& [key, value] : feed.notes) {
-    entries.push_back(StoredEntry{
-        key.first, key.second, value.actor, value.expires_at, value.group, {}});
+    entries.push_back(StoredEntry{key.first,
+                                  key.second,
+                                  value.actor,
+                                  value.expires_at,
+                                  value.group,
+                                  {},
+                                  0});
   }
   std::vector<FeedGroup> groups =
       ReferenceGroups(std::move(entries), aggregation_.max_group_actors,

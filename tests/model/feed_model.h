@@ -56,6 +56,11 @@
 //     whose last entry leaves takes its flags with it;
 //   * a read marker per (user, feed): a key that moves forward only, unless
 //     forced; its unread count is the feed's visible entries newer than it;
+//   * an edit replaces an activity's payload and stamps it (edited_at); a
+//     re-publish of an edited activity compares only actor and ts;
+//   * an own feed's pins, most recent first: (key, expiry) of activities
+//     the owner published, listed while visible, dropped by Unpin and
+//     Retract, and at most kMaxPinnedEntries visible ones;
 //   * each activity's counters and the time of their last change, kept
 //     until the activity is evicted; a ranked page scores every entry of
 //     the walk's window with RankFormula written out again here, sorts
@@ -118,6 +123,7 @@ class FeedModel {
     std::vector<EntityId> recipients;  // of its notifications, distinct
     ActivityCounters counters = {};
     std::optional<Micros> counters_changed_at;  // unset: never changed
+    Micros edited_at = 0;                       // 0: never edited
   };
 
   // Where a ranked walk stands: its start and the last entry shown.
@@ -234,8 +240,24 @@ class FeedModel {
   GroupSource GroupsFrom(EntityId reader, Micros now) const;
 
   // The payload hydration gives the entry with id `id`: the activity's
-  // while it is stored and not retracted, else nothing.
+  // while it is stored and not retracted, else nothing; and its edit time
+  // (0 then, or never edited).
   std::string Payload(ActivityId id) const;
+  Micros EditedAt(ActivityId id) const;
+
+  // --- Edits and pins (feed_model_edits.cc) ---
+
+  // What EditActivity answers at `now`: InvalidArgument for a payload too
+  // large, NotFound for an activity not stored, retracted or expired,
+  // PermissionDenied for another actor; else the edit's time.
+  absl::StatusOr<Micros> EditActivity(EntityId actor, ActivityId id,
+                                      const std::string& payload, Micros now);
+  // What Pin and Unpin answer at `now`.
+  absl::StatusOr<bool> Pin(EntityId owner, ActivityId id, Micros now);
+  bool Unpin(EntityId owner, ActivityId id);
+  // What ReadPinned answers at `now`.
+  std::vector<StoredEntry> Pinned(EntityId owner, Micros now,
+                                  bool hydrate) const;
 
   // --- Counters and ranked reads ---
 
@@ -390,6 +412,12 @@ class FeedModel {
   std::map<EntityId, std::map<EntityId, MuteEntry>> muting_;
   NotificationTally tally_;
   std::map<MarkerKey, Key> markers_;
+  struct PinnedKey {
+    Key key;
+    Micros expires_at = 0;
+  };
+  // Most recent first.
+  std::map<EntityId, std::vector<PinnedKey>> pins_;
 };
 
 }  // namespace feedcore::testing

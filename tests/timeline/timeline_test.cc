@@ -25,7 +25,7 @@ constexpr uint64_t kSeed = 0x5eed'1234'abcd'0001;
 
 StoredEntry E(Micros ts, ActivityId id, Micros expires_at = kFar,
               EntityId actor = 0) {
-  return StoredEntry{ts, id, actor, expires_at, 0, {}};
+  return StoredEntry{ts, id, actor, expires_at, 0, {}, 0};
 }
 
 // Reference: key -> entry, newest first.
