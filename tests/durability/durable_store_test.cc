@@ -237,6 +237,55 @@ TEST_CASE("a rename survives reopening, from the log and from a snapshot") {
   CHECK(store->boards().Generation("archive").value() == generation);
 }
 
+TEST_CASE(
+    "edits and pins survive reopening, from the log and from a "
+    "snapshot") {
+  TempDir dir("durable-edits");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  const auto state = [](DurableStore& store) {
+    ReadOptions read;
+    read.hydrate = true;
+    std::vector<StoredEntry> all =
+        store.engine().ReadOwn(1, read).value().entries;
+    const std::vector<StoredEntry> pinned =
+        store.engine().ReadPinned(1, /*hydrate=*/true).value();
+    all.insert(all.end(), pinned.begin(), pinned.end());
+    return all;
+  };
+  std::vector<StoredEntry> want;
+  {
+    auto store =
+        OpenOrFail(Durability(dir.path(), FsyncPolicy::kNever), Options(clock));
+    InProcessFeedEngine& engine = store->engine();
+    for (ActivityId id = 1; id <= 4; ++id) {
+      REQUIRE(engine.Publish(MakeActivity(id, 1, kStart + id), {}).ok());
+    }
+    clock->Advance(5);
+    REQUIRE(engine.EditActivity(1, 2, "corrected").ok());
+    REQUIRE(engine.Pin(1, 2).value());
+    REQUIRE(engine.Pin(1, 3).value());
+    REQUIRE(engine.Pin(1, 4).value());
+    REQUIRE(engine.Retract(4).ok());
+    want = state(*store);
+    REQUIRE(want.size() == 5);
+    CHECK(want[3].activity_id == 3);
+    CHECK(want[4].payload == "corrected");
+    CHECK(want[4].edited_at == kStart + 5);
+  }
+  {
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+    CHECK(state(*store) == want);
+    REQUIRE(store->Compact().ok());
+    REQUIRE(store->engine().Unpin(1, 3).value());
+    clock->Advance(5);
+    REQUIRE(store->engine().EditActivity(1, 1, "again").ok());
+    want = state(*store);
+  }
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+  CHECK(state(*store) == want);
+  CHECK(store->engine().ReadPinned(1, false).value().size() == 1);
+}
+
 TEST_CASE("a write group reaches the disk whole or not at all") {
   for (const FsyncPolicy policy :
        {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
