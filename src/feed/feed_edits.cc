@@ -58,12 +58,16 @@ absl::StatusOr<bool> FeedEngineImpl::PinInMemory(EntityId owner,
   }
   GraphNode& pinner = shard.Node(owner);
   // The expired pins go first, so that they never pile up nor count.
-  std::erase_if(pinner.pinned, [&](const PinnedEntry& pin) {
-    if (now < pin.expires_at) return false;
-    if (log_ != nullptr)
-      shard.Log(PinRecord(ChangeKind::kPinRemove, owner, pin));
-    return true;
-  });
+  for (auto it = pinner.pinned.begin(); it != pinner.pinned.end();) {
+    if (now < it->expires_at) {
+      ++it;
+      continue;
+    }
+    if (log_ != nullptr) {
+      shard.Log(PinRecord(ChangeKind::kPinRemove, owner, *it));
+    }
+    it = pinner.pinned.erase(it);
+  }
   for (const PinnedEntry& pin : pinner.pinned) {
     if (pin.key.activity_id == activity_id) return false;
   }
