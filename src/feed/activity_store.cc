@@ -50,6 +50,16 @@ void ActivityStore::LogCountersLocked(size_t s, ActivityId id,
   log_->Append(std::move(record));
 }
 
+void ActivityStore::EditLocked(Shard& shard, size_t s, ActivityId id,
+                               StoredActivity& activity,
+                               std::string_view payload, Micros edited_at) {
+  shard.payload_bytes += payload.size();
+  shard.payload_bytes -= activity.payload.size();
+  activity.payload.assign(payload.data(), payload.size());
+  activity.edited_at = edited_at;
+  if (log_ != nullptr) LogEditLocked(s, id, activity);
+}
+
 void ActivityStore::LogEditLocked(size_t s, ActivityId id,
                                   const StoredActivity& activity) const {
   ChangeRecord record;
@@ -232,12 +242,8 @@ absl::StatusOr<Micros> ActivityStore::Edit(ActivityId id, EntityId actor,
         absl::StrCat("activity ", id, " was published by ", activity.actor,
                      ", not by ", actor, ": only its actor edits it"));
   }
-  shard.payload_bytes += payload.size();
-  shard.payload_bytes -= activity.payload.size();
-  activity.payload.assign(payload.data(), payload.size());
   // At least 1: edited_at 0 means never edited.
-  activity.edited_at = std::max<Micros>(now, 1);
-  if (log_ != nullptr) LogEditLocked(s, id, activity);
+  EditLocked(shard, s, id, activity, payload, std::max<Micros>(now, 1));
   return activity.edited_at;
 }
 
@@ -248,12 +254,7 @@ bool ActivityStore::RestoreEdit(ActivityId id, std::string_view payload,
   WriterLock lock(&shard.mu);
   auto it = shard.activities.find(id);
   if (it == shard.activities.end() || it->second.retracted) return false;
-  StoredActivity& activity = it->second;
-  shard.payload_bytes += payload.size();
-  shard.payload_bytes -= activity.payload.size();
-  activity.payload.assign(payload.data(), payload.size());
-  activity.edited_at = edited_at;
-  if (log_ != nullptr) LogEditLocked(s, id, activity);
+  EditLocked(shard, s, id, it->second, payload, edited_at);
   return true;
 }
 

@@ -193,6 +193,11 @@ class ActivityStore {
                          const StoredActivity& activity) const;
   void LogEditLocked(size_t s, ActivityId id,
                      const StoredActivity& activity) const;
+  // Gives `activity` of `shard` (number `s`) `payload` edited at
+  // `edited_at`, and records it.
+  void EditLocked(Shard& shard, size_t s, ActivityId id,
+                  StoredActivity& activity, std::string_view payload,
+                  Micros edited_at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void ReplaceLocked(Shard& shard, ActivityId id,
                      const StoredActivity& activity)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
