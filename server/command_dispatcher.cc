@@ -14,6 +14,7 @@
 #include "arguments.h"
 #include "connection_commands.h"
 #include "feed_commands.h"
+#include "feed_edit_commands.h"
 #include "feed_graph_commands.h"
 #include "feed_marker_commands.h"
 #include "feed_ranked_commands.h"
@@ -46,10 +47,10 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   for (auto add :
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
-        AddFeedRankedCommands, AddLeaderboardCommands, AddKeyspaceCommands,
-        AddOtherTypeCommands, AddFeedNotificationCommands, AddSessionCommands,
-        AddAdminCommands, AddTransactionCommands, AddSnapshotCommands,
-        AddPersistenceCommands, AddPubSubCommands}) {
+        AddFeedRankedCommands, AddFeedEditCommands, AddLeaderboardCommands,
+        AddKeyspaceCommands, AddOtherTypeCommands, AddFeedNotificationCommands,
+        AddSessionCommands, AddAdminCommands, AddTransactionCommands,
+        AddSnapshotCommands, AddPersistenceCommands, AddPubSubCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;

@@ -15,10 +15,11 @@
 namespace feedcore::server {
 namespace {
 
-// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] [NAMES] from
-// args[first...]. Range checks beyond "is a number" are the engine's.
+// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] [NAMES]
+// [WITHEDITS] from args[first...]. Range checks beyond "is a number" are
+// the engine's.
 absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
-                              ReadOptions& options, bool& names) {
+                              ReadOptions& options, bool& names, bool& edits) {
   options.hydrate = true;
   for (size_t i = first; i < args.size(); ++i) {
     const std::string& word = args[i];
@@ -27,6 +28,8 @@ absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
       options.order = ReadOrder::kOldestFirst;
     } else if (IsKeyword(word, "NAMES")) {
       names = true;
+    } else if (IsWithEdits(word)) {
+      edits = true;
     } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
@@ -46,27 +49,28 @@ absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
       return absl::InvalidArgumentError(absl::StrCat(
           "syntax error: unexpected argument ", Quote(word),
           "; read options are LIMIT n, CURSOR c, REV, MINTS ts, MAXTS ts, "
-          "NAMES"));
+          "NAMES, WITHEDITS"));
     }
   }
   return absl::OkStatus();
 }
 
 // [next_cursor, [[id, actor, ts, expires_at, payload], ...]], actors by
-// name when `names` is set.
-void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names) {
+// name when `names` is set, each entry's edited_at last with `edits`.
+void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names,
+               bool edits) {
   reply.ArrayHeader(2);
   WriteCursor(reply, page.next_cursor);
   reply.ArrayHeader(page.entries.size());
   for (const StoredEntry& entry : page.entries) {
-    WriteStoredEntry(reply, entry, names);
+    WriteStoredEntry(reply, entry, names, edits);
   }
 }
 
-void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page,
-               bool names) {
+void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page, bool names,
+               bool edits) {
   if (!page.ok()) return ReplyPagingError(call, page.status());
-  WritePage(*call.reply, *page, ReplyNames(call, names));
+  WritePage(*call.reply, *page, ReplyNames(call, names), edits);
 }
 
 // FEED.READ user / FEED.OWN actor [read options]
@@ -76,7 +80,8 @@ void ReadEntityFeed(CommandCall& call, bool own) {
   if (!entity.ok()) return ReplyError(call, entity.status());
   ReadOptions options;
   bool names = false;
-  if (absl::Status s = ParseReadOptions(call.args, 2, options, names);
+  bool edits = false;
+  if (absl::Status s = ParseReadOptions(call.args, 2, options, names, edits);
       !s.ok()) {
     return ReplyError(call, s);
   }
@@ -88,7 +93,7 @@ void ReadEntityFeed(CommandCall& call, bool own) {
   ReplyPage(
       call,
       own ? feeds.ReadOwn(**id, options) : feeds.ReadTimeline(**id, options),
-      names);
+      names, edits);
 }
 
 void FeedRead(CommandCall& call) { ReadEntityFeed(call, false); }
@@ -98,11 +103,12 @@ void FeedOwn(CommandCall& call) { ReadEntityFeed(call, true); }
 void FeedWorld(CommandCall& call) {
   ReadOptions options;
   bool names = false;
-  if (absl::Status s = ParseReadOptions(call.args, 1, options, names);
+  bool edits = false;
+  if (absl::Status s = ParseReadOptions(call.args, 1, options, names, edits);
       !s.ok()) {
     return ReplyError(call, s);
   }
-  ReplyPage(call, call.server->feeds->ReadWorld(options), names);
+  ReplyPage(call, call.server->feeds->ReadWorld(options), names, edits);
 }
 
 // FEED.FOLLOW follower followee [BACKFILL n]
@@ -138,8 +144,11 @@ void FeedFollow(CommandCall& call) {
 }
 
 // The ts of activity `id` of `actor` with `payload` in the actor's own
-// feed, if it is there. Cost: the own feed, read a page at a time (only a
-// retry that the ledger forgot comes here).
+// feed, if it is there. Once edited, the feed holds the edit's payload,
+// not the first one's, and the engine takes a re-publish of an edited
+// activity with the same id, actor and ts as a no-op whatever its
+// payload: any payload matches then. Cost: the own feed, read a page at a
+// time (only a retry that the ledger forgot comes here).
 std::optional<Micros> PublishedTs(const InProcessFeedEngine& feeds,
                                   EntityId actor, ActivityId id,
                                   absl::string_view payload) {
@@ -151,7 +160,9 @@ std::optional<Micros> PublishedTs(const InProcessFeedEngine& feeds,
     if (!page.ok()) return std::nullopt;
     for (const StoredEntry& entry : page->entries) {
       if (entry.activity_id == id) {
-        if (entry.payload != payload) return std::nullopt;
+        if (entry.edited_at == 0 && entry.payload != payload) {
+          return std::nullopt;
+        }
         return entry.ts;
       }
     }

@@ -55,9 +55,10 @@ void ReplyCounts(CommandCall& call,
 }
 
 // [group key, seen, read, activities, actors, [recent actor, ...],
-//  first ts, last ts, [[id, actor, ts, expires_at, payload], ...]]
+//  first ts, last ts, [[id, actor, ts, expires_at, payload], ...]], each
+// entry with edited_at last when `edits`
 void WriteGroup(RespWriter& reply, const FeedGroup& group,
-                const NameRegistry* names) {
+                const NameRegistry* names, bool edits) {
   reply.ArrayHeader(9);
   WriteId(reply, group.key);
   reply.Integer(group.seen ? 1 : 0);
@@ -72,11 +73,11 @@ void WriteGroup(RespWriter& reply, const FeedGroup& group,
   reply.Integer(group.last_ts);
   reply.ArrayHeader(group.recent.size());
   for (const StoredEntry& entry : group.recent) {
-    WriteStoredEntry(reply, entry, names);
+    WriteStoredEntry(reply, entry, names, edits);
   }
 }
 
-// FEED.NOTIFICATIONS user [LIMIT n] [CURSOR c] [NAMES]
+// FEED.NOTIFICATIONS user [LIMIT n] [CURSOR c] [NAMES] [WITHEDITS]
 // -> [next_cursor, [group, ...]], newest group first
 void FeedNotifications(CommandCall& call) {
   absl::StatusOr<EntityArgument> user =
@@ -85,6 +86,7 @@ void FeedNotifications(CommandCall& call) {
   GroupReadOptions options;
   options.hydrate = true;
   bool names = false;
+  bool edits = false;
   for (size_t i = 2; i < call.args.size(); ++i) {
     const bool has_value = i + 1 < call.args.size();
     if (IsKeyword(call.args[i], "LIMIT") && has_value) {
@@ -96,6 +98,8 @@ void FeedNotifications(CommandCall& call) {
       options.cursor = CursorArgument(call.args[++i]);
     } else if (IsKeyword(call.args[i], "NAMES")) {
       names = true;
+    } else if (IsWithEdits(call.args[i])) {
+      edits = true;
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }
@@ -111,7 +115,7 @@ void FeedNotifications(CommandCall& call) {
   WriteCursor(*call.reply, page->next_cursor);
   call.reply->ArrayHeader(page->groups.size());
   for (const FeedGroup& group : page->groups) {
-    WriteGroup(*call.reply, group, reply_names);
+    WriteGroup(*call.reply, group, reply_names, edits);
   }
 }
 

@@ -18,13 +18,18 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor) {
 void WriteId(RespWriter& reply, uint64_t id) { reply.Bulk(absl::StrCat(id)); }
 
 void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
-                      const NameRegistry* names) {
-  reply.ArrayHeader(5);
+                      const NameRegistry* names, bool edits) {
+  reply.ArrayHeader(edits ? 6 : 5);
   WriteId(reply, entry.activity_id);
   WriteEntity(reply, entry.actor, names);
   reply.Integer(entry.ts);
   reply.Integer(entry.expires_at);
   reply.Bulk(entry.payload);
+  if (edits) reply.Integer(entry.edited_at);
+}
+
+bool IsWithEdits(const std::string& word) {
+  return IsKeyword(word, "WITHEDITS");
 }
 
 bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list) {

@@ -32,9 +32,14 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor);
 void WriteId(RespWriter& reply, uint64_t id);
 
 // One feed entry as [id, actor, ts, expires_at, payload], the actor by
-// name when `names` is set.
+// name when `names` is set; with `edits` (a read's WITHEDITS) edited_at
+// follows, so that a client that never asks keeps the five fields it
+// unpacks.
 void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
-                      const NameRegistry* names);
+                      const NameRegistry* names, bool edits);
+
+// True for the WITHEDITS option of the reads whose entries carry payloads.
+bool IsWithEdits(const std::string& word);
 
 // A list command's arguments, `entity [LIMIT n] [CURSOR c] [NAMES]`.
 struct ListCall {

@@ -60,16 +60,19 @@ void FeedCounters(CommandCall& call) {
 }
 
 // [LIMIT n] [WINDOW n] [CURSOR c] [BASE b] [WEIGHTS w0 w1 w2 w3]
-// [GRAVITY g] [OFFSET hours] [NAMES] from args[2...]. Range checks beyond "is a
-// number" are the engine's.
+// [GRAVITY g] [OFFSET hours] [NAMES] [WITHEDITS] from args[2...]. Range
+// checks beyond "is a number" are the engine's.
 absl::Status ParseRankedOptions(absl::Span<const std::string> args,
-                                RankedReadOptions& options, bool& names) {
+                                RankedReadOptions& options, bool& names,
+                                bool& edits) {
   options.hydrate = true;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string& word = args[i];
     const bool has_value = i + 1 < args.size();
     if (IsKeyword(word, "NAMES")) {
       names = true;
+    } else if (IsWithEdits(word)) {
+      edits = true;
     } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
@@ -106,7 +109,7 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
       return absl::InvalidArgumentError(absl::StrCat(
           "syntax error: unexpected argument ", Quote(word),
           "; ranked read options are LIMIT n, WINDOW n, CURSOR c, BASE b, "
-          "WEIGHTS w0 w1 w2 w3, GRAVITY g, OFFSET hours, NAMES"));
+          "WEIGHTS w0 w1 w2 w3, GRAVITY g, OFFSET hours, NAMES, WITHEDITS"));
     }
   }
   return absl::OkStatus();
@@ -114,14 +117,17 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
 
 // FEED.RANKED user [options]
 // Reply: [next_cursor, [[id, actor, ts, expires_at, payload, score,
-//         [c0, c1, c2, c3]], ...]]
+//         [c0, c1, c2, c3]], ...]], with WITHEDITS edited_at last in each
+// entry (as in FEED.READ's, after every field a client already unpacks).
 void FeedRanked(CommandCall& call) {
   absl::StatusOr<EntityArgument> user =
       EntityArgument::Parse(call.args[1], "user");
   if (!user.ok()) return ReplyError(call, user.status());
   RankedReadOptions options;
   bool names = false;
-  if (absl::Status s = ParseRankedOptions(call.args, options, names); !s.ok()) {
+  bool edits = false;
+  if (absl::Status s = ParseRankedOptions(call.args, options, names, edits);
+      !s.ok()) {
     return ReplyError(call, s);
   }
   absl::StatusOr<std::optional<EntityId>> id =
@@ -138,7 +144,7 @@ void FeedRanked(CommandCall& call) {
   reply.ArrayHeader(page->entries.size());
   for (const RankedEntry& ranked : page->entries) {
     const StoredEntry& entry = ranked.entry;
-    reply.ArrayHeader(7);
+    reply.ArrayHeader(edits ? 8 : 7);
     WriteId(reply, entry.activity_id);
     WriteEntity(reply, entry.actor, actor_names);
     reply.Integer(entry.ts);
@@ -146,6 +152,7 @@ void FeedRanked(CommandCall& call) {
     reply.Bulk(entry.payload);
     reply.Bulk(DoubleText(ranked.score));
     WriteCounters(reply, ranked.counters);
+    if (edits) reply.Integer(entry.edited_at);
   }
 }
 

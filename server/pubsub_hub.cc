@@ -189,7 +189,9 @@ std::string PubSubHub::EntryBody(const TimelineEntry& entry) const {
   }
   std::string body;
   RespWriter writer(&body, kBodyProtocol);
-  WriteStoredEntry(writer, stored, names_);
+  // FEED.READ's entry without WITHEDITS: a subscription takes no read
+  // options.
+  WriteStoredEntry(writer, stored, names_, false);
   return body;
 }
 

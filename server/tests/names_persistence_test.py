@@ -10,7 +10,11 @@ name and by the same ids, every handed-out activity id in the actor's own
 feed, and names first seen after a restart must get ids never given
 before. Retries after the restarts of publishes acknowledged before them
 (IDEMPOTENCY key with '*' id and ts, and a client id with '*' ts) must be
-no-ops: the first one's id, and the activity once in the own feed.
+no-ops: the first one's id, and the activity once in the own feed. The
+keyed one is edited (FEED.EDIT) and both are pinned (FEED.PIN) before the
+kill: after each restart the edit's payload and time read back
+(FEED.OWN ... WITHEDITS), the pins in their order (FEED.PINNED), and the
+retries of edited publishes are no-ops too.
 
 Then --snapshot_file: names written before a SAVE come back with their ids
 after a SIGKILL and a restart with --load; a name first used after the
@@ -59,6 +63,8 @@ def check_append_only(server):
     follows = set()   # (follower, followee) names, acknowledged
     published = {}    # actor name -> activity ids, acknowledged
     retried = []      # (command, first reply), acknowledged
+    edits = {}        # activity id -> (actor, payload, edit time)
+    pins = {}         # actor -> activity ids, in the order pinned
     next_name = 0
     try:
         for round_number in range(ROUNDS + 1):
@@ -92,6 +98,19 @@ def check_append_only(server):
                     if len(copies) != 1:
                         fail(f"round {round_number}: {command} is in the "
                              f"own feed {len(copies)} times")
+                for activity, (actor, payload, edited_at) in edits.items():
+                    _, page = r.execute_command("FEED.OWN", actor, "LIMIT",
+                                                "1000", "WITHEDITS")
+                    entry = [e for e in page if e[0] == activity]
+                    if not entry or entry[0][4:] != [payload, edited_at]:
+                        fail(f"round {round_number}: the edit of {activity} "
+                             f"({payload!r} at {edited_at}) reads {entry}")
+                for actor, pinned in pins.items():
+                    have = [e[0] for e in r.execute_command("FEED.PINNED",
+                                                            actor)]
+                    if have != pinned[::-1]:
+                        fail(f"round {round_number}: {actor}'s pins are "
+                             f"{have}, not {pinned[::-1]}")
                 if round_number == ROUNDS:
                     break
                 actor = f"user:{rng.randint(0, next_name)}"
@@ -101,6 +120,14 @@ def check_append_only(server):
                         ("FEED.PUBLISH", actor, str(900 + round_number), "*",
                          f"client id {round_number}")):
                     retried.append((command, r.execute_command(*command)))
+                keyed = retried[-2][1]
+                payload = f"edited {round_number}"
+                edits[keyed] = (actor, payload, r.execute_command(
+                    "FEED.EDIT", actor, keyed, payload))
+                for activity in (keyed, str(900 + round_number)):
+                    if r.execute_command("FEED.PIN", actor, activity) != 1:
+                        fail(f"FEED.PIN {actor} {activity} did not pin")
+                    pins.setdefault(actor, []).append(activity)
                 for _ in range(rng.randint(10, 40)):
                     next_name += 1
                     a = f"user:{rng.randint(0, next_name)}"
@@ -124,7 +151,9 @@ def check_append_only(server):
         print(f"ok: appendonly: {ROUNDS} SIGKILLs, {len(ids)} names, "
               f"{len(follows)} follows and "
               f"{sum(len(v) for v in published.values())} publishes kept; "
-              f"{len(retried)} publishes retried after restarts were no-ops")
+              f"{len(retried)} publishes retried after restarts were no-ops; "
+              f"{len(edits)} edits and "
+              f"{sum(len(v) for v in pins.values())} pins kept")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

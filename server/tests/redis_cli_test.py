@@ -30,7 +30,7 @@ STEPS = [
     (["PING"], "PONG"),
     (["PING", "hello"], '"hello"'),
     (["ECHO", "a b"], '"a b"'),
-    (["COMMAND", "COUNT"], "(integer) 140"),
+    (["COMMAND", "COUNT"], "(integer) 144"),
     (["COMMAND", "INFO", "zadd"],
      're:^1\\)  1\\) "zadd"\n    2\\) \\(integer\\) -4\n    3\\) 1\\) write'),
     (["COMMAND", "DOCS"], "(empty array)"),
@@ -115,6 +115,13 @@ STEPS = [
     (["FEED.MARKER.GET", "1", "home", "1", "MAX", "5"],
      '1) 1) (integer) 1700000000000000\n   2) "7"\n2) (integer) 0\n'
      '3) (integer) 0'),
+    (["FEED.EDIT", "42", "7", "live again"], "re:^\\(integer\\) \\d+$"),
+    (["FEED.PIN", "42", "7"], "(integer) 1"),
+    (["FEED.PINNED", "42", "WITHEDITS"],
+     're:^1\\) 1\\) "7"\n   2\\) "42"\n   3\\) \\(integer\\) '
+     '1700000000000000\n   4\\) \\(integer\\) \\d+\n   5\\) "live again"\n'
+     '   6\\) \\(integer\\) [1-9]\\d*$'),
+    (["FEED.UNPIN", "42", "7"], "(integer) 1"),
     (["FEED.UNFOLLOW", "1", "42"], "(integer) 1"),
     (["FEED.READ", "1"], '1) "0"\n2) (empty array)'),
 
