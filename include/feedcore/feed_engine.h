@@ -220,6 +220,7 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual ReadMarkers* read_markers() { return nullptr; }
   virtual RankedFeeds* ranked() { return nullptr; }
   virtual EditsAndPins* edits_and_pins() { return nullptr; }
+  virtual FeedDeliveries* deliveries() { return nullptr; }
   virtual FeedMaintenance* maintenance() { return nullptr; }
   // The same for a const engine, whose facets are const too.
   const NotificationFeeds* notifications() const {
@@ -236,6 +237,9 @@ class FEEDCORE_EXPORT FeedEngine {
   }
   const EditsAndPins* edits_and_pins() const {
     return const_cast<FeedEngine*>(this)->edits_and_pins();
+  }
+  const FeedDeliveries* deliveries() const {
+    return const_cast<FeedEngine*>(this)->deliveries();
   }
   const FeedMaintenance* maintenance() const {
     return const_cast<FeedEngine*>(this)->maintenance();
@@ -421,8 +425,10 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
                                             public ReadMarkers,
                                             public RankedFeeds,
                                             public EditsAndPins,
+                                            public FeedDeliveries,
                                             public FeedMaintenance {
  public:
+  using FeedEngine::deliveries;
   using FeedEngine::edits_and_pins;
   using FeedEngine::maintenance;
   using FeedEngine::notifications;
@@ -434,6 +440,7 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
   ReadMarkers* read_markers() final { return this; }
   RankedFeeds* ranked() final { return this; }
   EditsAndPins* edits_and_pins() final { return this; }
+  FeedDeliveries* deliveries() final { return this; }
   FeedMaintenance* maintenance() final { return this; }
 
  private:

@@ -1,7 +1,8 @@
 // The facets of a FeedEngine: groups of calls a backend offers or not, each
 // an interface of its own. An engine hands out the facets it has through
 // FeedEngine's accessors (notifications(), relations(), read_markers(),
-// ranked(), edits_and_pins(), maintenance()), which return nullptr for a facet
+// ranked(), edits_and_pins(), deliveries(), maintenance()), which return
+// nullptr for a facet
 // it lacks; a program that needs one asks once, when it starts:
 //
 //   feedcore::FeedRelations* relations = engine->relations();
@@ -10,10 +11,10 @@
 //
 // The concrete engine types say what they have: InProcessFeedEngine
 // (feed_engine.h) is every facet, RedisClusterFeedEngine (redis_cluster.h)
-// every facet but FeedMaintenance, so code holding one calls the facets'
-// methods directly. A facet is part of the engine object that offers it:
-// it lives and dies with that engine, and it is never deleted through a
-// facet pointer.
+// every facet but FeedDeliveries and FeedMaintenance, so code holding one calls
+// the facets' methods directly. A facet is part of the engine object that
+// offers it: it lives and dies with that engine, and it is never deleted
+// through a facet pointer.
 //
 // What the calls here share with the core interface (errors that change
 // nothing, thread safety, a server backend's own failures) is in
@@ -23,7 +24,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -286,6 +289,113 @@ class FEEDCORE_EXPORT EditsAndPins {
   ~EditsAndPins() = default;
   EditsAndPins(const EditsAndPins&) = delete;
   EditsAndPins& operator=(const EditsAndPins&) = delete;
+};
+
+// Deliveries pushed to the program: a subscription watches chosen home
+// timelines and notification feeds, and its callback is given each new
+// entry that a publish brings into one of them, soon after the entry is
+// readable there. That includes the entries of actors read by merge
+// (hybrid fan-out) and those a dormant reader will see on its next read:
+// a watched timeline is told of every entry its reads will show, however
+// it gets there. Not told: back-fill by Follow, Unblock or Unmute, the
+// program's own Insert calls, and removals.
+//
+// Each subscription has a queue of at most `queue_capacity` deliveries.
+// A publish only appends to it, and when it is full drops the delivery
+// and counts it, so a slow callback never holds up a publish or a
+// fan-out; the next delivery says how many were missed (re-read the
+// watched feeds then). Callbacks run on the engine's delivery thread
+// (EngineOptions::background_deliveries), or on whichever thread calls
+// DispatchDeliveries; one subscription's callback never runs twice at
+// once, and gets one feed's deliveries in the order they were queued. A
+// callback may call anything on the engine, this facet included.
+//
+// Subscriptions live in memory only: the change stream, snapshots and
+// DurableStore do not record them. Thread-safe.
+enum class DeliveryFeed : uint8_t {
+  kTimeline = 0,       // an entity's home timeline
+  kNotifications = 1,  // an entity's notification feed
+};
+
+// A feed a subscription watches.
+struct WatchedFeed {
+  DeliveryFeed feed = DeliveryFeed::kTimeline;
+  EntityId owner = 0;
+
+  friend bool operator==(const WatchedFeed&, const WatchedFeed&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const WatchedFeed& f) {
+    return H::combine(std::move(h), f.feed, f.owner);
+  }
+};
+
+// One new entry in a watched feed.
+struct Delivery {
+  WatchedFeed where;
+  TimelineEntry entry;
+  // kNotifications: the feed's counts right after the delivery.
+  NotificationCounts counts;
+  // Deliveries to this subscription dropped, its queue being full, since
+  // the one before this.
+  uint64_t missed_before = 0;
+};
+
+inline constexpr size_t kMaxDeliveryQueueCapacity = size_t{1} << 20;
+inline constexpr size_t kMaxWatchedFeeds = size_t{1} << 20;
+
+struct SubscriptionOptions {
+  // Deliveries queued at most, 1..kMaxDeliveryQueueCapacity.
+  size_t queue_capacity = 1024;
+  // Called once per delivery; required.
+  std::function<void(const Delivery&)> callback;
+};
+
+using SubscriptionId = uint64_t;
+
+// What a subscription has been through.
+struct SubscriptionStats {
+  size_t watched = 0;      // feeds it watches
+  size_t queued = 0;       // deliveries waiting for its callback
+  uint64_t delivered = 0;  // callbacks that returned
+  uint64_t missed = 0;     // deliveries dropped, its queue being full
+};
+
+class FEEDCORE_EXPORT FeedDeliveries {
+ public:
+  // A new subscription watching nothing yet. InvalidArgument for a
+  // capacity out of range or no callback. O(1).
+  virtual absl::StatusOr<SubscriptionId> Subscribe(
+      SubscriptionOptions options) = 0;
+  // Ends a subscription and drops what its queue holds. Once it returns
+  // the callback is not running (unless Unsubscribe was called from it:
+  // then once that call returns) and is not called again. NotFound for an
+  // unknown (or ended) id.
+  virtual absl::Status Unsubscribe(SubscriptionId id) = 0;
+
+  // Starts and stops watching a feed; true when that changed something
+  // (watching twice is a no-op). A timeline is watched whether or not its
+  // owner follows anyone yet. NotFound for an unknown subscription;
+  // ResourceExhausted past kMaxWatchedFeeds feeds. O(1) expected.
+  virtual absl::StatusOr<bool> Watch(SubscriptionId id,
+                                     const WatchedFeed& feed) = 0;
+  virtual absl::StatusOr<bool> Unwatch(SubscriptionId id,
+                                       const WatchedFeed& feed) = 0;
+
+  // NotFound for an unknown subscription. O(1).
+  virtual absl::StatusOr<SubscriptionStats> GetSubscriptionStats(
+      SubscriptionId id) const = 0;
+
+  // Runs the callbacks of every delivery queued so far, on this thread,
+  // and returns how many ran. For an engine without a delivery thread
+  // (EngineOptions::background_deliveries false); FailedPrecondition on
+  // one that has it.
+  virtual absl::StatusOr<size_t> DispatchDeliveries() = 0;
+
+ protected:
+  FeedDeliveries() = default;
+  ~FeedDeliveries() = default;
+  FeedDeliveries(const FeedDeliveries&) = delete;
+  FeedDeliveries& operator=(const FeedDeliveries&) = delete;
 };
 
 // The memory an in-process engine holds: expired entries reclaimed on

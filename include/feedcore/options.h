@@ -175,10 +175,18 @@ struct EngineOptions {
   // notifications. Must be thread-safe. It may read from the engine
   // (ReadTimeline, CountNewer...) but must not call Publish, Follow, Unfollow
   // or Retract: those may wait for the very delivery that is running the
-  // callback. Null: no calls.
+  // callback. Null: no calls. It runs inside the fan-out, so a slow one
+  // slows the publish: a program pushing to clients subscribes through
+  // FeedDeliveries (feed_facets.h) instead, which also tells of the
+  // entries of merged-at-read actors and never waits.
   std::function<void(absl::Span<const EntityId> timelines,
                      const TimelineEntry& entry)>
       on_delivery;
+
+  // True: the callbacks of FeedDeliveries subscriptions run on a thread of
+  // the engine's, started by the first Subscribe. False: they run when the
+  // host calls FeedDeliveries::DispatchDeliveries.
+  bool background_deliveries = true;
 
   // Grouped reads; off by default.
   AggregationOptions aggregation;

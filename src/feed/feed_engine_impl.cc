@@ -42,7 +42,8 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
     : options_(std::move(options)),
       log_(ChangeStreamAccess::Log(options_.change_stream.get())),
       shards_(options_.shards, ShardConfigOf(options_, log_)),
-      store_(options_.shards, log_, static_cast<uint32_t>(options_.shards)) {
+      store_(options_.shards, log_, static_cast<uint32_t>(options_.shards)),
+      deliveries_(options_.background_deliveries) {
   if (options_.fanout_threads > 0) {
     pool_ = std::make_unique<FanoutPool>(options_.fanout_threads,
                                          options_.fanout_queue_capacity);
@@ -62,8 +63,9 @@ FeedEngineImpl::FeedEngineImpl(EngineOptions options)
 }
 
 FeedEngineImpl::~FeedEngineImpl() {
-  sweeper_.reset();  // no pass may run while the shards are destroyed
-  pool_.reset();     // runs what is still queued, then joins
+  deliveries_.Stop();  // no callback may call in while the engine goes
+  sweeper_.reset();    // no pass may run while the shards are destroyed
+  pool_.reset();       // runs what is still queued, then joins
 }
 
 size_t FeedEngineImpl::ShardIndex(EntityId entity) const {

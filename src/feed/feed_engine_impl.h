@@ -16,6 +16,7 @@
 //   feed_markers.cc        read markers
 //   feed_ranked.cc         activity counters and ranked reads
 //   feed_edits.cc          edits and pins
+//   delivery_hub.cc        delivery subscriptions (publish feeds them)
 //   feed_inactive.cc       inactive readers: made dormant, rebuilt
 //   feed_publish.cc        Publish, its fan-out, Retract
 //   feed_notifications.cc  notification feeds and grouped paging
@@ -34,7 +35,7 @@
 //   follow stripe (per follower; Follow/Unfollow only)
 //     -> at most one shard lock at a time
 //          -> leaf locks: activity store shard, change log, fan-out pool,
-//             tracker stripe
+//             tracker stripe, delivery hub (delivery_hub.h)
 // No call ever holds two shard locks. Work that spans shards (fan-out,
 // purges, merged reads) snapshots what it needs under one shard's lock,
 // releases it, and then visits the other shards one at a time. Callbacks
@@ -53,6 +54,7 @@
 #include <vector>
 
 #include "feed/activity_store.h"
+#include "feed/delivery_hub.h"
 #include "feed/fanout_pool.h"
 #include "feed/fanout_tracker.h"
 #include "feed/shard.h"
@@ -147,6 +149,28 @@ class FeedEngineImpl final : public InProcessFeedEngine {
                                         const PublishOptions& options) override;
   void WaitForFanout() override;
   absl::Status Retract(ActivityId activity_id) override;
+  absl::StatusOr<SubscriptionId> Subscribe(
+      SubscriptionOptions options) override {
+    return deliveries_.Subscribe(std::move(options));
+  }
+  absl::Status Unsubscribe(SubscriptionId id) override {
+    return deliveries_.Unsubscribe(id);
+  }
+  absl::StatusOr<bool> Watch(SubscriptionId id,
+                             const WatchedFeed& feed) override {
+    return deliveries_.Watch(id, feed);
+  }
+  absl::StatusOr<bool> Unwatch(SubscriptionId id,
+                               const WatchedFeed& feed) override {
+    return deliveries_.Unwatch(id, feed);
+  }
+  absl::StatusOr<SubscriptionStats> GetSubscriptionStats(
+      SubscriptionId id) const override {
+    return deliveries_.Stats(id);
+  }
+  absl::StatusOr<size_t> DispatchDeliveries() override {
+    return deliveries_.Dispatch();
+  }
   absl::StatusOr<size_t> EvictExpired(size_t budget) override;
   absl::StatusOr<size_t> ReleaseInactiveReaders(size_t budget) override;
   absl::StatusOr<EngineStats> Stats() const override;
@@ -330,6 +354,12 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   // the job, all under one hold of the actor's shard lock.
   void WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
                         PublishResult* result);
+  // The watched timelines (FeedDeliveries) among `actor`'s followers that
+  // see its new entry through their merge of it: every follower of a
+  // merged-at-read actor (`all`), else the dormant ones; not those muting
+  // it. Sorted. REQUIRES: the actor's shard lock held, `node` its node.
+  void MergedWatchers(const GraphNode& node, bool all, Micros now,
+                      std::vector<EntityId>* watchers) const;
   // Delivers the job's follower groups: handed to pool tasks and returned
   // at once for an asynchronous plan, else delivered by this thread (with
   // any workers free right now) before returning.
@@ -347,7 +377,8 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   FollowerSnapshot GroupByShard(absl::Span<const EntityId> ids) const;
   // Puts `entry` into the notification feed of every entity in
   // `recipients` that does not hide its actor (Block, Mute), one lock per
-  // shard group, then calls on_notify. Returns how many feeds got it.
+  // shard group, then calls on_notify and tells the watched ones
+  // (FeedDeliveries). Returns how many feeds got it.
   size_t DeliverNotifications(const FollowerSnapshot& recipients,
                               const StoredEntry& entry);
 
@@ -434,6 +465,9 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   ShardSet shards_;
   ActivityStore store_;
   FanoutTracker tracker_;
+  // Stopped first on destruction; destroyed after the pool, whose queued
+  // fan-outs still deliver into it.
+  DeliveryHub deliveries_;
   // Serializes Follow/Unfollow per follower (by stripe).
   static constexpr size_t kFollowStripes = 64;
   std::array<std::mutex, kFollowStripes> follow_stripes_;

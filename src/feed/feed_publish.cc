@@ -42,6 +42,9 @@ struct FeedEngineImpl::FanoutJob {
   // copy even if its merge has not ended yet (feed_inactive.cc).
   bool below_boundaries = false;
   std::vector<bool> merging;
+  // Watched timelines that see the entry through a merge and get no copy
+  // (FeedEngineImpl::MergedWatchers): told once the own feed holds it.
+  std::vector<EntityId> merged_watchers;
   std::atomic<size_t> next_group{0};
   std::atomic<size_t> groups_done{0};
 
@@ -105,6 +108,11 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
   PublishResult result;
   result.created = true;
   WriteOwnAndWorld(activity, *job, &result);
+  if (!job->merged_watchers.empty()) {
+    deliveries_.Deliver(
+        DeliveryFeed::kTimeline, job->merged_watchers,
+        TimelineEntry{activity.ts, activity.id, activity.actor});
+  }
   if (recipients.groups() > 0) {
     // Under the ticket, like the followers' copies: a Retract waits for it.
     StoredEntry notification = job->entry;
@@ -219,7 +227,48 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
       SnapshotAudience(*node, now, /*with_dormant=*/false, &job.followers);
       result->fanned_out = job.followers.ids.size();
     }
+    // Out of order, every follower is in the snapshot and told by
+    // DeliverGroup, copied or not.
+    if (!job.below_boundaries &&
+        (node->hybrid || !node->dormant_followers.empty()) &&
+        deliveries_.Watching(DeliveryFeed::kTimeline)) {
+      MergedWatchers(*node, node->hybrid, now, &job.merged_watchers);
+    }
   }
+}
+
+void FeedEngineImpl::MergedWatchers(const GraphNode& node, bool all, Micros now,
+                                    std::vector<EntityId>* watchers) const {
+  const auto& muted_by = node.relations.muted_by;
+  const auto sees = [&](EntityId follower) {
+    auto mute = muted_by.find(follower);
+    return mute == muted_by.end() ||
+           !MuteState{false, mute->second}.ActiveAt(now);
+  };
+  const size_t candidates =
+      all ? node.follower_count() : node.dormant_followers.size();
+  if (deliveries_.WatchedCount(DeliveryFeed::kTimeline) <= candidates) {
+    std::vector<EntityId> watched;
+    deliveries_.WatchedOwners(DeliveryFeed::kTimeline, &watched);
+    for (const EntityId owner : watched) {
+      const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(owner)), owner};
+      const bool follows =
+          all ? node.HasFollower(edge) : node.dormant_followers.contains(edge);
+      if (follows && sees(owner)) watchers->push_back(owner);
+    }
+  } else {
+    const auto add = [&](const absl::btree_set<FollowerEdge>& edges) {
+      for (const auto& [shard, follower] : edges) {
+        if (deliveries_.Watched(DeliveryFeed::kTimeline, follower) &&
+            sees(follower)) {
+          watchers->push_back(follower);
+        }
+      }
+    };
+    add(node.dormant_followers);
+    if (all) add(node.followers);
+  }
+  std::sort(watchers->begin(), watchers->end());
 }
 
 void FeedEngineImpl::DeliverGroups(FanoutJob& job) {
@@ -256,9 +305,10 @@ void FeedEngineImpl::RunFanout(const std::shared_ptr<FanoutJob>& job,
 void FeedEngineImpl::DeliverGroup(const FanoutJob& job, size_t group) {
   const FollowerSnapshot& snapshot = job.followers;
   const StoredEntry& entry = job.entry;
-  absl::Span<const EntityId> owners =
+  const absl::Span<const EntityId> group_ids =
       absl::MakeConstSpan(snapshot.ids.data() + snapshot.starts[group],
                           snapshot.starts[group + 1] - snapshot.starts[group]);
+  absl::Span<const EntityId> owners = group_ids;
   Shard& shard = shards_[snapshot.shard_of_group[group]];
   std::vector<EntityId> below;
   {
@@ -283,18 +333,24 @@ void FeedEngineImpl::DeliverGroup(const FanoutJob& job, size_t group) {
         if (merged == nullptr || key < merged->boundary) below.push_back(owner);
       }
       owners = below;
-      if (owners.empty()) return;
     }
-    InsertResult ignored;
-    shard.PutMany(owners, FeedType::kHome, entry, &ignored);
-    if (log_ != nullptr) {
-      shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome, owners,
-                       entry);
+    if (!owners.empty()) {
+      InsertResult ignored;
+      shard.PutMany(owners, FeedType::kHome, entry, &ignored);
+      if (log_ != nullptr) {
+        shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome, owners,
+                         entry);
+      }
     }
   }
-  if (options_.on_delivery) {
-    options_.on_delivery(
-        owners, TimelineEntry{entry.ts, entry.activity_id, entry.actor});
+  const TimelineEntry delivered{entry.ts, entry.activity_id, entry.actor};
+  if (options_.on_delivery && !owners.empty()) {
+    options_.on_delivery(owners, delivered);
+  }
+  if (deliveries_.Watching(DeliveryFeed::kTimeline)) {
+    // Below the boundaries, those left out see the entry by their merge.
+    deliveries_.Deliver(DeliveryFeed::kTimeline,
+                        job.below_boundaries ? group_ids : owners, delivered);
   }
 }
 
@@ -343,6 +399,7 @@ FollowerSnapshot FeedEngineImpl::GroupByShard(
 size_t FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
                                             const StoredEntry& entry) {
   const auto& on_notify = options_.notifications.on_notify;
+  const bool watched = deliveries_.Watching(DeliveryFeed::kNotifications);
   std::vector<NotificationCounts> counts;
   std::vector<EntityId> kept;
   size_t delivered = 0;
@@ -365,7 +422,7 @@ size_t FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
         shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kNotification,
                          owners, entry);
       }
-      if (on_notify) {
+      if (on_notify || watched) {
         // The badge must not count what has expired meanwhile.
         const Micros now = options_.clock->Now();
         for (const EntityId owner : owners) {
@@ -377,6 +434,11 @@ size_t FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
       for (size_t i = 0; i < owners.size(); ++i) {
         on_notify(owners[i], counts[i]);
       }
+    }
+    if (watched) {
+      deliveries_.Deliver(
+          DeliveryFeed::kNotifications, owners,
+          TimelineEntry{entry.ts, entry.activity_id, entry.actor}, counts);
     }
   }
   return delivered;

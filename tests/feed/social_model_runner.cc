@@ -323,10 +323,41 @@ void Runner::DoPublish() {
     REQUIRE(got->merged_at_read == want->merged_at_read);
     if (!async) REQUIRE_FALSE(got->pending);
     if (got->pending) pending_ = true;
+    if (!want->created) continue;
+    for (EntityId owner = 1; owner <= kWatchedTimelines; ++owner) {
+      for (const StoredEntry& e : m.model.Timeline(owner, clock_->Now())) {
+        if (KeyOf(e) == Key{a.ts, a.id}) m.expected.insert({owner, KeyOf(e)});
+      }
+    }
   }
+  if (!pending_) CheckDeliveries();
   coverage_.async_publishes += async;
   if (first->ok() && !(*first)->created) ++coverage_.idempotent;
   if (absl::IsAlreadyExists(first->status())) ++coverage_.conflicts;
+}
+
+void Runner::CheckDeliveries() {
+  for (Member& m : members_) {
+    INFO("threshold " << m.threshold << " inactive_after " << m.inactive_after);
+    REQUIRE(m.engine->DispatchDeliveries().ok());
+    for (const auto& want : m.expected) {
+      INFO("owner " << want.first << " key " << want.second.first << "/"
+                    << want.second.second);
+      REQUIRE(m.delivered->count(want) == m.expected.count(want));
+    }
+    for (const auto& [owner, key] : *m.delivered) {
+      if (m.expected.contains({owner, key})) continue;
+      // A copy that a reached cap trimmed as it landed.
+      INFO("told of owner " << owner << " key " << key.first << "/"
+                            << key.second);
+      REQUIRE(config_.cap != kCap);
+      for (const StoredEntry& e : m.model.Timeline(owner, clock_->Now())) {
+        REQUIRE(KeyOf(e) != key);
+      }
+    }
+    m.delivered->clear();
+    m.expected.clear();
+  }
 }
 
 void Runner::DoRetract() {

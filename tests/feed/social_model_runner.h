@@ -92,6 +92,10 @@ inline constexpr Micros kLongTtl = Micros{1} << 40;
 // the clock advances draw 0..59.
 inline constexpr Micros kInactiveAfter = 40;
 
+// Entities 1..kWatchedTimelines have their timeline watched by a
+// subscription of every member (FeedDeliveries).
+inline constexpr EntityId kWatchedTimelines = 3;
+
 // One engine of a group with its model.
 struct Member {
   size_t threshold;
@@ -99,6 +103,12 @@ struct Member {
   Micros inactive_after;
   std::unique_ptr<InProcessFeedEngine> engine;
   Model model;
+  // Deliveries to the watched timelines (kWatchedTimelines), from the
+  // engine's subscription and from what the model's timelines gained,
+  // since the last CheckDeliveries.
+  using Deliveries = std::multiset<std::pair<EntityId, Key>>;
+  std::shared_ptr<Deliveries> delivered;
+  Deliveries expected;
   // Whether the engine holds every copy the model counts: none is merged
   // at read, by hybrid fan-out or by a dormant reader.
   bool HoldsAllCopies() const {
@@ -201,8 +211,25 @@ class Runner {
       o.aggregation.group_key = GroupKeyOf;
       o.aggregation.max_group_actors = kMaxGroupActors;
       o.aggregation.max_group_entries = kMaxGroupEntries;
-      members_.push_back({threshold, inactive_after,
-                          testing::NewManualEngine(clock_, o), Model(o)});
+      o.background_deliveries = false;
+      members_.push_back(Member{threshold,
+                                inactive_after,
+                                testing::NewManualEngine(clock_, o),
+                                Model(o),
+                                std::make_shared<Member::Deliveries>(),
+                                {}});
+      Member& m = members_.back();
+      SubscriptionOptions subscription;
+      subscription.callback = [delivered = m.delivered](const Delivery& d) {
+        delivered->insert({d.where.owner, {d.entry.ts, d.entry.activity_id}});
+      };
+      subscription.queue_capacity = kMaxDeliveryQueueCapacity;
+      const absl::StatusOr<SubscriptionId> id =
+          m.engine->Subscribe(std::move(subscription));
+      REQUIRE(id.ok());
+      for (EntityId owner = 1; owner <= kWatchedTimelines; ++owner) {
+        REQUIRE(*m.engine->Watch(*id, {DeliveryFeed::kTimeline, owner}));
+      }
     }
   }
 
@@ -269,7 +296,13 @@ class Runner {
     if (!pending_) return;
     for (Member& m : members_) m.engine->WaitForFanout();
     pending_ = false;
+    CheckDeliveries();
   }
+
+  // Every member's subscription was told of exactly the entries its
+  // model's watched timelines gained by publishes; at a reached cap, also
+  // of copies trimmed at once. REQUIRES: no fan-out pending.
+  void CheckDeliveries();
 
   // Settle, in a run that removes entries at a reached cap: which entries
   // a Follow's back-fill keeps, and which an Unfollow leaves, depend there
