@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,10 @@ void Stats(const ServerContext& server, std::string& out) {
         Load(stats.total_connections_received));
   Field(out, "total_commands_processed", TotalCalls(server));
   Field(out, "rejected_connections", Load(stats.rejected_connections));
+  Field(out, "pubsub_channels", server.pubsub->Channels(std::nullopt).size());
+  Field(out, "pubsub_patterns", server.pubsub->Patterns());
+  // Feed-channel pushes lost to a full delivery queue (pubsub_hub.h).
+  Field(out, "feed_pushes_missed", server.pubsub->missed_deliveries());
   Field(out, "expired_keys", 0);
   Field(out, "evicted_keys", 0);
   Field(out, "idle_timeout_disconnections",

@@ -90,6 +90,9 @@ ABSL_FLAG(size_t, engine_shards, 0,
           "lock shards of the feed engine; 0 picks from the hardware");
 ABSL_FLAG(size_t, fanout_threads, 1,
           "worker threads that share large fan-outs with the publisher");
+ABSL_FLAG(size_t, hybrid_fanout_threshold, 0,
+          "followers past which an actor's publishes are merged into its "
+          "followers' reads instead of copied; 0 = always copy");
 ABSL_FLAG(int64_t, inactive_after_seconds, 0,
           "readers idle this long stop getting copies until their next read "
           "rebuilds their timeline; 0 keeps every reader materialized");
@@ -471,22 +474,15 @@ int main(int argc, char** argv) {
                          "server recovers"));
   }
 
-  // Declared before the engine whose delivery hooks feed it, so it outlives
-  // every fan-out; the connections' subscriptions end before it too.
+  // Declared before the engine whose deliveries feed it, so it outlives
+  // the engine's delivery thread; the connections' subscriptions end
+  // before it too.
   feedcore::server::PubSubHub pubsub;
   feedcore::EngineOptions engine_options;
-  engine_options.on_delivery = [&pubsub](
-                                   absl::Span<const feedcore::EntityId> owners,
-                                   const feedcore::TimelineEntry& entry) {
-    pubsub.Delivered(owners, entry);
-  };
-  engine_options.notifications.on_notify =
-      [&pubsub](feedcore::EntityId recipient,
-                const feedcore::NotificationCounts& counts) {
-        pubsub.Notified(recipient, counts);
-      };
   engine_options.shards = absl::GetFlag(FLAGS_engine_shards);
   engine_options.fanout_threads = absl::GetFlag(FLAGS_fanout_threads);
+  engine_options.hybrid_fanout_threshold =
+      absl::GetFlag(FLAGS_hybrid_fanout_threshold);
   const int64_t inactive_after = absl::GetFlag(FLAGS_inactive_after_seconds);
   if (inactive_after < 0 ||
       inactive_after > feedcore::kMaxTtl / feedcore::kMicrosPerSecond) {
@@ -539,7 +535,11 @@ int main(int argc, char** argv) {
   feedcore::server::DispatcherOptions dispatcher_options;
   dispatcher_options.config = &config;
   dispatcher_options.names = &(*data)->names();
-  pubsub.AttachFeeds(&(*data)->engine(), &(*data)->names());
+  if (absl::Status attached =
+          pubsub.AttachFeeds(&(*data)->engine(), &(*data)->names());
+      !attached.ok()) {
+    return Fail("feed channels", attached);
+  }
   dispatcher_options.pubsub = &pubsub;
   auto dispatcher =
       CommandDispatcher::Create(&(*data)->engine(), &(*data)->boards(), &saver,

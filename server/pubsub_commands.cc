@@ -68,7 +68,9 @@ void Subscribe(CommandCall& call) {
     feeds.push_back(*feed);
   }
   for (size_t i = 1; i < call.args.size(); ++i) {
-    call.session->pubsub.Subscribe(call.args[i], feeds[i - 1]);
+    absl::StatusOr<bool> subscribed =
+        call.session->pubsub.Subscribe(call.args[i], feeds[i - 1]);
+    if (!subscribed.ok()) return ReplyError(call, subscribed.status());
     Confirm(call, "subscribe", call.args[i]);
   }
 }

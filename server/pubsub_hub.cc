@@ -33,30 +33,69 @@ bool HasSink(const Sinks& sinks, const PushSink* sink) {
 
 }  // namespace
 
-void PubSubHub::AttachFeeds(const FeedEngine* feeds,
-                            const NameRegistry* names) {
+absl::Status PubSubHub::AttachFeeds(FeedEngine* feeds,
+                                    const NameRegistry* names) {
+  FeedDeliveries* deliveries = feeds->deliveries();
+  if (deliveries == nullptr) {
+    return absl::FailedPreconditionError(
+        "the feed engine has no deliveries (FeedDeliveries): feed channels "
+        "could push nothing");
+  }
+  SubscriptionOptions options;
+  // Past a connection's own output buffer limit the connection closes; this
+  // bound is only for a delivery thread that falls behind.
+  options.queue_capacity = kMaxDeliveryQueueCapacity;
+  options.callback = [this](const Delivery& delivery) { Delivered(delivery); };
+  absl::StatusOr<SubscriptionId> subscription =
+      deliveries->Subscribe(std::move(options));
+  if (!subscription.ok()) return subscription.status();
   internal::WriterLock lock(&mu_);
   feeds_ = feeds;
+  deliveries_ = deliveries;
+  subscription_ = *subscription;
   names_ = names;
+  return absl::OkStatus();
 }
 
 PubSubHub::FeedIndex& PubSubHub::IndexOf(FeedChannel::Kind kind) {
   return kind == FeedChannel::Kind::kTimeline ? timelines_ : notifications_;
 }
 
-bool PubSubHub::Subscribe(const std::shared_ptr<PushSink>& sink,
-                          const std::string& channel,
-                          std::optional<FeedChannel> feed) {
+absl::Status PubSubHub::WatchFeed(const FeedChannel& feed, bool watch) {
+  if (deliveries_ == nullptr) return absl::OkStatus();  // no engine attached
+  const WatchedFeed watched{feed.kind == FeedChannel::Kind::kTimeline
+                                ? DeliveryFeed::kTimeline
+                                : DeliveryFeed::kNotifications,
+                            feed.entity};
+  return (watch ? deliveries_->Watch(subscription_, watched)
+                : deliveries_->Unwatch(subscription_, watched))
+      .status();
+}
+
+absl::StatusOr<bool> PubSubHub::Subscribe(const std::shared_ptr<PushSink>& sink,
+                                          const std::string& channel,
+                                          std::optional<FeedChannel> feed) {
   internal::WriterLock lock(&mu_);
-  auto [it, created] = channels_.try_emplace(channel);
-  Channel& entry = it->second;
-  if (HasSink(entry.sinks, sink.get())) return false;
-  entry.sinks.push_back(sink);
-  if (created && feed.has_value()) {
-    entry.feed = feed;
-    IndexOf(feed->kind)[feed->entity].push_back(channel);
-    feed_channels_.fetch_add(1, std::memory_order_relaxed);
+  auto found = channels_.find(channel);
+  if (found != channels_.end()) {
+    Channel& entry = found->second;
+    if (HasSink(entry.sinks, sink.get())) return false;
+    entry.sinks.push_back(sink);
+    return true;
   }
+  if (feed.has_value()) {
+    std::vector<std::string>& named = IndexOf(feed->kind)[feed->entity];
+    if (named.empty()) {
+      if (absl::Status status = WatchFeed(*feed, true); !status.ok()) {
+        IndexOf(feed->kind).erase(feed->entity);
+        return status;
+      }
+    }
+    named.push_back(channel);
+  }
+  Channel& entry = channels_[channel];
+  entry.feed = feed;
+  entry.sinks.push_back(sink);
   return true;
 }
 
@@ -73,8 +112,11 @@ bool PubSubHub::Unsubscribe(const PushSink* sink, const std::string& channel) {
     auto named = index.find(feed->entity);
     std::vector<std::string>& names = named->second;
     names.erase(std::find(names.begin(), names.end(), channel));
-    if (names.empty()) index.erase(named);
-    feed_channels_.fetch_sub(1, std::memory_order_relaxed);
+    if (names.empty()) {
+      index.erase(named);
+      // Unwatching a watched feed of a live subscription cannot fail.
+      WatchFeed(*feed, false).IgnoreError();
+    }
   }
   channels_.erase(it);
   return true;
@@ -195,47 +237,41 @@ std::string PubSubHub::EntryBody(const TimelineEntry& entry) const {
   return body;
 }
 
-void PubSubHub::Delivered(absl::Span<const EntityId> timelines,
-                          const TimelineEntry& entry) {
-  if (feed_channels_.load(std::memory_order_relaxed) == 0) return;
-  std::vector<std::pair<std::string, Sinks>> targets;
-  {
-    internal::ReaderLock lock(&mu_);
-    if (feeds_ == nullptr || timelines_.empty()) return;
-    for (const EntityId owner : timelines) {
-      auto it = timelines_.find(owner);
-      if (it == timelines_.end()) continue;
-      for (const std::string& channel : it->second) {
-        targets.emplace_back(channel, channels_.at(channel).sinks);
-      }
-    }
-  }
-  if (targets.empty()) return;
-  const std::string body = EntryBody(entry);
-  for (const auto& [channel, sinks] : targets) {
-    PushMessage(sinks, channel, body);
-  }
+uint64_t PubSubHub::missed_deliveries() const {
+  internal::ReaderLock lock(&mu_);
+  if (deliveries_ == nullptr) return 0;
+  absl::StatusOr<SubscriptionStats> stats =
+      deliveries_->GetSubscriptionStats(subscription_);
+  return stats.ok() ? stats->missed : 0;
 }
 
-void PubSubHub::Notified(EntityId recipient, const NotificationCounts& counts) {
-  if (feed_channels_.load(std::memory_order_relaxed) == 0) return;
+void PubSubHub::Delivered(const Delivery& delivery) {
+  const bool timeline = delivery.where.feed == DeliveryFeed::kTimeline;
   std::vector<std::pair<std::string, Sinks>> targets;
   {
     internal::ReaderLock lock(&mu_);
-    auto it = notifications_.find(recipient);
-    if (it == notifications_.end()) return;
+    const FeedIndex& index = timeline ? timelines_ : notifications_;
+    auto it = index.find(delivery.where.owner);
+    if (it == index.end()) return;  // unsubscribed since it was queued
     for (const std::string& channel : it->second) {
       targets.emplace_back(channel, channels_.at(channel).sinks);
     }
   }
-  std::string body;
-  RespWriter writer(&body, kBodyProtocol);
-  writer.ArrayHeader(3);
-  writer.Integer(static_cast<int64_t>(counts.unseen));
-  writer.Integer(static_cast<int64_t>(counts.unread));
-  writer.Integer(static_cast<int64_t>(counts.groups));
+  std::string counts;
+  if (timeline) {
+    if (last_body_id_ != delivery.entry.activity_id || last_body_.empty()) {
+      last_body_ = EntryBody(delivery.entry);
+      last_body_id_ = delivery.entry.activity_id;
+    }
+  } else {
+    RespWriter writer(&counts, kBodyProtocol);
+    writer.ArrayHeader(3);
+    writer.Integer(static_cast<int64_t>(delivery.counts.unseen));
+    writer.Integer(static_cast<int64_t>(delivery.counts.unread));
+    writer.Integer(static_cast<int64_t>(delivery.counts.groups));
+  }
   for (const auto& [channel, sinks] : targets) {
-    PushMessage(sinks, channel, body);
+    PushMessage(sinks, channel, timeline ? last_body_ : counts);
   }
 }
 
@@ -262,10 +298,12 @@ PubSubMembership& PubSubMembership::operator=(
   return *this;
 }
 
-bool PubSubMembership::Subscribe(const std::string& channel,
-                                 std::optional<FeedChannel> feed) {
-  if (!channels_.insert(channel).second) return false;
-  hub_->Subscribe(sink_, channel, feed);
+absl::StatusOr<bool> PubSubMembership::Subscribe(
+    const std::string& channel, std::optional<FeedChannel> feed) {
+  if (channels_.contains(channel)) return false;
+  absl::StatusOr<bool> subscribed = hub_->Subscribe(sink_, channel, feed);
+  if (!subscribed.ok()) return subscribed.status();
+  channels_.insert(channel);
   return true;
 }
 

@@ -5,30 +5,30 @@
 // subscribers of its channel (SUBSCRIBE) and of every pattern that matches
 // it (PSUBSCRIBE, Redis's glob patterns). Two kinds of channel also carry
 // what the feed engine delivers, to their direct subscribers:
-//   timeline:<entity>       each entry a publish's fan-out puts into the
-//                           entity's home timeline (EngineOptions::
-//                           on_delivery), as [activity id, actor, ts,
-//                           expires_at, payload], one FEED.READ entry
+//   timeline:<entity>       each entry a publish brings into the entity's
+//                           home timeline, those of merged-at-read actors
+//                           and of a dormant reader included, as
+//                           [activity id, actor, ts, expires_at, payload],
+//                           one FEED.READ entry
 //   notifications:<entity>  the entity's [unseen, unread, groups] after each
 //                           notification delivered to it
-//                           (NotificationOptions::on_notify)
 // <entity> is a decimal id or a name, as the FEED.* commands take them.
-// Entries of actors read by merge (hybrid fan-out, inactive readers) are
-// not put into timelines and so not pushed: their publishes reach
-// `timeline:` subscribers only through later reads.
+// The hub holds one subscription of the engine's (FeedDeliveries) and
+// watches the feeds that have a channel subscriber; its callback runs on
+// the engine's delivery thread, never inside a fan-out.
 //
 // Each subscriber is a PushSink: a connection's, which queues pushes
 // beside its replies without blocking and closes the connection when they
 // pass its output buffer limit. So a slow client never holds up a publish
 // or a fan-out.
 //
-// Thread-safe. One reader/writer lock guards the maps; a publish holds it
+// Thread-safe. One reader/writer lock guards the maps; a delivery holds it
 // shared only to copy the sinks, and pushes after letting it go. Lock
-// order: the hub's lock, then nothing (sinks are pushed to after).
+// order: the hub's lock, then the engine's delivery lock (Watch, Unwatch);
+// sinks are pushed to with no lock held.
 #ifndef FEEDCORE_SERVER_PUBSUB_HUB_H_
 #define FEEDCORE_SERVER_PUBSUB_HUB_H_
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -37,10 +37,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/types/span.h"
 #include "base/mutex.h"
 #include "feedcore/feed_engine.h"
+#include "feedcore/feed_facets.h"
 #include "feedcore/name_registry.h"
 #include "feedcore/types.h"
 
@@ -71,14 +73,19 @@ inline constexpr absl::string_view kNotificationsChannelPrefix =
 
 class PubSubHub {
  public:
-  // Lets timeline messages carry payloads (read back from `feeds`) and
-  // actor names (from `names`, which may be null). Call before serving.
-  void AttachFeeds(const FeedEngine* feeds, const NameRegistry* names);
+  // Subscribes to the deliveries of `feeds` for the feed channels, whose
+  // timeline messages carry payloads read back from `feeds` and actor
+  // names from `names` (which may be null). Call once, before serving,
+  // with an engine that outlives the hub's use of it. FailedPrecondition
+  // for an engine without FeedDeliveries; the engine's error otherwise.
+  absl::Status AttachFeeds(FeedEngine* feeds, const NameRegistry* names);
 
   // Subscribes `sink` to `channel` (a feed channel when `feed` is set).
-  // Returns false if it was subscribed already.
-  bool Subscribe(const std::shared_ptr<PushSink>& sink,
-                 const std::string& channel, std::optional<FeedChannel> feed);
+  // Returns false if it was subscribed already. ResourceExhausted (nothing
+  // changes) when the engine watches kMaxWatchedFeeds feeds already.
+  absl::StatusOr<bool> Subscribe(const std::shared_ptr<PushSink>& sink,
+                                 const std::string& channel,
+                                 std::optional<FeedChannel> feed);
   // Returns false if `sink` was not subscribed to `channel`.
   bool Unsubscribe(const PushSink* sink, const std::string& channel);
   bool SubscribePattern(const std::shared_ptr<PushSink>& sink,
@@ -100,11 +107,9 @@ class PubSubHub {
   // PUBSUB NUMPAT: patterns with a subscriber.
   size_t Patterns() const;
 
-  // The engine's hooks (see the top of this file). Cost without a feed
-  // channel subscribed: one atomic load.
-  void Delivered(absl::Span<const EntityId> timelines,
-                 const TimelineEntry& entry);
-  void Notified(EntityId recipient, const NotificationCounts& counts);
+  // Deliveries the engine dropped because the hub's queue was full (its
+  // subscribers missed those pushes).
+  uint64_t missed_deliveries() const;
 
  private:
   using Sinks = std::vector<std::shared_ptr<PushSink>>;
@@ -114,23 +119,33 @@ class PubSubHub {
   };
   using FeedIndex = absl::flat_hash_map<EntityId, std::vector<std::string>>;
 
+  // The subscription's callback, on the engine's delivery thread.
+  void Delivered(const Delivery& delivery);
   // The [id, actor, ts, expires_at, payload] body of a timeline push.
   std::string EntryBody(const TimelineEntry& entry) const;
+  // Starts or stops the engine watching `feed`'s feed. REQUIRES: mu_ held.
+  absl::Status WatchFeed(const FeedChannel& feed, bool watch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pushes ["message", channel, data] (`data` already encoded) to `sinks`.
   static size_t PushMessage(const Sinks& sinks, absl::string_view channel,
                             absl::string_view data);
   FeedIndex& IndexOf(FeedChannel::Kind kind) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  const FeedEngine* feeds_ = nullptr;    // set before serving
+  FeedEngine* feeds_ = nullptr;           // set before serving
+  FeedDeliveries* deliveries_ = nullptr;  // feeds_'s
+  SubscriptionId subscription_ = 0;
   const NameRegistry* names_ = nullptr;  // set before serving; may be null
+  // The last timeline body built, for the deliveries of one publish to
+  // several timelines; touched only by Delivered, which the engine never
+  // runs twice at once.
+  ActivityId last_body_id_ = 0;
+  std::string last_body_;
   mutable internal::SharedMutex mu_;
   absl::flat_hash_map<std::string, Channel> channels_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Sinks> patterns_ ABSL_GUARDED_BY(mu_);
   // The feed channels by entity: those a delivery to the entity goes to.
   FeedIndex timelines_ ABSL_GUARDED_BY(mu_);
   FeedIndex notifications_ ABSL_GUARDED_BY(mu_);
-  // Feed channels with a subscriber, for the hooks' fast path.
-  std::atomic<size_t> feed_channels_{0};
 };
 
 // One session's subscriptions; unsubscribes them all when destroyed (the
@@ -152,7 +167,9 @@ class PubSubMembership {
   size_t count() const { return channels_.size() + patterns_.size(); }
 
   // Each returns whether the set changed. REQUIRES: can_subscribe().
-  bool Subscribe(const std::string& channel, std::optional<FeedChannel> feed);
+  // Subscribe fails as PubSubHub::Subscribe does, changing nothing.
+  absl::StatusOr<bool> Subscribe(const std::string& channel,
+                                 std::optional<FeedChannel> feed);
   bool Unsubscribe(const std::string& channel);
   bool SubscribePattern(const std::string& pattern);
   bool UnsubscribePattern(const std::string& pattern);

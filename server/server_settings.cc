@@ -26,6 +26,7 @@ absl::Span<const SettingSpec> ServerSettings() {
           {"leaderboard_partitions", K::kInteger, {}, false},
           {"engine_shards", K::kInteger, {}, false},
           {"fanout_threads", K::kInteger, {}, false},
+          {"hybrid_fanout_threshold", K::kInteger, {}, false},
           {"inactive_after_seconds", K::kInteger, {}, false},
           {"max_payload_bytes", K::kBytes, {}, false},
           {"snapshot_file", K::kString, {}, false},

@@ -56,9 +56,9 @@ TEST_CASE("publish reaches a channel's subscribers and matching patterns") {
   PubSubHub hub;
   auto a = std::make_shared<RecordingSink>();
   auto b = std::make_shared<RecordingSink>();
-  CHECK(hub.Subscribe(a, "news", std::nullopt));
-  CHECK_FALSE(hub.Subscribe(a, "news", std::nullopt));
-  CHECK(hub.Subscribe(b, "news", std::nullopt));
+  CHECK(*hub.Subscribe(a, "news", std::nullopt));
+  CHECK_FALSE(*hub.Subscribe(a, "news", std::nullopt));
+  CHECK(*hub.Subscribe(b, "news", std::nullopt));
   CHECK(hub.SubscribePattern(b, "n*"));
   CHECK(hub.Publish("news", "hi") == 3);
   CHECK(hub.Publish("nope", "x") == 1);
@@ -88,8 +88,8 @@ TEST_CASE("a session's subscriptions end with it") {
   auto sink = std::make_shared<RecordingSink>();
   {
     PubSubMembership membership(&hub, sink);
-    CHECK(membership.Subscribe("a", std::nullopt));
-    CHECK(membership.Subscribe("b", std::nullopt));
+    CHECK(*membership.Subscribe("a", std::nullopt));
+    CHECK(*membership.Subscribe("b", std::nullopt));
     CHECK(membership.SubscribePattern("c*"));
     CHECK(membership.count() == 3);
     PubSubMembership moved = std::move(membership);
@@ -101,34 +101,30 @@ TEST_CASE("a session's subscriptions end with it") {
   CHECK(hub.Publish("a", "x") == 0);
 }
 
-// An engine whose delivery hooks feed `hub`, as feedcore-server wires it.
-std::unique_ptr<InProcessFeedEngine> EngineFeeding(PubSubHub& hub) {
+// An engine whose deliveries feed `hub`, as feedcore-server wires it;
+// with `background` false its callbacks run in DispatchDeliveries.
+std::unique_ptr<InProcessFeedEngine> EngineFeeding(
+    PubSubHub& hub, bool background, size_t hybrid_threshold = 0) {
   EngineOptions options;
   options.sweep_interval = 0;
   options.fanout_threads = 0;
-  options.on_delivery = [&hub](absl::Span<const EntityId> owners,
-                               const TimelineEntry& entry) {
-    hub.Delivered(owners, entry);
-  };
-  options.notifications.on_notify = [&hub](EntityId recipient,
-                                           const NotificationCounts& counts) {
-    hub.Notified(recipient, counts);
-  };
+  options.background_deliveries = background;
+  options.hybrid_fanout_threshold = hybrid_threshold;
   auto engine = FeedEngine::Create(options).value();
-  hub.AttachFeeds(engine.get(), nullptr);
+  REQUIRE(hub.AttachFeeds(engine.get(), nullptr).ok());
   return engine;
 }
 
 TEST_CASE("feed channels carry a followee's entries and notification counts") {
   PubSubHub hub;
-  std::unique_ptr<InProcessFeedEngine> engine = EngineFeeding(hub);
+  std::unique_ptr<InProcessFeedEngine> engine = EngineFeeding(hub, false);
   auto sink = std::make_shared<RecordingSink>();
   REQUIRE(engine->Follow(1, 2, {}).ok());
   REQUIRE(engine->Follow(3, 2, {}).ok());
-  hub.Subscribe(sink, "timeline:1",
-                FeedChannel{FeedChannel::Kind::kTimeline, 1});
-  hub.Subscribe(sink, "notifications:1",
-                FeedChannel{FeedChannel::Kind::kNotifications, 1});
+  REQUIRE(*hub.Subscribe(sink, "timeline:1",
+                         FeedChannel{FeedChannel::Kind::kTimeline, 1}));
+  REQUIRE(*hub.Subscribe(sink, "notifications:1",
+                         FeedChannel{FeedChannel::Kind::kNotifications, 1}));
   Activity activity;
   activity.id = 77;
   activity.actor = 2;
@@ -137,6 +133,8 @@ TEST_CASE("feed channels carry a followee's entries and notification counts") {
   PublishOptions publish;
   publish.notify = {1};
   REQUIRE(engine->Publish(activity, publish).ok());
+  CHECK(sink->pushes().empty());  // pushed from the delivery callbacks
+  CHECK(*engine->DispatchDeliveries() == 2);
   const std::vector<std::string> pushes = sink->pushes();
   REQUIRE(pushes.size() == 2);
   // The entry as FEED.READ gives it: id, actor, ts, expiry, payload.
@@ -155,7 +153,42 @@ TEST_CASE("feed channels carry a followee's entries and notification counts") {
   hub.Unsubscribe(sink.get(), "notifications:1");
   activity.id = 78;
   REQUIRE(engine->Publish(activity, publish).ok());
+  CHECK(*engine->DispatchDeliveries() == 0);
   CHECK(sink->pushes().size() == 2);
+}
+
+TEST_CASE("a timeline channel carries the entries of a merged-at-read actor") {
+  PubSubHub hub;
+  std::unique_ptr<InProcessFeedEngine> engine =
+      EngineFeeding(hub, false, /*hybrid_threshold=*/1);
+  REQUIRE(engine->Follow(1, 2, {}).ok());
+  REQUIRE(engine->Follow(3, 2, {}).ok());  // 2 is merged at read from here
+  auto sink = std::make_shared<RecordingSink>();
+  REQUIRE(*hub.Subscribe(sink, "timeline:1",
+                         FeedChannel{FeedChannel::Kind::kTimeline, 1}));
+  REQUIRE(*hub.Subscribe(sink, "timeline:3",
+                         FeedChannel{FeedChannel::Kind::kTimeline, 3}));
+  Activity activity;
+  activity.id = 77;
+  activity.actor = 2;
+  activity.ts = 1000;
+  activity.payload = "hello";
+  const PublishResult published = *engine->Publish(activity, {});
+  REQUIRE(published.merged_at_read);
+  CHECK(*engine->DispatchDeliveries() == 2);
+  const std::vector<std::string> pushes = sink->pushes();
+  REQUIRE(pushes.size() == 2);
+  for (const absl::string_view channel : {"timeline:1", "timeline:3"}) {
+    const std::string prefix =
+        absl::StrCat("*3\r\n$7\r\nmessage\r\n$10\r\n", channel,
+                     "\r\n*5\r\n$2\r\n77\r\n$1\r\n2\r\n:1000\r\n:");
+    CHECK(
+        std::count_if(pushes.begin(), pushes.end(), [&](const std::string& p) {
+          return absl::StartsWith(p, prefix) &&
+                 absl::EndsWith(p, "\r\n$5\r\nhello\r\n");
+        }) == 1);
+  }
+  CHECK(hub.missed_deliveries() == 0);
 }
 
 TEST_CASE("a RESP2 subscriber's session takes only the subscribing commands") {
@@ -200,11 +233,12 @@ TEST_CASE("threads subscribing, publishing and delivering at once") {
   constexpr int kSubscribers = 3;
   constexpr int kRounds = 300;
   PubSubHub hub;
-  std::unique_ptr<InProcessFeedEngine> engine = EngineFeeding(hub);
+  std::unique_ptr<InProcessFeedEngine> engine = EngineFeeding(hub, true);
   for (EntityId reader = 1; reader <= 4; ++reader) {
     REQUIRE(engine->Follow(reader, 100, {}).ok());
   }
   std::atomic<bool> done{false};
+  std::atomic<int> refused{0};
   std::vector<std::shared_ptr<RecordingSink>> sinks;
   std::vector<std::thread> threads;
   for (int t = 0; t < kSubscribers; ++t) {
@@ -215,9 +249,12 @@ TEST_CASE("threads subscribing, publishing and delivering at once") {
       for (int round = 0; round < kRounds; ++round) {
         PubSubMembership membership(&hub, sinks[t]);
         const EntityId reader = 1 + (t + round) % 4;
-        membership.Subscribe(absl::StrCat("timeline:", reader),
-                             FeedChannel{FeedChannel::Kind::kTimeline, reader});
-        membership.Subscribe("chat", std::nullopt);
+        refused +=
+            !membership
+                 .Subscribe(absl::StrCat("timeline:", reader),
+                            FeedChannel{FeedChannel::Kind::kTimeline, reader})
+                 .ok();
+        refused += !membership.Subscribe("chat", std::nullopt).ok();
         membership.SubscribePattern("c*");
         if (round % 2 == 0) membership.Unsubscribe("chat");
       }
@@ -239,6 +276,7 @@ TEST_CASE("threads subscribing, publishing and delivering at once") {
   for (int t = 0; t < kSubscribers; ++t) threads[t].join();
   done = true;
   for (size_t t = kSubscribers; t < threads.size(); ++t) threads[t].join();
+  CHECK(refused.load() == 0);
   // Every subscription ended with its membership.
   CHECK(hub.Channels(std::nullopt).empty());
   CHECK(hub.Patterns() == 0);

@@ -6,7 +6,9 @@ every reply and every push a client receives compared byte for byte
 Then the feeds' channels, which redis-server has not: a subscriber of
 `timeline:<user>` receives each entry a followee's FEED.PUBLISH puts in
 the user's timeline, as the FEED.READ entry, and one of
-`notifications:<user>` the counts after each notification.
+`notifications:<user>` the counts after each notification; on a server
+whose followees are merged at read (--hybrid_fanout_threshold), the
+entries that reads merge are pushed as well.
 
 Usage: redis_pubsub_differential_test.py <path to feedcore-server>
 """
@@ -166,6 +168,26 @@ def check_feed_channels(port):
     pub.close()
 
 
+def check_merged_channel(port):
+    """A merged-at-read followee's publish reaches a timeline channel."""
+    sub, pub = connect(port, timeout=30), connect(port, timeout=30)
+    subs, pubs = RawReader(sub), RawReader(pub)
+    for follower in ("user:ann", "user:cid"):  # bob passes the threshold
+        pub.sendall(encode("FEED.FOLLOW", follower, "user:bob"))
+        pubs.read()
+    sub.sendall(encode("SUBSCRIBE", "timeline:user:ann"))
+    subs.read()
+    pub.sendall(encode("FEED.PUBLISH", "user:bob", "80", "2000", "merged"))
+    pubs.read()
+    pushed = subs.read()
+    prefix = (b"*3\r\n$7\r\nmessage\r\n$17\r\ntimeline:user:ann\r\n"
+              b"*5\r\n$2\r\n80\r\n$8\r\nuser:bob\r\n:2000\r\n")
+    if not pushed.startswith(prefix) or not pushed.endswith(b"merged\r\n"):
+        fail(f"a merged-at-read followee's publish pushed {pushed!r}")
+    sub.close()
+    pub.close()
+
+
 def main():
     if len(sys.argv) != 2:
         fail("usage: redis_pubsub_differential_test.py <feedcore-server>")
@@ -174,9 +196,11 @@ def main():
         compared = sum(compare(port, redis_port, protocol)
                        for protocol in (2, 3))
         check_feed_channels(port)
+    with running_server(sys.argv[1], "--hybrid_fanout_threshold", "1") as port:
+        check_merged_channel(port)
     print(f"ok: {compared} publish/subscribe replies and pushes equal "
           "redis-server's (RESP2 and RESP3); timeline and notification "
-          "channels push a followee's entries and the counts")
+          "channels push a followee's entries (merged at read too) and the counts")
 
 
 if __name__ == "__main__":
