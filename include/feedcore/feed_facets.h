@@ -186,6 +186,17 @@ class FEEDCORE_EXPORT ReadMarkers {
   virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                                    const MarkedFeed& feed,
                                                    size_t max_unread) const = 0;
+  // Every marker `user` set, a page at a time, each with its unread count
+  // as GetReadMarker answers it: what a chat client shows for all of its
+  // channels when it opens. Counted as of this call, feed by feed.
+  // InvalidArgument for a limit or `max_unread` out of range, or a cursor
+  // that is malformed or another user's. In process: the page copied under
+  // the user's shard lock held shared, then one shared lock per shard of
+  // the marked own feeds (channels) for all of theirs, and what
+  // GetReadMarker costs for a home or world feed. On the Redis Cluster
+  // backend: one HGETALL of the user's markers, then a count per feed.
+  virtual absl::StatusOr<ReadStatePage> ListReadMarkers(
+      EntityId user, const ReadStateOptions& options) const = 0;
 
  protected:
   ReadMarkers() = default;

@@ -120,6 +120,28 @@ struct ReadMarker {
   bool more_unread = false;
 };
 
+// Paging through all of a user's read markers (ReadMarkers::ListReadMarkers).
+struct ReadStateOptions {
+  // Markers per page, 1..EngineOptions::max_page_size.
+  size_t limit = 100;
+  std::string cursor;
+  // Unread entries counted per feed at most, 1..max_page_size.
+  size_t max_unread = 100;
+};
+
+// One feed's read state in such a page.
+struct FeedReadState {
+  MarkedFeed feed;
+  ReadMarker marker;
+};
+
+struct ReadStatePage {
+  // By feed type, then owner, ascending.
+  std::vector<FeedReadState> feeds;
+  // Empty on the last page.
+  std::string next_cursor;
+};
+
 // --- Ranked reads ---
 
 // Counters the engine keeps per published activity (likes, replies,

@@ -246,6 +246,26 @@ absl::StatusOr<FollowListCursor> DecodeFollowListCursor(
   return cursor;
 }
 
+std::string EncodeReadMarkerCursor(EntityId user, FeedType type,
+                                   EntityId owner) {
+  const uint64_t fields[] = {user, static_cast<uint64_t>(type), owner};
+  return EncodeCursor(CursorKind::kReadMarkers, fields);
+}
+
+absl::StatusOr<std::pair<FeedType, EntityId>> DecodeReadMarkerCursorOf(
+    absl::string_view text, EntityId user) {
+  constexpr absl::string_view kWhat = "read marker cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kReadMarkers, 3, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] != user) return Invalid(kWhat, "it belongs to another user");
+  if (f[1] > static_cast<uint64_t>(FeedType::kNotification)) {
+    return Invalid(kWhat, "unknown feed type");
+  }
+  return std::pair<FeedType, EntityId>{static_cast<FeedType>(f[1]), f[2]};
+}
+
 absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
     absl::string_view text, bool followers, EntityId entity) {
   absl::StatusOr<FollowListCursor> cursor = DecodeFollowListCursor(text);

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -46,6 +47,7 @@ enum class CursorKind : uint8_t {
   kGroups = 4,
   kNotifications = 5,
   kRanked = 6,
+  kReadMarkers = 7,
 };
 
 // Encodes `fields` (at most kMaxCursorFields) under `kind`.
@@ -126,6 +128,14 @@ std::string EncodeRelationListCursor(bool muted, EntityId entity,
 absl::StatusOr<EntityId> DecodeRelationListCursorOf(absl::string_view text,
                                                     bool muted,
                                                     EntityId entity);
+
+// Position after the marker of feed (`type`, `owner`) in `user`'s list of
+// read markers (ReadMarkers::ListReadMarkers). Decoding checks that it is
+// `user`'s (InvalidArgument otherwise).
+std::string EncodeReadMarkerCursor(EntityId user, FeedType type,
+                                   EntityId owner);
+absl::StatusOr<std::pair<FeedType, EntityId>> DecodeReadMarkerCursorOf(
+    absl::string_view text, EntityId user);
 
 // Position after the entry `(score, ts, activity_id)` in a walk of
 // `owner`'s ranked timeline (FeedEngine::ReadRanked) that started at

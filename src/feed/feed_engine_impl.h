@@ -126,6 +126,8 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                            const MarkedFeed& feed,
                                            size_t max_unread) const override;
+  absl::StatusOr<ReadStatePage> ListReadMarkers(
+      EntityId user, const ReadStateOptions& options) const override;
   absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId activity_id,
                                                     size_t counter,
                                                     int64_t delta) override;
@@ -244,6 +246,13 @@ class FeedEngineImpl final : public InProcessFeedEngine {
                                               const MuteOptions& options);
   absl::StatusOr<RelationResult> UnmuteInMemory(EntityId muter, EntityId muted,
                                                 const RestoreOptions& options);
+  // The first key a marker leaves unread (every key for none); nullopt
+  // when it is at the very last key.
+  static std::optional<EntryKey> FirstUnread(const ReadMarker& marker);
+  // Counts the visible entries of `feed` after `marker->key`, at most
+  // `max_unread` (setting more_unread past it), into `marker`.
+  void CountUnread(const MarkedFeed& feed, size_t max_unread, Micros now,
+                   ReadMarker* marker) const;
   absl::StatusOr<bool> SetReadMarkerInMemory(EntityId user,
                                              const MarkedFeed& feed,
                                              const EntryKey& key,

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "contract/cursor.h"
 #include "contract/feed_arguments.h"
 #include "contract/page_merger.h"
 #include "feed/feed_engine_impl.h"
@@ -73,20 +74,100 @@ absl::StatusOr<ReadMarker> FeedEngineImpl::GetReadMarker(
       if (it != node->read_markers.end()) marker.key = it->second;
     }
   }
-  EntryKey lo = EntryKey::Min();
-  if (marker.key.has_value()) {
-    const std::optional<EntryKey> newer =
-        NewerKey({marker.key->ts, marker.key->activity_id});
-    if (!newer.has_value()) return marker;
-    lo = *newer;
-  }
+  CountUnread(feed, max_unread, options_.clock->Now(), &marker);
+  return marker;
+}
+
+std::optional<EntryKey> FeedEngineImpl::FirstUnread(const ReadMarker& marker) {
+  if (!marker.key.has_value()) return EntryKey::Min();
+  return NewerKey({marker.key->ts, marker.key->activity_id});
+}
+
+void FeedEngineImpl::CountUnread(const MarkedFeed& feed, size_t max_unread,
+                                 Micros now, ReadMarker* marker) const {
+  const std::optional<EntryKey> lo = FirstUnread(*marker);
+  if (!lo.has_value()) return;
   // One more than asked tells whether more are unread.
   std::vector<StoredEntry> unread;
-  CollectFeed(feed.type, feed.owner, ReadOrder::kOldestFirst, lo,
-              EntryKey::Max(), options_.clock->Now(), max_unread + 1, &unread);
-  marker.unread = std::min(unread.size(), max_unread);
-  marker.more_unread = unread.size() > max_unread;
-  return marker;
+  CollectFeed(feed.type, feed.owner, ReadOrder::kOldestFirst, *lo,
+              EntryKey::Max(), now, max_unread + 1, &unread);
+  marker->unread = std::min(unread.size(), max_unread);
+  marker->more_unread = unread.size() > max_unread;
+}
+
+absl::StatusOr<ReadStatePage> FeedEngineImpl::ListReadMarkers(
+    EntityId user, const ReadStateOptions& options) const {
+  if (options.limit == 0 || options.limit > options_.max_page_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ReadStateOptions.limit is ", options.limit, "; it must be 1..",
+        options_.max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  if (absl::Status bad =
+          ValidateMaxUnread(options.max_unread, options_.max_page_size);
+      !bad.ok()) {
+    return bad;
+  }
+  std::optional<MarkerFeedKey> after;
+  if (!options.cursor.empty()) {
+    absl::StatusOr<std::pair<FeedType, EntityId>> place =
+        DecodeReadMarkerCursorOf(options.cursor, user);
+    if (!place.ok()) return place.status();
+    after = *place;
+  }
+  ReadStatePage page;
+  bool more = false;
+  {
+    const Shard& shard = ShardOf(user);
+    ReaderLock lock(&shard.mu());
+    if (const GraphNode* node = shard.FindNode(user); node != nullptr) {
+      const auto& markers = node->read_markers;
+      auto it =
+          after.has_value() ? markers.upper_bound(*after) : markers.begin();
+      for (; it != markers.end() && page.feeds.size() < options.limit; ++it) {
+        FeedReadState state;
+        state.feed = {it->first.first, it->first.second};
+        state.marker.key = it->second;
+        page.feeds.push_back(state);
+      }
+      more = it != markers.end();
+    }
+  }
+  if (more) {
+    const MarkedFeed& last = page.feeds.back().feed;
+    page.next_cursor = EncodeReadMarkerCursor(user, last.type, last.owner);
+  }
+  // Own feeds (channels) are counted shard by shard, one lock each; a home
+  // or world feed may merge several shards, as GetReadMarker counts it.
+  const Micros now = options_.clock->Now();
+  std::vector<std::pair<size_t, size_t>> own;  // (shard, index in the page)
+  for (size_t i = 0; i < page.feeds.size(); ++i) {
+    FeedReadState& state = page.feeds[i];
+    if (state.feed.type == FeedType::kOwn) {
+      own.emplace_back(ShardIndex(state.feed.owner), i);
+    } else {
+      CountUnread(state.feed, options.max_unread, now, &state.marker);
+    }
+  }
+  std::sort(own.begin(), own.end());
+  std::vector<StoredEntry> unread;
+  for (size_t g = 0; g < own.size();) {
+    const Shard& shard = shards_[own[g].first];
+    ReaderLock lock(&shard.mu());
+    for (const size_t s = own[g].first; g < own.size() && own[g].first == s;
+         ++g) {
+      FeedReadState& state = page.feeds[own[g].second];
+      const std::optional<EntryKey> lo = FirstUnread(state.marker);
+      const Timeline* feed =
+          shard.FindTimeline({state.feed.owner, FeedType::kOwn});
+      if (!lo.has_value() || feed == nullptr) continue;
+      unread.clear();
+      feed->Collect(ReadOrder::kOldestFirst, *lo, EntryKey::Max(), now,
+                    options.max_unread + 1, &unread);
+      state.marker.unread = std::min(unread.size(), options.max_unread);
+      state.marker.more_unread = unread.size() > options.max_unread;
+    }
+  }
+  return page;
 }
 
 absl::Status FeedEngineImpl::ApplyMarkerChange(const ChangeRecord& record) {

@@ -112,6 +112,8 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
   absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                            const MarkedFeed& feed,
                                            size_t max_unread) const override;
+  absl::StatusOr<ReadStatePage> ListReadMarkers(
+      EntityId user, const ReadStateOptions& options) const override;
   absl::StatusOr<ActivityCounters> IncrementCounter(ActivityId activity_id,
                                                     size_t counter,
                                                     int64_t delta) override;
@@ -247,6 +249,10 @@ class RedisFeedEngine final : public RedisClusterFeedEngine {
   // range, merged with the own feeds of the actors it merges (each from
   // its boundary), without duplicate keys, within the newest
   // max_timeline_length of them all, as in process.
+  // Counts the visible entries of `feed` after `marker->key`, at most
+  // `max_unread` (setting more_unread past it), into `marker`.
+  absl::Status CountUnread(const MarkedFeed& feed, size_t max_unread,
+                           ReadMarker* marker) const;
   absl::StatusOr<std::vector<StoredEntry>> CollectHome(EntityId owner,
                                                        ReadOrder order,
                                                        EntryKey lo, EntryKey hi,

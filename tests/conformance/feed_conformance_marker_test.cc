@@ -1,12 +1,15 @@
-// Conformance cases of read markers (SetReadMarker, GetReadMarker) on the
+// Conformance cases of read markers (SetReadMarker, GetReadMarker,
+// ListReadMarkers) on the
 // backend FEEDCORE_TEST_BACKEND selects (conformance/backend.h): both the
 // in-process engine and the Redis Cluster one keep markers, and are held
 // to one reading of feed_engine.h: monotonic unless forced, unread counts
-// of visible entries capped at max_unread, home, own and world feeds, and
-// bad arguments refused naming them, changing nothing.
+// of visible entries capped at max_unread, home, own and world feeds, all of
+// a user's markers paged with their counts, and bad arguments refused
+// naming them, changing nothing.
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -134,6 +137,81 @@ TEST_CASE("bad marker arguments are refused naming them") {
       engine.read_markers()->GetReadMarker(1, MarkedFeed::Home(3), 1).status(),
       "feed.owner");
   CHECK(Get(engine, 1, MarkedFeed::Home(1)).key == EntryKey{kStart, 1});
+}
+
+TEST_CASE("all of a user's markers come a page at a time with their counts") {
+  Env env(Options(100));
+  FeedEngine& engine = *env.engine;
+  ReadMarkers& markers = *engine.read_markers();
+  // Channels 50..56 with 1..7 messages; the user has read the first of each.
+  for (EntityId channel = 50; channel < 57; ++channel) {
+    for (ActivityId n = 0; n <= channel - 50; ++n) {
+      const ActivityId id = channel * 100 + n;
+      env.Pub(id, channel, kStart + static_cast<Micros>(id));
+    }
+    CHECK(Set(engine, 1, MarkedFeed::Own(channel),
+              {kStart + static_cast<Micros>(channel * 100), channel * 100}));
+  }
+  CHECK(Set(engine, 1, MarkedFeed::World(), {kStart, 0}));
+  CHECK(Set(engine, 1, MarkedFeed::Home(1), {kStart, 0}));
+  CHECK(Set(engine, 2, MarkedFeed::Own(50), {kStart, 0}));  // another user's
+
+  ReadStateOptions list;
+  list.limit = 3;
+  list.max_unread = 4;
+  std::vector<FeedReadState> all;
+  std::vector<std::string> cursors;
+  for (int pages = 0; pages < 10; ++pages) {
+    const absl::StatusOr<ReadStatePage> page = markers.ListReadMarkers(1, list);
+    REQUIRE_MESSAGE(page.ok(), page.status());
+    all.insert(all.end(), page->feeds.begin(), page->feeds.end());
+    if (page->next_cursor.empty()) break;
+    list.cursor = page->next_cursor;
+    cursors.push_back(page->next_cursor);
+  }
+  CHECK(cursors.size() == 2);
+  // Home first, then the own feeds by owner, then the world feed.
+  REQUIRE(all.size() == 9);
+  CHECK(all[0].feed == MarkedFeed::Home(1));
+  CHECK(all[0].marker.unread == 0);
+  for (EntityId channel = 50; channel < 57; ++channel) {
+    const FeedReadState& state = all[1 + channel - 50];
+    CHECK(state.feed == MarkedFeed::Own(channel));
+    const ReadMarker one = Get(engine, 1, state.feed, 4);
+    CHECK(state.marker.key == one.key);
+    CHECK(state.marker.unread == one.unread);
+    CHECK(state.marker.more_unread == one.more_unread);
+    CHECK(state.marker.unread == std::min<size_t>(channel - 50, 4));
+    CHECK(state.marker.more_unread == (channel - 50 > 4));
+  }
+  CHECK(all[8].feed == MarkedFeed::World());
+  CHECK(all[8].marker.unread == 4);
+  CHECK(all[8].marker.more_unread);
+
+  // A user with no markers has an empty list.
+  const absl::StatusOr<ReadStatePage> none =
+      markers.ListReadMarkers(3, ReadStateOptions{});
+  REQUIRE(none.ok());
+  CHECK(none->feeds.empty());
+  CHECK(none->next_cursor.empty());
+
+  auto refused = [](const absl::Status& status, const std::string& names) {
+    CHECK_MESSAGE(absl::IsInvalidArgument(status), status);
+    CHECK_MESSAGE(status.message().find(names) != std::string::npos, status);
+  };
+  ReadStateOptions bad;
+  bad.limit = 0;
+  refused(markers.ListReadMarkers(1, bad).status(), "limit");
+  bad.limit = engine.options().max_page_size + 1;
+  refused(markers.ListReadMarkers(1, bad).status(), "limit");
+  bad = {};
+  bad.max_unread = 0;
+  refused(markers.ListReadMarkers(1, bad).status(), "max_unread");
+  bad = {};
+  bad.cursor = cursors[0];
+  refused(markers.ListReadMarkers(2, bad).status(), "another user");
+  bad.cursor = "not a cursor";
+  refused(markers.ListReadMarkers(1, bad).status(), "cursor");
 }
 
 }  // namespace

@@ -778,6 +778,30 @@ void Runner::DoMarkers() {
       coverage_.markers_moved += *moved;
       coverage_.markers_unread += got->unread > 0;
     }
+    // All of the user's markers, a few at a time.
+    const std::vector<FeedReadState> want_all =
+        m.model.ReadStates(user, max_unread, clock_->Now());
+    ReadStateOptions list;
+    list.limit = 1 + rng_() % 4;
+    list.max_unread = max_unread;
+    std::vector<FeedReadState> got_all;
+    for (int pages = 0;; ++pages) {
+      REQUIRE(pages <= static_cast<int>(want_all.size()));
+      const absl::StatusOr<ReadStatePage> page =
+          m.engine->ListReadMarkers(user, list);
+      REQUIRE_MESSAGE(page.ok(), page.status());
+      REQUIRE(page->feeds.size() <= list.limit);
+      got_all.insert(got_all.end(), page->feeds.begin(), page->feeds.end());
+      if (page->next_cursor.empty()) break;
+      list.cursor = page->next_cursor;
+    }
+    REQUIRE(got_all.size() == want_all.size());
+    for (size_t i = 0; i < got_all.size(); ++i) {
+      REQUIRE(got_all[i].feed == want_all[i].feed);
+      REQUIRE(got_all[i].marker.key == want_all[i].marker.key);
+      REQUIRE(got_all[i].marker.unread == want_all[i].marker.unread);
+      REQUIRE(got_all[i].marker.more_unread == want_all[i].marker.more_unread);
+    }
   }
 }
 

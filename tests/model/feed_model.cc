@@ -699,6 +699,18 @@ absl::StatusOr<ReadMarker> FeedModel::GetReadMarker(EntityId user,
   return marker;
 }
 
+std::vector<FeedReadState> FeedModel::ReadStates(EntityId user,
+                                                 size_t max_unread,
+                                                 Micros now) const {
+  std::vector<FeedReadState> states;
+  for (auto it = markers_.lower_bound({user, FeedType::kHome, 0});
+       it != markers_.end() && std::get<0>(it->first) == user; ++it) {
+    const MarkedFeed feed{std::get<1>(it->first), std::get<2>(it->first)};
+    states.push_back({feed, *GetReadMarker(user, feed, max_unread, now)});
+  }
+  return states;
+}
+
 // --- Expiry ---
 
 size_t FeedModel::CountExpired(Micros now) const {

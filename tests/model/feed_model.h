@@ -307,6 +307,9 @@ class FeedModel {
   absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                            const MarkedFeed& feed,
                                            size_t max_unread, Micros now) const;
+  // Every marker of `user` as ListReadMarkers pages them, all at once.
+  std::vector<FeedReadState> ReadStates(EntityId user, size_t max_unread,
+                                        Micros now) const;
   using MarkerKey = std::tuple<EntityId, FeedType, EntityId>;
   const std::map<MarkerKey, Key>& read_markers() const { return markers_; }
 
