@@ -115,6 +115,16 @@ std::unique_ptr<InProcessFeedEngine> EngineFeeding(
   return engine;
 }
 
+// Activity 77 of actor 2 at ts 1000, saying "hello".
+Activity Hello() {
+  Activity activity;
+  activity.id = 77;
+  activity.actor = 2;
+  activity.ts = 1000;
+  activity.payload = "hello";
+  return activity;
+}
+
 TEST_CASE("feed channels carry a followee's entries and notification counts") {
   PubSubHub hub;
   std::unique_ptr<InProcessFeedEngine> engine = EngineFeeding(hub, false);
@@ -125,11 +135,7 @@ TEST_CASE("feed channels carry a followee's entries and notification counts") {
                          FeedChannel{FeedChannel::Kind::kTimeline, 1}));
   REQUIRE(*hub.Subscribe(sink, "notifications:1",
                          FeedChannel{FeedChannel::Kind::kNotifications, 1}));
-  Activity activity;
-  activity.id = 77;
-  activity.actor = 2;
-  activity.ts = 1000;
-  activity.payload = "hello";
+  Activity activity = Hello();
   PublishOptions publish;
   publish.notify = {1};
   REQUIRE(engine->Publish(activity, publish).ok());
@@ -168,11 +174,7 @@ TEST_CASE("a timeline channel carries the entries of a merged-at-read actor") {
                          FeedChannel{FeedChannel::Kind::kTimeline, 1}));
   REQUIRE(*hub.Subscribe(sink, "timeline:3",
                          FeedChannel{FeedChannel::Kind::kTimeline, 3}));
-  Activity activity;
-  activity.id = 77;
-  activity.actor = 2;
-  activity.ts = 1000;
-  activity.payload = "hello";
+  Activity activity = Hello();
   const PublishResult published = *engine->Publish(activity, {});
   REQUIRE(published.merged_at_read);
   CHECK(*engine->DispatchDeliveries() == 2);
