@@ -11,8 +11,8 @@
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
 // inactive-readers, replica-wait, change-stream-cluster, grouped-read,
-// ranked-read. Exit status: 0 when every answer matched, 1 on a mismatch or a
-// failed call, 2 on a bad command line.
+// ranked-read, edit-and-deliver. Exit status: 0 when every answer matched,
+// 1 on a mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,7 +40,8 @@ ABSL_FLAG(std::string, scenario, "all",
           "all, or a comma-separated list of: celebrity-post, timeline-read, "
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
           "contact-import, inactive-readers, replica-wait, "
-          "change-stream-cluster, grouped-read, ranked-read");
+          "change-stream-cluster, grouped-read, ranked-read, "
+          "edit-and-deliver");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -60,7 +61,7 @@ ABSL_FLAG(std::string, redis_server, "redis-server",
 ABSL_FLAG(bool, redis_cluster, true,
           "compare with feedcore on a Redis Cluster (celebrity-post, "
           "timeline-read, muted-read, replica-wait, grouped-read, "
-          "ranked-read): a private cluster started with "
+          "ranked-read, edit-and-deliver): a private cluster started with "
           "--redis_cluster_script, or the one at "
           "--redis_cluster_seeds");
 ABSL_FLAG(std::string, redis_cluster_script, FEEDCORE_REDIS_CLUSTER_SCRIPT,
@@ -163,6 +164,24 @@ ABSL_FLAG(size_t, grouped_rounds, 1000,
 ABSL_FLAG(size_t, ranked_rounds, 1000,
           "ranked-read: rounds of counter calls, ranked pages and timeline "
           "pages");
+ABSL_FLAG(size_t, edit_followers, 100'000,
+          "edit-and-deliver: followers of the larger actor of edit vs "
+          "publish");
+ABSL_FLAG(size_t, edit_small_followers, 1'000,
+          "edit-and-deliver: followers of the smaller actor of edit vs "
+          "publish");
+ABSL_FLAG(size_t, edit_rounds, 51,
+          "edit-and-deliver: rounds of a Publish and an EditActivity per "
+          "actor");
+ABSL_FLAG(size_t, delivery_followers, 10'000,
+          "edit-and-deliver: followers of the actor publishing with and "
+          "without a delivery subscription");
+ABSL_FLAG(size_t, delivery_watched, 1'000,
+          "edit-and-deliver: of those followers, timelines the subscription "
+          "watches");
+ABSL_FLAG(size_t, delivery_rounds, 101,
+          "edit-and-deliver: timed publishes per engine (--delivery_rounds x "
+          "--delivery_watched at most kMaxDeliveryQueueCapacity)");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -189,6 +208,7 @@ constexpr NamedScenario kScenarios[] = {
     {"change-stream-cluster", RunChangeStreamCluster, true},
     {"grouped-read", RunGroupedRead, true},
     {"ranked-read", RunRankedRead, true},
+    {"edit-and-deliver", RunEditAndDeliver, true},
 };
 
 DriverOptions SmallOptions() {
@@ -232,6 +252,12 @@ DriverOptions SmallOptions() {
   o.stream_xadds = 2'000;
   o.grouped_rounds = 5;
   o.ranked_rounds = 5;
+  o.edit_followers = 2'000;
+  o.edit_small_followers = 100;
+  o.edit_rounds = 3;
+  o.delivery_followers = 500;
+  o.delivery_watched = 50;
+  o.delivery_rounds = 3;
   return o;
 }
 
@@ -292,6 +318,12 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.stream_xadds = absl::GetFlag(FLAGS_stream_xadds);
   o.grouped_rounds = absl::GetFlag(FLAGS_grouped_rounds);
   o.ranked_rounds = absl::GetFlag(FLAGS_ranked_rounds);
+  o.edit_followers = absl::GetFlag(FLAGS_edit_followers);
+  o.edit_small_followers = absl::GetFlag(FLAGS_edit_small_followers);
+  o.edit_rounds = absl::GetFlag(FLAGS_edit_rounds);
+  o.delivery_followers = absl::GetFlag(FLAGS_delivery_followers);
+  o.delivery_watched = absl::GetFlag(FLAGS_delivery_watched);
+  o.delivery_rounds = absl::GetFlag(FLAGS_delivery_rounds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -309,9 +341,21 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.replica_wait_rounds == 0 || o.replica_wait_inserts == 0 ||
       o.stream_followers == 0 || o.stream_rounds == 0 ||
       o.stream_small_followers == 0 || o.stream_small_rounds == 0 ||
-      o.stream_xadds == 0 || o.grouped_rounds == 0 || o.ranked_rounds == 0) {
+      o.stream_xadds == 0 || o.grouped_rounds == 0 || o.ranked_rounds == 0 ||
+      o.edit_followers == 0 || o.edit_small_followers == 0 ||
+      o.edit_rounds == 0 || o.delivery_followers == 0 ||
+      o.delivery_watched == 0 || o.delivery_rounds == 0) {
     return absl::InvalidArgumentError(
         "sizes must be positive (and --page_size at most 1000)");
+  }
+  // edit-and-deliver waits for every delivery its callback is due: they
+  // must all fit in the subscription's queue, so that none can be dropped.
+  if (o.delivery_watched > o.delivery_followers ||
+      o.delivery_rounds > kMaxDeliveryQueueCapacity / o.delivery_watched) {
+    return absl::InvalidArgumentError(
+        "--delivery_watched must be at most --delivery_followers, and "
+        "--delivery_rounds x --delivery_watched at most "
+        "kMaxDeliveryQueueCapacity (1048576)");
   }
   return o;
 }

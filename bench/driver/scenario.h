@@ -83,6 +83,15 @@ struct DriverOptions {
   size_t inactive_rounds = 15;
   size_t returning_users = 101;
   size_t returning_posts = 20;
+  // edit-and-deliver: the two actors of edit vs publish and its rounds;
+  // the actor of the delivery comparison, how many of its followers'
+  // timelines the subscription watches, and its rounds.
+  size_t edit_followers = 100'000;
+  size_t edit_small_followers = 1'000;
+  size_t edit_rounds = 51;
+  size_t delivery_followers = 10'000;
+  size_t delivery_watched = 1'000;
+  size_t delivery_rounds = 101;
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -132,6 +141,7 @@ void RunReplicaWait(RunContext& context);
 void RunChangeStreamCluster(RunContext& context);
 void RunGroupedRead(RunContext& context);
 void RunRankedRead(RunContext& context);
+void RunEditAndDeliver(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

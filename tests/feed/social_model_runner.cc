@@ -345,8 +345,10 @@ void Runner::CheckDeliveries() {
                     << want.second.second);
       REQUIRE(m.delivered->count(want) == m.expected.count(want));
     }
-    for (const auto& [owner, key] : *m.delivered) {
-      if (m.expected.contains({owner, key})) continue;
+    for (const std::pair<EntityId, Key>& told : *m.delivered) {
+      if (m.expected.contains(told)) continue;
+      const EntityId owner = told.first;
+      const Key key = told.second;
       // A copy that a reached cap trimmed as it landed.
       INFO("told of owner " << owner << " key " << key.first << "/"
                             << key.second);
