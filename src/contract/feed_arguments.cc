@@ -345,6 +345,16 @@ absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateReadStateOptions(const ReadStateOptions& options,
+                                      size_t max_page_size) {
+  if (options.limit == 0 || options.limit > max_page_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ReadStateOptions.limit is ", options.limit, "; it must be 1..",
+        max_page_size, " (EngineOptions.max_page_size)"));
+  }
+  return ValidateMaxUnread(options.max_unread, max_page_size);
+}
+
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
   if (options.limit == 0 || options.limit > max_page_size) {
     return OutOfRange(

@@ -83,6 +83,9 @@ absl::Status NoEntryWithKey(EntityId owner, const EntryKey& key);
 absl::Status NoNotificationWithKey(EntityId user, const EntryKey& key);
 // Checks GetReadMarker's max_unread.
 absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size);
+// Checks the limit and max_unread of a ListReadMarkers call.
+absl::Status ValidateReadStateOptions(const ReadStateOptions& options,
+                                      size_t max_page_size);
 
 // Checks limit and window (not the cursor, which needs the owner).
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);

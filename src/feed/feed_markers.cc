@@ -97,13 +97,8 @@ void FeedEngineImpl::CountUnread(const MarkedFeed& feed, size_t max_unread,
 
 absl::StatusOr<ReadStatePage> FeedEngineImpl::ListReadMarkers(
     EntityId user, const ReadStateOptions& options) const {
-  if (options.limit == 0 || options.limit > options_.max_page_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ReadStateOptions.limit is ", options.limit, "; it must be 1..",
-        options_.max_page_size, " (EngineOptions.max_page_size)"));
-  }
   if (absl::Status bad =
-          ValidateMaxUnread(options.max_unread, options_.max_page_size);
+          ValidateReadStateOptions(options, options_.max_page_size);
       !bad.ok()) {
     return bad;
   }

@@ -98,13 +98,8 @@ absl::Status RedisFeedEngine::CountUnread(const MarkedFeed& feed,
 
 absl::StatusOr<ReadStatePage> RedisFeedEngine::ListReadMarkers(
     EntityId user, const ReadStateOptions& options) const {
-  if (options.limit == 0 || options.limit > options_.max_page_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ReadStateOptions.limit is ", options.limit, "; it must be 1..",
-        options_.max_page_size, " (EngineOptions.max_page_size)"));
-  }
-  if (absl::Status bad = internal::ValidateMaxUnread(options.max_unread,
-                                                     options_.max_page_size);
+  if (absl::Status bad =
+          internal::ValidateReadStateOptions(options, options_.max_page_size);
       !bad.ok()) {
     return bad;
   }
