@@ -41,11 +41,12 @@ feedcore_fuzz_target(NAME config_file_fuzzer
           ${PROJECT_SOURCE_DIR}/server/server_settings.cc
   INCLUDES ${PROJECT_SOURCE_DIR}/server)
 # The social calls (follows, publishes, reads, markers, mute and block,
-# batch follows, counters and ranked reads) against the same reference
-# model.
+# batch follows, counters and ranked reads, edits and pins) against the
+# same reference model.
 feedcore_fuzz_target(NAME social_sequence_fuzzer
   SOURCES social_sequence_fuzzer.cc
           social_relation_ops.cc
           social_ranked_ops.cc
+          social_edit_ops.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc)

@@ -19,8 +19,10 @@
 // notifications too or not, with or without an expiry), the Blocked and
 // Muted lists paged with cursors kept across other calls, IncrementCounter
 // and GetCounters (zero deltas, overflows and unknown ids included), and
-// ReadRanked walks with any formula and window (social_relation_ops.h,
-// social_ranked_ops.h), and, when the input turns inactive readers on,
+// ReadRanked walks with any formula and window, EditActivity, Pin, Unpin
+// and ReadPinned, bursts of pins past the limit and edits read back
+// hydrated (social_relation_ops.h, social_ranked_ops.h,
+// social_edit_ops.h), and, when the input turns inactive readers on,
 // ReleaseInactiveReaders (the reads that follow rebuild what it made
 // dormant; without, it must be refused). Invalid arguments are part of the mix:
 // a call that must fail must fail with the documented code and change nothing
@@ -53,6 +55,7 @@
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "model/feed_model.h"
+#include "social_edit_ops.h"
 #include "social_fuzz_context.h"
 #include "social_ranked_ops.h"
 #include "social_relation_ops.h"
@@ -93,12 +96,19 @@ enum class Op : uint8_t {
   kReadRanked,
   kContinueRanked,
   kReleaseInactive,
+  kEditActivity,
+  kPin,
+  kUnpin,
+  kReadPinned,
+  kPinMany,
+  kEditAndRead,
   kOpCount,  // not an op: the number of them
 };
 
 class Driver {
  public:
-  explicit Driver(FuzzInput& in) : c_(in), relations_(c_), ranked_(c_) {}
+  explicit Driver(FuzzInput& in)
+      : c_(in), relations_(c_), ranked_(c_), edits_(c_) {}
 
   void Run() {
     while (!c_.in.empty()) {
@@ -163,6 +173,18 @@ class Driver {
         return ranked_.ContinueRanked();
       case Op::kReleaseInactive:
         return ReleaseInactive();
+      case Op::kEditActivity:
+        return edits_.EditActivity();
+      case Op::kPin:
+        return edits_.Pin();
+      case Op::kUnpin:
+        return edits_.Unpin();
+      case Op::kReadPinned:
+        return edits_.ReadPinned();
+      case Op::kPinMany:
+        return edits_.PinMany();
+      case Op::kEditAndRead:
+        return edits_.EditAndRead();
       case Op::kStats:
       case Op::kOpCount:
         return CheckStats();
@@ -413,7 +435,7 @@ class Driver {
   void Invalid() {
     const uint64_t records = c_.Records();
     const auto [a, b] = c_.Pair();
-    switch (c_.in.Below(14)) {
+    switch (c_.in.Below(15)) {
       case 0: {
         Activity bad = NewActivity();
         --c_.next_id;  // the id is not taken
@@ -538,6 +560,8 @@ class Driver {
         return relations_.Invalid();
       case 13:
         return ranked_.Invalid();
+      case 14:
+        return edits_.Invalid();
       default: {
         ReadOptions r;
         r.limit = 0;
@@ -591,6 +615,7 @@ class Driver {
   SocialFuzzContext c_;
   RelationOps relations_;
   RankedOps ranked_;
+  EditOps edits_;
   FeedWalks walks_;
 };
 

@@ -278,7 +278,9 @@ class FEEDCORE_EXPORT EditsAndPins {
   // feed: ReadPinned lists it, the most recently pinned first, while
   // ReadOwn's pages keep it in its place as well (read the pins, then the
   // pages). A pin ends with Unpin, or when the activity is retracted or
-  // expires. Returns false if it is pinned already (nothing changes).
+  // expires. Returns false if it is pinned already (its place among the
+  // pins stays). Either way, pins of activities that have expired since
+  // are dropped, each recorded as an Unpin would be.
   // NotFound unless `owner` published it and it is still visible (the own
   // feed's cap does not matter: an activity pushed out of the feed can be
   // pinned while it lives); FailedPrecondition when `owner` already has
