@@ -26,7 +26,8 @@ feedcore_fuzz_target(NAME durable_store_open_fuzzer
 feedcore_fuzz_target(NAME api_sequence_fuzzer
   SOURCES api_sequence_fuzzer.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc)
 # The RESP parser of feedcore-server (server/), compiled into the target
 # itself so that it carries the same instrumentation.
 feedcore_fuzz_target(NAME resp_parser_fuzzer
@@ -49,4 +50,5 @@ feedcore_fuzz_target(NAME social_sequence_fuzzer
           social_ranked_ops.cc
           social_edit_ops.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc)

@@ -10,11 +10,13 @@
 // included; refused between a blocking pair) and Unfollow, with or without
 // keeping the history, FollowMany and UnfollowMany (batches of up to six
 // pairs, repeats included; one self-pair refuses the whole batch), Publish
-// (idempotent re-publishes, conflicting ids, notify lists), Retract (known,
+// (idempotent re-publishes, conflicting ids, notify and mention lists),
+// Retract (known,
 // retracted and unknown ids), paged reads of timelines, own feeds and the
 // world feed in either order with windows and cursors kept across other
 // calls, CountNewer, notification counts, clock advances, EvictExpired with
-// any budget, SetReadMarker/GetReadMarker on home, own and world feeds,
+// any budget, SetReadMarker/GetReadMarker on home, own and world feeds
+// (mention counts included) and ListReadMarkers paged,
 // Block, Unblock and Unmute (with or without back-fill), Mute (of
 // notifications too or not, with or without an expiry), the Blocked and
 // Muted lists paged with cursors kept across other calls, IncrementCounter
@@ -102,6 +104,7 @@ enum class Op : uint8_t {
   kReadPinned,
   kPinMany,
   kEditAndRead,
+  kListMarkers,
   kOpCount,  // not an op: the number of them
 };
 
@@ -183,6 +186,8 @@ class Driver {
         return edits_.ReadPinned();
       case Op::kPinMany:
         return edits_.PinMany();
+      case Op::kListMarkers:
+        return ListMarkers();
       case Op::kEditAndRead:
         return edits_.EditAndRead();
       case Op::kStats:
@@ -261,6 +266,9 @@ class Driver {
     PublishOptions options;
     for (uint64_t n = c_.in.Below(4); n > 0; --n) {
       options.notify.push_back(c_.Entity());
+    }
+    for (uint64_t n = c_.in.Below(4); n > 0; --n) {
+      options.mentions.push_back(c_.Entity());
     }
     const uint64_t records = c_.Records();
     const absl::StatusOr<PublishResult> want =
@@ -417,6 +425,42 @@ class Driver {
                       std::fprintf(stderr, "unread %zu, model %zu\n",
                                    got->unread, want->unread));
     FUZZ_CHECK(got->more_unread == want->more_unread);
+    FUZZ_CHECK_DETAIL(got->mentions == want->mentions,
+                      std::fprintf(stderr, "mentions %zu, model %zu\n",
+                                   got->mentions, want->mentions));
+  }
+
+  // All of a user's read states, a few feeds a page.
+  void ListMarkers() {
+    const EntityId user = c_.Entity();
+    ReadStateOptions options;
+    options.limit = 1 + c_.in.Below(4);
+    options.max_unread = 1 + c_.in.Below(c_.options.max_page_size);
+    const std::vector<FeedReadState> want =
+        c_.model.ReadStates(user, options.max_unread, c_.Now());
+    std::vector<FeedReadState> got;
+    for (size_t pages = 0;; ++pages) {
+      FUZZ_CHECK(pages <= want.size());
+      const absl::StatusOr<ReadStatePage> page =
+          c_.engine->ListReadMarkers(user, options);
+      FUZZ_CHECK(page.ok() && page->feeds.size() <= options.limit);
+      got.insert(got.end(), page->feeds.begin(), page->feeds.end());
+      if (page->next_cursor.empty()) break;
+      options.cursor = page->next_cursor;
+    }
+    FUZZ_CHECK_DETAIL(got.size() == want.size(),
+                      std::fprintf(stderr, "%zu feeds, model %zu\n", got.size(),
+                                   want.size()));
+    for (size_t i = 0; i < got.size(); ++i) {
+      const ReadMarker& g = got[i].marker;
+      const ReadMarker& w = want[i].marker;
+      FUZZ_CHECK(got[i].feed == want[i].feed && g.key == w.key &&
+                 g.mentions == w.mentions);
+      if (got[i].feed.type == FeedType::kHome && !c_.Comparable(user)) {
+        continue;
+      }
+      FUZZ_CHECK(g.unread == w.unread && g.more_unread == w.more_unread);
+    }
   }
 
   void NotificationCounts() {
@@ -457,7 +501,11 @@ class Driver {
         Activity bad = NewActivity();
         --c_.next_id;
         PublishOptions options;
-        options.notify.assign(kMaxNotifyRecipients + 1, b);
+        if (c_.in.Bool()) {
+          options.notify.assign(kMaxNotifyRecipients + 1, b);
+        } else {
+          options.mentions.assign(kMaxMentionRecipients + 1, b);
+        }
         return c_.CheckRefused(c_.engine->Publish(bad, options).status(),
                                records);
       }

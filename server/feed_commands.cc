@@ -172,7 +172,7 @@ std::optional<Micros> PublishedTs(const InProcessFeedEngine& feeds,
 }
 
 // FEED.PUBLISH actor id|* ts|* payload [TTL ms] [IDEMPOTENCY key]
-//              [NOTIFY recipient]...
+//              [NOTIFY recipient]... [MENTION user]...
 // -> 1 published, 0 the same activity was already there; with id '*' the
 // activity id handed out (the first one's on a retry). See
 // publish_ledger.h for '*' and IDEMPOTENCY.
@@ -196,6 +196,7 @@ void FeedPublish(CommandCall& call) {
   request.payload = call.args[4];
   Activity activity;
   std::vector<EntityArgument> recipients;
+  std::vector<EntityArgument> mentioned;
   for (size_t i = 5; i < call.args.size(); ++i) {
     const bool has_value = i + 1 < call.args.size();
     if (IsKeyword(call.args[i], "TTL") && has_value) {
@@ -217,6 +218,16 @@ void FeedPublish(CommandCall& call) {
           EntityArgument::Parse(call.args[++i], "NOTIFY recipient");
       if (!recipient.ok()) return ReplyError(call, recipient.status());
       recipients.push_back(*std::move(recipient));
+    } else if (IsKeyword(call.args[i], "MENTION") && has_value) {
+      if (mentioned.size() == kMaxMentionRecipients) {
+        return ReplyError(call, absl::InvalidArgumentError(absl::StrCat(
+                                    "at most ", kMaxMentionRecipients,
+                                    " MENTION users per publish")));
+      }
+      absl::StatusOr<EntityArgument> user =
+          EntityArgument::Parse(call.args[++i], "MENTION user");
+      if (!user.ok()) return ReplyError(call, user.status());
+      mentioned.push_back(*std::move(user));
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }
@@ -231,6 +242,12 @@ void FeedPublish(CommandCall& call) {
         recipient.Resolve(*call.server, EntityUse::kAssign);
     if (!id.ok()) return ReplyError(call, id.status());
     options.notify.push_back(**id);
+  }
+  for (const EntityArgument& user : mentioned) {
+    absl::StatusOr<std::optional<EntityId>> id =
+        user.Resolve(*call.server, EntityUse::kAssign);
+    if (!id.ok()) return ReplyError(call, id.status());
+    options.mentions.push_back(**id);
   }
   InProcessFeedEngine& feeds = *call.server->feeds;
   PublishLedger& ledger = *call.server->publishes;

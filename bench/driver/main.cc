@@ -11,8 +11,8 @@
 // Scenarios: celebrity-post, timeline-read, muted-read, mixed-feed,
 // leaderboard, game-leaderboard, memory, durability, contact-import,
 // inactive-readers, replica-wait, change-stream-cluster, grouped-read,
-// ranked-read, edit-and-deliver. Exit status: 0 when every answer matched,
-// 1 on a mismatch or a failed call, 2 on a bad command line.
+// ranked-read, edit-and-deliver, chat-read-state. Exit status: 0 when every
+// answer matched, 1 on a mismatch or a failed call, 2 on a bad command line.
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,7 +41,7 @@ ABSL_FLAG(std::string, scenario, "all",
           "mixed-feed, leaderboard, game-leaderboard, memory, durability, "
           "contact-import, inactive-readers, replica-wait, "
           "change-stream-cluster, grouped-read, ranked-read, "
-          "edit-and-deliver");
+          "edit-and-deliver, chat-read-state");
 ABSL_FLAG(bool, small, false,
           "tiny sizes for a smoke test of a few seconds (size flags are "
           "ignored)");
@@ -61,7 +61,8 @@ ABSL_FLAG(std::string, redis_server, "redis-server",
 ABSL_FLAG(bool, redis_cluster, true,
           "compare with feedcore on a Redis Cluster (celebrity-post, "
           "timeline-read, muted-read, replica-wait, grouped-read, "
-          "ranked-read, edit-and-deliver): a private cluster started with "
+          "ranked-read, edit-and-deliver, chat-read-state): a private "
+          "cluster started with "
           "--redis_cluster_script, or the one at "
           "--redis_cluster_seeds");
 ABSL_FLAG(std::string, redis_cluster_script, FEEDCORE_REDIS_CLUSTER_SCRIPT,
@@ -182,6 +183,14 @@ ABSL_FLAG(size_t, delivery_watched, 1'000,
 ABSL_FLAG(size_t, delivery_rounds, 101,
           "edit-and-deliver: timed publishes per engine (--delivery_rounds x "
           "--delivery_watched at most kMaxDeliveryQueueCapacity)");
+ABSL_FLAG(size_t, chat_channels, 500,
+          "chat-read-state: channels the reader is in");
+ABSL_FLAG(size_t, chat_messages, 40, "chat-read-state: messages per channel");
+ABSL_FLAG(size_t, chat_read, 20,
+          "chat-read-state: the message of each channel the reader's marker "
+          "is at (1..--chat_messages - 1)");
+ABSL_FLAG(size_t, chat_rounds, 101,
+          "chat-read-state: timed reads of the whole read state per system");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -209,6 +218,7 @@ constexpr NamedScenario kScenarios[] = {
     {"grouped-read", RunGroupedRead, true},
     {"ranked-read", RunRankedRead, true},
     {"edit-and-deliver", RunEditAndDeliver, true},
+    {"chat-read-state", RunChatReadState, true},
 };
 
 DriverOptions SmallOptions() {
@@ -258,6 +268,10 @@ DriverOptions SmallOptions() {
   o.delivery_followers = 500;
   o.delivery_watched = 50;
   o.delivery_rounds = 3;
+  o.chat_channels = 20;
+  o.chat_messages = 12;
+  o.chat_read = 4;
+  o.chat_rounds = 3;
   return o;
 }
 
@@ -324,6 +338,10 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.delivery_followers = absl::GetFlag(FLAGS_delivery_followers);
   o.delivery_watched = absl::GetFlag(FLAGS_delivery_watched);
   o.delivery_rounds = absl::GetFlag(FLAGS_delivery_rounds);
+  o.chat_channels = absl::GetFlag(FLAGS_chat_channels);
+  o.chat_messages = absl::GetFlag(FLAGS_chat_messages);
+  o.chat_read = absl::GetFlag(FLAGS_chat_read);
+  o.chat_rounds = absl::GetFlag(FLAGS_chat_rounds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -344,9 +362,12 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.stream_xadds == 0 || o.grouped_rounds == 0 || o.ranked_rounds == 0 ||
       o.edit_followers == 0 || o.edit_small_followers == 0 ||
       o.edit_rounds == 0 || o.delivery_followers == 0 ||
-      o.delivery_watched == 0 || o.delivery_rounds == 0) {
+      o.delivery_watched == 0 || o.delivery_rounds == 0 ||
+      o.chat_channels == 0 || o.chat_rounds == 0 || o.chat_read == 0 ||
+      o.chat_read >= o.chat_messages) {
     return absl::InvalidArgumentError(
-        "sizes must be positive (and --page_size at most 1000)");
+        "sizes must be positive (--page_size at most 1000, --chat_read "
+        "below --chat_messages)");
   }
   // edit-and-deliver waits for every delivery its callback is due: they
   // must all fit in the subscription's queue, so that none can be dropped.

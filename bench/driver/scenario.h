@@ -92,6 +92,12 @@ struct DriverOptions {
   size_t delivery_followers = 10'000;
   size_t delivery_watched = 1'000;
   size_t delivery_rounds = 101;
+  // chat-read-state: the reader's channels, messages in each, where its
+  // marker is in each (1..chat_messages - 1), rounds.
+  size_t chat_channels = 500;
+  size_t chat_messages = 40;
+  size_t chat_read = 20;
+  size_t chat_rounds = 101;
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -142,6 +148,7 @@ void RunChangeStreamCluster(RunContext& context);
 void RunGroupedRead(RunContext& context);
 void RunRankedRead(RunContext& context);
 void RunEditAndDeliver(RunContext& context);
+void RunChatReadState(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

@@ -151,7 +151,7 @@ enum class ChangeKind : uint8_t {
   // Chat and social features (`domain` is the engine shard of `entity`).
   //
   // `entity`'s read marker in the feed (`feed`, owner `other`) is now
-  // `keys[0]`.
+  // `keys[0]`; the mentions of `entity` there up to it are cleared.
   kReadMarkerSet = 21,
   // `entity` blocks `other` (recorded in `entity`'s shard).
   kBlockAdd = 22,
@@ -205,6 +205,9 @@ enum class ChangeKind : uint8_t {
   // `entity`'s pin of `entry.activity_id` ended (Unpin, a retract, or a Pin
   // that dropped the expired pins).
   kPinRemove = 33,
+  // `entity` is mentioned by activity `keys[0]` in the own feed of `other`
+  // (PublishOptions::mentions), recorded in `entity`'s shard.
+  kMentionAdd = 34,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".

@@ -165,16 +165,19 @@ class FEEDCORE_EXPORT FeedRelations {
 };
 
 // Where a user stopped reading a feed, kept per (user, feed) and recorded
-// in the change stream and snapshots.
+// in the change stream and snapshots, with the user's mentions in each
+// channel (PublishOptions::mentions) newer than it.
 class FEEDCORE_EXPORT ReadMarkers {
  public:
   // Sets `user`'s marker in `feed` to `key`. A marker only moves forward
   // unless `options.force`: returns true when it moved, false when `key`
   // is not newer than the marker (forced: when it is the marker; nothing
-  // changed). A marker may name a key no feed holds. InvalidArgument for
-  // key.ts < 0, a notification feed, a home feed of another user, or a
-  // world feed whose owner is not 0. O(log of the user's markers), under
-  // the user's shard lock.
+  // changed). A marker may name a key no feed holds. The user's mentions
+  // in the feed up to `key` are cleared (a marker forced back does not
+  // bring them back). InvalidArgument for key.ts < 0, a notification feed,
+  // a home feed of another user, or a world feed whose owner is not 0.
+  // O(log of the user's markers + mentions there), under the user's shard
+  // lock.
   virtual absl::StatusOr<bool> SetReadMarker(
       EntityId user, const MarkedFeed& feed, const EntryKey& key,
       const SetMarkerOptions& options = {}) = 0;
@@ -182,13 +185,15 @@ class FEEDCORE_EXPORT ReadMarkers {
   // it, at most `max_unread` (1..max_page_size), counted as CountNewer
   // counts (a home feed merged with its merged-at-read followees). Errors
   // as SetReadMarker, and for `max_unread` out of range. Costs what
-  // CountNewer costs with max_count = max_unread + 1.
+  // CountNewer costs with max_count = max_unread + 1; of an own feed, one
+  // shared lock of its shard, no copies, and O(log) per mention counted.
   virtual absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                                    const MarkedFeed& feed,
                                                    size_t max_unread) const = 0;
-  // Every marker `user` set, a page at a time, each with its unread count
-  // as GetReadMarker answers it: what a chat client shows for all of its
-  // channels when it opens. Counted as of this call, feed by feed.
+  // Every feed where `user` set a marker or is mentioned, a page at a
+  // time, each as GetReadMarker answers it (unread and mention counts):
+  // what a chat client shows for all of its channels when it opens.
+  // Counted as of this call, feed by feed.
   // InvalidArgument for a limit or `max_unread` out of range, or a cursor
   // that is malformed or another user's. In process: the page copied under
   // the user's shard lock held shared, then one shared lock per shard of

@@ -35,6 +35,11 @@ inline constexpr size_t kMaxFanoutQueueCapacity = 1 << 20;
 
 inline constexpr size_t kMaxGroupListLimit = 1000;
 inline constexpr size_t kMaxNotifyRecipients = 100'000;
+// Most entities one activity may mention (PublishOptions::mentions).
+inline constexpr size_t kMaxMentionRecipients = 1'000;
+// Mentions kept per (entity, channel); older ones are dropped beyond it,
+// so ReadMarker::mentions counts at most this many.
+inline constexpr size_t kMaxMentionsPerFeed = 100;
 
 // Grouped (aggregated) reads: see FeedEngine::ReadGroups.
 struct AggregationOptions {
@@ -226,6 +231,15 @@ struct PublishOptions {
   // Publish returns, whatever `completion` says. Retract removes the
   // activity from these feeds too.
   std::vector<EntityId> notify;
+  // Entities the activity mentions, at most kMaxMentionRecipients;
+  // duplicates are harmless. Each gets a mention in the activity's
+  // channel, its actor's own feed (MarkedFeed::Own(actor)), which
+  // GetReadMarker and ListReadMarkers count until the entity's marker
+  // there passes it (ReadMarker::mentions), unless its notifications
+  // refuse the actor (a block, or a mute of notifications) or its marker
+  // there is at or past the activity. Recorded before Publish returns.
+  // InvalidArgument for more than kMaxMentionRecipients.
+  std::vector<EntityId> mentions;
 };
 
 // Paging through follower or followee lists.

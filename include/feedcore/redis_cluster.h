@@ -67,7 +67,9 @@
 //   trips, reading the activity, pinning, then reading its state again so
 //   that a racing Retract leaves no pin; Unpin and ReadPinned take one,
 //   plus a pipeline to hydrate; Retract ends the pin in the round trip
-//   that removes the own feed's copy). No FeedMaintenance: expired
+//   that removes the own feed's copy). A publish with
+//   PublishOptions::mentions is refused with `Unimplemented`, so mention
+//   counts stay 0. No FeedMaintenance: expired
 //   entries are skipped by every read, dropped by the writes that meet
 //   them and by the key's own expiry; the memory is the cluster's (INFO,
 //   MEMORY USAGE); `inactive_after` is refused at creation with

@@ -118,6 +118,10 @@ struct ReadMarker {
   size_t unread = 0;
   // True when more than `max_unread` are unread.
   bool more_unread = false;
+  // Of an own feed (a channel): its visible entries newer than `key`
+  // whose activities mention the user (PublishOptions::mentions), at most
+  // kMaxMentionsPerFeed. 0 for other feeds.
+  size_t mentions = 0;
 };
 
 // Paging through all of a user's read markers (ReadMarkers::ListReadMarkers).

@@ -1,6 +1,6 @@
-// Unit tests of feedcore-server's FEED.MARKER.SET and FEED.MARKER.GET
-// (server/feed_marker_commands.cc): replies byte for byte and
-// errors, through the command dispatcher.
+// Unit tests of feedcore-server's FEED.MARKER.SET, FEED.MARKER.GET and
+// FEED.MARKERS, with FEED.PUBLISH's MENTION (server/feed_marker_commands.cc):
+// replies byte for byte and errors, through the command dispatcher.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -23,10 +23,17 @@ DispatcherFixtureOptions Options() {
   return o;
 }
 
-// [[ts, id], unread, more] in RESP2.
-std::string MarkerReply(Micros ts, uint64_t id, int unread, int more) {
-  return absl::StrCat("*3\r\n*2\r\n:", ts, "\r\n", Bulk(absl::StrCat(id)), ":",
-                      unread, "\r\n:", more, "\r\n");
+// [ts, id], unread, more, mentions in RESP2.
+std::string MarkerFields(Micros ts, uint64_t id, int unread, int more,
+                         int mentions) {
+  return absl::StrCat("*2\r\n:", ts, "\r\n", Bulk(absl::StrCat(id)), ":",
+                      unread, "\r\n:", more, "\r\n:", mentions, "\r\n");
+}
+
+// [[ts, id], unread, more, mentions] in RESP2.
+std::string MarkerReply(Micros ts, uint64_t id, int unread, int more,
+                        int mentions = 0) {
+  return "*4\r\n" + MarkerFields(ts, id, unread, more, mentions);
 }
 
 TEST_CASE("FEED.MARKER.SET and FEED.MARKER.GET on home, own and world feeds") {
@@ -38,7 +45,7 @@ TEST_CASE("FEED.MARKER.SET and FEED.MARKER.GET on home, own and world feeds") {
   }
   // No marker yet: everything is unread.
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1"}) ==
-        "*3\r\n$-1\r\n:5\r\n:0\r\n");
+        "*4\r\n$-1\r\n:5\r\n:0\r\n:0\r\n");
   CHECK(f.Run({"FEED.MARKER.SET", "1", "home", "1", std::to_string(kStart + 2),
                "2"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "1", "HOME", "1"}) ==
@@ -88,7 +95,58 @@ TEST_CASE("FEED.MARKER errors name the argument and change nothing") {
                    "-ERR syntax error"));
   CHECK(StartsWith(f.Run({"FEED.MARKER.GET", "", "home", "1"}), "-ERR user"));
   CHECK(f.Run({"FEED.MARKER.GET", "1", "home", "1"}) ==
-        "*3\r\n$-1\r\n:0\r\n:0\r\n");
+        "*4\r\n$-1\r\n:0\r\n:0\r\n:0\r\n");
+}
+
+TEST_CASE("FEED.MARKERS lists every marked or mentioning feed with counts") {
+  DispatcherFixture f(Options());
+  // Channel 42 mentions user 7 twice; channel 43 once, by name.
+  for (int i = 1; i <= 4; ++i) {
+    std::vector<std::string> publish = {"FEED.PUBLISH", "42", std::to_string(i),
+                                        std::to_string(kStart + i), "p"};
+    if (i % 2 == 0) publish.insert(publish.end(), {"MENTION", "7"});
+    REQUIRE(f.Run(publish) == ":1\r\n");
+  }
+  REQUIRE(f.Run({"FEED.PUBLISH", "43", "9", std::to_string(kStart + 9), "p",
+                 "MENTION", "7", "MENTION", "bob"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.SET", "7", "world", "0", std::to_string(kStart + 9),
+               "9"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.SET", "7", "own", "42", std::to_string(kStart + 2),
+               "2"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.MARKER.GET", "7", "own", "42"}) ==
+        MarkerReply(kStart + 2, 2, 2, 0, 1));
+  // Own feeds by owner, then the world feed; a page of two, then one.
+  const std::string first = f.Run({"FEED.MARKERS", "7", "LIMIT", "2"});
+  const std::string own_43 =
+      "*6\r\n" + Bulk("own") + Bulk("43") + "$-1\r\n:1\r\n:0\r\n:1\r\n";
+  const std::string rest =
+      absl::StrCat("*2\r\n*6\r\n", Bulk("own"), Bulk("42"),
+                   MarkerFields(kStart + 2, 2, 2, 0, 1), own_43);
+  REQUIRE(StartsWith(first, "*2\r\n$"));
+  CHECK(first.substr(first.size() - rest.size()) == rest);
+  // The cursor is the bulk string after "*2\r\n$<length>\r\n".
+  const size_t at = first.find("\r\n", 4) + 2;
+  const std::string cursor = first.substr(at, first.find("\r\n", at) - at);
+  CHECK(f.Run({"FEED.MARKERS", "7", "CURSOR", cursor, "MAX", "1"}) ==
+        absl::StrCat("*2\r\n", Bulk("0"), "*1\r\n*6\r\n", Bulk("world"),
+                     Bulk("0"), MarkerFields(kStart + 9, 9, 0, 0, 0)));
+  // By name; a name without an id has nothing.
+  const std::string bob = f.Run({"FEED.MARKERS", "bob", "NAMES"});
+  CHECK(bob == absl::StrCat("*2\r\n", Bulk("0"), "*1\r\n", own_43));
+  CHECK(f.Run({"FEED.MARKERS", "nobody"}) == "*2\r\n$1\r\n0\r\n*0\r\n");
+  // Errors name the argument.
+  CHECK(StartsWith(f.Run({"FEED.MARKERS", "7", "LIMIT", "0"}), "-ERR LIMIT"));
+  CHECK(StartsWith(f.Run({"FEED.MARKERS", "7", "MAX", "21"}), "-ERR MAX"));
+  CHECK(StartsWith(f.Run({"FEED.MARKERS", "7", "CURSOR", "bad"}),
+                   "-ERR invalid read marker cursor"));
+  CHECK(StartsWith(f.Run({"FEED.MARKERS", "7", "SOON"}), "-ERR syntax error"));
+  const std::string foreign = f.Run({"FEED.MARKERS", "8", "CURSOR", cursor});
+  CHECK(StartsWith(foreign, "-ERR invalid read marker cursor"));
+  CHECK(foreign.find("another user") != std::string::npos);
+  CHECK(foreign.find("the cursor 0 for the first page") != std::string::npos);
+  CHECK(StartsWith(f.Run({"FEED.PUBLISH", "42", "20", std::to_string(kStart),
+                          "p", "MENTION", ""}),
+                   "-ERR MENTION user"));
 }
 
 }  // namespace

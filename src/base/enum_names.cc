@@ -79,6 +79,8 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kPinAdd";
     case ChangeKind::kPinRemove:
       return "kPinRemove";
+    case ChangeKind::kMentionAdd:
+      return "kMentionAdd";
   }
   return "an unknown change kind";
 }

@@ -193,6 +193,11 @@ absl::Status ValidateNotify(const PublishOptions& options) {
         "PublishOptions.notify lists ", options.notify.size(),
         " recipients; at most ", kMaxNotifyRecipients, " are accepted"));
   }
+  if (options.mentions.size() > kMaxMentionRecipients) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PublishOptions.mentions lists ", options.mentions.size(),
+        " entities; at most ", kMaxMentionRecipients, " are accepted"));
+  }
   return absl::OkStatus();
 }
 

@@ -190,8 +190,9 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   // in this engine's own stream. InvalidArgument for a malformed record.
   absl::Status ApplyChange(const ChangeRecord& record);
   // ApplyChange of the records of one feature: kBlock*/kMute*
-  // (feed_relations.cc), kReadMarkerSet (feed_markers.cc), kCountersSet
-  // (feed_ranked.cc). REQUIRES: `record.domain` checked against its kind.
+  // (feed_relations.cc), kReadMarkerSet and kMentionAdd (feed_markers.cc),
+  // kCountersSet (feed_ranked.cc). REQUIRES: `record.domain` checked against
+  // its kind.
   absl::Status ApplyRelationChange(const ChangeRecord& record);
   absl::Status ApplyMarkerChange(const ChangeRecord& record);
   absl::Status ApplyCountersChange(const ChangeRecord& record);
@@ -246,6 +247,22 @@ class FeedEngineImpl final : public InProcessFeedEngine {
                                               const MuteOptions& options);
   absl::StatusOr<RelationResult> UnmuteInMemory(EntityId muter, EntityId muted,
                                                 const RestoreOptions& options);
+  // Puts the mention of `user` by `key` in `channel`'s own feed, unless
+  // the user's marker there is at or past it, and records it; false when
+  // nothing changed. REQUIRES: `shard` is the user's, locked exclusively.
+  bool AddMentionLocked(Shard& shard, EntityId user, EntityId channel,
+                        const EntryKey& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu());
+  // A publish's mentions (PublishOptions::mentions), one lock per shard.
+  void DeliverMentions(const FollowerSnapshot& mentioned,
+                       const StoredEntry& entry);
+  // The unread count of `*marker` in `feed`, an own feed (a channel; null
+  // when it holds nothing), and how many of `mentions` (ascending) it holds
+  // visible. REQUIRES: the feed's shard locked, at least shared.
+  static void CountOwnFeedLocked(const Timeline* feed,
+                                 absl::Span<const EntryKey> mentions,
+                                 size_t max_unread, Micros now,
+                                 ReadMarker* marker);
   // The first key a marker leaves unread (every key for none); nullopt
   // when it is at the very last key.
   static std::optional<EntryKey> FirstUnread(const ReadMarker& marker);

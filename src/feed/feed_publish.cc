@@ -119,6 +119,9 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
     notification.group = NotificationGroupKey(options_, activity);
     result.notified = DeliverNotifications(recipients, notification);
   }
+  if (!options.mentions.empty()) {
+    DeliverMentions(GroupByShard(options.mentions), job->entry);
+  }
   job->FinishIfEmpty();
   RunFanout(job, *plan, &result);
   return result;

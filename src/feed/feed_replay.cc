@@ -242,6 +242,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       return absl::OkStatus();
     }
     case ChangeKind::kReadMarkerSet:
+    case ChangeKind::kMentionAdd:
       return ApplyMarkerChange(r);
     case ChangeKind::kBlockAdd:
     case ChangeKind::kBlockRemove:

@@ -19,7 +19,9 @@
 //     ids, u64 n + n mutes (u64 actor, u8 notifications, i64 expires_at
 //     or 0), u64 n + n muters of this entity (u64 muter, i64 expires_at
 //     or 0: the actor's side of their mutes), u64 n + n pins, the most
-//     recently pinned first (i64 ts, u64 activity id, i64 expires_at)
+//     recently pinned first (i64 ts, u64 activity id, i64 expires_at),
+//     u64 n + n channels with mentions, each: u64 channel, u64 m + m keys
+//     ascending (i64 ts, u64 activity id)
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
@@ -43,12 +45,14 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 40;
 constexpr size_t kMinTimelineBytes = 17;
-// entity, mode, ten counts, the newest published key.
-constexpr size_t kMinGraphNodeBytes = 105;
+// entity, mode, eleven counts, the newest published key.
+constexpr size_t kMinGraphNodeBytes = 113;
 constexpr size_t kMergedFolloweeBytes = 25;
 constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 97;
 constexpr size_t kPinBytes = 24;
+constexpr size_t kMinMentionFeedBytes = 16;
+constexpr size_t kMentionBytes = 16;
 constexpr size_t kSeenGroupBytes = 17;
 
 absl::Status Corrupt(size_t domain, absl::string_view what) {
@@ -152,6 +156,15 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.I64(pin.key.ts);
       w.U64(pin.key.activity_id);
       w.I64(pin.expires_at);
+    }
+    w.U64(node.mentions.size());
+    for (const auto& [channel, keys] : node.mentions) {
+      w.U64(channel);
+      w.U64(keys.size());
+      for (const EntryKey& key : keys) {
+        w.I64(key.ts);
+        w.U64(key.activity_id);
+      }
     }
   });
   return cut;
@@ -392,6 +405,28 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
                                             " has a pin below zero or twice"));
       }
       node.pinned.push_back(pin);
+    }
+    const uint64_t channels = r.Count(kMinMentionFeedBytes);
+    for (uint64_t c = 0; c < channels && r.ok(); ++c) {
+      const EntityId channel = r.U64();
+      const uint64_t count = r.Count(kMentionBytes);
+      std::vector<EntryKey> keys;
+      for (uint64_t i = 0; i < count && r.ok(); ++i) {
+        keys.push_back({r.I64(), r.U64()});
+      }
+      if (!r.ok()) break;
+      const bool ascending = std::adjacent_find(keys.begin(), keys.end(),
+                                                [](const EntryKey& a,
+                                                   const EntryKey& b) {
+                                                  return !(a < b);
+                                                }) == keys.end();
+      if (keys.empty() || keys.size() > kMaxMentionsPerFeed || !ascending ||
+          keys.front().ts < 0 ||
+          !node.mentions.emplace(channel, std::move(keys)).second) {
+        return Corrupt(domain,
+                       absl::StrCat("entity ", entity, " has impossible "
+                                    "mentions in channel ", channel));
+      }
     }
     if (r.ok() && (node.follower_count() != followers ||
                    node.following.size() != following)) {

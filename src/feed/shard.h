@@ -191,6 +191,11 @@ struct GraphNode {
   // The entity's read markers (SetReadMarker): the key of the last item it
   // read, per feed. A node that holds only markers is kept.
   absl::btree_map<MarkerFeedKey, EntryKey> read_markers;
+  // The entity's mentions (PublishOptions::mentions) newer than its marker
+  // in each channel: channel (own feed owner) -> keys, ascending, at most
+  // kMaxMentionsPerFeed. Retracted, expired and trimmed ones stay until a
+  // marker passes them; counts are of those the channel's own feed holds.
+  absl::btree_map<EntityId, std::vector<EntryKey>> mentions;
   // Mute and block, both sides (relations.h).
   Relations relations;
   // As an actor: its pins, the most recently pinned first, at most
@@ -274,7 +279,8 @@ struct GraphNode {
     return followers.empty() && following.empty() && unfollowing.empty() &&
            history_kept.empty() && hybrid_following.empty() &&
            dormant_followers.empty() && !becoming_hybrid && !hybrid &&
-           read_markers.empty() && relations.empty() && pinned.empty();
+           read_markers.empty() && mentions.empty() && relations.empty() &&
+           pinned.empty();
   }
   // Appends the followers to `snapshot`, grouped by shard: `followers`,
   // with `with_dormant` also `dormant_followers`, and with

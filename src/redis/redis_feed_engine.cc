@@ -201,6 +201,11 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
   if (absl::Status status = internal::ValidateNotify(options); !status.ok()) {
     return status;
   }
+  if (!options.mentions.empty()) {
+    return absl::UnimplementedError(
+        "PublishOptions.mentions is not available on the Redis Cluster "
+        "backend (ReadMarker::mentions stays 0 there)");
+  }
   const Micros now = Now();
   InsertOptions expiry_options;
   expiry_options.ttl = activity.ttl;

@@ -609,6 +609,40 @@ void Timeline::Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
 // 4^level chunks before `lo`. Walking forward from the lowest anchor that
 // is far enough back and keeping the last `want` visible entries seen gives
 // the answer in O(log n + want) expected steps.
+size_t Timeline::CountVisible(EntryKey lo, Micros now, size_t limit) const {
+  size_t count = 0;
+  for (const Chunk* chunk = head_[0]; chunk != nullptr && count < limit;
+       chunk = chunk->next[0]) {
+    const int first =
+        chunk->oldest() >= lo ? chunk->begin : chunk->LowerSlot(lo);
+    if (first == chunk->end) break;  // all of it, and all older, below lo
+    if (inversions_ == 0 && chunk->expires_at(first) > now) {
+      count += static_cast<size_t>(chunk->end - first);
+    } else {
+      for (int slot = chunk->end - 1; slot >= first && count < limit; --slot) {
+        count += chunk->expires_at(slot) > now;
+      }
+    }
+    if (first > chunk->begin) break;  // the older chunks are below lo
+  }
+  return std::min(count, limit);
+}
+
+size_t Timeline::CountHeld(absl::Span<const EntryKey> keys, Micros now) const {
+  size_t held = 0;
+  size_t left = keys.size();  // keys[0, left) are still to find
+  for (const Chunk* chunk = head_[0]; chunk != nullptr && left > 0;
+       chunk = chunk->next[0]) {
+    while (left > 0 && !(keys[left - 1] < chunk->oldest())) {
+      const EntryKey key = keys[--left];
+      const int slot = chunk->LowerSlot(key);
+      held += slot < chunk->end && chunk->key(slot) == key &&
+              chunk->expires_at(slot) > now;
+    }
+  }
+  return held;
+}
+
 void Timeline::CollectOldestFirst(EntryKey lo, EntryKey hi, Micros now,
                                   size_t want,
                                   std::vector<StoredEntry>* out) const {

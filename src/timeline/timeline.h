@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "absl/container/btree_set.h"
+#include "absl/types/span.h"
 #include "feedcore/options.h"
 #include "feedcore/types.h"
 #include "memory/node_arena.h"
@@ -93,6 +94,17 @@ class Timeline {
   // order (hi for newest-first, lo for oldest-first).
   void Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
                size_t want, std::vector<StoredEntry>* out) const;
+
+  // How many entries with key >= `lo` have not expired at `now`, counted
+  // up to `limit` (the count is min(visible, limit)). Copies nothing: O(k /
+  // kMaxChunkEntries + log kMaxChunkEntries) for k counted while no pair
+  // of entries breaks the expiry order (then the oldest counted entry of a
+  // chunk being visible means all its newer ones are), O(k) otherwise.
+  size_t CountVisible(EntryKey lo, Micros now, size_t limit) const;
+  // How many of `keys` (ascending, each once) the timeline holds unexpired
+  // at `now`. One walk from the newest chunk down to the oldest key's:
+  // O(chunks walked + |keys| log kMaxChunkEntries).
+  size_t CountHeld(absl::Span<const EntryKey> keys, Micros now) const;
 
   // Removes every entry whose actor is `actor` and whose key is at least
   // `from`; returns how many. One walk of the chunks, O(n), no descents.

@@ -81,10 +81,11 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kBoardRename, "kBoardRename"},
        {ChangeKind::kActivityEdit, "kActivityEdit"},
        {ChangeKind::kPinAdd, "kPinAdd"},
-       {ChangeKind::kPinRemove, "kPinRemove"}},
+       {ChangeKind::kPinRemove, "kPinRemove"},
+       {ChangeKind::kMentionAdd, "kMentionAdd"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(34))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(35))) ==
         "an unknown change kind");
 }
 

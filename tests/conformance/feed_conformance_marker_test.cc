@@ -5,7 +5,8 @@
 // to one reading of feed_engine.h: monotonic unless forced, unread counts
 // of visible entries capped at max_unread, home, own and world feeds, all of
 // a user's markers paged with their counts, and bad arguments refused
-// naming them, changing nothing.
+// naming them, changing nothing. Mentions are counted in process; the
+// cluster refuses a publish that mentions (Unimplemented).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -25,6 +26,7 @@ namespace {
 using testing::Env;
 using testing::kStart;
 using testing::MakeActivity;
+using testing::OnCluster;
 using testing::Options;
 
 ReadMarker Get(const FeedEngine& engine, EntityId user, const MarkedFeed& feed,
@@ -212,6 +214,63 @@ TEST_CASE("all of a user's markers come a page at a time with their counts") {
   refused(markers.ListReadMarkers(2, bad).status(), "another user");
   bad.cursor = "not a cursor";
   refused(markers.ListReadMarkers(1, bad).status(), "cursor");
+}
+
+TEST_CASE("mentions count in the channel until the marker passes them") {
+  Env env(Options(100));
+  FeedEngine& engine = *env.engine;
+  PublishOptions mention_1_and_2;
+  mention_1_and_2.mentions = {1, 2, 1};  // a repeat is harmless
+  if (OnCluster()) {
+    const absl::Status refused =
+        engine.Publish(MakeActivity(1, 50, kStart + 1), mention_1_and_2)
+            .status();
+    CHECK_MESSAGE(absl::IsUnimplemented(refused), refused);
+    CHECK(refused.message().find("mentions") != std::string::npos);
+    CHECK(engine.ReadOwn(50, {}).value().entries.empty());
+    return;
+  }
+  REQUIRE(engine.relations()->Block(2, 50).ok());
+  for (ActivityId id = 1; id <= 4; ++id) {
+    REQUIRE(engine
+                .Publish(MakeActivity(id, 50, kStart + static_cast<Micros>(id)),
+                         id % 2 == 1 ? mention_1_and_2 : PublishOptions{})
+                .ok());
+  }
+  // Mentioned by 1 and 3; user 2 blocks the channel and is not told.
+  ReadMarker m = Get(engine, 1, MarkedFeed::Own(50));
+  CHECK(m.unread == 4);
+  CHECK(m.mentions == 2);
+  CHECK(Get(engine, 2, MarkedFeed::Own(50)).mentions == 0);
+  CHECK(Get(engine, 1, MarkedFeed::Own(51)).mentions == 0);
+  // A mentioned channel is listed without a marker.
+  const absl::StatusOr<ReadStatePage> listed =
+      engine.read_markers()->ListReadMarkers(1, ReadStateOptions{});
+  REQUIRE(listed.ok());
+  REQUIRE(listed->feeds.size() == 1);
+  CHECK(listed->feeds[0].feed == MarkedFeed::Own(50));
+  CHECK_FALSE(listed->feeds[0].marker.key.has_value());
+  CHECK(listed->feeds[0].marker.mentions == 2);
+  // The marker clears what it passes; a retracted one stops counting.
+  CHECK(Set(engine, 1, MarkedFeed::Own(50), {kStart + 2, 2}));
+  CHECK(Get(engine, 1, MarkedFeed::Own(50)).mentions == 1);
+  REQUIRE(engine.Retract(3).ok());
+  CHECK(Get(engine, 1, MarkedFeed::Own(50)).mentions == 0);
+  // Forced back, the marker does not bring cleared mentions back.
+  CHECK(Set(engine, 1, MarkedFeed::Own(50), {kStart, 0}, /*force=*/true));
+  CHECK(Get(engine, 1, MarkedFeed::Own(50)).mentions == 0);
+  // A mention older than the marker is not kept.
+  REQUIRE(
+      engine.Publish(MakeActivity(9, 50, kStart - 5), mention_1_and_2).ok());
+  CHECK(Get(engine, 1, MarkedFeed::Own(50)).mentions == 0);
+
+  PublishOptions too_many;
+  too_many.mentions.assign(kMaxMentionRecipients + 1, 1);
+  const absl::Status refused =
+      engine.Publish(MakeActivity(10, 50, kStart + 10), too_many).status();
+  CHECK_MESSAGE(absl::IsInvalidArgument(refused), refused);
+  CHECK(refused.message().find("mentions") != std::string::npos);
+  CHECK(engine.ReadOwn(50, {}).value().entries.size() == 4);  // 1, 2, 4, 9
 }
 
 }  // namespace

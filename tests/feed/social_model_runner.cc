@@ -294,14 +294,20 @@ void Runner::DoPublish() {
   PublishOptions options;
   const bool async = rng_() % 3 == 0;
   if (async) options.completion = FanoutCompletion::kAsynchronous;
+  if (rng_() % 3 == 0) {  // a chat message that mentions a few users
+    for (size_t n = 1 + rng_() % 3; n > 0; --n) {
+      options.mentions.push_back(Entity());
+    }
+  }
   what_ = std::string(async ? "async " : "") + "Publish id " +
           std::to_string(a.id) + " actor " + std::to_string(a.actor) + " ts " +
-          std::to_string(a.ts) + " ttl " + std::to_string(a.ttl);
+          std::to_string(a.ts) + " ttl " + std::to_string(a.ttl) + " with " +
+          std::to_string(options.mentions.size()) + " mentions";
   std::optional<absl::StatusOr<PublishResult>> first;
   for (Member& m : members_) {
     INFO("threshold " << m.threshold);
     const absl::StatusOr<PublishResult> want =
-        m.model.Publish(a, clock_->Now());
+        m.model.Publish(a, options, clock_->Now());
     const absl::StatusOr<PublishResult> got = m.engine->Publish(a, options);
     INFO("want " << (want.ok() ? Show(*want) : want.status().ToString())
                  << " got "
@@ -772,6 +778,7 @@ void Runner::DoMarkers() {
     REQUIRE(got->key == want.key);
     REQUIRE(got->unread == want.unread);
     REQUIRE(got->more_unread == want.more_unread);
+    REQUIRE(got->mentions == want.mentions);
     if (config_.complete_backfill) {
       if (!first) first = *got;
       REQUIRE(got->unread == first->unread);
@@ -803,6 +810,10 @@ void Runner::DoMarkers() {
       REQUIRE(got_all[i].marker.key == want_all[i].marker.key);
       REQUIRE(got_all[i].marker.unread == want_all[i].marker.unread);
       REQUIRE(got_all[i].marker.more_unread == want_all[i].marker.more_unread);
+      REQUIRE(got_all[i].marker.mentions == want_all[i].marker.mentions);
+      if (&m == &members_[0]) {
+        coverage_.mentions_counted += got_all[i].marker.mentions;
+      }
     }
   }
 }

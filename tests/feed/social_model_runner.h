@@ -244,8 +244,8 @@ class Runner {
              merged_groups = 0, expired_groups = 0, groups_shown_again = 0,
              hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
              restored = 0, hidden_by_boundary = 0, trimmed = 0,
-             markers_moved = 0, markers_unread = 0, made_dormant = 0,
-             expiring_mutes = 0;
+             markers_moved = 0, markers_unread = 0, mentions_counted = 0,
+             made_dormant = 0, expiring_mutes = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -273,6 +273,7 @@ class Runner {
       hidden_by_boundary += o.hidden_by_boundary;
       trimmed += o.trimmed;
       markers_moved += o.markers_moved;
+      mentions_counted += o.mentions_counted;
       markers_unread += o.markers_unread;
       made_dormant += o.made_dormant;
       expiring_mutes += o.expiring_mutes;

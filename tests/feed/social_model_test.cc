@@ -163,6 +163,7 @@ void RunConfig(const Config& config, int default_ops) {
   if (expiry) CHECK(total.groups_shown_again > 0);
   CHECK(total.markers_moved > 0);
   CHECK(total.markers_unread > 0);
+  CHECK(total.mentions_counted > 0);
   // Blocks and mutes run only where removals do.
   if (config.removals) {
     CHECK(total.hidden_removed > 0);

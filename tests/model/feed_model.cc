@@ -130,6 +130,10 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
       a.ttl > kMaxTtl) {
     return absl::InvalidArgumentError("refused activity");
   }
+  if (options.notify.size() > kMaxNotifyRecipients ||
+      options.mentions.size() > kMaxMentionRecipients) {
+    return absl::InvalidArgumentError("too many recipients");
+  }
   if (auto it = activities_.find(a.id); it != activities_.end()) {
     const Activity& stored = it->second;
     if (stored.retracted) {
@@ -176,6 +180,9 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
       Notify(user, key, {a.actor, stored.expires_at, note_group});
       ++r.notified;
     }
+  }
+  for (const EntityId user : options.mentions) {
+    Mention(user, a.actor, key, now);
   }
   return r;
 }
@@ -639,76 +646,6 @@ std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
 const FeedModel::FeedMap& FeedModel::notifications(EntityId user) const {
   auto it = notification_feeds_.find(user);
   return it == notification_feeds_.end() ? EmptyFeed() : it->second.notes;
-}
-
-// --- Read markers ---
-
-namespace {
-
-absl::Status MarkedFeedError(EntityId user, const MarkedFeed& feed) {
-  const bool ok = (feed.type == FeedType::kHome && feed.owner == user) ||
-                  feed.type == FeedType::kOwn ||
-                  (feed.type == FeedType::kWorld && feed.owner == 0);
-  return ok ? absl::OkStatus() : absl::InvalidArgumentError("marked feed");
-}
-
-Feed ModelFeed(FeedType type) {
-  return type == FeedType::kHome  ? Feed::kTimeline
-         : type == FeedType::kOwn ? Feed::kOwn
-                                  : Feed::kWorld;
-}
-
-}  // namespace
-
-absl::StatusOr<bool> FeedModel::SetReadMarker(EntityId user,
-                                              const MarkedFeed& feed, Key key,
-                                              bool force) {
-  if (absl::Status bad = MarkedFeedError(user, feed); !bad.ok()) return bad;
-  if (key.first < 0) return absl::InvalidArgumentError("key.ts");
-  const MarkerKey where{user, feed.type, feed.owner};
-  auto it = markers_.find(where);
-  if (it != markers_.end() &&
-      (it->second == key || (!force && key < it->second))) {
-    return false;
-  }
-  markers_[where] = key;
-  return true;
-}
-
-absl::StatusOr<ReadMarker> FeedModel::GetReadMarker(EntityId user,
-                                                    const MarkedFeed& feed,
-                                                    size_t max_unread,
-                                                    Micros now) const {
-  if (absl::Status bad = MarkedFeedError(user, feed); !bad.ok()) return bad;
-  if (max_unread == 0 || max_unread > max_page_size_) {
-    return absl::InvalidArgumentError("max_unread");
-  }
-  ReadMarker marker;
-  std::optional<Key> after;
-  if (auto it = markers_.find({user, feed.type, feed.owner});
-      it != markers_.end()) {
-    after = it->second;
-    marker.key = EntryKey{it->second.first, it->second.second};
-  }
-  const size_t newer =
-      Read(ModelFeed(feed.type), feed.owner, ReadOrder::kOldestFirst,
-           std::nullopt, std::nullopt, after, now, false)
-          .size();
-  marker.unread = std::min(newer, max_unread);
-  marker.more_unread = newer > max_unread;
-  return marker;
-}
-
-std::vector<FeedReadState> FeedModel::ReadStates(EntityId user,
-                                                 size_t max_unread,
-                                                 Micros now) const {
-  std::vector<FeedReadState> states;
-  for (auto it = markers_.lower_bound({user, FeedType::kHome, 0});
-       it != markers_.end() && std::get<0>(it->first) == user; ++it) {
-    const MarkedFeed feed{std::get<1>(it->first), std::get<2>(it->first)};
-    states.push_back({feed, *GetReadMarker(user, feed, max_unread, now)});
-  }
-  return states;
 }
 
 // --- Expiry ---

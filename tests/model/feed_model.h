@@ -56,6 +56,11 @@
 //     whose last entry leaves takes its flags with it;
 //   * a read marker per (user, feed): a key that moves forward only, unless
 //     forced; its unread count is the feed's visible entries newer than it;
+//   * mentions per (user, channel) by a publish's PublishOptions::mentions
+//     (not of a user whose notifications refuse the actor, nor at or
+//     before its marker there), the newest kMaxMentionsPerFeed, dropped
+//     when a marker passes them and counted while the channel's own feed
+//     holds them visible;
 //   * an edit replaces an activity's payload and stamps it (edited_at); a
 //     re-publish of an edited activity compares only actor and ts;
 //   * an own feed's pins, most recent first: (key, expiry) of activities
@@ -307,7 +312,8 @@ class FeedModel {
   absl::StatusOr<ReadMarker> GetReadMarker(EntityId user,
                                            const MarkedFeed& feed,
                                            size_t max_unread, Micros now) const;
-  // Every marker of `user` as ListReadMarkers pages them, all at once.
+  // Every feed where `user` has a marker or a mention, as ListReadMarkers
+  // pages them, all at once.
   std::vector<FeedReadState> ReadStates(EntityId user, size_t max_unread,
                                         Micros now) const;
   using MarkerKey = std::tuple<EntityId, FeedType, EntityId>;
@@ -388,6 +394,8 @@ class FeedModel {
                   InsertResult* r);
   static void EraseNote(NotificationFeed& feed, const Key& key);
   void Notify(EntityId user, const Key& key, const Value& value);
+  // PublishOptions::mentions: `user` mentioned by `key` in `channel`.
+  void Mention(EntityId user, EntityId channel, const Key& key, Micros now);
   GroupKey TimelineGroupOf(const feedcore::Activity& a) const;
 
   size_t cap_;
@@ -415,6 +423,9 @@ class FeedModel {
   std::map<EntityId, std::map<EntityId, MuteEntry>> muting_;
   NotificationTally tally_;
   std::map<MarkerKey, Key> markers_;
+  // (user, channel) -> the keys that mention the user there, newer than
+  // its marker, at most kMaxMentionsPerFeed.
+  std::map<std::pair<EntityId, EntityId>, std::set<Key>> mentions_;
   struct PinnedKey {
     Key key;
     Micros expires_at = 0;

@@ -74,6 +74,8 @@ void RunWorkload(InProcessFeedEngine& engine, ManualClock& clock, uint64_t seed,
       PublishOptions options;
       for (uint64_t n = rng() % 4; n > 0; --n)
         options.notify.push_back(entity());
+      for (uint64_t n = rng() % 3; n > 0; --n)
+        options.mentions.push_back(entity());
       if (engine.Publish(act, options).ok()) mine.push_back(act.id);
     } else if (op < 36) {
       if (rng() % 2 == 0) {

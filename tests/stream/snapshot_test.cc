@@ -85,10 +85,13 @@ void Populate(InProcessFeedEngine& e, ManualClock& clock) {
     a.object = like < 2010 ? 7 : 8;
     PublishOptions notify;
     notify.notify = {26, 27, like % 2 == 0 ? 28u : 26u};
+    notify.mentions = {26, like % 3 == 0 ? 29u : 27u};
     REQUIRE(e.Publish(a, notify).ok());
     if (like == 2005) e.MarkSeen(27).value();
   }
   REQUIRE(e.MarkRead(26, {kStart + 40 + 2011 % 7, 2011}).ok());
+  // Clears 27's mentions in channel 3 up to it.
+  REQUIRE(e.SetReadMarker(27, MarkedFeed::Own(3), {kStart + 44, 2008}).ok());
   e.MarkAllRead(28).value();
   REQUIRE(e.Retract(2003).ok());
   REQUIRE(e.Retract(5).ok());
@@ -103,7 +106,8 @@ void Populate(InProcessFeedEngine& e, ManualClock& clock) {
 
 std::string SaveFresh(const std::string& path) {
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine =
+      NewManualEngine(clock, Options(clock));
   Populate(*engine, *clock);
   absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*engine, path);
   REQUIRE_MESSAGE(info.ok(), info.status());
@@ -113,7 +117,8 @@ std::string SaveFresh(const std::string& path) {
 TEST_CASE("round trip: the loaded engine holds exactly what was saved") {
   TempPath file("roundtrip");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> source =
+      NewManualEngine(clock, Options(clock));
   Populate(*source, *clock);
   absl::StatusOr<SnapshotInfo> info = SaveSnapshot(*source, file.path);
   REQUIRE_MESSAGE(info.ok(), info.status());
@@ -186,7 +191,8 @@ void PopulateBoards(LeaderboardRegistry& registry) {
 TEST_CASE("leaderboards round-trip, tie order included") {
   TempPath file("boards");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine =
+      NewManualEngine(clock, Options(clock));
   LeaderboardRegistry registry;
   PopulateBoards(registry);
   REQUIRE(SaveSnapshot(*engine, file.path, &registry).ok());
@@ -232,7 +238,8 @@ TEST_CASE("engine and registry must share their change stream") {
 TEST_CASE("an empty engine round-trips") {
   TempPath file("empty");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> source =
+      NewManualEngine(clock, Options(clock));
   REQUIRE(SaveSnapshot(*source, file.path).ok());
   absl::StatusOr<std::unique_ptr<Replica>> replica =
       LoadSnapshot(file.path, Options(clock));
@@ -243,7 +250,8 @@ TEST_CASE("an empty engine round-trips") {
 TEST_CASE("saving replaces the previous snapshot atomically") {
   TempPath file("replace");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine =
+      NewManualEngine(clock, Options(clock));
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
   const std::string first = ReadBytes(file.path);
   Populate(*engine, *clock);
@@ -269,7 +277,8 @@ bool Begins(const std::vector<StoredEntry>& whole,
 TEST_CASE("shards must match; caps and the TTL may change") {
   TempPath file("options");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> source = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> source =
+      NewManualEngine(clock, Options(clock));
   Populate(*source, *clock);
   REQUIRE(SaveSnapshot(*source, file.path).ok());
   ReadOptions whole;
@@ -400,7 +409,8 @@ TEST_CASE("every flipped byte and every truncation is a clean error") {
   auto clock = std::make_shared<ManualClock>(kStart);
   // A small engine so that every position can be tried.
   {
-    std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
+    std::unique_ptr<InProcessFeedEngine> engine =
+        NewManualEngine(clock, Options(clock));
     REQUIRE(engine->Follow(2, 1).ok());
     REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
     REQUIRE(engine->Publish(MakeActivity(2, 3, kStart + 1)).ok());
@@ -478,7 +488,8 @@ TEST_CASE("absurd counts behind a valid checksum are refused") {
 TEST_CASE("a write that fails midway leaves the previous snapshot intact") {
   TempPath file("fault");
   auto clock = std::make_shared<ManualClock>(kStart);
-  std::unique_ptr<InProcessFeedEngine> engine = NewManualEngine(clock, Options(clock));
+  std::unique_ptr<InProcessFeedEngine> engine =
+      NewManualEngine(clock, Options(clock));
   REQUIRE(engine->Publish(MakeActivity(1, 1, kStart)).ok());
   REQUIRE(SaveSnapshot(*engine, file.path).ok());
   const std::string previous = ReadBytes(file.path);

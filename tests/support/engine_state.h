@@ -32,7 +32,8 @@ inline void AppendFeed(const std::vector<StoredEntry>& entries,
 // Every group of `user`'s notification feed, newest first, with its flags,
 // counts and listed entries, then the feed's counts. Reclaims the feed's
 // expired entries, as every notification call does.
-inline std::string DescribeNotifications(InProcessFeedEngine& engine, EntityId user) {
+inline std::string DescribeNotifications(InProcessFeedEngine& engine,
+                                         EntityId user) {
   std::string line = absl::StrCat("notifications ", user, ":");
   GroupReadOptions read;
   read.limit = 100;
@@ -84,23 +85,27 @@ inline std::vector<std::string> DescribeEngine(
     }
     lines.push_back(std::move(line));
   }
-  // Read markers (with their unread counts) of every entity in its home
-  // feed, the world feed and the own feed of every entity listed.
-  const size_t max_unread =
-      std::min<size_t>(100, engine.options().max_page_size);
+  // Every entity's read states (ListReadMarkers: its markers and the
+  // channels that mention it, with their unread and mention counts).
+  ReadStateOptions all_states;
+  all_states.limit = 1000;
+  all_states.max_unread = std::min<size_t>(100, engine.options().max_page_size);
   for (const EntityId user : entities) {
-    std::vector<MarkedFeed> feeds = {MarkedFeed::Home(user),
-                                     MarkedFeed::World()};
-    for (const EntityId owner : entities) {
-      feeds.push_back(MarkedFeed::Own(owner));
-    }
     std::string line = absl::StrCat("markers ", user, ":");
-    for (const MarkedFeed& feed : feeds) {
-      const ReadMarker m = engine.GetReadMarker(user, feed, max_unread).value();
-      if (!m.key.has_value()) continue;
-      absl::StrAppend(&line, " ", static_cast<int>(feed.type), "/", feed.owner,
-                      "@", m.key->ts, "/", m.key->activity_id, "+", m.unread,
-                      m.more_unread ? "..." : "");
+    for (all_states.cursor.clear();;) {
+      const ReadStatePage page =
+          engine.ListReadMarkers(user, all_states).value();
+      for (const FeedReadState& state : page.feeds) {
+        const ReadMarker& m = state.marker;
+        absl::StrAppend(
+            &line, " ", static_cast<int>(state.feed.type), "/",
+            state.feed.owner, "@",
+            m.key.has_value() ? absl::StrCat(m.key->ts, "/", m.key->activity_id)
+                              : "none",
+            "+", m.unread, m.more_unread ? "..." : "", "!", m.mentions);
+      }
+      if (page.next_cursor.empty()) break;
+      all_states.cursor = page.next_cursor;
     }
     lines.push_back(std::move(line));
   }
@@ -165,7 +170,8 @@ inline void CheckSameBoards(const LeaderboardRegistry& expected,
 }
 
 // Fails the test at the first line where the two engines differ.
-inline void CheckSameState(InProcessFeedEngine& expected, InProcessFeedEngine& actual,
+inline void CheckSameState(InProcessFeedEngine& expected,
+                           InProcessFeedEngine& actual,
                            absl::Span<const EntityId> entities) {
   const std::vector<std::string> want = DescribeEngine(expected, entities);
   const std::vector<std::string> got = DescribeEngine(actual, entities);

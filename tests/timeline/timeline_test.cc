@@ -180,6 +180,17 @@ void CheckCollectAtAllBounds(const Timeline& t, const Ref& ref, Micros now) {
   size_t compared = 0;
   size_t mismatches = 0;
   for (const EntryKey lo : bounds) {
+    // CountVisible is Collect's count from `lo` up, without the copies.
+    size_t visible = 0;
+    for (const auto& [k, e] : ref) visible += !(k < lo) && e.expires_at > now;
+    for (const size_t limit : {size_t{1}, size_t{2}, size_t{1000}}) {
+      const size_t counted = t.CountVisible(lo, now, limit);
+      if (counted != std::min(visible, limit) && ++mismatches == 1) {
+        INFO("CountVisible lo=(" << lo.ts << "," << lo.activity_id
+                                 << ") limit=" << limit << " now=" << now);
+        CHECK(counted == std::min(visible, limit));
+      }
+    }
     for (const EntryKey hi : bounds) {
       for (const ReadOrder order :
            {ReadOrder::kNewestFirst, ReadOrder::kOldestFirst}) {
@@ -226,6 +237,40 @@ TEST_CASE("collect honours [lo, hi] at every boundary in both orders") {
   for (const Micros now : {Micros{0}, Micros{20}, Micros{45}, Micros{50}}) {
     CheckCollectAtAllBounds(t, ref, now);
   }
+}
+
+TEST_CASE("CountVisible skips whole chunks only while expiry is in order") {
+  // One TTL: expiry follows the key, so the expired are the oldest ones.
+  // Then one entry that expires before its older neighbours breaks it.
+  NodeArena arena;
+  Timeline t(&arena, kSeed);
+  Ref ref;
+  for (Micros ts = 0; ts < 600; ++ts) {
+    const StoredEntry e = E(ts, 1, ts + 100);
+    REQUIRE(t.Put(e, 1000).outcome == Timeline::PutOutcome::kInserted);
+    ref[e.key()] = e;
+  }
+  auto check = [&] {
+    for (const Micros now :
+         {Micros{0}, Micros{150}, Micros{399}, Micros{800}}) {
+      for (Micros lo_ts = 0; lo_ts <= 601; lo_ts += 7) {
+        size_t visible = 0;
+        for (const auto& [k, e] : ref) {
+          visible += k.ts >= lo_ts && e.expires_at > now;
+        }
+        for (const size_t limit : {size_t{1}, size_t{50}, size_t{10000}}) {
+          INFO("now=" << now << " lo.ts=" << lo_ts << " limit=" << limit);
+          REQUIRE(t.CountVisible({lo_ts, 0}, now, limit) ==
+                  std::min(visible, limit));
+        }
+      }
+    }
+  };
+  check();
+  const StoredEntry early = E(300, 2, 10);
+  REQUIRE(t.Put(early, 1000).outcome == Timeline::PutOutcome::kInserted);
+  ref[early.key()] = early;
+  check();
 }
 
 TEST_CASE("collect on a large timeline matches the reference") {
