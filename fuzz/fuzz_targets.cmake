@@ -49,6 +49,7 @@ feedcore_fuzz_target(NAME social_sequence_fuzzer
           social_relation_ops.cc
           social_ranked_ops.cc
           social_edit_ops.cc
+          social_delivery_ops.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc)

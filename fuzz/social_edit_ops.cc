@@ -245,6 +245,7 @@ void EditOps::PinMany() {
     const absl::StatusOr<PublishResult> got = c_.engine->Publish(a);
     if (!c_.SameOutcome(got.status(), want.status(), records)) continue;
     FUZZ_CHECK(got->created && want->created);
+    c_.published.push_back({a.ts, a.id});
     PinAndCompare(owner, a.id);
   }
 }

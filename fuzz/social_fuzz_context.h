@@ -54,6 +54,8 @@ struct SocialFuzzContext {
     o.fanout_threads = 0;
     o.clock = clock;
     o.change_stream = stream;
+    // Deliveries run when an operation dispatches them.
+    o.background_deliveries = false;
     engine = FeedEngine::Create(o).value();
   }
 
@@ -185,6 +187,9 @@ struct SocialFuzzContext {
   std::unique_ptr<InProcessFeedEngine> engine;
   ActivityId next_id = 0;
   Micros head = 50;
+  // Keys of the activities the last operation created: the delivery
+  // operations compare what watched feeds were told with them.
+  std::vector<testing::FeedModel::Key> published;
 
  private:
   struct ExpiringMute {

@@ -57,6 +57,7 @@
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 #include "model/feed_model.h"
+#include "social_delivery_ops.h"
 #include "social_edit_ops.h"
 #include "social_fuzz_context.h"
 #include "social_ranked_ops.h"
@@ -105,19 +106,27 @@ enum class Op : uint8_t {
   kPinMany,
   kEditAndRead,
   kListMarkers,
+  kSubscribe,
+  kUnsubscribe,
+  kWatch,
+  kUnwatch,
+  kDispatch,
   kOpCount,  // not an op: the number of them
 };
 
 class Driver {
  public:
   explicit Driver(FuzzInput& in)
-      : c_(in), relations_(c_), ranked_(c_), edits_(c_) {}
+      : c_(in), relations_(c_), ranked_(c_), edits_(c_), deliveries_(c_) {}
 
   void Run() {
     while (!c_.in.empty()) {
       Step(static_cast<Op>(c_.in.Below(static_cast<uint64_t>(Op::kOpCount))));
+      for (const Key& key : c_.published) deliveries_.Published(key);
+      c_.published.clear();
       c_.NoteExpiries();
     }
+    deliveries_.Dispatch();
     CheckStats();
   }
 
@@ -188,6 +197,16 @@ class Driver {
         return edits_.PinMany();
       case Op::kListMarkers:
         return ListMarkers();
+      case Op::kSubscribe:
+        return deliveries_.Subscribe();
+      case Op::kUnsubscribe:
+        return deliveries_.Unsubscribe();
+      case Op::kWatch:
+        return deliveries_.Watch();
+      case Op::kUnwatch:
+        return deliveries_.Unwatch();
+      case Op::kDispatch:
+        return deliveries_.Dispatch();
       case Op::kEditAndRead:
         return edits_.EditAndRead();
       case Op::kStats:
@@ -283,8 +302,20 @@ class Driver {
     FUZZ_CHECK(got->merged_at_read == want->merged_at_read);
     FUZZ_CHECK(got->notified == want->notified);
     FUZZ_CHECK(!got->pending);
-    if (!got->created) FUZZ_CHECK(c_.Records() == records);
     if (a.id > c_.next_id) c_.next_id = a.id;
+    if (!got->created) {
+      FUZZ_CHECK(c_.Records() == records);
+      return;
+    }
+    c_.published.push_back({a.ts, a.id});
+    if (deliveries_.WatchingNotifications()) {
+      for (const EntityId user :
+           std::set<EntityId>(options.notify.begin(), options.notify.end())) {
+        if (!c_.model.HidesInNotifications(user, a.actor, c_.Now())) {
+          c_.model.ReclaimNotifications(user, c_.Now());
+        }
+      }
+    }
   }
 
   void Retract() {
@@ -434,7 +465,8 @@ class Driver {
   void ListMarkers() {
     const EntityId user = c_.Entity();
     ReadStateOptions options;
-    options.limit = 1 + c_.in.Below(4);
+    options.limit =
+        1 + c_.in.Below(std::min<size_t>(4, c_.options.max_page_size));
     options.max_unread = 1 + c_.in.Below(c_.options.max_page_size);
     const std::vector<FeedReadState> want =
         c_.model.ReadStates(user, options.max_unread, c_.Now());
@@ -479,7 +511,7 @@ class Driver {
   void Invalid() {
     const uint64_t records = c_.Records();
     const auto [a, b] = c_.Pair();
-    switch (c_.in.Below(15)) {
+    switch (c_.in.Below(16)) {
       case 0: {
         Activity bad = NewActivity();
         --c_.next_id;  // the id is not taken
@@ -610,6 +642,8 @@ class Driver {
         return ranked_.Invalid();
       case 14:
         return edits_.Invalid();
+      case 15:
+        return deliveries_.Invalid();
       default: {
         ReadOptions r;
         r.limit = 0;
@@ -664,6 +698,7 @@ class Driver {
   RelationOps relations_;
   RankedOps ranked_;
   EditOps edits_;
+  DeliveryOps deliveries_;
   FeedWalks walks_;
 };
 

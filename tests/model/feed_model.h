@@ -292,6 +292,9 @@ class FeedModel {
   // What every notification call of `user` does first: drops the expired
   // entries of its feed. Returns how many.
   size_t ReclaimNotifications(EntityId user, Micros now);
+  // Whether `user`'s notification feed refuses `actor` now (a block, or a
+  // mute of notifications).
+  bool HidesInNotifications(EntityId user, EntityId actor, Micros now) const;
   void MarkSeen(EntityId user);
   void MarkAllRead(EntityId user);
   // False (NotFound) when `user`'s feed does not hold `key`.
@@ -380,7 +383,6 @@ class FeedModel {
   const MuteEntry* ActiveMute(EntityId user, EntityId actor, Micros now) const;
   bool Blocks(EntityId user, EntityId actor) const;
   bool HidesInTimeline(EntityId user, EntityId actor, Micros now) const;
-  bool HidesInNotifications(EntityId user, EntityId actor, Micros now) const;
   // Copies the newest `count` visible entries of `followee`'s own feed into
   // `follower`'s timeline; returns how many.
   size_t Backfill(EntityId follower, EntityId followee, size_t count,
