@@ -83,8 +83,8 @@ TEST_CASE("names stand for entities wherever ids do") {
   CHECK(f.Run({"FEED.MARKER.SET", "user:alice", "own", "user:bob",
                std::to_string(kStart + 1), "100"}) == ":1\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "user:alice", "own", "user:bob"}) ==
-        "*3\r\n*2\r\n" + absl::StrCat(":", kStart + 1, "\r\n") + Bulk("100") +
-            ":0\r\n:0\r\n");
+        "*4\r\n*2\r\n" + absl::StrCat(":", kStart + 1, "\r\n") + Bulk("100") +
+            ":0\r\n:0\r\n:0\r\n");
 }
 
 TEST_CASE("an unknown name reads as an entity with nothing and gets no id") {
@@ -98,7 +98,7 @@ TEST_CASE("an unknown name reads as an entity with nothing and gets no id") {
   CHECK(f.Run({"FEED.MUTED", "ghost"}) == kEmptyPage);
   CHECK(f.Run({"FEED.COUNTS", "ghost"}) == "*2\r\n:0\r\n:0\r\n");
   CHECK(f.Run({"FEED.MARKER.GET", "ghost", "home", "ghost"}) ==
-        "*3\r\n$-1\r\n:0\r\n:0\r\n");
+        "*4\r\n$-1\r\n:0\r\n:0\r\n:0\r\n");
   // Removals answer "nothing changed".
   CHECK(f.Run({"FEED.UNFOLLOW", "ghost", "spirit"}) == ":0\r\n");
   CHECK(f.Run({"FEED.UNBLOCK", "ghost", "1"}) ==
