@@ -87,12 +87,13 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
   NamesJournalContents contents;
   absl::StatusOr<std::unique_ptr<NamesJournal>> journal = NamesJournal::Open(
       absl::StrCat(options.directory, "/", kNamesJournalFile), options.fsync,
-      &contents);
+      files->store_->Stats().write_group_tag, &contents);
   if (!journal.ok()) return journal.status();
   files->journal_ = *std::move(journal);
   NamesRecovery& recovery = files->names_recovery_;
   recovery.records = contents.records;
   recovery.torn_tail = contents.torn_tail;
+  recovery.transactions_skipped = contents.groups_skipped;
 
   // The journal's last rename, if the store lost it, is made again: the
   // journal decides (names_journal.h). The board then still has the old
@@ -152,10 +153,15 @@ absl::StatusOr<AppendOnlyFiles::Opened> AppendOnlyFiles::Open(
       !s.ok()) {
     return s;
   }
-  (*boards)->AttachJournal(files->journal_.get(),
-                           [durable, policy = options.fsync] {
-                             return SyncStore(*durable, policy);
-                           });
+  AppendOnlyFiles* raw = files.get();
+  (*boards)->AttachJournal(files->journal_.get(), [raw] {
+    // In a group the drop's record needs no durable store first: the
+    // group's tag decides (names_journal.h, "Groups").
+    if (raw->group_open_.load(std::memory_order_relaxed)) {
+      return absl::OkStatus();
+    }
+    return SyncStore(*raw->store_, raw->options_.fsync);
+  });
   return Opened{std::move(files), *std::move(boards)};
 }
 
@@ -163,10 +169,31 @@ AppendOnlyFiles::~AppendOnlyFiles() { WaitForRewrite(); }
 
 absl::Status AppendOnlyFiles::RunAsOneWrite(absl::FunctionRef<void()> writes) {
   internal::ReaderLock no_rewrite(&group_mutex_);
+  // One above the store's largest: EXECs run one at a time.
+  const uint64_t tag = store_->Stats().write_group_tag + 1;
   absl::StatusOr<std::unique_ptr<DurableStore::WriteGroup>> group =
-      store_->BeginWriteGroup();
+      store_->BeginWriteGroup(tag);
+  if (!group.ok()) {
+    writes();  // each write meets the store's refusal
+    return absl::OkStatus();
+  }
+  absl::StatusOr<uint64_t> begun =
+      journal_->Append({NamesRecordType::kGroupBegin, "", tag, ""});
+  if (!begun.ok()) {
+    // Nothing written in the group; the journal refuses every append now.
+    (*group)->Close().IgnoreError();
+    return begun.status();
+  }
+  group_open_.store(true, std::memory_order_relaxed);
   writes();
-  return group.ok() ? (*group)->Close() : absl::OkStatus();
+  group_open_.store(false, std::memory_order_relaxed);
+  absl::Status closed = (*group)->Close();
+  // Appended whatever the close answered: the end only bounds the group,
+  // the store's tag decides whether it happened.
+  absl::StatusOr<uint64_t> ended =
+      journal_->Append({NamesRecordType::kGroupEnd, "", tag, ""});
+  if (!closed.ok()) return closed;
+  return ended.status();
 }
 
 absl::Status AppendOnlyFiles::StartRewrite(const LeaderboardStore* boards) {

@@ -23,6 +23,7 @@
 #ifndef FEEDCORE_SERVER_APPEND_ONLY_H_
 #define FEEDCORE_SERVER_APPEND_ONLY_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,9 @@ struct NamesRecovery {
   uint64_t unnamed_members_removed = 0;
   // 1 if the journal's last rename was lost by the store and made again.
   uint64_t renames_redone = 0;
+  // EXECs whose names records were skipped: the crash kept their write
+  // group from the store (names_journal.h, "Groups").
+  uint64_t transactions_skipped = 0;
 };
 
 class AppendOnlyFiles {
@@ -93,16 +97,17 @@ class AppendOnlyFiles {
   void WaitForRewrite();
 
   // Runs `writes` (EXEC's queue) on this thread as one durable write of the
-  // store (DurableStore::WriteGroup): a crash keeps all of them or none.
-  // Meanwhile no journal rewrite collects names, since it would drop names
-  // freed in the group before the group is on disk. Returns the group's
-  // error (the store's write error: the writes are then in memory only,
-  // and the files refuse writes); a store that refuses to begin the group
-  // runs `writes` alone, and each fails with its refusal. REQUIRES: no
-  // call in `writes` waits for the store's disk beyond what was appended
-  // before the group (the callers exclude DEL, RENAME, EXPIRE, the *STORE
-  // commands and the saves) and nothing else writes meanwhile through a
-  // lock `writes` waits for (EXEC runs alone).
+  // store (DurableStore::WriteGroup) and one group of the journal, with the
+  // same tag: a crash keeps all of them or none, in the store and in the
+  // names (names_journal.h, "Groups"). Meanwhile no journal rewrite
+  // collects names, since it would drop names freed in the group before
+  // the group is on disk. Returns the group's error (the store's write
+  // error: the writes are then in memory only, and the files refuse
+  // writes) or the journal's; a store that refuses to begin the group runs
+  // `writes` alone, and each fails with its refusal. REQUIRES: no call in
+  // `writes` waits for the store's disk beyond what was appended before
+  // the group (the callers exclude the saves and the other admin
+  // commands), and nothing else writes meanwhile (EXEC runs alone).
   absl::Status RunAsOneWrite(absl::FunctionRef<void()> writes);
 
   // OK, or why writes are refused: the store's write error, else the
@@ -130,6 +135,9 @@ class AppendOnlyFiles {
   std::thread rewriter_;  // guarded by mu_
   // Held shared by each RunAsOneWrite, alone by a rewrite's collecting.
   internal::SharedMutex group_mutex_;
+  // While RunAsOneWrite runs `writes`: the boards' drops then need no
+  // durable store before their journal records.
+  std::atomic<bool> group_open_{false};
 };
 
 }  // namespace feedcore::server

@@ -20,7 +20,8 @@ namespace feedcore::server {
 namespace {
 
 constexpr char kMagic[8] = {'F', 'C', 'N', 'A', 'M', 'J', 'L', '\0'};
-constexpr uint32_t kVersion = 1;
+// Version 1 is version 2 without groups: read, never written.
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 4;
 constexpr size_t kFrameHeaderBytes = 4 + 8;
 // Different from every other checksum seed in the project (formats.md).
@@ -62,12 +63,14 @@ absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
   NamesRecord record;
   if (body.size() < 1 + 4) return damaged("too short");
   const uint8_t type = static_cast<uint8_t>(body[0]);
-  if (type < 1 || type > 5) return damaged(absl::StrCat("type ", type));
+  if (type < 1 || type > 7) return damaged(absl::StrCat("type ", type));
   record.type = static_cast<NamesRecordType>(type);
+  const bool group = record.type == NamesRecordType::kGroupBegin ||
+                     record.type == NamesRecordType::kGroupEnd;
   body.remove_prefix(1);
   const uint64_t key_length = GetFixed(body, 4);
   body.remove_prefix(4);
-  if (key_length == 0 || key_length > kMaxLeaderboardNameLength ||
+  if ((key_length == 0) != group || key_length > kMaxLeaderboardNameLength ||
       body.size() < key_length + 8 + 4) {
     return damaged("bad key length");
   }
@@ -83,6 +86,9 @@ absl::StatusOr<NamesRecord> DecodeBody(absl::string_view body,
        record.type == NamesRecordType::kFree) &&
       record.id == 0) {
     return damaged("member id 0");
+  }
+  if (group && (record.id == 0 || !record.name.empty())) {
+    return damaged("bad group record");
   }
   if (record.type == NamesRecordType::kRename &&
       (record.name.empty() || record.name.size() > kMaxLeaderboardNameLength ||
@@ -127,10 +133,10 @@ absl::Status CheckHeader(absl::string_view bytes) {
     return absl::DataLossError("names journal is truncated in its header");
   }
   const uint64_t version = GetFixed(bytes.substr(sizeof(kMagic)), 4);
-  if (version != kVersion) {
+  if (version != kVersion && version != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("names journal has format version ", version,
-                     "; this server reads version ", kVersion));
+                     "; this server reads versions 1 and ", kVersion));
   }
   return absl::OkStatus();
 }
@@ -211,13 +217,15 @@ absl::StatusOr<NamesJournalReport> ReportNamesJournal(absl::string_view bytes) {
 }
 
 absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
-    absl::string_view bytes) {
+    absl::string_view bytes, uint64_t store_group_tag) {
   if (absl::Status s = CheckHeader(bytes); !s.ok()) return s;
   NamesJournalContents contents;
   // Ordered by key so that the result is deterministic.
   // Ids ordered too, so that names come out in id order.
   std::map<std::string, std::map<MemberId, std::string>> state;
   std::map<std::string, Micros> expiries;
+  uint64_t open_group = 0;  // the tag of the group being read, 0: none
+  bool skipping = false;    // its records are not applied
   uint64_t offset = kHeaderBytes;
   while (offset < bytes.size()) {
     NamesFrame frame = ReadNamesFrame(bytes, offset);
@@ -227,6 +235,30 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
     }
     if (frame.kind == NamesFrame::Kind::kDamaged) return frame.damage;
     NamesRecord* record = &frame.record;
+    const bool begins = record->type == NamesRecordType::kGroupBegin;
+    if (begins || record->type == NamesRecordType::kGroupEnd) {
+      if (begins == (open_group != 0) ||
+          (!begins && record->id != open_group)) {
+        return absl::DataLossError(absl::StrCat(
+            "names journal record at byte ", offset, " is damaged: group ",
+            record->id, begins ? " begins inside group " : " ends in group ",
+            open_group));
+      }
+      if (begins) {
+        skipping = record->id > store_group_tag;
+        ++(skipping ? contents.groups_skipped : contents.groups_applied);
+      }
+      open_group = begins ? record->id : 0;
+      offset += frame.size;
+      ++contents.records;
+      continue;
+    }
+    if (open_group != 0 && skipping) {
+      offset += frame.size;
+      ++contents.records;
+      ++contents.records_skipped;
+      continue;
+    }
     switch (record->type) {
       case NamesRecordType::kAssign:
         state[record->key][record->id] = std::move(record->name);
@@ -264,6 +296,9 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
           expiries[record->key] = static_cast<Micros>(record->id);
         }
         break;
+      case NamesRecordType::kGroupBegin:
+      case NamesRecordType::kGroupEnd:
+        break;  // handled above
     }
     offset += frame.size;
     ++contents.records;
@@ -287,7 +322,8 @@ absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
 }
 
 absl::StatusOr<std::unique_ptr<NamesJournal>> NamesJournal::Open(
-    std::string path, FsyncPolicy policy, NamesJournalContents* contents) {
+    std::string path, FsyncPolicy policy, uint64_t store_group_tag,
+    NamesJournalContents* contents) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return internal::IoError("opening", path, errno);
   auto fail = [fd](absl::Status status) {
@@ -310,7 +346,8 @@ absl::StatusOr<std::unique_ptr<NamesJournal>> NamesJournal::Open(
     }
     *bytes = header;
   }
-  absl::StatusOr<NamesJournalContents> decoded = DecodeNamesJournal(*bytes);
+  absl::StatusOr<NamesJournalContents> decoded =
+      DecodeNamesJournal(*bytes, store_group_tag);
   if (!decoded.ok()) return fail(Named(decoded.status(), path));
   if (decoded->torn_tail) {
     if (::ftruncate(fd, static_cast<off_t>(decoded->valid_bytes)) != 0 ||

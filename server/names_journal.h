@@ -14,10 +14,14 @@
 //   rename(key, to, gen)   RENAME: `key`'s names and expiry are `to`'s,
 //                          whose own are dropped; `gen` is the generation
 //                          of `key`'s board (LeaderboardRegistry)
+//   begin(tag), end(tag)   the records between them are one EXEC's, made
+//                          in the store's write group with that tag (see
+//                          "Groups"); end may be missing after a crash
 // Replay applies them in order to one map per key: assign sets id -> name
 // (replacing what the id had), free erases the id, drop empties the key
 // and its expiry, expire sets the expiry, rename moves a key's map and
-// expiry over another's.
+// expiry over another's; a group's records only if the store holds the
+// group.
 // Each record only sets state, so replaying records over a state that
 // already holds some of them ends in the same state: that is what lets a
 // rewrite run while names are assigned (see Rewrite). Ids need not be
@@ -44,6 +48,22 @@
 //     if not, no board has both, since only a later rename could give the
 //     board its old name back.
 //
+// Groups
+// ------
+// An EXEC is one write group of the store (DurableStore::WriteGroup),
+// which reaches the store's disk whole or not at all when it closes; its
+// journal records are appended as they are made, before it closes. So
+// inside a group the rules above do not hold (a drop is appended before
+// the store's drop is durable), and the journal cannot decide alone: the
+// group's tag does. AppendOnlyFiles numbers each group one above the
+// store's largest tag, appends begin(tag), runs the EXEC, closes the group
+// and appends end(tag). Replay applies the records of a group whose tag
+// is at most the store's largest (Stats().write_group_tag after its Open:
+// the store holds that group) and skips the others, which belong to a
+// group the crash kept from the store. Nothing else appends meanwhile
+// (EXEC runs alone). With kAlways every record of the group is synced
+// before the group closes, as outside one.
+//
 // Frees
 // -----
 // The server appends no free records: ZREM frees a name in memory only,
@@ -63,13 +83,15 @@
 //
 // File format
 // -----------
-// A header (magic "FCNAMJL" and a zero byte, u32 version), then one frame
-// per record: u32 body length, u64 XXH3-64 of the body, the body
-// (u8 type 1 assign, 2 free, 3 drop, 4 expire; u32 key length, key; u64
-// id, or for expire the time; u32 name length, name). A crash can cut only the
-// last frame short: an incomplete frame, or a last frame that fails its
-// checksum, is a torn tail that Open cuts off. A bad frame with more data after
-// it is DataLoss naming its offset. docs/formats.md has the layout.
+// A header (magic "FCNAMJL" and a zero byte, u32 version 2; version 1,
+// without groups, is read too), then one frame per record: u32 body
+// length, u64 XXH3-64 of the body, the body (u8 type 1 assign, 2 free,
+// 3 drop, 4 expire, 5 rename, 6 begin, 7 end; u32 key length, key (empty
+// for begin and end); u64 id, or for expire the time, for rename the
+// generation, for begin and end the tag; u32 name length, name). A crash can
+// cut only the last frame short: an incomplete frame, or a last frame that
+// fails its checksum, is a torn tail that Open cuts off. A bad frame with more
+// data after it is DataLoss naming its offset. docs/formats.md has the layout.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef FEEDCORE_SERVER_NAMES_JOURNAL_H_
@@ -101,12 +123,15 @@ enum class NamesRecordType : uint8_t {
   kDrop = 3,
   kExpire = 4,
   kRename = 5,
+  kGroupBegin = 6,
+  kGroupEnd = 7,
 };
 
 struct NamesRecord {
   NamesRecordType type = NamesRecordType::kAssign;
   std::string key;
-  // assign and free; expire: the time (0: never); rename: the generation
+  // assign and free; expire: the time (0: never); rename: the generation;
+  // begin and end: the group's tag
   MemberId id = 0;
   std::string name;  // assign; rename: the new key
 };
@@ -132,14 +157,21 @@ struct NamesJournalContents {
   uint64_t records = 0;      // whole records read
   uint64_t valid_bytes = 0;  // up to the end of the last whole record
   bool torn_tail = false;    // bytes after it were cut (or are to be)
+  // Groups replayed, and groups skipped since the store does not hold them
+  // (see "Groups"), with the records they held.
+  uint64_t groups_applied = 0;
+  uint64_t groups_skipped = 0;
+  uint64_t records_skipped = 0;
 };
 
-// Reads and replays `bytes` (a whole journal file). InvalidArgument for a
-// file that is not a journal or has another version; DataLoss naming the
-// offset for damage before the last frame or a record that does not
-// decode.
+// Reads and replays `bytes` (a whole journal file), applying the groups
+// whose tag is at most `store_group_tag` (see "Groups"). InvalidArgument
+// for a file that is not a journal or has another version; DataLoss
+// naming the offset for damage before the last frame, a record that does
+// not decode, or groups that do not nest as written (a begin inside a
+// group, an end of another group or outside one).
 absl::StatusOr<NamesJournalContents> DecodeNamesJournal(
-    absl::string_view bytes);
+    absl::string_view bytes, uint64_t store_group_tag);
 
 // What a journal file holds up to its first damaged frame, for a tool that
 // reports damage instead of refusing it (tools/feedcore-check).
@@ -173,10 +205,12 @@ struct NamesJournalStats {
 class NamesJournal {
  public:
   // Opens (creating it if missing) the journal at `path` and replays it
-  // into `*contents`, cutting a torn tail off the file. Errors name the
-  // file: DecodeNamesJournal's, and the system's I/O errors.
+  // into `*contents` (DecodeNamesJournal with `store_group_tag`), cutting a
+  // torn tail off the file. Errors name the file: DecodeNamesJournal's,
+  // and the system's I/O errors.
   static absl::StatusOr<std::unique_ptr<NamesJournal>> Open(
-      std::string path, FsyncPolicy policy, NamesJournalContents* contents);
+      std::string path, FsyncPolicy policy, uint64_t store_group_tag,
+      NamesJournalContents* contents);
 
   // Syncs what was appended (whatever the policy) and stops the syncing
   // thread.

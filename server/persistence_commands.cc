@@ -145,6 +145,8 @@ std::string PersistenceInfo(const ServerContext& server) {
         static_cast<int64_t>(recovery.unnamed_members_removed));
   Field(out, "feedcore_names_renames_redone",
         static_cast<int64_t>(recovery.renames_redone));
+  Field(out, "feedcore_names_transactions_skipped",
+        static_cast<int64_t>(recovery.transactions_skipped));
   return out;
 }
 

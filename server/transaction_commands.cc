@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "append_only.h"
 #include "command_dispatcher.h"
 
@@ -13,22 +12,14 @@ namespace feedcore::server {
 namespace {
 
 // Whether the command named `name` can be part of EXEC's one durable
-// write (AppendOnlyFiles::RunAsOneWrite): every command but the writes
-// whose names journal records must follow the store's disk (DEL, UNLINK,
-// FLUSH*, RENAME*, the expiry commands, the *STORE commands) and those
-// that wait for the disk (the admin commands: SAVE, BGREWRITEAOF...).
+// write (AppendOnlyFiles::RunAsOneWrite): every command but those that
+// wait for the disk (the admin commands: SAVE, BGREWRITEAOF...), which
+// would wait for the group itself.
 bool WritesAsOne(const CommandCall& call, absl::string_view name) {
   const CommandSpec* spec = call.server->commands->Find(name);
   if (spec == nullptr) return true;  // answers an error, writes nothing
-  const auto has = [spec](absl::string_view flag) {
-    return std::find(spec->flags.begin(), spec->flags.end(), flag) !=
-           spec->flags.end();
-  };
-  if (has("admin")) return false;
-  if (!has("write")) return true;
-  const absl::string_view upper = spec->name;
-  return absl::StartsWith(upper, "FEED.") ||
-         (absl::StartsWith(upper, "Z") && !absl::EndsWith(upper, "STORE"));
+  return std::find(spec->flags.begin(), spec->flags.end(), "admin") ==
+         spec->flags.end();
 }
 
 void Multi(CommandCall& call) {

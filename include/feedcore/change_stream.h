@@ -208,6 +208,13 @@ enum class ChangeKind : uint8_t {
   // `entity` is mentioned by activity `keys[0]` in the own feed of `other`
   // (PublishOptions::mentions), recorded in `entity`'s shard.
   kMentionAdd = 34,
+
+  // A DurableStore::WriteGroup that began with the tag `update_sequence`
+  // (its first record, so a crash keeps it exactly when it keeps the
+  // group), or the store's newest tag recorded again at Open and at each
+  // compaction so that the log since the snapshot always holds it
+  // (durable_store.h). No domain; no state but Replica::write_group_tag.
+  kWriteGroupTag = 35,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".

@@ -165,6 +165,9 @@ struct DurabilityStats {
   uint64_t recovered_bytes = 0;
   bool recovered_torn_tail = false;
   Micros recovery_micros = 0;
+  // The largest tag of a write group the store holds (see
+  // BeginWriteGroup): recovered, or of a group begun since. 0: none.
+  uint64_t write_group_tag = 0;
   // OK, or why the store refuses writes.
   absl::Status write_error;
 };
@@ -220,11 +223,26 @@ class FEEDCORE_EXPORT DurableStore {
   // Begins a group on this thread. The store's refusal (an earlier write
   // error, no disk space reserved) if it would refuse a write;
   // FailedPrecondition if this thread is in a write call or group already.
-  virtual absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup() = 0;
+  absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup() {
+    return BeginWriteGroup(0);
+  }
+  // The same, with a tag (0: none) for a program that keeps files of its
+  // own beside the store and must learn after a crash whether a group
+  // reached the store: the tag is the group's first record
+  // (ChangeKind::kWriteGroupTag), so it is durable exactly when the whole
+  // group is, and Stats().write_group_tag after the next Open is the
+  // largest tag of a group the crash kept. The store records its largest
+  // tag again at Open and at each compaction, so deleting the log never
+  // loses it. A tag must exceed Stats().write_group_tag (InvalidArgument
+  // otherwise); a refused group consumes no tag.
+  virtual absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup(
+      uint64_t tag) = 0;
 
   // Saves a snapshot now and deletes the log and snapshot it covers;
   // returns when that is durable. FailedPrecondition if the store refuses
-  // writes; the snapshot's I/O errors otherwise (the log is then kept).
+  // writes; once a tagged group was used, also the refusal of the tag's
+  // new record (no disk space reserved); the snapshot's I/O errors
+  // otherwise (the log is then kept).
   virtual absl::Status Compact() = 0;
 
   // Counters, each exact when read. O(1).

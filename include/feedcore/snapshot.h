@@ -124,6 +124,10 @@ class FEEDCORE_EXPORT Replica {
   virtual uint64_t applied() const = 0;
   virtual uint64_t skipped() const = 0;
 
+  // The largest tag of the kWriteGroupTag records applied (a DurableStore's
+  // tagged write groups, durable_store.h); 0 if none.
+  virtual uint64_t write_group_tag() const = 0;
+
  protected:
   Replica() = default;
 };

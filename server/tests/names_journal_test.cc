@@ -13,19 +13,21 @@
 #include <vector>
 
 #include "append_only.h"
-#include "command_dispatcher.h"
+#include "append_only_fixture.h"
 #include "feedcore/feedcore.h"
 #include "support/file_test_util.h"
 
 namespace feedcore::server {
 namespace {
 
-using testing::TempDir;
+using ::feedcore::testing::TempDir;
 
-// A journal file's bytes: the header (magic, u32 version 1), then
+// A journal file's bytes: the header (magic, u32 `version`), then
 // `records`.
-std::string JournalBytes(const std::vector<NamesRecord>& records) {
-  std::string bytes("FCNAMJL\0\1\0\0\0", 12);
+std::string JournalBytes(const std::vector<NamesRecord>& records,
+                         char version = 2) {
+  std::string bytes("FCNAMJL\0\0\0\0\0", 12);
+  bytes[8] = version;
   for (const NamesRecord& record : records) bytes += EncodeNamesFrame(record);
   return bytes;
 }
@@ -44,7 +46,7 @@ TEST_CASE("replay keeps ids with gaps and stale names for the caller") {
       {NamesRecordType::kAssign, "gone", 1, "x"},
       {NamesRecordType::kDrop, "gone", 0, ""},
   });
-  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes);
+  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes, 0);
   REQUIRE_MESSAGE(contents.ok(), contents.status());
   CHECK(contents->records == 8);
   CHECK(!contents->torn_tail);
@@ -55,37 +57,75 @@ TEST_CASE("replay keeps ids with gaps and stale names for the caller") {
   CHECK(lb.names == std::vector<std::string>{"a", "c", "a", "d"});
 }
 
-struct Server {
-  Server(const std::string& directory, FsyncPolicy fsync) {
-    AppendOnlyOptions options;
-    options.directory = directory;
-    options.fsync = fsync;
-    EngineOptions engine;
-    engine.sweep_interval = 0;
-    absl::StatusOr<AppendOnlyFiles::Opened> opened =
-        AppendOnlyFiles::Open(options, engine, LeaderboardOptions{});
-    REQUIRE_MESSAGE(opened.ok(), opened.status());
-    files = std::move(opened->files);
-    boards = std::move(opened->boards);
-    dispatcher = CommandDispatcher::Create(&files->store().engine(),
-                                           boards.get(), nullptr, files.get())
-                     .value();
-    session = dispatcher->NewSession();
-  }
+using Server = testing::AppendOnlyServer;
 
-  std::string Run(const std::vector<std::string>& args) {
-    std::string out;
-    dispatcher->Execute(args, session, out);
-    return out;
+TEST_CASE("a group's records replay only if the store holds its tag") {
+  const std::vector<NamesRecord> records = {
+      {NamesRecordType::kAssign, "lb", 1, "a"},
+      {NamesRecordType::kAssign, "old", 1, "o"},
+      {NamesRecordType::kGroupBegin, "", 5, ""},
+      {NamesRecordType::kDrop, "lb", 0, ""},
+      {NamesRecordType::kAssign, "lb", 1, "z"},
+      {NamesRecordType::kExpire, "lb", 99, ""},
+      {NamesRecordType::kRename, "old", 3, "new"},
+      {NamesRecordType::kGroupEnd, "", 5, ""},
+      {NamesRecordType::kAssign, "late", 1, "l"},
+      // A crash before this group's end: it runs to the end of the file.
+      {NamesRecordType::kGroupBegin, "", 6, ""},
+      {NamesRecordType::kAssign, "six", 1, "s"},
+  };
+  for (const uint64_t store_tag : {uint64_t{4}, uint64_t{5}, uint64_t{6}}) {
+    CAPTURE(store_tag);
+    absl::StatusOr<NamesJournalContents> contents =
+        DecodeNamesJournal(JournalBytes(records), store_tag);
+    REQUIRE_MESSAGE(contents.ok(), contents.status());
+    CHECK(contents->records == records.size());
+    CHECK(contents->groups_applied == (store_tag >= 5) + (store_tag >= 6));
+    CHECK(contents->groups_skipped == 2 - contents->groups_applied);
+    CHECK(contents->records_skipped ==
+          (store_tag < 5 ? 4 : 0) + (store_tag < 6 ? 1 : 0));
+    std::vector<std::string> keys;
+    for (const KeyMemberNames& key : contents->keys) {
+      keys.push_back(key.key);
+      if (key.key == "lb") {
+        CHECK(key.names ==
+              std::vector<std::string>{store_tag >= 5 ? "z" : "a"});
+        CHECK(key.expires_at == (store_tag >= 5 ? 99 : 0));
+      }
+    }
+    std::vector<std::string> want = {"late", "lb"};
+    want.push_back(store_tag >= 5 ? "new" : "old");
+    if (store_tag >= 6) want.push_back("six");
+    CHECK(keys == want);
+    // A skipped group's rename is no rename to redo.
+    CHECK(contents->last_rename.has_value() == (store_tag >= 5));
   }
+  // Version 1 files, written before groups, read as before.
+  CHECK(DecodeNamesJournal(JournalBytes({records[0]}, 1), 0).ok());
+  CHECK(DecodeNamesJournal(JournalBytes({records[0]}, 3), 0).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
 
-  // Declared in this order so that the store of keys goes before the
-  // files that own its registry.
-  std::unique_ptr<AppendOnlyFiles> files;
-  std::unique_ptr<LeaderboardStore> boards;
-  std::unique_ptr<CommandDispatcher> dispatcher;
-  SessionState session;
-};
+TEST_CASE("groups that do not nest as written are damage") {
+  const NamesRecord begin5{NamesRecordType::kGroupBegin, "", 5, ""};
+  const NamesRecord end5{NamesRecordType::kGroupEnd, "", 5, ""};
+  const NamesRecord begin6{NamesRecordType::kGroupBegin, "", 6, ""};
+  const NamesRecord end6{NamesRecordType::kGroupEnd, "", 6, ""};
+  for (const std::vector<NamesRecord>& records :
+       {std::vector<NamesRecord>{begin5, begin6},
+        std::vector<NamesRecord>{begin5, end6}, std::vector<NamesRecord>{end5},
+        std::vector<NamesRecord>{begin5, end5, end5},
+        std::vector<NamesRecord>{{NamesRecordType::kGroupBegin, "", 0, ""}},
+        std::vector<NamesRecord>{{NamesRecordType::kGroupBegin, "k", 5, ""}},
+        std::vector<NamesRecord>{{NamesRecordType::kGroupEnd, "", 5, "x"}}}) {
+    // Each followed by a record, so that no bad frame is the torn last.
+    std::vector<NamesRecord> followed = records;
+    followed.push_back({NamesRecordType::kAssign, "lb", 1, "a"});
+    absl::StatusOr<NamesJournalContents> contents =
+        DecodeNamesJournal(JournalBytes(followed), 10);
+    CHECK(contents.status().code() == absl::StatusCode::kDataLoss);
+  }
+}
 
 const char kRange[] =
     "*6\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"
@@ -154,7 +194,7 @@ TEST_CASE("the report names the first damaged frame and what follows") {
   CHECK(report->damage.find("at byte " + std::to_string(12 + 2 * frame)) !=
         std::string::npos);
   CHECK(report->records_after == 2);
-  CHECK(DecodeNamesJournal(flipped).status().code() ==
+  CHECK(DecodeNamesJournal(flipped, 0).status().code() ==
         absl::StatusCode::kDataLoss);
 
   // Cut in the middle of the last frame.
@@ -213,7 +253,7 @@ TEST_CASE("the journal decodes expire records and drops clear them") {
       {NamesRecordType::kExpire, "p", 9, ""},
       {NamesRecordType::kExpire, "p", 0, ""},
   });
-  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes);
+  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes, 0);
   REQUIRE_MESSAGE(contents.ok(), contents.status());
   REQUIRE(contents->keys.size() == 3);
   // Keys come out in order: j, k, p.
@@ -233,7 +273,7 @@ TEST_CASE("the journal decodes rename records: names and expiry move") {
       {NamesRecordType::kAssign, "live", 2, "b"},
       {NamesRecordType::kRename, "missing", 4, "x"},
   });
-  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes);
+  absl::StatusOr<NamesJournalContents> contents = DecodeNamesJournal(bytes, 0);
   REQUIRE_MESSAGE(contents.ok(), contents.status());
   REQUIRE(contents->keys.size() == 1);
   CHECK(contents->keys[0].key == "live");
@@ -250,7 +290,7 @@ TEST_CASE("the journal decodes rename records: names and expiry move") {
         NamesRecord{NamesRecordType::kRename, "k", 0, "j"}}) {
     const std::string damaged =
         JournalBytes({bad, {NamesRecordType::kAssign, "k", 1, "a"}});
-    CHECK(DecodeNamesJournal(damaged).status().code() ==
+    CHECK(DecodeNamesJournal(damaged, 0).status().code() ==
           absl::StatusCode::kDataLoss);
   }
 }

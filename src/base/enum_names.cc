@@ -81,6 +81,8 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kPinRemove";
     case ChangeKind::kMentionAdd:
       return "kMentionAdd";
+    case ChangeKind::kWriteGroupTag:
+      return "kWriteGroupTag";
   }
   return "an unknown change kind";
 }

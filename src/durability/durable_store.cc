@@ -113,7 +113,8 @@ class DurableStoreImpl final : public DurableStore {
         stream_(std::move(stream)),
         log_(log),
         replica_(std::move(recovered.replica)),
-        snapshot_(recovered.snapshot) {
+        snapshot_(recovered.snapshot),
+        write_group_tag_(replica_->write_group_tag()) {
     stats_.snapshot_sequence = replica_->sequence();
     stats_.snapshot_bytes = recovered.snapshot_bytes;
     stats_.recovered_records = recovered.records_read;
@@ -142,6 +143,9 @@ class DurableStoreImpl final : public DurableStore {
     if (!durable.ok()) return durable.status();
     durable_ = *std::move(durable);
     log_->SetGate(durable_.get());
+    // Into the new log: the recovery may have deleted the segments that
+    // held the tag (recovery.cc).
+    if (absl::Status s = RecordWriteGroupTag(); !s.ok()) return s;
     if (options_.compact_after_bytes > 0) {
       compactor_ = std::thread([this] { CompactorLoop(); });
     }
@@ -156,13 +160,29 @@ class DurableStoreImpl final : public DurableStore {
 
   absl::Status Sync() override { return durable_->Sync(); }
 
-  absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup() override {
+  absl::StatusOr<std::unique_ptr<WriteGroup>> BeginWriteGroup(
+      uint64_t tag) override {
     if (durable_->InCall()) {
       return absl::FailedPreconditionError(
           "this thread is in a write call or a write group already");
     }
+    // Held from the check to the record, so that tags reach the log in
+    // increasing order.
+    std::unique_lock<std::mutex> tag_lock(tag_mu_, std::defer_lock);
+    if (tag != 0) {
+      tag_lock.lock();
+      if (tag <= write_group_tag_) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "write group tag ", tag, " is not above the store's largest, ",
+            write_group_tag_));
+      }
+    }
     auto group = std::make_unique<Group>(log_);
     if (!group->call.admitted().ok()) return group->call.admitted();
+    if (tag != 0) {
+      log_->Append(WriteGroupTagRecord(tag));
+      write_group_tag_ = tag;
+    }
     return group;
   }
 
@@ -185,10 +205,34 @@ class DurableStoreImpl final : public DurableStore {
       stats = stats_;
     }
     durable_->AddStats(&stats);
+    std::lock_guard<std::mutex> lock(tag_mu_);
+    stats.write_group_tag = write_group_tag_;
     return stats;
   }
 
  private:
+  static ChangeRecord WriteGroupTagRecord(uint64_t tag) {
+    ChangeRecord record;
+    record.kind = ChangeKind::kWriteGroupTag;
+    record.update_sequence = tag;
+    return record;
+  }
+
+  // Appends the largest tag again, as a call of its own (nothing without
+  // a tag): so that the log after a compaction's snapshot holds it.
+  absl::Status RecordWriteGroupTag() {
+    if (Stats().write_group_tag == 0) return absl::OkStatus();
+    WriteCall call(log_);
+    if (!call.admitted().ok()) return call.admitted();
+    {
+      // Not held for Finish: under kAlways it waits for the disk, which an
+      // open group holds back, and the group's thread may read Stats().
+      std::lock_guard<std::mutex> lock(tag_mu_);
+      log_->Append(WriteGroupTagRecord(write_group_tag_));
+    }
+    return call.Finish(true);
+  }
+
   // The group is one write call, its calls nested in it (durable_log.h).
   struct Group final : WriteGroup {
     explicit Group(const ChangeLog* log) : call(log) {}
@@ -204,6 +248,9 @@ class DurableStoreImpl final : public DurableStore {
   absl::Status CompactLocked() {
     const std::string& directory = options_.directory;
     const uint64_t first_kept = durable_->StartNewSegment();
+    // Before the snapshot's Sync below makes it durable; the segments
+    // deleted after it may hold the only other record of the tag.
+    if (absl::Status s = RecordWriteGroupTag(); !s.ok()) return s;
     const std::string temporary = SnapshotInProgressPath(directory);
     absl::StatusOr<SnapshotInfo> info = SaveSnapshot(
         replica_->engine(), temporary, &replica_->boards(), &replica_->names());
@@ -265,6 +312,10 @@ class DurableStoreImpl final : public DurableStore {
 
   mutable std::mutex stats_mu_;
   DurabilityStats stats_;  // the store's own fields; the log fills the rest
+
+  // Taken before the change log's mutex (a leaf), never under it.
+  mutable std::mutex tag_mu_;
+  uint64_t write_group_tag_;  // guarded by tag_mu_
 
   std::mutex compactor_mu_;
   std::condition_variable compactor_wake_;

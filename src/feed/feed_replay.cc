@@ -267,6 +267,8 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       return Malformed(r, "a leaderboard record is not for the feed engine");
     case ChangeKind::kNameAssign:
       return Malformed(r, "a name record is not for the feed engine");
+    case ChangeKind::kWriteGroupTag:
+      return Malformed(r, "a write-group record is not for the feed engine");
   }
   return Malformed(r, "unknown kind");
 }

@@ -211,6 +211,7 @@ class ReplicaImpl final : public Replica {
   uint64_t sequence() const override { return sequence_; }
   uint64_t applied() const override { return applied_; }
   uint64_t skipped() const override { return skipped_; }
+  uint64_t write_group_tag() const override { return write_group_tag_; }
 
   absl::Status Apply(const ChangeRecord& record) override {
     if (last_ == 0) {
@@ -226,9 +227,10 @@ class ReplicaImpl final : public Replica {
           record.sequence <= last_ ? " (out of order)" : " (records missing)"));
     }
     absl::StatusOr<bool> applied =
-        record.kind == ChangeKind::kNameAssign ? ApplyToNames(record)
-        : IsLeaderboardRecord(record)          ? ApplyToBoards(record)
-                                               : ApplyToEngine(record);
+        record.kind == ChangeKind::kWriteGroupTag ? ApplyWriteGroupTag(record)
+        : record.kind == ChangeKind::kNameAssign  ? ApplyToNames(record)
+        : IsLeaderboardRecord(record)             ? ApplyToBoards(record)
+                                                  : ApplyToEngine(record);
     if (!applied.ok()) return applied.status();
     ++(*applied ? applied_ : skipped_);
     last_ = record.sequence;
@@ -251,6 +253,17 @@ class ReplicaImpl final : public Replica {
     }
     if (record.sequence < domain_cuts_[record.domain]) return false;
     if (absl::Status s = engine_->ApplyChange(record); !s.ok()) return s;
+    return true;
+  }
+
+  // Every tag counts, even one the snapshot's cuts precede: a tag is only
+  // ever raised, and the snapshot does not hold it.
+  absl::StatusOr<bool> ApplyWriteGroupTag(const ChangeRecord& r) {
+    if (r.update_sequence == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "replica: write-group record ", r.sequence, " has no tag"));
+    }
+    write_group_tag_ = std::max(write_group_tag_, r.update_sequence);
     return true;
   }
 
@@ -345,6 +358,7 @@ class ReplicaImpl final : public Replica {
   uint64_t last_ = 0;
   uint64_t applied_ = 0;
   uint64_t skipped_ = 0;
+  uint64_t write_group_tag_ = 0;
 };
 
 absl::Status CheckOption(absl::string_view name, uint64_t want, uint64_t have) {

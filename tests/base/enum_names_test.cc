@@ -82,10 +82,11 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kActivityEdit, "kActivityEdit"},
        {ChangeKind::kPinAdd, "kPinAdd"},
        {ChangeKind::kPinRemove, "kPinRemove"},
-       {ChangeKind::kMentionAdd, "kMentionAdd"}},
+       {ChangeKind::kMentionAdd, "kMentionAdd"},
+       {ChangeKind::kWriteGroupTag, "kWriteGroupTag"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(35))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(36))) ==
         "an unknown change kind");
 }
 

@@ -32,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CheckSameBoards;
 using testing::CheckSameState;
+using testing::CopyDirectory;
 using testing::MakeActivity;
 using testing::ReadBytes;
 using testing::TempDir;
@@ -116,16 +117,6 @@ struct Pair {
   std::unique_ptr<InProcessFeedEngine> plain;
   LeaderboardRegistry plain_boards;
 };
-
-// Copies `from` (but not its LOCK) to `to`: what a crash right now leaves.
-void CopyDirectory(const std::string& from, const std::string& to) {
-  fs::remove_all(to);
-  fs::create_directory(to);
-  for (const auto& entry : fs::directory_iterator(from)) {
-    if (entry.path().filename() == "LOCK") continue;
-    fs::copy_file(entry.path(), fs::path(to) / entry.path().filename());
-  }
-}
 
 std::vector<std::string> Segments(const std::string& directory) {
   std::vector<std::string> segments;
@@ -330,6 +321,55 @@ TEST_CASE("a write group reaches the disk whole or not at all") {
     CHECK(recovered->engine().ReadOwn(3, {}).value().entries.size() == 1);
     CHECK(recovered->boards().Get("other").value()->Score(9).value() == 9);
     fs::remove_all(crash);
+  }
+}
+
+TEST_CASE(
+    "a write group's tag is durable with the group and outlives "
+    "compaction") {
+  TempDir dir("durable-group-tag");
+  const std::string crash = dir.path() + "-crash";
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+  CHECK(store->Stats().write_group_tag == 0);
+  auto board = store->boards().GetOrCreate("arena").value();
+  {
+    auto group = store->BeginWriteGroup(7).value();
+    REQUIRE(board->Set(1, 1).ok());
+    REQUIRE(group->Close().ok());
+  }
+  CHECK(store->Stats().write_group_tag == 7);
+  // Tags only rise; a refused tag begins nothing.
+  for (const uint64_t stale : {uint64_t{7}, uint64_t{3}}) {
+    absl::StatusOr<std::unique_ptr<DurableStore::WriteGroup>> refused =
+        store->BeginWriteGroup(stale);
+    CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(absl::StrContains(refused.status().message(), "largest, 7"));
+  }
+  REQUIRE(board->Set(2, 2).ok());  // not inside a group: nothing open
+  // A group still open when the process dies: neither it nor its tag.
+  auto open_group = store->BeginWriteGroup(8).value();
+  REQUIRE(board->Set(3, 3).ok());
+  CopyDirectory(dir.path(), crash);
+  {
+    auto recovered = OpenOrFail(Durability(crash), Options(clock));
+    CHECK(recovered->Stats().write_group_tag == 7);
+    CHECK(recovered->boards().Get("arena").value()->Score(3).status().code() ==
+          absl::StatusCode::kNotFound);
+  }
+  fs::remove_all(crash);
+  REQUIRE(open_group->Close().ok());
+  // Compaction deletes the segments that held the tag records; the tag
+  // stays, through one reopen and the next.
+  REQUIRE(store->Compact().ok());
+  REQUIRE(store->Compact().ok());
+  store.reset();
+  for (int reopen = 0; reopen < 2; ++reopen) {
+    store = OpenOrFail(Durability(dir.path()), Options(clock));
+    CHECK(store->Stats().write_group_tag == 8);
+    CHECK(store->boards().Get("arena").value()->Score(3).value() == 3);
+    REQUIRE(store->Compact().ok());
+    store.reset();
   }
 }
 

@@ -1,7 +1,7 @@
 // File helpers for tests of on-disk formats: a per-process temporary path
 // and a temporary directory removed at the end of their scope, whole-file reads
-// and writes, and a scope in which writes past a file size fail with EFBIG (as
-// on a full disk).
+// and writes, crash images of a directory, and a scope in which writes past a
+// file size fail with EFBIG (as on a full disk).
 #ifndef FEEDCORE_TESTS_FILE_TEST_UTIL_H_
 #define FEEDCORE_TESTS_FILE_TEST_UTIL_H_
 
@@ -68,6 +68,18 @@ inline std::string ReadBytes(const std::string& path) {
 inline void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Replaces `to` with a copy of the files of `from` but its LOCK: what a
+// crash of the process writing `from` would leave on disk now.
+inline void CopyDirectory(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  fs::remove_all(to);
+  fs::create_directory(to);
+  for (const auto& entry : fs::directory_iterator(from)) {
+    if (entry.path().filename() == "LOCK") continue;
+    fs::copy_file(entry.path(), fs::path(to) / entry.path().filename());
+  }
 }
 
 // While alive, no file of the process can grow past `bytes`: write() fails
