@@ -378,9 +378,11 @@ def store_and_pop_phase(server, directory, rng):
 
 
 def exec_phase(server, directory, rng, policy):
-    """EXEC k is ZINCRBY tx:a 1 m, ZINCRBY tx:b 1 m and FEED.PUBLISH of
-    activity k: after each kill both scores are equal and the newest
-    activity is the last EXEC they count, so no EXEC was kept in part."""
+    """EXEC k is ZINCRBY tx:a 1 m, ZINCRBY tx:b 1 m, DEL tx:c, ZADD tx:tmp
+    k c<k>, RENAME tx:tmp tx:c, EXPIRE tx:c and FEED.PUBLISH of activity
+    k: after each kill both scores are equal, tx:c holds just c<k> at k
+    with its expiry, and the newest activity is the last EXEC they count,
+    so no EXEC was kept in part, names journal included."""
     flags = ["--appendonly", "yes", "--appendfsync", policy, "--dir",
              directory]
     acknowledged = 0
@@ -392,10 +394,14 @@ def exec_phase(server, directory, rng, policy):
             b = int(client.zscore("tx:b", "m") or 0)
             page = client.execute_command("FEED.OWN", EXEC_ACTOR, "LIMIT", 1)
             newest = int(page[1][0][0]) if page[1] else 0
-            if a != b or newest != a:
-                fail(f"{policy}: after kill {kill} tx:a is {a}, tx:b {b} "
-                     f"and the newest activity {newest}: an EXEC was kept "
-                     "in part")
+            renamed = client.zrange("tx:c", 0, -1, withscores=True)
+            want = [(f"c{a}".encode(), float(a))] if a else []
+            kept_expiry = client.ttl("tx:c") > 0 if a else True
+            if (a != b or newest != a or renamed != want or not kept_expiry
+                    or client.exists("tx:tmp")):
+                fail(f"{policy}: after kill {kill} tx:a is {a}, tx:b {b}, "
+                     f"tx:c {renamed} (expiry kept: {kept_expiry}) and the "
+                     f"newest activity {newest}: an EXEC was kept in part")
             if policy == "always" and not acknowledged <= a <= \
                     acknowledged + 1:
                 fail(f"always: {acknowledged} EXECs acknowledged, {a} kept")
@@ -411,6 +417,10 @@ def exec_phase(server, directory, rng, policy):
                     pipe = client.pipeline(transaction=True)
                     pipe.zincrby("tx:a", 1, "m")
                     pipe.zincrby("tx:b", 1, "m")
+                    pipe.delete("tx:c")
+                    pipe.zadd("tx:tmp", {f"c{k}": k})
+                    pipe.rename("tx:tmp", "tx:c")
+                    pipe.expire("tx:c", 100000)
                     pipe.execute_command("FEED.PUBLISH", EXEC_ACTOR, k, k,
                                          f"exec {k}")
                     try:
@@ -427,7 +437,8 @@ def exec_phase(server, directory, rng, policy):
             process.wait()
             thread.join()
     print(f"ok: fsync {policy}: {KILLS_EXEC} SIGKILLs during EXECs of two "
-          f"ZINCRBY and a FEED.PUBLISH, each kept whole or not at all; "
+          f"ZINCRBY, DEL, ZADD, RENAME, EXPIRE and a FEED.PUBLISH, each kept "
+          f"whole or not at all; "
           f"{a} EXECs kept")
 
 
