@@ -221,7 +221,10 @@ class DurableStoreImpl final : public DurableStore {
   // Appends the largest tag again, as a call of its own (nothing without
   // a tag): so that the log after a compaction's snapshot holds it.
   absl::Status RecordWriteGroupTag() {
-    if (Stats().write_group_tag == 0) return absl::OkStatus();
+    {
+      std::lock_guard<std::mutex> lock(tag_mu_);
+      if (write_group_tag_ == 0) return absl::OkStatus();
+    }
     WriteCall call(log_);
     if (!call.admitted().ok()) return call.admitted();
     {
