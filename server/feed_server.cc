@@ -75,6 +75,7 @@ absl::Status FeedServer::Listen() {
 
 void FeedServer::Run() {
   asio::post(strand_, [this] {
+    if (stopping_) return;  // Stop came first: start nothing
     signals_.async_wait([this](const asio::error_code& error, int) {
       if (!error) Stop();
     });
@@ -91,13 +92,13 @@ void FeedServer::Run() {
 }
 
 void FeedServer::ExpireKeysLater() {
-  constexpr auto kExpiryInterval = std::chrono::milliseconds(100);
   // A pass drops at most this many keys, so that it never holds the strand
   // long; the rest go in the next.
   constexpr size_t kExpiryBudget = 1000;
-  expiry_timer_.expires_after(kExpiryInterval);
+  expiry_timer_.expires_after(
+      std::chrono::milliseconds(options_.active_expiry_interval_millis));
   expiry_timer_.async_wait([this](const asio::error_code& error) {
-    if (error) return;  // cancelled by Stop
+    if (error || stopping_) return;
     if (absl::Status status = dispatcher_->DeleteExpiredKeys(kExpiryBudget);
         !status.ok()) {
       std::fprintf(stderr, "feedcore-server: expiring keys: %s\n",
@@ -109,6 +110,7 @@ void FeedServer::ExpireKeysLater() {
 
 void FeedServer::Stop() {
   asio::post(strand_, [this] {
+    stopping_ = true;
     asio::error_code ignored;
     acceptor_.close(ignored);
     signals_.cancel(ignored);
@@ -136,7 +138,7 @@ void FeedServer::OnAccepted(const asio::error_code& error,
                  error.message().c_str());
     accept_retry_.expires_after(kAcceptRetryDelay);
     accept_retry_.async_wait([this](const asio::error_code& wait_error) {
-      if (!wait_error) Accept();
+      if (!wait_error && !stopping_) Accept();
     });
     return;
   }

@@ -44,8 +44,8 @@ class FeedServer {
   absl::Status Listen();
   void Accept();
   void OnAccepted(const asio::error_code& error, asio::ip::tcp::socket socket);
-  // Drops expired sorted-set keys every kExpiryInterval, as Redis's active
-  // expiry does, so that keys nobody reads again do not stay.
+  // Drops expired sorted-set keys every active_expiry_interval_millis, as
+  // Redis's active expiry does, so that keys nobody reads again do not stay.
   void ExpireKeysLater();
 
   const ServerOptions options_;
@@ -58,6 +58,10 @@ class FeedServer {
   asio::signal_set signals_;
   asio::steady_timer accept_retry_;
   asio::steady_timer expiry_timer_;
+  // Set by Stop, on the strand. A timer whose wait completed before Stop
+  // cancelled it still runs its handler; this tells the handler not to
+  // start another wait, which would keep Run from returning.
+  bool stopping_ = false;
   ConnectionTracker connections_;
   uint16_t port_ = 0;
 };

@@ -60,6 +60,13 @@ absl::Status ValidateServerOptions(const ServerOptions& options) {
         absl::StrCat("--timeout must be 0 (never) to ", kMaxIdleTimeoutSeconds,
                      " seconds, got ", options.idle_timeout_seconds));
   }
+  if (options.active_expiry_interval_millis < 0 ||
+      options.active_expiry_interval_millis > kMaxActiveExpiryIntervalMillis) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the active expiry interval must be 0..",
+                     kMaxActiveExpiryIntervalMillis, " ms, got ",
+                     options.active_expiry_interval_millis));
+  }
   for (const auto& [value, flag] :
        {std::pair{options.client_query_buffer_limit,
                   "--client_query_buffer_limit"},

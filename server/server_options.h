@@ -20,6 +20,9 @@ inline constexpr int64_t kMaxIdleTimeoutSeconds = 365LL * 24 * 3600;
 // The smallest buffer limits accepted: below this, ordinary replies and
 // commands would trip them.
 inline constexpr size_t kMinBufferLimit = 1024;
+// The active expiry's pass at most once a second: slower lets expired keys
+// nobody reads stay for long.
+inline constexpr int64_t kMaxActiveExpiryIntervalMillis = 1000;
 
 struct ServerOptions {
   // IPv4 or IPv6 address to listen on. Anything but a loopback address
@@ -65,6 +68,11 @@ struct ServerOptions {
   // an open server on a network is the classic way Redis servers get taken
   // over. Turn off only on a network where every client is trusted.
   bool protected_mode = true;
+
+  // Milliseconds between two passes of the active expiry, which drops
+  // expired keys nobody reads again (Redis's `hz` 10 is the same 100 ms),
+  // 0..kMaxActiveExpiryIntervalMillis; 0 = a pass as soon as the last ends.
+  int64_t active_expiry_interval_millis = 100;
 };
 
 // True for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104; false for anything
