@@ -132,10 +132,12 @@ struct DurabilityOptions {
   uint64_t compact_after_bytes = uint64_t{1} << 30;
 
   // Size at which a log segment is closed and the next begins,
-  // kMinLogSegmentBytes..kMaxLogSegmentBytes. Each segment's space is
-  // reserved when it is created, so a full disk is found before a write
-  // needs the space. A change larger than a segment gets a segment of its
-  // own.
+  // kMinLogSegmentBytes..kMaxLogSegmentBytes. Disk space is reserved
+  // ahead of the writes, 1 MiB when a segment is created (the whole
+  // segment if smaller), doubled up to this size each time half of it is
+  // used: a full disk is found before a write needs the space, and a store
+  // that writes little holds little disk. A change larger than a segment
+  // gets a segment of its own.
   uint64_t segment_bytes = uint64_t{64} << 20;
 };
 

@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,6 +25,10 @@ constexpr size_t kWakeBytes = size_t{1} << 20;
 constexpr auto kInterval = std::chrono::seconds(1);
 // The longest a kAlways sync waits for more callers to join it.
 constexpr std::chrono::microseconds kMaxCommitDelay(500);
+// A new segment reserves this much (or its whole size, if smaller), and
+// doubles its reservation each time it is half used: a store that writes
+// little holds little disk.
+constexpr uint64_t kFirstReservationBytes = uint64_t{1} << 20;
 
 // The write call the current thread is in: of which log, how deeply
 // nested, and the last record the thread appended to that log since. Set
@@ -83,15 +89,16 @@ absl::StatusOr<std::unique_ptr<DurableLog>> DurableLog::Start(Config config) {
     absl::StatusOr<int> fd = log->CreateSegmentFile(path);
     if (!fd.ok()) return fd.status();
     log->fd_ = *fd;
+    log->reserved_ = log->FirstReservation();
     log->segments_.push_back({next, path, kChangeFileHeaderBytes});
     if (absl::Status s = SyncDirectoryOf(path); !s.ok()) return s;
   } else {
     const LogSegment& last = log->segments_.back();
     log->fd_ = ::open(last.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (log->fd_ < 0) return IoError("opening", last.path, errno);
-    if (log->calls_->Reserve(log->fd_,
-                             static_cast<off_t>(log->segment_bytes_)) != 0) {
-      log->space_error_ = IoError("reserving space in", last.path, errno);
+    log->current_bytes_ = last.bytes;
+    if (absl::Status s = log->ReserveAhead(log->fd_, last.path); !s.ok()) {
+      log->space_error_ = s;
     }
   }
   log->current_first_ = log->segments_.back().first_sequence;
@@ -106,7 +113,8 @@ DurableLog::~DurableLog() {
     stop_ = true;
   }
   work_.notify_all();
-  writer_.join();
+  // Not started when Start failed.
+  if (writer_.joinable()) writer_.join();
   if (fd_ >= 0) ::close(fd_);
   if (spare_fd_ >= 0) {
     ::close(spare_fd_);
@@ -213,12 +221,17 @@ absl::Status DurableLog::End(uint64_t token, bool succeeded) {
   if (!wait) return absl::OkStatus();
   ++waiting_[target];
   if (++unserved_ >= cohort_) work_.notify_one();
-  progress_.wait(lock, [&] { return synced_ >= target || !error_.ok(); });
+  // A batch kept for lack of room holds back this call's records too.
+  const uint64_t room_failures = room_failures_;
+  progress_.wait(lock, [&] {
+    return synced_ >= target || !error_.ok() || room_failures_ > room_failures;
+  });
   if (synced_ < target) {  // failed: the writer did not count it served
     if (--waiting_[target] == 0) waiting_.erase(target);
     --unserved_;
+    return !error_.ok() ? error_ : space_error_;
   }
-  return synced_ >= target ? absl::OkStatus() : error_;
+  return absl::OkStatus();
 }
 
 uint64_t DurableLog::Boundary() const {
@@ -269,9 +282,11 @@ absl::Status DurableLog::Sync() {
   const uint64_t pass = passes_ + (writing_ ? 2 : 1);
   work_.notify_one();
   progress_.wait(lock, [&] {
-    return (passes_ >= pass && synced_ >= target) || !error_.ok();
+    return (passes_ >= pass && (synced_ >= target || retry_.has_value())) ||
+           !error_.ok();
   });
-  return error_;
+  if (!error_.ok()) return error_;
+  return synced_ >= target ? absl::OkStatus() : space_error_;
 }
 
 uint64_t DurableLog::StartNewSegment() {
@@ -344,10 +359,13 @@ void DurableLog::WriterLoop() {
     // Never true while nothing can be done: a buffer held back by a call
     // in flight waits for that call's End.
     auto ready = [&] {
-      return stop_ || sync_requests_ > passed_requests_ ||
-             (Takeable() &&
-              (CommitDue() || sync_wanted_ > synced_ || split_sequence_ != 0 ||
-               buffer_.size() >= kWakeBytes));
+      if (stop_ || sync_requests_ > passed_requests_) return true;
+      // A batch that found no room is tried again on the timer below, not
+      // as fast as the loop can spin.
+      if (retry_.has_value()) return false;
+      return Takeable() &&
+             (CommitDue() || sync_wanted_ > synced_ || split_sequence_ != 0 ||
+              buffer_.size() >= kWakeBytes);
     };
     // A space error is retried once a second even when no write comes.
     if (fsync_ == FsyncPolicy::kAlways && space_error_.ok()) {
@@ -366,7 +384,9 @@ void DurableLog::WriterLoop() {
                      [&] { return stop_ || unserved_ >= cohort_; });
     }
     const auto now = std::chrono::steady_clock::now();
-    Batch batch = TakeBatch();
+    const bool retrying = retry_.has_value();
+    Batch batch = retrying ? *std::move(retry_) : TakeBatch();
+    retry_.reset();
     const bool stopping = stop_;
     const bool unsynced = batch.last_sequence > synced_;
     batch.sync =
@@ -376,9 +396,8 @@ void DurableLog::WriterLoop() {
     const bool failed = !error_.ok();
     passed_requests_ = sync_requests_;
     writing_ = true;
-    const bool want_spare =
-        !failed && !stopping && spare_fd_ < 0 &&
-        (current_bytes_ * 2 >= segment_bytes_ || !space_error_.ok());
+    const bool want_room =
+        !failed && !stopping && (RoomDue() || !space_error_.ok() || retrying);
     lock.unlock();
 
     absl::Status status;
@@ -389,7 +408,7 @@ void DurableLog::WriterLoop() {
           std::chrono::duration_cast<std::chrono::microseconds>(
               std::chrono::steady_clock::now() - now);
     }
-    if (status.ok() && want_spare) PrepareSpare();
+    if (status.ok() && want_room) ReserveRoom();
 
     lock.lock();
     if (!failed) {
@@ -406,6 +425,12 @@ void DurableLog::WriterLoop() {
             waiting_.erase(waiting_.begin());
           }
         }
+      } else if (absl::IsResourceExhausted(status) && !stopping) {
+        // No room: refuse new calls, fail those waiting for it, and try
+        // the same batch again on the next pass.
+        space_error_ = NoRoom(status);
+        retry_ = std::move(batch);
+        ++room_failures_;
       } else {
         Fail(std::move(status));
       }
@@ -417,7 +442,7 @@ void DurableLog::WriterLoop() {
     writing_ = false;
     ++passes_;
     progress_.notify_all();
-    if (stopping && buffer_.empty()) return;
+    if (stopping && buffer_.empty() && !retry_.has_value()) return;
   }
 }
 
@@ -467,18 +492,32 @@ DurableLog::Batch DurableLog::TakeBatch() {
   return batch;
 }
 
-absl::Status DurableLog::WriteBatch(const Batch& batch) {
+absl::Status DurableLog::WriteBatch(Batch& batch) {
   const char* data = batch.bytes.data();
-  size_t size = batch.bytes.size();
-  if (batch.split_sequence != 0) {
-    if (absl::Status s = WriteToCurrent(data, batch.split); !s.ok()) return s;
+  const size_t size = batch.bytes.size();
+  if (batch.split_sequence != 0 && !batch.rolled) {
+    if (batch.written < batch.split) {
+      if (absl::Status s =
+              WriteToCurrent(data + batch.written, batch.split - batch.written);
+          !s.ok()) {
+        return s;
+      }
+      batch.written = batch.split;
+    }
     if (absl::Status s = Roll(batch.split_sequence); !s.ok()) return s;
-    data += batch.split;
-    size -= batch.split;
-  } else if (size > 0 && current_bytes_ >= segment_bytes_) {
+    batch.rolled = true;
+  } else if (batch.written == 0 && size > 0 &&
+             current_bytes_ >= segment_bytes_) {
     if (absl::Status s = Roll(batch.first_sequence); !s.ok()) return s;
   }
-  if (absl::Status s = WriteToCurrent(data, size); !s.ok()) return s;
+  if (batch.written < size) {
+    if (absl::Status s =
+            WriteToCurrent(data + batch.written, size - batch.written);
+        !s.ok()) {
+      return s;
+    }
+    batch.written = size;
+  }
   if (batch.sync && calls_->Sync(fd_) != 0) {
     return IoError("flushing", LogSegmentPath(directory_, current_first_),
                    errno);
@@ -492,8 +531,20 @@ absl::Status DurableLog::WriteToCurrent(const char* data, size_t size) {
     const ssize_t n = calls_->Write(fd_, data, size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return IoError("appending to", LogSegmentPath(directory_, current_first_),
-                     errno);
+      const std::string path = LogSegmentPath(directory_, current_first_);
+      absl::Status status = IoError("appending to", path, errno);
+      // Out of room: cut off what part of the append reached the file, so
+      // that writing it again later leaves whole frames only. Unless that
+      // fails too, the error is one a retry can clear.
+      if (absl::IsResourceExhausted(status) &&
+          (::ftruncate(fd_, static_cast<off_t>(current_bytes_)) != 0 ||
+           ::lseek(fd_, static_cast<off_t>(current_bytes_), SEEK_SET) !=
+               static_cast<off_t>(current_bytes_))) {
+        status = absl::UnavailableError(
+            absl::StrCat("cutting back a failed append to ", path, ": ",
+                         std::strerror(errno)));
+      }
+      return status;
     }
     data += n;
     size -= static_cast<size_t>(n);
@@ -520,10 +571,19 @@ absl::Status DurableLog::Roll(uint64_t first_sequence) {
     }
     fd = spare_fd_;
     spare_fd_ = -1;
+    reserved_ = spare_reserved_;
   } else {
     absl::StatusOr<int> created = CreateSegmentFile(path);
-    if (!created.ok()) return created.status();
+    if (!created.ok()) {
+      // No room for another file: the records stay in the current one,
+      // which grows past its size (recovery reads a segment of any size),
+      // and new writes are refused until ReserveRoom finds room again.
+      std::lock_guard<std::mutex> lock(mu_);
+      space_error_ = NoRoom(created.status());
+      return absl::OkStatus();
+    }
     fd = *created;
+    reserved_ = FirstReservation();
   }
   ::close(fd_);
   fd_ = fd;
@@ -536,18 +596,50 @@ absl::Status DurableLog::Roll(uint64_t first_sequence) {
   return SyncDirectoryOf(path);
 }
 
-void DurableLog::PrepareSpare() {
-  spare_path_ = absl::StrCat(directory_, "/log-spare.tmp");
-  absl::StatusOr<int> fd = CreateSegmentFile(spare_path_);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (fd.ok()) {
-    spare_fd_ = *fd;
-    space_error_ = absl::OkStatus();
-  } else {
-    space_error_ = absl::Status(
-        fd.status().code(), absl::StrCat("no room for the next log segment: ",
-                                         fd.status().message()));
+uint64_t DurableLog::FirstReservation() const {
+  return std::min(segment_bytes_, kFirstReservationBytes);
+}
+
+bool DurableLog::RoomDue() const {
+  return (reserved_ < segment_bytes_ && current_bytes_ * 2 >= reserved_) ||
+         (spare_fd_ < 0 && current_bytes_ * 2 >= segment_bytes_);
+}
+
+absl::Status DurableLog::ReserveAhead(int fd, const std::string& path) {
+  const uint64_t wanted = std::min(
+      segment_bytes_,
+      std::max({FirstReservation(), 2 * reserved_, 2 * current_bytes_}));
+  if (wanted <= reserved_) return absl::OkStatus();
+  if (calls_->Reserve(fd, static_cast<off_t>(wanted)) != 0) {
+    return IoError(absl::StrCat("reserving ", wanted, " bytes in"), path,
+                   errno);
   }
+  reserved_ = wanted;
+  return absl::OkStatus();
+}
+
+absl::Status DurableLog::NoRoom(const absl::Status& cause) {
+  return absl::Status(cause.code(),
+                      absl::StrCat("no room for the log: ", cause.message()));
+}
+
+void DurableLog::ReserveRoom() {
+  absl::Status status;
+  if (reserved_ < segment_bytes_ && current_bytes_ * 2 >= reserved_) {
+    status = ReserveAhead(fd_, LogSegmentPath(directory_, current_first_));
+  }
+  if (status.ok() && spare_fd_ < 0 && current_bytes_ * 2 >= segment_bytes_) {
+    spare_path_ = absl::StrCat(directory_, "/log-spare.tmp");
+    absl::StatusOr<int> fd = CreateSegmentFile(spare_path_);
+    if (fd.ok()) {
+      spare_fd_ = *fd;
+      spare_reserved_ = FirstReservation();
+    } else {
+      status = fd.status();
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  space_error_ = status.ok() ? status : NoRoom(status);
 }
 
 absl::StatusOr<int> DurableLog::CreateSegmentFile(const std::string& path) {
@@ -556,8 +648,10 @@ absl::StatusOr<int> DurableLog::CreateSegmentFile(const std::string& path) {
   if (fd < 0) return IoError("creating", path, errno);
   absl::Status status;
   const std::string header = ChangeFileHeader();
-  if (calls_->Reserve(fd, static_cast<off_t>(segment_bytes_)) != 0) {
-    status = IoError("reserving space in", path, errno);
+  const uint64_t reservation = FirstReservation();
+  if (calls_->Reserve(fd, static_cast<off_t>(reservation)) != 0) {
+    status = IoError(absl::StrCat("reserving ", reservation, " bytes in"), path,
+                     errno);
   } else if (calls_->Write(fd, header.data(), header.size()) !=
              static_cast<ssize_t>(header.size())) {
     status = IoError("writing the header of", path, errno);

@@ -27,16 +27,27 @@
 // the boundary stays before the outer call's start until it ends, and only
 // the outer call waits for the sync.
 //
-// Disk space: every segment is created with its full size reserved
-// (fallocate, keeping the file size), and the next one is made ready in
-// the background once the current one is half full. When that reservation
-// fails (disk full, file size limit), Admit refuses new writes with
-// ResourceExhausted until a retry succeeds; writes already admitted still
-// have the rest of the current segment's reservation.
+// Disk space: a segment is created with 1 MiB reserved (fallocate,
+// keeping the file size; the whole segment if it is smaller), and doubles
+// its reservation, up to its size, each time it is half used; the next
+// segment is made ready in the background once the current one is half
+// full. So a store that writes little holds little disk, and a full disk
+// is found while the current reservation still has room. When a
+// reservation fails (disk full, file size limit), Admit refuses new writes
+// with ResourceExhausted until the writer's retry (every pass, at least
+// once a second) succeeds; writes already admitted still have the rest of
+// the current reservation, and, with no room for the next segment, go on
+// in the current one past its size.
 //
-// Failures: an error writing, syncing or creating a segment for records
-// already applied is sticky (`error_`): every waiting and later Commit and
-// every later Admit returns it.
+// Failures: a write that finds no room (ResourceExhausted: disk full,
+// quota, file size limit) is cut back to the last whole frame and kept
+// (`retry_`); new calls are refused with `space_error_`, calls waiting for
+// the batch get that error, and each pass (at least once a second) writes
+// the batch again until it fits, after which writes resume: the records
+// already applied in memory reach the disk, in order, as Redis's
+// everysec writes do. Any other error writing, syncing or creating a
+// segment for records already applied is sticky (`error_`): every waiting
+// and later Commit and every later Admit returns it.
 //
 // Locking: one mutex, the change log's (`mu_`), guards the log's state
 // too, so that buffering a record costs no second lock. It stays a leaf:
@@ -55,6 +66,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -152,6 +164,10 @@ class DurableLog final : public WriteGate {
     uint64_t split_sequence = 0;
     size_t split = 0;
     bool sync = false;
+    // How far a write that ran out of space got: bytes of `bytes` on disk,
+    // and whether the split's roll was made.
+    size_t written = 0;
+    bool rolled = false;
   };
 
   // Calls admitted at one sequence point: `calls` of them not ended yet,
@@ -179,14 +195,29 @@ class DurableLog final : public WriteGate {
   // Bytes of the buffer's frames up to `sequence`. REQUIRES: mu_.
   size_t BytesThrough(uint64_t sequence) const;
   // Writes `batch` to the segments, rolling where it must. Writer only.
-  absl::Status WriteBatch(const Batch& batch);
+  // On failure, batch.written and batch.rolled say how far it got; a
+  // failed append leaves the segment as it was before that append.
+  absl::Status WriteBatch(Batch& batch);
   absl::Status WriteToCurrent(const char* data, size_t size);
   // Syncs and closes the current segment and opens the one starting at
   // `first_sequence`. Writer only.
   absl::Status Roll(uint64_t first_sequence);
-  // Creates the spare segment (header written, space reserved) if there is
-  // none, recording a failure in `space_error_`. Writer only.
-  void PrepareSpare();
+  // What a new segment reserves: kFirstReservationBytes, at most its size.
+  uint64_t FirstReservation() const;
+  // Whether the current segment's reservation should grow or the spare be
+  // made. Writer only.
+  bool RoomDue() const;
+  // Grows the reservation of `fd` (the current segment, at `path`) to
+  // twice what it holds or uses, at most segment_bytes_. Writer only (and
+  // Start).
+  absl::Status ReserveAhead(int fd, const std::string& path);
+  // Grows the current reservation and makes the spare segment (header
+  // written, space reserved) as they are due, recording in `space_error_`
+  // the first failure or that there was none. Writer only.
+  void ReserveRoom();
+  static absl::Status NoRoom(const absl::Status& cause);
+  // Creates a segment file with its header and FirstReservation() bytes
+  // reserved.
   absl::StatusOr<int> CreateSegmentFile(const std::string& path);
   void Fail(absl::Status status);
 
@@ -200,7 +231,9 @@ class DurableLog final : public WriteGate {
   int fd_ = -1;
   std::chrono::microseconds last_sync_duration_{0};
   uint64_t current_bytes_ = 0;
+  uint64_t reserved_ = 0;  // bytes reserved in the current segment
   int spare_fd_ = -1;
+  uint64_t spare_reserved_ = 0;
   std::string spare_path_;
 
   // The change log's mutex (Config::mutex): a leaf lock, taken by the
@@ -243,7 +276,11 @@ class DurableLog final : public WriteGate {
   uint64_t orphan_last_ = 0;
   bool stop_ = false;
   absl::Status error_;        // sticky
-  absl::Status space_error_;  // until the spare is made
+  absl::Status space_error_;  // until ReserveRoom succeeds
+  // A batch that found no room, written again by the next pass; while it
+  // waits, no other batch is taken.
+  std::optional<Batch> retry_;
+  uint64_t room_failures_ = 0;  // batches kept for retry so far
 
   std::thread writer_;
 };

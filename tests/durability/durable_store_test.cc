@@ -13,12 +13,14 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "durability/durable_log.h"
 #include "durability/recovery.h"
 #include "feedcore/leaderboard.h"
@@ -546,7 +548,8 @@ TEST_CASE("a log that ends before the snapshot goes on in a new segment") {
   CheckSameState(*plain, store->engine(), kEntities);
 }
 
-// Fails the calls it is told to, as a broken or full disk does.
+// Fails the calls it is told to, as a broken or full disk does, and
+// records the reservations asked for.
 class FailingCalls final : public internal::SegmentFileCalls {
  public:
   int Reserve(int fd, off_t bytes) override {
@@ -554,7 +557,22 @@ class FailingCalls final : public internal::SegmentFileCalls {
       errno = ENOSPC;
       return -1;
     }
+    std::lock_guard lock(mu);
+    reservations.push_back(static_cast<uint64_t>(bytes));
     return SegmentFileCalls::Reserve(fd, bytes);
+  }
+  // With fail_write, the disk fills in the middle of a write: the first
+  // call writes half of what it is given, the next find no room.
+  ssize_t Write(int fd, const char* data, size_t size) override {
+    if (fail_write) {
+      if (size > 1 && !half_written.exchange(true)) {
+        return SegmentFileCalls::Write(fd, data, size / 2);
+      }
+      errno = ENOSPC;
+      return -1;
+    }
+    half_written = false;
+    return SegmentFileCalls::Write(fd, data, size);
   }
   int Sync(int fd) override {
     if (fail_sync) {
@@ -565,7 +583,115 @@ class FailingCalls final : public internal::SegmentFileCalls {
   }
   std::atomic<bool> fail_reserve{false};
   std::atomic<bool> fail_sync{false};
+  std::atomic<bool> fail_write{false};
+  std::atomic<bool> half_written{false};
+  std::mutex mu;
+  std::vector<uint64_t> reservations;
 };
+
+TEST_CASE("a store that writes little reserves little disk") {
+  TempDir dir("durable-small");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto calls = std::make_shared<FailingCalls>();
+  DurabilityOptions durability = Durability(dir.path(), FsyncPolicy::kNever);
+  durability.segment_bytes = uint64_t{64} << 20;
+  auto store =
+      internal::OpenDurableStore(durability, Options(clock), calls).value();
+  {
+    std::lock_guard lock(calls->mu);
+    CHECK(calls->reservations == std::vector<uint64_t>{1 << 20});
+  }
+  // Past half of each reservation, the next pass doubles it.
+  ActivityId id = 1;
+  for (uint64_t want : {uint64_t{2} << 20, uint64_t{4} << 20}) {
+    CAPTURE(want);
+    while (true) {
+      {
+        std::lock_guard lock(calls->mu);
+        if (calls->reservations.back() >= want) break;
+      }
+      Activity a = MakeActivity(id, 1 + id % 5, kStart + id);
+      a.payload.assign(4096, 'x');
+      ++id;
+      REQUIRE(store->engine().Publish(a, {}).ok());
+      REQUIRE(store->Sync().ok());
+    }
+    std::lock_guard lock(calls->mu);
+    CHECK(calls->reservations.back() == want);
+  }
+}
+
+TEST_CASE("no room for a new store's log is an error naming it, not a crash") {
+  TempDir dir("durable-no-room");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  auto calls = std::make_shared<FailingCalls>();
+  calls->fail_reserve = true;
+  absl::StatusOr<std::unique_ptr<DurableStore>> store =
+      internal::OpenDurableStore(Durability(dir.path()), Options(clock), calls);
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(absl::StrContains(
+      store.status().message(),
+      absl::StrCat("reserving 1048576 bytes in ", dir.path(), "/log-1.fclog")));
+  // Nothing half-made stays in the way of the next try.
+  calls->fail_reserve = false;
+  CHECK(
+      internal::OpenDurableStore(Durability(dir.path()), Options(clock), calls)
+          .ok());
+}
+
+TEST_CASE("a write that finds the disk full is written once room returns") {
+  for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
+    CAPTURE(static_cast<int>(fsync));
+    TempDir dir("durable-filled");
+    auto clock = std::make_shared<ManualClock>(kStart);
+    auto calls = std::make_shared<FailingCalls>();
+    std::unique_ptr<InProcessFeedEngine> plain =
+        FeedEngine::Create(Options(clock)).value();
+    {
+      auto store = internal::OpenDurableStore(Durability(dir.path(), fsync),
+                                              Options(clock), calls)
+                       .value();
+      const Activity first = MakeActivity(1, 1, kStart);
+      REQUIRE(store->engine().Publish(first, {}).ok());
+      REQUIRE(plain->Publish(first, {}).ok());
+      calls->fail_write = true;
+      // Applied in memory; its write finds no room. Under kAlways the call
+      // says so, under kEverySecond the next Sync does.
+      const Activity filled = MakeActivity(2, 2, kStart + 1);
+      const absl::Status published =
+          store->engine().Publish(filled, {}).status();
+      REQUIRE(plain->Publish(filled, {}).ok());
+      const absl::Status synced = store->Sync();
+      CHECK(synced.code() == absl::StatusCode::kResourceExhausted);
+      if (fsync == FsyncPolicy::kAlways) {
+        CHECK(published.code() == absl::StatusCode::kResourceExhausted);
+      } else {
+        CHECK(published.ok());
+      }
+      // Until then, writes are refused and change nothing.
+      const absl::Status refused =
+          store->engine().Publish(MakeActivity(3, 3, kStart + 2), {}).status();
+      CHECK(refused.code() == absl::StatusCode::kResourceExhausted);
+      CHECK(absl::StrContains(refused.message(), "no room for the log"));
+      CHECK(store->Stats().write_error.code() ==
+            absl::StatusCode::kResourceExhausted);
+      CHECK(store->engine().ReadOwn(3, {}).value().entries.empty());
+      // Room again: the kept write goes to disk and writes resume.
+      calls->fail_write = false;
+      REQUIRE(store->Sync().ok());
+      CHECK(store->Stats().write_error.ok());
+      const Activity later = MakeActivity(4, 4, kStart + 3);
+      REQUIRE(store->engine().Publish(later, {}).ok());
+      REQUIRE(plain->Publish(later, {}).ok());
+    }
+    // The half-written append was cut off: the log reads back whole, with
+    // the write that waited for room.
+    auto store = OpenOrFail(Durability(dir.path(), fsync), Options(clock));
+    CHECK_FALSE(store->Stats().recovered_torn_tail);
+    CheckSameState(*plain, store->engine(), kEntities);
+  }
+}
 
 TEST_CASE("no room for the log: writes are refused and change nothing") {
   TempDir dir("durable-full");
