@@ -178,9 +178,10 @@ absl::Status AppendOnlyFiles::RunAsOneWrite(absl::FunctionRef<void()> writes) {
     return absl::OkStatus();
   }
   absl::StatusOr<uint64_t> begun =
-      journal_->Append({NamesRecordType::kGroupBegin, "", tag, ""});
+      journal_->Append({NamesRecordType::kGroupBegin, "", tag, ""},
+                       NamesJournal::IfAppendFails::kCallerChangesNothing);
   if (!begun.ok()) {
-    // Nothing written in the group; the journal refuses every append now.
+    // Nothing written in the group: it ends with nothing in it.
     (*group)->Close().IgnoreError();
     return begun.status();
   }

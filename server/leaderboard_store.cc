@@ -207,7 +207,8 @@ absl::StatusOr<bool> LeaderboardStore::SetExpiry(absl::string_view key,
   if (journal_ != nullptr) {
     absl::StatusOr<uint64_t> position =
         journal_->Append({NamesRecordType::kExpire, std::string(key),
-                          static_cast<uint64_t>(at), ""});
+                          static_cast<uint64_t>(at), ""},
+                         NamesJournal::IfAppendFails::kCallerChangesNothing);
     if (!position.ok()) return position.status();
     if (absl::Status s = journal_->SyncTo(*position); !s.ok()) return s;
   }
@@ -312,7 +313,8 @@ absl::StatusOr<bool> LeaderboardStore::Rename(absl::string_view from,
     if (!generation.ok()) return generation.status();
     absl::StatusOr<uint64_t> position =
         journal_->Append({NamesRecordType::kRename, std::string(from),
-                          *generation, std::string(to)});
+                          *generation, std::string(to)},
+                         NamesJournal::IfAppendFails::kCallerChangesNothing);
     if (!position.ok()) return position.status();
     if (absl::Status s = journal_->SyncAll(); !s.ok()) return s;
   }

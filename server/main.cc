@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -399,6 +400,10 @@ absl::StatusOr<std::unique_ptr<ServerData>> LoadOrCreateData(
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write past the file size limit (ulimit -f) is then an error the
+  // files report (EFBIG, refused like a full disk), not the end of the
+  // process.
+  std::signal(SIGXFSZ, SIG_IGN);
   absl::SetProgramUsageMessage(
       "A Redis-protocol server for feedcore feeds and leaderboards. "
       "See docs/server.md.");

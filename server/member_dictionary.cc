@@ -394,8 +394,9 @@ absl::StatusOr<MemberId> MemberDictionary::Impl::Intern(absl::string_view name,
   NamesJournal* journal = journal_;
   uint64_t position = 0;
   if (journal != nullptr) {
-    absl::StatusOr<uint64_t> appended = journal->Append(
-        {NamesRecordType::kAssign, key_, id, std::string(name)});
+    absl::StatusOr<uint64_t> appended =
+        journal->Append({NamesRecordType::kAssign, key_, id, std::string(name)},
+                        NamesJournal::IfAppendFails::kCallerChangesNothing);
     if (!appended.ok()) {
       FreeSlot(*slot);
       return appended.status();

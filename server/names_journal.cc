@@ -386,15 +386,26 @@ NamesJournal::~NamesJournal() {
   ::close(fd_);
 }
 
-absl::StatusOr<uint64_t> NamesJournal::Append(const NamesRecord& record) {
+absl::StatusOr<uint64_t> NamesJournal::Append(const NamesRecord& record,
+                                              IfAppendFails if_fails) {
   const std::string frame = EncodeNamesFrame(record);
   std::lock_guard lock(mu_);
   if (!error_.ok()) return error_;
   if (absl::Status s = internal::WriteAll(fd_, frame, path_); !s.ok()) {
-    error_ = s;
-    failed_.store(true, std::memory_order_release);
+    // What part of the frame reached the file goes again, so the next
+    // record follows the last whole one.
+    const bool cut_off = if_fails == IfAppendFails::kCallerChangesNothing &&
+                         ::ftruncate(fd_, static_cast<off_t>(size_)) == 0 &&
+                         ::lseek(fd_, static_cast<off_t>(size_), SEEK_SET) ==
+                             static_cast<off_t>(size_);
+    if (!cut_off) {
+      error_ = s;
+      failed_.store(true, std::memory_order_release);
+    }
+    last_append_error_ = s;
     return s;
   }
+  last_append_error_ = absl::OkStatus();
   size_ += frame.size();
   ++records_;
   if (rewriting_) rewrite_tail_.append(frame);
@@ -578,7 +589,7 @@ NamesJournalStats NamesJournal::Stats() const {
   stats.bytes = size_;
   stats.records = records_;
   stats.rewrites = rewrites_;
-  stats.write_error = error_;
+  stats.write_error = !error_.ok() ? error_ : last_append_error_;
   return stats;
 }
 

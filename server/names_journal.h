@@ -199,7 +199,9 @@ struct NamesJournalStats {
   uint64_t fsyncs = 0;
   uint64_t rewrites = 0;
   uint64_t unsynced_bytes = 0;
-  absl::Status write_error;  // OK, or why appends are refused
+  // OK; why appends are refused; or why the last append failed (until
+  // one succeeds).
+  absl::Status write_error;
 };
 
 class NamesJournal {
@@ -218,12 +220,29 @@ class NamesJournal {
   NamesJournal(const NamesJournal&) = delete;
   NamesJournal& operator=(const NamesJournal&) = delete;
 
+  // What a failed append means for the appends after it.
+  enum class IfAppendFails : uint8_t {
+    // The caller has already changed what the record describes: the
+    // journal would miss it, so every later append fails with the error.
+    kRefuseLaterAppends,
+    // The caller changes nothing unless the append succeeds (an assign it
+    // gives back, a rename or expiry it has not made yet): the journal cuts
+    // off what it wrote of the record and takes the next append, so that
+    // writes resume by themselves once the disk has room again.
+    kCallerChangesNothing,
+  };
+
   // Appends one record (write(2), so a crash of the process never loses
   // it) and returns the journal position after it. With kAlways, pass that
-  // position to SyncTo before the write that depends on the record. After
-  // the first I/O error every append fails with that error (the file may
-  // hold part of a record, which the next Open cuts off).
-  absl::StatusOr<uint64_t> Append(const NamesRecord& record);
+  // position to SyncTo before the write that depends on the record. A
+  // write error (ResourceExhausted for a full disk or a file size limit)
+  // is returned; `if_fails` says whether later appends are refused too.
+  // After a failed sync, or a failed append that could not be cut off,
+  // every append fails with that error (the file may hold part of a
+  // record, which the next Open cuts off).
+  absl::StatusOr<uint64_t> Append(
+      const NamesRecord& record,
+      IfAppendFails if_fails = IfAppendFails::kRefuseLaterAppends);
 
   // With kAlways: returns once everything up to `position` is on stable
   // storage (concurrent callers share one fdatasync). Other policies
@@ -267,9 +286,12 @@ class NamesJournal {
 
   // Lock order: sync_mu_, then mu_.
   mutable std::mutex mu_;
-  int fd_;                    // guarded by mu_
-  uint64_t size_;             // bytes in the file, guarded by mu_
-  absl::Status error_;        // guarded by mu_
+  int fd_;              // guarded by mu_
+  uint64_t size_;       // bytes in the file, guarded by mu_
+  absl::Status error_;  // guarded by mu_
+  // The last append's error until an append succeeds (guarded by mu_):
+  // what Stats reports, as Redis reports aof_last_write_status.
+  absl::Status last_append_error_;
   uint64_t records_ = 0;      // guarded by mu_
   uint64_t rewrites_ = 0;     // guarded by mu_
   bool rewriting_ = false;    // guarded by mu_

@@ -38,11 +38,15 @@
 // first checks that the log is healthy and that disk space for it is
 // reserved (log segments are preallocated ahead of the writes), and fails
 // with ResourceExhausted (disk full, file size limit) or Unavailable (an
-// earlier I/O error) before touching memory. An I/O error while writing or
-// syncing records already applied in memory cannot be undone: the calls
-// waiting for that sync fail with the error, the store refuses every later
-// write (reads go on), and after a restart the state is what reached the
-// disk. See docs/reliability.md.
+// earlier I/O error) before touching memory. A write of records already
+// applied in memory that finds the disk full anyway (ResourceExhausted) is
+// kept and written again at least once a second: until it fits, the calls
+// waiting for it fail with that error and new writes are refused; then
+// writes resume by themselves, and the kept records reach the disk in
+// order. Any other I/O error while writing or syncing records already
+// applied cannot be undone: the calls waiting for that sync fail with the
+// error, the store refuses every later write (reads go on), and after a
+// restart the state is what reached the disk. See docs/reliability.md.
 //
 // Recovery
 // --------

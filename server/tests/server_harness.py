@@ -11,6 +11,7 @@ that compare replies byte for byte.
 import contextlib
 import ctypes
 import os
+import resource
 import select
 import shutil
 import signal
@@ -69,11 +70,13 @@ def running_server(server_binary, *flags):
 
 
 @contextlib.contextmanager
-def server_process(server_binary, *flags):
+def server_process(server_binary, *flags, file_size_limit=None):
     """Like running_server, for tests that check how the server stops:
     yields (process, port) and leaves stopping it to the test; kills the
-    server on the way out if it is still running."""
-    process = _start(server_binary, flags)
+    server on the way out if it is still running. `file_size_limit` (bytes)
+    is the server's soft RLIMIT_FSIZE, a full disk for its files; a test
+    lifts it with resource.prlimit."""
+    process = _start(server_binary, flags, file_size_limit)
     try:
         yield process, _read_port(process)
     finally:
@@ -92,14 +95,21 @@ def stop_server(process):
     return code, process.stdout.read(), process.stderr.read()
 
 
-def _start(server_binary, flags):
+def _start(server_binary, flags, file_size_limit=None):
     if not os.access(server_binary, os.X_OK):
         fail(f"server binary {server_binary} is missing or not executable")
+
+    def prepare():
+        _die_with_parent()
+        if file_size_limit is not None:
+            hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, hard))
+
     return subprocess.Popen(
         [server_binary, "--address=127.0.0.1", "--port=0", "--threads=2",
          *flags],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_die_with_parent)
+        preexec_fn=prepare)
 
 
 def _read_port(process):
