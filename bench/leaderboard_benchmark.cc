@@ -428,10 +428,12 @@ void BM_ReadPage(benchmark::State& state) {
 }
 
 // A page of 10 starting `offset` entries into the board, in either order:
-// the selection among partitions finds its first entry without walking.
+// the selection among partitions finds its first entry without walking
+// (one partition: a single descent, as a server's ZRANGE of one key).
 // entries_read and descents are per call.
-void BM_ReadPageAtOffset(benchmark::State& state, LeaderboardOrder order) {
-  internal::LeaderboardImpl* const board = ReadBoard(16);
+void BM_ReadPageAtOffset(benchmark::State& state, LeaderboardOrder order,
+                         size_t partitions) {
+  internal::LeaderboardImpl* const board = ReadBoard(partitions);
   LeaderboardReadOptions read;
   read.limit = 10;
   read.order = order;
@@ -577,7 +579,7 @@ void RegisterReads(size_t partitions) {
     benchmark::RegisterBenchmark("BM_ReadPageAtOffset/best_first/partitions:16",
                                  [](benchmark::State& s) {
                                    BM_ReadPageAtOffset(
-                                       s, LeaderboardOrder::kBestFirst);
+                                       s, LeaderboardOrder::kBestFirst, 16);
                                  })
         ->ArgName("offset")
         ->Arg(0)
@@ -586,8 +588,15 @@ void RegisterReads(size_t partitions) {
     benchmark::RegisterBenchmark(
         "BM_ReadPageAtOffset/worst_first/partitions:16",
         [](benchmark::State& s) {
-          BM_ReadPageAtOffset(s, LeaderboardOrder::kWorstFirst);
+          BM_ReadPageAtOffset(s, LeaderboardOrder::kWorstFirst, 16);
         })
+        ->ArgName("offset")
+        ->Arg(999'990);
+    benchmark::RegisterBenchmark("BM_ReadPageAtOffset/best_first/partitions:1",
+                                 [](benchmark::State& s) {
+                                   BM_ReadPageAtOffset(
+                                       s, LeaderboardOrder::kBestFirst, 1);
+                                 })
         ->ArgName("offset")
         ->Arg(999'990);
     benchmark::RegisterBenchmark("BM_CountInRange", BM_CountInRange)

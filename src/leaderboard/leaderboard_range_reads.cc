@@ -236,7 +236,19 @@ LeaderboardImpl::PageStart LeaderboardImpl::StartPage(
     for (size_t p = 0; p < partitions; ++p) runs[p] = Position();
     return start;
   }
-  if (options.offset > 0) {
+  if (options.offset > 0 && partitions == 1) {
+    // One tree: the page's first entry is at a known position, found in
+    // one descent (the selection below would take several).
+    const RankedBtree& tree = snapshot.data(0).tree;
+    if (best_first) {
+      lo[0] += static_cast<size_t>(options.offset);
+      lo_at[0] = tree.Select(lo[0]);
+    } else {
+      hi[0] -= static_cast<size_t>(options.offset);
+      hi_at[0] = tree.Select(hi[0]);
+    }
+    ++work->descents;
+  } else if (options.offset > 0) {
     // The page's first entry, found by its position among the windows in
     // best-first order, becomes the windows' new start (best-first) or end
     // (worst-first).
