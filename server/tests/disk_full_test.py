@@ -13,7 +13,6 @@ SIGKILL and restarted without a limit: every acknowledged member must be
 there with its score, and no refused one.
 """
 
-import os
 import resource
 import shutil
 import signal
