@@ -96,13 +96,13 @@ absl::StatusOr<std::unique_ptr<DurableLog>> DurableLog::Start(Config config) {
     const LogSegment& last = log->segments_.back();
     log->fd_ = ::open(last.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (log->fd_ < 0) return IoError("opening", last.path, errno);
-    log->current_bytes_ = last.bytes;
-    if (absl::Status s = log->ReserveAhead(log->fd_, last.path); !s.ok()) {
-      log->space_error_ = s;
-    }
   }
   log->current_first_ = log->segments_.back().first_sequence;
   log->current_bytes_ = log->segments_.back().bytes;
+  // A segment continued from before reserves again, what its size calls for.
+  if (log->reserved_ == 0) {
+    if (absl::Status s = log->ReserveAhead(); !s.ok()) log->space_error_ = s;
+  }
   log->writer_ = std::thread([raw = log.get()] { raw->WriterLoop(); });
   return log;
 }
@@ -397,7 +397,8 @@ void DurableLog::WriterLoop() {
     passed_requests_ = sync_requests_;
     writing_ = true;
     const bool want_room =
-        !failed && !stopping && (RoomDue() || !space_error_.ok() || retrying);
+        !failed && !stopping &&
+        (GrowthDue() || SpareDue() || !space_error_.ok() || retrying);
     lock.unlock();
 
     absl::Status status;
@@ -600,19 +601,22 @@ uint64_t DurableLog::FirstReservation() const {
   return std::min(segment_bytes_, kFirstReservationBytes);
 }
 
-bool DurableLog::RoomDue() const {
-  return (reserved_ < segment_bytes_ && current_bytes_ * 2 >= reserved_) ||
-         (spare_fd_ < 0 && current_bytes_ * 2 >= segment_bytes_);
+bool DurableLog::GrowthDue() const {
+  return reserved_ < segment_bytes_ && current_bytes_ * 2 >= reserved_;
 }
 
-absl::Status DurableLog::ReserveAhead(int fd, const std::string& path) {
+bool DurableLog::SpareDue() const {
+  return spare_fd_ < 0 && current_bytes_ * 2 >= segment_bytes_;
+}
+
+absl::Status DurableLog::ReserveAhead() {
   const uint64_t wanted = std::min(
       segment_bytes_,
       std::max({FirstReservation(), 2 * reserved_, 2 * current_bytes_}));
   if (wanted <= reserved_) return absl::OkStatus();
-  if (calls_->Reserve(fd, static_cast<off_t>(wanted)) != 0) {
-    return IoError(absl::StrCat("reserving ", wanted, " bytes in"), path,
-                   errno);
+  if (calls_->Reserve(fd_, static_cast<off_t>(wanted)) != 0) {
+    return IoError(absl::StrCat("reserving ", wanted, " bytes in"),
+                   LogSegmentPath(directory_, current_first_), errno);
   }
   reserved_ = wanted;
   return absl::OkStatus();
@@ -625,10 +629,8 @@ absl::Status DurableLog::NoRoom(const absl::Status& cause) {
 
 void DurableLog::ReserveRoom() {
   absl::Status status;
-  if (reserved_ < segment_bytes_ && current_bytes_ * 2 >= reserved_) {
-    status = ReserveAhead(fd_, LogSegmentPath(directory_, current_first_));
-  }
-  if (status.ok() && spare_fd_ < 0 && current_bytes_ * 2 >= segment_bytes_) {
+  if (GrowthDue()) status = ReserveAhead();
+  if (status.ok() && SpareDue()) {
     spare_path_ = absl::StrCat(directory_, "/log-spare.tmp");
     absl::StatusOr<int> fd = CreateSegmentFile(spare_path_);
     if (fd.ok()) {

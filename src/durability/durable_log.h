@@ -204,13 +204,14 @@ class DurableLog final : public WriteGate {
   absl::Status Roll(uint64_t first_sequence);
   // What a new segment reserves: kFirstReservationBytes, at most its size.
   uint64_t FirstReservation() const;
-  // Whether the current segment's reservation should grow or the spare be
-  // made. Writer only.
-  bool RoomDue() const;
-  // Grows the reservation of `fd` (the current segment, at `path`) to
-  // twice what it holds or uses, at most segment_bytes_. Writer only (and
-  // Start).
-  absl::Status ReserveAhead(int fd, const std::string& path);
+  // Whether the current segment's reservation should grow (half of it is
+  // used), and whether the spare should be made (half of the segment is).
+  // Writer only.
+  bool GrowthDue() const;
+  bool SpareDue() const;
+  // Grows the current segment's reservation to twice what it holds or
+  // uses, at most segment_bytes_. Writer only (and Start).
+  absl::Status ReserveAhead();
   // Grows the current reservation and makes the spare segment (header
   // written, space reserved) as they are due, recording in `space_error_`
   // the first failure or that there was none. Writer only.
