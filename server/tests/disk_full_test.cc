@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "append_only_fixture.h"
 #include "support/file_test_util.h"
 
@@ -40,10 +41,6 @@ class FileSizeLimit {
   void (*previous_handler_)(int) = nullptr;
 };
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 TEST_CASE("no room for a name: MISCONF, nothing changes, writes resume") {
   namespace fs = std::filesystem;
   for (FsyncPolicy fsync : {FsyncPolicy::kAlways, FsyncPolicy::kEverySecond}) {
@@ -67,20 +64,20 @@ TEST_CASE("no room for a name: MISCONF, nothing changes, writes resume") {
         FileSizeLimit limit(largest + 1000);
         const std::string refused = server.Run({"ZADD", "lb", "2", long_name});
         CHECK(refused.rfind("-MISCONF ", 0) == 0);
-        CHECK(Contains(refused, "names.fcjournal"));
+        CHECK(absl::StrContains(refused, "names.fcjournal"));
         CHECK(server.Run({"ZCARD", "lb"}) == ":1\r\n");
         CHECK(server.Run({"ZSCORE", "lb", long_name}) == "$-1\r\n");
         // What reached the file of the refused record was cut off.
         CHECK(fs::file_size(journal) == journal_bytes);
-        CHECK(Contains(server.Run({"INFO", "persistence"}),
-                       "aof_last_write_status:err"));
+        CHECK(absl::StrContains(server.Run({"INFO", "persistence"}),
+                                "aof_last_write_status:err"));
         // A write that needs no name still goes through.
         CHECK(server.Run({"ZADD", "lb", "5", "a"}) == ":0\r\n");
       }
       // Room again: the same write succeeds, with no restart.
       CHECK(server.Run({"ZADD", "lb", "2", long_name}) == ":1\r\n");
-      CHECK(Contains(server.Run({"INFO", "persistence"}),
-                     "aof_last_write_status:ok"));
+      CHECK(absl::StrContains(server.Run({"INFO", "persistence"}),
+                              "aof_last_write_status:ok"));
       REQUIRE(server.Run({"ZADD", "lb", "3", "c"}) == ":1\r\n");
       REQUIRE(server.files->store().Sync().ok());
     }
