@@ -26,10 +26,7 @@ void ReplyRange(CommandCall& call, const RangeSyntax& syntax) {
   RangeQuery query;
   if (!ParseRangeQuery(call, 2, syntax, query)) return;
   std::shared_ptr<SortedSet> set = call.server->boards->Find(call.args[1]);
-  absl::StatusOr<std::vector<NamedEntry>> entries =
-      RunRangeQuery(set.get(), query);
-  if (!entries.ok()) return ReplyError(call, entries.status());
-  ReplyEntries(call, *entries, query.with_scores);
+  ReplyRangeQuery(call, set.get(), query);
 }
 
 // ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count]

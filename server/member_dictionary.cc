@@ -75,6 +75,11 @@ class MemberDictionary::Impl {
   bool Contains(MemberId id) const;
   std::vector<std::optional<std::string>> NamesOf(
       absl::Span<const LeaderboardEntry> entries) const;
+  void VisitNames(
+      absl::Span<const LeaderboardEntry> entries,
+      absl::FunctionRef<void(size_t)> count,
+      absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
+      const;
   std::vector<std::pair<size_t, std::string>> NameOrderSlice(
       const std::vector<LeaderboardEntry>& entries, bool descending,
       size_t begin, size_t end) const;
@@ -456,6 +461,10 @@ std::optional<MemberId> MemberDictionary::Impl::PinIfNamed(
     }
     if ((At(*slot).size & kHeldBit) == 0) {
       PinsAt(*slot).fetch_add(1, std::memory_order_acq_rel);
+      // Pinned by id to be removed: the name's release looks it up in the
+      // index, which on a large key is a cache miss that the board's own
+      // removal can overlap.
+      index_.prefetch(*slot);
       return id;
     }
   }
@@ -540,6 +549,24 @@ std::vector<std::optional<std::string>> MemberDictionary::Impl::NamesOf(
     }
   }
   return names;
+}
+
+void MemberDictionary::Impl::VisitNames(
+    absl::Span<const LeaderboardEntry> entries,
+    absl::FunctionRef<void(size_t)> count,
+    absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
+    const {
+  std::shared_lock lock(mutex_);
+  size_t named = 0;
+  for (const LeaderboardEntry& entry : entries) {
+    if (SlotOf(entry.member).has_value()) ++named;
+  }
+  count(named);
+  for (const LeaderboardEntry& entry : entries) {
+    if (const std::optional<uint32_t> slot = SlotOf(entry.member)) {
+      visit(entry, NameAt(*slot));
+    }
+  }
 }
 
 std::vector<std::pair<size_t, std::string>>
@@ -743,6 +770,13 @@ bool MemberDictionary::Contains(MemberId id) const {
 std::vector<std::optional<std::string>> MemberDictionary::NamesOf(
     absl::Span<const LeaderboardEntry> entries) const {
   return impl_->NamesOf(entries);
+}
+void MemberDictionary::VisitNames(
+    absl::Span<const LeaderboardEntry> entries,
+    absl::FunctionRef<void(size_t)> count,
+    absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
+    const {
+  impl_->VisitNames(entries, count, visit);
 }
 std::vector<std::pair<size_t, std::string>> MemberDictionary::NameOrderSlice(
     const std::vector<LeaderboardEntry>& entries, bool descending, size_t begin,

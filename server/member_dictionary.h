@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -142,6 +143,16 @@ class MemberDictionary {
   // was removed meanwhile).
   std::vector<std::optional<std::string>> NamesOf(
       absl::Span<const LeaderboardEntry> entries) const;
+  // What NamesOf finds, without copying a name: `count` is called with the
+  // number of entries that still have one, then `visit` with each of those
+  // in order and its name, all under one shared lock (neither may call
+  // into the dictionary; the name is valid during the call only). For
+  // replies written straight from the dictionary.
+  void VisitNames(
+      absl::Span<const LeaderboardEntry> entries,
+      absl::FunctionRef<void(size_t)> count,
+      absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
+      const;
 
   // Positions [begin, end) of the entries that still have a name, in the
   // byte order of their names (reversed when `descending`): each one's

@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 
 namespace feedcore::server {
@@ -32,6 +33,8 @@ absl::StatusOr<std::vector<LeaderboardEntry>> ReadEntries(
   read.offset = offset;
   while (remaining > 0) {
     read.limit = static_cast<size_t>(std::min<uint64_t>(page_size, remaining));
+    // The last page wanted needs no cursor after it.
+    read.with_next_cursor = remaining > read.limit;
     absl::StatusOr<LeaderboardPage> page = board.ReadPage(read);
     if (!page.ok()) return page.status();
     remaining -= std::min<uint64_t>(remaining, page->entries.size());
@@ -124,18 +127,18 @@ absl::StatusOr<std::vector<NamedEntry>> GroupSlice(const SortedSet& set,
   return slice;
 }
 
-}  // namespace
+// The board's entries at positions [start, start + count) of the order
+// within `range`, and whether a tie group reaches past the first or last.
+struct BoardSlice {
+  std::vector<LeaderboardEntry> entries;
+  bool cut_front = false;
+  bool cut_back = false;
+};
 
-bool RedisOrderLess(const NamedEntry& a, const NamedEntry& b, bool rev) {
-  if (a.score != b.score) return rev ? a.score > b.score : a.score < b.score;
-  const int c = CompareNames(a.name, b.name);
-  return rev ? c > 0 : c < 0;
-}
-
-absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
-    const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
-    std::optional<uint64_t> count, Naming naming) {
-  if (count.has_value() && *count == 0) return std::vector<NamedEntry>();
+absl::StatusOr<BoardSlice> ReadSlice(const SortedSet& set,
+                                     const ScoreRange& range, bool rev,
+                                     uint64_t start,
+                                     std::optional<uint64_t> count) {
   const Leaderboard& board = *set.board;
   // One neighbour on each side tells whether a boundary group is cut.
   const uint64_t before = start > 0 ? 1 : 0;
@@ -148,8 +151,9 @@ absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
   absl::StatusOr<std::vector<LeaderboardEntry>> read = ReadEntries(
       board, BoardOrder(board, rev), range, start - before, read_count);
   if (!read.ok()) return read.status();
+  BoardSlice slice;
   std::vector<LeaderboardEntry>& entries = *read;
-  if (entries.size() <= before) return std::vector<NamedEntry>();
+  if (entries.size() <= before) return slice;
   std::optional<int64_t> score_before;
   if (before == 1) score_before = entries.front().score;
   std::optional<int64_t> score_after;
@@ -158,11 +162,25 @@ absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
     entries.pop_back();
   }
   entries.erase(entries.begin(), entries.begin() + before);
+  slice.cut_front = score_before == entries.front().score;
+  slice.cut_back = score_after == entries.back().score;
+  slice.entries = *std::move(read);
+  return slice;
+}
+
+// The slice's members in Redis's order: ties sorted by name, cut groups
+// read whole.
+absl::StatusOr<std::vector<NamedEntry>> InRedisOrder(const SortedSet& set,
+                                                     BoardSlice slice,
+                                                     const ScoreRange& range,
+                                                     bool rev, uint64_t start,
+                                                     Naming naming) {
+  const std::vector<LeaderboardEntry>& entries = slice.entries;
   const uint64_t last = start + entries.size() - 1;
   const int64_t first_score = entries.front().score;
   const int64_t last_score = entries.back().score;
-  const bool cut_front = score_before == first_score;
-  const bool cut_back = score_after == last_score;
+  const bool cut_front = slice.cut_front;
+  const bool cut_back = slice.cut_back;
 
   std::vector<NamedEntry> out;
   if ((cut_front || cut_back) && first_score == last_score) {
@@ -217,6 +235,57 @@ absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
                std::make_move_iterator(back->end()));
   }
   return out;
+}
+
+}  // namespace
+
+bool RedisOrderLess(const NamedEntry& a, const NamedEntry& b, bool rev) {
+  if (a.score != b.score) return rev ? a.score > b.score : a.score < b.score;
+  const int c = CompareNames(a.name, b.name);
+  return rev ? c > 0 : c < 0;
+}
+
+absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
+    const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
+    std::optional<uint64_t> count, Naming naming) {
+  if (count.has_value() && *count == 0) return std::vector<NamedEntry>();
+  absl::StatusOr<BoardSlice> slice = ReadSlice(set, range, rev, start, count);
+  if (!slice.ok()) return slice.status();
+  if (slice->entries.empty()) return std::vector<NamedEntry>();
+  return InRedisOrder(set, *std::move(slice), range, rev, start, naming);
+}
+
+absl::Status VisitOrdered(
+    const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
+    std::optional<uint64_t> count, absl::FunctionRef<void(size_t)> on_count,
+    absl::FunctionRef<void(absl::string_view, int64_t)> visit) {
+  absl::StatusOr<BoardSlice> slice =
+      count.has_value() && *count == 0
+          ? BoardSlice()
+          : ReadSlice(set, range, rev, start, count);
+  if (!slice.ok()) return slice.status();
+  const std::vector<LeaderboardEntry>& entries = slice->entries;
+  const bool tied = slice->cut_front || slice->cut_back ||
+                    std::adjacent_find(entries.begin(), entries.end(),
+                                       [](const LeaderboardEntry& a,
+                                          const LeaderboardEntry& b) {
+                                         return a.score == b.score;
+                                       }) != entries.end();
+  if (!tied) {
+    // The board's order is Redis's: names straight from the dictionary.
+    set.members.VisitNames(
+        entries, on_count,
+        [&visit](const LeaderboardEntry& entry, absl::string_view name) {
+          visit(name, entry.score);
+        });
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<NamedEntry>> ordered =
+      InRedisOrder(set, *std::move(slice), range, rev, start, Naming::kAll);
+  if (!ordered.ok()) return ordered.status();
+  on_count(ordered->size());
+  for (const NamedEntry& entry : *ordered) visit(entry.name, entry.score);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<NamedEntry>> ReadAllOrdered(const SortedSet& set,
@@ -282,10 +351,16 @@ absl::StatusOr<std::optional<RankedMember>> RedisRank(const SortedSet& set,
   return std::optional<RankedMember>(ranked);
 }
 
-absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
-                                                      int64_t start,
-                                                      int64_t stop, bool rev,
-                                                      Naming naming) {
+namespace {
+
+// Positions [start, start + count) of Redis's order for ranks
+// [start, stop] under Redis's index rules; count 0 when empty.
+struct RankWindow {
+  uint64_t start = 0;
+  uint64_t count = 0;
+};
+absl::StatusOr<RankWindow> WindowOf(const SortedSet& set, int64_t start,
+                                    int64_t stop) {
   // Only negative indices need the size; the end of the board clamps the
   // others by itself.
   if (start < 0 || stop < 0) {
@@ -295,11 +370,33 @@ absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
     if (stop < 0) stop += static_cast<int64_t>(*size);
   }
   start = std::max<int64_t>(start, 0);
-  if (start > stop) return std::vector<NamedEntry>();
-  const uint64_t count =
-      static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) + 1;
-  return ReadOrdered(set, ScoreRange{}, rev, static_cast<uint64_t>(start),
-                     count, naming);
+  if (start > stop) return RankWindow();
+  return RankWindow{
+      static_cast<uint64_t>(start),
+      static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) + 1};
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(const SortedSet& set,
+                                                      int64_t start,
+                                                      int64_t stop, bool rev,
+                                                      Naming naming) {
+  absl::StatusOr<RankWindow> window = WindowOf(set, start, stop);
+  if (!window.ok()) return window.status();
+  if (window->count == 0) return std::vector<NamedEntry>();
+  return ReadOrdered(set, ScoreRange{}, rev, window->start, window->count,
+                     naming);
+}
+
+absl::Status VisitRankRange(
+    const SortedSet& set, int64_t start, int64_t stop, bool rev,
+    absl::FunctionRef<void(size_t)> on_count,
+    absl::FunctionRef<void(absl::string_view, int64_t)> visit) {
+  absl::StatusOr<RankWindow> window = WindowOf(set, start, stop);
+  if (!window.ok()) return window.status();
+  return VisitOrdered(set, ScoreRange{}, rev, window->start, window->count,
+                      on_count, visit);
 }
 
 }  // namespace feedcore::server

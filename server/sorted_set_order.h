@@ -41,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "feedcore/leaderboard.h"
@@ -68,6 +70,16 @@ enum class Naming {
 absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
     const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
     std::optional<uint64_t> count, Naming naming = Naming::kAll);
+
+// ReadOrdered's members (Naming::kAll) handed out rather than returned:
+// `on_count` with their number, then `visit` with each name and score.
+// When no two of them, nor a neighbour, share a score, the board's order
+// is Redis's and the names come straight from the dictionary, visited
+// under its lock (neither callback may call into it) and never copied.
+absl::Status VisitOrdered(
+    const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
+    std::optional<uint64_t> count, absl::FunctionRef<void(size_t)> on_count,
+    absl::FunctionRef<void(absl::string_view, int64_t)> visit);
 
 // Every member in Redis's order.
 absl::StatusOr<std::vector<NamedEntry>> ReadAllOrdered(const SortedSet& set,
@@ -101,6 +113,11 @@ absl::StatusOr<std::optional<RankedMember>> RedisRank(const SortedSet& set,
 absl::StatusOr<std::vector<NamedEntry>> ReadRankRange(
     const SortedSet& set, int64_t start, int64_t stop, bool rev,
     Naming naming = Naming::kAll);
+// ReadRankRange's members handed out as VisitOrdered hands them.
+absl::Status VisitRankRange(
+    const SortedSet& set, int64_t start, int64_t stop, bool rev,
+    absl::FunctionRef<void(size_t)> on_count,
+    absl::FunctionRef<void(absl::string_view, int64_t)> visit);
 
 }  // namespace feedcore::server
 

@@ -249,6 +249,26 @@ bool ParseRangeQuery(CommandCall& call, size_t first, const RangeSyntax& syntax,
   return true;
 }
 
+namespace {
+
+// The positions of a score or lex query's LIMIT: nullopt when it selects
+// nothing.
+struct Limit {
+  uint64_t offset = 0;
+  std::optional<uint64_t> count;
+};
+std::optional<Limit> LimitOf(const RangeQuery& query) {
+  // A negative offset selects nothing, as in Redis; so does a count of 0.
+  if (query.offset < 0 || (query.limit && query.count == 0)) {
+    return std::nullopt;
+  }
+  Limit limit{static_cast<uint64_t>(query.offset), std::nullopt};
+  if (query.count >= 0) limit.count = static_cast<uint64_t>(query.count);
+  return limit;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
                                                       const RangeQuery& query,
                                                       Naming naming) {
@@ -256,13 +276,10 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
   if (query.kind == RangeKind::kRank) {
     return ReadRankRange(*set, query.start, query.stop, query.rev, naming);
   }
-  // A negative offset selects nothing, as in Redis; so does a count of 0.
-  if (query.offset < 0 || (query.limit && query.count == 0)) {
-    return std::vector<NamedEntry>();
-  }
-  const uint64_t offset = static_cast<uint64_t>(query.offset);
-  std::optional<uint64_t> count;
-  if (query.count >= 0) count = static_cast<uint64_t>(query.count);
+  const std::optional<Limit> limit = LimitOf(query);
+  if (!limit.has_value()) return std::vector<NamedEntry>();
+  const uint64_t offset = limit->offset;
+  const std::optional<uint64_t> count = limit->count;
   if (query.kind == RangeKind::kScore) {
     if (query.scores.empty) return std::vector<NamedEntry>();
     return ReadOrdered(*set, query.scores.range, query.rev, offset, count,
@@ -321,19 +338,66 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(const SortedSet* set,
   return selected;
 }
 
+namespace {
+
+// Writes a range reply: the member count first, then each member.
+class RangeReply {
+ public:
+  RangeReply(RespWriter& reply, bool with_scores)
+      : reply_(reply),
+        with_scores_(with_scores),
+        // RESP3 pairs each member with its score, as Redis 7 does; RESP2
+        // alternates them in one flat array.
+        pairs_(with_scores && reply.resp3()) {}
+  void Count(size_t members) {
+    reply_.ArrayHeader(with_scores_ && !pairs_ ? members * 2 : members);
+  }
+  void Member(absl::string_view name, int64_t score) {
+    if (pairs_) reply_.ArrayHeader(2);
+    reply_.Bulk(name);
+    if (with_scores_) reply_.Score(score);
+  }
+
+ private:
+  RespWriter& reply_;
+  const bool with_scores_;
+  const bool pairs_;
+};
+
+}  // namespace
+
 void ReplyEntries(CommandCall& call, const std::vector<NamedEntry>& entries,
                   bool with_scores) {
-  RespWriter& reply = *call.reply;
-  // RESP3 pairs each member with its score, as Redis 7 does; RESP2
-  // alternates them in one flat array.
-  const bool pairs = with_scores && reply.resp3();
-  reply.ArrayHeader(with_scores && !pairs ? entries.size() * 2
-                                          : entries.size());
-  for (const NamedEntry& entry : entries) {
-    if (pairs) reply.ArrayHeader(2);
-    reply.Bulk(entry.name);
-    if (with_scores) reply.Score(entry.score);
+  RangeReply reply(*call.reply, with_scores);
+  reply.Count(entries.size());
+  for (const NamedEntry& entry : entries) reply.Member(entry.name, entry.score);
+}
+
+void ReplyRangeQuery(CommandCall& call, const SortedSet* set,
+                     const RangeQuery& query) {
+  RangeReply reply(*call.reply, query.with_scores);
+  const auto count = [&reply](size_t members) { reply.Count(members); };
+  const auto member = [&reply](absl::string_view name, int64_t score) {
+    reply.Member(name, score);
+  };
+  // Rank and score ranges are visited, their names written as read; the
+  // visits fail, if at all, before writing anything.
+  absl::Status visited = absl::OkStatus();
+  if (set != nullptr && query.kind == RangeKind::kRank) {
+    visited =
+        VisitRankRange(*set, query.start, query.stop, query.rev, count, member);
+  } else if (set != nullptr && query.kind == RangeKind::kScore &&
+             !query.scores.empty) {
+    const std::optional<Limit> limit = LimitOf(query);
+    if (!limit.has_value()) return reply.Count(0);
+    visited = VisitOrdered(*set, query.scores.range, query.rev, limit->offset,
+                           limit->count, count, member);
+  } else {
+    absl::StatusOr<std::vector<NamedEntry>> entries = RunRangeQuery(set, query);
+    if (!entries.ok()) return ReplyError(call, entries.status());
+    return ReplyEntries(call, *entries, query.with_scores);
   }
+  if (!visited.ok()) ReplyError(call, visited);
 }
 
 }  // namespace feedcore::server

@@ -97,6 +97,13 @@ absl::StatusOr<std::vector<NamedEntry>> RunRangeQuery(
 void ReplyEntries(CommandCall& call, const std::vector<NamedEntry>& entries,
                   bool with_scores);
 
+// Replies with the query's members of `set` (null: a missing key) as
+// ReplyEntries does. Rank and score ranges whose members have distinct
+// scores are written with their names straight from the dictionary
+// (VisitOrdered), with no copy of a name.
+void ReplyRangeQuery(CommandCall& call, const SortedSet* set,
+                     const RangeQuery& query);
+
 }  // namespace feedcore::server
 
 #endif  // FEEDCORE_SERVER_SORTED_SET_RANGE_H_

@@ -278,6 +278,11 @@ struct LeaderboardReadOptions {
   uint64_t offset = 0;
   // Fill LeaderboardEntry::metadata.
   bool with_metadata = false;
+  // Whether the page carries the cursor of the next one. A caller that
+  // wants this page and no further (a read of a given count, as ZRANGE)
+  // sets it false and saves encoding a cursor; `next_cursor` is then empty
+  // even when entries follow.
+  bool with_next_cursor = true;
 };
 
 // What a backend offers beyond what every Leaderboard does; see
@@ -311,7 +316,8 @@ FEEDCORE_EXPORT const char* LeaderboardCapabilityName(
     LeaderboardCapability capability);
 
 // One page of a board. `next_cursor` is opaque; it is empty when no entry
-// follows this page (at the instant it was read).
+// follows this page (at the instant it was read) or the read asked for
+// none (LeaderboardReadOptions::with_next_cursor).
 struct LeaderboardPage {
   std::vector<LeaderboardEntry> entries;
   std::string next_cursor;

@@ -223,7 +223,7 @@ absl::StatusOr<LeaderboardPage> LeaderboardImpl::ReadPageCounted(
             page.entries.push_back(EntryOf(last, best_first ? rank++ : --rank));
           });
     StyleRanks(snapshot, absl::MakeSpan(page.entries), best_first);
-    if (page_start.remaining > want) {
+    if (page_start.remaining > want && options.with_next_cursor) {
       page.next_cursor = EncodeLeaderboardCursor(
           LeaderboardCursor{board_id_, options.order, last});
     }

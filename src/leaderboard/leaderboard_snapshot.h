@@ -6,9 +6,11 @@
 #define FEEDCORE_SRC_LEADERBOARD_LEADERBOARD_SNAPSHOT_H_
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,13 +34,22 @@ inline LeaderboardEntry LeaderboardImpl::EntryOf(const RankKey& key,
 
 // A value-initialized array of `n` elements of T that lives on the stack
 // for up to 32 partitions, so that the per-partition scratch space of a read
-// costs no allocation in the common configurations.
+// costs no allocation in the common configurations. Only the `n` elements
+// are constructed: a read of a one-partition board touches one, not 32.
 template <typename T>
 class PerPartition {
+  static_assert(std::is_trivially_destructible_v<T>,
+                "the inline elements are never destroyed");
+
  public:
   explicit PerPartition(size_t n) : size_(n) {
-    if (n > kInline) heap_.resize(n);
-    data_ = n > kInline ? heap_.data() : inline_.data();
+    if (n > kInline) {
+      heap_.resize(n);
+      data_ = heap_.data();
+    } else {
+      std::uninitialized_value_construct_n(reinterpret_cast<T*>(inline_), n);
+      data_ = std::launder(reinterpret_cast<T*>(inline_));
+    }
   }
   PerPartition(const PerPartition&) = delete;
   PerPartition& operator=(const PerPartition&) = delete;
@@ -50,7 +61,7 @@ class PerPartition {
 
  private:
   static constexpr size_t kInline = 32;
-  std::array<T, kInline> inline_{};
+  alignas(T) std::byte inline_[kInline * sizeof(T)];
   std::vector<T> heap_;
   T* data_;
   const size_t size_;

@@ -693,8 +693,11 @@ absl::StatusOr<LeaderboardPage> RedisLeaderboard::ReadPage(
   }
   if (page.entries.size() == want) {
     page.entries.pop_back();
-    page.next_cursor = internal::EncodeLeaderboardCursor(
-        internal::LeaderboardCursor{board_id_, options.order, keys[want - 2]});
+    if (options.with_next_cursor) {
+      page.next_cursor =
+          internal::EncodeLeaderboardCursor(internal::LeaderboardCursor{
+              board_id_, options.order, keys[want - 2]});
+    }
   }
   if (!best_first) std::reverse(page.entries.begin(), page.entries.end());
   absl::Status styled = ApplyRankStyle(page.entries);

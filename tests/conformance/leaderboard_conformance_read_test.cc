@@ -240,6 +240,31 @@ TEST_CASE("a page ending exactly at the end has no cursor") {
   }
 }
 
+TEST_CASE("a page read without a next cursor has the same entries") {
+  for (size_t partitions : {1, 3}) {
+    CAPTURE(partitions);
+    auto board = NewBackendBoard(Options(partitions));
+    const Scores scores = TiedScores(40, 7);
+    Fill(*board, scores);
+    for (LeaderboardOrder order :
+         {LeaderboardOrder::kBestFirst, LeaderboardOrder::kWorstFirst}) {
+      LeaderboardReadOptions read;
+      read.order = order;
+      read.limit = 5;
+      read.offset = OnCluster() ? 0 : 3;  // the cluster refuses offsets
+      read.range = ScoreRange{-2, 2};
+      absl::StatusOr<LeaderboardPage> with_cursor = board->ReadPage(read);
+      REQUIRE(with_cursor.ok());
+      REQUIRE_FALSE(with_cursor->next_cursor.empty());
+      read.with_next_cursor = false;
+      absl::StatusOr<LeaderboardPage> without = board->ReadPage(read);
+      REQUIRE(without.ok());
+      CHECK(without->entries == with_cursor->entries);
+      CHECK(without->next_cursor.empty());
+    }
+  }
+}
+
 TEST_CASE("paging is keyset-based: unchanged members once each") {
   for (size_t partitions : {1, 3, 16}) {
     CAPTURE(partitions);
