@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -91,7 +92,8 @@ class PinnedNames {
     bool maybe_absent;
   };
   MemberDictionary& members_;
-  std::vector<Pin> pins_;
+  // Most commands pin a few names: no allocation for them.
+  absl::InlinedVector<Pin, 4> pins_;
 };
 
 // Unpins on the board when the write reported the member on it.

@@ -83,7 +83,9 @@ SortedSet::SortedSet(std::shared_ptr<Leaderboard> board_of_key)
       // Only NotFound means absent: a board that cannot answer keeps the
       // name, so no member can be left without one.
       members([board = board.get()](MemberId id) {
-        return !absl::IsNotFound(board->Score(id).status());
+        absl::StatusOr<std::optional<int64_t>> score =
+            board->ScoreIfPresent(id);
+        return !score.ok() || score->has_value();
       }) {}
 
 absl::StatusOr<std::unique_ptr<LeaderboardStore>> LeaderboardStore::Create(

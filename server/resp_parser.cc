@@ -127,13 +127,18 @@ std::optional<std::vector<std::string>> SplitInline(absl::string_view line) {
 // '+', no blanks (what Redis accepts).
 std::optional<int64_t> ParseHeaderLength(absl::string_view digits) {
   if (digits.empty() || digits.size() > 20) return std::nullopt;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    const char c = digits[i];
-    if (!(c >= '0' && c <= '9') && !(i == 0 && c == '-' && digits.size() > 1)) {
-      return std::nullopt;
-    }
-  }
+  const bool negative = digits[0] == '-' && digits.size() > 1;
+  // Summed as read when up to 18 digits, which cannot overflow an int64
+  // (every length a client sends has far fewer); longer ones are parsed
+  // with their range checked.
+  const bool short_enough = digits.size() - (negative ? 1 : 0) <= 18;
   int64_t value = 0;
+  for (size_t i = negative ? 1 : 0; i < digits.size(); ++i) {
+    const char c = digits[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    if (short_enough) value = value * 10 + (c - '0');
+  }
+  if (short_enough) return negative ? -value : value;
   if (!absl::SimpleAtoi(digits, &value)) return std::nullopt;
   return value;
 }

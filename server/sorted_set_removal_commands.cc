@@ -166,7 +166,7 @@ void RemoveRange(CommandCall& call, RangeKind kind) {
     return call.reply->Integer(0);
   }
   call.reply->Integer(
-      static_cast<int64_t>(Remove(*set, *std::move(entries)).size()));
+      static_cast<int64_t>(RemoveEntries(*set, *entries).size()));
 }
 
 void Zremrangebyscore(CommandCall& call) {

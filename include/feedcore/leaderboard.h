@@ -427,6 +427,12 @@ class FEEDCORE_EXPORT Leaderboard {
   // `member`'s score. `NotFound` if it is not on the board. Locks one
   // partition.
   virtual absl::StatusOr<int64_t> Score(MemberId member) const = 0;
+  // Score for a caller that expects absence (whether a removed member is
+  // back, ZSCORE of a missing member): nullopt if `member` is not on the
+  // board, without building an error. Locks one partition; fails only as
+  // Score does for other reasons (a server backend's errors).
+  virtual absl::StatusOr<std::optional<int64_t>> ScoreIfPresent(
+      MemberId member) const = 0;
 
   // `member`'s exact global rank (0-based). `NotFound` if absent.
   // O(partitions x log n).

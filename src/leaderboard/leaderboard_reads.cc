@@ -14,13 +14,19 @@
 namespace feedcore::internal {
 
 absl::StatusOr<int64_t> LeaderboardImpl::Score(MemberId member) const {
+  absl::StatusOr<std::optional<int64_t>> score = ScoreIfPresent(member);
+  if (!score->has_value()) return MemberNotFound(member);
+  return **score;
+}
+
+absl::StatusOr<std::optional<int64_t>> LeaderboardImpl::ScoreIfPresent(
+    MemberId member) const {
   const Partition& partition = partitions_[PartitionOf(member)];
   ReaderLock lock(&partition.mu);
   const PartitionData& data = *partition.data;
-  data.members.prefetch(member);  // as in Set
   auto it = data.members.find(member);
-  if (it == data.members.end()) return MemberNotFound(member);
-  return ToScore(it->second.score);
+  if (it == data.members.end()) return std::optional<int64_t>();
+  return std::optional<int64_t>(ToScore(it->second.score));
 }
 
 absl::StatusOr<uint64_t> LeaderboardImpl::Rank(MemberId member) const {

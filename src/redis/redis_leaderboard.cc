@@ -314,6 +314,14 @@ absl::StatusOr<int64_t> RedisLeaderboard::Score(MemberId member) const {
   return ScoreOfRankScore(key->score, order());
 }
 
+absl::StatusOr<std::optional<int64_t>> RedisLeaderboard::ScoreIfPresent(
+    MemberId member) const {
+  absl::StatusOr<int64_t> score = Score(member);
+  if (absl::IsNotFound(score.status())) return std::optional<int64_t>();
+  if (!score.ok()) return score.status();
+  return std::optional<int64_t>(*score);
+}
+
 absl::StatusOr<RankKey> RedisLeaderboard::KeyOfMember(MemberId member) const {
   if (sequenced()) {
     const size_t p = PartitionOf(member);

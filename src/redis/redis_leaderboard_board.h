@@ -85,6 +85,8 @@ class RedisLeaderboard final : public Leaderboard {
   absl::Status Remove(MemberId member) override;
   absl::Status Clear() override;
   absl::StatusOr<int64_t> Score(MemberId member) const override;
+  absl::StatusOr<std::optional<int64_t>> ScoreIfPresent(
+      MemberId member) const override;
   absl::StatusOr<uint64_t> Rank(MemberId member) const override;
   absl::StatusOr<std::vector<LeaderboardEntry>> TopK(size_t k) const override;
   absl::StatusOr<std::vector<LeaderboardEntry>> Around(

@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -441,10 +442,18 @@ TEST_CASE("NotFound for absent members, with the member named") {
       CHECK(status.code() == absl::StatusCode::kNotFound);
       CHECK_MESSAGE(Contains(status, name), status);
     }
+    absl::StatusOr<std::optional<int64_t>> absent =
+        board->ScoreIfPresent(member);
+    REQUIRE(absent.ok());
+    CHECK_FALSE(absent->has_value());
   }
   CHECK(All(*board) == before);
+  absl::StatusOr<std::optional<int64_t>> present = board->ScoreIfPresent(1);
+  REQUIRE(present.ok());
+  CHECK(*present == std::optional<int64_t>(10));
   REQUIRE(board->Clear().ok());
   CHECK(board->Score(1).status().code() == absl::StatusCode::kNotFound);
+  CHECK(board->ScoreIfPresent(1)->has_value() == false);
   CHECK(board->Remove(1).code() == absl::StatusCode::kNotFound);
   CHECK(board->Around(1, 1, 1).status().code() == absl::StatusCode::kNotFound);
 }

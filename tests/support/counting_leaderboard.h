@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +81,11 @@ class CountingLeaderboard final : public Leaderboard {
   absl::StatusOr<int64_t> Score(MemberId member) const override {
     Count("Score");
     return inner_->Score(member);
+  }
+  absl::StatusOr<std::optional<int64_t>> ScoreIfPresent(
+      MemberId member) const override {
+    Count("ScoreIfPresent");
+    return inner_->ScoreIfPresent(member);
   }
   absl::StatusOr<uint64_t> Rank(MemberId member) const override {
     Count("Rank");
