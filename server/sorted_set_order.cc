@@ -139,6 +139,7 @@ absl::StatusOr<BoardSlice> ReadSlice(const SortedSet& set,
                                      const ScoreRange& range, bool rev,
                                      uint64_t start,
                                      std::optional<uint64_t> count) {
+  if (count.has_value() && *count == 0) return BoardSlice();
   const Leaderboard& board = *set.board;
   // One neighbour on each side tells whether a boundary group is cut.
   const uint64_t before = start > 0 ? 1 : 0;
@@ -248,7 +249,6 @@ bool RedisOrderLess(const NamedEntry& a, const NamedEntry& b, bool rev) {
 absl::StatusOr<std::vector<NamedEntry>> ReadOrdered(
     const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
     std::optional<uint64_t> count, Naming naming) {
-  if (count.has_value() && *count == 0) return std::vector<NamedEntry>();
   absl::StatusOr<BoardSlice> slice = ReadSlice(set, range, rev, start, count);
   if (!slice.ok()) return slice.status();
   if (slice->entries.empty()) return std::vector<NamedEntry>();
@@ -259,10 +259,7 @@ absl::Status VisitOrdered(
     const SortedSet& set, const ScoreRange& range, bool rev, uint64_t start,
     std::optional<uint64_t> count, absl::FunctionRef<void(size_t)> on_count,
     absl::FunctionRef<void(absl::string_view, int64_t)> visit) {
-  absl::StatusOr<BoardSlice> slice =
-      count.has_value() && *count == 0
-          ? BoardSlice()
-          : ReadSlice(set, range, rev, start, count);
+  absl::StatusOr<BoardSlice> slice = ReadSlice(set, range, rev, start, count);
   if (!slice.ok()) return slice.status();
   const std::vector<LeaderboardEntry>& entries = slice->entries;
   const bool tied = slice->cut_front || slice->cut_back ||
