@@ -42,7 +42,8 @@ feedcore_fuzz_target(NAME config_file_fuzzer
           ${PROJECT_SOURCE_DIR}/server/server_settings.cc
   INCLUDES ${PROJECT_SOURCE_DIR}/server)
 # The social calls (follows, publishes, reads, markers, mute and block,
-# batch follows, counters and ranked reads, edits and pins) against the
+# batch follows, counters and ranked reads, reactions, edits and pins)
+# against the
 # same reference model.
 feedcore_fuzz_target(NAME social_sequence_fuzzer
   SOURCES social_sequence_fuzzer.cc
@@ -50,6 +51,8 @@ feedcore_fuzz_target(NAME social_sequence_fuzzer
           social_ranked_ops.cc
           social_edit_ops.cc
           social_delivery_ops.cc
+          social_reaction_ops.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_reactions.cc)

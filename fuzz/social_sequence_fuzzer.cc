@@ -23,13 +23,14 @@
 // and GetCounters (zero deltas, overflows and unknown ids included), and
 // ReadRanked walks with any formula and window, EditActivity, Pin, Unpin
 // and ReadPinned, bursts of pins past the limit and edits read back
-// hydrated (social_relation_ops.h, social_ranked_ops.h,
-// social_edit_ops.h), and, when the input turns inactive readers on,
-// ReleaseInactiveReaders (the reads that follow rebuild what it made
-// dormant; without, it must be refused). Invalid arguments are part of the mix:
-// a call that must fail must fail with the documented code and change nothing
-// (the engine records every change in a change stream, and a failed call must
-// append no record to it).
+// hydrated, React, Unreact (notices included), GetOwnReactions and
+// ReadReactors walks (social_relation_ops.h, social_ranked_ops.h,
+// social_edit_ops.h, social_reaction_ops.h), and, when the input turns inactive
+// readers on, ReleaseInactiveReaders (the reads that follow rebuild what it
+// made dormant; without, it must be refused). Invalid arguments are part of the
+// mix: a call that must fail must fail with the documented code and change
+// nothing (the engine records every change in a change stream, and a failed
+// call must append no record to it).
 //
 // A mute with an expiry of an actor merged at read is the one sequence in
 // which a reader's timeline may differ from the model's (feed_engine.h,
@@ -61,6 +62,7 @@
 #include "social_edit_ops.h"
 #include "social_fuzz_context.h"
 #include "social_ranked_ops.h"
+#include "social_reaction_ops.h"
 #include "social_relation_ops.h"
 
 namespace feedcore::fuzz {
@@ -111,13 +113,22 @@ enum class Op : uint8_t {
   kWatch,
   kUnwatch,
   kDispatch,
+  kReact,
+  kUnreact,
+  kGetOwnReactions,
+  kReadReactors,
   kOpCount,  // not an op: the number of them
 };
 
 class Driver {
  public:
   explicit Driver(FuzzInput& in)
-      : c_(in), relations_(c_), ranked_(c_), edits_(c_), deliveries_(c_) {}
+      : c_(in),
+        relations_(c_),
+        ranked_(c_),
+        edits_(c_),
+        deliveries_(c_),
+        reactions_(c_) {}
 
   void Run() {
     while (!c_.in.empty()) {
@@ -209,6 +220,14 @@ class Driver {
         return deliveries_.Dispatch();
       case Op::kEditAndRead:
         return edits_.EditAndRead();
+      case Op::kReact:
+        return reactions_.React();
+      case Op::kUnreact:
+        return reactions_.Unreact();
+      case Op::kGetOwnReactions:
+        return reactions_.GetOwnReactions();
+      case Op::kReadReactors:
+        return reactions_.ReadReactors();
       case Op::kStats:
       case Op::kOpCount:
         return CheckStats();
@@ -699,6 +718,7 @@ class Driver {
   RankedOps ranked_;
   EditOps edits_;
   DeliveryOps deliveries_;
+  ReactionOps reactions_;
   FeedWalks walks_;
 };
 

@@ -215,6 +215,16 @@ enum class ChangeKind : uint8_t {
   // compaction so that the log since the snapshot always holds it
   // (durable_store.h). No domain; no state but Replica::write_group_tag.
   kWriteGroupTag = 35,
+
+  // Reactions (FeedReactions), recorded with the kCountersSet of the
+  // counter they change (`domain` is the activity's store shard).
+  //
+  // `entity` reacted to activity `entry.activity_id` with kind `score` at
+  // `entry.ts` by the engine clock; `other` is the reaction's notice id
+  // (0: none).
+  kReactionAdd = 36,
+  // `entity`'s reaction `score` to `entry.activity_id` was taken back.
+  kReactionRemove = 37,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".

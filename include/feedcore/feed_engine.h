@@ -219,6 +219,7 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual FeedRelations* relations() { return nullptr; }
   virtual ReadMarkers* read_markers() { return nullptr; }
   virtual RankedFeeds* ranked() { return nullptr; }
+  virtual FeedReactions* reactions() { return nullptr; }
   virtual EditsAndPins* edits_and_pins() { return nullptr; }
   virtual FeedDeliveries* deliveries() { return nullptr; }
   virtual FeedMaintenance* maintenance() { return nullptr; }
@@ -234,6 +235,9 @@ class FEEDCORE_EXPORT FeedEngine {
   }
   const RankedFeeds* ranked() const {
     return const_cast<FeedEngine*>(this)->ranked();
+  }
+  const FeedReactions* reactions() const {
+    return const_cast<FeedEngine*>(this)->reactions();
   }
   const EditsAndPins* edits_and_pins() const {
     return const_cast<FeedEngine*>(this)->edits_and_pins();
@@ -424,6 +428,7 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
                                             public FeedRelations,
                                             public ReadMarkers,
                                             public RankedFeeds,
+                                            public FeedReactions,
                                             public EditsAndPins,
                                             public FeedDeliveries,
                                             public FeedMaintenance {
@@ -433,12 +438,14 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
   using FeedEngine::maintenance;
   using FeedEngine::notifications;
   using FeedEngine::ranked;
+  using FeedEngine::reactions;
   using FeedEngine::read_markers;
   using FeedEngine::relations;
   NotificationFeeds* notifications() final { return this; }
   FeedRelations* relations() final { return this; }
   ReadMarkers* read_markers() final { return this; }
   RankedFeeds* ranked() final { return this; }
+  FeedReactions* reactions() final { return this; }
   EditsAndPins* edits_and_pins() final { return this; }
   FeedDeliveries* deliveries() final { return this; }
   FeedMaintenance* maintenance() final { return this; }

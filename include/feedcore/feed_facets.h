@@ -1,9 +1,9 @@
 // The facets of a FeedEngine: groups of calls a backend offers or not, each
 // an interface of its own. An engine hands out the facets it has through
 // FeedEngine's accessors (notifications(), relations(), read_markers(),
-// ranked(), edits_and_pins(), deliveries(), maintenance()), which return
-// nullptr for a facet
-// it lacks; a program that needs one asks once, when it starts:
+// ranked(), reactions(), edits_and_pins(), deliveries(), maintenance()),
+// which return nullptr for a facet it lacks; a program that needs one asks
+// once, when it starts:
 //
 //   feedcore::FeedRelations* relations = engine->relations();
 //   if (relations == nullptr) return absl::FailedPreconditionError(...);
@@ -11,10 +11,10 @@
 //
 // The concrete engine types say what they have: InProcessFeedEngine
 // (feed_engine.h) is every facet, RedisClusterFeedEngine (redis_cluster.h)
-// every facet but FeedDeliveries and FeedMaintenance, so code holding one calls
-// the facets' methods directly. A facet is part of the engine object that
-// offers it: it lives and dies with that engine, and it is never deleted
-// through a facet pointer.
+// every facet but FeedReactions, FeedDeliveries and FeedMaintenance, so code
+// holding one calls the facets' methods directly. A facet is part of the engine
+// object that offers it: it lives and dies with that engine, and it is never
+// deleted through a facet pointer.
 //
 // What the calls here share with the core interface (errors that change
 // nothing, thread safety, a server backend's own failures) is in
@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "feedcore/export.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
@@ -252,6 +253,57 @@ class FEEDCORE_EXPORT RankedFeeds {
   ~RankedFeeds() = default;
   RankedFeeds(const RankedFeeds&) = delete;
   RankedFeeds& operator=(const RankedFeeds&) = delete;
+};
+
+// Who reacted to what: each (user, activity, kind) is there or not, so a
+// second like of one user changes nothing, and the counter of a kind
+// (RankedFeeds) counts its reactions exactly, as long as the program does
+// not also IncrementCounter that counter. Reactions live with their
+// activity in the activity store, go when it is retracted or evicted, and
+// are recorded in the change stream and kept by snapshots.
+class FEEDCORE_EXPORT FeedReactions {
+ public:
+  // `user` reacts to the published activity `activity_id` with `kind`;
+  // once, however often it is called (`changed` false the next times).
+  // Records the engine clock's time, adds 1 to counter `kind`, and with
+  // `options.notice_id` tells the actor (ReactOptions). O(1) under the
+  // activity's store shard lock, plus a notice's delivery. NotFound for an
+  // unknown, retracted or expired activity; InvalidArgument for a kind out
+  // of range, a notice payload above EngineOptions::max_payload_bytes, or
+  // a notice id equal to the activity's; AlreadyExists for a notice id
+  // another activity has (nothing changes).
+  virtual absl::StatusOr<ReactionResult> React(
+      EntityId user, ActivityId activity_id, ReactionKind kind,
+      const ReactOptions& options = {}) = 0;
+  // Takes `user`'s reaction `kind` back: counter `kind` loses 1 and its
+  // notice is retracted. `changed` false when there was none. Errors as
+  // React.
+  virtual absl::StatusOr<ReactionResult> Unreact(EntityId user,
+                                                 ActivityId activity_id,
+                                                 ReactionKind kind) = 0;
+  // Which kinds `user` reacted with to each of `activity_ids` (`out[i]`
+  // for `activity_ids[i]`; 0 for none, or for an activity unknown,
+  // retracted or expired): the "did I like these" of a page, in one call.
+  // InvalidArgument for more than kMaxReactionLookup ids. One shared lock
+  // per store shard the ids fall in and one hash probe per id, with the
+  // probes of a shard prefetched.
+  virtual absl::StatusOr<std::vector<ReactionKinds>> GetOwnReactions(
+      EntityId user, absl::Span<const ActivityId> activity_ids) const = 0;
+  // The users who reacted to `activity_id` with `kind`, the most recent
+  // first, a page at a time (keyset-paged: a reaction made or taken back
+  // between pages neither repeats nor hides another). NotFound as React;
+  // InvalidArgument for a kind out of range, a bad limit, or a cursor that
+  // is malformed or belongs to another activity or kind. O(log reactions
+  // of the activity + limit), one shared lock of its store shard.
+  virtual absl::StatusOr<ReactorPage> ReadReactors(
+      ActivityId activity_id, ReactionKind kind,
+      const ListOptions& options) const = 0;
+
+ protected:
+  FeedReactions() = default;
+  ~FeedReactions() = default;
+  FeedReactions(const FeedReactions&) = delete;
+  FeedReactions& operator=(const FeedReactions&) = delete;
 };
 
 // Pins an own feed keeps, at most (Discord's pins of a channel, a profile's

@@ -197,6 +197,56 @@ struct RankedPage {
   std::string next_cursor;           // empty at the end of the walk
 };
 
+// --- Reactions ---
+
+// A reaction's kind is the index of the counter it counts
+// (0..kActivityCounterCount-1): a like of kind 0 adds 1 to counter 0, once
+// per user.
+using ReactionKind = size_t;
+// A set of kinds, bit k for kind k.
+using ReactionKinds = uint8_t;
+
+// Most activities one GetOwnReactions call looks up.
+inline constexpr size_t kMaxReactionLookup = 1000;
+
+struct ReactOptions {
+  // Non-zero: the reacted activity's actor is told through its
+  // notification feed, as PublishOptions::notify tells: the engine stores
+  // a notice, an activity with this id (actor: the reactor; ts: the engine
+  // clock's time; verb `notice_verb`, object the reacted activity, so that
+  // grouped notification feeds show "Alice and 4 others liked your
+  // photo"; payload `notice_payload`; it expires with the reacted
+  // activity), and puts it in that feed only: not in the reactor's own
+  // feed, the world feed or any timeline. Unreact, and a retract of the
+  // reacted activity, retract the notice. No notice when the reactor is
+  // the actor, or when the reaction was there already.
+  ActivityId notice_id = 0;
+  uint64_t notice_verb = 0;
+  std::string notice_payload;
+};
+
+struct ReactionResult {
+  // False when the call found it so already (nothing changed).
+  bool changed = false;
+  // The activity's counters after the call.
+  ActivityCounters counters = {};
+  // Whether a notice was delivered (ReactOptions::notice_id).
+  bool notified = false;
+};
+
+// One user who reacted, and when (by the engine clock).
+struct Reactor {
+  EntityId user = 0;
+  Micros reacted_at = 0;
+  friend bool operator==(const Reactor&, const Reactor&) = default;
+};
+
+struct ReactorPage {
+  // The most recent reaction first; ties by descending user id.
+  std::vector<Reactor> reactors;
+  std::string next_cursor;  // empty on the last page
+};
+
 }  // namespace feedcore
 
 #endif  // FEEDCORE_SOCIAL_H_

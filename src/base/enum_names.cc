@@ -83,6 +83,10 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kMentionAdd";
     case ChangeKind::kWriteGroupTag:
       return "kWriteGroupTag";
+    case ChangeKind::kReactionAdd:
+      return "kReactionAdd";
+    case ChangeKind::kReactionRemove:
+      return "kReactionRemove";
   }
   return "an unknown change kind";
 }

@@ -266,6 +266,27 @@ absl::StatusOr<std::pair<FeedType, EntityId>> DecodeReadMarkerCursorOf(
   return std::pair<FeedType, EntityId>{static_cast<FeedType>(f[1]), f[2]};
 }
 
+std::string EncodeReactorCursor(ActivityId activity, size_t kind,
+                                const Reactor& last) {
+  const uint64_t fields[] = {activity, kind,
+                             static_cast<uint64_t>(last.reacted_at), last.user};
+  return EncodeCursor(CursorKind::kReactors, fields);
+}
+
+absl::StatusOr<Reactor> DecodeReactorCursorOf(absl::string_view text,
+                                              ActivityId activity,
+                                              size_t kind) {
+  constexpr absl::string_view kWhat = "reactor cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kReactors, 4, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] != activity || f[1] != kind) {
+    return Invalid(kWhat, "it belongs to another activity or kind");
+  }
+  return Reactor{f[3], static_cast<Micros>(f[2])};
+}
+
 absl::StatusOr<FollowListCursor> DecodeFollowListCursorOf(
     absl::string_view text, bool followers, EntityId entity) {
   absl::StatusOr<FollowListCursor> cursor = DecodeFollowListCursor(text);

@@ -27,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "feedcore/options.h"
+#include "feedcore/social.h"
 #include "feedcore/types.h"
 
 // Exported from the shared libfeedcore for the Redis backend's library,
@@ -48,6 +49,7 @@ enum class CursorKind : uint8_t {
   kNotifications = 5,
   kRanked = 6,
   kReadMarkers = 7,
+  kReactors = 8,
 };
 
 // Encodes `fields` (at most kMaxCursorFields) under `kind`.
@@ -136,6 +138,14 @@ std::string EncodeReadMarkerCursor(EntityId user, FeedType type,
                                    EntityId owner);
 absl::StatusOr<std::pair<FeedType, EntityId>> DecodeReadMarkerCursorOf(
     absl::string_view text, EntityId user);
+
+// Position after `last` in the reactors of (`activity`, `kind`)
+// (FeedReactions::ReadReactors). Decoding checks that it is that list's
+// (InvalidArgument otherwise) and returns `last`.
+std::string EncodeReactorCursor(ActivityId activity, size_t kind,
+                                const Reactor& last);
+absl::StatusOr<Reactor> DecodeReactorCursorOf(absl::string_view text,
+                                              ActivityId activity, size_t kind);
 
 // Position after the entry `(score, ts, activity_id)` in a walk of
 // `owner`'s ranked timeline (FeedEngine::ReadRanked) that started at

@@ -187,6 +187,42 @@ absl::Status ValidateEditedPayload(absl::string_view payload,
   return absl::OkStatus();
 }
 
+absl::Status ValidateReactionKind(ReactionKind kind) {
+  if (kind >= kActivityCounterCount) {
+    return OutOfRange("reaction kind", static_cast<long long>(kind),
+                      absl::StrCat("0..", kActivityCounterCount - 1,
+                                   " (a counter, kActivityCounterCount)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateReact(ActivityId activity_id, ReactionKind kind,
+                           const ReactOptions& options,
+                           size_t max_payload_bytes) {
+  if (absl::Status bad = ValidateReactionKind(kind); !bad.ok()) return bad;
+  if (options.notice_id != 0 && options.notice_id == activity_id) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ReactOptions.notice_id is ", options.notice_id,
+        ", the reacted activity's own id; a notice needs an id of its own"));
+  }
+  if (options.notice_payload.size() > max_payload_bytes) {
+    return OutOfRange("ReactOptions.notice_payload size",
+                      static_cast<long long>(options.notice_payload.size()),
+                      absl::StrCat("at most ", max_payload_bytes,
+                                   " bytes (EngineOptions.max_payload_bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateReactionLookup(size_t ids) {
+  if (ids > kMaxReactionLookup) {
+    return OutOfRange(
+        "GetOwnReactions activity count", static_cast<long long>(ids),
+        absl::StrCat("at most ", kMaxReactionLookup, " (kMaxReactionLookup)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateNotify(const PublishOptions& options) {
   if (options.notify.size() > kMaxNotifyRecipients) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -87,6 +87,15 @@ absl::Status ValidateMaxUnread(size_t max_unread, size_t max_page_size);
 absl::Status ValidateReadStateOptions(const ReadStateOptions& options,
                                       size_t max_page_size);
 
+// Checks a reaction kind: 0..kActivityCounterCount-1.
+absl::Status ValidateReactionKind(ReactionKind kind);
+// Checks a React call's kind and options (the notice's id and payload).
+absl::Status ValidateReact(ActivityId activity_id, ReactionKind kind,
+                           const ReactOptions& options,
+                           size_t max_payload_bytes);
+// Checks the size of a GetOwnReactions lookup.
+absl::Status ValidateReactionLookup(size_t ids);
+
 // Checks limit and window (not the cursor, which needs the owner).
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);
 

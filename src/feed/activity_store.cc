@@ -78,6 +78,8 @@ void ActivityStore::EraseLocked(
   if (it->second.retracted) --shard.retracted;
   shard.payload_bytes -= it->second.payload.size();
   shard.notified -= it->second.notified.size();
+  std::vector<ActivityId> notices;  // expire with the activity
+  shard.reactions.DropActivity(it->first, &notices);
   shard.activities.erase(it);
 }
 
@@ -166,8 +168,8 @@ absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
   return true;
 }
 
-absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
-                                                      bool* already) {
+absl::StatusOr<StoredActivity> ActivityStore::Retract(
+    ActivityId id, bool* already, std::vector<ActivityId>* notices) {
   const size_t s = ShardIndex(id);
   Shard& shard = shards_[s];
   WriterLock lock(&shard.mu);
@@ -185,6 +187,9 @@ absl::StatusOr<StoredActivity> ActivityStore::Retract(ActivityId id,
     std::string().swap(activity.payload);  // give the bytes back now
     shard.notified -= activity.notified.size();
     std::vector<EntityId>().swap(activity.notified);
+    std::vector<ActivityId> dropped_notices;
+    shard.reactions.DropActivity(
+        id, notices != nullptr ? notices : &dropped_notices);
     ++shard.retracted;
     if (log_ != nullptr) {
       ChangeRecord record;
@@ -448,7 +453,8 @@ ActivityStoreStats ActivityStore::Stats() const {
     stats.bytes_used +=
         shard.activities.capacity() * (sizeof(Map::value_type) + 1) +
         2 * shard.expiry.size() * sizeof(std::pair<Micros, ActivityId>) +
-        shard.payload_bytes + shard.notified * sizeof(EntityId);
+        shard.payload_bytes + shard.notified * sizeof(EntityId) +
+        shard.reactions.bytes_used();
   }
   return stats;
 }

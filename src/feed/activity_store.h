@@ -27,6 +27,7 @@
 #include "absl/types/span.h"
 #include "base/mutex.h"
 #include "contract/rank_formula.h"
+#include "feed/reaction_table.h"
 #include "feed/shard.h"
 #include "feedcore/clock.h"
 #include "feedcore/social.h"
@@ -87,11 +88,13 @@ class ActivityStore {
   // activity; FailedPrecondition when the id was retracted.
   absl::StatusOr<bool> Put(ActivityId id, const StoredActivity& activity);
 
-  // Marks `id` retracted and frees its payload and recipient list; returns
-  // the activity as it was. NotFound if the id is unknown (never stored, or
-  // evicted). `already` is set when it was retracted before (nothing changes
-  // then).
-  absl::StatusOr<StoredActivity> Retract(ActivityId id, bool* already);
+  // Marks `id` retracted and frees its payload, recipient list and
+  // reactions (appending their notice ids to `notices`, if not null);
+  // returns the activity as it was. NotFound if the id is unknown (never
+  // stored, or evicted). `already` is set when it was retracted before
+  // (nothing changes then).
+  absl::StatusOr<StoredActivity> Retract(
+      ActivityId id, bool* already, std::vector<ActivityId>* notices = nullptr);
 
   // Sets the payload (and edited_at) of every entry whose activity is
   // stored and not retracted. Takes each shard's lock once.
@@ -139,9 +142,49 @@ class ActivityStore {
   // Makes the edit a kActivityEdit record describes and records it; false
   // if `id` is not stored or is retracted.
   bool RestoreEdit(ActivityId id, std::string_view payload, Micros edited_at);
+  // Whether `id` is stored (live, expired or retracted).
+  bool Holds(ActivityId id) const;
   // The facts of `id` if it is stored, not retracted and visible at `now`.
   std::optional<ActivityFacts> FindLive(ActivityId id, Micros now) const;
 
+  // Reactions (reaction_table.h; the engine's side is feed_reactions.cc).
+  //
+  // Adds `user`'s reaction `kind` to `id` at `clock`'s time (read under the
+  // shard's lock) with `notice_id` (0: none; kept only if `user` is not the
+  // actor) and 1 to counter `kind`, and records both; `changed` false when
+  // the reaction is there (nothing changes). NotFound as IncrementCounter;
+  // InvalidArgument when the counter is at int64's maximum.
+  struct ReactionChange {
+    bool changed = false;
+    ActivityCounters counters = {};
+    ActivityFacts facts;       // of the reacted activity
+    ActivityId notice_id = 0;  // React: kept; Unreact: to retract
+  };
+  absl::StatusOr<ReactionChange> React(ActivityId id, EntityId user,
+                                       ReactionKind kind, ActivityId notice_id,
+                                       const Clock& clock);
+  // Takes the reaction back and 1 from counter `kind`, and records both;
+  // `changed` false when there was none. Errors as React (InvalidArgument at
+  // int64's minimum).
+  absl::StatusOr<ReactionChange> Unreact(ActivityId id, EntityId user,
+                                         ReactionKind kind, const Clock& clock);
+  // `out[i]`: the kinds `user` reacted to `ids[i]` with (0 for an activity
+  // unknown, retracted or expired at `now`). Each shard's lock once, its
+  // probes prefetched.
+  void LookupReactions(EntityId user, absl::Span<const ActivityId> ids,
+                       Micros now, std::vector<ReactionKinds>* out) const;
+  // Up to `limit` reactors of (`id`, `kind`) below `after`, the most recent
+  // first. NotFound as React.
+  absl::StatusOr<std::vector<Reactor>> Reactors(
+      ActivityId id, ReactionKind kind, const std::optional<Reactor>& after,
+      size_t limit, Micros now) const;
+  // Makes the change a kReactionAdd (`add`) or kReactionRemove record
+  // describes, and records it; false if `id` is not stored or is
+  // retracted. Counters are restored by their own record.
+  bool RestoreReaction(const ReactionFacts& reaction, bool add);
+  // As RestoreReaction(add), but records nothing (loading a snapshot);
+  // false when the activity is not in this store, or is retracted.
+  bool LoadReaction(const ReactionFacts& reaction);
   // Drops up to `budget` activities (and tombstones) with expires_at <= now.
   size_t EvictExpired(Micros now, size_t budget);
 
@@ -149,14 +192,15 @@ class ActivityStore {
 
   size_t shard_count() const { return shard_count_; }
 
-  // Calls `fn(activities)` with shard `s`'s map while holding its lock
-  // shared (for snapshots: the log's next sequence read inside `fn` splits
-  // the shard's records into those `fn` sees and those it does not).
+  // Calls `fn(activities, reactions)` with shard `s`'s map and
+  // ReactionTable while holding its lock shared (for snapshots: the log's
+  // next sequence read inside `fn` splits the shard's records into those
+  // `fn` sees and those it does not).
   template <typename Fn>
   void VisitShard(size_t s, Fn&& fn) const {
     const Shard& shard = shards_[s];
     ReaderLock lock(&shard.mu);
-    fn(shard.activities);
+    fn(shard.activities, shard.reactions);
   }
 
   // Puts `activity` under `id` as it is, replacing what is there, and
@@ -184,6 +228,7 @@ class ActivityStore {
     // Recipients held in `notified` lists.
     size_t notified ABSL_GUARDED_BY(mu) = 0;
     uint64_t evicted ABSL_GUARDED_BY(mu) = 0;
+    ReactionTable reactions ABSL_GUARDED_BY(mu);
   };
 
   size_t ShardIndex(ActivityId id) const;
@@ -193,6 +238,12 @@ class ActivityStore {
                          const StoredActivity& activity) const;
   void LogEditLocked(size_t s, ActivityId id,
                      const StoredActivity& activity) const;
+  void LogReactionLocked(size_t s, const ReactionFacts& reaction,
+                         bool add) const;
+  // React and Unreact: the live activity `id` of shard `s`, or NotFound.
+  absl::StatusOr<StoredActivity*> LiveLocked(Shard& shard, ActivityId id,
+                                             Micros now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Gives `activity` of `shard` (number `s`) `payload` edited at
   // `edited_at`, and records it.
   void EditLocked(Shard& shard, size_t s, ActivityId id,

@@ -135,6 +135,16 @@ class FeedEngineImpl final : public InProcessFeedEngine {
       ActivityId activity_id) const override;
   absl::StatusOr<RankedPage> ReadRanked(
       EntityId owner, const RankedReadOptions& options) const override;
+  absl::StatusOr<ReactionResult> React(EntityId user, ActivityId activity_id,
+                                       ReactionKind kind,
+                                       const ReactOptions& options) override;
+  absl::StatusOr<ReactionResult> Unreact(EntityId user, ActivityId activity_id,
+                                         ReactionKind kind) override;
+  absl::StatusOr<std::vector<ReactionKinds>> GetOwnReactions(
+      EntityId user, absl::Span<const ActivityId> activity_ids) const override;
+  absl::StatusOr<ReactorPage> ReadReactors(
+      ActivityId activity_id, ReactionKind kind,
+      const ListOptions& options) const override;
   absl::StatusOr<Micros> EditActivity(EntityId actor, ActivityId activity_id,
                                       std::string_view payload) override;
   absl::StatusOr<bool> Pin(EntityId owner, ActivityId activity_id) override;
@@ -200,6 +210,8 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   absl::Status ApplyInactiveChange(const ChangeRecord& record);
   // kActivityEdit, kPinAdd and kPinRemove (feed_edits.cc).
   absl::Status ApplyEditChange(const ChangeRecord& record);
+  // kReactionAdd and kReactionRemove (feed_reactions.cc).
+  absl::Status ApplyReactionChange(const ChangeRecord& record);
 
   // Appends domain `domain`'s state to `out`, copied under its lock held
   // shared, and returns the change log's next sequence number read under
@@ -276,6 +288,20 @@ class FeedEngineImpl final : public InProcessFeedEngine {
                                              const SetMarkerOptions& options);
   absl::StatusOr<ActivityCounters> IncrementCounterInMemory(
       ActivityId activity_id, size_t counter, int64_t delta);
+  absl::StatusOr<ReactionResult> ReactInMemory(EntityId user,
+                                               ActivityId activity_id,
+                                               ReactionKind kind,
+                                               const ReactOptions& options);
+  absl::StatusOr<ReactionResult> UnreactInMemory(EntityId user,
+                                                 ActivityId activity_id,
+                                                 ReactionKind kind);
+  // Stores `notice` (ReactOptions::notice_id) for the reaction that made
+  // it and delivers it to `actor`'s notification feed only; false when
+  // `actor` refuses it (a block or a mute of notifications).
+  absl::StatusOr<bool> PublishNotice(ActivityId notice_id,
+                                     const ReactOptions& options,
+                                     EntityId reactor, ActivityId reacted,
+                                     const ActivityFacts& facts, Micros now);
   absl::StatusOr<Micros> EditActivityInMemory(EntityId actor,
                                               ActivityId activity_id,
                                               std::string_view payload);

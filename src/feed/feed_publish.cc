@@ -453,8 +453,9 @@ void FeedEngineImpl::WaitForFanout() {
 
 absl::Status FeedEngineImpl::RetractInMemory(ActivityId activity_id) {
   bool already = false;
+  std::vector<ActivityId> notices;
   absl::StatusOr<StoredActivity> activity =
-      store_.Retract(activity_id, &already);
+      store_.Retract(activity_id, &already, &notices);
   if (!activity.ok()) return activity.status();
   if (already) return absl::OkStatus();
   const EntryKey key{activity->ts, activity_id};
@@ -497,6 +498,11 @@ absl::Status FeedEngineImpl::RetractInMemory(ActivityId activity_id) {
   if (!activity->notified.empty()) {
     // The store keeps the ids only; their shard groups are worked out again.
     PurgeKey(GroupByShard(activity->notified), FeedType::kNotification, key);
+  }
+  // The notices of its reactions go with it (feed_reactions.cc); one the
+  // program retracted already, or that expired, is NotFound or a no-op.
+  for (const ActivityId notice : notices) {
+    RetractInMemory(notice).IgnoreError();
   }
   return absl::OkStatus();
 }

@@ -46,7 +46,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
                                r.kind == ChangeKind::kActivityRetract ||
                                r.kind == ChangeKind::kActivityExpire ||
                                r.kind == ChangeKind::kCountersSet ||
-                               r.kind == ChangeKind::kActivityEdit;
+                               r.kind == ChangeKind::kActivityEdit ||
+                               r.kind == ChangeKind::kReactionAdd ||
+                               r.kind == ChangeKind::kReactionRemove;
   if (is_store_record != (r.domain >= shard_count)) {
     return Malformed(r, "domain does not match the kind of record");
   }
@@ -251,6 +253,9 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       return ApplyRelationChange(r);
     case ChangeKind::kCountersSet:
       return ApplyCountersChange(r);
+    case ChangeKind::kReactionAdd:
+    case ChangeKind::kReactionRemove:
+      return ApplyReactionChange(r);
     case ChangeKind::kDormantFollowee:
     case ChangeKind::kDormantFollower:
       return ApplyInactiveChange(r);

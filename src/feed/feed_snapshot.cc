@@ -27,7 +27,9 @@
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
 //     u64 n + n notified entity ids, 4 x i64 counters, i64 time of the
 //     last counter change (INT64_MIN: never), i64 time of the last edit
-//     (0: never)
+//     (0: never);
+//   u64 reactions, each: u64 activity id, u64 user, u8 kind, i64 time,
+//     u64 notice id (0: none), by activity, kind and time
 //
 // Entries are written oldest first so that loading puts each one in front
 // of everything already there: the O(1) path of Timeline::Put.
@@ -54,6 +56,7 @@ constexpr size_t kPinBytes = 24;
 constexpr size_t kMinMentionFeedBytes = 16;
 constexpr size_t kMentionBytes = 16;
 constexpr size_t kSeenGroupBytes = 17;
+constexpr size_t kReactionBytes = 33;
 
 absl::Status Corrupt(size_t domain, absl::string_view what) {
   return absl::DataLossError(
@@ -67,7 +70,8 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
   ByteWriter w(out);
   uint64_t cut = 0;
   if (domain >= options_.shards) {
-    store_.VisitShard(domain - options_.shards, [&](const auto& activities) {
+    store_.VisitShard(domain - options_.shards, [&](const auto& activities,
+                                                    const auto& reactions) {
       if (log_ != nullptr) cut = log_->NextSequence();
       w.U64(activities.size());
       for (const auto& [id, a] : activities) {
@@ -83,6 +87,14 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.I64(a.counters_changed_at);
         w.I64(a.edited_at);
       }
+      w.U64(reactions.size());
+      reactions.Visit([&](const ReactionFacts& reaction) {
+        w.U64(reaction.activity);
+        w.U64(reaction.user);
+        w.U8(static_cast<uint8_t>(reaction.kind));
+        w.I64(reaction.reacted_at);
+        w.U64(reaction.notice_id);
+      });
     });
     return cut;
   }
@@ -227,6 +239,29 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
             domain, absl::StrCat("activity ", id, " belongs to another shard"));
       }
       store_.Load(id, a);
+    }
+    const uint64_t reactions = r.Count(kReactionBytes);
+    for (uint64_t i = 0; i < reactions && r.ok(); ++i) {
+      ReactionFacts reaction;
+      reaction.activity = r.U64();
+      reaction.user = r.U64();
+      reaction.kind = r.U8();
+      reaction.reacted_at = r.I64();
+      reaction.notice_id = r.U64();
+      if (!r.ok()) break;
+      if (reaction.kind >= kActivityCounterCount ||
+          store_.ShardOf(reaction.activity) != domain - options_.shards) {
+        return Corrupt(
+            domain, absl::StrCat("a reaction to activity ", reaction.activity,
+                                 " has kind ", reaction.kind,
+                                 " or belongs to another shard"));
+      }
+      if (!store_.LoadReaction(reaction)) {
+        return Corrupt(
+            domain, absl::StrCat("a reaction to activity ", reaction.activity,
+                                 ", which the shard does not hold "
+                                 "live"));
+      }
     }
     if (!r.ok() || !r.at_end()) {
       return Corrupt(domain, "activity store data is truncated or too long");
@@ -415,17 +450,18 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
         keys.push_back({r.I64(), r.U64()});
       }
       if (!r.ok()) break;
-      const bool ascending = std::adjacent_find(keys.begin(), keys.end(),
-                                                [](const EntryKey& a,
-                                                   const EntryKey& b) {
-                                                  return !(a < b);
-                                                }) == keys.end();
+      const bool ascending =
+          std::adjacent_find(keys.begin(), keys.end(),
+                             [](const EntryKey& a, const EntryKey& b) {
+                               return !(a < b);
+                             }) == keys.end();
       if (keys.empty() || keys.size() > kMaxMentionsPerFeed || !ascending ||
           keys.front().ts < 0 ||
           !node.mentions.emplace(channel, std::move(keys)).second) {
-        return Corrupt(domain,
-                       absl::StrCat("entity ", entity, " has impossible "
-                                    "mentions in channel ", channel));
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " has impossible "
+                                            "mentions in channel ",
+                                            channel));
       }
     }
     if (r.ok() && (node.follower_count() != followers ||

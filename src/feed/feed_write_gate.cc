@@ -102,6 +102,20 @@ absl::StatusOr<ActivityCounters> FeedEngineImpl::IncrementCounter(
   });
 }
 
+absl::StatusOr<ReactionResult> FeedEngineImpl::React(
+    EntityId user, ActivityId activity_id, ReactionKind kind,
+    const ReactOptions& options) {
+  return InWriteCall(
+      log_, [&] { return ReactInMemory(user, activity_id, kind, options); });
+}
+
+absl::StatusOr<ReactionResult> FeedEngineImpl::Unreact(EntityId user,
+                                                       ActivityId activity_id,
+                                                       ReactionKind kind) {
+  return InWriteCall(log_,
+                     [&] { return UnreactInMemory(user, activity_id, kind); });
+}
+
 absl::StatusOr<Micros> FeedEngineImpl::EditActivity(EntityId actor,
                                                     ActivityId activity_id,
                                                     std::string_view payload) {

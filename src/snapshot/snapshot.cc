@@ -63,8 +63,9 @@ constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 // their members' metadata; version 5 the chat and social state of graph
 // nodes and activities; version 6 the dormant merges and followers of
 // inactive readers (feed_snapshot.cc); version 7 the edits of activities
-// and the pins of own feeds; version 8 the mentions of graph nodes.
-constexpr uint32_t kFormatVersion = 8;
+// and the pins of own feeds; version 8 the mentions of graph nodes;
+// version 9 the reactions of activities.
+constexpr uint32_t kFormatVersion = 9;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;

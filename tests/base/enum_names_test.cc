@@ -83,10 +83,12 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kPinAdd, "kPinAdd"},
        {ChangeKind::kPinRemove, "kPinRemove"},
        {ChangeKind::kMentionAdd, "kMentionAdd"},
-       {ChangeKind::kWriteGroupTag, "kWriteGroupTag"}},
+       {ChangeKind::kWriteGroupTag, "kWriteGroupTag"},
+       {ChangeKind::kReactionAdd, "kReactionAdd"},
+       {ChangeKind::kReactionRemove, "kReactionRemove"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(36))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(38))) ==
         "an unknown change kind");
 }
 

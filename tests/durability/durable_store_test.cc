@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "durability/durable_log.h"
 #include "durability/recovery.h"
 #include "feedcore/leaderboard.h"
@@ -277,6 +278,81 @@ TEST_CASE(
   auto store = OpenOrFail(Durability(dir.path()), Options(clock));
   CHECK(state(*store) == want);
   CHECK(store->engine().ReadPinned(1, false).value().size() == 1);
+}
+
+TEST_CASE(
+    "reactions and their notices survive reopening, from the log and from a "
+    "snapshot") {
+  TempDir dir("durable-reactions");
+  auto clock = std::make_shared<ManualClock>(kStart);
+  // Everything a reaction changes: the reactors of each kind, what each
+  // user reacted with, the counters and the actor's notifications.
+  const auto state = [](DurableStore& store) {
+    InProcessFeedEngine& engine = store.engine();
+    std::vector<std::string> out;
+    const ActivityId ids[] = {1, 2};
+    for (const ActivityId id : ids) {
+      for (ReactionKind kind = 0; kind < 2; ++kind) {
+        ListOptions list;
+        list.limit = 100;
+        const ReactorPage page = engine.ReadReactors(id, kind, list).value();
+        for (const Reactor& r : page.reactors) {
+          out.push_back(absl::StrCat("reactor ", id, "/", kind, " ", r.user,
+                                     "@", r.reacted_at));
+        }
+      }
+      out.push_back(
+          absl::StrCat("counters ", id, " ",
+                       absl::StrJoin(engine.GetCounters(id).value(), ",")));
+    }
+    for (EntityId user = 2; user <= 4; ++user) {
+      out.push_back(absl::StrCat(
+          "own ", user, " ",
+          absl::StrJoin(engine.GetOwnReactions(user, ids).value(), ",")));
+    }
+    const GroupPage notifications = engine.ReadNotifications(1, {}).value();
+    for (const FeedGroup& g : notifications.groups) {
+      for (const StoredEntry& e : g.recent) {
+        out.push_back(absl::StrCat("notice ", e.activity_id, " by ", e.actor));
+      }
+    }
+    return out;
+  };
+  std::vector<std::string> want;
+  {
+    auto store =
+        OpenOrFail(Durability(dir.path(), FsyncPolicy::kNever), Options(clock));
+    InProcessFeedEngine& engine = store->engine();
+    REQUIRE(engine.Publish(MakeActivity(1, 1, kStart), {}).ok());
+    REQUIRE(engine.Publish(MakeActivity(2, 1, kStart + 1), {}).ok());
+    ReactOptions notice;
+    notice.notice_id = 100;
+    REQUIRE(engine.React(2, 1, 0, notice).value().notified);
+    clock->Advance(1);
+    REQUIRE(engine.React(3, 1, 0).ok());
+    REQUIRE(engine.React(3, 1, 1).ok());
+    REQUIRE(engine.React(4, 2, 1).ok());
+    clock->Advance(1);
+    notice.notice_id = 101;
+    REQUIRE(engine.React(4, 1, 0, notice).value().notified);
+    REQUIRE(engine.Unreact(3, 1, 1).value().changed);
+    want = state(*store);
+    REQUIRE(want.size() == 11);
+  }
+  {
+    auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+    CHECK(state(*store) == want);
+    REQUIRE(store->Compact().ok());
+    // Taken back after the snapshot: the notice goes from the log.
+    REQUIRE(store->engine().Unreact(2, 1, 0).value().changed);
+    clock->Advance(1);
+    REQUIRE(store->engine().React(2, 2, 0).ok());
+    want = state(*store);
+    CHECK(std::count(want.begin(), want.end(), "notice 100 by 2") == 0);
+  }
+  auto store = OpenOrFail(Durability(dir.path()), Options(clock));
+  CHECK(state(*store) == want);
+  CHECK(std::count(want.begin(), want.end(), "notice 101 by 4") == 1);
 }
 
 TEST_CASE("a write group reaches the disk whole or not at all") {

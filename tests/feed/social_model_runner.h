@@ -177,6 +177,7 @@ class Runner {
         rng_(seed),
         relation_rng_(seed ^ 0x6d757465),
         inactive_rng_(seed ^ 0x69646c65),
+        reaction_rng_(seed ^ 0x6c696b65),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
     // Readers go inactive only as the clock advances: in runs with
     // removals. Those add members whose idle readers are made dormant.
@@ -245,7 +246,8 @@ class Runner {
              hidden_removed = 0, hidden_skipped = 0, follows_refused = 0,
              restored = 0, hidden_by_boundary = 0, trimmed = 0,
              markers_moved = 0, markers_unread = 0, mentions_counted = 0,
-             made_dormant = 0, expiring_mutes = 0;
+             made_dormant = 0, expiring_mutes = 0, reactions_changed = 0,
+             notices = 0, reactors_paged = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -277,6 +279,9 @@ class Runner {
       markers_unread += o.markers_unread;
       made_dormant += o.made_dormant;
       expiring_mutes += o.expiring_mutes;
+      reactions_changed += o.reactions_changed;
+      notices += o.notices;
+      reactors_paged += o.reactors_paged;
     }
   };
   Coverage coverage() const {
@@ -326,6 +331,12 @@ class Runner {
   // others refuse.
   void DoReleaseInactive();
   void CheckRelationLists(EntityId user);
+  // React or Unreact (social_model_reactions.cc), sometimes with a notice,
+  // of a random user to a known or unknown activity, with a kind in range
+  // or not; or "did I react" for a set of activities and the paged
+  // reactors of one. Compares every answer, the counters and the actor's
+  // notification counts with each member's model.
+  void DoReaction();
 
   std::string Payload() {
     std::string p(rng_() % (kMaxPayload + 1), ' ');
@@ -392,6 +403,11 @@ class Runner {
   std::mt19937_64 relation_rng_;
   // ReleaseInactiveReaders, drawn apart for the same reason.
   std::mt19937_64 inactive_rng_;
+  // DoReaction, drawn apart for the same reason.
+  std::mt19937_64 reaction_rng_;
+  // The activity DoReaction last changed a reaction of: drawn again often,
+  // so that reactions pile up on one activity and its reactors take pages.
+  ActivityId last_reacted_ = 0;
   std::shared_ptr<ManualClock> clock_;
   std::vector<Member> members_;
   std::vector<Session> sessions_;

@@ -164,8 +164,11 @@ void RunConfig(const Config& config, int default_ops) {
   CHECK(total.markers_moved > 0);
   CHECK(total.markers_unread > 0);
   CHECK(total.mentions_counted > 0);
-  // Blocks and mutes run only where removals do.
+  CHECK(total.reactions_changed > 0);
+  CHECK(total.reactors_paged > 0);
+  // Blocks, mutes and notices run only where removals do.
   if (config.removals) {
+    CHECK(total.notices > 0);
     CHECK(total.hidden_removed > 0);
     CHECK(total.hidden_skipped > 0);
     CHECK(total.follows_refused > 0);

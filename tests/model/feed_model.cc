@@ -205,6 +205,13 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
     std::erase_if(pins->second,
                   [&](const PinnedKey& pin) { return pin.key == key; });
   }
+  // Its reactions go, and their notices are retracted.
+  std::vector<ActivityId> notices;
+  for (const auto& [who, reaction] : a.reactions) {
+    if (reaction.second != 0) notices.push_back(reaction.second);
+  }
+  a.reactions.clear();
+  for (const ActivityId notice : notices) Retract(notice);
   return absl::StatusCode::kOk;
 }
 

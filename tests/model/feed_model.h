@@ -129,6 +129,9 @@ class FeedModel {
     ActivityCounters counters = {};
     std::optional<Micros> counters_changed_at;  // unset: never changed
     Micros edited_at = 0;                       // 0: never edited
+    // (kind, user) -> when, and the reaction's notice id (0: none).
+    std::map<std::pair<ReactionKind, EntityId>, std::pair<Micros, ActivityId>>
+        reactions;
   };
 
   // Where a ranked walk stands: its start and the last entry shown.
@@ -263,6 +266,27 @@ class FeedModel {
   // What ReadPinned answers at `now`.
   std::vector<StoredEntry> Pinned(EntityId owner, Micros now,
                                   bool hydrate) const;
+
+  // --- Reactions (feed_model_reactions.cc) ---
+
+  // What React answers at `now`, with a notice (stored, and put in the
+  // actor's notification feed unless it refuses the reactor) for a new
+  // reaction of another user than the actor.
+  absl::StatusOr<ReactionResult> React(EntityId user, ActivityId id,
+                                       ReactionKind kind,
+                                       const ReactOptions& options, Micros now);
+  // What Unreact answers at `now`; retracts the reaction's notice.
+  absl::StatusOr<ReactionResult> Unreact(EntityId user, ActivityId id,
+                                         ReactionKind kind, Micros now);
+  // What GetOwnReactions answers at `now`.
+  std::vector<ReactionKinds> OwnReactions(EntityId user,
+                                          const std::vector<ActivityId>& ids,
+                                          Micros now) const;
+  // Every reactor ReadReactors pages through at `now`, most recent first;
+  // NotFound as React.
+  absl::StatusOr<std::vector<Reactor>> Reactors(ActivityId id,
+                                                ReactionKind kind,
+                                                Micros now) const;
 
   // --- Counters and ranked reads ---
 
