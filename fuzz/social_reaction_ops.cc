@@ -1,5 +1,6 @@
 #include "social_reaction_ops.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -89,13 +90,17 @@ void ReactionOps::ReadReactors() {
   const ActivityId id = AnyActivity();
   const ReactionKind kind = AnyKind();
   ListOptions list;
-  list.limit = c_.in.Below(6);  // 0 is refused
+  // 0 and more than the page size are refused.
+  const size_t max_page = c_.options.max_page_size;
+  list.limit = c_.in.Below(std::min<size_t>(max_page, 5) + 2);
+  if (list.limit == std::min<size_t>(max_page, 5) + 1)
+    list.limit = max_page + 1;
   const absl::StatusOr<std::vector<Reactor>> want =
       c_.model.Reactors(id, kind, c_.Now());
   std::vector<Reactor> got;
   for (;;) {
     const absl::StatusOr<ReactorPage> page = api_.ReadReactors(id, kind, list);
-    if (list.limit == 0) {  // checked before the activity is looked up
+    if (list.limit == 0 || list.limit > max_page) {  // checked first
       FUZZ_CHECK(absl::IsInvalidArgument(page.status()));
       return;
     }

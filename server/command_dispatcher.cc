@@ -18,6 +18,7 @@
 #include "feed_graph_commands.h"
 #include "feed_marker_commands.h"
 #include "feed_ranked_commands.h"
+#include "feed_reaction_commands.h"
 #include "feed_relation_commands.h"
 #include "info_command.h"
 #include "keyspace_commands.h"
@@ -47,10 +48,11 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
   for (auto add :
        {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
         AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
-        AddFeedRankedCommands, AddFeedEditCommands, AddLeaderboardCommands,
-        AddKeyspaceCommands, AddOtherTypeCommands, AddFeedNotificationCommands,
-        AddSessionCommands, AddAdminCommands, AddTransactionCommands,
-        AddSnapshotCommands, AddPersistenceCommands, AddPubSubCommands}) {
+        AddFeedRankedCommands, AddFeedReactionCommands, AddFeedEditCommands,
+        AddLeaderboardCommands, AddKeyspaceCommands, AddOtherTypeCommands,
+        AddFeedNotificationCommands, AddSessionCommands, AddAdminCommands,
+        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands,
+        AddPubSubCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;

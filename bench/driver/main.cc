@@ -191,6 +191,10 @@ ABSL_FLAG(size_t, chat_read, 20,
           "is at (1..--chat_messages - 1)");
 ABSL_FLAG(size_t, chat_rounds, 101,
           "chat-read-state: timed reads of the whole read state per system");
+ABSL_FLAG(size_t, reaction_crowd, 20,
+          "reactions: other users' reactions to each post");
+ABSL_FLAG(size_t, reaction_rounds, 1001,
+          "reactions: rounds of a page with and without its reactions");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -219,6 +223,7 @@ constexpr NamedScenario kScenarios[] = {
     {"ranked-read", RunRankedRead, true},
     {"edit-and-deliver", RunEditAndDeliver, true},
     {"chat-read-state", RunChatReadState, true},
+    {"reactions", RunReactions, false},
 };
 
 DriverOptions SmallOptions() {
@@ -272,6 +277,8 @@ DriverOptions SmallOptions() {
   o.chat_messages = 12;
   o.chat_read = 4;
   o.chat_rounds = 3;
+  o.reaction_crowd = 3;
+  o.reaction_rounds = 3;
   return o;
 }
 
@@ -342,6 +349,8 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.chat_messages = absl::GetFlag(FLAGS_chat_messages);
   o.chat_read = absl::GetFlag(FLAGS_chat_read);
   o.chat_rounds = absl::GetFlag(FLAGS_chat_rounds);
+  o.reaction_crowd = absl::GetFlag(FLAGS_reaction_crowd);
+  o.reaction_rounds = absl::GetFlag(FLAGS_reaction_rounds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -364,10 +373,11 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.edit_rounds == 0 || o.delivery_followers == 0 ||
       o.delivery_watched == 0 || o.delivery_rounds == 0 ||
       o.chat_channels == 0 || o.chat_rounds == 0 || o.chat_read == 0 ||
-      o.chat_read >= o.chat_messages) {
+      o.chat_read >= o.chat_messages || o.reaction_rounds == 0 ||
+      o.timeline_cap < 50) {
     return absl::InvalidArgumentError(
         "sizes must be positive (--page_size at most 1000, --chat_read "
-        "below --chat_messages)");
+        "below --chat_messages, --timeline_cap at least 50)");
   }
   // edit-and-deliver waits for every delivery its callback is due: they
   // must all fit in the subscription's queue, so that none can be dropped.

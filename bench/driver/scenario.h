@@ -98,6 +98,10 @@ struct DriverOptions {
   size_t chat_messages = 40;
   size_t chat_read = 20;
   size_t chat_rounds = 101;
+  // reactions (also `followees` and `timeline_cap`): other users'
+  // reactions to each post, rounds.
+  size_t reaction_crowd = 20;
+  size_t reaction_rounds = 1001;
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -149,6 +153,7 @@ void RunGroupedRead(RunContext& context);
 void RunRankedRead(RunContext& context);
 void RunEditAndDeliver(RunContext& context);
 void RunChatReadState(RunContext& context);
+void RunReactions(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

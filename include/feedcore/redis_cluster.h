@@ -51,7 +51,9 @@
 //   not as a whole: another client can observe it half done. A leaderboard
 //   read takes a snapshot per partition, not one of the whole board.
 // * Facets (feed_facets.h): the engine, a RedisClusterFeedEngine, has
-//   the core and every facet but FeedMaintenance: ReadMarkers (a hash per
+//   the core and every facet but FeedReactions, FeedDeliveries and
+//   FeedMaintenance (reactions() and deliveries() are null: both live
+//   beside the in-process store and fan-out): ReadMarkers (a hash per
 //   user, keyed by feed), NotificationFeeds, RankedFeeds (counters in the
 //   activity's hash; IncrementCounter costs two round trips, the second
 //   dating the change with the engine clock once it is applied; a ranked

@@ -4,14 +4,15 @@ In a temporary directory, feedcore-server runs with --appendonly yes
 --appendfsync always while three clients (the Python redis package) write:
 ZADD and ZINCRBY on shared keys with new member names all the time, ZREM
 (whose names are freed and their slots reused with new ids), DEL and refill
-of a key of their own, RENAME of one key of their own over the other, and
-FEED.PUBLISH. Each client keeps a model
+of a key of their own, RENAME of one key of their own over the other,
+FEED.PUBLISH, and FEED.REACT and FEED.UNREACT of its own users to its
+activities. Each client keeps a model
 of the writes the server acknowledged. The server is killed with SIGKILL
 at a random moment (a fixed seed: the same moments for every run of the
 same machine speed, and the check does not depend on them), at least 20
 times, and restarted on the same directory. After each restart every key,
-every member's name and score and every actor's own feed must equal the
-model: every acknowledged write is there, nothing is there twice, and a
+every member's name and score, every actor's own feed and every user's
+reactions must equal the model: every acknowledged write is there, nothing is there twice, and a
 write in flight at the kill may or may not be there (the model then takes
 what the server has).
 
@@ -70,6 +71,9 @@ class Client:
         self.scores = {key: {} for key in SHARED_KEYS + self.own_keys}
         # actor -> [activity ids], oldest first.
         self.published = {actor: [] for actor in self.actors}
+        # (user, activity, kind) of every reaction in place.
+        self.users = [f"fan:{index}:{u}" for u in range(3)]
+        self.reactions = set()
         self.next_member = 0
         self.next_activity = 1
         self.in_flight = None
@@ -103,6 +107,11 @@ class Client:
             known = list(self.scores[key])
             if known:
                 return ("ZREM", key, self.rng.choice(known))
+        activities = [a for ids in self.published.values() for a in ids]
+        if roll < 0.9 and activities:
+            command = "FEED.REACT" if roll < 0.87 else "FEED.UNREACT"
+            return (command, self.rng.choice(self.users),
+                    self.rng.choice(activities), self.rng.randint(0, 1))
         actor = self.rng.choice(self.actors)
         activity = actor * 1_000_000 + self.next_activity
         self.next_activity += 1
@@ -135,6 +144,15 @@ class Client:
                 fail(f"client {self.index}: {write} replied {reply}")
             self.scores[target] = self.scores[source]
             self.scores[source] = {}
+        elif kind in ("FEED.REACT", "FEED.UNREACT"):
+            reaction = write[1:]
+            react = kind == "FEED.REACT"
+            if reply[0] != int(react != (reaction in self.reactions)):
+                fail(f"client {self.index}: {write} replied {reply}")
+            if react:
+                self.reactions.add(reaction)
+            else:
+                self.reactions.discard(reaction)
         else:
             _, actor, activity, _, _ = write
             if reply != 1:
@@ -167,6 +185,7 @@ class Client:
         for choice in options:
             scores = {k: dict(v) for k, v in self.scores.items()}
             published = {a: list(v) for a, v in self.published.items()}
+            reactions = set(self.reactions)
             if choice is not None:
                 kind = choice[0]
                 if kind == "ZADD":
@@ -181,10 +200,15 @@ class Client:
                 elif kind == "RENAME":
                     scores[choice[2]] = scores[choice[1]]
                     scores[choice[1]] = {}
+                elif kind == "FEED.REACT":
+                    reactions.add(choice[1:])
+                elif kind == "FEED.UNREACT":
+                    reactions.discard(choice[1:])
                 else:
                     published[choice[1]].append(choice[2])
-            if self.matches(client, scores, published):
+            if self.matches(client, scores, published, reactions):
                 self.scores, self.published = scores, published
+                self.reactions = reactions
                 self.in_flight = None
                 return choice is not None
         fail(f"client {self.index}: after the kill the server holds "
@@ -203,13 +227,23 @@ class Client:
             page = client.execute_command("FEED.OWN", actor, "LIMIT", 1000,
                                           "REV")
             published[actor] = [int(entry[0]) for entry in page[1]]
-        return scores, published
+        reactions = set()
+        activities = [a for ids in published.values() for a in ids]
+        for user in self.users:
+            if not activities:
+                break
+            kinds = client.execute_command("FEED.REACTED", user, *activities)
+            for activity, bits in zip(activities, kinds):
+                for kind in (0, 1):
+                    if bits >> kind & 1:
+                        reactions.add((user, activity, kind))
+        return scores, published, reactions
 
-    def matches(self, client, scores, published):
-        return self.read(client) == (scores, published)
+    def matches(self, client, scores, published, reactions):
+        return self.read(client) == (scores, published, reactions)
 
     def describe(self, client):
-        got_scores, got_published = self.read(client)
+        got_scores, got_published, got_reactions = self.read(client)
         lines = []
         for key in self.scores:
             if got_scores[key] != self.scores[key]:
@@ -219,6 +253,9 @@ class Client:
             if got_published[actor] != self.published[actor]:
                 lines.append(f"actor {actor}: server {got_published[actor]} "
                              f"model {self.published[actor]}")
+        if got_reactions != self.reactions:
+            lines.append(f"reactions: server {sorted(got_reactions)} "
+                         f"model {sorted(self.reactions)}")
         return "; ".join(lines) or "the model (reads disagree)"
 
 

@@ -71,7 +71,7 @@ absl::StatusOr<ActivityStore::ReactionChange> ActivityStore::React(
   }
   change.notice_id = activity.actor == user ? 0 : notice_id;
   const ReactionFacts reaction{id, user, kind, now, change.notice_id};
-  shard.reactions.Add(reaction);
+  shard.reactions.Add(reaction, activity.expires_at);
   ++activity.counters[kind];
   activity.counters_changed_at = now;
   if (log_ != nullptr) {
@@ -123,21 +123,9 @@ void ActivityStore::LookupReactions(EntityId user,
                                     std::vector<ReactionKinds>* out) const {
   out->assign(ids.size(), 0);
   if (ids.empty()) return;
-  // As LookupCounters: the ids grouped by shard, each shard's lock once.
-  std::vector<uint32_t> shard_of(ids.size());
-  std::vector<uint32_t> run_end(shard_count_ + 1, 0);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    shard_of[i] = static_cast<uint32_t>(ShardIndex(ids[i]));
-    ++run_end[shard_of[i] + 1];
-  }
-  for (size_t s = 0; s < shard_count_; ++s) run_end[s + 1] += run_end[s];
-  std::vector<uint32_t> order(ids.size());
-  {
-    std::vector<uint32_t> fill(run_end.begin(), run_end.end() - 1);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      order[fill[shard_of[i]]++] = static_cast<uint32_t>(i);
-    }
-  }
+  ShardOrder order, run_end;
+  OrderByShard(
+      ids.size(), [&](size_t i) { return ids[i]; }, &order, &run_end);
   for (size_t s = 0; s < shard_count_; ++s) {
     const size_t first = run_end[s];
     const size_t end = run_end[s + 1];
@@ -145,19 +133,20 @@ void ActivityStore::LookupReactions(EntityId user,
     const Shard& shard = shards_[s];
     ReaderLock lock(&shard.mu);
     for (size_t k = first; k < end; ++k) {
-      shard.activities.prefetch(ids[order[k]]);
       shard.reactions.Prefetch(ids[order[k]], user);
     }
     for (size_t k = first; k < end; ++k) {
       const size_t i = order[k];
-      auto it = shard.activities.find(ids[i]);
-      if (it == shard.activities.end() || it->second.retracted ||
-          it->second.expires_at <= now) {
-        continue;
-      }
-      (*out)[i] = shard.reactions.KindsOf(ids[i], user);
+      (*out)[i] = shard.reactions.LiveKindsOf(ids[i], user, now);
     }
   }
+}
+
+bool ActivityStore::HoldsNotice(ActivityId id, EntityId user, ReactionKind kind,
+                                ActivityId notice_id) const {
+  const Shard& shard = shards_[ShardIndex(id)];
+  ReaderLock lock(&shard.mu);
+  return shard.reactions.NoticeOf(id, user, kind) == notice_id;
 }
 
 absl::StatusOr<std::vector<Reactor>> ActivityStore::Reactors(
@@ -181,7 +170,7 @@ bool ActivityStore::RestoreReaction(const ReactionFacts& reaction, bool add) {
   auto it = shard.activities.find(reaction.activity);
   if (it == shard.activities.end() || it->second.retracted) return false;
   const bool changed =
-      add ? shard.reactions.Add(reaction)
+      add ? shard.reactions.Add(reaction, it->second.expires_at)
           : shard.reactions
                 .Remove(reaction.activity, reaction.user, reaction.kind)
                 .has_value();
@@ -194,7 +183,7 @@ bool ActivityStore::LoadReaction(const ReactionFacts& reaction) {
   WriterLock lock(&shard.mu);
   auto it = shard.activities.find(reaction.activity);
   if (it == shard.activities.end() || it->second.retracted) return false;
-  shard.reactions.Add(reaction);
+  shard.reactions.Add(reaction, it->second.expires_at);
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "feed/activity_store.h"
 
+// XXH_INLINE_ALL: the hash of ShardIndex compiles to a few instructions.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
@@ -127,9 +129,13 @@ void ActivityStore::Drop(ActivityId id) {
 
 size_t ActivityStore::ShardIndex(ActivityId id) const {
   // A different seed from the timeline routing, so that ids used both as
-  // entity and activity ids do not pile onto the same shard numbers.
-  return XXH3_64bits_withSeed(&id, sizeof(id), 0x61637469766974ULL) %
-         shard_count_;
+  // entity and activity ids do not pile onto the same shard numbers. As
+  // FeedEngineImpl::ShardIndex: inlined, and a mask for a power-of-two
+  // count, both giving exactly the hash modulo the count.
+  const uint64_t hash =
+      XXH3_64bits_withSeed(&id, sizeof(id), 0x61637469766974ULL);
+  return (shard_count_ & (shard_count_ - 1)) == 0 ? hash & (shard_count_ - 1)
+                                                  : hash % shard_count_;
 }
 
 absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
@@ -363,26 +369,32 @@ bool ActivityStore::RestoreCounters(ActivityId id,
   return true;
 }
 
+void ActivityStore::OrderByShard(size_t n,
+                                 absl::FunctionRef<ActivityId(size_t)> id_of,
+                                 ShardOrder* order, ShardOrder* run_end) const {
+  // A counting sort: O(n + shards).
+  ShardOrder shard_of(n);
+  run_end->assign(shard_count_ + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    shard_of[i] = static_cast<uint32_t>(ShardIndex(id_of(i)));
+    ++(*run_end)[shard_of[i] + 1];
+  }
+  for (size_t s = 0; s < shard_count_; ++s) (*run_end)[s + 1] += (*run_end)[s];
+  order->resize(n);
+  ShardOrder fill(run_end->begin(), run_end->end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    (*order)[fill[shard_of[i]]++] = static_cast<uint32_t>(i);
+  }
+}
+
 void ActivityStore::LookupCounters(absl::Span<const StoredEntry> entries,
                                    std::vector<CounterState>* out) const {
   out->assign(entries.size(), CounterState{});
   if (entries.empty()) return;
-  // The entries' indexes grouped by shard (a counting sort: O(entries +
-  // shards)), so that each shard's lock is taken once.
-  std::vector<uint32_t> shard_of(entries.size());
-  std::vector<uint32_t> run_end(shard_count_ + 1, 0);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    shard_of[i] = static_cast<uint32_t>(ShardIndex(entries[i].activity_id));
-    ++run_end[shard_of[i] + 1];
-  }
-  for (size_t s = 0; s < shard_count_; ++s) run_end[s + 1] += run_end[s];
-  std::vector<uint32_t> order(entries.size());
-  {
-    std::vector<uint32_t> fill(run_end.begin(), run_end.end() - 1);
-    for (size_t i = 0; i < entries.size(); ++i) {
-      order[fill[shard_of[i]]++] = static_cast<uint32_t>(i);
-    }
-  }
+  ShardOrder order, run_end;
+  OrderByShard(
+      entries.size(), [&](size_t i) { return entries[i].activity_id; }, &order,
+      &run_end);
   for (size_t s = 0; s < shard_count_; ++s) {
     const size_t first = run_end[s];
     const size_t end = run_end[s + 1];

@@ -23,6 +23,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
@@ -169,10 +171,14 @@ class ActivityStore {
   absl::StatusOr<ReactionChange> Unreact(ActivityId id, EntityId user,
                                          ReactionKind kind, const Clock& clock);
   // `out[i]`: the kinds `user` reacted to `ids[i]` with (0 for an activity
-  // unknown, retracted or expired at `now`). Each shard's lock once, its
-  // probes prefetched.
+  // unknown, retracted or expired at `now`). Each shard's lock once, one
+  // prefetched probe per id.
   void LookupReactions(EntityId user, absl::Span<const ActivityId> ids,
                        Micros now, std::vector<ReactionKinds>* out) const;
+  // Whether `user`'s reaction `kind` to `id` is there with notice
+  // `notice_id`.
+  bool HoldsNotice(ActivityId id, EntityId user, ReactionKind kind,
+                   ActivityId notice_id) const;
   // Up to `limit` reactors of (`id`, `kind`) below `after`, the most recent
   // first. NotFound as React.
   absl::StatusOr<std::vector<Reactor>> Reactors(
@@ -232,6 +238,13 @@ class ActivityStore {
   };
 
   size_t ShardIndex(ActivityId id) const;
+  // The indexes 0..n-1 of the ids `id_of` gives, grouped by shard: shard
+  // s's are order[run_end[s]..run_end[s + 1]), so that a lookup of many
+  // takes each shard's lock once.
+  // Inline room for a page's ids and a default engine's shards: no heap.
+  using ShardOrder = absl::InlinedVector<uint32_t, 64>;
+  void OrderByShard(size_t n, absl::FunctionRef<ActivityId(size_t)> id_of,
+                    ShardOrder* order, ShardOrder* run_end) const;
   void LogStoreLocked(size_t s, ActivityId id,
                       const StoredActivity& activity) const;
   void LogCountersLocked(size_t s, ActivityId id,

@@ -6,7 +6,8 @@
 // activity's reactions as they drop it. A notice (ReactOptions::notice_id)
 // is an activity of its own, stored and delivered to the actor's
 // notification feed after the reaction is in place; Unreact, and a retract
-// of the reacted activity, retract it as Retract retracts any activity.
+// of the reacted activity, retract it as Retract retracts any activity,
+// and React retracts it itself when one of those ran before it was stored.
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,13 @@ absl::StatusOr<ReactionResult> FeedEngineImpl::ReactInMemory(
     // back, and the call fails.
     store_.Unreact(activity_id, user, kind, *options_.clock).IgnoreError();
     return notified.status();
+  }
+  // An Unreact or a Retract that ran between the reaction and the notice's
+  // store found no notice to retract: the notice goes now, as it would
+  // have gone then.
+  if (!store_.HoldsNotice(activity_id, user, kind, change->notice_id)) {
+    RetractInMemory(change->notice_id).IgnoreError();
+    return result;
   }
   result.notified = *notified;
   return result;

@@ -5,11 +5,12 @@
 
 namespace feedcore::internal {
 
-bool ReactionTable::Add(const ReactionFacts& reaction) {
+bool ReactionTable::Add(const ReactionFacts& reaction, Micros expires_at) {
   const ReactionKinds bit = ReactionKinds{1} << reaction.kind;
   UserReactions& mine = by_user_[UserKey{reaction.activity, reaction.user}];
   if ((mine.kinds & bit) != 0) return false;
   mine.kinds |= bit;
+  mine.expires_at = expires_at;
   mine.at[reaction.kind] = reaction.reacted_at;
   by_time_.insert({reaction.activity, static_cast<uint8_t>(reaction.kind),
                    reaction.reacted_at, reaction.user});
@@ -45,6 +46,12 @@ std::optional<ActivityId> ReactionTable::Remove(ActivityId activity,
 ReactionKinds ReactionTable::KindsOf(ActivityId activity, EntityId user) const {
   auto it = by_user_.find(UserKey{activity, user});
   return it == by_user_.end() ? 0 : it->second.kinds;
+}
+
+ActivityId ReactionTable::NoticeOf(ActivityId activity, EntityId user,
+                                   ReactionKind kind) const {
+  auto n = notices_.find(NoticeKey{activity, user, static_cast<uint8_t>(kind)});
+  return n == notices_.end() ? 0 : n->second;
 }
 
 std::vector<Reactor> ReactionTable::Page(ActivityId activity, ReactionKind kind,

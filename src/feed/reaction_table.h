@@ -41,14 +41,28 @@ struct ReactionFacts {
 
 class ReactionTable {
  public:
-  // Adds the reaction; false (nothing changes) if it is there.
-  bool Add(const ReactionFacts& reaction);
+  // Adds the reaction to an activity that expires at `expires_at`; false
+  // (nothing changes) if it is there.
+  bool Add(const ReactionFacts& reaction, Micros expires_at);
   // Removes `user`'s reaction `kind` to `activity` and returns its notice
   // id (0: none); nullopt if there was none.
   std::optional<ActivityId> Remove(ActivityId activity, EntityId user,
                                    ReactionKind kind);
   // The kinds `user` reacted to `activity` with.
   ReactionKinds KindsOf(ActivityId activity, EntityId user) const;
+  // The same, 0 once the activity has expired at `now`: a retracted or
+  // evicted activity has no reactions left, so this one probe answers
+  // GetOwnReactions without the activity's own entry.
+  ReactionKinds LiveKindsOf(ActivityId activity, EntityId user,
+                            Micros now) const {
+    auto it = by_user_.find(UserKey{activity, user});
+    if (it == by_user_.end() || it->second.expires_at <= now) return 0;
+    return it->second.kinds;
+  }
+  // The notice id of `user`'s reaction `kind` to `activity`; 0 for none
+  // (or no such reaction).
+  ActivityId NoticeOf(ActivityId activity, EntityId user,
+                      ReactionKind kind) const;
   // Starts loading the slot KindsOf(activity, user) reads.
   void Prefetch(ActivityId activity, EntityId user) const {
     by_user_.prefetch(UserKey{activity, user});
@@ -85,6 +99,7 @@ class ReactionTable {
   };
   struct UserReactions {
     ReactionKinds kinds = 0;
+    Micros expires_at = 0;  // the activity's
     // When each kind of `kinds` was made: the B-tree key to erase.
     std::array<Micros, kActivityCounterCount> at = {};
   };
