@@ -15,19 +15,28 @@ absl::Status NotReactable(ActivityId id, const char* why) {
       absl::StrCat("no activity ", id, " to react to (", why, ")"));
 }
 
-}  // namespace
-
-absl::StatusOr<StoredActivity*> ActivityStore::LiveLocked(Shard& shard,
-                                                          ActivityId id,
-                                                          Micros now) {
-  auto it = shard.activities.find(id);
-  if (it == shard.activities.end()) {
+// The live activity `id` of `activities` (const or not), or NotFound.
+template <typename Activities>
+auto LiveIn(Activities& activities, ActivityId id, Micros now)
+    -> absl::StatusOr<decltype(&activities.begin()->second)> {
+  auto it = activities.find(id);
+  if (it == activities.end()) {
     return NotReactable(id, "never published, or evicted");
   }
   if (it->second.retracted) return NotReactable(id, "retracted");
   if (it->second.expires_at <= now) return NotReactable(id, "expired");
   return &it->second;
 }
+
+// What React and Unreact answer when they change nothing.
+ActivityStore::ReactionChange Unchanged(const StoredActivity& activity) {
+  ActivityStore::ReactionChange change;
+  change.facts = {activity.actor, activity.ts, activity.expires_at};
+  change.counters = activity.counters;
+  return change;
+}
+
+}  // namespace
 
 bool ActivityStore::Holds(ActivityId id) const {
   const Shard& shard = shards_[ShardIndex(id)];
@@ -55,12 +64,10 @@ absl::StatusOr<ActivityStore::ReactionChange> ActivityStore::React(
   Shard& shard = shards_[s];
   WriterLock lock(&shard.mu);
   const Micros now = clock.Now();
-  absl::StatusOr<StoredActivity*> live = LiveLocked(shard, id, now);
+  absl::StatusOr<StoredActivity*> live = LiveIn(shard.activities, id, now);
   if (!live.ok()) return live.status();
   StoredActivity& activity = **live;
-  ReactionChange change;
-  change.facts = {activity.actor, activity.ts, activity.expires_at};
-  change.counters = activity.counters;
+  ReactionChange change = Unchanged(activity);
   if ((shard.reactions.KindsOf(id, user) & (ReactionKinds{1} << kind)) != 0) {
     return change;
   }
@@ -89,12 +96,10 @@ absl::StatusOr<ActivityStore::ReactionChange> ActivityStore::Unreact(
   Shard& shard = shards_[s];
   WriterLock lock(&shard.mu);
   const Micros now = clock.Now();
-  absl::StatusOr<StoredActivity*> live = LiveLocked(shard, id, now);
+  absl::StatusOr<StoredActivity*> live = LiveIn(shard.activities, id, now);
   if (!live.ok()) return live.status();
   StoredActivity& activity = **live;
-  ReactionChange change;
-  change.facts = {activity.actor, activity.ts, activity.expires_at};
-  change.counters = activity.counters;
+  ReactionChange change = Unchanged(activity);
   if ((shard.reactions.KindsOf(id, user) & (ReactionKinds{1} << kind)) == 0) {
     return change;
   }
@@ -154,12 +159,10 @@ absl::StatusOr<std::vector<Reactor>> ActivityStore::Reactors(
     size_t limit, Micros now) const {
   const Shard& shard = shards_[ShardIndex(id)];
   ReaderLock lock(&shard.mu);
-  auto it = shard.activities.find(id);
-  if (it == shard.activities.end()) {
-    return NotReactable(id, "never published, or evicted");
+  if (absl::Status live = LiveIn(shard.activities, id, now).status();
+      !live.ok()) {
+    return live;
   }
-  if (it->second.retracted) return NotReactable(id, "retracted");
-  if (it->second.expires_at <= now) return NotReactable(id, "expired");
   return shard.reactions.Page(id, kind, after, limit);
 }
 

@@ -253,10 +253,6 @@ class ActivityStore {
                      const StoredActivity& activity) const;
   void LogReactionLocked(size_t s, const ReactionFacts& reaction,
                          bool add) const;
-  // React and Unreact: the live activity `id` of shard `s`, or NotFound.
-  absl::StatusOr<StoredActivity*> LiveLocked(Shard& shard, ActivityId id,
-                                             Micros now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Gives `activity` of `shard` (number `s`) `payload` edited at
   // `edited_at`, and records it.
   void EditLocked(Shard& shard, size_t s, ActivityId id,
