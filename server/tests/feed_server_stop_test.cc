@@ -3,6 +3,7 @@
 // wait has completed but whose handler has not run yet is nearly always
 // there when Stop runs, and must not start another wait. A failure hangs
 // Run, which the test's timeout reports.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -33,7 +34,11 @@ TEST_CASE("Stop ends Run while the active expiry passes back to back") {
     std::thread serving([&server] { (*server)->Run(); });
     // Stop from another thread at a different point of each round: the
     // first rounds before Run has started anything, the later ones after.
-    for (int spin = 0; spin < round * 50; ++spin) std::this_thread::yield();
+    // A busy wait, not yields: with the expiry passes keeping both cores
+    // busy, each yield can give the core away for a whole time slice.
+    std::atomic<int> spin{0};
+    while (spin.fetch_add(1, std::memory_order_relaxed) < round * 500) {
+    }
     (*server)->Stop();
     serving.join();
   }
