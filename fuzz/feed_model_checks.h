@@ -29,6 +29,8 @@ struct Walk {
   EntityId owner = 0;
   ReadOrder order = ReadOrder::kNewestFirst;
   std::optional<Micros> min_ts, max_ts;
+  // The activity kinds the walk keeps (KindFilter::kinds).
+  uint64_t kinds = KindFilter::kEveryKind;
   std::string cursor;
   testing::FeedModel::Key last;
 };
@@ -68,15 +70,18 @@ class FeedWalks {
   // Reads the next page of `walk` (its first when `first`) from `engine`
   // with the limit and hydration of `r`, checks that it is the page
   // `model` shows at `now`, and keeps the walk open if another follows.
-  void ReadAndCompare(const InProcessFeedEngine& engine, const testing::FeedModel& model,
-                      Walk walk, ReadOptions r, bool first, Micros now) {
+  void ReadAndCompare(const InProcessFeedEngine& engine,
+                      const testing::FeedModel& model, Walk walk, ReadOptions r,
+                      bool first, Micros now) {
     r.order = walk.order;
     r.min_ts = walk.min_ts;
     r.max_ts = walk.max_ts;
+    r.kinds.kinds = walk.kinds;
     r.cursor = first ? "" : walk.cursor;
-    const std::vector<StoredEntry> visible = model.Read(
-        walk.feed, walk.owner, walk.order, walk.min_ts, walk.max_ts,
-        first ? std::nullopt : std::optional(walk.last), now, r.hydrate);
+    const std::vector<StoredEntry> visible =
+        model.Read(walk.feed, walk.owner, walk.order, walk.min_ts, walk.max_ts,
+                   first ? std::nullopt : std::optional(walk.last), now,
+                   r.hydrate, walk.kinds);
     const absl::StatusOr<Page> page =
         ReadFeed(engine, walk.feed, walk.owner, r);
     FUZZ_CHECK(page.ok());

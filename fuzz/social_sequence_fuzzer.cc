@@ -280,6 +280,9 @@ class Driver {
     a.ttl = c_.in.Bool() ? 0 : 1 + static_cast<Micros>(c_.in.Below(400));
     a.verb = c_.in.Below(3);
     a.object = c_.in.Below(2);
+    // Mostly kinds 0..2; now and then one above kMaxActivityKind, refused.
+    a.kind = static_cast<ActivityKind>(
+        c_.in.Below(16) == 0 ? kMaxActivityKind + 1 : c_.in.Below(3));
     return a;
   }
 
@@ -293,8 +296,12 @@ class Driver {
           a.actor = known->second.actor;
           a.ts = known->second.ts;
           a.payload = known->second.payload;
+          a.kind = known->second.kind;
           if (c_.in.Bool()) {
             a.payload = std::string(1, a.payload == "x" ? 'y' : 'x');
+          }
+          if (c_.in.Below(4) == 0) {
+            a.kind = static_cast<ActivityKind>((a.kind + 1) % 3);
           }
         }
         break;
@@ -361,6 +368,7 @@ class Driver {
       if (c_.in.Bool()) walk.min_ts = std::min(a, b);
       if (c_.in.Bool()) walk.max_ts = std::max(a, b);
     }
+    if (c_.in.Below(3) == 0) walk.kinds = 1 + c_.in.Below(7);  // of 0..2
     ReadAndCompare(std::move(walk), /*first=*/true);
   }
 
@@ -380,6 +388,7 @@ class Driver {
       r.order = walk.order;
       r.min_ts = walk.min_ts;
       r.max_ts = walk.max_ts;
+      r.kinds.kinds = walk.kinds;
       FUZZ_CHECK(c_.engine->ReadTimeline(walk.owner, r).ok());
       return;
     }

@@ -15,11 +15,12 @@
 namespace feedcore::server {
 namespace {
 
-// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] [NAMES]
-// [WITHEDITS] from args[first...]. Range checks beyond "is a number" are
-// the engine's.
+// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] [KINDS list]
+// [EXCEPTKINDS list] [NAMES] [WITHEDITS] [WITHKINDS] from args[first...].
+// Range checks beyond "is a number" are the engine's.
 absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
-                              ReadOptions& options, bool& names, bool& edits) {
+                              ReadOptions& options, bool& names,
+                              EntryFields& fields) {
   options.hydrate = true;
   for (size_t i = first; i < args.size(); ++i) {
     const std::string& word = args[i];
@@ -28,8 +29,13 @@ absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
       options.order = ReadOrder::kOldestFirst;
     } else if (IsKeyword(word, "NAMES")) {
       names = true;
-    } else if (IsWithEdits(word)) {
-      edits = true;
+    } else if (ParseEntryField(word, fields)) {
+    } else if ((IsKeyword(word, "KINDS") || IsKeyword(word, "EXCEPTKINDS")) &&
+               has_value) {
+      absl::StatusOr<KindFilter> kinds =
+          ParseKindList(args[++i], IsKeyword(word, "EXCEPTKINDS"));
+      if (!kinds.ok()) return kinds.status();
+      options.kinds = *kinds;
     } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
@@ -49,28 +55,28 @@ absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
       return absl::InvalidArgumentError(absl::StrCat(
           "syntax error: unexpected argument ", Quote(word),
           "; read options are LIMIT n, CURSOR c, REV, MINTS ts, MAXTS ts, "
-          "NAMES, WITHEDITS"));
+          "KINDS list, EXCEPTKINDS list, NAMES, WITHEDITS, WITHKINDS"));
     }
   }
   return absl::OkStatus();
 }
 
 // [next_cursor, [[id, actor, ts, expires_at, payload], ...]], actors by
-// name when `names` is set, each entry's edited_at last with `edits`.
+// name when `names` is set, each entry with the `fields` asked for.
 void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names,
-               bool edits) {
+               EntryFields fields) {
   reply.ArrayHeader(2);
   WriteCursor(reply, page.next_cursor);
   reply.ArrayHeader(page.entries.size());
   for (const StoredEntry& entry : page.entries) {
-    WriteStoredEntry(reply, entry, names, edits);
+    WriteStoredEntry(reply, entry, names, fields);
   }
 }
 
 void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page, bool names,
-               bool edits) {
+               EntryFields fields) {
   if (!page.ok()) return ReplyPagingError(call, page.status());
-  WritePage(*call.reply, *page, ReplyNames(call, names), edits);
+  WritePage(*call.reply, *page, ReplyNames(call, names), fields);
 }
 
 // FEED.READ user / FEED.OWN actor [read options]
@@ -80,8 +86,8 @@ void ReadEntityFeed(CommandCall& call, bool own) {
   if (!entity.ok()) return ReplyError(call, entity.status());
   ReadOptions options;
   bool names = false;
-  bool edits = false;
-  if (absl::Status s = ParseReadOptions(call.args, 2, options, names, edits);
+  EntryFields fields;
+  if (absl::Status s = ParseReadOptions(call.args, 2, options, names, fields);
       !s.ok()) {
     return ReplyError(call, s);
   }
@@ -93,7 +99,7 @@ void ReadEntityFeed(CommandCall& call, bool own) {
   ReplyPage(
       call,
       own ? feeds.ReadOwn(**id, options) : feeds.ReadTimeline(**id, options),
-      names, edits);
+      names, fields);
 }
 
 void FeedRead(CommandCall& call) { ReadEntityFeed(call, false); }
@@ -103,12 +109,12 @@ void FeedOwn(CommandCall& call) { ReadEntityFeed(call, true); }
 void FeedWorld(CommandCall& call) {
   ReadOptions options;
   bool names = false;
-  bool edits = false;
-  if (absl::Status s = ParseReadOptions(call.args, 1, options, names, edits);
+  EntryFields fields;
+  if (absl::Status s = ParseReadOptions(call.args, 1, options, names, fields);
       !s.ok()) {
     return ReplyError(call, s);
   }
-  ReplyPage(call, call.server->feeds->ReadWorld(options), names, edits);
+  ReplyPage(call, call.server->feeds->ReadWorld(options), names, fields);
 }
 
 // FEED.FOLLOW follower followee [BACKFILL n]
@@ -171,7 +177,7 @@ std::optional<Micros> PublishedTs(const InProcessFeedEngine& feeds,
   }
 }
 
-// FEED.PUBLISH actor id|* ts|* payload [TTL ms] [IDEMPOTENCY key]
+// FEED.PUBLISH actor id|* ts|* payload [TTL ms] [KIND k] [IDEMPOTENCY key]
 //              [NOTIFY recipient]... [MENTION user]...
 // -> 1 published, 0 the same activity was already there; with id '*' the
 // activity id handed out (the first one's on a retry). See
@@ -205,6 +211,11 @@ void FeedPublish(CommandCall& call) {
                             kMaxTtl / kMicrosPerMillisecond);
       if (!ttl_ms.ok()) return ReplyError(call, ttl_ms.status());
       activity.ttl = *ttl_ms * kMicrosPerMillisecond;
+    } else if (IsKeyword(call.args[i], "KIND") && has_value) {
+      absl::StatusOr<int64_t> kind = ParseInt64InRange(
+          call.args[++i], "KIND (activity kind)", 0, kMaxActivityKind);
+      if (!kind.ok()) return ReplyError(call, kind.status());
+      activity.kind = static_cast<ActivityKind>(*kind);
     } else if (IsKeyword(call.args[i], "IDEMPOTENCY") && has_value &&
                !call.args[i + 1].empty()) {
       request.key = call.args[++i];

@@ -110,7 +110,7 @@ void FeedUnpin(CommandCall& call) {
   call.reply->Integer(*unpinned ? 1 : 0);
 }
 
-// FEED.PINNED owner [NAMES] [WITHEDITS]
+// FEED.PINNED owner [NAMES] [WITHEDITS] [WITHKINDS]
 //   -> [[id, actor, ts, expires_at, payload], ...], the most recently
 // pinned first. No cursor: at most kMaxPinnedEntries, one reply. Payloads
 // always, as every feed read of the server.
@@ -119,12 +119,11 @@ void FeedPinned(CommandCall& call) {
       EntityArgument::Parse(call.args[1], "owner");
   if (!entity.ok()) return ReplyError(call, entity.status());
   bool names = false;
-  bool edits = false;
+  EntryFields fields;
   for (size_t i = 2; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "NAMES")) {
       names = true;
-    } else if (IsWithEdits(call.args[i])) {
-      edits = true;
+    } else if (ParseEntryField(call.args[i], fields)) {
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }
@@ -139,7 +138,7 @@ void FeedPinned(CommandCall& call) {
   const NameRegistry* reply_names = ReplyNames(call, names);
   reply.ArrayHeader(pinned->size());
   for (const StoredEntry& entry : *pinned) {
-    WriteStoredEntry(reply, entry, reply_names, edits);
+    WriteStoredEntry(reply, entry, reply_names, fields);
   }
 }
 

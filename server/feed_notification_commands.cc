@@ -56,9 +56,9 @@ void ReplyCounts(CommandCall& call,
 
 // [group key, seen, read, activities, actors, [recent actor, ...],
 //  first ts, last ts, [[id, actor, ts, expires_at, payload], ...]], each
-// entry with edited_at last when `edits`
+// entry with the `fields` asked for
 void WriteGroup(RespWriter& reply, const FeedGroup& group,
-                const NameRegistry* names, bool edits) {
+                const NameRegistry* names, EntryFields fields) {
   reply.ArrayHeader(9);
   WriteId(reply, group.key);
   reply.Integer(group.seen ? 1 : 0);
@@ -73,11 +73,12 @@ void WriteGroup(RespWriter& reply, const FeedGroup& group,
   reply.Integer(group.last_ts);
   reply.ArrayHeader(group.recent.size());
   for (const StoredEntry& entry : group.recent) {
-    WriteStoredEntry(reply, entry, names, edits);
+    WriteStoredEntry(reply, entry, names, fields);
   }
 }
 
 // FEED.NOTIFICATIONS user [LIMIT n] [CURSOR c] [NAMES] [WITHEDITS]
+// [WITHKINDS]
 // -> [next_cursor, [group, ...]], newest group first
 void FeedNotifications(CommandCall& call) {
   absl::StatusOr<EntityArgument> user =
@@ -86,7 +87,7 @@ void FeedNotifications(CommandCall& call) {
   GroupReadOptions options;
   options.hydrate = true;
   bool names = false;
-  bool edits = false;
+  EntryFields fields;
   for (size_t i = 2; i < call.args.size(); ++i) {
     const bool has_value = i + 1 < call.args.size();
     if (IsKeyword(call.args[i], "LIMIT") && has_value) {
@@ -98,8 +99,7 @@ void FeedNotifications(CommandCall& call) {
       options.cursor = CursorArgument(call.args[++i]);
     } else if (IsKeyword(call.args[i], "NAMES")) {
       names = true;
-    } else if (IsWithEdits(call.args[i])) {
-      edits = true;
+    } else if (ParseEntryField(call.args[i], fields)) {
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }
@@ -115,7 +115,7 @@ void FeedNotifications(CommandCall& call) {
   WriteCursor(*call.reply, page->next_cursor);
   call.reply->ArrayHeader(page->groups.size());
   for (const FeedGroup& group : page->groups) {
-    WriteGroup(*call.reply, group, reply_names, edits);
+    WriteGroup(*call.reply, group, reply_names, fields);
   }
 }
 

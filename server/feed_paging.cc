@@ -1,8 +1,11 @@
 #include "feed_paging.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "arguments.h"
 
 namespace feedcore::server {
@@ -17,19 +20,49 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor) {
 
 void WriteId(RespWriter& reply, uint64_t id) { reply.Bulk(absl::StrCat(id)); }
 
+size_t EntryReplySize(EntryFields fields) {
+  return 5 + (fields.edits ? 1 : 0) + (fields.kinds ? 1 : 0);
+}
+
 void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
-                      const NameRegistry* names, bool edits) {
-  reply.ArrayHeader(edits ? 6 : 5);
+                      const NameRegistry* names, EntryFields fields) {
+  reply.ArrayHeader(EntryReplySize(fields));
   WriteId(reply, entry.activity_id);
   WriteEntity(reply, entry.actor, names);
   reply.Integer(entry.ts);
   reply.Integer(entry.expires_at);
   reply.Bulk(entry.payload);
-  if (edits) reply.Integer(entry.edited_at);
+  if (fields.edits) reply.Integer(entry.edited_at);
+  if (fields.kinds) reply.Integer(entry.kind);
 }
 
-bool IsWithEdits(const std::string& word) {
-  return IsKeyword(word, "WITHEDITS");
+bool ParseEntryField(const std::string& word, EntryFields& fields) {
+  if (IsKeyword(word, "WITHEDITS")) {
+    fields.edits = true;
+  } else if (IsKeyword(word, "WITHKINDS")) {
+    fields.kinds = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+absl::StatusOr<KindFilter> ParseKindList(const std::string& list, bool except) {
+  const char* option = except ? "EXCEPTKINDS" : "KINDS";
+  uint64_t kinds = 0;
+  for (absl::string_view part : absl::StrSplit(list, ',')) {
+    int kind = 0;
+    if (!absl::SimpleAtoi(part, &kind) || kind < 0 || kind > kMaxActivityKind ||
+        part.empty() || !absl::ascii_isdigit(part.front())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(option, " takes activity kinds 0..", kMaxActivityKind,
+                       " separated by commas, e.g. 0,2; got ", Quote(list)));
+    }
+    kinds |= uint64_t{1} << kind;
+  }
+  KindFilter filter;
+  filter.kinds = except ? ~kinds : kinds;
+  return filter;
 }
 
 bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list) {

@@ -31,15 +31,29 @@ void WriteCursor(RespWriter& reply, const std::string& next_cursor);
 // as decimal bulk strings, like the ids of Redis streams.
 void WriteId(RespWriter& reply, uint64_t id);
 
-// One feed entry as [id, actor, ts, expires_at, payload], the actor by
-// name when `names` is set; with `edits` (a read's WITHEDITS) edited_at
-// follows, so that a client that never asks keeps the five fields it
-// unpacks.
-void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
-                      const NameRegistry* names, bool edits);
+// The fields an entry reply adds on request, after the five every client
+// unpacks: edited_at for a read's WITHEDITS, then the activity kind for its
+// WITHKINDS.
+struct EntryFields {
+  bool edits = false;
+  bool kinds = false;
+};
 
-// True for the WITHEDITS option of the reads whose entries carry payloads.
-bool IsWithEdits(const std::string& word);
+// One feed entry as [id, actor, ts, expires_at, payload] and the `fields`
+// asked for, the actor by name when `names` is set.
+void WriteStoredEntry(RespWriter& reply, const StoredEntry& entry,
+                      const NameRegistry* names, EntryFields fields);
+// The size of that array.
+size_t EntryReplySize(EntryFields fields);
+
+// Sets the field that `word` asks for (WITHEDITS, WITHKINDS) in `fields`;
+// false for any other word.
+bool ParseEntryField(const std::string& word, EntryFields& fields);
+
+// The kinds a read keeps, from the value of its KINDS option (`except`
+// false: only these) or EXCEPTKINDS (every kind but these): kinds 0..63
+// separated by commas. InvalidArgument for anything else.
+absl::StatusOr<KindFilter> ParseKindList(const std::string& list, bool except);
 
 // A list command's arguments, `entity [LIMIT n] [CURSOR c] [NAMES]`.
 struct ListCall {

@@ -60,19 +60,25 @@ void FeedCounters(CommandCall& call) {
 }
 
 // [LIMIT n] [WINDOW n] [CURSOR c] [BASE b] [WEIGHTS w0 w1 w2 w3]
-// [GRAVITY g] [OFFSET hours] [NAMES] [WITHEDITS] from args[2...]. Range
-// checks beyond "is a number" are the engine's.
+// [GRAVITY g] [OFFSET hours] [KINDS list] [EXCEPTKINDS list] [NAMES]
+// [WITHEDITS] [WITHKINDS] from args[2...]. Range checks beyond "is a
+// number" are the engine's.
 absl::Status ParseRankedOptions(absl::Span<const std::string> args,
                                 RankedReadOptions& options, bool& names,
-                                bool& edits) {
+                                EntryFields& fields) {
   options.hydrate = true;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string& word = args[i];
     const bool has_value = i + 1 < args.size();
     if (IsKeyword(word, "NAMES")) {
       names = true;
-    } else if (IsWithEdits(word)) {
-      edits = true;
+    } else if (ParseEntryField(word, fields)) {
+    } else if ((IsKeyword(word, "KINDS") || IsKeyword(word, "EXCEPTKINDS")) &&
+               has_value) {
+      absl::StatusOr<KindFilter> kinds =
+          ParseKindList(args[++i], IsKeyword(word, "EXCEPTKINDS"));
+      if (!kinds.ok()) return kinds.status();
+      options.kinds = *kinds;
     } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
@@ -109,7 +115,8 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
       return absl::InvalidArgumentError(absl::StrCat(
           "syntax error: unexpected argument ", Quote(word),
           "; ranked read options are LIMIT n, WINDOW n, CURSOR c, BASE b, "
-          "WEIGHTS w0 w1 w2 w3, GRAVITY g, OFFSET hours, NAMES, WITHEDITS"));
+          "WEIGHTS w0 w1 w2 w3, GRAVITY g, OFFSET hours, KINDS list, "
+          "EXCEPTKINDS list, NAMES, WITHEDITS, WITHKINDS"));
     }
   }
   return absl::OkStatus();
@@ -117,16 +124,17 @@ absl::Status ParseRankedOptions(absl::Span<const std::string> args,
 
 // FEED.RANKED user [options]
 // Reply: [next_cursor, [[id, actor, ts, expires_at, payload, score,
-//         [c0, c1, c2, c3]], ...]], with WITHEDITS edited_at last in each
-// entry (as in FEED.READ's, after every field a client already unpacks).
+//         [c0, c1, c2, c3]], ...]], with WITHEDITS edited_at and then with
+// WITHKINDS the kind last in each entry (as in FEED.READ's, after every
+// field a client already unpacks).
 void FeedRanked(CommandCall& call) {
   absl::StatusOr<EntityArgument> user =
       EntityArgument::Parse(call.args[1], "user");
   if (!user.ok()) return ReplyError(call, user.status());
   RankedReadOptions options;
   bool names = false;
-  bool edits = false;
-  if (absl::Status s = ParseRankedOptions(call.args, options, names, edits);
+  EntryFields fields;
+  if (absl::Status s = ParseRankedOptions(call.args, options, names, fields);
       !s.ok()) {
     return ReplyError(call, s);
   }
@@ -144,7 +152,7 @@ void FeedRanked(CommandCall& call) {
   reply.ArrayHeader(page->entries.size());
   for (const RankedEntry& ranked : page->entries) {
     const StoredEntry& entry = ranked.entry;
-    reply.ArrayHeader(edits ? 8 : 7);
+    reply.ArrayHeader(EntryReplySize(fields) + 2);
     WriteId(reply, entry.activity_id);
     WriteEntity(reply, entry.actor, actor_names);
     reply.Integer(entry.ts);
@@ -152,7 +160,8 @@ void FeedRanked(CommandCall& call) {
     reply.Bulk(entry.payload);
     reply.Bulk(DoubleText(ranked.score));
     WriteCounters(reply, ranked.counters);
-    if (edits) reply.Integer(entry.edited_at);
+    if (fields.edits) reply.Integer(entry.edited_at);
+    if (fields.kinds) reply.Integer(entry.kind);
   }
 }
 

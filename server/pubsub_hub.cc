@@ -231,9 +231,9 @@ std::string PubSubHub::EntryBody(const TimelineEntry& entry) const {
   }
   std::string body;
   RespWriter writer(&body, kBodyProtocol);
-  // FEED.READ's entry without WITHEDITS: a subscription takes no read
-  // options.
-  WriteStoredEntry(writer, stored, names_, false);
+  // FEED.READ's entry without WITHEDITS or WITHKINDS: a subscription takes
+  // no read options.
+  WriteStoredEntry(writer, stored, names_, EntryFields{});
   return body;
 }
 

@@ -195,6 +195,8 @@ ABSL_FLAG(size_t, reaction_crowd, 20,
           "reactions: other users' reactions to each post");
 ABSL_FLAG(size_t, reaction_rounds, 1001,
           "reactions: rounds of a page with and without its reactions");
+ABSL_FLAG(size_t, filtered_rounds, 1001,
+          "filtered-read: rounds of filtered and unfiltered pages");
 ABSL_FLAG(uint64_t, seed, 42, "seed of every random workload");
 
 namespace feedcore::bench {
@@ -224,6 +226,7 @@ constexpr NamedScenario kScenarios[] = {
     {"edit-and-deliver", RunEditAndDeliver, true},
     {"chat-read-state", RunChatReadState, true},
     {"reactions", RunReactions, false},
+    {"filtered-read", RunFilteredRead, false},
 };
 
 DriverOptions SmallOptions() {
@@ -279,6 +282,7 @@ DriverOptions SmallOptions() {
   o.chat_rounds = 3;
   o.reaction_crowd = 3;
   o.reaction_rounds = 3;
+  o.filtered_rounds = 3;
   return o;
 }
 
@@ -351,6 +355,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
   o.chat_rounds = absl::GetFlag(FLAGS_chat_rounds);
   o.reaction_crowd = absl::GetFlag(FLAGS_reaction_crowd);
   o.reaction_rounds = absl::GetFlag(FLAGS_reaction_rounds);
+  o.filtered_rounds = absl::GetFlag(FLAGS_filtered_rounds);
   o.timeline_cap = absl::GetFlag(FLAGS_timeline_cap);
   o.redis_pipeline = absl::GetFlag(FLAGS_redis_pipeline);
   o.seed = absl::GetFlag(FLAGS_seed);
@@ -374,7 +379,7 @@ absl::StatusOr<DriverOptions> OptionsFromFlags() {
       o.delivery_watched == 0 || o.delivery_rounds == 0 ||
       o.chat_channels == 0 || o.chat_rounds == 0 || o.chat_read == 0 ||
       o.chat_read >= o.chat_messages || o.reaction_rounds == 0 ||
-      o.timeline_cap < 50) {
+      o.filtered_rounds == 0 || o.timeline_cap < 50) {
     return absl::InvalidArgumentError(
         "sizes must be positive (--page_size at most 1000, --chat_read "
         "below --chat_messages, --timeline_cap at least 50)");

@@ -102,6 +102,9 @@ struct DriverOptions {
   // reactions to each post, rounds.
   size_t reaction_crowd = 20;
   size_t reaction_rounds = 1001;
+  // filtered-read (also `followees` and `timeline_cap`): rounds of
+  // filtered and unfiltered pages.
+  size_t filtered_rounds = 1001;
   // all timelines
   size_t timeline_cap = 1'000;
   // Commands per Redis pipeline round trip (Redis's best case needs it);
@@ -154,6 +157,7 @@ void RunRankedRead(RunContext& context);
 void RunEditAndDeliver(RunContext& context);
 void RunChatReadState(RunContext& context);
 void RunReactions(RunContext& context);
+void RunFilteredRead(RunContext& context);
 
 // The measuring half of RunMemory, run in a fresh process of this program
 // (--memory_child=timelines|graph|leaderboard): builds one structure and prints

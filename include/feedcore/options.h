@@ -293,6 +293,10 @@ struct ReadOptions {
   // activity id (an entry put with the low-level Insert calls under a
   // published activity's id gets that activity's payload).
   bool hydrate = false;
+  // The kinds of activity the page keeps (KindFilter); every kind unless
+  // set. A cursor is bound to its read's filter: another filter's cursor
+  // is refused with InvalidArgument.
+  KindFilter kinds;
 };
 
 }  // namespace feedcore

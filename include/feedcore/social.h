@@ -184,6 +184,8 @@ struct RankedReadOptions {
   size_t window = 200;
   // Fill each entry's payload, as ReadOptions::hydrate.
   bool hydrate = false;
+  // Only entries of these kinds enter the window (KindFilter).
+  KindFilter kinds;
 };
 
 struct RankedEntry {

@@ -10,6 +10,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -30,6 +31,12 @@ using Micros = int64_t;
 // timeline with the same non-zero key collapse into one group. 0 means the
 // entry is a group of its own.
 using GroupKey = uint64_t;
+// What an activity is (a post, a repost, a reply, a live stream...): a
+// number chosen by the embedding program, 0..kMaxActivityKind, carried by
+// every copy of the activity so that a read can keep or leave out kinds
+// (KindFilter) without looking the activity up. 0 is the default.
+using ActivityKind = uint8_t;
+inline constexpr ActivityKind kMaxActivityKind = 63;
 
 inline constexpr Micros kMicrosPerMillisecond = 1000;
 inline constexpr Micros kMicrosPerSecond = 1000 * kMicrosPerMillisecond;
@@ -48,6 +55,51 @@ enum class FeedType : uint8_t {
 
 // The feed type's name as written here, e.g. "kHome".
 FEEDCORE_EXPORT const char* FeedTypeName(FeedType feed);
+
+// A set of activity kinds that a read keeps (ReadOptions::kinds,
+// RankedReadOptions::kinds). The default keeps every kind and costs
+// nothing; any other filter skips the entries of other kinds while the
+// page is filled, so a page still holds `limit` entries whenever that many
+// of the kept kinds are visible, and its cursor resumes after its last
+// entry. A call given a filter that keeps no kind, or built from a kind
+// above kMaxActivityKind, fails with InvalidArgument.
+struct KindFilter {
+  static constexpr uint64_t kEveryKind = ~uint64_t{0};
+  // Bit k set: kind k is kept.
+  uint64_t kinds = kEveryKind;
+  // Set by Only and Except when given a kind above kMaxActivityKind (the
+  // first such kind), so that the call taking the filter can refuse it.
+  bool has_bad_kind = false;
+  ActivityKind bad_kind = 0;
+
+  // Only the kinds listed, or every kind but those.
+  static KindFilter Only(std::initializer_list<ActivityKind> listed) {
+    KindFilter filter;
+    filter.kinds = 0;
+    for (ActivityKind kind : listed) filter.Add(kind);
+    return filter;
+  }
+  static KindFilter Except(std::initializer_list<ActivityKind> listed) {
+    KindFilter filter = Only(listed);
+    filter.kinds = ~filter.kinds;
+    return filter;
+  }
+  bool every_kind() const { return kinds == kEveryKind; }
+  bool Keeps(ActivityKind kind) const {
+    return kind <= kMaxActivityKind && ((kinds >> kind) & 1) != 0;
+  }
+  friend bool operator==(const KindFilter&, const KindFilter&) = default;
+
+ private:
+  void Add(ActivityKind kind) {
+    if (kind > kMaxActivityKind) {
+      if (!has_bad_kind) bad_kind = kind;
+      has_bad_kind = true;
+      return;
+    }
+    kinds |= uint64_t{1} << kind;
+  }
+};
 
 // The key of an entry in a feed, `(ts, activity_id)`: ordered by time, then
 // by id, so that two entries of one instant never collide; greater means
@@ -80,6 +132,8 @@ struct TimelineEntry {
   // Its group in grouped reads; kept only when the engine aggregates
   // (EngineOptions::aggregation), otherwise read back as 0.
   GroupKey group = 0;
+  // The activity's kind (Activity::kind), 0..kMaxActivityKind.
+  ActivityKind kind = 0;
 
   EntryKey key() const { return {ts, activity_id}; }
   friend bool operator==(const TimelineEntry&, const TimelineEntry&) = default;
@@ -100,6 +154,7 @@ struct StoredEntry {
   // When the activity's payload was last replaced (ActivityEdits), by the
   // engine clock (at least 1); 0 if never. Set only with the payload.
   Micros edited_at = 0;
+  ActivityKind kind = 0;  // as TimelineEntry::kind
 
   EntryKey key() const { return {ts, activity_id}; }
   friend bool operator==(const StoredEntry&, const StoredEntry&) = default;
@@ -128,6 +183,10 @@ struct Activity {
       payload;  // opaque bytes, at most EngineOptions::max_payload_bytes
   // Time-to-live, 1..kMaxTtl; 0 means EngineOptions::default_ttl.
   Micros ttl = 0;
+  // Its kind, 0..kMaxActivityKind: kept with every copy of the activity,
+  // so that reads can filter by it (KindFilter). Unlike the verb it is part
+  // of the activity: a re-publish with another kind is refused.
+  ActivityKind kind = 0;
 };
 
 // One page of a follower or followee list.

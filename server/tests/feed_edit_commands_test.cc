@@ -1,7 +1,8 @@
 // Unit tests of FEED.EDIT, FEED.PIN, FEED.UNPIN and FEED.PINNED
-// (server/feed_edit_commands.cc), of WITHEDITS on the feed reads, and of a
-// FEED.PUBLISH retried after an edit: replies byte for byte, and errors
-// that change nothing, through the command dispatcher.
+// (server/feed_edit_commands.cc), of WITHEDITS and WITHKINDS on the feed
+// reads, of FEED.PUBLISH's KIND and the reads' KINDS and EXCEPTKINDS, and
+// of a FEED.PUBLISH retried after an edit: replies byte for byte, and
+// errors that change nothing, through the command dispatcher.
 #include "dispatcher_fixture.h"
 
 // GCC 12 reports a false -Wrestrict inside std::string's operator+ (GCC bug
@@ -344,6 +345,70 @@ TEST_CASE("the edit commands are writes MULTI queues and EXEC runs") {
   CHECK(f.Run({"EXEC"}) ==
         absl::StrCat("*4\r\n:", kStart, "\r\n:1\r\n",
                      List({Entry(7, 42, kStart, "q", kStart)}), ":1\r\n"));
+}
+
+TEST_CASE("KIND, KINDS and EXCEPTKINDS: activity kinds over the protocol") {
+  DispatcherFixture f(Options());
+  REQUIRE(f.Run({"FEED.FOLLOW", "1", "42"}) == ":1\r\n");
+  for (int id = 1; id <= 6; ++id) {
+    REQUIRE(f.Run({"FEED.PUBLISH", "42", std::to_string(id),
+                   std::to_string(kStart + id), "p", "KIND",
+                   std::to_string(id % 3)}) == ":1\r\n");
+  }
+  // An entry as WITHKINDS writes it: the five fields, then the kind.
+  auto with_kind = [](int id, int kind) {
+    std::string e = Entry(static_cast<uint64_t>(id), 42, kStart + id, "p") +
+                    absl::StrCat(":", kind, "\r\n");
+    e[1] = '6';
+    return e;
+  };
+  CHECK(f.Run({"FEED.READ", "1", "KINDS", "1,2", "WITHKINDS"}) ==
+        Page({with_kind(5, 2), with_kind(4, 1), with_kind(2, 2),
+              with_kind(1, 1)}));
+  CHECK(f.Run({"FEED.OWN", "42", "EXCEPTKINDS", "1,2"}) ==
+        Page({Entry(6, 42, kStart + 6, "p"), Entry(3, 42, kStart + 3, "p")}));
+  // WITHEDITS then WITHKINDS, whatever the order asked.
+  CHECK(f.Run({"FEED.WORLD", "WITHKINDS", "WITHEDITS", "KINDS", "0"}) ==
+        Page({"*7" + Entry(6, 42, kStart + 6, "p", 0).substr(2) + ":0\r\n",
+              "*7" + Entry(3, 42, kStart + 3, "p", 0).substr(2) + ":0\r\n"}));
+  // A cursor continues only the same kinds.
+  const std::string first =
+      f.Run({"FEED.READ", "1", "KINDS", "1", "LIMIT", "1"});
+  REQUIRE(StartsWith(first, "*2\r\n$"));
+  const size_t length_end = first.find("\r\n", 4);
+  const size_t length = std::stoul(first.substr(5, length_end - 5));
+  const std::string cursor = first.substr(length_end + 2, length);
+  CHECK(f.Run({"FEED.READ", "1", "KINDS", "1", "CURSOR", cursor}) ==
+        Page({Entry(1, 42, kStart + 1, "p")}));
+  CHECK(StartsWith(f.Run({"FEED.READ", "1", "KINDS", "2", "CURSOR", cursor}),
+                   "-ERR cursor was made for a read of other activity kinds"));
+  CHECK(Contains(f.Run({"FEED.RANKED", "1", "KINDS", "2", "WITHKINDS"}),
+                 "\r\n:2\r\n*"));
+  // Every malformed kind is refused, and nothing is published.
+  for (const char* kind : {"64", "-1", "x", ""}) {
+    CHECK(StartsWith(f.Run({"FEED.PUBLISH", "42", "9", std::to_string(kStart),
+                            "p", "KIND", kind}),
+                     "-ERR "));
+  }
+  for (const char* list : {"", "1,,2", "64", "a", "1,+2", "0, 1"}) {
+    INFO(list);
+    CHECK(StartsWith(f.Run({"FEED.READ", "1", "KINDS", list}),
+                     "-ERR KINDS takes activity kinds 0..63"));
+  }
+  CHECK(StartsWith(
+      f.Run({"FEED.READ", "1", "EXCEPTKINDS",
+             "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,"
+             "24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,"
+             "45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63"}),
+      "-ERR ReadOptions.kinds keeps no kind"));
+  CHECK(StartsWith(f.Run({"FEED.OWN", "42", "LIMIT", "10"}),
+                   "*2\r\n" + Bulk("0") + "*6\r\n"));
+  // A retry must repeat the kind.
+  CHECK(f.Run({"FEED.PUBLISH", "42", "6", std::to_string(kStart + 6), "p",
+               "KIND", "0"}) == ":0\r\n");
+  CHECK(StartsWith(f.Run({"FEED.PUBLISH", "42", "6", std::to_string(kStart + 6),
+                          "p", "KIND", "1"}),
+                   "-ERR activity 6 already exists with a different kind"));
 }
 
 }  // namespace

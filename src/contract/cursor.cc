@@ -172,15 +172,18 @@ absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> DecodeCursor(
 
 std::string EncodeTimelineCursor(const TimelineCursor& cursor) {
   const uint64_t fields[] = {cursor.order == ReadOrder::kNewestFirst ? 0u : 1u,
-                             cursor.owner, static_cast<uint64_t>(cursor.ts),
-                             cursor.activity_id, cursor.feed};
+                             cursor.owner,
+                             static_cast<uint64_t>(cursor.ts),
+                             cursor.activity_id,
+                             cursor.feed,
+                             cursor.kinds};
   return EncodeCursor(CursorKind::kTimeline, fields);
 }
 
 absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   constexpr absl::string_view kWhat = "timeline cursor";
   absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
-      DecodeCursor(text, CursorKind::kTimeline, 5, kWhat);
+      DecodeCursor(text, CursorKind::kTimeline, 6, kWhat);
   if (!fields.ok()) return fields.status();
   const auto& f = *fields;
   if (f[0] > 1) return Invalid(kWhat, "unknown order");
@@ -191,6 +194,8 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   cursor.ts = static_cast<Micros>(f[2]);
   cursor.activity_id = f[3];
   cursor.feed = static_cast<uint8_t>(f[4]);
+  cursor.kinds = f[5];
+  if (cursor.kinds == 0) return Invalid(kWhat, "a filter that keeps no kind");
   if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
   return cursor;
 }

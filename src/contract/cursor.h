@@ -72,6 +72,9 @@ struct TimelineCursor {
   Micros ts = 0;
   ActivityId activity_id = 0;
   uint8_t feed = 0;
+  // The read's KindFilter::kinds, so that a cursor continues only a read
+  // of the same kinds.
+  uint64_t kinds = KindFilter::kEveryKind;
 
   friend bool operator==(const TimelineCursor&,
                          const TimelineCursor&) = default;

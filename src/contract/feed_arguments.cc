@@ -156,12 +156,20 @@ absl::Status ValidateEntry(const TimelineEntry& entry) {
   if (entry.ts < 0) {
     return OutOfRange("TimelineEntry.ts", entry.ts, ">= 0");
   }
+  if (entry.kind > kMaxActivityKind) {
+    return OutOfRange("TimelineEntry.kind", entry.kind,
+                      absl::StrCat("0..", kMaxActivityKind));
+  }
   return absl::OkStatus();
 }
 
 absl::Status ValidateActivity(const Activity& activity,
                               size_t max_payload_bytes) {
   if (activity.ts < 0) return OutOfRange("Activity.ts", activity.ts, ">= 0");
+  if (activity.kind > kMaxActivityKind) {
+    return OutOfRange("Activity.kind", activity.kind,
+                      absl::StrCat("0..", kMaxActivityKind));
+  }
   if (activity.payload.size() > max_payload_bytes) {
     return OutOfRange("Activity.payload size",
                       static_cast<long long>(activity.payload.size()),
@@ -396,6 +404,22 @@ absl::Status ValidateReadStateOptions(const ReadStateOptions& options,
   return ValidateMaxUnread(options.max_unread, max_page_size);
 }
 
+absl::Status ValidateKindFilter(const KindFilter& filter,
+                                absl::string_view what) {
+  if (filter.has_bad_kind) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " names kind ", static_cast<int>(filter.bad_kind),
+        "; activity kinds are 0..", static_cast<int>(kMaxActivityKind)));
+  }
+  if (filter.kinds == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what,
+        " keeps no kind, so the read could return nothing; leave it "
+        "unset to keep every kind"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
   if (options.limit == 0 || options.limit > max_page_size) {
     return OutOfRange(
@@ -408,7 +432,7 @@ absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size) {
         absl::StrCat("ReadOptions.min_ts (", *options.min_ts,
                      ") is after ReadOptions.max_ts (", *options.max_ts, ")"));
   }
-  return absl::OkStatus();
+  return ValidateKindFilter(options.kinds, "ReadOptions.kinds");
 }
 
 }  // namespace feedcore::internal

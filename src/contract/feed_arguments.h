@@ -97,6 +97,10 @@ absl::Status ValidateReact(ActivityId activity_id, ReactionKind kind,
 absl::Status ValidateReactionLookup(size_t ids);
 
 // Checks limit and window (not the cursor, which needs the owner).
+// InvalidArgument for a filter naming a kind above kMaxActivityKind or
+// keeping none; `what` names the option in the message.
+absl::Status ValidateKindFilter(const KindFilter& filter,
+                                absl::string_view what);
 absl::Status ValidateRead(const ReadOptions& options, size_t max_page_size);
 
 }  // namespace feedcore::internal

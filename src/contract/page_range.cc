@@ -66,6 +66,11 @@ absl::StatusOr<PageRange> ResolvePageRange(FeedType feed, EntityId owner,
           cursor->order == ReadOrder::kNewestFirst ? "newest" : "oldest",
           "-first reading; keep the order of the first page"));
     }
+    if (cursor->kinds != options.kinds.kinds) {
+      return absl::InvalidArgumentError(
+          "cursor was made for a read of other activity kinds; keep the "
+          "first page's ReadOptions.kinds");
+    }
     const EntryKey after{cursor->ts, cursor->activity_id};
     if (options.order == ReadOrder::kNewestFirst) {
       const std::optional<EntryKey> older = OlderKey(after);
@@ -87,13 +92,14 @@ absl::StatusOr<PageRange> ResolvePageRange(FeedType feed, EntityId owner,
   return range;
 }
 
-void FinishPage(FeedType feed, EntityId owner, ReadOrder order, size_t limit,
+void FinishPage(FeedType feed, EntityId owner, const ReadOptions& options,
                 Page* page) {
-  if (page->entries.size() <= limit) return;
-  page->entries.resize(limit);
+  if (page->entries.size() <= options.limit) return;
+  page->entries.resize(options.limit);
   const StoredEntry& last = page->entries.back();
-  page->next_cursor = EncodeTimelineCursor(TimelineCursor{
-      owner, order, last.ts, last.activity_id, static_cast<uint8_t>(feed)});
+  page->next_cursor = EncodeTimelineCursor(
+      TimelineCursor{owner, options.order, last.ts, last.activity_id,
+                     static_cast<uint8_t>(feed), options.kinds.kinds});
 }
 
 }  // namespace feedcore::internal

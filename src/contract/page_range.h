@@ -30,18 +30,18 @@ struct PageRange {
 // "home timeline", "own feed", "world feed", "notification feed".
 const char* FeedName(FeedType feed);
 
-// Checks `options` (limit, window, and a cursor: well formed, made for
-// `feed` of `owner` and for the same order) and returns the range of the
-// page it asks for. InvalidArgument naming the problem; a bad cursor is an
-// error whatever the window.
+// Checks `options` (limit, window, kinds, and a cursor: well formed, made
+// for `feed` of `owner` and for the same order and kinds) and returns the range
+// of the page it asks for. InvalidArgument naming the problem; a bad cursor is
+// an error whatever the window.
 absl::StatusOr<PageRange> ResolvePageRange(FeedType feed, EntityId owner,
                                            const ReadOptions& options,
                                            size_t max_page_size);
 
-// Cuts `page`, collected with one entry more than `limit` to tell whether
-// another page follows, to `limit` entries, and sets its next cursor (after
-// its last entry) when one does.
-void FinishPage(FeedType feed, EntityId owner, ReadOrder order, size_t limit,
+// Cuts `page`, collected with one entry more than `options.limit` to tell
+// whether another page follows, to that many entries, and sets its next
+// cursor (after its last entry, for the same order and kinds) when one does.
+void FinishPage(FeedType feed, EntityId owner, const ReadOptions& options,
                 Page* page);
 
 }  // namespace feedcore::internal

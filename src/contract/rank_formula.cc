@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "contract/feed_arguments.h"
 
 namespace feedcore::internal {
 namespace {
@@ -64,7 +65,7 @@ absl::Status ValidateRankedRead(const RankedReadOptions& options,
                absl::StrCat("is ", f.age_offset_hours,
                             "; it must be finite and above 0"));
   }
-  return absl::OkStatus();
+  return ValidateKindFilter(options.kinds, "RankedReadOptions.kinds");
 }
 
 double RankScore(const RankFormula& formula, const ActivityCounters& counters,
@@ -84,13 +85,19 @@ double RankScore(const RankFormula& formula, const ActivityCounters& counters,
   return score;
 }
 
-uint64_t RankFingerprint(const RankFormula& formula, size_t window) {
+uint64_t RankFingerprint(const RankFormula& formula, size_t window,
+                         uint64_t kinds) {
   std::string bytes;
   PutDouble(formula.base, &bytes);
   for (const double weight : formula.weights) PutDouble(weight, &bytes);
   PutDouble(formula.gravity, &bytes);
   PutDouble(formula.age_offset_hours, &bytes);
   PutDouble(static_cast<double>(window), &bytes);
+  if (kinds != KindFilter::kEveryKind) {
+    for (int shift = 0; shift < 64; shift += 8) {
+      bytes.push_back(static_cast<char>((kinds >> shift) & 0xff));
+    }
+  }
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 
@@ -119,7 +126,8 @@ absl::StatusOr<RankedWalk> BeginRankedWalk(EntityId owner,
     return bad;
   }
   RankedWalk walk;
-  walk.fingerprint = RankFingerprint(options.formula, options.window);
+  walk.fingerprint =
+      RankFingerprint(options.formula, options.window, options.kinds.kinds);
   walk.start = now;
   if (!options.cursor.empty()) {
     absl::StatusOr<RankedCursor> cursor =

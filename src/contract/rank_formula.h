@@ -46,10 +46,12 @@ absl::Status ValidateCounterChange(size_t counter, int64_t delta);
 double RankScore(const RankFormula& formula, const ActivityCounters& counters,
                  Micros start, Micros ts);
 
-// A 64-bit hash of the formula and the window, carried by ranked cursors
-// so that a walk cannot continue under another formula or window. Equal
-// formulas (operator==, so 0 and -0 alike) give equal fingerprints.
-uint64_t RankFingerprint(const RankFormula& formula, size_t window);
+// A 64-bit hash of the formula, the window and the kinds kept
+// (KindFilter::kinds), carried by ranked cursors so that a walk cannot
+// continue under another formula, window or filter. Equal formulas
+// (operator==, so 0 and -0 alike) give equal fingerprints.
+uint64_t RankFingerprint(const RankFormula& formula, size_t window,
+                         uint64_t kinds);
 
 // The change time of counters never changed: before any walk's start.
 inline constexpr Micros kNeverCounted = std::numeric_limits<Micros>::min();

@@ -24,9 +24,14 @@ void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
   ChangeRecord record;
   record.kind = ChangeKind::kActivityStore;
   record.domain = domain_base_ + static_cast<uint32_t>(s);
-  record.entry = StoredEntry{activity.ts,         id, activity.actor,
-                             activity.expires_at, 0,  activity.payload,
-                             activity.edited_at};
+  record.entry = StoredEntry{activity.ts,
+                             id,
+                             activity.actor,
+                             activity.expires_at,
+                             0,
+                             activity.payload,
+                             activity.edited_at,
+                             activity.kind};
   record.merged_at_read = !activity.copied;
   record.owners = activity.notified;
   log_->Append(std::move(record));
@@ -157,11 +162,12 @@ absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
     const bool same_payload =
         existing.edited_at != 0 || existing.payload == activity.payload;
     if (existing.actor != activity.actor || existing.ts != activity.ts ||
-        !same_payload) {
+        existing.kind != activity.kind || !same_payload) {
       return absl::AlreadyExistsError(
           absl::StrCat("activity ", id, " already exists with a different ",
                        existing.actor != activity.actor ? "actor"
                        : existing.ts != activity.ts     ? "timestamp"
+                       : existing.kind != activity.kind ? "kind"
                                                         : "payload",
                        "; activity ids must be unique"));
     }
@@ -208,7 +214,8 @@ absl::StatusOr<StoredActivity> ActivityStore::Retract(
   return before;
 }
 
-void ActivityStore::Hydrate(std::vector<StoredEntry>* entries) const {
+void ActivityStore::Hydrate(std::vector<StoredEntry>* entries, bool payloads,
+                            bool kinds) const {
   if (entries->empty()) return;
   std::vector<uint32_t> shard_of(entries->size());
   for (size_t i = 0; i < entries->size(); ++i) {
@@ -224,7 +231,9 @@ void ActivityStore::Hydrate(std::vector<StoredEntry>* entries) const {
       done[i] = true;
       StoredEntry& entry = (*entries)[i];
       auto it = shard.activities.find(entry.activity_id);
-      if (it != shard.activities.end() && !it->second.retracted) {
+      if (it == shard.activities.end()) continue;
+      if (kinds) entry.kind = it->second.kind;
+      if (payloads && !it->second.retracted) {
         entry.payload = it->second.payload;
         entry.edited_at = it->second.edited_at;
       }

@@ -59,6 +59,7 @@ struct StoredActivity {
   // When EditsAndPins::EditActivity last replaced the payload, by the
   // engine clock; 0 if never.
   Micros edited_at = 0;
+  ActivityKind kind = 0;  // Activity::kind
 };
 
 // What Pin needs to know of an activity.
@@ -85,7 +86,7 @@ class ActivityStore {
   ActivityStore& operator=(const ActivityStore&) = delete;
 
   // Stores `activity` under `id`. Returns true if it was new, false if the
-  // same activity (actor, ts and payload; once edited, actor and ts) is
+  // same activity (actor, ts, kind and payload; once edited, not payload) is
   // already stored. AlreadyExists when the id is taken by a different
   // activity; FailedPrecondition when the id was retracted.
   absl::StatusOr<bool> Put(ActivityId id, const StoredActivity& activity);
@@ -98,9 +99,12 @@ class ActivityStore {
   absl::StatusOr<StoredActivity> Retract(
       ActivityId id, bool* already, std::vector<ActivityId>* notices = nullptr);
 
-  // Sets the payload (and edited_at) of every entry whose activity is
-  // stored and not retracted. Takes each shard's lock once.
-  void Hydrate(std::vector<StoredEntry>* entries) const;
+  // Sets the payload and edited_at of every entry whose activity is stored
+  // and not retracted (with `payloads`) and, with `kinds`, the kind of
+  // every entry whose activity is stored (for entries that keep no kind:
+  // pins). Takes each shard's lock once.
+  void Hydrate(std::vector<StoredEntry>* entries, bool payloads = true,
+               bool kinds = false) const;
 
   // Keeps only the entries whose activity is stored, not retracted, and
   // was copied to followers at publish time (the others reach followers

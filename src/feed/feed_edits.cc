@@ -123,7 +123,8 @@ absl::StatusOr<std::vector<StoredEntry>> FeedEngineImpl::ReadPinned(
       entries.push_back(std::move(entry));
     }
   }
-  if (hydrate) store_.Hydrate(&entries);
+  // A pin keeps the key; the kind comes from the activity.
+  store_.Hydrate(&entries, /*payloads=*/hydrate, /*kinds=*/true);
   return entries;
 }
 

@@ -335,10 +335,12 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   // --- Reads (feed_reads.cc) ---
 
   // The visible entries of `kind`/`owner` (merged with hybrid followees
-  // for home feeds) within [lo, hi], at most `want`, in `order`.
+  // for home feeds) within [lo, hi], at most `want`, in `order`, of the
+  // activity kinds `kinds` keeps (KindFilter::kinds).
   void CollectFeed(FeedType kind, EntityId owner, ReadOrder order, EntryKey lo,
                    EntryKey hi, Micros now, size_t want,
-                   std::vector<StoredEntry>* out) const;
+                   std::vector<StoredEntry>* out,
+                   uint64_t kinds = KindFilter::kEveryKind) const;
   absl::StatusOr<Page> ReadFeed(FeedType kind, EntityId owner,
                                 const ReadOptions& options) const;
   // The oldest key `owner`'s merged timeline (its `home_size` entries and

@@ -80,6 +80,7 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
   record.ts = activity.ts;
   record.expires_at = *expires_at;
   record.payload = activity.payload;
+  record.kind = activity.kind;
   // Hybrid is never undone, so an actor seen hybrid here gets no copies.
   record.copied = !plan->hybrid;
   FollowerSnapshot recipients;
@@ -104,14 +105,15 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
                            *expires_at,
                            TimelineGroupKey(options_, activity),
                            {},
-                           0};
+                           0,
+                           activity.kind};
   PublishResult result;
   result.created = true;
   WriteOwnAndWorld(activity, *job, &result);
   if (!job->merged_watchers.empty()) {
-    deliveries_.Deliver(
-        DeliveryFeed::kTimeline, job->merged_watchers,
-        TimelineEntry{activity.ts, activity.id, activity.actor});
+    deliveries_.Deliver(DeliveryFeed::kTimeline, job->merged_watchers,
+                        TimelineEntry{activity.ts, activity.id, activity.actor,
+                                      0, activity.kind});
   }
   if (recipients.groups() > 0) {
     // Under the ticket, like the followers' copies: a Retract waits for it.
@@ -346,7 +348,8 @@ void FeedEngineImpl::DeliverGroup(const FanoutJob& job, size_t group) {
       }
     }
   }
-  const TimelineEntry delivered{entry.ts, entry.activity_id, entry.actor};
+  const TimelineEntry delivered{entry.ts, entry.activity_id, entry.actor, 0,
+                                entry.kind};
   if (options_.on_delivery && !owners.empty()) {
     options_.on_delivery(owners, delivered);
   }
@@ -439,9 +442,10 @@ size_t FeedEngineImpl::DeliverNotifications(const FollowerSnapshot& recipients,
       }
     }
     if (watched) {
-      deliveries_.Deliver(
-          DeliveryFeed::kNotifications, owners,
-          TimelineEntry{entry.ts, entry.activity_id, entry.actor}, counts);
+      deliveries_.Deliver(DeliveryFeed::kNotifications, owners,
+                          TimelineEntry{entry.ts, entry.activity_id,
+                                        entry.actor, 0, entry.kind},
+                          counts);
     }
   }
   return delivered;

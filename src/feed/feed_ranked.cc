@@ -57,7 +57,8 @@ absl::StatusOr<RankedPage> FeedEngineImpl::ReadRanked(
   std::vector<StoredEntry> window;
   window.reserve(options.window);
   CollectFeed(FeedType::kHome, owner, ReadOrder::kNewestFirst, EntryKey::Min(),
-              {walk->newest_ts, walk->newest_id}, now, options.window, &window);
+              {walk->newest_ts, walk->newest_id}, now, options.window, &window,
+              options.kinds.kinds);
   std::vector<CounterState> counters;
   store_.LookupCounters(window, &counters);
   RankedPage page =

@@ -19,10 +19,10 @@ namespace feedcore::internal {
 
 void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
                                  EntryKey lo, EntryKey hi, Micros now,
-                                 size_t want,
-                                 std::vector<StoredEntry>* out) const {
+                                 size_t want, std::vector<StoredEntry>* out,
+                                 uint64_t kinds) const {
   if (kind == FeedType::kOwn) {
-    ShardOf(owner).Collect({owner, kind}, order, lo, hi, now, want, out);
+    ShardOf(owner).Collect({owner, kind}, order, lo, hi, now, want, out, kinds);
     return;
   }
   PageMerger merger(order, want);
@@ -31,7 +31,7 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
     EntryKey source_hi = hi;
     if (!merger.Narrow(&source_lo, &source_hi)) return;
     std::vector<StoredEntry> entries;
-    shard.Collect(id, order, source_lo, source_hi, now, want, &entries);
+    shard.Collect(id, order, source_lo, source_hi, now, want, &entries, kinds);
     merger.Add(std::move(entries));
   };
   if (kind == FeedType::kWorld) {
@@ -59,7 +59,9 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
         }
       }
       if (hybrid.empty()) {
-        if (home != nullptr) home->Collect(order, lo, hi, now, want, out);
+        if (home != nullptr) {
+          home->Collect(order, lo, hi, now, want, out, kinds);
+        }
         return;
       }
       home_size = home == nullptr ? 0 : home->size();
@@ -79,7 +81,7 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       std::vector<StoredEntry> entries;
       ShardOf(followee.actor)
           .Collect({followee.actor, FeedType::kOwn}, order, source_lo,
-                   source_hi, now, want, &entries);
+                   source_hi, now, want, &entries, kinds);
       merger.Add(std::move(entries));
     }
   }
@@ -133,8 +135,9 @@ absl::StatusOr<Page> FeedEngineImpl::ReadFeed(
   page.entries.reserve(options.limit + 1);
   // One more than asked tells whether another page follows.
   CollectFeed(kind, owner, options.order, range->lo, range->hi,
-              options_.clock->Now(), options.limit + 1, &page.entries);
-  FinishPage(kind, owner, options.order, options.limit, &page);
+              options_.clock->Now(), options.limit + 1, &page.entries,
+              options.kinds.kinds);
+  FinishPage(kind, owner, options, &page);
   if (options.hydrate) store_.Hydrate(&page.entries);
   return page;
 }

@@ -123,6 +123,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       activity.expires_at = r.entry.expires_at;
       activity.payload = r.entry.payload;
       activity.edited_at = r.entry.edited_at;
+      activity.kind = r.entry.kind;
       activity.copied = !r.merged_at_read;
       activity.notified = r.owners;
       store_.Restore(r.entry.activity_id, activity);

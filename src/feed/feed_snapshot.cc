@@ -3,7 +3,8 @@
 //
 // Engine shard s (domain s):
 //   u64 timelines, each: u64 id, u8 feed, u64 n, then n entries oldest
-//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at, u64 group);
+//     first (i64 ts, u64 activity id, u64 actor, i64 expires_at, u64 group,
+//     u8 activity kind);
 //     a notification feed then has u64 m and its m seen groups, each named
 //     by its newest entry: i64 ts, u64 activity id, u8 read
 //   u64 graph nodes, each: u64 entity, u8 actor mode, u64 n + n follower
@@ -27,7 +28,7 @@
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
 //     u64 n + n notified entity ids, 4 x i64 counters, i64 time of the
 //     last counter change (INT64_MIN: never), i64 time of the last edit
-//     (0: never);
+//     (0: never), u8 activity kind;
 //   u64 reactions, each: u64 activity id, u64 user, u8 kind, i64 time,
 //     u64 notice id (0: none), by activity, kind and time
 //
@@ -45,13 +46,13 @@ namespace {
 
 constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
-constexpr size_t kEntryBytes = 40;
+constexpr size_t kEntryBytes = 41;
 constexpr size_t kMinTimelineBytes = 17;
 // entity, mode, eleven counts, the newest published key.
 constexpr size_t kMinGraphNodeBytes = 113;
 constexpr size_t kMergedFolloweeBytes = 25;
 constexpr size_t kMarkerBytes = 25;
-constexpr size_t kMinActivityBytes = 97;
+constexpr size_t kMinActivityBytes = 98;
 constexpr size_t kPinBytes = 24;
 constexpr size_t kMinMentionFeedBytes = 16;
 constexpr size_t kMentionBytes = 16;
@@ -86,6 +87,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         for (const int64_t counter : a.counters) w.I64(counter);
         w.I64(a.counters_changed_at);
         w.I64(a.edited_at);
+        w.U8(a.kind);
       }
       w.U64(reactions.size());
       reactions.Visit([&](const ReactionFacts& reaction) {
@@ -115,6 +117,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
       w.U64(e->actor);
       w.I64(e->expires_at);
       w.U64(e->group);
+      w.U8(e->kind);
     }
     if (id.kind == FeedType::kNotification) {
       const GroupIndex& groups = *timeline.groups();
@@ -207,7 +210,12 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
       for (int64_t& counter : a.counters) counter = r.I64();
       a.counters_changed_at = r.I64();
       a.edited_at = r.I64();
+      a.kind = r.U8();
       if (!r.ok()) break;
+      if (a.kind > kMaxActivityKind) {
+        return Corrupt(domain, absl::StrCat("activity ", id, " has kind ",
+                                            a.kind, ", above the largest"));
+      }
       if (a.edited_at < 0) {
         return Corrupt(
             domain, absl::StrCat("activity ", id, " has a negative edit time"));
@@ -305,7 +313,13 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
       e.actor = r.U64();
       e.expires_at = r.I64();
       e.group = KeptGroup(r.U64(), feed);
+      e.kind = r.U8();
       if (!r.ok()) break;
+      if (e.kind > kMaxActivityKind) {
+        return Corrupt(domain,
+                       absl::StrCat("timeline ", id, " has an entry of kind ",
+                                    e.kind, ", above the largest"));
+      }
       const EntryKey key{e.ts, e.activity_id};
       if (e.ts < 0 || key <= previous) {
         return Corrupt(

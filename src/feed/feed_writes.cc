@@ -20,7 +20,9 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertFanoutInMemory(
                            entry.actor,
                            *expires_at,
                            KeptGroup(entry.group, FeedType::kHome),
-                           {}};
+                           {},
+                           0,
+                           entry.kind};
   InsertResult result;
   if (owners.size() == 1) {
     Shard& shard = ShardOf(owners[0]);
@@ -102,7 +104,9 @@ absl::StatusOr<InsertResult> FeedEngineImpl::InsertBatchInMemory(
                                item.entry.actor,
                                *expires_at,
                                KeptGroup(item.entry.group, FeedType::kHome),
-                               {}};
+                               {},
+                               0,
+                               item.entry.kind};
       shard.Put({item.owner, FeedType::kHome}, stored, &result);
       if (log_ != nullptr) {
         shard.LogEntries(ChangeKind::kTimelinePut, FeedType::kHome,

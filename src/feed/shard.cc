@@ -223,12 +223,12 @@ void Shard::AfterChange(TimelineMap::iterator it, size_t index_bytes_before,
 }
 
 void Shard::Collect(TimelineId id, ReadOrder order, EntryKey lo, EntryKey hi,
-                    Micros now, size_t want,
-                    std::vector<StoredEntry>* out) const {
+                    Micros now, size_t want, std::vector<StoredEntry>* out,
+                    uint64_t kinds) const {
   ReaderLock lock(&mu_);
   auto it = timelines_.find(id);
   if (it == timelines_.end()) return;
-  it->second->timeline.Collect(order, lo, hi, now, want, out);
+  it->second->timeline.Collect(order, lo, hi, now, want, out, kinds);
 }
 
 Timeline* Shard::Notifications(EntityId user, Micros now) {
@@ -384,7 +384,8 @@ void Shard::LogEntries(ChangeKind kind, FeedType feed,
                              entry.expires_at,
                              KeptGroup(entry.group, feed, config_.aggregation),
                              {},
-                             0};
+                             0,
+                             entry.kind};
   Log(std::move(record));
 }
 

@@ -386,9 +386,10 @@ class alignas(64) Shard {
   }
   // Appends to `out` up to `want` visible entries of the timeline `id`
   // within [lo, hi], in `order` (Timeline::Collect), under the lock held
-  // shared.
+  // shared; only the `kinds` kept (KindFilter::kinds).
   void Collect(TimelineId id, ReadOrder order, EntryKey lo, EntryKey hi,
-               Micros now, size_t want, std::vector<StoredEntry>* out) const
+               Micros now, size_t want, std::vector<StoredEntry>* out,
+               uint64_t kinds = KindFilter::kEveryKind) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
   size_t timeline_count() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {

@@ -80,6 +80,13 @@ absl::Status UnexpectedReply(absl::string_view what, const Reply& reply) {
                    reply.is_error() ? ": " + reply.str : std::string()));
 }
 
+absl::Status NoActivityKinds(absl::string_view what) {
+  return absl::UnimplementedError(
+      absl::StrCat(what,
+                   " is not available on the Redis Cluster backend, "
+                   "which keeps no activity kinds"));
+}
+
 absl::StatusOr<std::vector<int64_t>> LeadingIntegers(const Reply& reply,
                                                      size_t n,
                                                      absl::string_view what) {
@@ -144,6 +151,7 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertFanout(
   if (absl::Status status = internal::ValidateEntry(entry); !status.ok()) {
     return status;
   }
+  if (entry.kind != 0) return NoActivityKinds("TimelineEntry.kind");
   const StoredEntry stored{entry.ts,    entry.activity_id,      entry.actor,
                            *expires_at, KeptGroup(entry.group), {}};
   return RunInserts(InsertCommands(HomeTimelineKeys(owners), stored,
@@ -162,6 +170,7 @@ absl::StatusOr<InsertResult> RedisFeedEngine::InsertBatch(
         !status.ok()) {
       return status;
     }
+    if (owned.entry.kind != 0) return NoActivityKinds("TimelineEntry.kind");
   }
   std::vector<Command> commands;
   commands.reserve(entries.size());
@@ -201,6 +210,7 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
   if (absl::Status status = internal::ValidateNotify(options); !status.ok()) {
     return status;
   }
+  if (activity.kind != 0) return NoActivityKinds("Activity.kind");
   if (!options.mentions.empty()) {
     return absl::UnimplementedError(
         "PublishOptions.mentions is not available on the Redis Cluster "

@@ -37,6 +37,9 @@ namespace feedcore::redis {
 // An Internal status for a reply to `what` that does not have the shape
 // it expects.
 absl::Status UnexpectedReply(absl::string_view what, const Reply& reply);
+// Unimplemented: `what` (an activity kind other than 0, a filter by kind)
+// is not available on this backend, whose members carry no kind.
+absl::Status NoActivityKinds(absl::string_view what);
 
 // The first `n` elements of an array reply to `what`, which must be
 // integers; UnexpectedReply otherwise.

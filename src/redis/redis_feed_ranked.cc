@@ -139,6 +139,9 @@ absl::StatusOr<RankedPage> RedisFeedEngine::ReadRanked(
       internal::BeginRankedWalk(owner, options, options_.max_page_size,
                                 options_.max_timeline_length, Now());
   if (!walk.ok()) return walk.status();
+  if (!options.kinds.every_kind()) {
+    return NoActivityKinds("RankedReadOptions.kinds");
+  }
   if (walk->done) return RankedPage{};
   absl::StatusOr<std::vector<StoredEntry>> window =
       CollectHome(owner, ReadOrder::kNewestFirst, EntryKey::Min(),

@@ -158,6 +158,7 @@ absl::StatusOr<Page> RedisFeedEngine::ReadFeed(
   absl::StatusOr<internal::PageRange> range =
       internal::ResolvePageRange(feed, owner, options, options_.max_page_size);
   if (!range.ok()) return range.status();
+  if (!options.kinds.every_kind()) return NoActivityKinds("ReadOptions.kinds");
   Page page;
   if (range->empty) return page;
   // One more than asked tells whether another page follows.
@@ -169,7 +170,7 @@ absl::StatusOr<Page> RedisFeedEngine::ReadFeed(
                     options.limit + 1);
   if (!entries.ok()) return entries.status();
   page.entries = *std::move(entries);
-  internal::FinishPage(feed, owner, options.order, options.limit, &page);
+  internal::FinishPage(feed, owner, options, &page);
   if (options.hydrate) {
     if (absl::Status status = Hydrate(&page.entries); !status.ok()) {
       return status;

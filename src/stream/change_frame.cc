@@ -64,7 +64,10 @@ enum Field : uint32_t {
   kName = 1u << 22,
   // When an activity's payload was last edited (StoredEntry::edited_at).
   kEntryEditedAt = 1u << 23,
-  kAllFields = (1u << 24) - 1,
+  // The entry's activity kind (StoredEntry::kind): one byte, at most
+  // kMaxActivityKind.
+  kEntryKind = 1u << 24,
+  kAllFields = (1u << 25) - 1,
 };
 
 // Whether the options of kBoardOptions, and those of kBoardScoring, differ
@@ -110,6 +113,7 @@ uint32_t FieldsOf(const ChangeRecord& r) {
   set(!r.counters.empty(), kCounters);
   set(!r.name.empty(), kName);
   set(r.entry.edited_at != none.entry.edited_at, kEntryEditedAt);
+  set(r.entry.kind != none.entry.kind, kEntryKind);
   return mask;
 }
 
@@ -235,6 +239,7 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
   }
   if (mask & kName) w.VarBytes(r.name);
   if (mask & kEntryEditedAt) w.VarSigned(r.entry.edited_at);
+  if (mask & kEntryKind) w.U8(r.entry.kind);
 }
 
 // Range checks of the small enumerations.
@@ -326,6 +331,10 @@ bool DecodeBody(std::string_view body, ChangeRecord* r) {
   }
   if (mask & kName) r->name = std::string(in.VarBytes());
   if (mask & kEntryEditedAt) r->entry.edited_at = in.VarSigned();
+  if (mask & kEntryKind) {
+    r->entry.kind = in.U8();
+    if (r->entry.kind > kMaxActivityKind) return false;
+  }
   if (!in.ok() || !in.at_end()) return false;
   return SetEnums(kind, feed, mode, tie_break, r);
 }

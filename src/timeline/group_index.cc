@@ -84,7 +84,7 @@ void GroupIndex::Add(const StoredEntry& entry) {
     ++unseen_;
     ++unread_;
   }
-  Insert(group.get(), {key, entry.actor, entry.expires_at});
+  Insert(group.get(), {key, entry.actor, entry.expires_at, entry.kind});
 }
 
 void GroupIndex::Replace(GroupKey old_group, const StoredEntry& entry) {
@@ -100,6 +100,7 @@ void GroupIndex::Replace(GroupKey old_group, const StoredEntry& entry) {
   auto member = std::find_if(members.begin(), members.end(),
                              [&](const Member& m) { return m.key == key; });
   assert(member != members.end());
+  member->kind = entry.kind;
   if (member->actor != entry.actor) {
     const EntityId old_actor = member->actor;
     member->actor = entry.actor;
@@ -190,7 +191,9 @@ void GroupIndex::Collect(std::optional<EntryKey> after, size_t want,
                                  m->actor,
                                  m->expires_at,
                                  group.key,
-                                 {}});
+                                 {},
+                                 0,
+                                 m->kind});
       }
       actors.Offer(m->actor);
     }

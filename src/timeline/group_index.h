@@ -113,6 +113,7 @@ class GroupIndex {
     EntryKey key;
     EntityId actor;
     Micros expires_at;
+    ActivityKind kind;
   };
   struct Group {
     GroupKey key = 0;

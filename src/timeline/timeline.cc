@@ -54,13 +54,14 @@ void Timeline::EnableGroups(bool index) {
 }
 
 Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
-                                    bool expiry_column, Micros shared,
-                                    bool same_expiry) {
+                                    bool expiry_column, bool kind_column,
+                                    Micros shared, bool same_expiry) {
   // The slots that fit in the allocation's rounding come free.
   const size_t bytes = Chunk::AllocationBytes(
-      Chunk::Bytes(height, capacity, expiry_column, grouped_));
+      Chunk::Bytes(height, capacity, expiry_column, grouped_, kind_column));
   while (capacity < kMaxChunkEntries &&
-         Chunk::Bytes(height, capacity + 1, expiry_column, grouped_) <= bytes) {
+         Chunk::Bytes(height, capacity + 1, expiry_column, grouped_,
+                      kind_column) <= bytes) {
     ++capacity;
   }
   Chunk* chunk = static_cast<Chunk*>(arena_->Allocate(bytes));
@@ -71,7 +72,7 @@ Timeline::Chunk* Timeline::NewChunk(int height, int capacity,
   chunk->has_expiry_column = expiry_column ? 1 : 0;
   chunk->grouped = grouped_ ? 1 : 0;
   chunk->same_expiry = same_expiry ? 1 : 0;
-  chunk->unused = 0;
+  chunk->has_kind_column = kind_column ? 1 : 0;
   chunk->shared = shared;
   for (int i = 0; i < height; ++i) chunk->next[i] = nullptr;
   return chunk;
@@ -81,7 +82,8 @@ Timeline::Chunk* Timeline::NewChunkFor(const StoredEntry& entry, int height,
                                        int capacity) {
   Micros ttl = 0;
   const bool uniform = TtlOf(entry.expires_at, entry.ts, &ttl);
-  return NewChunk(height, capacity, !uniform, uniform ? ttl : 0, false);
+  return NewChunk(height, capacity, !uniform, entry.kind != 0,
+                  uniform ? ttl : 0, false);
 }
 
 bool Timeline::Fits(const Chunk* chunk, const StoredEntry& entry) {
@@ -89,6 +91,10 @@ bool Timeline::Fits(const Chunk* chunk, const StoredEntry& entry) {
   if (chunk->same_expiry) return entry.expires_at == chunk->shared;
   Micros ttl = 0;
   return TtlOf(entry.expires_at, entry.ts, &ttl) && ttl == chunk->shared;
+}
+
+bool Timeline::FitsKind(const Chunk* chunk, const StoredEntry& entry) {
+  return entry.kind == 0 || chunk->has_kind_column != 0;
 }
 
 bool Timeline::Readopt(Chunk* chunk, const StoredEntry& entry) {
@@ -115,6 +121,8 @@ void Timeline::WriteSlot(Chunk* chunk, int slot, const StoredEntry& entry) {
   chunk->rows()[slot] = {entry.ts, entry.activity_id, entry.actor};
   if (chunk->has_expiry_column) chunk->expiry_column()[slot] = entry.expires_at;
   if (grouped_) chunk->group()[slot] = entry.group;
+  assert(entry.kind == 0 || chunk->has_kind_column);
+  if (chunk->has_kind_column) chunk->kind_column()[slot] = entry.kind;
 }
 
 void Timeline::CopySlots(const Chunk* from, int from_slot, Chunk* to,
@@ -135,6 +143,15 @@ void Timeline::CopySlots(const Chunk* from, int from_slot, Chunk* to,
   if (to->grouped) {
     std::memmove(to->group() + to_slot, from->group() + from_slot, bytes);
   }
+  if (to->has_kind_column) {
+    if (from->has_kind_column) {
+      std::memmove(to->kind_column() + to_slot, from->kind_column() + from_slot,
+                   static_cast<size_t>(n));
+    } else {
+      std::memset(to->kind_column() + to_slot, 0, static_cast<size_t>(n));
+    }
+  }
+  assert(to->has_kind_column || !from->has_kind_column);
 }
 
 void Timeline::AppendEntry(const Chunk* chunk, int slot,
@@ -148,6 +165,7 @@ void Timeline::AppendEntry(const Chunk* chunk, int slot,
   entry.actor = row.actor;
   entry.expires_at = chunk->expires_at(slot);
   if (grouped_) entry.group = chunk->group()[slot];
+  entry.kind = chunk->kind(slot);
 }
 
 Timeline::Chunk* Timeline::NextAt(Chunk* prev, int level) const {
@@ -185,9 +203,11 @@ Timeline::Chunk* Timeline::FindChunk(EntryKey key, Links* prev) const {
 }
 
 Timeline::Chunk* Timeline::Reshape(Chunk* chunk, const Links& prev,
-                                   int capacity, bool expiry_column) {
-  Chunk* reshaped = NewChunk(chunk->height, capacity, expiry_column,
-                             chunk->shared, chunk->same_expiry != 0);
+                                   int capacity, bool expiry_column,
+                                   bool kind_column) {
+  Chunk* reshaped =
+      NewChunk(chunk->height, capacity, expiry_column, kind_column,
+               chunk->shared, chunk->same_expiry != 0);
   for (int i = 0; i < chunk->height; ++i) {
     reshaped->next[i] = chunk->next[i];
     SetNextAt(prev[i], i, reshaped);
@@ -291,8 +311,9 @@ Timeline::PutResult Timeline::Put(const StoredEntry& entry, size_t cap) {
 void Timeline::AppendNewest(const StoredEntry& entry) {
   Chunk* head = head_[0];
   const Micros older = size_ == 0 ? kNoOlder : newest_expiry_;
-  const bool fits =
+  const bool expiry_fits =
       head != nullptr && (Fits(head, entry) || Readopt(head, entry));
+  const bool fits = expiry_fits && FitsKind(head, entry);
   if (head == nullptr ||
       (head->end == head->capacity && head->capacity == kMaxChunkEntries &&
        head->begin == 0)) {
@@ -321,7 +342,8 @@ void Timeline::AppendNewest(const StoredEntry& entry) {
                                ? GrownCapacity(head->capacity)
                                : head->capacity;
       head = Reshape(head, at_head, capacity,
-                     head->has_expiry_column != 0 || !fits);
+                     head->has_expiry_column != 0 || !expiry_fits,
+                     head->has_kind_column != 0 || entry.kind != 0);
     }
   }
   WriteSlot(head, head->end, entry);
@@ -332,9 +354,10 @@ void Timeline::AppendNewest(const StoredEntry& entry) {
 Timeline::Chunk* Timeline::Split(Chunk* chunk, Links& prev) {
   assert(chunk->full());
   const int half = chunk->capacity / 2;
-  Chunk* newer = NewChunk(HeightFor(chunk->key(half), height_seed_),
-                          chunk->capacity, chunk->has_expiry_column != 0,
-                          chunk->shared, chunk->same_expiry != 0);
+  Chunk* newer =
+      NewChunk(HeightFor(chunk->key(half), height_seed_), chunk->capacity,
+               chunk->has_expiry_column != 0, chunk->has_kind_column != 0,
+               chunk->shared, chunk->same_expiry != 0);
   CopySlots(chunk, half, newer, 0, chunk->capacity - half);
   newer->end = static_cast<uint8_t>(chunk->capacity - half);
   chunk->end = static_cast<uint8_t>(half);
@@ -348,14 +371,15 @@ Timeline::Chunk* Timeline::Split(Chunk* chunk, Links& prev) {
 
 void Timeline::InsertAt(Chunk* chunk, int slot, Links& prev,
                         const StoredEntry& entry) {
-  if (!Fits(chunk, entry) ||
+  if (!Fits(chunk, entry) || !FitsKind(chunk, entry) ||
       (chunk->full() && chunk->capacity < kMaxChunkEntries)) {
     const int capacity =
         chunk->full() ? GrownCapacity(chunk->capacity) : chunk->capacity;
     const bool expiry_column =
         chunk->has_expiry_column != 0 || !Fits(chunk, entry);
+    const bool kind_column = chunk->has_kind_column != 0 || entry.kind != 0;
     slot -= chunk->begin;
-    chunk = Reshape(chunk, prev, capacity, expiry_column);
+    chunk = Reshape(chunk, prev, capacity, expiry_column, kind_column);
   }
   if (chunk->full()) {
     Chunk* newer = Split(chunk, prev);
@@ -384,6 +408,12 @@ void Timeline::InsertAt(Chunk* chunk, int slot, Links& prev,
 void Timeline::ReplaceAt(Chunk* chunk, int slot, const Links& prev,
                          const StoredEntry& entry) {
   const EntryKey key = chunk->key(slot);
+  if (!FitsKind(chunk, entry)) {
+    slot -= chunk->begin;
+    chunk = Reshape(chunk, prev, chunk->capacity, chunk->has_expiry_column != 0,
+                    true);
+  }
+  if (chunk->has_kind_column) chunk->kind_column()[slot] = entry.kind;
   chunk->rows()[slot].actor = entry.actor;
   if (grouped_) {
     const GroupKey old_group = chunk->group()[slot];
@@ -394,7 +424,8 @@ void Timeline::ReplaceAt(Chunk* chunk, int slot, const Links& prev,
   if (old_expiry != entry.expires_at) {
     if (!Fits(chunk, entry)) {
       slot -= chunk->begin;
-      chunk = Reshape(chunk, prev, chunk->capacity, true);
+      chunk = Reshape(chunk, prev, chunk->capacity, true,
+                      chunk->has_kind_column != 0);
     }
     const Micros newer = NewerExpiry(chunk, slot + 1, prev[0]);
     const Micros older = OlderExpiry(chunk, slot);
@@ -534,12 +565,16 @@ size_t Timeline::RemoveActor(EntityId actor, EntryKey from) {
 }
 
 void Timeline::Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
-                       size_t want, std::vector<StoredEntry>* out) const {
+                       size_t want, std::vector<StoredEntry>* out,
+                       uint64_t kinds) const {
   if (want == 0 || lo > hi || size_ == 0) return;
   if (order == ReadOrder::kOldestFirst) {
-    CollectOldestFirst(lo, hi, now, want, out);
+    CollectOldestFirst(lo, hi, now, want, kinds, out);
     return;
   }
+  // A filtered walk tests each entry's kind; an unfiltered one reads no
+  // kind column.
+  const bool filtered = kinds != KindFilter::kEveryKind;
   const Chunk* chunk = Descend(
       head_.data(), height_, [hi](const Chunk* c) { return c->oldest() > hi; },
       nullptr);
@@ -549,7 +584,8 @@ void Timeline::Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
   // The span of a full chunk of average height, which a prefetch of the
   // next chunk covers without reading its header first (a prefetch past an
   // allocation's end is harmless).
-  const size_t span = Chunk::Bytes(2, kMaxChunkEntries, false, grouped_);
+  const size_t span =
+      Chunk::Bytes(2, kMaxChunkEntries, false, grouped_, filtered);
   size_t taken = 0;
   for (;;) {
     const Chunk* next = chunk->next[0];
@@ -570,14 +606,34 @@ void Timeline::Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
     const Micros ts_weight = chunk->same_expiry ? 0 : 1;
     const Micros shared = chunk->shared;
     const GroupKey* const groups = grouped_ ? chunk->group() : nullptr;
-    const size_t room =
-        std::min(want - taken, static_cast<size_t>(slot - chunk->begin + 1));
+    const ActivityKind* const kind_column =
+        chunk->has_kind_column ? chunk->kind_column() : nullptr;
+    // A filtered walk makes room only for the entries of the kinds kept
+    // (one pass over the kind column): growing the page by slots it then
+    // gives back would construct and destroy an entry per skipped slot.
+    size_t candidates = static_cast<size_t>(slot - chunk->begin + 1);
+    if (filtered) {
+      if (kind_column == nullptr) {
+        candidates = (kinds & 1) != 0 ? candidates : 0;
+      } else {
+        candidates = 0;
+        for (int s = slot; s >= chunk->begin; --s) {
+          candidates += (kinds >> kind_column[s]) & 1;
+        }
+      }
+    }
+    const size_t room = std::min(want - taken, candidates);
     const size_t base = out->size();
     out->resize(base + room);
     StoredEntry* const page = out->data() + base;
     size_t filled = 0;
     bool below_lo = false;
     for (; slot >= chunk->begin && filled < room; --slot) {
+      // A skipped kind needs no other test: an entry below lo is found at
+      // the next kept one, or by the chunk's oldest key below.
+      const ActivityKind kind =
+          kind_column != nullptr ? kind_column[slot] : ActivityKind{0};
+      if (filtered && ((kinds >> kind) & 1) == 0) continue;
       const TimelineRow& row = rows[slot];
       if (EntryKey{row.ts, row.activity_id} < lo) {
         below_lo = true;
@@ -591,12 +647,14 @@ void Timeline::Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
         entry.activity_id = row.activity_id;
         entry.actor = row.actor;
         entry.expires_at = expires_at;
+        entry.kind = kind;
         if (groups != nullptr) entry.group = groups[slot];
       }
     }
     out->resize(base + filled);
     taken += filled;
-    if (below_lo || taken == want) return;
+    // Every older chunk lies below lo once this one reaches below it.
+    if (below_lo || taken == want || chunk->oldest() < lo) return;
     chunk = chunk->next[0];
     if (chunk == nullptr) return;
     slot = chunk->end - 1;
@@ -644,7 +702,7 @@ size_t Timeline::CountHeld(absl::Span<const EntryKey> keys, Micros now) const {
 }
 
 void Timeline::CollectOldestFirst(EntryKey lo, EntryKey hi, Micros now,
-                                  size_t want,
+                                  size_t want, uint64_t kinds,
                                   std::vector<StoredEntry>* out) const {
   Links prev;
   prev.fill(nullptr);
@@ -679,7 +737,10 @@ void Timeline::CollectOldestFirst(EntryKey lo, EntryKey hi, Micros now,
         continue;
       }
       if (chunk->key(slot) < lo) break;
-      if (chunk->expires_at(slot) > now) ring[pushed++ % want] = {chunk, slot};
+      if (chunk->expires_at(slot) > now &&
+          ((kinds >> chunk->kind(slot)) & 1) != 0) {
+        ring[pushed++ % want] = {chunk, slot};
+      }
       --slot;
     }
     if (whole_range || pushed >= want) break;

@@ -7,10 +7,10 @@
 // 1..kMaxHeight levels (p = 1/4); a chunk is routed by its oldest key. An
 // entry takes 24 bytes (ts, activity id, actor) while its chunk's entries
 // share one TTL or one expiry, 32 with an expiry column, 8 more in a grouped
-// timeline, plus its share of the chunk's header and links (about 27 bytes per
-// chunk). A growing timeline's newest chunk grows by half its capacity until it
-// holds kMaxChunkEntries, so short timelines stay small; chunks come from the
-// shard's NodeArena.
+// timeline, 1 more in a chunk holding a kind other than 0, plus its share of
+// the chunk's header and links (about 27 bytes per chunk). A growing timeline's
+// newest chunk grows by half its capacity until it holds kMaxChunkEntries, so
+// short timelines stay small; chunks come from the shard's NodeArena.
 //
 // Costs. An entry newer than everything is appended to the newest chunk
 // and dropping the oldest moves the oldest chunk's start: both O(1) but
@@ -91,9 +91,11 @@ class Timeline {
   // Appends to `out` up to `want` entries whose key lies in [lo, hi] and
   // which have not expired at `now` (expires_at > now), in `order`,
   // starting from the end of the range nearest to the first entry of that
-  // order (hi for newest-first, lo for oldest-first).
+  // order (hi for newest-first, lo for oldest-first). Only entries whose
+  // kind's bit is set in `kinds` (KindFilter::kinds) count and are copied.
   void Collect(ReadOrder order, EntryKey lo, EntryKey hi, Micros now,
-               size_t want, std::vector<StoredEntry>* out) const;
+               size_t want, std::vector<StoredEntry>* out,
+               uint64_t kinds = KindFilter::kEveryKind) const;
 
   // How many entries with key >= `lo` have not expired at `now`, counted
   // up to `limit` (the count is min(visible, limit)). Copies nothing: O(k /
@@ -173,16 +175,19 @@ class Timeline {
   void SetNextAt(Chunk* prev, int level, Chunk* next);
 
   // A chunk with no entries and unset links.
-  Chunk* NewChunk(int height, int capacity, bool expiry_column, Micros shared,
-                  bool same_expiry);
-  // A chunk sized for `entry`, with the expiry column only if it needs one.
+  Chunk* NewChunk(int height, int capacity, bool expiry_column,
+                  bool kind_column, Micros shared, bool same_expiry);
+  // A chunk sized for `entry`, with the expiry and kind columns only if it
+  // needs them.
   Chunk* NewChunkFor(const StoredEntry& entry, int height, int capacity);
   // Moves `chunk`'s entries into a new chunk of `capacity` (from slot 0),
   // linked in its place through `prev`; returns it.
   Chunk* Reshape(Chunk* chunk, const Links& prev, int capacity,
-                 bool expiry_column);
+                 bool expiry_column, bool kind_column);
   // Whether `chunk` can hold `entry` without an expiry column it lacks.
   static bool Fits(const Chunk* chunk, const StoredEntry& entry);
+  // Whether `chunk` can hold `entry`'s kind without a kind column it lacks.
+  static bool FitsKind(const Chunk* chunk, const StoredEntry& entry);
   // Re-decides the shared expiry of a chunk of one entry so that `entry`
   // fits too, if either form allows; returns whether it now fits.
   static bool Readopt(Chunk* chunk, const StoredEntry& entry);
@@ -222,7 +227,7 @@ class Timeline {
                            std::vector<EntryKey>* keys);
   size_t EvictByIndex(Micros now, size_t budget, std::vector<EntryKey>* keys);
   void CollectOldestFirst(EntryKey lo, EntryKey hi, Micros now, size_t want,
-                          std::vector<StoredEntry>* out) const;
+                          uint64_t kinds, std::vector<StoredEntry>* out) const;
   // Recompute the cached newest key/expiry and earliest expiry after a
   // change that may have moved them.
   void RefreshCaches();

@@ -8,6 +8,8 @@
 //   rows        capacity x 24 bytes: ts, activity id, actor
 //   expires_at  capacity x i64, only in a chunk with an expiry column
 //   group       capacity x u64, only in a grouped timeline's chunks
+//   kind        capacity x u8 rounded up to 8 bytes, only in a chunk that
+//               has held an entry of a kind other than 0
 //
 // An entry's fields sit together in one row, so that a put into a cold
 // timeline (a fan-out writes to thousands) touches one line of the chunk
@@ -22,6 +24,10 @@
 // its entries and no expiry column. The second entry decides which of the
 // two the chunk keeps; the first entry that fits neither makes the timeline
 // reallocate the chunk with the column.
+//
+// Kinds. A chunk whose entries are all of kind 0 (every entry, in a
+// program that uses no kinds) has no kind column; the first entry of
+// another kind makes the timeline reallocate the chunk with one.
 //
 // Thread safety: none; the owning Timeline's rules apply.
 #ifndef FEEDCORE_SRC_TIMELINE_TIMELINE_CHUNK_H_
@@ -52,19 +58,20 @@ struct TimelineChunk {
   uint8_t has_expiry_column;
   uint8_t grouped;      // has a group column
   uint8_t same_expiry;  // without an expiry column: see `shared`
-  uint8_t unused;
+  uint8_t has_kind_column;
   // Without an expiry column: every entry's expires_at - ts, or with
   // `same_expiry` every entry's expires_at.
   Micros shared;
   TimelineChunk* next[1];  // `height` of them
 
   static size_t Bytes(int height, int capacity, bool expiry_column,
-                      bool grouped) {
+                      bool grouped, bool kind_column) {
     const size_t columns = (expiry_column ? 1 : 0) + (grouped ? 1 : 0);
+    const size_t slots = static_cast<size_t>(capacity);
     return offsetof(TimelineChunk, next) +
            sizeof(TimelineChunk*) * static_cast<size_t>(height) +
-           (sizeof(TimelineRow) + sizeof(int64_t) * columns) *
-               static_cast<size_t>(capacity);
+           (sizeof(TimelineRow) + sizeof(int64_t) * columns) * slots +
+           (kind_column ? (slots + 7) & ~size_t{7} : 0);
   }
   // What a chunk takes from the arena: past 128 bytes its size is rounded
   // up to 64 bytes (NewChunk fills the rounding with slots), so that
@@ -73,8 +80,8 @@ struct TimelineChunk {
     return bytes <= 128 ? bytes : (bytes + 63) & ~size_t{63};
   }
   size_t bytes() const {
-    return AllocationBytes(
-        Bytes(height, capacity, has_expiry_column != 0, grouped != 0));
+    return AllocationBytes(Bytes(height, capacity, has_expiry_column != 0,
+                                 grouped != 0, has_kind_column != 0));
   }
   int count() const { return end - begin; }
   bool full() const { return begin == 0 && end == capacity; }
@@ -98,6 +105,21 @@ struct TimelineChunk {
   const GroupKey* group() const {
     return reinterpret_cast<const GroupKey*>(rows() + capacity) +
            (has_expiry_column ? capacity : 0);
+  }
+
+  // Only with has_kind_column.
+  ActivityKind* kind_column() {
+    return reinterpret_cast<ActivityKind*>(rows() + capacity) +
+           sizeof(int64_t) * capacity *
+               ((has_expiry_column ? 1 : 0) + (grouped ? 1 : 0));
+  }
+  const ActivityKind* kind_column() const {
+    return reinterpret_cast<const ActivityKind*>(rows() + capacity) +
+           sizeof(int64_t) * capacity *
+               ((has_expiry_column ? 1 : 0) + (grouped ? 1 : 0));
+  }
+  ActivityKind kind(int slot) const {
+    return has_kind_column ? kind_column()[slot] : ActivityKind{0};
   }
 
   EntryKey key(int slot) const {

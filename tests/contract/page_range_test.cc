@@ -137,20 +137,30 @@ TEST_CASE("FinishPage cuts the extra entry and continues after the last") {
     entry.activity_id = id;
     page.entries.push_back(entry);
   }
-  FinishPage(FeedType::kWorld, 0, ReadOrder::kNewestFirst, 5, &page);
+  ReadOptions read;
+  read.limit = 5;
+  FinishPage(FeedType::kWorld, 0, read, &page);
   CHECK(page.entries.size() == 5);
   CHECK(page.next_cursor.empty());
 
-  FinishPage(FeedType::kWorld, 0, ReadOrder::kNewestFirst, 4, &page);
+  read.limit = 4;
+  read.kinds = KindFilter::Except({3});
+  FinishPage(FeedType::kWorld, 0, read, &page);
   REQUIRE(page.entries.size() == 4);
   absl::StatusOr<TimelineCursor> next = DecodeTimelineCursor(page.next_cursor);
   REQUIRE(next.ok());
   CHECK(next->ts == 100);
   CHECK(next->activity_id == 2);
   CHECK(next->feed == static_cast<uint8_t>(FeedType::kWorld));
+  CHECK(next->kinds == read.kinds.kinds);
   ReadOptions options;
   options.cursor = page.next_cursor;
+  options.kinds = read.kinds;
   CHECK(Resolve(options, FeedType::kWorld, 0).hi == EntryKey{100, 1});
+  // The cursor continues only a read of the same kinds.
+  options.kinds = {};
+  CHECK(absl::IsInvalidArgument(
+      ResolvePageRange(FeedType::kWorld, 0, options, 10).status()));
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ struct Session {
   std::optional<Micros> min_ts, max_ts;
   std::string cursor;
   Key last;
+  uint64_t kinds = KindFilter::kEveryKind;
 };
 
 class Runner {
@@ -110,7 +111,8 @@ class Runner {
   // How often the run reached each kind of event it exists to test.
   struct Coverage {
     uint64_t replaced = 0, rejected = 0, trimmed = 0, evicted = 0,
-             hidden_expired = 0, walks_finished = 0, removed = 0, invalid = 0;
+             hidden_expired = 0, walks_finished = 0, removed = 0, invalid = 0,
+             filtered_reads = 0;
     void Add(const Coverage& o) {
       replaced += o.replaced;
       rejected += o.rejected;
@@ -120,11 +122,13 @@ class Runner {
       walks_finished += o.walks_finished;
       removed += o.removed;
       invalid += o.invalid;
+      filtered_reads += o.filtered_reads;
     }
   };
   Coverage coverage() const {
-    return {sum_replaced_,   sum_rejected_,   sum_trimmed_, evicted_,
-            hidden_expired_, walks_finished_, removed_,     invalid_};
+    return {sum_replaced_, sum_rejected_,   sum_trimmed_,
+            evicted_,      hidden_expired_, walks_finished_,
+            removed_,      invalid_,        filtered_reads_};
   }
 
  private:
@@ -140,7 +144,19 @@ class Runner {
     const Micros ts = (rng_() % 4 != 0)
                           ? head_ - static_cast<Micros>(rng_() % 20)
                           : static_cast<Micros>(rng_() % (head_ + 1));
-    return {std::max<Micros>(ts, 0), rng_() % 4, rng_() % 1000};
+    TimelineEntry e{std::max<Micros>(ts, 0), rng_() % 4, rng_() % 1000};
+    // Half of kind 0, so that chunks without a kind column meet entries
+    // that need one.
+    if (rng_() % 2 == 0) e.kind = static_cast<ActivityKind>(rng_() % 4);
+    return e;
+  }
+
+  // The kinds a read keeps: mostly every kind, else a random set among the
+  // kinds drawn (never empty), sometimes written as an exception.
+  uint64_t Kinds() {
+    if (rng_() % 3 != 0) return KindFilter::kEveryKind;
+    const uint64_t some = 1 + rng_() % 15;  // of kinds 0..3
+    return rng_() % 2 ? some : ~some;
   }
 
   InsertOptions Options() {
@@ -256,28 +272,30 @@ class Runner {
   Page ReadAndCompare(EntityId owner, ReadOrder order,
                       std::optional<Micros> min_ts,
                       std::optional<Micros> max_ts, const std::string& cursor,
-                      std::optional<Key> after) {
+                      std::optional<Key> after, uint64_t kinds) {
     ReadOptions r;
     r.limit = 1 + rng_() % config_.max_page_size;
     r.order = order;
     r.min_ts = min_ts;
     r.max_ts = max_ts;
     r.cursor = cursor;
+    r.kinds.kinds = kinds;
     const std::vector<StoredEntry> visible =
         model_.Read(testing::Feed::kTimeline, owner, order, min_ts, max_ts,
-                    after, clock_->Now(), false);
+                    after, clock_->Now(), false, kinds);
     hidden_expired_ += model_
                            .Read(testing::Feed::kTimeline, owner, order, min_ts,
-                                 max_ts, after, kNoExpiry, false)
+                                 max_ts, after, kNoExpiry, false, kinds)
                            .size() -
                        visible.size();
+    if (kinds != KindFilter::kEveryKind) ++filtered_reads_;
     const absl::StatusOr<Page> page = engine_->ReadTimeline(owner, r);
     INFO("ReadTimeline owner="
          << owner << " limit=" << r.limit
          << " oldest_first=" << (order == ReadOrder::kOldestFirst) << " min_ts="
          << (min_ts ? *min_ts : -1) << " max_ts=" << (max_ts ? *max_ts : -1)
          << " after=" << (after ? after->first : -1) << "/"
-         << (after ? after->second : 0));
+         << (after ? after->second : 0) << " kinds=" << kinds);
     REQUIRE_MESSAGE(page.ok(), page.status());
     const std::vector<StoredEntry> want(
         visible.begin(),
@@ -294,17 +312,19 @@ class Runner {
               std::nullopt,
               std::nullopt,
               "",
-              {}};
+              {},
+              Kinds()};
     RandomWindow(&s.min_ts, &s.max_ts);
     what_ = "read";
-    Page page =
-        ReadAndCompare(owner, s.order, s.min_ts, s.max_ts, "", std::nullopt);
+    Page page = ReadAndCompare(owner, s.order, s.min_ts, s.max_ts, "",
+                               std::nullopt, s.kinds);
     const int mode = static_cast<int>(rng_() % 3);
     // Follow the cursors to the end now, keep the walk open, or drop it.
     while (mode == 0 && !page.next_cursor.empty()) {
       const StoredEntry& last = page.entries.back();
-      page = ReadAndCompare(owner, s.order, s.min_ts, s.max_ts,
-                            page.next_cursor, Key{last.ts, last.activity_id});
+      page =
+          ReadAndCompare(owner, s.order, s.min_ts, s.max_ts, page.next_cursor,
+                         Key{last.ts, last.activity_id}, s.kinds);
     }
     if (mode == 1 && !page.next_cursor.empty()) {
       s.cursor = page.next_cursor;
@@ -319,8 +339,8 @@ class Runner {
     const size_t i = rng_() % sessions_.size();
     Session& s = sessions_[i];
     what_ = "continue a walk";
-    const Page page =
-        ReadAndCompare(s.owner, s.order, s.min_ts, s.max_ts, s.cursor, s.last);
+    const Page page = ReadAndCompare(s.owner, s.order, s.min_ts, s.max_ts,
+                                     s.cursor, s.last, s.kinds);
     if (page.next_cursor.empty()) {
       ++walks_finished_;
       sessions_.erase(sessions_.begin() + static_cast<long>(i));
@@ -351,7 +371,34 @@ class Runner {
   void DoInvalid() {
     const EntityId owner = Owner();
     absl::Status s;
-    switch (rng_() % 8) {
+    switch (rng_() % 11) {
+      case 8: {
+        what_ = "Insert with a kind above kMaxActivityKind";
+        TimelineEntry e = Entry();
+        e.kind = static_cast<ActivityKind>(kMaxActivityKind + 1 + rng_() % 8);
+        s = engine_->Insert(owner, e).status();
+        break;
+      }
+      case 9: {
+        what_ = "ReadTimeline keeping no kind, or naming a kind too large";
+        ReadOptions r;
+        r.kinds = rng_() % 2 ? KindFilter::Only({}) : KindFilter::Only({64});
+        s = engine_->ReadTimeline(owner, r).status();
+        break;
+      }
+      case 10: {
+        if (sessions_.empty()) return;
+        what_ = "ReadTimeline with a cursor of other kinds";
+        const Session& session = sessions_[rng_() % sessions_.size()];
+        ReadOptions r;
+        r.order = session.order;
+        r.cursor = session.cursor;
+        r.kinds.kinds = session.kinds == KindFilter::kEveryKind
+                            ? 1
+                            : KindFilter::kEveryKind;
+        s = engine_->ReadTimeline(session.owner, r).status();
+        break;
+      }
       case 0: {
         what_ = "Insert with negative ts";
         TimelineEntry e = Entry();
@@ -463,6 +510,7 @@ class Runner {
   uint64_t walks_finished_ = 0;
   uint64_t removed_ = 0;
   uint64_t invalid_ = 0;
+  uint64_t filtered_reads_ = 0;
   int step_ = 0;
   std::string what_ = "start";
 };
@@ -496,6 +544,7 @@ TEST_CASE("random operations match the reference model") {
     CHECK(total.walks_finished > 0);
     CHECK(total.removed > 0);
     CHECK(total.invalid > 0);
+    CHECK(total.filtered_reads > 0);
   }
 }
 

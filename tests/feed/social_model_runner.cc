@@ -270,6 +270,7 @@ Activity Runner::NewActivity() {
     a.verb = rng_() % kVerbs;
     a.object = rng_() % kObjects;
   }
+  if (kind_rng_() % 2 == 0) a.kind = static_cast<ActivityKind>(kind_rng_() % 3);
   return a;
 }
 
@@ -282,6 +283,9 @@ void Runner::DoPublish() {
       a.actor = known->second.actor;
       a.ts = known->second.ts;
       a.payload = known->second.payload;
+      // Now and then of another kind: refused as another activity.
+      a.kind = static_cast<ActivityKind>(known->second.kind +
+                                         (kind_rng_() % 8 == 0 ? 1 : 0));
     }
   } else if (kind < 14) {
     if (auto known = AnyKnown()) {  // a different activity, same id
@@ -412,7 +416,8 @@ void Runner::ReadPage(Session& s) {
                       << (s.order == ReadOrder::kOldestFirst) << " min_ts "
                       << (s.min_ts ? *s.min_ts : -1) << " max_ts "
                       << (s.max_ts ? *s.max_ts : -1) << " hydrate " << s.hydrate
-                      << " after " << (s.last[k] ? s.last[k]->first : -1) << "/"
+                      << " kinds " << s.kinds << " after "
+                      << (s.last[k] ? s.last[k]->first : -1) << "/"
                       << (s.last[k] ? s.last[k]->second : 0));
     ReadOptions r;
     r.limit = limit;
@@ -421,9 +426,10 @@ void Runner::ReadPage(Session& s) {
     r.max_ts = s.max_ts;
     r.hydrate = s.hydrate;
     r.cursor = s.cursor[k];
+    r.kinds.kinds = s.kinds;
     const std::vector<StoredEntry> visible =
         m.model.Read(s.feed, s.owner, s.order, s.min_ts, s.max_ts, s.last[k],
-                     now, s.hydrate);
+                     now, s.hydrate, s.kinds);
     if (k == 0) {
       coverage_.hidden_expired +=
           m.model
@@ -574,6 +580,7 @@ void Runner::DoNewRead() {
   s.order = rng_() % 2 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
   RandomWindow(&s.min_ts, &s.max_ts);
   s.hydrate = rng_() % 4 == 0;
+  if (kind_rng_() % 3 == 0) s.kinds = 1 + kind_rng_() % 7;  // of kinds 0..2
   s.cursor.assign(members_.size(), "");
   s.last.assign(members_.size(), std::nullopt);
   s.done.assign(members_.size(), false);

@@ -126,6 +126,8 @@ struct Session {
   ReadOrder order;
   std::optional<Micros> min_ts, max_ts;
   bool hydrate;
+  // The activity kinds a flat read keeps (KindFilter::kinds).
+  uint64_t kinds = KindFilter::kEveryKind;
   bool grouped = false;
   std::vector<std::string> cursor;
   std::vector<std::optional<Key>> last;
@@ -178,6 +180,7 @@ class Runner {
         relation_rng_(seed ^ 0x6d757465),
         inactive_rng_(seed ^ 0x69646c65),
         reaction_rng_(seed ^ 0x6c696b65),
+        kind_rng_(seed ^ 0x6b696e64),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
     // Readers go inactive only as the clock advances: in runs with
     // removals. Those add members whose idle readers are made dormant.
@@ -405,6 +408,9 @@ class Runner {
   std::mt19937_64 inactive_rng_;
   // DoReaction, drawn apart for the same reason.
   std::mt19937_64 reaction_rng_;
+  // Activity kinds and the kinds reads keep, drawn apart for the same
+  // reason.
+  std::mt19937_64 kind_rng_;
   // The activity DoReaction last changed a reaction of: drawn again often,
   // so that reactions pile up on one activity and its reactors take pages.
   ActivityId last_reacted_ = 0;

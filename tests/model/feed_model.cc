@@ -107,7 +107,7 @@ void FeedModel::Insert(EntityId owner, const TimelineEntry& e,
   // Without aggregation the engine drops group keys at insert.
   const GroupKey group = aggregation_.enabled ? e.group : 0;
   Put(timelines_[owner], cap_, {e.ts, e.activity_id},
-      {e.actor, expires_at, group}, r);
+      {e.actor, expires_at, group, e.kind}, r);
 }
 
 bool FeedModel::Remove(EntityId owner, Key key) {
@@ -127,7 +127,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
                                                  const PublishOptions& options,
                                                  Micros now) {
   if (a.ts < 0 || a.payload.size() > max_payload_bytes_ || a.ttl < 0 ||
-      a.ttl > kMaxTtl) {
+      a.ttl > kMaxTtl || a.kind > kMaxActivityKind) {
     return absl::InvalidArgumentError("refused activity");
   }
   if (options.notify.size() > kMaxNotifyRecipients ||
@@ -139,7 +139,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
     if (stored.retracted) {
       return absl::FailedPreconditionError("retracted id");
     }
-    if (stored.actor != a.actor || stored.ts != a.ts ||
+    if (stored.actor != a.actor || stored.ts != a.ts || stored.kind != a.kind ||
         (stored.edited_at == 0 && stored.payload != a.payload)) {
       return absl::AlreadyExistsError("another activity under this id");
     }
@@ -151,12 +151,13 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   stored.expires_at = now + (a.ttl == 0 ? default_ttl_ : a.ttl);
   stored.payload = a.payload;
   stored.group = TimelineGroupOf(a);
+  stored.kind = a.kind;
   const std::set<EntityId> recipients(options.notify.begin(),
                                       options.notify.end());
   stored.recipients.assign(recipients.begin(), recipients.end());
 
   const Key key{a.ts, a.id};
-  const Value value{a.actor, stored.expires_at, stored.group};
+  const Value value{a.actor, stored.expires_at, stored.group, a.kind};
   InsertResult ignored;
   Put(own_[a.actor], cap_, key, value, &ignored);
   Put(world_, world_cap_, key, value, &ignored);
@@ -177,7 +178,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
         notification_options_.aggregated ? aggregation_.group_key(a) : 0;
     for (const EntityId user : stored.recipients) {
       if (HidesInNotifications(user, a.actor, now)) continue;
-      Notify(user, key, {a.actor, stored.expires_at, note_group});
+      Notify(user, key, {a.actor, stored.expires_at, note_group, a.kind});
       ++r.notified;
     }
   }
@@ -400,11 +401,12 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
                                          std::optional<Micros> min_ts,
                                          std::optional<Micros> max_ts,
                                          std::optional<Key> after, Micros now,
-                                         bool hydrate) const {
+                                         bool hydrate, uint64_t kinds) const {
   const FeedMap& seen = feed(which, owner);
   std::vector<StoredEntry> out;
   auto visit = [&](const Key& k, const Value& v) {
     if (v.expires_at <= now) return;
+    if (((kinds >> v.kind) & 1) == 0) return;
     if (min_ts && k.first < *min_ts) return;
     if (max_ts && k.first > *max_ts) return;
     if (after) {
@@ -413,7 +415,7 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
     }
     out.push_back({k.first, k.second, v.actor, v.expires_at, v.group,
                    hydrate ? Payload(k.second) : std::string(),
-                   hydrate ? EditedAt(k.second) : 0});
+                   hydrate ? EditedAt(k.second) : 0, v.kind});
   };
   if (order == ReadOrder::kNewestFirst) {
     for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
@@ -507,13 +509,14 @@ double FeedModel::Score(const RankFormula& f, const ActivityCounters& c,
 
 FeedModel::RankedResult FeedModel::Ranked(
     EntityId owner, const RankFormula& formula, size_t window, size_t limit,
-    const std::optional<RankedPlace>& after, Micros now, bool hydrate) const {
+    const std::optional<RankedPlace>& after, Micros now, bool hydrate,
+    uint64_t kinds) const {
   const Micros start = after ? after->start : now;
   std::vector<RankedEntry> all;
   for (const StoredEntry& e :
        Read(Feed::kTimeline, owner, ReadOrder::kNewestFirst, std::nullopt,
             after ? std::optional<Micros>(start) : std::nullopt, std::nullopt,
-            now, hydrate)) {
+            now, hydrate, kinds)) {
     if (all.size() == window) break;
     RankedEntry r{e, {}, 0};
     std::optional<Micros> changed;
@@ -636,7 +639,8 @@ std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
                                   value.expires_at,
                                   value.group,
                                   {},
-                                  0});
+                                  0,
+                                  value.kind});
   }
   std::vector<FeedGroup> groups =
       ReferenceGroups(std::move(entries), aggregation_.max_group_actors,

@@ -113,6 +113,7 @@ class FeedModel {
     EntityId actor = 0;
     Micros expires_at = 0;
     GroupKey group = 0;
+    ActivityKind kind = 0;
   };
   // Oldest first.
   using FeedMap = std::map<Key, Value>;
@@ -124,6 +125,7 @@ class FeedModel {
     Micros expires_at = 0;
     std::string payload;
     GroupKey group = 0;  // its timeline entries' key
+    ActivityKind kind = 0;
     bool retracted = false;
     std::vector<EntityId> recipients;  // of its notifications, distinct
     ActivityCounters counters = {};
@@ -225,12 +227,14 @@ class FeedModel {
   // --- Reads ---
 
   // The visible entries of a feed at `now` in `order`, within the window,
-  // strictly after `after` in that order; with the payload when `hydrate`.
+  // strictly after `after` in that order, of the kinds `kinds` keeps
+  // (KindFilter::kinds); with the payload when `hydrate`.
   std::vector<StoredEntry> Read(Feed feed, EntityId owner, ReadOrder order,
                                 std::optional<Micros> min_ts,
                                 std::optional<Micros> max_ts,
                                 std::optional<Key> after, Micros now,
-                                bool hydrate) const;
+                                bool hydrate,
+                                uint64_t kinds = KindFilter::kEveryKind) const;
 
   // Every visible entry of `owner`'s timeline, newest first.
   std::vector<StoredEntry> Timeline(EntityId owner, Micros now) const {
@@ -305,11 +309,12 @@ class FeedModel {
   // `after` is unset (the walk starts at `now`). The window is the newest
   // `window` visible entries, on later pages among those dated at or
   // before the start, leaving out entries whose counters changed at or
-  // after the start; the page holds the best `limit` of the window below
-  // `after` by (score, key).
+  // after the start, and entries of kinds `kinds` leaves out; the page
+  // holds the best `limit` of the window below `after` by (score, key).
   RankedResult Ranked(EntityId owner, const RankFormula& formula, size_t window,
                       size_t limit, const std::optional<RankedPlace>& after,
-                      Micros now, bool hydrate) const;
+                      Micros now, bool hydrate,
+                      uint64_t kinds = KindFilter::kEveryKind) const;
 
   // --- Notifications ---
 

@@ -64,6 +64,9 @@ std::vector<StoredEntry> FeedModel::Pinned(EntityId owner, Micros now,
     e.activity_id = pin.key.second;
     e.actor = owner;
     e.expires_at = pin.expires_at;
+    if (auto a = activities_.find(e.activity_id); a != activities_.end()) {
+      e.kind = a->second.kind;
+    }
     if (hydrate) {
       e.payload = Payload(e.activity_id);
       e.edited_at = EditedAt(e.activity_id);
