@@ -30,12 +30,9 @@ absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
     } else if (IsKeyword(word, "NAMES")) {
       names = true;
     } else if (ParseEntryField(word, fields)) {
-    } else if ((IsKeyword(word, "KINDS") || IsKeyword(word, "EXCEPTKINDS")) &&
-               has_value) {
-      absl::StatusOr<KindFilter> kinds =
-          ParseKindList(args[++i], IsKeyword(word, "EXCEPTKINDS"));
-      if (!kinds.ok()) return kinds.status();
-      options.kinds = *kinds;
+    } else if (absl::Status bad;
+               ParseKindsOption(args, i, options.kinds, bad)) {
+      if (!bad.ok()) return bad;
     } else if (IsKeyword(word, "LIMIT") && has_value) {
       absl::StatusOr<int64_t> limit = ParseInt64InRange(
           args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));

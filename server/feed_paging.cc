@@ -47,22 +47,31 @@ bool ParseEntryField(const std::string& word, EntryFields& fields) {
   return true;
 }
 
-absl::StatusOr<KindFilter> ParseKindList(const std::string& list, bool except) {
-  const char* option = except ? "EXCEPTKINDS" : "KINDS";
-  uint64_t kinds = 0;
+bool ParseKindsOption(absl::Span<const std::string> args, size_t& i,
+                      KindFilter& kinds, absl::Status& error) {
+  const bool except = IsKeyword(args[i], "EXCEPTKINDS");
+  if ((!except && !IsKeyword(args[i], "KINDS")) || i + 1 >= args.size()) {
+    return false;
+  }
+  const std::string& list = args[++i];
+  uint64_t bits = 0;
   for (absl::string_view part : absl::StrSplit(list, ',')) {
     int kind = 0;
-    if (!absl::SimpleAtoi(part, &kind) || kind < 0 || kind > kMaxActivityKind ||
-        part.empty() || !absl::ascii_isdigit(part.front())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(option, " takes activity kinds 0..", kMaxActivityKind,
+    // SimpleAtoi takes a sign and spaces; a list has digits only.
+    if (part.empty() || !absl::ascii_isdigit(part.front()) ||
+        !absl::ascii_isdigit(part.back()) || !absl::SimpleAtoi(part, &kind) ||
+        kind > kMaxActivityKind) {
+      error = absl::InvalidArgumentError(
+          absl::StrCat(except ? "EXCEPTKINDS" : "KINDS",
+                       " takes activity kinds 0..", kMaxActivityKind,
                        " separated by commas, e.g. 0,2; got ", Quote(list)));
+      return true;
     }
-    kinds |= uint64_t{1} << kind;
+    bits |= uint64_t{1} << kind;
   }
-  KindFilter filter;
-  filter.kinds = except ? ~kinds : kinds;
-  return filter;
+  kinds.kinds = except ? ~bits : bits;
+  error = absl::OkStatus();
+  return true;
 }
 
 bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "command_table.h"
 #include "feed_entities.h"
 #include "feedcore/options.h"
@@ -50,10 +51,12 @@ size_t EntryReplySize(EntryFields fields);
 // false for any other word.
 bool ParseEntryField(const std::string& word, EntryFields& fields);
 
-// The kinds a read keeps, from the value of its KINDS option (`except`
-// false: only these) or EXCEPTKINDS (every kind but these): kinds 0..63
-// separated by commas. InvalidArgument for anything else.
-absl::StatusOr<KindFilter> ParseKindList(const std::string& list, bool except);
+// For a read's `KINDS list` (only these kinds) or `EXCEPTKINDS list`
+// (every kind but these) at args[i], a list of kinds 0..63 separated by
+// commas: sets `kinds` (or `error`, InvalidArgument for a bad list), moves
+// i to the list and returns true; false for any other word.
+bool ParseKindsOption(absl::Span<const std::string> args, size_t& i,
+                      KindFilter& kinds, absl::Status& error);
 
 // A list command's arguments, `entity [LIMIT n] [CURSOR c] [NAMES]`.
 struct ListCall {

@@ -390,7 +390,7 @@ TEST_CASE("KIND, KINDS and EXCEPTKINDS: activity kinds over the protocol") {
                             "p", "KIND", kind}),
                      "-ERR "));
   }
-  for (const char* list : {"", "1,,2", "64", "a", "1,+2", "0, 1"}) {
+  for (const char* list : {"", "1,,2", "64", "a", "1,+2", "0, 1", "1 "}) {
     INFO(list);
     CHECK(StartsWith(f.Run({"FEED.READ", "1", "KINDS", list}),
                      "-ERR KINDS takes activity kinds 0..63"));

@@ -49,7 +49,8 @@ std::vector<ChangeRecordPtr> AllRecords(ChangeStream& stream) {
 // Every activity's counters (or the error's code), and two pages of one
 // ranked walk of reader 1: the second leaves out what changed at or after
 // the walk's start.
-std::vector<std::string> Describe(InProcessFeedEngine& engine, const std::string& walk) {
+std::vector<std::string> Describe(InProcessFeedEngine& engine,
+                                  const std::string& walk) {
   std::vector<std::string> lines;
   for (ActivityId id = 1; id <= kActivities; ++id) {
     const absl::StatusOr<ActivityCounters> c = engine.GetCounters(id);
@@ -130,17 +131,7 @@ TEST_CASE("counters and their change times reach a replica and a file") {
     CHECK(Describe((*replica)->engine(), walk) == want);
   }
   SUBCASE("the records survive a change file") {
-    {
-      std::unique_ptr<ChangeFileWriter> writer =
-          ChangeFileWriter::Open(changes.path).value();
-      REQUIRE(writer->Append(records).ok());
-      REQUIRE(writer->Sync().ok());
-    }
-    const ChangeFileContents read = ReadChangeFile(changes.path).value();
-    REQUIRE(read.records.size() == records.size());
-    for (size_t i = 0; i < records.size(); ++i) {
-      CHECK(read.records[i] == *records[i]);
-    }
+    testing::CheckChangeFileRoundTrip(changes.path, records);
   }
   SUBCASE("a snapshot alone keeps counters and change times") {
     TempPath later("ranked-later");

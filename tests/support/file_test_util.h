@@ -1,7 +1,8 @@
 // File helpers for tests of on-disk formats: a per-process temporary path
 // and a temporary directory removed at the end of their scope, whole-file reads
-// and writes, crash images of a directory, and a scope in which writes past a
-// file size fail with EFBIG (as on a full disk).
+// and writes, crash images of a directory, a scope in which writes past a
+// file size fail with EFBIG (as on a full disk), and a change file's round
+// trip.
 #ifndef FEEDCORE_TESTS_FILE_TEST_UTIL_H_
 #define FEEDCORE_TESTS_FILE_TEST_UTIL_H_
 
@@ -15,8 +16,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <system_error>
+#include <vector>
+
+#include "feedcore/change_file.h"
+#include "feedcore/change_stream.h"
 
 namespace feedcore::testing {
 
@@ -106,6 +112,23 @@ class FileSizeLimit {
   struct rlimit old_limit_;
   struct sigaction old_action_;
 };
+
+// Writes `records` to a new change file at `path` and checks that reading
+// it back gives the same records in the same order.
+inline void CheckChangeFileRoundTrip(
+    const std::string& path, const std::vector<ChangeRecordPtr>& records) {
+  {
+    std::unique_ptr<ChangeFileWriter> writer =
+        ChangeFileWriter::Open(path).value();
+    REQUIRE(writer->Append(records).ok());
+    REQUIRE(writer->Sync().ok());
+  }
+  const ChangeFileContents read = ReadChangeFile(path).value();
+  REQUIRE(read.records.size() == records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    CHECK(read.records[i] == *records[i]);
+  }
+}
 
 }  // namespace feedcore::testing
 
