@@ -250,7 +250,8 @@ class FEEDCORE_EXPORT FeedEngine {
   }
 
   // Puts `entry` into `owner`'s timeline. An existing entry with the same
-  // `(ts, activity_id)` is overwritten (actor and expiry), never duplicated.
+  // `(ts, activity_id)` is overwritten (actor, kind and expiry), never
+  // duplicated. InvalidArgument for ts < 0 or a kind above kMaxActivityKind.
   // O(1) expected when the entry is newer than everything in a timeline
   // below its cap, O(log n) otherwise. InsertFanout with one owner.
   absl::StatusOr<InsertResult> Insert(EntityId owner,
@@ -281,8 +282,10 @@ class FEEDCORE_EXPORT FeedEngine {
   // One page of `owner`'s timeline: its materialized entries merged with
   // the own feeds of the hybrid (merged-at-read) actors it follows. An
   // unknown owner reads as empty. `InvalidArgument` for a limit of 0 or
-  // above `max_page_size`, an inverted time window, or a cursor that is
-  // malformed, or was made by another feed or for the other order.
+  // above `max_page_size`, an inverted time window, a kind filter that
+  // keeps no kind or names one above kMaxActivityKind, or a cursor that is
+  // malformed, or was made by another feed, for the other order or for
+  // other kinds.
   virtual absl::StatusOr<Page> ReadTimeline(
       EntityId owner, const ReadOptions& options) const = 0;
 
@@ -387,13 +390,14 @@ class FEEDCORE_EXPORT FeedEngine {
   // the world feed, every follower's timeline and the notification feed of
   // every entity in `options.notify`, taking each target shard's lock once
   // for its whole group of followers. Re-publishing the same activity (same
-  // id, actor, ts and payload; the ttl is not compared) is a no-op
+  // id, actor, ts, kind and payload; the ttl is not compared) is a no-op
   // (`created` false), `notify` included. Followers of a merged-at-read
   // actor get no copy and no `on_delivery` call; they see it through the
   // merge (an activity older than a follower's merge boundary is copied to
   // that follower: see the top of this file). Errors, all before anything
-  // changes: InvalidArgument (ts < 0, ttl out of range, payload too large, more
-  // than kMaxNotifyRecipients in `notify`), Unimplemented (a non-empty `notify`
+  // changes: InvalidArgument (ts < 0, ttl out of range, kind above
+  // kMaxActivityKind, payload too large, more than kMaxNotifyRecipients in
+  // `notify`), Unimplemented (a non-empty `notify`
   // on an engine without notifications()), AlreadyExists (the id belongs to a
   // different activity), FailedPrecondition (the id was retracted),
   // ResourceExhausted (asynchronous fan-out, queue full, and
