@@ -1,6 +1,7 @@
 // FeedModel's reactions (feed_model.h): a map per activity, notices as
 // activities of their own in the actor's notification feed.
 #include <algorithm>
+#include <limits>
 
 #include "feedcore/feed_facets.h"
 #include "model/feed_model.h"
@@ -27,6 +28,11 @@ absl::StatusOr<ReactionResult> FeedModel::React(EntityId user, ActivityId id,
   if (a.reactions.contains(who)) {
     r.counters = a.counters;
     return r;
+  }
+  // A counter at the int64 bound cannot count one more (the engine's
+  // InvalidArgument, changing nothing).
+  if (a.counters[kind] == std::numeric_limits<int64_t>::max()) {
+    return absl::InvalidArgumentError("counter at the int64 maximum");
   }
   const ActivityId notice = a.actor == user ? 0 : options.notice_id;
   a.reactions[who] = {now, notice};
@@ -73,6 +79,9 @@ absl::StatusOr<ReactionResult> FeedModel::Unreact(EntityId user, ActivityId id,
   if (it == a.reactions.end()) {
     r.counters = a.counters;
     return r;
+  }
+  if (a.counters[kind] == std::numeric_limits<int64_t>::min()) {
+    return absl::InvalidArgumentError("counter at the int64 minimum");
   }
   const ActivityId notice = it->second.second;
   a.reactions.erase(it);
