@@ -27,7 +27,8 @@ feedcore_fuzz_target(NAME api_sequence_fuzzer
   SOURCES api_sequence_fuzzer.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_relations.cc)
 # The RESP parser of feedcore-server (server/), compiled into the target
 # itself so that it carries the same instrumentation.
 feedcore_fuzz_target(NAME resp_parser_fuzzer
@@ -55,4 +56,5 @@ feedcore_fuzz_target(NAME social_sequence_fuzzer
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_relations.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_reactions.cc)

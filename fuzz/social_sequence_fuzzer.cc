@@ -238,10 +238,21 @@ class Driver {
     const auto [follower, followee] = c_.Pair();
     FollowOptions options;
     const size_t backfill = c_.DrawBackfill(options);
-    const bool refused = c_.model.EitherBlocks(follower, followee);
+    // Some follows deliver only some of the kinds drawn (0..2).
+    std::optional<uint64_t> kinds;
+    if (c_.in.Below(3) == 0) {
+      kinds = 1 + c_.in.Below(7);
+      options.kinds = KindFilter::Only({});
+      options.kinds->kinds = *kinds;
+    }
+    const bool refused =
+        c_.model.EitherBlocks(follower, followee) ||
+        c_.model.FollowsWithOtherKinds(follower, followee, kinds);
     const uint64_t records = c_.Records();
     const FollowResult want =
-        c_.model.Follow(follower, followee, backfill, c_.Now());
+        refused
+            ? FollowResult{}
+            : c_.model.Follow(follower, followee, backfill, c_.Now(), kinds);
     const absl::StatusOr<FollowResult> got =
         c_.engine->Follow(follower, followee, options);
     if (refused) {

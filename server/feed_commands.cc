@@ -114,7 +114,7 @@ void FeedWorld(CommandCall& call) {
   ReplyPage(call, call.server->feeds->ReadWorld(options), names, fields);
 }
 
-// FEED.FOLLOW follower followee [BACKFILL n]
+// FEED.FOLLOW follower followee [BACKFILL n] [KINDS list | EXCEPTKINDS list]
 void FeedFollow(CommandCall& call) {
   absl::StatusOr<EntityArgument> follower =
       EntityArgument::Parse(call.args[1], "follower");
@@ -123,6 +123,8 @@ void FeedFollow(CommandCall& call) {
       EntityArgument::Parse(call.args[2], "followee");
   if (!followee.ok()) return ReplyError(call, followee.status());
   FollowOptions options;
+  KindFilter kinds;
+  absl::Status bad;
   for (size_t i = 3; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "BACKFILL") && i + 1 < call.args.size()) {
       absl::StatusOr<int64_t> backfill =
@@ -130,6 +132,9 @@ void FeedFollow(CommandCall& call) {
                             static_cast<int64_t>(kMaxTimelineLengthLimit));
       if (!backfill.ok()) return ReplyError(call, backfill.status());
       options.backfill = static_cast<size_t>(*backfill);
+    } else if (ParseKindsOption(call.args, i, kinds, bad)) {
+      if (!bad.ok()) return ReplyError(call, bad);
+      options.kinds = kinds;
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "arguments.h"
 #include "feed_entities.h"
+#include "feed_paging.h"
 #include "feedcore/options.h"
 #include "feedcore/social.h"
 #include "feedcore/types.h"
@@ -20,6 +21,7 @@ constexpr int64_t kAlreadyFollowing = 0;
 constexpr int64_t kBlocked = -1;
 
 // FEED.FOLLOWMANY follower followee [followee ...] [BACKFILL n]
+//                 [KINDS list | EXCEPTKINDS list]
 // One integer per followee, in order: 1 followed, 0 already followed, -1
 // refused because one of the two blocks the other.
 void FeedFollowMany(CommandCall& call) {
@@ -28,6 +30,8 @@ void FeedFollowMany(CommandCall& call) {
   if (!follower.ok()) return ReplyError(call, follower.status());
   std::vector<EntityArgument> followees;
   FollowOptions options;
+  KindFilter kinds;
+  absl::Status bad;
   for (size_t i = 2; i < call.args.size(); ++i) {
     if (IsKeyword(call.args[i], "BACKFILL") && i + 1 < call.args.size()) {
       absl::StatusOr<int64_t> backfill =
@@ -35,6 +39,11 @@ void FeedFollowMany(CommandCall& call) {
                             static_cast<int64_t>(kMaxTimelineLengthLimit));
       if (!backfill.ok()) return ReplyError(call, backfill.status());
       options.backfill = static_cast<size_t>(*backfill);
+      continue;
+    }
+    if (ParseKindsOption(call.args, i, kinds, bad)) {
+      if (!bad.ok()) return ReplyError(call, bad);
+      options.kinds = kinds;
       continue;
     }
     absl::StatusOr<EntityArgument> followee =

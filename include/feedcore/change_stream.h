@@ -101,7 +101,9 @@ enum class ChangeKind : uint8_t {
   kActivityRetract = 6,
   // The activities `keys[i].activity_id` expired and were dropped.
   kActivityExpire = 7,
-  // `other` became a follower of `entity` (Follow).
+  // `other` became a follower of `entity` (Follow); `score`, as a bit
+  // pattern, the kinds the follow delivers (FollowOptions::kinds) when
+  // fewer than every kind, else 0.
   kFollowerAdd = 8,
   // `other` stopped following `entity` (Unfollow); `merged_at_read` when
   // it kept its history (UnfollowOptions::keep_history): Retract still
@@ -109,7 +111,8 @@ enum class ChangeKind : uint8_t {
   kFollowerRemove = 9,
   // `entity` now follows `other`; `merged_at_read` when `other`'s activities
   // are merged into `entity`'s reads rather than copied, from the boundary
-  // `keys[0]` on (the oldest key of `other` the reads show).
+  // `keys[0]` on (the oldest key of `other` the reads show); `score` as in
+  // kFollowerAdd.
   kFollowingAdd = 10,
   // `entity` no longer follows `other`.
   kFollowingRemove = 11,

@@ -105,7 +105,10 @@ struct EngineOptions {
   // oldest entries are trimmed at insert time. Expired entries not yet
   // reclaimed count towards it (trimming takes the oldest, whatever their
   // expiry). A feed rarely pages past a
-  // few hundred items; the cap bounds memory per reader.
+  // few hundred items; the cap bounds memory per reader. An actor's own
+  // feed keeps this many of each kind (Activity::kind), trimming the oldest
+  // of the new entry's kind, so that a follow of some kinds
+  // (FollowOptions::kinds) finds there every entry its copies would hold.
   size_t max_timeline_length = 1000;
 
   // Largest `ReadOptions::limit` accepted, 1..kMaxPageSizeLimit. Bounds the
@@ -209,6 +212,15 @@ struct FollowOptions {
   // Recent activities to copy; unset means EngineOptions::default_backfill.
   // 0..kMaxTimelineLengthLimit (at most max_timeline_length are copied).
   std::optional<size_t> backfill;
+  // The kinds of the followee's activities the follow delivers, to copies,
+  // merged reads and back-fill alike ("hide this account's reposts":
+  // KindFilter::Except({the program's repost kind})); back-fill copies the
+  // newest `backfill` of those kinds. Unset: every kind on a new follow;
+  // following again keeps the follow's kinds. Following again with other
+  // kinds fails with FailedPrecondition and changes nothing (Unfollow, then
+  // Follow, to change them). InvalidArgument for a filter that keeps no
+  // kind or names one above kMaxActivityKind.
+  std::optional<KindFilter> kinds;
 };
 
 enum class FanoutCompletion {

@@ -403,6 +403,16 @@ TEST_CASE("KIND, KINDS and EXCEPTKINDS: activity kinds over the protocol") {
       "-ERR ReadOptions.kinds keeps no kind"));
   CHECK(StartsWith(f.Run({"FEED.OWN", "42", "LIMIT", "10"}),
                    "*2\r\n" + Bulk("0") + "*6\r\n"));
+  // A follow of some kinds: back-fill and later publishes alike.
+  CHECK(f.Run({"FEED.FOLLOW", "2", "42", "EXCEPTKINDS", "1"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.READ", "2"}) ==
+        Page({Entry(6, 42, kStart + 6, "p"), Entry(5, 42, kStart + 5, "p"),
+              Entry(3, 42, kStart + 3, "p"), Entry(2, 42, kStart + 2, "p")}));
+  CHECK(StartsWith(f.Run({"FEED.FOLLOW", "2", "42", "KINDS", "1"}),
+                   "-ERR 2 follows 42 with other kinds already"));
+  CHECK(f.Run({"FEED.FOLLOW", "2", "42"}) == ":0\r\n");
+  CHECK(StartsWith(f.Run({"FEED.FOLLOWMANY", "3", "42", "KINDS", "x"}),
+                   "-ERR KINDS takes activity kinds"));
   // A retry must repeat the kind.
   CHECK(f.Run({"FEED.PUBLISH", "42", "6", std::to_string(kStart + 6), "p",
                "KIND", "0"}) == ":0\r\n");

@@ -344,12 +344,13 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   absl::StatusOr<Page> ReadFeed(FeedType kind, EntityId owner,
                                 const ReadOptions& options) const;
   // The oldest key `owner`'s merged timeline (its `home_size` entries and
-  // the own feeds of `merged` from their boundaries) shows: the newest
-  // max_timeline_length of them, expired ones counted as a timeline's cap
-  // counts them; nullopt when they all fit. O(cap x log(merged)).
+  // the own feeds of `merged` from their boundaries, of the kinds
+  // `merged_kinds` keeps for each) shows: the newest max_timeline_length of
+  // them, expired ones counted as a timeline's cap counts them; nullopt
+  // when they all fit. O(cap x log(merged)).
   std::optional<EntryKey> MergedCapFloor(
-      EntityId owner, size_t home_size,
-      absl::Span<const MergedFollowee> merged) const;
+      EntityId owner, size_t home_size, absl::Span<const MergedFollowee> merged,
+      absl::Span<const uint64_t> merged_kinds) const;
 
   // --- Follow graph (feed_graph.cc) ---
 
@@ -365,14 +366,18 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   void BecomeHybrid(EntityId actor);
   // Follow and FollowMany (feed_graph_batch.cc): every pair of `pairs`
   // followed with back-fill `backfill`, each shard's lock held once per
-  // phase for all the pairs whose edge lives there. REQUIRES: pairs
-  // validated.
-  std::vector<FollowResult> FollowPairs(absl::Span<const FollowPair> pairs,
-                                        size_t backfill);
+  // phase for all the pairs whose edge lives there; a new edge delivers
+  // `kinds` (KindFilter::kinds), an existing one keeps its own, and
+  // FailedPrecondition (nothing changed) when `kinds` is set and differs
+  // from an existing edge's. REQUIRES: pairs validated.
+  absl::StatusOr<std::vector<FollowResult>> FollowPairs(
+      absl::Span<const FollowPair> pairs, size_t backfill,
+      std::optional<uint64_t> kinds);
   // Back-fill of Follow, FollowMany, Unblock and Unmute: copies into the
   // follower of each pair `i` with `wanted[i]` the `backfill` newest
-  // visible entries of the followee's own feed, unless the follower hides
-  // the followee then. Returns the count copied per pair.
+  // visible entries of the followee's own feed of the kinds the follow
+  // delivers, unless the follower hides the followee then. Returns the
+  // count copied per pair.
   std::vector<size_t> BackfillPairs(absl::Span<const FollowPair> pairs,
                                     const std::vector<bool>& wanted,
                                     size_t backfill);
@@ -380,18 +385,22 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   std::vector<UnfollowResult> UnfollowPairs(absl::Span<const FollowPair> pairs,
                                             bool keep_history);
   // Copies into each follower of `pairs` with a `merged_from` boundary the
-  // entries of the followee's own feed from that boundary: Unfollow
-  // keeping the history of a merged followee.
+  // entries of the followee's own feed from that boundary, of the kinds
+  // `merged_kinds` keeps for it: Unfollow keeping the history of a merged
+  // followee.
   void KeepMergedHistory(absl::Span<const FollowPair> pairs,
-                         absl::Span<const std::optional<EntryKey>> merged_from);
+                         absl::Span<const std::optional<EntryKey>> merged_from,
+                         absl::Span<const uint64_t> merged_kinds);
   // The back-fill count a Follow with `options` copies. InvalidArgument
   // for one out of range.
   absl::StatusOr<size_t> BackfillCount(const FollowOptions& options) const;
   // Where a follower starting to merge `actor` now begins: the oldest of
-  // the `count` newest visible entries of its own feed (what back-fill
-  // would copy), or just above everything it published when that is none.
+  // the `count` newest visible entries of its own feed of `kinds` (what
+  // back-fill would copy), or just above everything it published when that
+  // is none.
   EntryKey FollowBoundary(const Shard& shard, const GraphNode& actor_node,
-                          EntityId actor, size_t count, Micros now) const
+                          EntityId actor, size_t count, uint64_t kinds,
+                          Micros now) const
       ABSL_SHARED_LOCKS_REQUIRED(shard.mu());
 
   // --- Publish, fan-out, retract (feed_publish.cc) ---
@@ -411,9 +420,10 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   // The watched timelines (FeedDeliveries) among `actor`'s followers that
   // see its new entry through their merge of it: every follower of a
   // merged-at-read actor (`all`), else the dormant ones; not those muting
-  // it. Sorted. REQUIRES: the actor's shard lock held, `node` its node.
+  // it, nor those whose follow filters out `kind`. Sorted. REQUIRES: the
+  // actor's shard lock held, `node` its node.
   void MergedWatchers(const GraphNode& node, bool all, Micros now,
-                      std::vector<EntityId>* watchers) const;
+                      ActivityKind kind, std::vector<EntityId>* watchers) const;
   // Delivers the job's follower groups: handed to pool tasks and returned
   // at once for an asynchronous plan, else delivered by this thread (with
   // any workers free right now) before returning.

@@ -34,8 +34,12 @@ absl::StatusOr<FollowResult> FeedEngineImpl::FollowInMemory(
   absl::StatusOr<size_t> backfill = BackfillCount(options);
   if (!backfill.ok()) return backfill.status();
   const FollowPair pair{follower, followee};
-  const FollowResult result =
-      FollowPairs(absl::MakeConstSpan(&pair, 1), *backfill)[0];
+  absl::StatusOr<std::vector<FollowResult>> results = FollowPairs(
+      absl::MakeConstSpan(&pair, 1), *backfill,
+      options.kinds.has_value() ? std::optional<uint64_t>(options.kinds->kinds)
+                                : std::nullopt);
+  if (!results.ok()) return results.status();
+  const FollowResult result = (*results)[0];
   if (result.blocked) return BlockedFollow(follower, followee);
   return result;
 }

@@ -44,6 +44,12 @@ ChangeRecord EdgeRecord(ChangeKind kind, EntityId entity, EntityId other,
   return record;
 }
 
+// A follow record's `score`: the kinds the follow delivers, 0 for every
+// kind (a filter keeping none is refused, so 0 never means one).
+int64_t KindsField(uint64_t kinds) {
+  return kinds == KindFilter::kEveryKind ? 0 : static_cast<int64_t>(kinds);
+}
+
 ChangeRecord MergeRecord(ChangeKind kind, EntityId follower, EntityId followee,
                          EntryKey boundary) {
   ChangeRecord record = EdgeRecord(kind, follower, followee, true);
@@ -61,6 +67,13 @@ absl::StatusOr<size_t> FeedEngineImpl::BackfillCount(
       return status;
     }
   }
+  if (options.kinds.has_value()) {
+    if (absl::Status status =
+            ValidateKindFilter(*options.kinds, "FollowOptions.kinds");
+        !status.ok()) {
+      return status;
+    }
+  }
   // More than the cap could not be kept anyway.
   return std::min(options.backfill.value_or(options_.default_backfill),
                   options_.max_timeline_length);
@@ -69,20 +82,21 @@ absl::StatusOr<size_t> FeedEngineImpl::BackfillCount(
 EntryKey FeedEngineImpl::FollowBoundary(const Shard& shard,
                                         const GraphNode& actor_node,
                                         EntityId actor, size_t count,
-                                        Micros now) const {
+                                        uint64_t kinds, Micros now) const {
   if (count > 0) {
     if (const Timeline* own = shard.FindTimeline({actor, FeedType::kOwn})) {
       std::vector<StoredEntry> copied;
       own->Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(),
-                   now, count, &copied);
+                   now, count, &copied, kinds);
       if (!copied.empty()) return copied.back().key();
     }
   }
   return actor_node.MergeBoundaryNow();
 }
 
-std::vector<FollowResult> FeedEngineImpl::FollowPairs(
-    absl::Span<const FollowPair> pairs, size_t backfill) {
+absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowPairs(
+    absl::Span<const FollowPair> pairs, size_t backfill,
+    std::optional<uint64_t> kinds) {
   struct Step {
     uint32_t follower_shard = 0;
     uint32_t followee_shard = 0;
@@ -106,6 +120,23 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
   }
   std::vector<std::unique_lock<std::mutex>> stripes;
   for (const size_t s : stripe_ids) stripes.emplace_back(follow_stripes_[s]);
+  // The stripes keep every edge of these followers as it is now: a follow
+  // of other kinds is refused before anything changes.
+  if (kinds.has_value()) {
+    for (const FollowPair& pair : pairs) {
+      const Shard& shard = ShardOf(pair.follower);
+      ReaderLock lock(&shard.mu());
+      const GraphNode* node = shard.FindNode(pair.follower);
+      if (node != nullptr && node->following.contains(pair.followee) &&
+          node->relations.KindsFollowed(pair.followee) != *kinds) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            pair.follower, " follows ", pair.followee,
+            " with other kinds already; Unfollow, then Follow, to change "
+            "them"));
+      }
+    }
+  }
+  const uint64_t new_kinds = kinds.value_or(KindFilter::kEveryKind);
   for (size_t i = 0; i < n; ++i) {
     results[i].blocked = EitherBlocks(pairs[i].follower, pairs[i].followee);
   }
@@ -127,8 +158,14 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       if (added == nullptr) continue;
       results[i].created = true;
       GraphNode& node = *added;
+      if (new_kinds != KindFilter::kEveryKind) {
+        node.relations.follower_kinds[pair.follower] = new_kinds;
+      }
       if (log_ != nullptr) {
-        shard.LogEdge(ChangeKind::kFollowerAdd, pair.followee, pair.follower);
+        ChangeRecord record = EdgeRecord(ChangeKind::kFollowerAdd,
+                                         pair.followee, pair.follower, false);
+        record.score = KindsField(new_kinds);
+        shard.Log(std::move(record));
       }
       bool merged = node.hybrid || node.becoming_hybrid;
       if (!merged && options_.hybrid_fanout_threshold > 0 &&
@@ -143,7 +180,7 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       if (merged) {
         steps[i].merged = true;
         steps[i].boundary = FollowBoundary(shard, node, pair.followee, backfill,
-                                           options_.clock->Now());
+                                           new_kinds, options_.clock->Now());
       }
     }
   }
@@ -156,6 +193,9 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
       const FollowPair& pair = pairs[i];
       GraphNode& node = shard.Node(pair.follower);
       node.following.insert(pair.followee);
+      if (new_kinds != KindFilter::kEveryKind) {
+        node.relations.follow_kinds[pair.followee] = new_kinds;
+      }
       // Following is reading's first step (EngineOptions::inactive_after).
       if (options_.inactive_after > 0) {
         node.last_read.Store(options_.clock->Now());
@@ -164,11 +204,14 @@ std::vector<FollowResult> FeedEngineImpl::FollowPairs(
         node.AddMerged(pair.followee, steps[i].boundary);
       }
       if (log_ != nullptr) {
-        shard.Log(steps[i].merged
-                      ? MergeRecord(ChangeKind::kFollowingAdd, pair.follower,
-                                    pair.followee, steps[i].boundary)
-                      : EdgeRecord(ChangeKind::kFollowingAdd, pair.follower,
-                                   pair.followee, false));
+        ChangeRecord record =
+            steps[i].merged
+                ? MergeRecord(ChangeKind::kFollowingAdd, pair.follower,
+                              pair.followee, steps[i].boundary)
+                : EdgeRecord(ChangeKind::kFollowingAdd, pair.follower,
+                             pair.followee, false);
+        record.score = KindsField(new_kinds);
+        shard.Log(std::move(record));
       }
     }
   }
@@ -251,9 +294,13 @@ std::vector<size_t> FeedEngineImpl::BackfillPairs(
       if (!wanted[i]) continue;
       const Timeline* own =
           shard.FindTimeline({pairs[i].followee, FeedType::kOwn});
+      const GraphNode* followee = shard.FindNode(pairs[i].followee);
       if (own != nullptr) {
         own->Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(),
-                     now, backfill, &recent[i]);
+                     now, backfill, &recent[i],
+                     followee == nullptr ? KindFilter::kEveryKind
+                                         : followee->relations.KindsDeliveredTo(
+                                               pairs[i].follower));
       }
     }
   }
@@ -345,6 +392,7 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
   // A follower keeping the history of a merged followee keeps what the
   // merge showed it: those entries become copies.
   std::vector<std::optional<EntryKey>> merged_from(n);
+  std::vector<uint64_t> merged_kinds(n, KindFilter::kEveryKind);
   for (const auto& [s, run] : by_follower) {
     Shard& shard = shards_[s];
     WriterLock lock(&shard.mu());
@@ -356,7 +404,9 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
       if (const MergedFollowee* merged = node->FindMerged(pairs[i].followee);
           merged != nullptr && keep_history) {
         merged_from[i] = merged->boundary;
+        merged_kinds[i] = node->relations.KindsFollowed(pairs[i].followee);
       }
+      node->relations.follow_kinds.erase(pairs[i].followee);
       node->EraseMerged(pairs[i].followee);
       shard.MaybeEraseNode(pairs[i].follower);
       if (log_ != nullptr) {
@@ -365,7 +415,7 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
       }
     }
   }
-  if (keep_history) KeepMergedHistory(pairs, merged_from);
+  if (keep_history) KeepMergedHistory(pairs, merged_from, merged_kinds);
   if (!keep_history) {
     // A publish or back-fill of the followee that read the old follower
     // set must finish writing before its copies are removed.
@@ -406,7 +456,8 @@ std::vector<UnfollowResult> FeedEngineImpl::UnfollowPairs(
 
 void FeedEngineImpl::KeepMergedHistory(
     absl::Span<const FollowPair> pairs,
-    absl::Span<const std::optional<EntryKey>> merged_from) {
+    absl::Span<const std::optional<EntryKey>> merged_from,
+    absl::Span<const uint64_t> merged_kinds) {
   // Every entry held counts, expired ones too, as copies would have.
   constexpr Micros kNothingExpired = std::numeric_limits<Micros>::min();
   for (size_t i = 0; i < pairs.size(); ++i) {
@@ -415,7 +466,7 @@ void FeedEngineImpl::KeepMergedHistory(
     ShardOf(pairs[i].followee)
         .Collect({pairs[i].followee, FeedType::kOwn}, ReadOrder::kNewestFirst,
                  *merged_from[i], EntryKey::Max(), kNothingExpired,
-                 options_.max_timeline_length, &kept);
+                 options_.max_timeline_length, &kept, merged_kinds[i]);
     if (kept.empty()) continue;
     Shard& shard = ShardOf(pairs[i].follower);
     WriterLock lock(&shard.mu());
@@ -444,7 +495,10 @@ absl::StatusOr<std::vector<FollowResult>> FeedEngineImpl::FollowManyInMemory(
   }
   absl::StatusOr<size_t> backfill = BackfillCount(options);
   if (!backfill.ok()) return backfill.status();
-  return FollowPairs(pairs, *backfill);
+  return FollowPairs(pairs, *backfill,
+                     options.kinds.has_value()
+                         ? std::optional<uint64_t>(options.kinds->kinds)
+                         : std::nullopt);
 }
 
 absl::StatusOr<std::vector<UnfollowResult>>

@@ -201,7 +201,8 @@ bool FeedEngineImpl::MakeDormant(EntityId reader, Micros cutoff) {
       if (held[i].empty() || !below.has_value() || own == nullptr) continue;
       std::vector<StoredEntry> shown;
       own->Collect(ReadOrder::kOldestFirst, held[i].front(), *below, now,
-                   held[i].size() + 1, &shown);
+                   held[i].size() + 1, &shown,
+                   node->relations.KindsDeliveredTo(reader));
       matches[i] = std::equal(
           shown.begin(), shown.end(), held[i].begin(), held[i].end(),
           [](const StoredEntry& e, EntryKey key) { return e.key() == key; });
@@ -288,7 +289,8 @@ bool FeedEngineImpl::RebuildDormant(EntityId reader) {
       if (hidden[i]) continue;
       if (const Timeline* own = shard.FindTimeline({actor, FeedType::kOwn})) {
         own->Collect(ReadOrder::kNewestFirst, dormant[i].boundary,
-                     EntryKey::Max(), kNothingExpired, cap, &copies);
+                     EntryKey::Max(), kNothingExpired, cap, &copies,
+                     node->relations.KindsDeliveredTo(reader));
       }
     }
   }

@@ -212,14 +212,16 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
       result->merged_at_read = true;
       if (out_of_order) {
         job.below_boundaries = true;
-        SnapshotAudience(*node, now, /*with_dormant=*/true, &job.followers);
+        SnapshotAudience(*node, now, /*with_dormant=*/true, job.entry.kind,
+                         &job.followers);
         job.merging.assign(job.followers.ids.size(), true);
       }
     } else if (out_of_order && !node->dormant_followers.empty()) {
       // Dormant followers merge the actor from their boundaries: those
       // whose merge begins above the entry need a copy as well.
       job.below_boundaries = true;
-      SnapshotAudience(*node, now, /*with_dormant=*/true, &job.followers);
+      SnapshotAudience(*node, now, /*with_dormant=*/true, job.entry.kind,
+                       &job.followers);
       job.merging.reserve(job.followers.ids.size());
       for (const EntityId follower : job.followers.ids) {
         const bool dormant = node->dormant_followers.contains(
@@ -229,7 +231,8 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
       }
     } else {
       // Followers muting the actor, and dormant ones, are left out.
-      SnapshotAudience(*node, now, /*with_dormant=*/false, &job.followers);
+      SnapshotAudience(*node, now, /*with_dormant=*/false, job.entry.kind,
+                       &job.followers);
       result->fanned_out = job.followers.ids.size();
     }
     // Out of order, every follower is in the snapshot and told by
@@ -237,15 +240,20 @@ void FeedEngineImpl::WriteOwnAndWorld(const Activity& activity, FanoutJob& job,
     if (!job.below_boundaries &&
         (node->hybrid || !node->dormant_followers.empty()) &&
         deliveries_.Watching(DeliveryFeed::kTimeline)) {
-      MergedWatchers(*node, node->hybrid, now, &job.merged_watchers);
+      MergedWatchers(*node, node->hybrid, now, job.entry.kind,
+                     &job.merged_watchers);
     }
   }
 }
 
 void FeedEngineImpl::MergedWatchers(const GraphNode& node, bool all, Micros now,
+                                    ActivityKind kind,
                                     std::vector<EntityId>* watchers) const {
   const auto& muted_by = node.relations.muted_by;
   const auto sees = [&](EntityId follower) {
+    if (((node.relations.KindsDeliveredTo(follower) >> kind) & 1) == 0) {
+      return false;
+    }
     auto mute = muted_by.find(follower);
     return mute == muted_by.end() ||
            !MuteState{false, mute->second}.ActiveAt(now);

@@ -44,6 +44,8 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
     // Collected straight into `out` (reserved by the caller): with no
     // merged-at-read followee, that is the whole answer.
     std::vector<MergedFollowee> hybrid;
+    // The kinds each one's follow delivers (FollowOptions::kinds).
+    std::vector<uint64_t> hybrid_kinds;
     size_t home_size = 0;
     {
       const Shard& shard = ShardOf(owner);
@@ -55,6 +57,7 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
         for (const MergedFollowee& m : node->hybrid_following) {
           if (!node->relations.HidesInTimeline(m.actor, now)) {
             hybrid.push_back(m);
+            hybrid_kinds.push_back(node->relations.KindsFollowed(m.actor));
           }
         }
       }
@@ -67,12 +70,13 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       home_size = home == nullptr ? 0 : home->size();
     }
     if (std::optional<EntryKey> floor =
-            MergedCapFloor(owner, home_size, hybrid)) {
+            MergedCapFloor(owner, home_size, hybrid, hybrid_kinds)) {
       lo = std::max(lo, *floor);
       if (lo > hi) return;
     }
     add_source(ShardOf(owner), {owner, FeedType::kHome});
-    for (const MergedFollowee& followee : hybrid) {
+    for (size_t f = 0; f < hybrid.size(); ++f) {
+      const MergedFollowee& followee = hybrid[f];
       EntryKey source_lo = std::max(lo, followee.boundary);
       EntryKey source_hi = hi;
       if (source_lo > source_hi || !merger.Narrow(&source_lo, &source_hi)) {
@@ -81,7 +85,7 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       std::vector<StoredEntry> entries;
       ShardOf(followee.actor)
           .Collect({followee.actor, FeedType::kOwn}, order, source_lo,
-                   source_hi, now, want, &entries, kinds);
+                   source_hi, now, want, &entries, kinds & hybrid_kinds[f]);
       merger.Add(std::move(entries));
     }
   }
@@ -89,8 +93,8 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
 }
 
 std::optional<EntryKey> FeedEngineImpl::MergedCapFloor(
-    EntityId owner, size_t home_size,
-    absl::Span<const MergedFollowee> merged) const {
+    EntityId owner, size_t home_size, absl::Span<const MergedFollowee> merged,
+    absl::Span<const uint64_t> merged_kinds) const {
   const size_t cap = options_.max_timeline_length;
   // Cheap bound first: the merged view cannot exceed the cap when the
   // timeline and the whole own feeds together fit in it.
@@ -105,19 +109,22 @@ std::optional<EntryKey> FeedEngineImpl::MergedCapFloor(
   // Every entry held counts, expired ones too, as in a timeline's cap.
   constexpr Micros kNothingExpired = std::numeric_limits<Micros>::min();
   PageMerger newest(ReadOrder::kNewestFirst, cap + 1);
-  auto add = [&](const Shard& shard, TimelineId id, EntryKey from) {
+  // A merged followee's copies would be of the kinds its follow delivers.
+  auto add = [&](const Shard& shard, TimelineId id, EntryKey from,
+                 uint64_t kinds) {
     EntryKey lo = from;
     EntryKey hi = EntryKey::Max();
     if (!newest.Narrow(&lo, &hi)) return;
     std::vector<StoredEntry> entries;
     shard.Collect(id, ReadOrder::kNewestFirst, lo, hi, kNothingExpired, cap + 1,
-                  &entries);
+                  &entries, kinds);
     newest.Add(std::move(entries));
   };
-  add(ShardOf(owner), {owner, FeedType::kHome}, EntryKey::Min());
-  for (const MergedFollowee& followee : merged) {
-    add(ShardOf(followee.actor), {followee.actor, FeedType::kOwn},
-        followee.boundary);
+  add(ShardOf(owner), {owner, FeedType::kHome}, EntryKey::Min(),
+      KindFilter::kEveryKind);
+  for (size_t f = 0; f < merged.size(); ++f) {
+    add(ShardOf(merged[f].actor), {merged[f].actor, FeedType::kOwn},
+        merged[f].boundary, merged_kinds[f]);
   }
   std::vector<StoredEntry> kept = newest.Take();
   if (kept.size() <= cap) return std::nullopt;

@@ -202,8 +202,9 @@ size_t FeedEngineImpl::RestoreBackfill(EntityId user, EntityId actor,
     ReaderLock lock(&shard.mu());
     const GraphNode* node = shard.FindNode(actor);
     if (node == nullptr) return 0;
-    boundary =
-        FollowBoundary(shard, *node, actor, count, options_.clock->Now());
+    boundary = FollowBoundary(shard, *node, actor, count,
+                              node->relations.KindsDeliveredTo(user),
+                              options_.clock->Now());
   }
   Shard& shard = ShardOf(user);
   WriterLock lock(&shard.mu());

@@ -180,13 +180,19 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       }
       const EntryKey boundary =
           merges ? EntryKey{r.keys[0].ts, r.keys[0].activity_id} : EntryKey{};
+      // A follow of fewer than every kind carries them in `score`.
+      const uint64_t kinds = static_cast<uint64_t>(r.score);
+      const bool filtered = r.score != 0;
       Shard& shard = ShardOf(r.entity);
       WriterLock lock(&shard.mu());
       const FollowerEdge edge{static_cast<uint32_t>(ShardIndex(r.other)),
                               r.other};
       switch (r.kind) {
         case ChangeKind::kFollowerAdd:
-          shard.AddFollower(r.entity, edge);
+          if (GraphNode* node = shard.AddFollower(r.entity, edge);
+              node != nullptr && filtered) {
+            node->relations.follower_kinds[r.other] = kinds;
+          }
           break;
         case ChangeKind::kFollowerRemove:
           if (GraphNode* node = shard.RemoveFollower(r.entity, edge);
@@ -197,6 +203,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
         case ChangeKind::kFollowingAdd: {
           GraphNode& node = shard.Node(r.entity);
           node.following.insert(r.other);
+          if (filtered) node.relations.follow_kinds[r.other] = kinds;
           if (options_.inactive_after > 0) {
             node.last_read.Store(options_.clock->Now());
           }
@@ -207,6 +214,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
           GraphNode* node = shard.FindNode(r.entity);
           if (node != nullptr) {
             node->following.erase(r.other);
+            node->relations.follow_kinds.erase(r.other);
             node->EraseMerged(r.other);
           }
           break;

@@ -19,7 +19,9 @@
 //     u64 activity id), in (feed type, owner) order, u64 n + n blocked
 //     ids, u64 n + n mutes (u64 actor, u8 notifications, i64 expires_at
 //     or 0), u64 n + n muters of this entity (u64 muter, i64 expires_at
-//     or 0: the actor's side of their mutes), u64 n + n pins, the most
+//     or 0: the actor's side of their mutes), u64 n + n followee filters
+//     (u64 followee, u64 kinds), u64 n + n follower filters (u64 follower,
+//     u64 kinds), u64 n + n pins, the most
 //     recently pinned first (i64 ts, u64 activity id, i64 expires_at),
 //     u64 n + n channels with mentions, each: u64 channel, u64 m + m keys
 //     ascending (i64 ts, u64 activity id)
@@ -48,8 +50,8 @@ constexpr uint8_t kCopiedFlag = 1;
 constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 41;
 constexpr size_t kMinTimelineBytes = 17;
-// entity, mode, eleven counts, the newest published key.
-constexpr size_t kMinGraphNodeBytes = 113;
+// entity, mode, thirteen counts, the newest published key.
+constexpr size_t kMinGraphNodeBytes = 129;
 constexpr size_t kMergedFolloweeBytes = 25;
 constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 98;

@@ -12,14 +12,18 @@
 namespace feedcore::internal {
 
 void SnapshotAudience(const GraphNode& node, Micros now, bool with_dormant,
-                      FollowerSnapshot* snapshot) {
+                      ActivityKind kind, FollowerSnapshot* snapshot) {
   const auto& muted_by = node.relations.muted_by;
-  if (muted_by.empty()) {
+  const auto& follower_kinds = node.relations.follower_kinds;
+  if (muted_by.empty() && follower_kinds.empty()) {
     return node.SnapshotFollowers(snapshot, false, with_dormant);
   }
   absl::flat_hash_set<EntityId> hidden;
   for (const auto& [muter, expires_at] : muted_by) {
     if (MuteState{false, expires_at}.ActiveAt(now)) hidden.insert(muter);
+  }
+  for (const auto& [follower, kinds] : follower_kinds) {
+    if (((kinds >> kind) & 1) == 0) hidden.insert(follower);
   }
   if (hidden.empty()) {
     return node.SnapshotFollowers(snapshot, false, with_dormant);
@@ -61,6 +65,14 @@ void WriteRelations(const Relations& relations, ByteWriter& w) {
     w.U64(muter);
     w.I64(expires_at);
   }
+  for (const auto* filters :
+       {&relations.follow_kinds, &relations.follower_kinds}) {
+    w.U64(filters->size());
+    for (const auto& [other, kinds] : *filters) {
+      w.U64(other);
+      w.U64(kinds);
+    }
+  }
 }
 
 bool ReadRelations(EntityId entity, ByteReader& r, Relations* relations,
@@ -91,6 +103,19 @@ bool ReadRelations(EntityId entity, ByteReader& r, Relations* relations,
       return false;
     }
     relations->muted_by[muter] = expires_at;
+  }
+  for (auto* filters : {&relations->follow_kinds, &relations->follower_kinds}) {
+    const uint64_t count = r.Count(2 * sizeof(uint64_t));
+    for (uint64_t i = 0; i < count && r.ok(); ++i) {
+      const EntityId other = r.U64();
+      const uint64_t kinds = r.U64();
+      if (kinds == 0 || kinds == KindFilter::kEveryKind || other == entity ||
+          !filters->emplace(other, kinds).second) {
+        *error = absl::StrCat("entity ", entity,
+                              " has a malformed follow filter with ", other);
+        return false;
+      }
+    }
   }
   if (!r.ok()) return true;  // the caller reports the truncation
   if (relations->blocking.size() != blocked ||

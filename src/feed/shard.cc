@@ -124,6 +124,9 @@ void Shard::PutFetched(TimelineId id, const StoredEntry& entry,
   if (created) {
     it->second.record =
         std::make_unique<TimelineRecord>(&arena_, config_.height_seed);
+    // Each kind keeps its newest entries for the follows that deliver
+    // only some kinds (timeline.h, KeepCapPerKind).
+    if (id.kind == FeedType::kOwn) it->second->timeline.KeepCapPerKind();
     if (KeepsGroups(id.kind)) {
       // Own and world feeds only hand their group keys on (back-fill,
       // merged reads); home and notification feeds are read as groups.
@@ -297,6 +300,7 @@ GraphNode* Shard::RemoveFollower(EntityId followee, FollowerEdge edge) {
        node->second.dormant_followers.erase(edge) == 0)) {
     return nullptr;
   }
+  node->second.relations.follower_kinds.erase(edge.second);
   --follow_edges_;
   return &node->second;
 }

@@ -75,6 +75,16 @@ absl::StatusOr<size_t> RedisFeedEngine::BackfillCount(
       return status;
     }
   }
+  if (options.kinds.has_value()) {
+    if (absl::Status status =
+            internal::ValidateKindFilter(*options.kinds, "FollowOptions.kinds");
+        !status.ok()) {
+      return status;
+    }
+    if (!options.kinds->every_kind()) {
+      return NoActivityKinds("FollowOptions.kinds");
+    }
+  }
   return std::min(options.backfill.value_or(options_.default_backfill),
                   options_.max_timeline_length);
 }

@@ -81,9 +81,27 @@ class Timeline {
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
-  // Stores `entry`, keeping at most `cap` entries by dropping the oldest.
+  // Stores `entry`, keeping at most `cap` entries by dropping the oldest
+  // (after KeepCapPerKind: at most `cap` of each kind, by dropping the
+  // oldest of the entry's kind).
   // REQUIRES: entry.ts >= 0, cap >= 1.
   PutResult Put(const StoredEntry& entry, size_t cap);
+
+  // From now on the cap of Put holds per kind: every kind keeps its newest
+  // `cap` entries however often other kinds are written. An actor's own
+  // feed keeps its entries so, because a follow that delivers only some
+  // kinds, merged at read or rebuilt from the own feed, must find every
+  // entry its copies would hold. Counts per kind are kept only once an
+  // entry of a kind other than 0 arrives. REQUIRES: the timeline is empty.
+  void KeepCapPerKind();
+  // What the cap of a Put of `kind` compares: the size, or after
+  // KeepCapPerKind the entries of that kind held. O(1).
+  size_t CappedCount(ActivityKind kind) const {
+    if (!cap_per_kind_) return size_;
+    return kind_counts_ != nullptr ? (*kind_counts_)[kind]
+           : kind == 0             ? size_
+                                   : 0;
+  }
 
   // Removes the entry with `key`; false if there is none.
   bool Remove(EntryKey key);
@@ -223,6 +241,13 @@ class Timeline {
   void ForgetEntry(const Chunk* chunk, int slot, Micros newer, Micros older);
   void RemoveAt(Chunk* chunk, int slot, const Links& prev);
   void RemoveOldest();
+  // Removes the oldest entry of `kind` and returns its key.
+  // REQUIRES: CappedCount(kind) > 0 after KeepCapPerKind.
+  EntryKey RemoveOldestOfKind(ActivityKind kind);
+  // Adds `sign` to the count of `kind` after KeepCapPerKind; call before
+  // size_ changes (the first kind other than 0 counts the held entries as
+  // kind 0).
+  void CountKind(ActivityKind kind, int sign);
   size_t EvictSortedSuffix(Micros now, size_t budget,
                            std::vector<EntryKey>* keys);
   size_t EvictByIndex(Micros now, size_t budget, std::vector<EntryKey>* keys);
@@ -255,9 +280,30 @@ class Timeline {
   Links head_{};
   // Set by EnableGroups: chunks carry a group column.
   bool grouped_ = false;
+  // Set by KeepCapPerKind.
+  bool cap_per_kind_ = false;
+  // After KeepCapPerKind, from the first entry of a kind other than 0: the
+  // entries held of each kind (until then every entry is of kind 0).
+  std::unique_ptr<std::array<uint32_t, kMaxActivityKind + 1>> kind_counts_;
   // Null unless EnableGroups(/*index=*/true) was called.
   std::unique_ptr<GroupIndex> groups_;
 };
+
+// Defined here for the files that share the timeline's walks.
+template <typename Before>
+Timeline::Chunk* Timeline::Descend(Chunk* const* head, int height,
+                                   Before before, Links* prev) {
+  Chunk* x = nullptr;
+  for (int level = height - 1; level >= 0; --level) {
+    Chunk* next = x == nullptr ? head[level] : x->next[level];
+    while (next != nullptr && before(next)) {
+      x = next;
+      next = x->next[level];
+    }
+    if (prev != nullptr) (*prev)[level] = x;
+  }
+  return x == nullptr ? head[0] : x->next[0];
+}
 
 }  // namespace feedcore::internal
 

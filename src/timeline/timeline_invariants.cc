@@ -1,6 +1,8 @@
 // Timeline::CheckInvariants: the structure's invariants, checked by a full
 // walk, for tests and fuzz targets.
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <limits>
 #include <optional>
 
@@ -16,6 +18,7 @@ bool Timeline::CheckInvariants() const {
   std::optional<Micros> newer_expiry;
   Micros min_expiry = std::numeric_limits<Micros>::max();
   int max_height = 0;
+  std::array<uint32_t, kMaxActivityKind + 1> kinds{};
   for (const Chunk* c = head_[0]; c != nullptr; c = c->next[0]) {
     if (c->height < 1 || c->height > kMaxHeight || c->count() < 1 ||
         c->end > c->capacity || c->capacity > kMaxChunkEntries ||
@@ -34,6 +37,7 @@ bool Timeline::CheckInvariants() const {
           !expiry_index_->contains({c->expires_at(s), c->key(s)})) {
         return false;
       }
+      ++kinds[c->kind(s)];
       ++count;
     }
     max_height = std::max(max_height, static_cast<int>(c->height));
@@ -63,6 +67,13 @@ bool Timeline::CheckInvariants() const {
     if (upper != nullptr) return false;
   }
   if (inversions_ > 0 && expiry_index_ == nullptr) return false;
+  if (kind_counts_ != nullptr && (!cap_per_kind_ || *kind_counts_ != kinds)) {
+    return false;
+  }
+  // Counted per kind from the first entry of a kind other than 0.
+  if (cap_per_kind_ && kind_counts_ == nullptr && kinds[0] != size_) {
+    return false;
+  }
   if (expiry_index_ != nullptr && expiry_index_->size() != size_) {
     return false;
   }

@@ -2,7 +2,8 @@
 // read keeps the kinds it asks for with the page length, cursors and cap
 // of an unfiltered read; the kinds reach back-fill, merged-at-read
 // followees, grouped reads, pins and ranked reads, and survive the change
-// stream, a change file and a snapshot.
+// stream, a change file and a snapshot. A follow delivers the kinds it
+// names, copied, merged or rebuilt alike.
 
 #include <doctest/doctest.h>
 
@@ -248,10 +249,116 @@ TEST_CASE("a bad kind is refused and changes nothing") {
   CHECK(absl::IsInvalidArgument(f.engine->ReadOwn(2, Keeping(none)).status()));
 }
 
+FollowOptions FollowingKinds(KindFilter kinds,
+                             std::optional<size_t> backfill = std::nullopt) {
+  FollowOptions o;
+  o.kinds = kinds;
+  o.backfill = backfill;
+  return o;
+}
+
+TEST_CASE("a follow delivers its kinds only: copies, back-fill and merges") {
+  EngineOptions o = KindsFixture::Defaults();
+  o.hybrid_fanout_threshold = 2;
+  KindsFixture f(o);
+  f.PublishMixed(6);  // before the follows: back-filled
+  REQUIRE(f.engine->Follow(1, 2, FollowingKinds(KindFilter::Except({kRepost})))
+              .value()
+              .created);
+  REQUIRE(f.engine->Follow(3, 2, FollowingKinds(KindFilter::Only({kRepost}), 1))
+              .value()
+              .backfilled == 1);
+  for (ActivityId id = 7; id <= 9; ++id) {  // copied to both
+    f.Pub(Kinded(id, 2, f.kStart + static_cast<Micros>(id), KindOf(id)));
+  }
+  CHECK(IdsOf(testing::Timeline(*f.engine, 1, Keeping({}, 4))) ==
+        std::vector<ActivityId>{9, 7, 6, 4, 3, 1});
+  CHECK(IdsOf(testing::Timeline(*f.engine, 3, Keeping({}, 4))) ==
+        std::vector<ActivityId>{8, 5});
+  // A third follower makes the actor merged at read; each follow still
+  // shows its own kinds, old and new.
+  f.Fol(4, 2);
+  for (ActivityId id = 10; id <= 12; ++id) {
+    CHECK(f.Pub(Kinded(id, 2, f.kStart + static_cast<Micros>(id), KindOf(id)))
+              .merged_at_read);
+  }
+  CHECK(IdsOf(testing::Timeline(*f.engine, 1, Keeping({}, 4))) ==
+        std::vector<ActivityId>{12, 10, 9, 7, 6, 4, 3, 1});
+  CHECK(IdsOf(testing::Timeline(*f.engine, 3, Keeping({}, 4))) ==
+        std::vector<ActivityId>{11, 8, 5});
+  CHECK(IdsOf(testing::Timeline(
+            *f.engine, 3, Keeping(KindFilter::Only({kLive, kRepost}), 1))) ==
+        std::vector<ActivityId>{11, 8, 5});
+  // Following again: the same kinds or none named change nothing; other
+  // kinds are refused and change nothing either.
+  CHECK(!f.engine->Follow(1, 2, FollowingKinds(KindFilter::Except({kRepost})))
+             .value()
+             .created);
+  CHECK(!f.Fol(1, 2).created);
+  const absl::Status other =
+      f.engine->Follow(1, 2, FollowingKinds(KindFilter::Only({kRepost})))
+          .status();
+  CHECK_MESSAGE(absl::IsFailedPrecondition(other), other);
+  CHECK(absl::IsInvalidArgument(
+      f.engine->Follow(5, 2, FollowingKinds(KindFilter::Only({}))).status()));
+  CHECK(absl::IsFailedPrecondition(
+      f.engine
+          ->FollowMany({{5, 2}, {1, 2}},
+                       FollowingKinds(KindFilter::Only({kLive})))
+          .status()));
+  CHECK(f.engine->Following(5, {}).value().ids.empty());
+  CHECK(IdsOf(testing::Timeline(*f.engine, 1, Keeping({}, 4))).size() == 8);
+  // Unfollow, then Follow with other kinds: the new ones from now on.
+  f.Unf(1, 2);
+  REQUIRE(f.engine->Follow(1, 2, FollowingKinds(KindFilter::Only({kLive}), 100))
+              .ok());
+  CHECK(IdsOf(testing::Timeline(*f.engine, 1, Keeping({}, 4))) ==
+        std::vector<ActivityId>{12, 9, 6, 3});
+}
+
+// The copying engine, one that merges the actor at read, and one whose
+// reader is made dormant and rebuilt: a follow of rare kinds shows the
+// same old entries in all three, because the actor's own feed keeps the
+// newest max_timeline_length of each kind however many of another follow.
+TEST_CASE("an own feed keeps each kind's newest: filtered follows lose none") {
+  enum class Form { kCopied, kMerged, kDormant };
+  std::vector<std::vector<ActivityId>> pages;
+  for (const Form form : {Form::kCopied, Form::kMerged, Form::kDormant}) {
+    EngineOptions o = KindsFixture::Defaults();
+    o.max_timeline_length = 4;
+    if (form == Form::kMerged) o.hybrid_fanout_threshold = 1;
+    if (form == Form::kDormant) o.inactive_after = 1000;
+    KindsFixture f(o);
+    REQUIRE(
+        f.engine->Follow(1, 2, FollowingKinds(KindFilter::Only({kLive}))).ok());
+    f.Fol(3, 2);  // past the threshold: merged at read
+    f.Pub(Kinded(1, 2, f.kStart + 1, kLive));
+    f.Pub(Kinded(2, 2, f.kStart + 2, kLive));
+    if (form == Form::kDormant) {
+      f.clock->Advance(2000);
+      REQUIRE(f.engine->ReleaseInactiveReaders(10).value() >= 1);
+    }
+    for (ActivityId id = 3; id <= 12; ++id) {
+      f.Pub(Kinded(id, 2, f.kStart + static_cast<Micros>(id), kPost));
+    }
+    f.Pub(Kinded(13, 2, f.kStart + 13, kLive));
+    INFO("form " << static_cast<int>(form));
+    // The own feed: the newest four posts and both live streams.
+    CHECK(IdsOf(testing::Own(*f.engine, 2, Keeping({}, 10))) ==
+          std::vector<ActivityId>{13, 12, 11, 10, 9, 2, 1});
+    CHECK(IdsOf(testing::Timeline(*f.engine, 3, Keeping({}, 10))) ==
+          std::vector<ActivityId>{13, 12, 11, 10});
+    pages.push_back(IdsOf(testing::Timeline(*f.engine, 1, Keeping({}, 10))));
+  }
+  CHECK(pages[0] == std::vector<ActivityId>{13, 2, 1});
+  CHECK(pages[1] == pages[0]);
+  CHECK(pages[2] == pages[0]);
+}
+
 // What a copy must read the same: every timeline's entries with kinds.
 std::vector<std::string> Describe(const InProcessFeedEngine& engine) {
   std::vector<std::string> lines;
-  for (EntityId owner : {1, 2, 3}) {
+  for (EntityId owner : {1, 2, 3}) {  // 5's own feed is not described
     ReadOptions read = Keeping({}, 100);
     for (const StoredEntry& e : testing::Timeline(engine, owner, read)) {
       lines.push_back(
@@ -280,14 +387,22 @@ TEST_CASE("kinds survive the stream, a change file and a snapshot") {
   }
   REQUIRE(SaveSnapshot(*source, snapshot.path).ok());
   REQUIRE(source->Follow(3, 2).ok());
+  FollowOptions live_only;
+  live_only.kinds = KindFilter::Only({kLive});
+  REQUIRE(source->Follow(1, 5, live_only).ok());
   for (ActivityId id = 7; id <= 9; ++id) {
     REQUIRE(source->Publish(Kinded(id, 2, clock->Now() + id, KindOf(id))).ok());
+  }
+  for (ActivityId id = 60; id <= 62; ++id) {
+    REQUIRE(source->Publish(Kinded(id, 5, clock->Now() + id, KindOf(id))).ok());
   }
   TimelineEntry inserted{clock->Now() + 50, 50, 4};
   inserted.kind = 7;
   REQUIRE(source->Insert(3, inserted).ok());
   const std::vector<std::string> want = Describe(*source);
-  REQUIRE(want.size() == 9 + 10 + 9);
+  // 1 holds 2's nine and 5's one live activity, 60 (61 is a post, 62 a
+  // repost).
+  REQUIRE(want.size() == 10 + 9 + 10);
   const std::vector<ChangeRecordPtr> records =
       stream->NewReader(StreamPosition::TrimHorizon())
           .value()

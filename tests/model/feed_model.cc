@@ -97,6 +97,16 @@ void FeedModel::Put(FeedMap& feed, size_t cap, const Key& key,
   }
 }
 
+void FeedModel::PutKeepingEachKind(FeedMap& feed, size_t cap, const Key& key,
+                                   const Value& value) {
+  feed[key] = value;
+  std::vector<Key> of_kind;
+  for (const auto& [k, v] : feed) {
+    if (v.kind == value.kind) of_kind.push_back(k);
+  }
+  if (of_kind.size() > cap) feed.erase(of_kind.front());
+}
+
 Micros FeedModel::ExpiryFor(const InsertOptions& o, Micros now) const {
   if (o.expires_at) return *o.expires_at;
   return now + (o.ttl == 0 ? default_ttl_ : o.ttl);
@@ -159,7 +169,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   const Key key{a.ts, a.id};
   const Value value{a.actor, stored.expires_at, stored.group, a.kind};
   InsertResult ignored;
-  Put(own_[a.actor], cap_, key, value, &ignored);
+  PutKeepingEachKind(own_[a.actor], cap_, key, value);
   Put(world_, world_cap_, key, value, &ignored);
   PublishResult r;
   r.created = true;
@@ -169,6 +179,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   size_t audience = 0;
   for (const EntityId f : Followers(a.actor)) {
     if (HidesInTimeline(f, a.actor, now)) continue;
+    if (((KindsFollowed(f, a.actor) >> a.kind) & 1) == 0) continue;
     Put(timelines_[f], cap_, key, value, &ignored);
     ++audience;
   }
@@ -216,10 +227,27 @@ absl::StatusCode FeedModel::Retract(ActivityId id) {
   return absl::StatusCode::kOk;
 }
 
+bool FeedModel::FollowsWithOtherKinds(EntityId follower, EntityId followee,
+                                      std::optional<uint64_t> kinds) const {
+  auto it = following_.find(follower);
+  return kinds.has_value() && it != following_.end() &&
+         it->second.contains(followee) &&
+         KindsFollowed(follower, followee) != *kinds;
+}
+
+uint64_t FeedModel::KindsFollowed(EntityId follower, EntityId followee) const {
+  auto it = follow_kinds_.find({follower, followee});
+  return it == follow_kinds_.end() ? KindFilter::kEveryKind : it->second;
+}
+
 FollowResult FeedModel::Follow(EntityId follower, EntityId followee,
-                               size_t backfill, Micros now) {
+                               size_t backfill, Micros now,
+                               std::optional<uint64_t> kinds) {
   if (EitherBlocks(follower, followee)) return {};
   if (!following_[follower].insert(followee).second) return {};
+  if (kinds.has_value() && *kinds != KindFilter::kEveryKind) {
+    follow_kinds_[{follower, followee}] = *kinds;
+  }
   std::set<EntityId>& followers = followers_[followee];
   followers.insert(follower);
   if (hybrid_threshold_ > 0 && followers.size() > hybrid_threshold_) {
@@ -242,8 +270,10 @@ size_t FeedModel::Backfill(EntityId follower, EntityId followee, size_t count,
   size_t copied = 0;
   const FeedMap& own = feed(Feed::kOwn, followee);
   const size_t want = std::min(count, cap_);
+  const uint64_t kinds = KindsFollowed(follower, followee);
   for (auto it = own.rbegin(); it != own.rend() && copied < want; ++it) {
     if (it->second.expires_at <= now) continue;
+    if (((kinds >> it->second.kind) & 1) == 0) continue;
     Put(timelines_[follower], cap_, it->first, it->second, &put);
     ++copied;
   }
@@ -255,6 +285,7 @@ UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
   auto it = following_.find(follower);
   if (it == following_.end() || it->second.erase(followee) == 0) return {};
   followers_[followee].erase(follower);
+  follow_kinds_.erase({follower, followee});
   UnfollowResult r;
   r.was_following = true;
   if (keep_history) {
@@ -265,133 +296,6 @@ UnfollowResult FeedModel::Unfollow(EntityId follower, EntityId followee,
     return kv.second.actor == followee;
   });
   return r;
-}
-
-// --- Mute and block ---
-
-const FeedModel::MuteEntry* FeedModel::ActiveMute(EntityId user, EntityId actor,
-                                                  Micros now) const {
-  auto m = muting_.find(user);
-  if (m == muting_.end()) return nullptr;
-  auto it = m->second.find(actor);
-  return it != m->second.end() && it->second.ActiveAt(now) ? &it->second
-                                                           : nullptr;
-}
-
-bool FeedModel::Blocks(EntityId user, EntityId actor) const {
-  auto b = blocking_.find(user);
-  return b != blocking_.end() && b->second.contains(actor);
-}
-
-bool FeedModel::HidesInTimeline(EntityId user, EntityId actor,
-                                Micros now) const {
-  return Blocks(user, actor) || ActiveMute(user, actor, now) != nullptr;
-}
-
-bool FeedModel::HidesInNotifications(EntityId user, EntityId actor,
-                                     Micros now) const {
-  const MuteEntry* mute = ActiveMute(user, actor, now);
-  return Blocks(user, actor) || (mute != nullptr && mute->notifications);
-}
-
-bool FeedModel::EitherBlocks(EntityId a, EntityId b) const {
-  return Blocks(a, b) || Blocks(b, a);
-}
-
-size_t FeedModel::PurgeActor(EntityId user, EntityId actor,
-                             bool notifications) {
-  size_t removed = std::erase_if(timelines_[user], [&](const auto& kv) {
-    return kv.second.actor == actor;
-  });
-  if (notifications) {
-    NotificationFeed& feed = notification_feeds_[user];
-    std::vector<Key> keys;
-    for (const auto& [key, value] : feed.notes) {
-      if (value.actor == actor) keys.push_back(key);
-    }
-    for (const Key& key : keys) EraseNote(feed, key);
-    removed += keys.size();
-  }
-  return removed;
-}
-
-RelationResult FeedModel::Block(EntityId blocker, EntityId blocked) {
-  RelationResult r;
-  if (!blocking_[blocker].insert(blocked).second) return r;
-  r.changed = true;
-  const UnfollowResult out = Unfollow(blocker, blocked);
-  r.follows_ended += out.was_following;
-  r.removed += out.removed;
-  r.follows_ended += Unfollow(blocked, blocker).was_following;
-  r.removed += PurgeActor(blocker, blocked, /*notifications=*/true);
-  return r;
-}
-
-RelationResult FeedModel::Unblock(EntityId blocker, EntityId blocked,
-                                  size_t backfill, Micros now) {
-  RelationResult r;
-  if (blocking_[blocker].erase(blocked) == 0) return r;
-  r.changed = true;
-  if (Follows(blocker, blocked)) {
-    const size_t copied = Backfill(blocker, blocked, backfill, now);
-    if (!merged_.contains(blocked)) r.backfilled = copied;
-  }
-  return r;
-}
-
-RelationResult FeedModel::Mute(EntityId muter, EntityId muted,
-                               const MuteOptions& options, Micros now) {
-  const MuteEntry mute{options.notifications, options.expires_at.value_or(0)};
-  std::map<EntityId, MuteEntry>& mutes = muting_[muter];
-  RelationResult r;
-  if (auto it = mutes.find(muted);
-      it != mutes.end() && it->second.ActiveAt(now) &&
-      it->second.notifications == mute.notifications &&
-      it->second.expires_at == mute.expires_at) {
-    return r;  // the same mute again
-  }
-  mutes[muted] = mute;
-  r.changed = true;
-  r.removed = PurgeActor(muter, muted, mute.notifications);
-  return r;
-}
-
-RelationResult FeedModel::Unmute(EntityId muter, EntityId muted,
-                                 size_t backfill, Micros now) {
-  RelationResult r;
-  auto m = muting_.find(muter);
-  if (m == muting_.end()) return r;
-  auto it = m->second.find(muted);
-  if (it == m->second.end()) return r;
-  const bool active = it->second.ActiveAt(now);
-  m->second.erase(it);
-  if (!active) return r;
-  r.changed = true;
-  if (Follows(muter, muted)) {
-    const size_t copied = Backfill(muter, muted, backfill, now);
-    if (!merged_.contains(muted)) r.backfilled = copied;
-  }
-  return r;
-}
-
-std::vector<EntityId> FeedModel::BlockedList(EntityId user) const {
-  auto it = blocking_.find(user);
-  if (it == blocking_.end()) return {};
-  return {it->second.begin(), it->second.end()};
-}
-
-std::vector<MutedActor> FeedModel::MutedList(EntityId user, Micros now) const {
-  std::vector<MutedActor> out;
-  auto it = muting_.find(user);
-  if (it == muting_.end()) return out;
-  for (const auto& [actor, mute] : it->second) {
-    if (!mute.ActiveAt(now)) continue;
-    out.push_back({actor, mute.notifications,
-                   mute.expires_at == 0
-                       ? std::nullopt
-                       : std::optional<Micros>(mute.expires_at)});
-  }
-  return out;
 }
 
 // --- Reads ---

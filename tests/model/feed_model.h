@@ -203,9 +203,16 @@ class FeedModel {
   // NotFound for an id never published or evicted; OK otherwise.
   absl::StatusCode Retract(ActivityId id);
 
-  // Changes nothing (`created` false) when EitherBlocks.
+  // Changes nothing (`created` false) when EitherBlocks. A new edge
+  // delivers `kinds` (KindFilter::kinds; unset: every kind).
   FollowResult Follow(EntityId follower, EntityId followee, size_t backfill,
-                      Micros now);
+                      Micros now, std::optional<uint64_t> kinds = std::nullopt);
+  // Whether Follow with `kinds` is refused (FailedPrecondition): `follower`
+  // follows `followee` with other kinds already.
+  bool FollowsWithOtherKinds(EntityId follower, EntityId followee,
+                             std::optional<uint64_t> kinds) const;
+  // The kinds `follower`'s follow of `followee` delivers.
+  uint64_t KindsFollowed(EntityId follower, EntityId followee) const;
   UnfollowResult Unfollow(EntityId follower, EntityId followee,
                           bool keep_history = false);
 
@@ -423,6 +430,10 @@ class FeedModel {
   static Slot SlotOf(const Key& key, const Value& value);
   static void Put(FeedMap& feed, size_t cap, const Key& key, const Value& value,
                   InsertResult* r);
+  // An own feed's put: the cap holds per kind, each kind keeping its newest
+  // `cap` entries.
+  static void PutKeepingEachKind(FeedMap& feed, size_t cap, const Key& key,
+                                 const Value& value);
   static void EraseNote(NotificationFeed& feed, const Key& key);
   void Notify(EntityId user, const Key& key, const Value& value);
   // PublishOptions::mentions: `user` mentioned by `key` in `channel`.
@@ -443,6 +454,8 @@ class FeedModel {
   FeedMap world_;
   std::map<EntityId, std::set<EntityId>> followers_;
   std::map<EntityId, std::set<EntityId>> following_;
+  // (follower, followee) -> the kinds of a follow of fewer than every kind.
+  std::map<std::pair<EntityId, EntityId>, uint64_t> follow_kinds_;
   std::set<EntityId> merged_;
   // Former followers of an actor that kept their history.
   std::map<EntityId, std::set<EntityId>> history_kept_;

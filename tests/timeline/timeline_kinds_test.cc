@@ -3,7 +3,8 @@
 // than 0 and keeps every kind through appends, inserts in the middle,
 // splits, replacements, removals and trims; a filtered Collect keeps the
 // kinds asked for in both orders; a timeline of kind 0 only takes no more
-// memory than before kinds existed.
+// memory than before kinds existed; with the cap per kind (an own feed)
+// each kind keeps its newest entries.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -99,13 +100,47 @@ TEST_CASE("a timeline of kind 0 only carries no kind column") {
   CHECK(kinded.CheckInvariants());
 }
 
+// Put's contract on the reference: replace, refuse what a full timeline
+// would trim at once, or insert and trim the oldest; with the cap per kind,
+// all of that among the entries of the entry's kind.
+Timeline::PutOutcome RefPut(Ref& ref, const StoredEntry& e, size_t cap,
+                            bool per_kind) {
+  const auto counted = [&](const StoredEntry& other) {
+    return !per_kind || other.kind == e.kind;
+  };
+  const auto oldest_counted = [&]() {
+    auto it = std::find_if(ref.rbegin(), ref.rend(),
+                           [&](const auto& kv) { return counted(kv.second); });
+    return std::prev(it.base());
+  };
+  const auto count = [&]() {
+    return static_cast<size_t>(
+        std::count_if(ref.begin(), ref.end(),
+                      [&](const auto& kv) { return counted(kv.second); }));
+  };
+  Timeline::PutOutcome outcome = Timeline::PutOutcome::kInserted;
+  if (auto it = ref.find(e.key()); it != ref.end()) {
+    it->second = e;
+    outcome = Timeline::PutOutcome::kReplaced;
+  } else if (count() >= cap && e.key() < oldest_counted()->first) {
+    return Timeline::PutOutcome::kRejectedByCap;
+  } else {
+    ref[e.key()] = e;
+  }
+  while (count() > cap) ref.erase(oldest_counted());
+  return outcome;
+}
+
 TEST_CASE("kinds survive every change of a chunk, against a reference") {
   std::mt19937_64 rng(testing::EnvU64("FEEDCORE_MODEL_SEED", kSeed));
-  for (int round = 0; round < 40; ++round) {
+  for (int round = 0; round < 60; ++round) {
     NodeArena arena;
     Timeline t(&arena, kSeed + static_cast<uint64_t>(round));
+    // Every third round keeps the cap per kind, as an own feed does.
+    const bool per_kind = round % 3 == 0;
+    if (per_kind) t.KeepCapPerKind();
     Ref ref;
-    const size_t cap = 10 + rng() % 120;
+    const size_t cap = per_kind ? 3 + rng() % 20 : 10 + rng() % 120;
     Micros head = 1000;
     const Micros now = 500;
     // Rounds differ in how common kinds are: none, rare, everywhere.
@@ -124,15 +159,7 @@ TEST_CASE("kinds survive every change of a chunk, against a reference") {
             rng() % 8 == 0 ? now - 1
                            : ts + 10'000 + static_cast<Micros>(rng() % 50);
         const StoredEntry e = E(ts, rng() % 3, kind, expires_at);
-        t.Put(e, cap);
-        // Put's contract: replace, refuse what a full timeline would trim
-        // at once, or insert and trim the oldest.
-        if (auto it = ref.find(e.key()); it != ref.end()) {
-          it->second = e;
-        } else if (ref.size() < cap || e.key() > ref.rbegin()->first) {
-          ref[e.key()] = e;
-          while (ref.size() > cap) ref.erase(std::prev(ref.end()));
-        }
+        REQUIRE(t.Put(e, cap).outcome == RefPut(ref, e, cap, per_kind));
       } else if (op < 8 && !ref.empty()) {
         auto it = ref.begin();
         std::advance(it, static_cast<long>(rng() % ref.size()));
@@ -145,10 +172,14 @@ TEST_CASE("kinds survive every change of a chunk, against a reference") {
         StoredEntry e = it->second;
         e.kind = static_cast<ActivityKind>(rng() % 5);
         CHECK(t.Put(e, cap).outcome == Timeline::PutOutcome::kReplaced);
-        it->second = e;
+        RefPut(ref, e, cap, per_kind);
       } else {
         const EntityId actor = 0;
-        if (rng() % 4 == 0) {
+        if (rng() % 2 == 0) {
+          t.EvictExpired(now, 1000);
+          std::erase_if(
+              ref, [&](const auto& kv) { return kv.second.expires_at <= now; });
+        } else if (rng() % 2 == 0) {
           t.RemoveActor(actor, {head - 5, 0});
           std::erase_if(ref, [&](const auto& kv) {
             return kv.first >= EntryKey{head - 5, 0};
@@ -156,6 +187,14 @@ TEST_CASE("kinds survive every change of a chunk, against a reference") {
         }
       }
       REQUIRE(t.size() == ref.size());
+      if (per_kind) {
+        const ActivityKind k = static_cast<ActivityKind>(rng() % 5);
+        REQUIRE(t.CappedCount(k) ==
+                static_cast<size_t>(std::count_if(
+                    ref.begin(), ref.end(),
+                    [&](const auto& kv) { return kv.second.kind == k; })));
+        REQUIRE(t.CheckInvariants());
+      }
       const uint64_t kinds =
           rng() % 2 ? KindFilter::kEveryKind : 1 + rng() % 31;
       const ReadOrder order =
