@@ -78,7 +78,7 @@ void WriteGroup(RespWriter& reply, const FeedGroup& group,
 }
 
 // FEED.NOTIFICATIONS user [LIMIT n] [CURSOR c] [NAMES] [WITHEDITS]
-// [WITHKINDS]
+// [WITHKINDS] [KINDS k,...|EXCEPTKINDS k,...]
 // -> [next_cursor, [group, ...]], newest group first
 void FeedNotifications(CommandCall& call) {
   absl::StatusOr<EntityArgument> user =
@@ -100,6 +100,9 @@ void FeedNotifications(CommandCall& call) {
     } else if (IsKeyword(call.args[i], "NAMES")) {
       names = true;
     } else if (ParseEntryField(call.args[i], fields)) {
+    } else if (absl::Status bad;
+               ParseKindsOption(call.args, i, options.kinds, bad)) {
+      if (!bad.ok()) return ReplyError(call, bad);
     } else {
       return ReplySyntaxError(call, call.args[i]);
     }

@@ -320,12 +320,15 @@ class FEEDCORE_EXPORT FeedEngine {
   // only when its newest entry is removed: retract, unfollow, expiry.)
   // Retract, Unfollow, the length cap and expiry act on the entries inside
   // groups; a group whose last entry goes is gone.
+  // With GroupReadOptions::kinds, groups of the entries of those kinds.
   // Cost: O(log n + page) from the timeline's group index; when the
-  // owner follows merged-at-read actors, or its timeline holds expired
-  // entries not yet reclaimed, O(entries of the merged feed) instead.
+  // owner follows merged-at-read actors, its timeline holds expired
+  // entries not yet reclaimed, or the read filters kinds, O(entries of the
+  // merged feed) instead.
   // FailedPrecondition unless EngineOptions::aggregation.enabled;
-  // InvalidArgument for a limit of 0 or above max_page_size, or a cursor
-  // that is malformed or belongs to another owner.
+  // InvalidArgument for a limit of 0 or above max_page_size, a bad kind
+  // filter, or a cursor that is malformed or belongs to another owner or
+  // filter.
   virtual absl::StatusOr<GroupPage> ReadGroups(
       EntityId owner, const GroupReadOptions& options) const = 0;
 

@@ -61,9 +61,10 @@ class FEEDCORE_EXPORT NotificationFeeds {
  public:
   // One page of `user`'s notification groups, newest first (the place of a
   // group is its newest notification), each with its `seen` and `read`
-  // flags. Paging as ReadGroups. InvalidArgument for a limit of 0 or above
-  // max_page_size, or a cursor that is malformed or belongs to another
-  // feed. An entity that never got a notification reads as empty.
+  // flags. Paging and kinds as ReadGroups. InvalidArgument for a limit of
+  // 0 or above max_page_size, a bad kind filter, or a cursor that is
+  // malformed or belongs to another feed or filter. An entity that never
+  // got a notification reads as empty.
   virtual absl::StatusOr<GroupPage> ReadNotifications(
       EntityId user, const GroupReadOptions& options) = 0;
 

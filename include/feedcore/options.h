@@ -288,6 +288,14 @@ struct GroupReadOptions {
   // Fill the `payload` of each group's listed entries (FeedGroup::recent)
   // from the activity store, as ReadOptions::hydrate does.
   bool hydrate = false;
+  // The kinds of activity the groups are made of (KindFilter); every kind
+  // unless set. A group then holds, counts and lists only its entries of
+  // those kinds and is placed by the newest of them; a group with none is
+  // left out. Notification groups keep their seen and read flags. A
+  // filtered read groups the visible entries at read time: O(n) for a feed
+  // of n entries, where an unfiltered one pages the group index. The
+  // cursor is bound to the filter, as ReadOptions::kinds says.
+  KindFilter kinds;
 };
 
 struct ReadOptions {

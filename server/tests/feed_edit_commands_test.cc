@@ -413,6 +413,21 @@ TEST_CASE("KIND, KINDS and EXCEPTKINDS: activity kinds over the protocol") {
   CHECK(f.Run({"FEED.FOLLOW", "2", "42"}) == ":0\r\n");
   CHECK(StartsWith(f.Run({"FEED.FOLLOWMANY", "3", "42", "KINDS", "x"}),
                    "-ERR KINDS takes activity kinds"));
+  // Notifications of some kinds: 22 is the one of kind 1.
+  for (int id = 20; id <= 22; ++id) {
+    REQUIRE(f.Run({"FEED.PUBLISH", "42", std::to_string(id),
+                   std::to_string(kStart + id), "p", "KIND",
+                   std::to_string(id % 3), "NOTIFY", "7"}) == ":1\r\n");
+  }
+  const std::string notes =
+      f.Run({"FEED.NOTIFICATIONS", "7", "KINDS", "1", "WITHKINDS"});
+  CHECK(StartsWith(notes, "*2\r\n" + Bulk("0") + "*1\r\n"));
+  CHECK(Contains(notes, Bulk("22")));
+  CHECK(!Contains(notes, Bulk("21")));
+  CHECK(StartsWith(f.Run({"FEED.NOTIFICATIONS", "7", "EXCEPTKINDS", "1"}),
+                   "*2\r\n" + Bulk("0") + "*2\r\n"));
+  CHECK(StartsWith(f.Run({"FEED.NOTIFICATIONS", "7", "KINDS", "1,"}),
+                   "-ERR KINDS takes activity kinds"));
   // A retry must repeat the kind.
   CHECK(f.Run({"FEED.PUBLISH", "42", "6", std::to_string(kStart + 6), "p",
                "KIND", "0"}) == ":0\r\n");

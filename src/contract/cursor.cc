@@ -202,7 +202,7 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
 
 std::string EncodeGroupCursor(const GroupCursor& cursor) {
   const uint64_t fields[] = {cursor.owner, static_cast<uint64_t>(cursor.ts),
-                             cursor.activity_id};
+                             cursor.activity_id, cursor.kinds};
   return EncodeCursor(
       cursor.notifications ? CursorKind::kNotifications : CursorKind::kGroups,
       fields);
@@ -213,7 +213,7 @@ absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text,
   const absl::string_view what =
       notifications ? "notification cursor" : "group cursor";
   absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields = DecodeCursor(
-      text, notifications ? CursorKind::kNotifications : CursorKind::kGroups, 3,
+      text, notifications ? CursorKind::kNotifications : CursorKind::kGroups, 4,
       what);
   if (!fields.ok()) return fields.status();
   const auto& f = *fields;
@@ -222,7 +222,9 @@ absl::StatusOr<GroupCursor> DecodeGroupCursor(absl::string_view text,
   cursor.ts = static_cast<Micros>(f[1]);
   cursor.activity_id = f[2];
   cursor.notifications = notifications;
+  cursor.kinds = f[3];
   if (cursor.ts < 0) return Invalid(what, "negative timestamp");
+  if (cursor.kinds == 0) return Invalid(what, "a filter that keeps no kind");
   return cursor;
 }
 

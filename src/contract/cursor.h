@@ -93,6 +93,8 @@ struct GroupCursor {
   Micros ts = 0;
   ActivityId activity_id = 0;
   bool notifications = false;
+  // The read's KindFilter::kinds, as in TimelineCursor.
+  uint64_t kinds = KindFilter::kEveryKind;
 
   friend bool operator==(const GroupCursor&, const GroupCursor&) = default;
 };

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "contract/cursor.h"
+#include "contract/feed_arguments.h"
 #include "contract/group_entries.h"
 
 namespace feedcore::internal {
@@ -36,6 +37,11 @@ absl::StatusOr<std::optional<EntryKey>> GroupPageStart(
         absl::StrCat("limit is ", options.limit, "; it must be 1..",
                      max_page_size, " (EngineOptions.max_page_size)"));
   }
+  if (absl::Status bad =
+          ValidateKindFilter(options.kinds, "GroupReadOptions.kinds");
+      !bad.ok()) {
+    return bad;
+  }
   if (options.cursor.empty()) return std::nullopt;
   absl::StatusOr<GroupCursor> cursor =
       DecodeGroupCursor(options.cursor, notifications);
@@ -46,6 +52,11 @@ absl::StatusOr<std::optional<EntryKey>> GroupPageStart(
                      notifications ? "notification feed" : "grouped feed",
                      " of ", cursor->owner, ", not of ", owner));
   }
+  if (cursor->kinds != options.kinds.kinds) {
+    return absl::InvalidArgumentError(
+        "cursor was made for a read of other activity kinds; keep the "
+        "first page's GroupReadOptions.kinds");
+  }
   return EntryKey{cursor->ts, cursor->activity_id};
 }
 
@@ -54,8 +65,8 @@ void CutGroupPage(EntityId owner, const GroupReadOptions& options,
   if (page->groups.size() <= options.limit) return;
   page->groups.pop_back();
   const StoredEntry& place = page->groups.back().recent.front();
-  page->next_cursor =
-      EncodeGroupCursor({owner, place.ts, place.activity_id, notifications});
+  page->next_cursor = EncodeGroupCursor(
+      {owner, place.ts, place.activity_id, notifications, options.kinds.kinds});
 }
 
 }  // namespace feedcore::internal

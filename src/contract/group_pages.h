@@ -29,8 +29,8 @@ GroupKey NotificationGroupKey(const EngineOptions& options,
 // Where a grouped page of `owner`'s grouped home feed (or, with
 // `notifications`, its notification feed) starts: after the group place
 // its cursor names, or unset for the first page. InvalidArgument for a
-// limit of 0 or above `max_page_size`, or a cursor that is malformed or
-// belongs to another feed.
+// limit of 0 or above `max_page_size`, a bad kind filter, or a cursor that
+// is malformed or belongs to another feed or filter.
 absl::StatusOr<std::optional<EntryKey>> GroupPageStart(
     EntityId owner, const GroupReadOptions& options, size_t max_page_size,
     bool notifications);

@@ -8,9 +8,11 @@
 // would), so the index's counts are the visible ones and stay O(1); reads
 // of a feed where nothing expired take the shard lock shared only.
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "contract/feed_arguments.h"
+#include "contract/group_entries.h"
 #include "contract/group_pages.h"
 #include "feed/feed_engine_impl.h"
 
@@ -58,11 +60,24 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadNotifications(
   const GroupListLimits limits{options_.aggregation.max_group_actors,
                                options_.aggregation.max_group_entries};
   GroupPage page;
+  const Micros now = options_.clock->Now();
   WithNotifications(user, [&](const Timeline* timeline) {
+    if (timeline == nullptr) return 0;
     // One more than asked tells whether another page follows.
-    if (timeline != nullptr) {
+    if (options.kinds.every_kind()) {
       timeline->groups()->Collect(*after, options.limit + 1, limits,
                                   &page.groups);
+      return 0;
+    }
+    // The index groups every kind: group the entries of the kinds asked
+    // for, each group keeping the flags of its indexed group.
+    std::vector<StoredEntry> entries;
+    timeline->Collect(ReadOrder::kNewestFirst, EntryKey::Min(), EntryKey::Max(),
+                      now, timeline->size(), &entries, options.kinds.kinds);
+    page.groups = GroupEntries(entries, *after, options.limit + 1, limits);
+    for (FeedGroup& group : page.groups) {
+      timeline->groups()->FlagsOf(group.recent.front().key(), group.key,
+                                  &group.seen, &group.read);
     }
     return 0;
   });

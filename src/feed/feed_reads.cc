@@ -206,7 +206,8 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
     ReaderLock lock(&shard.mu());
     const GraphNode* node = shard.FindNode(owner);
     if (node != nullptr) sources += node->hybrid_following.size();
-    if (sources == 1) {
+    // The index groups every kind: a filtered read groups at read time.
+    if (sources == 1 && options.kinds.every_kind()) {
       const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
       if (home == nullptr) {
         indexed = true;
@@ -222,7 +223,8 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
     std::vector<StoredEntry> entries;
     CollectFeed(FeedType::kHome, owner, ReadOrder::kNewestFirst,
                 EntryKey::Min(), EntryKey::Max(), now,
-                sources * options_.max_timeline_length, &entries);
+                sources * options_.max_timeline_length, &entries,
+                options.kinds.kinds);
     page.groups = GroupEntries(entries, after, want, limits);
   }
   FinishGroupPage(owner, options, /*notifications=*/false, &page);

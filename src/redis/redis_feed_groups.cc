@@ -108,6 +108,9 @@ absl::StatusOr<GroupPage> RedisFeedEngine::ReadGroups(
       internal::GroupPageStart(owner, options, options_.max_page_size,
                                /*notifications=*/false);
   if (!after.ok()) return after.status();
+  if (!options.kinds.every_kind()) {
+    return NoActivityKinds("GroupReadOptions.kinds");
+  }
   absl::StatusOr<std::vector<StoredEntry>> entries =
       CollectHome(owner, ReadOrder::kNewestFirst, EntryKey::Min(),
                   EntryKey::Max(), options_.max_timeline_length);
@@ -133,6 +136,9 @@ absl::StatusOr<GroupPage> RedisFeedEngine::ReadNotifications(
       internal::GroupPageStart(user, options, options_.max_page_size,
                                /*notifications=*/true);
   if (!after.ok()) return after.status();
+  if (!options.kinds.every_kind()) {
+    return NoActivityKinds("GroupReadOptions.kinds");
+  }
   absl::StatusOr<Reply> reply = client_->RunOne(ClusterClient::ScriptCommand(
       read_notifications_, {Key(user, "nt"), Key(user, "ng")},
       {BigEndian(static_cast<uint64_t>(Now()))}));

@@ -202,6 +202,14 @@ void GroupIndex::Collect(std::optional<EntryKey> after, size_t want,
   }
 }
 
+void GroupIndex::FlagsOf(EntryKey key, GroupKey group, bool* seen,
+                         bool* read) const {
+  const Group* found = Find(key, group);
+  assert(found != nullptr);
+  *seen = found->seen;
+  *read = found->read;
+}
+
 bool GroupIndex::CheckInvariants() const {
   size_t entries = 0;
   size_t spilled = 0;

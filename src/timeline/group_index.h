@@ -75,6 +75,10 @@ class GroupIndex {
                const GroupListLimits& limits,
                std::vector<FeedGroup>* out) const;
 
+  // The seen and read flags of the group `group`, which holds the entry
+  // `key`. REQUIRES: `key` is indexed there. O(1).
+  void FlagsOf(EntryKey key, GroupKey group, bool* seen, bool* read) const;
+
   size_t entry_count() const { return entries_; }
   // Approximate heap bytes of the index (tables, groups with the
   // allocator's header, arrays, btree nodes at least half full). O(1).

@@ -95,10 +95,10 @@ void Runner::ReadGroupPage(Session& s) {
     Member& m = members_[k];
     if (s.done[k]) continue;
     INFO("threshold " << m.threshold << " ReadGroups owner " << s.owner
-                      << " limit " << limit << " after "
+                      << " limit " << limit << " kinds " << s.kinds << " after "
                       << (s.last[k] ? s.last[k]->first : -1) << "/"
                       << (s.last[k] ? s.last[k]->second : 0));
-    std::vector<FeedGroup> below = m.model.Groups(s.owner, now);
+    std::vector<FeedGroup> below = m.model.Groups(s.owner, now, s.kinds);
     if (s.last[k]) {
       std::erase_if(below, [&](const FeedGroup& g) {
         return !(PlaceOf(g) < *s.last[k]);
@@ -110,6 +110,7 @@ void Runner::ReadGroupPage(Session& s) {
     GroupReadOptions r;
     r.limit = limit;
     r.cursor = s.cursor[k];
+    r.kinds.kinds = s.kinds;
     const absl::StatusOr<GroupPage> page = m.engine->ReadGroups(s.owner, r);
     REQUIRE_MESSAGE(page.ok(), page.status());
     REQUIRE_MESSAGE(page->groups == want,
@@ -169,10 +170,12 @@ void Runner::DoNewGroupRead() {
   s.order = ReadOrder::kNewestFirst;
   s.hydrate = false;
   s.grouped = true;
+  if (kind_rng_() % 3 == 0) s.kinds = 1 + kind_rng_() % 7;  // of kinds 0..2
   s.cursor.assign(members_.size(), "");
   s.last.assign(members_.size(), std::nullopt);
   s.done.assign(members_.size(), false);
-  what_ = "ReadGroups of " + std::to_string(owner);
+  what_ = "ReadGroups of " + std::to_string(owner) + " kinds " +
+          std::to_string(s.kinds);
   ReadPage(s);
   if (std::find(s.done.begin(), s.done.end(), false) != s.done.end()) {
     if (sessions_.size() >= 6) sessions_.erase(sessions_.begin());

@@ -339,8 +339,13 @@ size_t FeedModel::CountNewer(EntityId reader, Key key, size_t max_count,
   return std::min(newer, max_count);
 }
 
-std::vector<FeedGroup> FeedModel::Groups(EntityId reader, Micros now) const {
-  return ReferenceGroups(Timeline(reader, now), aggregation_.max_group_actors,
+std::vector<FeedGroup> FeedModel::Groups(EntityId reader, Micros now,
+                                         uint64_t kinds) const {
+  std::vector<StoredEntry> entries = Timeline(reader, now);
+  std::erase_if(entries, [kinds](const StoredEntry& e) {
+    return ((kinds >> e.kind) & 1) == 0;
+  });
+  return ReferenceGroups(std::move(entries), aggregation_.max_group_actors,
                          aggregation_.max_group_entries);
 }
 
@@ -531,12 +536,14 @@ NotificationCounts FeedModel::Counts(EntityId user) const {
   return c;
 }
 
-std::vector<FeedGroup> FeedModel::Notifications(EntityId user) const {
+std::vector<FeedGroup> FeedModel::Notifications(EntityId user,
+                                                uint64_t kinds) const {
   auto it = notification_feeds_.find(user);
   if (it == notification_feeds_.end()) return {};
   const NotificationFeed& feed = it->second;
   std::vector<StoredEntry> entries;
   for (const auto& [key, value] : feed.notes) {
+    if (((kinds >> value.kind) & 1) == 0) continue;
     entries.push_back(StoredEntry{key.first,
                                   key.second,
                                   value.actor,

@@ -254,8 +254,10 @@ class FeedModel {
   size_t CountNewer(EntityId reader, Key key, size_t max_count,
                     Micros now) const;
 
-  // Every group of `reader`'s timeline at `now`, newest first.
-  std::vector<FeedGroup> Groups(EntityId reader, Micros now) const;
+  // Every group of `reader`'s timeline at `now`, newest first, made of
+  // its entries of `kinds`.
+  std::vector<FeedGroup> Groups(EntityId reader, Micros now,
+                                uint64_t kinds = KindFilter::kEveryKind) const;
   GroupSource GroupsFrom(EntityId reader, Micros now) const;
 
   // The payload hydration gives the entry with id `id`: the activity's
@@ -336,8 +338,10 @@ class FeedModel {
   // False (NotFound) when `user`'s feed does not hold `key`.
   bool MarkRead(EntityId user, Key key);
   NotificationCounts Counts(EntityId user) const;
-  // `user`'s notification groups, newest first, with their flags.
-  std::vector<FeedGroup> Notifications(EntityId user) const;
+  // `user`'s notification groups of `kinds`, newest first, with their
+  // flags.
+  std::vector<FeedGroup> Notifications(
+      EntityId user, uint64_t kinds = KindFilter::kEveryKind) const;
   const FeedMap& notifications(EntityId user) const;
   const NotificationTally& notification_tally() const { return tally_; }
 
