@@ -170,7 +170,7 @@ void Runner::DoNewGroupRead() {
   s.order = ReadOrder::kNewestFirst;
   s.hydrate = false;
   s.grouped = true;
-  if (kind_rng_() % 3 == 0) s.kinds = 1 + kind_rng_() % 7;  // of kinds 0..2
+  if (group_kind_rng_() % 4 == 0) s.kinds = 1 + group_kind_rng_() % 7;
   s.cursor.assign(members_.size(), "");
   s.last.assign(members_.size(), std::nullopt);
   s.done.assign(members_.size(), false);

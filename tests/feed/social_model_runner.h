@@ -181,6 +181,7 @@ class Runner {
         inactive_rng_(seed ^ 0x69646c65),
         reaction_rng_(seed ^ 0x6c696b65),
         kind_rng_(seed ^ 0x6b696e64),
+        group_kind_rng_(seed ^ 0x67726f7570),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
     // Readers go inactive only as the clock advances: in runs with
     // removals. Those add members whose idle readers are made dormant.
@@ -411,6 +412,9 @@ class Runner {
   // Activity kinds and the kinds reads keep, drawn apart for the same
   // reason.
   std::mt19937_64 kind_rng_;
+  // The filters of grouped walks, apart, so that the other draws keep
+  // their sequences.
+  std::mt19937_64 group_kind_rng_;
   // The activity DoReaction last changed a reaction of: drawn again often,
   // so that reactions pile up on one activity and its reactors take pages.
   ActivityId last_reacted_ = 0;
