@@ -22,6 +22,7 @@
 #include "feedcore/feed_engine.h"
 #include "feedcore/options.h"
 #include "model/feed_model.h"
+#include "support/random_window.h"
 #include "support/test_util.h"
 
 namespace feedcore {
@@ -259,13 +260,7 @@ class Runner {
 
   void RandomWindow(std::optional<Micros>* min_ts,
                     std::optional<Micros>* max_ts) {
-    min_ts->reset();
-    max_ts->reset();
-    if (rng_() % 3 != 0) return;
-    const Micros a = static_cast<Micros>(rng_() % (head_ + 2));
-    const Micros b = static_cast<Micros>(rng_() % (head_ + 2));
-    if (rng_() % 3 != 0) *min_ts = std::min(a, b);
-    if (rng_() % 3 != 0) *max_ts = std::max(a, b);
+    testing::RandomWindow(rng_, head_, min_ts, max_ts);
   }
 
   // Reads one page and compares it with the model; returns the page.

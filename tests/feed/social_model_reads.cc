@@ -5,20 +5,14 @@
 #include <vector>
 
 #include "feed/social_model_runner.h"
+#include "support/random_window.h"
 
 namespace feedcore::social_model {
 
 void Runner::RandomWindow(std::optional<Micros>* min_ts,
                           std::optional<Micros>* max_ts) {
-  min_ts->reset();
-  max_ts->reset();
-  if (rng_() % 3 != 0) return;
-  const Micros a = static_cast<Micros>(rng_() % (head_ + 2));
-  const Micros b = static_cast<Micros>(rng_() % (head_ + 2));
-  if (rng_() % 3 != 0) *min_ts = std::min(a, b);
-  if (rng_() % 3 != 0) *max_ts = std::max(a, b);
+  testing::RandomWindow(rng_, head_, min_ts, max_ts);
 }
-
 void Runner::ReadPage(Session& s) {
   if (s.grouped) return ReadGroupPage(s);
   Settle();
