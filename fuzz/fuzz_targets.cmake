@@ -28,7 +28,8 @@ feedcore_fuzz_target(NAME api_sequence_fuzzer
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc
-          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_relations.cc)
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_relations.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_lists.cc)
 # The RESP parser of feedcore-server (server/), compiled into the target
 # itself so that it carries the same instrumentation.
 feedcore_fuzz_target(NAME resp_parser_fuzzer
@@ -53,8 +54,10 @@ feedcore_fuzz_target(NAME social_sequence_fuzzer
           social_edit_ops.cc
           social_delivery_ops.cc
           social_reaction_ops.cc
+          social_list_ops.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_edits.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_markers.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_relations.cc
+          ${PROJECT_SOURCE_DIR}/tests/model/feed_model_lists.cc
           ${PROJECT_SOURCE_DIR}/tests/model/feed_model_reactions.cc)

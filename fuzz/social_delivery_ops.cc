@@ -36,7 +36,7 @@ bool DeliveryOps::Holds(const WatchedFeed& feed, const Key& key) const {
   if (feed.feed == DeliveryFeed::kNotifications) {
     return c_.model.notifications(feed.owner).contains(key);
   }
-  for (const StoredEntry& e : c_.model.Timeline(feed.owner, c_.Now())) {
+  for (const StoredEntry& e : c_.model.Delivered(feed.owner, c_.Now())) {
     if (Key{e.ts, e.activity_id} == key) return true;
   }
   return false;

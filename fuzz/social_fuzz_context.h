@@ -76,6 +76,9 @@ struct SocialFuzzContext {
     // Idle readers made dormant (ReleaseInactiveReaders) after up to two
     // clock advances; 0: never.
     o.inactive_after = in.Bool() ? 0 : 1 + static_cast<Micros>(in.Below(200));
+    // Reposts of kind 1 shown once within 1..3 entries; 0: every one.
+    o.reposts.window = in.Below(4);
+    if (o.reposts.window != 0) o.reposts.kinds = KindFilter::Only({1});
     return o;
   }
 

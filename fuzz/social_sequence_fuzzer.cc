@@ -4,13 +4,14 @@
 // (tests/feed/social_model_runner.cc).
 //
 // The input chooses the configuration (shards, hybrid threshold, default
-// back-fill, page size, flat or grouped notifications, inactive_after,
-// number of entities)
+// back-fill, page size, flat or grouped notifications, inactive_after, the
+// repost window, number of entities)
 // and then one call after another: Follow (any back-fill, the default
 // included; refused between a blocking pair) and Unfollow, with or without
 // keeping the history, FollowMany and UnfollowMany (batches of up to six
 // pairs, repeats included; one self-pair refuses the whole batch), Publish
-// (idempotent re-publishes, conflicting ids, notify and mention lists),
+// (idempotent re-publishes, conflicting ids, reposts, notify and mention
+// lists),
 // Retract (known,
 // retracted and unknown ids), paged reads of timelines, own feeds and the
 // world feed in either order with windows and cursors kept across other
@@ -25,7 +26,8 @@
 // and ReadPinned, bursts of pins past the limit and edits read back
 // hydrated, React, Unreact (notices included), GetOwnReactions and
 // ReadReactors walks (social_relation_ops.h, social_ranked_ops.h,
-// social_edit_ops.h, social_reaction_ops.h), and, when the input turns inactive
+// social_edit_ops.h, social_reaction_ops.h), lists of accounts
+// (social_list_ops.h), and, when the input turns inactive
 // readers on, ReleaseInactiveReaders (the reads that follow rebuild what it
 // made dormant; without, it must be refused). Invalid arguments are part of the
 // mix: a call that must fail must fail with the documented code and change
@@ -61,6 +63,7 @@
 #include "social_delivery_ops.h"
 #include "social_edit_ops.h"
 #include "social_fuzz_context.h"
+#include "social_list_ops.h"
 #include "social_ranked_ops.h"
 #include "social_reaction_ops.h"
 #include "social_relation_ops.h"
@@ -117,6 +120,8 @@ enum class Op : uint8_t {
   kUnreact,
   kGetOwnReactions,
   kReadReactors,
+  kListWrite,
+  kListRead,
   kOpCount,  // not an op: the number of them
 };
 
@@ -128,7 +133,8 @@ class Driver {
         ranked_(c_),
         edits_(c_),
         deliveries_(c_),
-        reactions_(c_) {}
+        reactions_(c_),
+        lists_(c_) {}
 
   void Run() {
     while (!c_.in.empty()) {
@@ -228,6 +234,10 @@ class Driver {
         return reactions_.GetOwnReactions();
       case Op::kReadReactors:
         return reactions_.ReadReactors();
+      case Op::kListWrite:
+        return lists_.Write();
+      case Op::kListRead:
+        return lists_.Read();
       case Op::kStats:
       case Op::kOpCount:
         return CheckStats();
@@ -294,6 +304,11 @@ class Driver {
     // Mostly kinds 0..2; now and then one above kMaxActivityKind, refused.
     a.kind = static_cast<ActivityKind>(
         c_.in.Below(16) == 0 ? kMaxActivityKind + 1 : c_.in.Below(3));
+    // Now and then a repost of a recent id, of any kind: with a window,
+    // one not of kind 1 (or of itself) is refused.
+    if (c_.in.Below(3) == 0) {
+      a.repost_of = a.id - c_.in.Below(std::min<ActivityId>(a.id, 6));
+    }
     return a;
   }
 
@@ -308,6 +323,7 @@ class Driver {
           a.ts = known->second.ts;
           a.payload = known->second.payload;
           a.kind = known->second.kind;
+          a.repost_of = known->second.repost_of;
           if (c_.in.Bool()) {
             a.payload = std::string(1, a.payload == "x" ? 'y' : 'x');
           }
@@ -739,6 +755,7 @@ class Driver {
   EditOps edits_;
   DeliveryOps deliveries_;
   ReactionOps reactions_;
+  ListOps lists_;
   FeedWalks walks_;
 };
 

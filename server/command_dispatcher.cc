@@ -16,6 +16,7 @@
 #include "feed_commands.h"
 #include "feed_edit_commands.h"
 #include "feed_graph_commands.h"
+#include "feed_list_commands.h"
 #include "feed_marker_commands.h"
 #include "feed_ranked_commands.h"
 #include "feed_reaction_commands.h"
@@ -45,14 +46,16 @@ absl::StatusOr<std::unique_ptr<CommandDispatcher>> CommandDispatcher::Create(
       new CommandDispatcher(feeds, boards, snapshots, append_only, options));
   CommandTable& table = dispatcher->table_;
   // The saving commands come after the data commands they capture.
-  for (auto add :
-       {AddConnectionCommands, AddInfoCommand, AddFeedCommands,
-        AddFeedRelationCommands, AddFeedGraphCommands, AddFeedMarkerCommands,
-        AddFeedRankedCommands, AddFeedReactionCommands, AddFeedEditCommands,
-        AddLeaderboardCommands, AddKeyspaceCommands, AddOtherTypeCommands,
-        AddFeedNotificationCommands, AddSessionCommands, AddAdminCommands,
-        AddTransactionCommands, AddSnapshotCommands, AddPersistenceCommands,
-        AddPubSubCommands}) {
+  for (auto add : {AddConnectionCommands,  AddInfoCommand,
+                   AddFeedCommands,        AddFeedRelationCommands,
+                   AddFeedGraphCommands,   AddFeedMarkerCommands,
+                   AddFeedRankedCommands,  AddFeedReactionCommands,
+                   AddFeedEditCommands,    AddFeedListCommands,
+                   AddLeaderboardCommands, AddKeyspaceCommands,
+                   AddOtherTypeCommands,   AddFeedNotificationCommands,
+                   AddSessionCommands,     AddAdminCommands,
+                   AddTransactionCommands, AddSnapshotCommands,
+                   AddPersistenceCommands, AddPubSubCommands}) {
     if (absl::Status status = add(table); !status.ok()) return status;
   }
   return dispatcher;

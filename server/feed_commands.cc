@@ -15,67 +15,6 @@
 namespace feedcore::server {
 namespace {
 
-// Parses [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts] [KINDS list]
-// [EXCEPTKINDS list] [NAMES] [WITHEDITS] [WITHKINDS] from args[first...].
-// Range checks beyond "is a number" are the engine's.
-absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
-                              ReadOptions& options, bool& names,
-                              EntryFields& fields) {
-  options.hydrate = true;
-  for (size_t i = first; i < args.size(); ++i) {
-    const std::string& word = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (IsKeyword(word, "REV")) {
-      options.order = ReadOrder::kOldestFirst;
-    } else if (IsKeyword(word, "NAMES")) {
-      names = true;
-    } else if (ParseEntryField(word, fields)) {
-    } else if (absl::Status bad;
-               ParseKindsOption(args, i, options.kinds, bad)) {
-      if (!bad.ok()) return bad;
-    } else if (IsKeyword(word, "LIMIT") && has_value) {
-      absl::StatusOr<int64_t> limit = ParseInt64InRange(
-          args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
-      if (!limit.ok()) return limit.status();
-      options.limit = static_cast<size_t>(*limit);
-    } else if (IsKeyword(word, "CURSOR") && has_value) {
-      options.cursor = CursorArgument(args[++i]);
-    } else if (IsKeyword(word, "MINTS") && has_value) {
-      absl::StatusOr<int64_t> ts = ParseInt64(args[++i], "MINTS");
-      if (!ts.ok()) return ts.status();
-      options.min_ts = *ts;
-    } else if (IsKeyword(word, "MAXTS") && has_value) {
-      absl::StatusOr<int64_t> ts = ParseInt64(args[++i], "MAXTS");
-      if (!ts.ok()) return ts.status();
-      options.max_ts = *ts;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "syntax error: unexpected argument ", Quote(word),
-          "; read options are LIMIT n, CURSOR c, REV, MINTS ts, MAXTS ts, "
-          "KINDS list, EXCEPTKINDS list, NAMES, WITHEDITS, WITHKINDS"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// [next_cursor, [[id, actor, ts, expires_at, payload], ...]], actors by
-// name when `names` is set, each entry with the `fields` asked for.
-void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names,
-               EntryFields fields) {
-  reply.ArrayHeader(2);
-  WriteCursor(reply, page.next_cursor);
-  reply.ArrayHeader(page.entries.size());
-  for (const StoredEntry& entry : page.entries) {
-    WriteStoredEntry(reply, entry, names, fields);
-  }
-}
-
-void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page, bool names,
-               EntryFields fields) {
-  if (!page.ok()) return ReplyPagingError(call, page.status());
-  WritePage(*call.reply, *page, ReplyNames(call, names), fields);
-}
-
 // FEED.READ user / FEED.OWN actor [read options]
 void ReadEntityFeed(CommandCall& call, bool own) {
   absl::StatusOr<EntityArgument> entity =
@@ -179,8 +118,8 @@ std::optional<Micros> PublishedTs(const InProcessFeedEngine& feeds,
   }
 }
 
-// FEED.PUBLISH actor id|* ts|* payload [TTL ms] [KIND k] [IDEMPOTENCY key]
-//              [NOTIFY recipient]... [MENTION user]...
+// FEED.PUBLISH actor id|* ts|* payload [TTL ms] [KIND k] [REPOSTOF id]
+//              [IDEMPOTENCY key] [NOTIFY recipient]... [MENTION user]...
 // -> 1 published, 0 the same activity was already there; with id '*' the
 // activity id handed out (the first one's on a retry). See
 // publish_ledger.h for '*' and IDEMPOTENCY.
@@ -218,6 +157,11 @@ void FeedPublish(CommandCall& call) {
           call.args[++i], "KIND (activity kind)", 0, kMaxActivityKind);
       if (!kind.ok()) return ReplyError(call, kind.status());
       activity.kind = static_cast<ActivityKind>(*kind);
+    } else if (IsKeyword(call.args[i], "REPOSTOF") && has_value) {
+      absl::StatusOr<uint64_t> original =
+          ParseId(call.args[++i], "REPOSTOF (the activity id reposted)");
+      if (!original.ok()) return ReplyError(call, original.status());
+      activity.repost_of = *original;
     } else if (IsKeyword(call.args[i], "IDEMPOTENCY") && has_value &&
                !call.args[i + 1].empty()) {
       request.key = call.args[++i];

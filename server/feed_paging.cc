@@ -53,7 +53,19 @@ bool ParseKindsOption(absl::Span<const std::string> args, size_t& i,
   if ((!except && !IsKeyword(args[i], "KINDS")) || i + 1 >= args.size()) {
     return false;
   }
-  const std::string& list = args[++i];
+  absl::StatusOr<uint64_t> bits =
+      ParseKindList(args[++i], except ? "EXCEPTKINDS" : "KINDS");
+  if (!bits.ok()) {
+    error = bits.status();
+    return true;
+  }
+  kinds.kinds = except ? ~*bits : *bits;
+  error = absl::OkStatus();
+  return true;
+}
+
+absl::StatusOr<uint64_t> ParseKindList(absl::string_view list,
+                                       absl::string_view what) {
   uint64_t bits = 0;
   for (absl::string_view part : absl::StrSplit(list, ',')) {
     int kind = 0;
@@ -61,16 +73,36 @@ bool ParseKindsOption(absl::Span<const std::string> args, size_t& i,
     if (part.empty() || !absl::ascii_isdigit(part.front()) ||
         !absl::ascii_isdigit(part.back()) || !absl::SimpleAtoi(part, &kind) ||
         kind > kMaxActivityKind) {
-      error = absl::InvalidArgumentError(
-          absl::StrCat(except ? "EXCEPTKINDS" : "KINDS",
-                       " takes activity kinds 0..", kMaxActivityKind,
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " takes activity kinds 0..", kMaxActivityKind,
                        " separated by commas, e.g. 0,2; got ", Quote(list)));
-      return true;
     }
     bits |= uint64_t{1} << kind;
   }
-  kinds.kinds = except ? ~bits : bits;
-  error = absl::OkStatus();
+  return bits;
+}
+
+bool ParseListOptions(CommandCall& call, size_t first, ListOptions* options,
+                      bool* names) {
+  for (size_t i = first; i < call.args.size(); ++i) {
+    const bool has_value = i + 1 < call.args.size();
+    if (IsKeyword(call.args[i], "LIMIT") && has_value) {
+      absl::StatusOr<int64_t> limit = ParseInt64InRange(
+          call.args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
+      if (!limit.ok()) {
+        ReplyError(call, limit.status());
+        return false;
+      }
+      options->limit = static_cast<size_t>(*limit);
+    } else if (IsKeyword(call.args[i], "CURSOR") && has_value) {
+      options->cursor = CursorArgument(call.args[++i]);
+    } else if (IsKeyword(call.args[i], "NAMES")) {
+      *names = true;
+    } else {
+      ReplySyntaxError(call, call.args[i]);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -82,25 +114,7 @@ bool ParseListCall(CommandCall& call, EntityId* entity, ListCall* list) {
     return false;
   }
   list->entity = *std::move(argument);
-  for (size_t i = 2; i < call.args.size(); ++i) {
-    const bool has_value = i + 1 < call.args.size();
-    if (IsKeyword(call.args[i], "LIMIT") && has_value) {
-      absl::StatusOr<int64_t> limit = ParseInt64InRange(
-          call.args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
-      if (!limit.ok()) {
-        ReplyError(call, limit.status());
-        return false;
-      }
-      list->options.limit = static_cast<size_t>(*limit);
-    } else if (IsKeyword(call.args[i], "CURSOR") && has_value) {
-      list->options.cursor = CursorArgument(call.args[++i]);
-    } else if (IsKeyword(call.args[i], "NAMES")) {
-      list->names = true;
-    } else {
-      ReplySyntaxError(call, call.args[i]);
-      return false;
-    }
-  }
+  if (!ParseListOptions(call, 2, &list->options, &list->names)) return false;
   absl::StatusOr<std::optional<EntityId>> id =
       list->entity.Resolve(*call.server, EntityUse::kLookUp);
   if (!id.ok()) {
@@ -139,6 +153,62 @@ void ReplyPagingError(CommandCall& call, const absl::Status& status) {
                                     status.message(),
                                     {{"an empty cursor for the first page",
                                       "the cursor 0 for the first page"}})));
+}
+
+absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
+                              ReadOptions& options, bool& names,
+                              EntryFields& fields) {
+  options.hydrate = true;
+  for (size_t i = first; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (IsKeyword(word, "REV")) {
+      options.order = ReadOrder::kOldestFirst;
+    } else if (IsKeyword(word, "NAMES")) {
+      names = true;
+    } else if (ParseEntryField(word, fields)) {
+    } else if (absl::Status bad;
+               ParseKindsOption(args, i, options.kinds, bad)) {
+      if (!bad.ok()) return bad;
+    } else if (IsKeyword(word, "LIMIT") && has_value) {
+      absl::StatusOr<int64_t> limit = ParseInt64InRange(
+          args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
+      if (!limit.ok()) return limit.status();
+      options.limit = static_cast<size_t>(*limit);
+    } else if (IsKeyword(word, "CURSOR") && has_value) {
+      options.cursor = CursorArgument(args[++i]);
+    } else if (IsKeyword(word, "MINTS") && has_value) {
+      absl::StatusOr<int64_t> ts = ParseInt64(args[++i], "MINTS");
+      if (!ts.ok()) return ts.status();
+      options.min_ts = *ts;
+    } else if (IsKeyword(word, "MAXTS") && has_value) {
+      absl::StatusOr<int64_t> ts = ParseInt64(args[++i], "MAXTS");
+      if (!ts.ok()) return ts.status();
+      options.max_ts = *ts;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "syntax error: unexpected argument ", Quote(word),
+          "; read options are LIMIT n, CURSOR c, REV, MINTS ts, MAXTS ts, "
+          "KINDS list, EXCEPTKINDS list, NAMES, WITHEDITS, WITHKINDS"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names,
+               EntryFields fields) {
+  reply.ArrayHeader(2);
+  WriteCursor(reply, page.next_cursor);
+  reply.ArrayHeader(page.entries.size());
+  for (const StoredEntry& entry : page.entries) {
+    WriteStoredEntry(reply, entry, names, fields);
+  }
+}
+
+void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page, bool names,
+               EntryFields fields) {
+  if (!page.ok()) return ReplyPagingError(call, page.status());
+  WritePage(*call.reply, *page, ReplyNames(call, names), fields);
 }
 
 }  // namespace feedcore::server

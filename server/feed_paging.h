@@ -57,6 +57,15 @@ bool ParseEntryField(const std::string& word, EntryFields& fields);
 // i to the list and returns true; false for any other word.
 bool ParseKindsOption(absl::Span<const std::string> args, size_t& i,
                       KindFilter& kinds, absl::Status& error);
+// The kinds of such a list as KindFilter::kinds bits, or InvalidArgument
+// naming `what`.
+absl::StatusOr<uint64_t> ParseKindList(absl::string_view list,
+                                       absl::string_view what);
+
+// Parses `[LIMIT n] [CURSOR c] [NAMES]` from args[first...]; on an error
+// replies with it and returns false.
+bool ParseListOptions(CommandCall& call, size_t first, ListOptions* options,
+                      bool* names);
 
 // A list command's arguments, `entity [LIMIT n] [CURSOR c] [NAMES]`.
 struct ListCall {
@@ -84,6 +93,22 @@ void WriteEmptyPage(RespWriter& reply);
 // Replies with `status`, where the library's advice to pass an empty
 // cursor for the first page names the server's first-page cursor, 0.
 void ReplyPagingError(CommandCall& call, const absl::Status& status);
+
+// Parses a feed read's [LIMIT n] [CURSOR c] [REV] [MINTS ts] [MAXTS ts]
+// [KINDS list] [EXCEPTKINDS list] [NAMES] [WITHEDITS] [WITHKINDS] from
+// args[first...], setting `options.hydrate`. Range checks beyond "is a
+// number" are the engine's.
+absl::Status ParseReadOptions(absl::Span<const std::string> args, size_t first,
+                              ReadOptions& options, bool& names,
+                              EntryFields& fields);
+
+// [next_cursor, [[id, actor, ts, expires_at, payload], ...]], actors by
+// name when `names` is set, each entry with the `fields` asked for.
+void WritePage(RespWriter& reply, const Page& page, const NameRegistry* names,
+               EntryFields fields);
+// WritePage, or the paging error of a failed read.
+void ReplyPage(CommandCall& call, const absl::StatusOr<Page>& page, bool names,
+               EntryFields fields);
 
 }  // namespace feedcore::server
 

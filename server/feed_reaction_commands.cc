@@ -189,21 +189,7 @@ void FeedReactors(CommandCall& call) {
   if (!kind.ok()) return ReplyError(call, kind.status());
   ListOptions list;
   bool names = false;
-  for (size_t i = 3; i < call.args.size(); ++i) {
-    const bool has_value = i + 1 < call.args.size();
-    if (IsKeyword(call.args[i], "LIMIT") && has_value) {
-      absl::StatusOr<int64_t> limit = ParseInt64InRange(
-          call.args[++i], "LIMIT", 1, static_cast<int64_t>(kMaxPageSizeLimit));
-      if (!limit.ok()) return ReplyError(call, limit.status());
-      list.limit = static_cast<size_t>(*limit);
-    } else if (IsKeyword(call.args[i], "CURSOR") && has_value) {
-      list.cursor = CursorArgument(call.args[++i]);
-    } else if (IsKeyword(call.args[i], "NAMES")) {
-      names = true;
-    } else {
-      return ReplySyntaxError(call, call.args[i]);
-    }
-  }
+  if (!ParseListOptions(call, 3, &list, &names)) return;
   absl::StatusOr<ReactorPage> page = call.server->feeds->ReadReactors(
       *activity, static_cast<ReactionKind>(*kind), list);
   if (!page.ok()) return ReplyPagingError(call, page.status());

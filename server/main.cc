@@ -41,6 +41,7 @@
 #include "absl/strings/str_cat.h"
 #include "command_dispatcher.h"
 #include "config_file.h"
+#include "feed_paging.h"
 #include "feed_server.h"
 #include "feedcore/feedcore.h"
 #include "pubsub_hub.h"
@@ -97,6 +98,14 @@ ABSL_FLAG(size_t, hybrid_fanout_threshold, 0,
 ABSL_FLAG(int64_t, inactive_after_seconds, 0,
           "readers idle this long stop getting copies until their next read "
           "rebuilds their timeline; 0 keeps every reader materialized");
+ABSL_FLAG(size_t, repost_window, 0,
+          "a home feed leaves out a repost (FEED.PUBLISH ... REPOSTOF id) "
+          "while the activity it reposts, or an older repost of it, is "
+          "among this many entries just older than it; 0 shows every "
+          "repost");
+ABSL_FLAG(std::string, repost_kinds, "",
+          "the activity kinds reposts are published with, e.g. 1 or 1,4; "
+          "needed with --repost_window");
 ABSL_FLAG(size_t, max_payload_bytes, 64 * 1024,
           "largest activity payload FEED.PUBLISH accepts");
 ABSL_FLAG(std::string, snapshot_file, "",
@@ -499,6 +508,14 @@ int main(int argc, char** argv) {
   }
   engine_options.inactive_after = inactive_after * feedcore::kMicrosPerSecond;
   engine_options.max_payload_bytes = absl::GetFlag(FLAGS_max_payload_bytes);
+  engine_options.reposts.window = absl::GetFlag(FLAGS_repost_window);
+  if (const std::string kinds = absl::GetFlag(FLAGS_repost_kinds);
+      !kinds.empty()) {
+    absl::StatusOr<uint64_t> bits =
+        feedcore::server::ParseKindList(kinds, "--repost_kinds");
+    if (!bits.ok()) return FailFlags(origins, bits.status());
+    engine_options.reposts.kinds.kinds = *bits;
+  }
   feedcore::LeaderboardOptions board_options;
   board_options.partitions = absl::GetFlag(FLAGS_leaderboard_partitions);
   absl::StatusOr<std::unique_ptr<ServerData>> data;

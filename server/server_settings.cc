@@ -29,6 +29,8 @@ absl::Span<const SettingSpec> ServerSettings() {
           {"hybrid_fanout_threshold", K::kInteger, {}, false},
           {"inactive_after_seconds", K::kInteger, {}, false},
           {"max_payload_bytes", K::kBytes, {}, false},
+          {"repost_window", K::kInteger, {}, false},
+          {"repost_kinds", K::kString, {}, false},
           {"snapshot_file", K::kString, {}, false},
           {"load", K::kBoolean, {}, false},
           {"snapshot_on_exit", K::kBoolean, {}, false},

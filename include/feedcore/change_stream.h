@@ -94,7 +94,8 @@ enum class ChangeKind : uint8_t {
   kTimelineExpire = 4,
   // Publish stored the activity `entry` (`entry.payload` is its body);
   // `merged_at_read` says its followers get no copies; `owners` are the
-  // entities it notified (PublishOptions::notify).
+  // entities it notified (PublishOptions::notify); `other` is the activity
+  // it reposts (Activity::repost_of, 0: none).
   kActivityStore = 5,
   // The activity `entry.activity_id` was retracted (its payload dropped,
   // its id kept until it expires).
@@ -228,6 +229,18 @@ enum class ChangeKind : uint8_t {
   kReactionAdd = 36,
   // `entity`'s reaction `score` to `entry.activity_id` was taken back.
   kReactionRemove = 37,
+
+  // Lists (FeedLists), recorded in the owner `entity`'s shard.
+  //
+  // `entity`'s list `other` was made, or its settings changed: named
+  // `name`, exclusive when `merged_at_read` is set (ListSettings).
+  kListSet = 38,
+  // `entity`'s list `other` was deleted with its members.
+  kListDelete = 39,
+  // `owners[0]` became a member of `entity`'s list `other`.
+  kListMemberAdd = 40,
+  // `owners[0]` stopped being a member of `entity`'s list `other`.
+  kListMemberRemove = 41,
 };
 
 // The kind's name as written in this header, e.g. "kTimelinePut".

@@ -63,6 +63,23 @@
 // copies did not match its own feed (a Remove, a mute, a delivery still in
 // flight) keeps its copies and merges only what is published after.
 //
+// Reposts (EngineOptions::reposts): with a window of w, a home timeline
+// leaves out a repost (Activity::repost_of set) while the activity it
+// reposts, or an older repost of it, is among the w visible entries just
+// older than it in the timeline, every kind counted, hidden reposts too.
+// Every read of the timeline (pages, CountNewer, ReadGroups, ReadRanked,
+// a home read marker's unread count) leaves the same reposts out, before
+// its own kind filter, whether the entries are copied, merged or rebuilt.
+// As a repost's place depends only on older entries, a newer publish
+// never changes what a page showed; an original that leaves (Retract,
+// expiry, the cap) lets its reposts show. Costs nothing for a timeline
+// read whose entries include none of the repost kinds; otherwise one more
+// read of up to w entries and a lookup per repost. Deliveries
+// (on_delivery, FeedDeliveries) tell of every entry delivered, hidden
+// reposts too: deciding at delivery would cost a read per follower.
+// Exclusive lists (ListSettings::exclusive, feed_facets.h) leave their
+// members' entries out of the same reads, before the repost window looks.
+//
 // A feed is an ordered set of entries keyed by `(ts, activity_id)`, read
 // newest-first (or oldest-first) a page at a time with opaque cursors.
 // Every entry expires; expired entries are never returned and their memory
@@ -222,6 +239,7 @@ class FEEDCORE_EXPORT FeedEngine {
   virtual FeedReactions* reactions() { return nullptr; }
   virtual EditsAndPins* edits_and_pins() { return nullptr; }
   virtual FeedDeliveries* deliveries() { return nullptr; }
+  virtual FeedLists* lists() { return nullptr; }
   virtual FeedMaintenance* maintenance() { return nullptr; }
   // The same for a const engine, whose facets are const too.
   const NotificationFeeds* notifications() const {
@@ -241,6 +259,9 @@ class FEEDCORE_EXPORT FeedEngine {
   }
   const EditsAndPins* edits_and_pins() const {
     return const_cast<FeedEngine*>(this)->edits_and_pins();
+  }
+  const FeedLists* lists() const {
+    return const_cast<FeedEngine*>(this)->lists();
   }
   const FeedDeliveries* deliveries() const {
     return const_cast<FeedEngine*>(this)->deliveries();
@@ -323,8 +344,9 @@ class FEEDCORE_EXPORT FeedEngine {
   // With GroupReadOptions::kinds, groups of the entries of those kinds.
   // Cost: O(log n + page) from the timeline's group index; when the
   // owner follows merged-at-read actors, its timeline holds expired
-  // entries not yet reclaimed, or the read filters kinds, O(entries of the
-  // merged feed) instead.
+  // entries not yet reclaimed, the read filters kinds, the engine has a
+  // repost window, or the owner an exclusive list, O(entries of the merged
+  // feed) instead.
   // FailedPrecondition unless EngineOptions::aggregation.enabled;
   // InvalidArgument for a limit of 0 or above max_page_size, a bad kind
   // filter, or a cursor that is malformed or belongs to another owner or
@@ -393,14 +415,16 @@ class FEEDCORE_EXPORT FeedEngine {
   // the world feed, every follower's timeline and the notification feed of
   // every entity in `options.notify`, taking each target shard's lock once
   // for its whole group of followers. Re-publishing the same activity (same
-  // id, actor, ts, kind and payload; the ttl is not compared) is a no-op
+  // id, actor, ts, kind, repost_of and payload; the ttl is not compared) is
+  // a no-op
   // (`created` false), `notify` included. Followers of a merged-at-read
   // actor get no copy and no `on_delivery` call; they see it through the
   // merge (an activity older than a follower's merge boundary is copied to
   // that follower: see the top of this file). Errors, all before anything
   // changes: InvalidArgument (ts < 0, ttl out of range, kind above
-  // kMaxActivityKind, payload too large, more than kMaxNotifyRecipients in
-  // `notify`), Unimplemented (a non-empty `notify`
+  // kMaxActivityKind, a repost of itself, or, with a repost window, of a
+  // kind not in EngineOptions::reposts.kinds, payload too large, more than
+  // kMaxNotifyRecipients in `notify`), Unimplemented (a non-empty `notify`
   // on an engine without notifications()), AlreadyExists (the id belongs to a
   // different activity), FailedPrecondition (the id was retracted),
   // ResourceExhausted (asynchronous fan-out, queue full, and
@@ -438,10 +462,12 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
                                             public FeedReactions,
                                             public EditsAndPins,
                                             public FeedDeliveries,
+                                            public FeedLists,
                                             public FeedMaintenance {
  public:
   using FeedEngine::deliveries;
   using FeedEngine::edits_and_pins;
+  using FeedEngine::lists;
   using FeedEngine::maintenance;
   using FeedEngine::notifications;
   using FeedEngine::ranked;
@@ -455,6 +481,7 @@ class FEEDCORE_EXPORT InProcessFeedEngine : public FeedEngine,
   FeedReactions* reactions() final { return this; }
   EditsAndPins* edits_and_pins() final { return this; }
   FeedDeliveries* deliveries() final { return this; }
+  FeedLists* lists() final { return this; }
   FeedMaintenance* maintenance() final { return this; }
 
  private:

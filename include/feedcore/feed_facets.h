@@ -469,6 +469,59 @@ class FEEDCORE_EXPORT FeedDeliveries {
   FeedDeliveries& operator=(const FeedDeliveries&) = delete;
 };
 
+// A user's named lists of accounts (Twitter and Mastodon lists), each read
+// as a feed of what its members publish: the visible entries of the
+// members' own feeds merged at read, with ReadTimeline's windows, kinds,
+// hydration and cursors, and without the members the owner blocks or
+// mutes (a mute in force) or that block the owner. Nothing is copied, so a
+// list shows the same whatever the owner follows, and an account added
+// shows its whole own feed at once. Lists live with their owner's graph
+// node, are recorded in the change stream and kept by snapshots.
+// Thread-safe; each call takes the owner's shard lock, ReadList also a
+// shared lock of each member's shard in turn.
+class FEEDCORE_EXPORT FeedLists {
+ public:
+  // Creates `owner`'s list `list` with `settings`, or changes the settings
+  // of the list it has (its members stay); true when created, false when it
+  // existed (whether or not the settings changed). InvalidArgument for a
+  // list id of 0 or a name empty or above kMaxListNameBytes;
+  // ResourceExhausted for a new list past kMaxListsPerOwner. O(log lists),
+  // plus O(members) when `exclusive` changes.
+  virtual absl::StatusOr<bool> SetList(EntityId owner, ListId list,
+                                       const ListSettings& settings) = 0;
+  // Deletes the list with its members; false when there was none.
+  virtual absl::StatusOr<bool> DeleteList(EntityId owner, ListId list) = 0;
+  // Adds `member` to the list (true), or finds it there (false). NotFound
+  // for a list `owner` does not have; ResourceExhausted for a new member
+  // past kMaxListMembers. An owner may list itself. O(log members).
+  virtual absl::StatusOr<bool> AddToList(EntityId owner, ListId list,
+                                         EntityId member) = 0;
+  // Removes `member` from the list; false when it was not there. NotFound
+  // as AddToList.
+  virtual absl::StatusOr<bool> RemoveFromList(EntityId owner, ListId list,
+                                              EntityId member) = 0;
+  // Every list of `owner`, by ascending id; empty for an entity without.
+  virtual absl::StatusOr<std::vector<AccountList>> Lists(
+      EntityId owner) const = 0;
+  // The list's members, ascending, a page at a time (ListOptions, as
+  // Followers). NotFound as AddToList; InvalidArgument for a bad limit or a
+  // cursor of another list.
+  virtual absl::StatusOr<EntityPage> ListMembers(
+      EntityId owner, ListId list, const ListOptions& options) const = 0;
+  // One page of the list's feed (see the class comment): newest first, or
+  // oldest first, within ReadOptions' window, of its kinds. NotFound as
+  // AddToList; InvalidArgument as ReadTimeline, and for a cursor made by
+  // another list. O(members x log n + page x log members).
+  virtual absl::StatusOr<Page> ReadList(EntityId owner, ListId list,
+                                        const ReadOptions& options) const = 0;
+
+ protected:
+  FeedLists() = default;
+  ~FeedLists() = default;
+  FeedLists(const FeedLists&) = delete;
+  FeedLists& operator=(const FeedLists&) = delete;
+};
+
 // The memory an in-process engine holds: expired entries reclaimed on
 // demand, inactive readers released, counters of what it holds. A backend
 // whose memory is a server's (the Redis Cluster backend: keys expire on

@@ -40,6 +40,8 @@ inline constexpr size_t kMaxMentionRecipients = 1'000;
 // Mentions kept per (entity, channel); older ones are dropped beyond it,
 // so ReadMarker::mentions counts at most this many.
 inline constexpr size_t kMaxMentionsPerFeed = 100;
+// Largest RepostOptions::window.
+inline constexpr size_t kMaxRepostWindow = 1000;
 
 // Grouped (aggregated) reads: see FeedEngine::ReadGroups.
 struct AggregationOptions {
@@ -89,6 +91,21 @@ struct NotificationOptions {
   // may call. Null: no calls.
   std::function<void(EntityId recipient, const NotificationCounts& counts)>
       on_notify;
+};
+
+// Reposts shown once: see FeedEngine::ReadTimeline, "Reposts".
+struct RepostOptions {
+  // A repost (an activity with Activity::repost_of set) is left out of a
+  // reader's home timeline while the activity it reposts, or an older
+  // repost of it, is among the `window` entries just older than it there
+  // (Mastodon's rule, at 40). 0..kMaxRepostWindow; 0 shows every repost.
+  size_t window = 0;
+  // The kinds reposts are published with (Activity::kind). A read looks
+  // up what an entry reposts only for entries of these kinds, so that a
+  // timeline without reposts reads at the usual cost; with a window, a
+  // repost of another kind is refused at publish. Must keep at least one
+  // kind when `window` is set.
+  KindFilter kinds = KindFilter::Only({});
 };
 
 struct EngineOptions {
@@ -201,6 +218,9 @@ struct EngineOptions {
 
   // Notification feeds (PublishOptions::notify).
   NotificationOptions notifications;
+
+  // Reposts shown once in home timelines; off by default.
+  RepostOptions reposts;
 
   // Where every change is recorded (see change_stream.h); null records
   // nothing and costs nothing. Several engines may share one stream only

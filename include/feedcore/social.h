@@ -249,6 +249,38 @@ struct ReactorPage {
   std::string next_cursor;  // empty on the last page
 };
 
+// --- Lists (FeedLists) ---
+
+// Names one of an entity's lists; chosen by the program, 1..2^64-1.
+using ListId = uint64_t;
+
+// Lists an entity keeps, members a list holds, and bytes a list's name
+// takes, at most.
+inline constexpr size_t kMaxListsPerOwner = 100;
+inline constexpr size_t kMaxListMembers = 1000;
+inline constexpr size_t kMaxListNameBytes = 100;
+
+struct ListSettings {
+  // 1..kMaxListNameBytes bytes, any bytes.
+  std::string name;
+  // Keeps the list's members out of its owner's home timeline (Mastodon's
+  // exclusive lists): while an account is a member of one of the owner's
+  // exclusive lists, every read of the home timeline leaves out its
+  // entries, as it leaves out hidden reposts (feed_engine.h).
+  bool exclusive = false;
+
+  friend bool operator==(const ListSettings&, const ListSettings&) = default;
+};
+
+// One of an entity's lists, as FeedLists::Lists answers.
+struct AccountList {
+  ListId id = 0;
+  ListSettings settings;
+  size_t members = 0;
+
+  friend bool operator==(const AccountList&, const AccountList&) = default;
+};
+
 }  // namespace feedcore
 
 #endif  // FEEDCORE_SOCIAL_H_

@@ -187,6 +187,11 @@ struct Activity {
   // so that reads can filter by it (KindFilter). Unlike the verb it is part
   // of the activity: a re-publish with another kind is refused.
   ActivityKind kind = 0;
+  // The activity this one reposts (0: none), named by the program: the
+  // original, not a repost of it. Home timelines show it once while the
+  // original or an older repost of it is among its recent entries
+  // (EngineOptions::reposts). Part of the activity, as `kind` is.
+  ActivityId repost_of = 0;
 };
 
 // One page of a follower or followee list.

@@ -436,5 +436,31 @@ TEST_CASE("KIND, KINDS and EXCEPTKINDS: activity kinds over the protocol") {
                    "-ERR activity 6 already exists with a different kind"));
 }
 
+TEST_CASE("REPOSTOF: a home feed shows a repost once") {
+  DispatcherFixtureOptions o = Options();
+  o.engine.reposts.window = 2;
+  o.engine.reposts.kinds = KindFilter::Only({1});
+  DispatcherFixture f(o);
+  REQUIRE(f.Run({"FEED.FOLLOW", "1", "42"}) == ":1\r\n");
+  REQUIRE(f.Run({"FEED.FOLLOW", "1", "43"}) == ":1\r\n");
+  REQUIRE(f.Run({"FEED.PUBLISH", "42", "1", std::to_string(kStart + 1), "p"}) ==
+          ":1\r\n");
+  REQUIRE(f.Run({"FEED.PUBLISH", "43", "2", std::to_string(kStart + 2), "p",
+                 "KIND", "1", "REPOSTOF", "1"}) == ":1\r\n");
+  CHECK(f.Run({"FEED.READ", "1"}) == Page({Entry(1, 42, kStart + 1, "p")}));
+  CHECK(f.Run({"FEED.OWN", "43"}) == Page({Entry(2, 43, kStart + 2, "p")}));
+  // Not of a repost kind, of itself, or not an id: refused, nothing stored.
+  CHECK(StartsWith(f.Run({"FEED.PUBLISH", "43", "3", std::to_string(kStart + 3),
+                          "p", "REPOSTOF", "1"}),
+                   "-ERR Activity.kind is 0 for a repost"));
+  CHECK(StartsWith(f.Run({"FEED.PUBLISH", "43", "3", std::to_string(kStart + 3),
+                          "p", "KIND", "1", "REPOSTOF", "3"}),
+                   "-ERR Activity.repost_of is 3, the activity's own id"));
+  CHECK(StartsWith(f.Run({"FEED.PUBLISH", "43", "3", std::to_string(kStart + 3),
+                          "p", "KIND", "1", "REPOSTOF", "x"}),
+                   "-ERR "));
+  CHECK(f.Run({"FEED.OWN", "43"}) == Page({Entry(2, 43, kStart + 2, "p")}));
+}
+
 }  // namespace
 }  // namespace feedcore::server

@@ -28,7 +28,8 @@ SETTINGS = [
     "client_output_buffer_limit", "client_query_buffer_total_limit",
     "max_bulk_bytes", "max_args", "max_inline_bytes", "max_request_bytes",
     "leaderboard_partitions", "engine_shards", "fanout_threads",
-    "inactive_after_seconds", "max_payload_bytes", "snapshot_file", "load",
+    "inactive_after_seconds", "max_payload_bytes", "repost_window",
+    "repost_kinds", "snapshot_file", "load",
     "snapshot_on_exit", "dir", "appendonly", "appendfsync",
 ]
 

@@ -87,6 +87,14 @@ const char* ChangeKindName(ChangeKind kind) {
       return "kReactionAdd";
     case ChangeKind::kReactionRemove:
       return "kReactionRemove";
+    case ChangeKind::kListSet:
+      return "kListSet";
+    case ChangeKind::kListDelete:
+      return "kListDelete";
+    case ChangeKind::kListMemberAdd:
+      return "kListMemberAdd";
+    case ChangeKind::kListMemberRemove:
+      return "kListMemberRemove";
   }
   return "an unknown change kind";
 }

@@ -200,6 +200,58 @@ absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text) {
   return cursor;
 }
 
+std::string EncodeListCursor(const ListCursor& cursor) {
+  const uint64_t fields[] = {cursor.order == ReadOrder::kNewestFirst ? 0u : 1u,
+                             cursor.owner,
+                             cursor.list,
+                             static_cast<uint64_t>(cursor.ts),
+                             cursor.activity_id,
+                             cursor.kinds};
+  return EncodeCursor(CursorKind::kList, fields);
+}
+
+absl::StatusOr<ListCursor> DecodeListCursor(absl::string_view text) {
+  constexpr absl::string_view kWhat = "list cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kList, 6, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] > 1) return Invalid(kWhat, "unknown order");
+  ListCursor cursor;
+  cursor.order = f[0] == 0 ? ReadOrder::kNewestFirst : ReadOrder::kOldestFirst;
+  cursor.owner = f[1];
+  cursor.list = f[2];
+  cursor.ts = static_cast<Micros>(f[3]);
+  cursor.activity_id = f[4];
+  cursor.kinds = f[5];
+  if (cursor.list == 0) return Invalid(kWhat, "list id 0");
+  if (cursor.kinds == 0) return Invalid(kWhat, "a filter that keeps no kind");
+  if (cursor.ts < 0) return Invalid(kWhat, "negative timestamp");
+  return cursor;
+}
+
+std::string EncodeListMembersCursor(EntityId owner, ListId list,
+                                    EntityId last) {
+  const uint64_t fields[] = {owner, list, last};
+  return EncodeCursor(CursorKind::kListMembers, fields);
+}
+
+absl::StatusOr<EntityId> DecodeListMembersCursorOf(absl::string_view text,
+                                                   EntityId owner,
+                                                   ListId list) {
+  constexpr absl::string_view kWhat = "list members cursor";
+  absl::StatusOr<std::array<uint64_t, kMaxCursorFields>> fields =
+      DecodeCursor(text, CursorKind::kListMembers, 3, kWhat);
+  if (!fields.ok()) return fields.status();
+  const auto& f = *fields;
+  if (f[0] != owner || f[1] != list) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cursor belongs to the members of list ", f[1], " of ",
+                     f[0], ", not of list ", list, " of ", owner));
+  }
+  return f[2];
+}
+
 std::string EncodeGroupCursor(const GroupCursor& cursor) {
   const uint64_t fields[] = {cursor.owner, static_cast<uint64_t>(cursor.ts),
                              cursor.activity_id, cursor.kinds};

@@ -50,6 +50,8 @@ enum class CursorKind : uint8_t {
   kRanked = 6,
   kReadMarkers = 7,
   kReactors = 8,
+  kList = 9,
+  kListMembers = 10,
 };
 
 // Encodes `fields` (at most kMaxCursorFields) under `kind`.
@@ -84,6 +86,30 @@ std::string EncodeTimelineCursor(const TimelineCursor& cursor);
 // InvalidArgument with a reason for anything that is not a cursor this
 // version wrote for a timeline.
 absl::StatusOr<TimelineCursor> DecodeTimelineCursor(absl::string_view text);
+
+// Position after `(ts, activity_id)` in the feed of `owner`'s list `list`
+// (FeedLists::ReadList) read in `order`, of the kinds `kinds` keeps. Fields
+// in order: order (0 newest first), owner, list, ts, activity id, kinds.
+struct ListCursor {
+  EntityId owner = 0;
+  ListId list = 0;
+  ReadOrder order = ReadOrder::kNewestFirst;
+  Micros ts = 0;
+  ActivityId activity_id = 0;
+  uint64_t kinds = KindFilter::kEveryKind;
+
+  friend bool operator==(const ListCursor&, const ListCursor&) = default;
+};
+
+std::string EncodeListCursor(const ListCursor& cursor);
+absl::StatusOr<ListCursor> DecodeListCursor(absl::string_view text);
+
+// Position after member `last` of `owner`'s list `list` (ListMembers).
+// Decoding checks that it is that list's (InvalidArgument otherwise) and
+// returns `last`.
+std::string EncodeListMembersCursor(EntityId owner, ListId list, EntityId last);
+absl::StatusOr<EntityId> DecodeListMembersCursorOf(absl::string_view text,
+                                                   EntityId owner, ListId list);
 
 // Position after the group whose newest entry is `(ts, activity_id)` in
 // `owner`'s grouped home feed (FeedEngine::ReadGroups) or, with

@@ -103,6 +103,23 @@ absl::StatusOr<EngineOptions> ResolveEngineOptions(EngineOptions options) {
                       static_cast<long long>(options.notifications.max_length),
                       absl::StrCat("1..", kMaxTimelineLengthLimit));
   }
+  if (options.reposts.window > kMaxRepostWindow) {
+    return OutOfRange("EngineOptions.reposts.window",
+                      static_cast<long long>(options.reposts.window),
+                      absl::StrCat("0 (off) or 1..", kMaxRepostWindow));
+  }
+  if (options.reposts.kinds.has_bad_kind) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "EngineOptions.reposts.kinds names kind ",
+        static_cast<int>(options.reposts.kinds.bad_kind),
+        "; activity kinds are 0..", static_cast<int>(kMaxActivityKind)));
+  }
+  if (options.reposts.window != 0 && options.reposts.kinds.kinds == 0) {
+    return absl::InvalidArgumentError(
+        "EngineOptions.reposts.kinds keeps no kind while "
+        "EngineOptions.reposts.window is set; name the kinds reposts are "
+        "published with");
+  }
   if (options.fanout_threads > kMaxFanoutThreads) {
     return OutOfRange("EngineOptions.fanout_threads",
                       static_cast<long long>(options.fanout_threads),
@@ -164,11 +181,26 @@ absl::Status ValidateEntry(const TimelineEntry& entry) {
 }
 
 absl::Status ValidateActivity(const Activity& activity,
-                              size_t max_payload_bytes) {
+                              size_t max_payload_bytes,
+                              const RepostOptions& reposts) {
   if (activity.ts < 0) return OutOfRange("Activity.ts", activity.ts, ">= 0");
   if (activity.kind > kMaxActivityKind) {
     return OutOfRange("Activity.kind", activity.kind,
                       absl::StrCat("0..", kMaxActivityKind));
+  }
+  if (activity.repost_of != 0 && activity.repost_of == activity.id) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Activity.repost_of is ", activity.repost_of,
+        ", the activity's own id; an activity cannot repost itself"));
+  }
+  if (activity.repost_of != 0 && reposts.window != 0 &&
+      !reposts.kinds.Keeps(activity.kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Activity.kind is ", activity.kind, " for a repost (repost_of ",
+        activity.repost_of,
+        "); with EngineOptions.reposts.window set, reposts must be of one "
+        "of EngineOptions.reposts.kinds, or the timeline could not tell "
+        "them from other entries"));
   }
   if (activity.payload.size() > max_payload_bytes) {
     return OutOfRange("Activity.payload size",
@@ -180,6 +212,24 @@ absl::Status ValidateActivity(const Activity& activity,
     return OutOfRange(
         "Activity.ttl", activity.ttl,
         absl::StrCat("0 (engine default) or 1..", kMaxTtl, " microseconds"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateListId(ListId list) {
+  if (list == 0) {
+    return absl::InvalidArgumentError(
+        "list id is 0; list ids are 1..2^64-1, chosen by the program");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateListSettings(ListId list, const ListSettings& settings) {
+  if (absl::Status bad = ValidateListId(list); !bad.ok()) return bad;
+  if (settings.name.empty() || settings.name.size() > kMaxListNameBytes) {
+    return OutOfRange(
+        "ListSettings.name size", static_cast<long long>(settings.name.size()),
+        absl::StrCat("1..", kMaxListNameBytes, " bytes (kMaxListNameBytes)"));
   }
   return absl::OkStatus();
 }

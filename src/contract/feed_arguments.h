@@ -26,9 +26,11 @@ absl::StatusOr<Micros> ResolveExpiry(const InsertOptions& options,
 
 absl::Status ValidateEntry(const TimelineEntry& entry);
 
-// Checks ts, payload size and ttl of an activity to publish.
+// Checks ts, kind, repost_of, payload size and ttl of an activity to
+// publish.
 absl::Status ValidateActivity(const Activity& activity,
-                              size_t max_payload_bytes);
+                              size_t max_payload_bytes,
+                              const RepostOptions& reposts);
 
 // Checks the new payload of EditsAndPins::EditActivity.
 absl::Status ValidateEditedPayload(absl::string_view payload,
@@ -36,6 +38,11 @@ absl::Status ValidateEditedPayload(absl::string_view payload,
 
 // Checks PublishOptions::notify: at most kMaxNotifyRecipients.
 absl::Status ValidateNotify(const PublishOptions& options);
+
+// Checks a list id (FeedLists): not 0.
+absl::Status ValidateListId(ListId list);
+// Checks SetList's id and settings: the name 1..kMaxListNameBytes bytes.
+absl::Status ValidateListSettings(ListId list, const ListSettings& settings);
 
 // Checks a back-fill count.
 absl::Status ValidateBackfill(size_t backfill);

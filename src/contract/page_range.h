@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/options.h"
+#include "feedcore/social.h"
 #include "feedcore/types.h"
 
 // Exported from the shared libfeedcore for the Redis backend's library,
@@ -43,6 +44,14 @@ absl::StatusOr<PageRange> ResolvePageRange(FeedType feed, EntityId owner,
 // cursor (after its last entry, for the same order and kinds) when one does.
 void FinishPage(FeedType feed, EntityId owner, const ReadOptions& options,
                 Page* page);
+
+// The same for a page of `owner`'s list `list` (FeedLists::ReadList), whose
+// cursors are list cursors.
+absl::StatusOr<PageRange> ResolveListPageRange(EntityId owner, ListId list,
+                                               const ReadOptions& options,
+                                               size_t max_page_size);
+void FinishListPage(EntityId owner, ListId list, const ReadOptions& options,
+                    Page* page);
 
 }  // namespace feedcore::internal
 #pragma GCC visibility pop

@@ -34,6 +34,7 @@ void ActivityStore::LogStoreLocked(size_t s, ActivityId id,
                              activity.kind};
   record.merged_at_read = !activity.copied;
   record.owners = activity.notified;
+  record.other = activity.repost_of;
   log_->Append(std::move(record));
   if (activity.retracted) {
     ChangeRecord retract;
@@ -162,13 +163,15 @@ absl::StatusOr<bool> ActivityStore::Put(ActivityId id,
     const bool same_payload =
         existing.edited_at != 0 || existing.payload == activity.payload;
     if (existing.actor != activity.actor || existing.ts != activity.ts ||
-        existing.kind != activity.kind || !same_payload) {
+        existing.kind != activity.kind ||
+        existing.repost_of != activity.repost_of || !same_payload) {
       return absl::AlreadyExistsError(
           absl::StrCat("activity ", id, " already exists with a different ",
-                       existing.actor != activity.actor ? "actor"
-                       : existing.ts != activity.ts     ? "timestamp"
-                       : existing.kind != activity.kind ? "kind"
-                                                        : "payload",
+                       existing.actor != activity.actor           ? "actor"
+                       : existing.ts != activity.ts               ? "timestamp"
+                       : existing.kind != activity.kind           ? "kind"
+                       : existing.repost_of != activity.repost_of ? "repost_of"
+                                                                  : "payload",
                        "; activity ids must be unique"));
     }
     return false;
@@ -237,6 +240,32 @@ void ActivityStore::Hydrate(std::vector<StoredEntry>* entries, bool payloads,
         entry.payload = it->second.payload;
         entry.edited_at = it->second.edited_at;
       }
+    }
+  }
+}
+
+void ActivityStore::RepostsOf(absl::Span<const StoredEntry> entries,
+                              uint64_t repost_kinds,
+                              std::vector<ActivityId>* reposted) const {
+  reposted->assign(entries.size(), 0);
+  // Shard of each entry to look up, kNone for the others.
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> shard_of(entries.size(), kNone);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (((repost_kinds >> entries[i].kind) & 1) != 0) {
+      shard_of[i] = static_cast<uint32_t>(ShardIndex(entries[i].activity_id));
+    }
+  }
+  for (size_t first = 0; first < entries.size(); ++first) {
+    if (shard_of[first] == kNone) continue;
+    const uint32_t s = shard_of[first];
+    const Shard& shard = shards_[s];
+    ReaderLock lock(&shard.mu);
+    for (size_t i = first; i < entries.size(); ++i) {
+      if (shard_of[i] != s) continue;
+      shard_of[i] = kNone;
+      auto it = shard.activities.find(entries[i].activity_id);
+      if (it != shard.activities.end()) (*reposted)[i] = it->second.repost_of;
     }
   }
 }

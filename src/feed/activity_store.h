@@ -59,7 +59,8 @@ struct StoredActivity {
   // When EditsAndPins::EditActivity last replaced the payload, by the
   // engine clock; 0 if never.
   Micros edited_at = 0;
-  ActivityKind kind = 0;  // Activity::kind
+  ActivityKind kind = 0;     // Activity::kind
+  ActivityId repost_of = 0;  // Activity::repost_of
 };
 
 // What Pin needs to know of an activity.
@@ -105,6 +106,12 @@ class ActivityStore {
   // pins). Takes each shard's lock once.
   void Hydrate(std::vector<StoredEntry>* entries, bool payloads = true,
                bool kinds = false) const;
+
+  // Sets `reposted[i]` to the Activity::repost_of of `entries[i]`'s stored
+  // activity when the entry's kind is in `repost_kinds` (KindFilter::kinds),
+  // else 0. Takes each shard's lock once.
+  void RepostsOf(absl::Span<const StoredEntry> entries, uint64_t repost_kinds,
+                 std::vector<ActivityId>* reposted) const;
 
   // Keeps only the entries whose activity is stored, not retracted, and
   // was copied to followers at publish time (the others reach followers

@@ -151,6 +151,18 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   absl::StatusOr<bool> Unpin(EntityId owner, ActivityId activity_id) override;
   absl::StatusOr<std::vector<StoredEntry>> ReadPinned(
       EntityId owner, bool hydrate) const override;
+  absl::StatusOr<bool> SetList(EntityId owner, ListId list,
+                               const ListSettings& settings) override;
+  absl::StatusOr<bool> DeleteList(EntityId owner, ListId list) override;
+  absl::StatusOr<bool> AddToList(EntityId owner, ListId list,
+                                 EntityId member) override;
+  absl::StatusOr<bool> RemoveFromList(EntityId owner, ListId list,
+                                      EntityId member) override;
+  absl::StatusOr<std::vector<AccountList>> Lists(EntityId owner) const override;
+  absl::StatusOr<EntityPage> ListMembers(
+      EntityId owner, ListId list, const ListOptions& options) const override;
+  absl::StatusOr<Page> ReadList(EntityId owner, ListId list,
+                                const ReadOptions& options) const override;
   absl::StatusOr<EntityPage> Followers(
       EntityId entity, const ListOptions& options) const override;
   absl::StatusOr<EntityPage> Following(
@@ -306,6 +318,14 @@ class FeedEngineImpl final : public InProcessFeedEngine {
                                               ActivityId activity_id,
                                               std::string_view payload);
   absl::StatusOr<bool> PinInMemory(EntityId owner, ActivityId activity_id);
+  // Lists (feed_lists.cc).
+  absl::StatusOr<bool> SetListInMemory(EntityId owner, ListId list,
+                                       const ListSettings& settings);
+  absl::StatusOr<bool> DeleteListInMemory(EntityId owner, ListId list);
+  absl::StatusOr<bool> ChangeListMemberInMemory(EntityId owner, ListId list,
+                                                EntityId member, bool add);
+  // Replays a kListSet, kListDelete, kListMemberAdd or kListMemberRemove.
+  absl::Status ApplyListChange(const ChangeRecord& record);
   absl::StatusOr<bool> UnpinInMemory(EntityId owner, ActivityId activity_id);
   absl::StatusOr<PublishResult> PublishInMemory(const Activity& activity,
                                                 const PublishOptions& options);
@@ -336,11 +356,33 @@ class FeedEngineImpl final : public InProcessFeedEngine {
 
   // The visible entries of `kind`/`owner` (merged with hybrid followees
   // for home feeds) within [lo, hi], at most `want`, in `order`, of the
-  // activity kinds `kinds` keeps (KindFilter::kinds).
+  // activity kinds `kinds` keeps (KindFilter::kinds); of a home feed, its
+  // home view (feed_home_view.cc). `out` starts empty.
   void CollectFeed(FeedType kind, EntityId owner, ReadOrder order, EntryKey lo,
                    EntryKey hi, Micros now, size_t want,
                    std::vector<StoredEntry>* out,
                    uint64_t kinds = KindFilter::kEveryKind) const;
+  // The same without a home view's rules: what the copies and merged
+  // followees deliver. For a home feed, `excluded` (if not null) gets the
+  // accounts of the owner's exclusive lists.
+  void CollectDelivered(FeedType kind, EntityId owner, ReadOrder order,
+                        EntryKey lo, EntryKey hi, Micros now, size_t want,
+                        std::vector<StoredEntry>* out,
+                        uint64_t kinds = KindFilter::kEveryKind,
+                        std::vector<EntityId>* excluded = nullptr) const;
+  // `owner`'s home view as CollectFeed returns it, the repost window
+  // applied only with `hide_reposts`. Costs CollectDelivered's work alone
+  // when the owner has no exclusive list and nothing is hidden.
+  void CollectHome(EntityId owner, ReadOrder order, EntryKey lo, EntryKey hi,
+                   Micros now, size_t want, std::vector<StoredEntry>* out,
+                   uint64_t kinds, bool hide_reposts) const;
+  // Removes from `batch` (entries of `owner`'s home view at `now`) the
+  // reposts that EngineOptions::reposts hides; returns how many. Looks at
+  // the view from the batch's newest repost to `window` entries past its
+  // oldest one, so it costs nothing more for a batch without an entry of a
+  // repost kind.
+  size_t HideShownReposts(EntityId owner, Micros now,
+                          std::vector<StoredEntry>* batch) const;
   absl::StatusOr<Page> ReadFeed(FeedType kind, EntityId owner,
                                 const ReadOptions& options) const;
   // The oldest key `owner`'s merged timeline (its `home_size` entries and
@@ -358,8 +400,8 @@ class FeedEngineImpl final : public InProcessFeedEngine {
   // between them is refused.
   bool EitherBlocks(EntityId a, EntityId b) const;
 
-  absl::StatusOr<EntityPage> ReadList(bool followers, EntityId entity,
-                                      const ListOptions& options) const;
+  absl::StatusOr<EntityPage> ReadFollowList(bool followers, EntityId entity,
+                                            const ListOptions& options) const;
   // The follow stripe that serializes Follow/Unfollow of `follower`.
   std::mutex& FollowStripe(EntityId follower);
   // Marks `actor` merged-at-read: tells its followers, then stops copying.

@@ -98,7 +98,7 @@ absl::StatusOr<UnfollowResult> FeedEngineImpl::UnfollowInMemory(
   return UnfollowPairs(absl::MakeConstSpan(&pair, 1), options.keep_history)[0];
 }
 
-absl::StatusOr<EntityPage> FeedEngineImpl::ReadList(
+absl::StatusOr<EntityPage> FeedEngineImpl::ReadFollowList(
     bool followers, EntityId entity, const ListOptions& options) const {
   if (absl::Status status = ValidateList(options, options_.max_page_size);
       !status.ok()) {
@@ -162,12 +162,12 @@ absl::StatusOr<EntityPage> FeedEngineImpl::ReadList(
 
 absl::StatusOr<EntityPage> FeedEngineImpl::Followers(
     EntityId entity, const ListOptions& options) const {
-  return ReadList(true, entity, options);
+  return ReadFollowList(true, entity, options);
 }
 
 absl::StatusOr<EntityPage> FeedEngineImpl::Following(
     EntityId entity, const ListOptions& options) const {
-  return ReadList(false, entity, options);
+  return ReadFollowList(false, entity, options);
 }
 
 absl::StatusOr<size_t> FeedEngineImpl::FollowerCount(EntityId entity) const {

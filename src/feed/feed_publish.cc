@@ -81,6 +81,7 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
   record.expires_at = *expires_at;
   record.payload = activity.payload;
   record.kind = activity.kind;
+  record.repost_of = activity.repost_of;
   // Hybrid is never undone, so an actor seen hybrid here gets no copies.
   record.copied = !plan->hybrid;
   FollowerSnapshot recipients;
@@ -131,8 +132,8 @@ absl::StatusOr<PublishResult> FeedEngineImpl::PublishInMemory(
 
 absl::StatusOr<Micros> FeedEngineImpl::ValidatePublish(
     const Activity& activity, const PublishOptions& options) const {
-  if (absl::Status status =
-          ValidateActivity(activity, options_.max_payload_bytes);
+  if (absl::Status status = ValidateActivity(
+          activity, options_.max_payload_bytes, options_.reposts);
       !status.ok()) {
     return status;
   }

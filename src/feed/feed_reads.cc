@@ -17,10 +17,12 @@
 
 namespace feedcore::internal {
 
-void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
-                                 EntryKey lo, EntryKey hi, Micros now,
-                                 size_t want, std::vector<StoredEntry>* out,
-                                 uint64_t kinds) const {
+void FeedEngineImpl::CollectDelivered(FeedType kind, EntityId owner,
+                                      ReadOrder order, EntryKey lo, EntryKey hi,
+                                      Micros now, size_t want,
+                                      std::vector<StoredEntry>* out,
+                                      uint64_t kinds,
+                                      std::vector<EntityId>* excluded) const {
   if (kind == FeedType::kOwn) {
     ShardOf(owner).Collect({owner, kind}, order, lo, hi, now, want, out, kinds);
     return;
@@ -52,6 +54,10 @@ void FeedEngineImpl::CollectFeed(FeedType kind, EntityId owner, ReadOrder order,
       ReaderLock lock(&shard.mu());
       const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
       const GraphNode* node = shard.FindNode(owner);
+      if (excluded != nullptr && node != nullptr && node->lists != nullptr &&
+          node->lists->has_exclusive()) {
+        *excluded = node->lists->Excluded();
+      }
       if (node != nullptr) {
         // Followees the owner blocks or mutes are not merged (relations.h).
         for (const MergedFollowee& m : node->hybrid_following) {
@@ -206,8 +212,13 @@ absl::StatusOr<GroupPage> FeedEngineImpl::ReadGroups(
     ReaderLock lock(&shard.mu());
     const GraphNode* node = shard.FindNode(owner);
     if (node != nullptr) sources += node->hybrid_following.size();
-    // The index groups every kind: a filtered read groups at read time.
-    if (sources == 1 && options.kinds.every_kind()) {
+    // The index groups every kind, every repost and every account: a
+    // filtered read, one that may hide reposts, or of an owner with an
+    // exclusive list, groups at read time.
+    const bool excludes = node != nullptr && node->lists != nullptr &&
+                          node->lists->has_exclusive();
+    if (sources == 1 && options.kinds.every_kind() &&
+        options_.reposts.window == 0 && !excludes) {
       const Timeline* home = shard.FindTimeline({owner, FeedType::kHome});
       if (home == nullptr) {
         indexed = true;

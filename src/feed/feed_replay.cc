@@ -124,6 +124,7 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
       activity.payload = r.entry.payload;
       activity.edited_at = r.entry.edited_at;
       activity.kind = r.entry.kind;
+      activity.repost_of = r.other;
       activity.copied = !r.merged_at_read;
       activity.notified = r.owners;
       store_.Restore(r.entry.activity_id, activity);
@@ -272,6 +273,11 @@ absl::Status FeedEngineImpl::ApplyChange(const ChangeRecord& r) {
     case ChangeKind::kPinAdd:
     case ChangeKind::kPinRemove:
       return ApplyEditChange(r);
+    case ChangeKind::kListSet:
+    case ChangeKind::kListDelete:
+    case ChangeKind::kListMemberAdd:
+    case ChangeKind::kListMemberRemove:
+      return ApplyListChange(r);
     case ChangeKind::kBoardCreate:
     case ChangeKind::kBoardDrop:
     case ChangeKind::kScoreSet:

@@ -24,23 +24,30 @@
 //     u64 kinds), u64 n + n pins, the most
 //     recently pinned first (i64 ts, u64 activity id, i64 expires_at),
 //     u64 n + n channels with mentions, each: u64 channel, u64 m + m keys
-//     ascending (i64 ts, u64 activity id)
+//     ascending (i64 ts, u64 activity id), u64 n + n lists by ascending id,
+//     each: u64 id, u64 n + n name bytes, u8 exclusive, u64 m + m members
+//     ascending
 // Activity store shard s (domain shards + s):
 //   u64 activities, each: u64 id, u64 actor, i64 ts, i64 expires_at,
 //     u8 flags (1: copied, 2: retracted), u64 n + n payload bytes,
 //     u64 n + n notified entity ids, 4 x i64 counters, i64 time of the
 //     last counter change (INT64_MIN: never), i64 time of the last edit
-//     (0: never), u8 activity kind;
+//     (0: never), u8 activity kind, u64 the activity it reposts (0: none);
 //   u64 reactions, each: u64 activity id, u64 user, u8 kind, i64 time,
 //     u64 notice id (0: none), by activity, kind and time
 //
 // Entries are written oldest first so that loading puts each one in front
 // of everything already there: the O(1) path of Timeline::Put.
 #include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/byte_codec.h"
+#include "contract/feed_arguments.h"
 #include "feed/feed_engine_impl.h"
 
 namespace feedcore::internal {
@@ -51,7 +58,8 @@ constexpr uint8_t kRetractedFlag = 2;
 constexpr size_t kEntryBytes = 41;
 constexpr size_t kMinTimelineBytes = 17;
 // entity, mode, thirteen counts, the newest published key.
-constexpr size_t kMinGraphNodeBytes = 129;
+constexpr size_t kMinGraphNodeBytes = 137;
+constexpr size_t kMinListBytes = 25;
 constexpr size_t kMergedFolloweeBytes = 25;
 constexpr size_t kMarkerBytes = 25;
 constexpr size_t kMinActivityBytes = 98;
@@ -90,6 +98,7 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.I64(a.counters_changed_at);
         w.I64(a.edited_at);
         w.U8(a.kind);
+        w.U64(a.repost_of);
       }
       w.U64(reactions.size());
       reactions.Visit([&](const ReactionFacts& reaction) {
@@ -183,6 +192,16 @@ uint64_t FeedEngineImpl::SerializeDomain(size_t domain,
         w.U64(key.activity_id);
       }
     }
+    w.U64(node.lists == nullptr ? 0 : node.lists->size());
+    if (node.lists != nullptr) {
+      for (const auto& [id, list] : node.lists->lists()) {
+        w.U64(id);
+        w.Bytes(list.settings.name);
+        w.U8(list.settings.exclusive ? 1 : 0);
+        w.U64(list.members.size());
+        for (const EntityId member : list.members) w.U64(member);
+      }
+    }
   });
   return cut;
 }
@@ -213,6 +232,7 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
       a.counters_changed_at = r.I64();
       a.edited_at = r.I64();
       a.kind = r.U8();
+      a.repost_of = r.U64();
       if (!r.ok()) break;
       if (a.kind > kMaxActivityKind) {
         return Corrupt(domain, absl::StrCat("activity ", id, " has kind ",
@@ -479,6 +499,32 @@ absl::Status FeedEngineImpl::LoadDomain(size_t domain, std::string_view bytes,
                                             "mentions in channel ",
                                             channel));
       }
+    }
+    const uint64_t lists = r.Count(kMinListBytes);
+    ListId previous = 0;
+    for (uint64_t l = 0; l < lists && r.ok(); ++l) {
+      const ListId id = r.U64();
+      ListSettings settings;
+      settings.name = std::string(r.Bytes());
+      const uint8_t exclusive = r.U8();
+      settings.exclusive = exclusive == 1;
+      const uint64_t count = r.Count(sizeof(EntityId));
+      std::vector<EntityId> members;
+      for (uint64_t i = 0; i < count && r.ok(); ++i) members.push_back(r.U64());
+      if (!r.ok()) break;
+      const bool ascending =
+          std::adjacent_find(members.begin(), members.end(),
+                             std::greater_equal<EntityId>()) == members.end();
+      if (id <= previous || exclusive > 1 ||
+          !ValidateListSettings(id, settings).ok() || l >= kMaxListsPerOwner ||
+          members.size() > kMaxListMembers || !ascending) {
+        return Corrupt(domain, absl::StrCat("entity ", entity,
+                                            " has an impossible list ", id));
+      }
+      previous = id;
+      if (node.lists == nullptr) node.lists = std::make_unique<OwnerLists>();
+      node.lists->Set(id, settings);
+      for (const EntityId member : members) node.lists->Add(id, member);
     }
     if (r.ok() && (node.follower_count() != followers ||
                    node.following.size() != following)) {

@@ -133,6 +133,30 @@ absl::StatusOr<bool> FeedEngineImpl::Unpin(EntityId owner,
   return InWriteCall(log_, [&] { return UnpinInMemory(owner, activity_id); });
 }
 
+absl::StatusOr<bool> FeedEngineImpl::SetList(EntityId owner, ListId list,
+                                             const ListSettings& settings) {
+  return InWriteCall(log_,
+                     [&] { return SetListInMemory(owner, list, settings); });
+}
+
+absl::StatusOr<bool> FeedEngineImpl::DeleteList(EntityId owner, ListId list) {
+  return InWriteCall(log_, [&] { return DeleteListInMemory(owner, list); });
+}
+
+absl::StatusOr<bool> FeedEngineImpl::AddToList(EntityId owner, ListId list,
+                                               EntityId member) {
+  return InWriteCall(log_, [&] {
+    return ChangeListMemberInMemory(owner, list, member, /*add=*/true);
+  });
+}
+
+absl::StatusOr<bool> FeedEngineImpl::RemoveFromList(EntityId owner, ListId list,
+                                                    EntityId member) {
+  return InWriteCall(log_, [&] {
+    return ChangeListMemberInMemory(owner, list, member, /*add=*/false);
+  });
+}
+
 absl::StatusOr<PublishResult> FeedEngineImpl::Publish(
     const Activity& activity, const PublishOptions& options) {
   return InWriteCall(log_, [&] { return PublishInMemory(activity, options); });

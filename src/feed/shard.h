@@ -59,6 +59,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/types/span.h"
 #include "base/mutex.h"
+#include "feed/account_lists.h"
 #include "feed/relations.h"
 #include "feedcore/change_stream.h"
 #include "feedcore/feed_engine.h"
@@ -201,6 +202,9 @@ struct GraphNode {
   // As an actor: its pins, the most recently pinned first, at most
   // kMaxPinnedEntries visible ones (expired ones stay until its next Pin).
   std::vector<PinnedEntry> pinned;
+  // Its lists of accounts (FeedLists); null until it makes one, and again
+  // once it has none.
+  std::unique_ptr<OwnerLists> lists;
 
   size_t follower_count() const {
     return followers.size() + dormant_followers.size();
@@ -280,7 +284,7 @@ struct GraphNode {
            history_kept.empty() && hybrid_following.empty() &&
            dormant_followers.empty() && !becoming_hybrid && !hybrid &&
            read_markers.empty() && mentions.empty() && relations.empty() &&
-           pinned.empty();
+           pinned.empty() && lists == nullptr;
   }
   // Appends the followers to `snapshot`, grouped by shard: `followers`,
   // with `with_dormant` also `dormant_followers`, and with

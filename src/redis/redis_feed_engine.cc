@@ -202,8 +202,8 @@ absl::Status RedisFeedEngine::Remove(EntityId owner, const EntryKey& key) {
 
 absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
     const Activity& activity, const PublishOptions& options) {
-  if (absl::Status status =
-          internal::ValidateActivity(activity, options_.max_payload_bytes);
+  if (absl::Status status = internal::ValidateActivity(
+          activity, options_.max_payload_bytes, options_.reposts);
       !status.ok()) {
     return status;
   }
@@ -211,6 +211,7 @@ absl::StatusOr<PublishResult> RedisFeedEngine::Publish(
     return status;
   }
   if (activity.kind != 0) return NoActivityKinds("Activity.kind");
+  if (activity.repost_of != 0) return NoActivityKinds("Activity.repost_of");
   if (!options.mentions.empty()) {
     return absl::UnimplementedError(
         "PublishOptions.mentions is not available on the Redis Cluster "
@@ -537,6 +538,9 @@ CreateRedisClusterFeedEngine(const RedisClusterOptions& cluster,
         "EngineOptions.inactive_after must be 0 for the Redis Cluster "
         "backend: its timelines are Redis keys, which Redis evicts by its "
         "own policies (the backend has no FeedMaintenance)");
+  }
+  if (resolved->reposts.window != 0) {
+    return redis::NoActivityKinds("EngineOptions.reposts.window");
   }
   if (resolved->change_stream != nullptr) {
     return absl::InvalidArgumentError(

@@ -66,7 +66,7 @@ constexpr char kMagic[8] = {'F', 'E', 'E', 'D', 'S', 'N', 'A', 'P'};
 // and the pins of own feeds; version 8 the mentions of graph nodes;
 // version 9 the reactions of activities; version 10 the activity kind of
 // every activity and timeline entry; version 11 the kinds of follows.
-constexpr uint32_t kFormatVersion = 11;
+constexpr uint32_t kFormatVersion = 13;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kSectionHeaderBytes = 24;
 constexpr uint64_t kChecksumSeed = 0x66656564736e6170ULL;

@@ -246,7 +246,7 @@ void EncodeFields(const ChangeRecord& r, uint32_t mask, Writer& w) {
 bool SetEnums(uint8_t kind, uint8_t feed, uint8_t mode, uint8_t tie_break,
               ChangeRecord* r) {
   if (kind < static_cast<uint8_t>(ChangeKind::kTimelinePut) ||
-      kind > static_cast<uint8_t>(ChangeKind::kReactionRemove) ||
+      kind > static_cast<uint8_t>(ChangeKind::kListMemberRemove) ||
       feed > static_cast<uint8_t>(FeedType::kNotification) ||
       mode > static_cast<uint8_t>(ActorMode::kMerged) || tie_break > 1) {
     return false;

@@ -85,10 +85,14 @@ TEST_CASE("ChangeKindName") {
        {ChangeKind::kMentionAdd, "kMentionAdd"},
        {ChangeKind::kWriteGroupTag, "kWriteGroupTag"},
        {ChangeKind::kReactionAdd, "kReactionAdd"},
-       {ChangeKind::kReactionRemove, "kReactionRemove"}},
+       {ChangeKind::kReactionRemove, "kReactionRemove"},
+       {ChangeKind::kListSet, "kListSet"},
+       {ChangeKind::kListDelete, "kListDelete"},
+       {ChangeKind::kListMemberAdd, "kListMemberAdd"},
+       {ChangeKind::kListMemberRemove, "kListMemberRemove"}},
       Cast<ChangeKind>(0), "an unknown change kind");
   // Past the last enumerator too (the kinds start at 1).
-  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(38))) ==
+  CHECK(std::string(ChangeKindName(Cast<ChangeKind>(42))) ==
         "an unknown change kind");
 }
 

@@ -1,7 +1,8 @@
 // The facets each backend has (feed_facets.h): in process every one, on
 // the Redis Cluster every one but FeedMaintenance. Each facet a backend
 // hands out works through the FeedEngine it came from; what the cluster
-// lacks it says at creation. Runs against both backends
+// lacks it says at creation (and so for the repost window, as the
+// cluster keeps no activity kinds). Runs against both backends
 // (FEEDCORE_TEST_BACKEND).
 
 #include <doctest/doctest.h>
@@ -40,6 +41,10 @@ TEST_CASE("which facets each backend has") {
   CHECK(env.engine->ranked() != nullptr);
   // The cluster's memory is the cluster's: no maintenance facet.
   CHECK((env.engine->maintenance() != nullptr) == !OnCluster());
+  // Nor deliveries, reactions or lists, which live in the engine's process.
+  CHECK((env.engine->deliveries() != nullptr) == !OnCluster());
+  CHECK((env.engine->reactions() != nullptr) == !OnCluster());
+  CHECK((env.engine->lists() != nullptr) == !OnCluster());
 }
 
 TEST_CASE("notification feeds") {
@@ -155,6 +160,36 @@ TEST_CASE("maintenance, where the backend has it") {
   CHECK(absl::IsFailedPrecondition(released.status()));
   CHECK(std::string(released.status().message()).find("inactive_after") !=
         std::string::npos);
+}
+
+TEST_CASE("reposts shown once, where the backend keeps kinds") {
+  EngineOptions options = Options(100);
+  options.reposts.window = 2;
+  options.reposts.kinds = KindFilter::Only({1});
+  Activity repost = MakeActivity(21, 6, 21);
+  repost.kind = 1;
+  repost.repost_of = 20;
+  if (OnCluster()) {
+    // Its members carry no kind: the window and a repost are refused.
+    const absl::StatusOr<std::unique_ptr<FeedEngine>> refused =
+        testing::MakeEngine(options, "facets");
+    CHECK(absl::IsUnimplemented(refused.status()));
+    CHECK(std::string(refused.status().message()).find("reposts.window") !=
+          std::string::npos);
+    Env env(Options(100));
+    repost.kind = 0;  // a kind other than 0 is refused first
+    const absl::Status refused_repost = env.engine->Publish(repost).status();
+    CHECK(absl::IsUnimplemented(refused_repost));
+    CHECK(std::string(refused_repost.message()).find("repost_of") !=
+          std::string::npos);
+    return;
+  }
+  Env env(options);
+  env.Fol(1, 5);
+  env.Fol(1, 6);
+  env.Pub(20, 5, 20);
+  REQUIRE(env.Pub(repost).created);
+  CHECK(IdsOf(Timeline(*env.engine, 1)) == std::vector<ActivityId>{20});
 }
 
 }  // namespace

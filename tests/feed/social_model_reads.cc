@@ -44,12 +44,27 @@ void Runner::ReadPage(Session& s) {
         m.model.Read(s.feed, s.owner, s.order, s.min_ts, s.max_ts, s.last[k],
                      now, s.hydrate, s.kinds);
     if (k == 0) {
-      coverage_.hidden_expired +=
+      // With a repost window, more entries may hide at `now` than when
+      // none has expired.
+      const size_t held =
           m.model
               .Read(s.feed, s.owner, s.order, s.min_ts, s.max_ts, s.last[k],
                     std::numeric_limits<Micros>::min(), false)
-              .size() -
-          visible.size();
+              .size();
+      coverage_.hidden_expired += held - std::min(held, visible.size());
+      if (s.feed == Feed::kTimeline) {
+        const std::vector<StoredEntry> delivered =
+            m.model.Delivered(s.owner, now);
+        const size_t excluded = std::count_if(
+            delivered.begin(), delivered.end(), [&](const StoredEntry& e) {
+              return m.model.ExcludesFromHome(s.owner, e.actor);
+            });
+        coverage_.home_excluded += excluded > 0;
+        if (m.model.Timeline(s.owner, now).size() + excluded <
+            delivered.size()) {
+          ++coverage_.reposts_hidden;
+        }
+      }
     }
     const absl::StatusOr<Page> page =
         testing::ReadFeed(*m.engine, s.feed, s.owner, r);

@@ -17,6 +17,7 @@ void Runner::Run(int ops) {
     if (config_.removals && relation_rng_() % 100 < relations) DoRelation();
     if (config_.removals && inactive_rng_() % 100 < 4) DoReleaseInactive();
     if (reaction_rng_() % 100 < 6) DoReaction();
+    if (config_.account_lists && list_rng_() % 100 < 6) DoAccountLists();
     int op = static_cast<int>(rng_() % 100);
     // Without removals: follows instead of unfollows, publishes instead of
     // retracts, clock advances and evictions.
@@ -286,6 +287,18 @@ Activity Runner::NewActivity() {
     a.object = rng_() % kObjects;
   }
   if (kind_rng_() % 2 == 0) a.kind = static_cast<ActivityKind>(kind_rng_() % 3);
+  if (config_.repost_window != 0 && next_id_ > 1) {
+    // Most activities of the repost kind repost a recent one, so that the
+    // original is often within the window; a few reposts are refused, of
+    // another kind or of themselves.
+    const uint64_t draw = repost_rng_() % 32;
+    if ((a.kind == kRepostKind && draw < 24) || draw == 24) {
+      a.repost_of =
+          next_id_ - 1 - repost_rng_() % std::min<ActivityId>(next_id_ - 1, 8);
+    } else if (draw == 25) {
+      a.repost_of = a.id;
+    }
+  }
   return a;
 }
 
@@ -298,6 +311,7 @@ void Runner::DoPublish() {
       a.actor = known->second.actor;
       a.ts = known->second.ts;
       a.payload = known->second.payload;
+      a.repost_of = known->second.repost_of;
       // Now and then of another kind: refused as another activity.
       a.kind = static_cast<ActivityKind>(known->second.kind +
                                          (kind_rng_() % 8 == 0 ? 1 : 0));
@@ -351,7 +365,7 @@ void Runner::DoPublish() {
     if (got->pending) pending_ = true;
     if (!want->created) continue;
     for (EntityId owner = 1; owner <= kWatchedTimelines; ++owner) {
-      for (const StoredEntry& e : m.model.Timeline(owner, clock_->Now())) {
+      for (const StoredEntry& e : m.model.Delivered(owner, clock_->Now())) {
         if (KeyOf(e) == Key{a.ts, a.id}) m.expected.insert({owner, KeyOf(e)});
       }
     }
@@ -379,7 +393,7 @@ void Runner::CheckDeliveries() {
       INFO("told of owner " << owner << " key " << key.first << "/"
                             << key.second);
       REQUIRE(config_.cap != kCap);
-      for (const StoredEntry& e : m.model.Timeline(owner, clock_->Now())) {
+      for (const StoredEntry& e : m.model.Delivered(owner, clock_->Now())) {
         REQUIRE(KeyOf(e) != key);
       }
     }

@@ -83,7 +83,16 @@ struct Config {
   // reader's merged view over its cap that then loses entries that way is
   // the sequence where it may differ (feed_engine.h).
   bool inactive_only = false;
+  // EngineOptions::reposts.window, reposts of kind kRepostKind (0: off,
+  // and no activity reposts another).
+  size_t repost_window = 0;
+  // Whether sequences make and read lists of accounts (DoAccountLists).
+  bool account_lists = true;
 };
+
+// The kind reposts are published with where a Config sets a repost
+// window.
+inline constexpr ActivityKind kRepostKind = 1;
 
 // The entries' lifetime in `inactive_only` runs: longer than any run.
 inline constexpr Micros kLongTtl = Micros{1} << 40;
@@ -182,6 +191,8 @@ class Runner {
         reaction_rng_(seed ^ 0x6c696b65),
         kind_rng_(seed ^ 0x6b696e64),
         group_kind_rng_(seed ^ 0x67726f7570),
+        repost_rng_(seed ^ 0x7270737473),
+        list_rng_(seed ^ 0x6c69737473),
         clock_(std::make_shared<ManualClock>(1'000'000)) {
     // Readers go inactive only as the clock advances: in runs with
     // removals. Those add members whose idle readers are made dormant.
@@ -217,6 +228,10 @@ class Runner {
       o.aggregation.max_group_actors = kMaxGroupActors;
       o.aggregation.max_group_entries = kMaxGroupEntries;
       o.background_deliveries = false;
+      o.reposts.window = config.repost_window;
+      if (config.repost_window != 0) {
+        o.reposts.kinds = KindFilter::Only({kRepostKind});
+      }
       members_.push_back(Member{threshold,
                                 inactive_after,
                                 testing::NewManualEngine(clock_, o),
@@ -251,7 +266,8 @@ class Runner {
              restored = 0, hidden_by_boundary = 0, trimmed = 0,
              markers_moved = 0, markers_unread = 0, mentions_counted = 0,
              made_dormant = 0, expiring_mutes = 0, reactions_changed = 0,
-             notices = 0, reactors_paged = 0;
+             notices = 0, reactors_paged = 0, reposts_hidden = 0,
+             lists_read = 0, home_excluded = 0;
     void Add(const Coverage& o) {
       merged_actors += o.merged_actors;
       async_publishes += o.async_publishes;
@@ -286,6 +302,9 @@ class Runner {
       reactions_changed += o.reactions_changed;
       notices += o.notices;
       reactors_paged += o.reactors_paged;
+      reposts_hidden += o.reposts_hidden;
+      lists_read += o.lists_read;
+      home_excluded += o.home_excluded;
     }
   };
   Coverage coverage() const {
@@ -341,6 +360,12 @@ class Runner {
   // reactors of one. Compares every answer, the counters and the actor's
   // notification counts with each member's model.
   void DoReaction();
+  // SetList (exclusive or not), DeleteList, AddToList or RemoveFromList of
+  // a random owner's list, sometimes with a bad id or name, or its Lists,
+  // ListMembers or a whole ReadList walk in random pages
+  // (social_model_lists.cc), every answer compared with each member's
+  // model.
+  void DoAccountLists();
 
   std::string Payload() {
     std::string p(rng_() % (kMaxPayload + 1), ' ');
@@ -415,6 +440,10 @@ class Runner {
   // The filters of grouped walks, apart, so that the other draws keep
   // their sequences.
   std::mt19937_64 group_kind_rng_;
+  // Draws of reposts, only where the Config sets a repost window.
+  std::mt19937_64 repost_rng_;
+  // DoAccountLists, drawn apart.
+  std::mt19937_64 list_rng_;
   // The activity DoReaction last changed a reaction of: drawn again often,
   // so that reactions pile up on one activity and its reactors take pages.
   ActivityId last_reacted_ = 0;

@@ -73,7 +73,8 @@ FeedModel::FeedModel(const EngineOptions& options)
       max_page_size_(options.max_page_size),
       hybrid_threshold_(options.hybrid_fanout_threshold),
       aggregation_(options.aggregation),
-      notification_options_(options.notifications) {}
+      notification_options_(options.notifications),
+      reposts_(options.reposts) {}
 
 // --- Feeds ---
 
@@ -137,7 +138,10 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
                                                  const PublishOptions& options,
                                                  Micros now) {
   if (a.ts < 0 || a.payload.size() > max_payload_bytes_ || a.ttl < 0 ||
-      a.ttl > kMaxTtl || a.kind > kMaxActivityKind) {
+      a.ttl > kMaxTtl || a.kind > kMaxActivityKind ||
+      (a.repost_of != 0 && a.repost_of == a.id) ||
+      (a.repost_of != 0 && reposts_.window != 0 &&
+       !reposts_.kinds.Keeps(a.kind))) {
     return absl::InvalidArgumentError("refused activity");
   }
   if (options.notify.size() > kMaxNotifyRecipients ||
@@ -150,6 +154,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
       return absl::FailedPreconditionError("retracted id");
     }
     if (stored.actor != a.actor || stored.ts != a.ts || stored.kind != a.kind ||
+        stored.repost_of != a.repost_of ||
         (stored.edited_at == 0 && stored.payload != a.payload)) {
       return absl::AlreadyExistsError("another activity under this id");
     }
@@ -162,6 +167,7 @@ absl::StatusOr<PublishResult> FeedModel::Publish(const feedcore::Activity& a,
   stored.payload = a.payload;
   stored.group = TimelineGroupOf(a);
   stored.kind = a.kind;
+  stored.repost_of = a.repost_of;
   const std::set<EntityId> recipients(options.notify.begin(),
                                       options.notify.end());
   stored.recipients.assign(recipients.begin(), recipients.end());
@@ -306,10 +312,22 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
                                          std::optional<Micros> max_ts,
                                          std::optional<Key> after, Micros now,
                                          bool hydrate, uint64_t kinds) const {
+  return ReadFeed(which, owner, order, min_ts, max_ts, after, now, hydrate,
+                  kinds, /*home_view=*/true);
+}
+
+std::vector<StoredEntry> FeedModel::ReadFeed(
+    Feed which, EntityId owner, ReadOrder order, std::optional<Micros> min_ts,
+    std::optional<Micros> max_ts, std::optional<Key> after, Micros now,
+    bool hydrate, uint64_t kinds, bool home_view) const {
   const FeedMap& seen = feed(which, owner);
+  const bool home = which == Feed::kTimeline;
+  const std::set<Key> hidden =
+      home && home_view ? HiddenReposts(owner, seen, now) : std::set<Key>();
   std::vector<StoredEntry> out;
   auto visit = [&](const Key& k, const Value& v) {
-    if (v.expires_at <= now) return;
+    if (v.expires_at <= now || hidden.contains(k)) return;
+    if (home && home_view && ExcludesFromHome(owner, v.actor)) return;
     if (((kinds >> v.kind) & 1) == 0) return;
     if (min_ts && k.first < *min_ts) return;
     if (max_ts && k.first > *max_ts) return;
@@ -331,6 +349,39 @@ std::vector<StoredEntry> FeedModel::Read(Feed which, EntityId owner,
   return out;
 }
 
+ActivityId FeedModel::RepostOf(const Key& key, const Value& value) const {
+  if (!reposts_.kinds.Keeps(value.kind)) return 0;
+  auto it = activities_.find(key.second);
+  return it == activities_.end() ? 0 : it->second.repost_of;
+}
+
+std::set<FeedModel::Key> FeedModel::HiddenReposts(EntityId owner,
+                                                  const FeedMap& timeline,
+                                                  Micros now) const {
+  std::set<Key> hidden;
+  if (reposts_.window == 0) return hidden;
+  std::vector<std::pair<Key, const Value*>> visible;  // newest first
+  for (auto it = timeline.rbegin(); it != timeline.rend(); ++it) {
+    if (it->second.expires_at > now &&
+        !ExcludesFromHome(owner, it->second.actor)) {
+      visible.emplace_back(it->first, &it->second);
+    }
+  }
+  for (size_t i = 0; i < visible.size(); ++i) {
+    const ActivityId original = RepostOf(visible[i].first, *visible[i].second);
+    if (original == 0) continue;
+    for (size_t j = i + 1; j < visible.size() && j <= i + reposts_.window;
+         ++j) {
+      if (visible[j].first.second == original ||
+          RepostOf(visible[j].first, *visible[j].second) == original) {
+        hidden.insert(visible[i].first);
+        break;
+      }
+    }
+  }
+  return hidden;
+}
+
 size_t FeedModel::CountNewer(EntityId reader, Key key, size_t max_count,
                              Micros now) const {
   const size_t newer = Read(Feed::kTimeline, reader, ReadOrder::kOldestFirst,
@@ -341,10 +392,9 @@ size_t FeedModel::CountNewer(EntityId reader, Key key, size_t max_count,
 
 std::vector<FeedGroup> FeedModel::Groups(EntityId reader, Micros now,
                                          uint64_t kinds) const {
-  std::vector<StoredEntry> entries = Timeline(reader, now);
-  std::erase_if(entries, [kinds](const StoredEntry& e) {
-    return ((kinds >> e.kind) & 1) == 0;
-  });
+  std::vector<StoredEntry> entries =
+      Read(Feed::kTimeline, reader, ReadOrder::kNewestFirst, std::nullopt,
+           std::nullopt, std::nullopt, now, false, kinds);
   return ReferenceGroups(std::move(entries), aggregation_.max_group_actors,
                          aggregation_.max_group_entries);
 }

@@ -61,6 +61,15 @@
 //     before its marker there), the newest kMaxMentionsPerFeed, dropped
 //     when a marker passes them and counted while the channel's own feed
 //     holds them visible;
+//   * with reposts.window, a timeline read leaves out a repost (an entry of
+//     a repost kind whose activity has repost_of) while its original or
+//     an entry reposting the same is among the window's visible entries
+//     just older than it, before the read's kind filter;
+//   * lists per owner (settings, members); a list reads as the visible
+//     entries of its members' own feeds but those the owner hides (block,
+//     mute in force) or that block it; a timeline read leaves out the
+//     entries of the members of the owner's exclusive lists, before the
+//     repost window;
 //   * an edit replaces an activity's payload and stamps it (edited_at); a
 //     re-publish of an edited activity compares only actor and ts;
 //   * an own feed's pins, most recent first: (key, expiry) of activities
@@ -131,6 +140,7 @@ class FeedModel {
     ActivityCounters counters = {};
     std::optional<Micros> counters_changed_at;  // unset: never changed
     Micros edited_at = 0;                       // 0: never edited
+    ActivityId repost_of = 0;                   // Activity::repost_of
     // (kind, user) -> when, and the reaction's notice id (0: none).
     std::map<std::pair<ReactionKind, EntityId>, std::pair<Micros, ActivityId>>
         reactions;
@@ -248,6 +258,13 @@ class FeedModel {
     return Read(Feed::kTimeline, owner, ReadOrder::kNewestFirst, std::nullopt,
                 std::nullopt, std::nullopt, now, false);
   }
+  // The same with the reposts a repost window hides and the accounts of
+  // exclusive lists: what was delivered (what FeedDeliveries tells of).
+  std::vector<StoredEntry> Delivered(EntityId owner, Micros now) const {
+    return ReadFeed(Feed::kTimeline, owner, ReadOrder::kNewestFirst,
+                    std::nullopt, std::nullopt, std::nullopt, now, false,
+                    KindFilter::kEveryKind, /*home_view=*/false);
+  }
 
   // Visible entries of `reader`'s timeline newer than `key`, at most
   // `max_count` (what CountNewer answers).
@@ -279,6 +296,31 @@ class FeedModel {
   // What ReadPinned answers at `now`.
   std::vector<StoredEntry> Pinned(EntityId owner, Micros now,
                                   bool hydrate) const;
+
+  // --- Lists (feed_model_lists.cc) ---
+
+  // What SetList, DeleteList, AddToList and RemoveFromList answer.
+  absl::StatusOr<bool> SetList(EntityId owner, ListId list,
+                               const ListSettings& settings);
+  absl::StatusOr<bool> DeleteList(EntityId owner, ListId list);
+  absl::StatusOr<bool> ChangeListMember(EntityId owner, ListId list,
+                                        EntityId member, bool add);
+  // What Lists answers.
+  std::vector<AccountList> Lists(EntityId owner) const;
+  // Every member ListMembers pages through, ascending; NotFound as the
+  // engine says it.
+  absl::StatusOr<std::vector<EntityId>> ListMembers(EntityId owner,
+                                                    ListId list) const;
+  // What ReadList pages through at `now`, as Read for a feed (its window,
+  // `after`, kinds and hydration); NotFound as ListMembers.
+  absl::StatusOr<std::vector<StoredEntry>> ReadList(
+      EntityId owner, ListId list, ReadOrder order,
+      std::optional<Micros> min_ts, std::optional<Micros> max_ts,
+      std::optional<Key> after, Micros now, bool hydrate,
+      uint64_t kinds = KindFilter::kEveryKind) const;
+  // Whether `owner`'s home timeline leaves out `actor`: a member of one of
+  // its exclusive lists.
+  bool ExcludesFromHome(EntityId owner, EntityId actor) const;
 
   // --- Reactions (feed_model_reactions.cc) ---
 
@@ -443,6 +485,21 @@ class FeedModel {
   // PublishOptions::mentions: `user` mentioned by `key` in `channel`.
   void Mention(EntityId user, EntityId channel, const Key& key, Micros now);
   GroupKey TimelineGroupOf(const feedcore::Activity& a) const;
+  // Read, applying a timeline's home view (exclusive lists, the repost
+  // window) or not.
+  std::vector<StoredEntry> ReadFeed(Feed feed, EntityId owner, ReadOrder order,
+                                    std::optional<Micros> min_ts,
+                                    std::optional<Micros> max_ts,
+                                    std::optional<Key> after, Micros now,
+                                    bool hydrate, uint64_t kinds,
+                                    bool home_view) const;
+  // What the entry reposts, as the engine sees it: its activity's
+  // repost_of when its kind is a repost kind, else 0.
+  ActivityId RepostOf(const Key& key, const Value& value) const;
+  // The reposts of `owner`'s `timeline` that EngineOptions::reposts hides
+  // at `now` (in the view without its exclusive lists' accounts).
+  std::set<Key> HiddenReposts(EntityId owner, const FeedMap& timeline,
+                              Micros now) const;
 
   size_t cap_;
   size_t world_cap_;
@@ -452,6 +509,7 @@ class FeedModel {
   size_t hybrid_threshold_;
   AggregationOptions aggregation_;
   NotificationOptions notification_options_;
+  RepostOptions reposts_;
 
   std::map<EntityId, FeedMap> timelines_;
   std::map<EntityId, FeedMap> own_;
@@ -469,6 +527,12 @@ class FeedModel {
   std::map<EntityId, NotificationFeed> notification_feeds_;
   std::map<EntityId, std::set<EntityId>> blocking_;
   std::map<EntityId, std::map<EntityId, MuteEntry>> muting_;
+  struct ModelList {
+    ListSettings settings;
+    std::set<EntityId> members;
+  };
+  // owner -> its lists.
+  std::map<EntityId, std::map<ListId, ModelList>> lists_;
   NotificationTally tally_;
   std::map<MarkerKey, Key> markers_;
   // (user, channel) -> the keys that mention the user there, newer than
