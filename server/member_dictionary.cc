@@ -75,11 +75,8 @@ class MemberDictionary::Impl {
   bool Contains(MemberId id) const;
   std::vector<std::optional<std::string>> NamesOf(
       absl::Span<const LeaderboardEntry> entries) const;
-  void VisitNames(
-      absl::Span<const LeaderboardEntry> entries,
-      absl::FunctionRef<void(size_t)> count,
-      absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
-      const;
+  void WithNames(absl::Span<const LeaderboardEntry> entries,
+                 absl::FunctionRef<void(absl::Span<IndexedName>)> visit) const;
   std::vector<std::pair<size_t, std::string>> NameOrderSlice(
       const std::vector<LeaderboardEntry>& entries, bool descending,
       size_t begin, size_t end) const;
@@ -551,22 +548,18 @@ std::vector<std::optional<std::string>> MemberDictionary::Impl::NamesOf(
   return names;
 }
 
-void MemberDictionary::Impl::VisitNames(
+void MemberDictionary::Impl::WithNames(
     absl::Span<const LeaderboardEntry> entries,
-    absl::FunctionRef<void(size_t)> count,
-    absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
-    const {
+    absl::FunctionRef<void(absl::Span<IndexedName>)> visit) const {
+  std::vector<IndexedName> named;
+  named.reserve(entries.size());
   std::shared_lock lock(mutex_);
-  size_t named = 0;
-  for (const LeaderboardEntry& entry : entries) {
-    if (SlotOf(entry.member).has_value()) ++named;
-  }
-  count(named);
-  for (const LeaderboardEntry& entry : entries) {
-    if (const std::optional<uint32_t> slot = SlotOf(entry.member)) {
-      visit(entry, NameAt(*slot));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (const std::optional<uint32_t> slot = SlotOf(entries[i].member)) {
+      named.emplace_back(i, NameAt(*slot));
     }
   }
+  visit(absl::MakeSpan(named));
 }
 
 std::vector<std::pair<size_t, std::string>>
@@ -771,12 +764,10 @@ std::vector<std::optional<std::string>> MemberDictionary::NamesOf(
     absl::Span<const LeaderboardEntry> entries) const {
   return impl_->NamesOf(entries);
 }
-void MemberDictionary::VisitNames(
+void MemberDictionary::WithNames(
     absl::Span<const LeaderboardEntry> entries,
-    absl::FunctionRef<void(size_t)> count,
-    absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
-    const {
-  impl_->VisitNames(entries, count, visit);
+    absl::FunctionRef<void(absl::Span<IndexedName>)> visit) const {
+  impl_->WithNames(entries, visit);
 }
 std::vector<std::pair<size_t, std::string>> MemberDictionary::NameOrderSlice(
     const std::vector<LeaderboardEntry>& entries, bool descending, size_t begin,

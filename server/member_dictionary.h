@@ -143,16 +143,14 @@ class MemberDictionary {
   // was removed meanwhile).
   std::vector<std::optional<std::string>> NamesOf(
       absl::Span<const LeaderboardEntry> entries) const;
-  // What NamesOf finds, without copying a name: `count` is called with the
-  // number of entries that still have one, then `visit` with each of those
-  // in order and its name, all under one shared lock (neither may call
-  // into the dictionary; the name is valid during the call only). For
-  // replies written straight from the dictionary.
-  void VisitNames(
-      absl::Span<const LeaderboardEntry> entries,
-      absl::FunctionRef<void(size_t)> count,
-      absl::FunctionRef<void(const LeaderboardEntry&, absl::string_view)> visit)
-      const;
+  // What NamesOf finds, without copying a name: `visit` gets (index in
+  // `entries`, name) of every entry that still has one, in entry order, to
+  // reorder as it likes, under one shared lock (it may not call into the
+  // dictionary; the names are valid during the call only). For replies
+  // written straight from the dictionary.
+  using IndexedName = std::pair<size_t, absl::string_view>;
+  void WithNames(absl::Span<const LeaderboardEntry> entries,
+                 absl::FunctionRef<void(absl::Span<IndexedName>)> visit) const;
 
   // Positions [begin, end) of the entries that still have a name, in the
   // byte order of their names (reversed when `descending`): each one's

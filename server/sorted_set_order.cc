@@ -262,18 +262,33 @@ absl::Status VisitOrdered(
   absl::StatusOr<BoardSlice> slice = ReadSlice(set, range, rev, start, count);
   if (!slice.ok()) return slice.status();
   const std::vector<LeaderboardEntry>& entries = slice->entries;
-  const bool tied = slice->cut_front || slice->cut_back ||
-                    std::adjacent_find(entries.begin(), entries.end(),
-                                       [](const LeaderboardEntry& a,
-                                          const LeaderboardEntry& b) {
-                                         return a.score == b.score;
-                                       }) != entries.end();
-  if (!tied) {
-    // The board's order is Redis's: names straight from the dictionary.
-    set.members.VisitNames(
-        entries, on_count,
-        [&visit](const LeaderboardEntry& entry, absl::string_view name) {
-          visit(name, entry.score);
+  if (!slice->cut_front && !slice->cut_back) {
+    // Every tie group is whole: the board's order with each group sorted
+    // by name is Redis's, and the names are written straight from the
+    // dictionary, sorted in place.
+    set.members.WithNames(
+        entries, [&](absl::Span<MemberDictionary::IndexedName> named) {
+          for (size_t run = 0; run < named.size();) {
+            const int64_t score = entries[named[run].first].score;
+            size_t end = run + 1;
+            while (end < named.size() &&
+                   entries[named[end].first].score == score) {
+              ++end;
+            }
+            if (end - run > 1) {
+              std::sort(named.begin() + run, named.begin() + end,
+                        [rev](const MemberDictionary::IndexedName& a,
+                              const MemberDictionary::IndexedName& b) {
+                          const int c = CompareNames(a.second, b.second);
+                          return rev ? c > 0 : c < 0;
+                        });
+            }
+            run = end;
+          }
+          on_count(named.size());
+          for (const auto& [index, name] : named) {
+            visit(name, entries[index].score);
+          }
         });
     return absl::OkStatus();
   }

@@ -93,7 +93,7 @@ struct NotificationOptions {
       on_notify;
 };
 
-// Reposts shown once: see FeedEngine::ReadTimeline, "Reposts".
+// Reposts shown once: see "Reposts" at the top of feed_engine.h.
 struct RepostOptions {
   // A repost (an activity with Activity::repost_of set) is left out of a
   // reader's home timeline while the activity it reposts, or an older
