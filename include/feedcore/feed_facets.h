@@ -476,7 +476,8 @@ class FEEDCORE_EXPORT FeedDeliveries {
 // mutes (a mute in force) or that block the owner. Nothing is copied, so a
 // list shows the same whatever the owner follows, and an account added
 // shows its whole own feed at once. Lists live with their owner's graph
-// node, are recorded in the change stream and kept by snapshots.
+// node, are recorded in the change stream and kept by snapshots. Every
+// call refuses the list id 0 with InvalidArgument, changing nothing.
 // Thread-safe; each call takes the owner's shard lock, ReadList also a
 // shared lock of each member's shard in turn.
 class FEEDCORE_EXPORT FeedLists {
