@@ -46,10 +46,9 @@ void FeedEngineImpl::CollectHome(EntityId owner, ReadOrder order, EntryKey lo,
                                                excluded_list.end());
   std::vector<StoredEntry> batch = std::move(*out);
   out->clear();
-  size_t batch_want = want;
   while (!batch.empty()) {
     const EntryKey last = batch.back().key();
-    const bool range_left = batch.size() == batch_want;
+    const bool range_left = batch.size() == want;
     if (!excluded.empty()) {
       std::erase_if(batch, [&excluded](const StoredEntry& entry) {
         return excluded.contains(entry.actor);
@@ -68,10 +67,9 @@ void FeedEngineImpl::CollectHome(EntityId owner, ReadOrder order, EntryKey lo,
     if (lo > hi) break;
     // A whole `want` a batch, not only what is missing, so that a long run
     // of left-out entries costs few batches.
-    batch_want = want;
     batch.clear();
-    CollectDelivered(FeedType::kHome, owner, order, lo, hi, now, batch_want,
-                     &batch, kinds);
+    CollectDelivered(FeedType::kHome, owner, order, lo, hi, now, want, &batch,
+                     kinds);
   }
   if (out->size() > want) out->resize(want);
 }
